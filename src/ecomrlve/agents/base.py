@@ -1,0 +1,41 @@
+"""The agent interface shared by built-in agents, LLM agents and integrations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from ecomrlve.actions import AgentAction
+from ecomrlve.episode import Observation
+
+
+class Agent(Protocol):
+    """Receives every observation (the first from ``reset``) and returns one assistant turn."""
+
+    def act(self, observation: Observation) -> AgentAction | str | dict[str, Any]: ...
+
+
+def tool_results(observation: Observation) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(tool name, decoded result) for each tool message in an observation."""
+    for message in observation.messages:
+        if message["role"] == "tool":
+            yield message["name"], json.loads(message["content"])
+
+
+def user_text(observation: Observation) -> str:
+    """The user's words in an observation: their message and replies to ``ask_user``."""
+    parts = [m["content"] for m in observation.messages if m["role"] == "user"]
+    parts += [r["user_reply"] for name, r in tool_results(observation) if name == "ask_user" and "user_reply" in r]
+    return " ".join(parts)
+
+
+def cards(observation: Observation) -> Iterator[dict[str, Any]]:
+    """Every product card in an observation's tool results (search, history, lookups)."""
+    for name, result in tool_results(observation):
+        if name == "catalog_search":
+            yield from result.get("results", [])
+        elif name == "user_get_visit_history":
+            yield from result.get("viewed", [])
+        elif name == "catalog_get_product" and "product_id" in result:
+            yield result

@@ -1,0 +1,98 @@
+"""Exact, vectorised product filters: the one definition of "this product matches".
+
+:class:`ProductFilter` is the ``filters`` argument of ``catalog_search`` (its JSON schema is
+generated from this model, unknown keys are rejected) and also how environments state
+constraints, so the tool and the verifiers can never disagree about what matches.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+
+
+class ProductFilter(BaseModel):
+    """Conditions a product must meet; every given field must hold (logical AND)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    category: str | None = Field(None, description="Category name, e.g. 'Chargers' or 'Electronics'.")
+    brand: str | None = Field(None, description="Exact brand name.")
+    color: str | None = None
+    size: str | None = None
+    material: str | None = None
+    connector_type: str | None = None
+    item_form: str | None = None
+    price_min: float | None = Field(None, ge=0, description="Minimum price in USD.")
+    price_max: float | None = Field(None, ge=0, description="Maximum price in USD.")
+    rating_min: float | None = Field(None, ge=0, le=5, description="Minimum average rating (0-5).")
+    ship_days_max: int | None = Field(None, ge=0, description="Maximum shipping time in days.")
+    in_stock: bool | None = Field(None, description="Only products currently in stock.")
+    wattage_min: float | None = None
+    wattage_max: float | None = None
+    screen_size_min: float | None = None
+    screen_size_max: float | None = None
+    weight_min: float | None = None
+    weight_max: float | None = None
+
+
+_CATEGORICAL_CODES = {
+    attr: {value.lower(): code for code, value in enumerate(vocab)}
+    for attr, vocab in CATEGORICAL_ATTRIBUTES.items()
+}
+_NUMERIC_BOUNDS = (
+    ("wattage", "wattage_min", "wattage_max"),
+    ("screen_size", "screen_size_min", "screen_size_max"),
+    ("weight", "weight_min", "weight_max"),
+)
+
+
+def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
+    """Products with stock > 0, with per-episode stock changes applied."""
+    mask = catalog.stock > 0
+    if stock_overrides:
+        rows = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
+        mask[rows] = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides)) > 0
+    return mask
+
+
+def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
+    """Boolean mask of the products matching every condition of ``flt`` (O(n) numpy, no Python loop)."""
+    mask = np.ones(len(catalog), dtype=bool)
+    if flt.category is not None:
+        cats = catalog.category_index.get(flt.category.strip().lower(), ())
+        if len(cats) == 1:
+            mask &= catalog.category == cats[0]
+        else:
+            mask &= np.isin(catalog.category, np.asarray(cats, dtype=catalog.category.dtype))
+    if flt.brand is not None:
+        code = catalog.brand_index.get(flt.brand.strip().lower())
+        mask &= catalog.brand == (-1 if code is None else code)
+    for attr, codes in _CATEGORICAL_CODES.items():
+        value = getattr(flt, attr)
+        if value is not None:
+            mask &= catalog.categorical[attr] == codes.get(value.strip().lower(), -2)
+    if flt.price_min is not None:
+        mask &= catalog.price_cents >= math.ceil(flt.price_min * 100 - 1e-6)
+    if flt.price_max is not None:
+        mask &= catalog.price_cents <= math.floor(flt.price_max * 100 + 1e-6)
+    if flt.rating_min is not None:
+        mask &= catalog.rating_x10 >= math.ceil(flt.rating_min * 10 - 1e-6)
+    if flt.ship_days_max is not None:
+        mask &= catalog.ship_days <= flt.ship_days_max
+    for attr, low_field, high_field in _NUMERIC_BOUNDS:
+        low, high = getattr(flt, low_field), getattr(flt, high_field)
+        if low is not None:
+            mask &= catalog.numeric[attr] >= np.float32(low) - np.float32(1e-4)
+        if high is not None:
+            mask &= catalog.numeric[attr] <= np.float32(high) + np.float32(1e-4)
+    if flt.in_stock:
+        mask &= in_stock_mask(catalog, stock_overrides)
+    elif flt.in_stock is False:
+        mask &= ~in_stock_mask(catalog, stock_overrides)
+    return mask

@@ -1,0 +1,56 @@
+"""Registry of environments and collections (SPEC §1)."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+
+#: env id -> "module:Class", imported on first use.
+ENTRY_POINTS: dict[str, str] = {
+    "CART": "ecomrlve.envs.cart:CartEnvironment",
+}
+
+COLLECTIONS: dict[str, tuple[str, ...]] = {
+    "C1": ("CART",),
+}
+
+_instances: dict[str, Environment] = {}
+
+
+def _unknown(kind: str, name: str, known: list[str]) -> KeyError:
+    hint = difflib.get_close_matches(name, known, n=1)
+    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+    return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
+
+
+def get_environment(env_id: str) -> Environment:
+    """The (stateless, shared) environment object for ``env_id``."""
+    if env_id not in ENTRY_POINTS:
+        raise _unknown("environment", env_id, sorted(ENTRY_POINTS))
+    if env_id not in _instances:
+        module, _, cls = ENTRY_POINTS[env_id].partition(":")
+        env_cls = getattr(importlib.import_module(module), cls)
+        if not (isinstance(env_cls, type) and issubclass(env_cls, Environment)) or env_cls.env_id != env_id:
+            raise TypeError(f"{ENTRY_POINTS[env_id]} is not the Environment for {env_id}")
+        _instances[env_id] = env_cls()
+    return _instances[env_id]
+
+
+def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Expand a collection name or a list of env ids/collections into env ids (validated)."""
+    items = [names] if isinstance(names, str) else list(names)
+    out: list[str] = []
+    for item in items:
+        for name in (p.strip() for p in item.split(",")):
+            if name in COLLECTIONS:
+                out.extend(COLLECTIONS[name])
+            elif name in ENTRY_POINTS:
+                out.append(name)
+            else:
+                raise _unknown("environment or collection", name, sorted(ENTRY_POINTS) + sorted(COLLECTIONS))
+    return tuple(dict.fromkeys(out))
+
+
+__all__ = ["COLLECTIONS", "ENTRY_POINTS", "Environment", "Problem", "TaskOutcome", "get_environment", "resolve_env_ids"]

@@ -1,0 +1,72 @@
+"""The contract every environment implements: generator, verifier and oracle, side by side.
+
+An environment never counts turns, enforces budgets or computes the final reward: the episode
+runtime does that for all of them (see :mod:`ecomrlve.episode`). It only
+
+* ``generate``: from ``(difficulty, rng)`` build the hidden goal, prepare the world and create
+  the simulated user,
+* ``verify``: score the final world and the submitted answer (``r_task``, ``is_correct``),
+* ``oracle``: return a scripted agent that solves the problem through the public tools only.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.user.dialogue import SimulatedUser
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.agents.base import Agent
+
+
+@dataclass
+class Problem:
+    """One generated episode: hidden goal, the user who holds it, and their opening message."""
+
+    goal: BaseModel
+    user: SimulatedUser
+    opening: str
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What the verifier concluded about the final state."""
+
+    r_task: float
+    is_correct: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    safety_violation: str | None = None
+
+
+class Environment(ABC):
+    """Base class of the eight environments (one module each under :mod:`ecomrlve.envs`)."""
+
+    env_id: ClassVar[str]
+    version: ClassVar[int]
+    tool_names: ClassVar[tuple[str, ...]]
+    answer_arguments: ClassVar[type[BaseModel]]
+    answer_id_arguments: ClassVar[tuple[str, ...]] = ()
+    instructions: ClassVar[str]
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return "Submit your final answer; this ends the task."
+
+    @abstractmethod
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        """Sample the hidden goal and prepare ``world`` (stock, visit history ...)."""
+
+    @abstractmethod
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        """Score the final world state and answer (``answer`` is None if the agent never answered)."""
+
+    @abstractmethod
+    def oracle(self, problem: Problem) -> Agent:
+        """A scripted agent that solves ``problem`` using only tool results and user replies."""

@@ -1,0 +1,517 @@
+"""CART — cart building (SPEC §5).
+
+Description
+    The shopper names 1-5 products the way people do (brand + model + product type, or "the
+    Brightix charger I looked at earlier"), possibly with a required variant (connector, size,
+    material ...) and a quantity; the agent must build exactly that cart and call ``answer``.
+Hidden goal
+    :class:`CartGoal`: target products, required variant ids, quantities, which of those
+    constraints were withheld from the opening, stock-outs and the alternative the shopper
+    accepts, whether the shopper wants to confirm the cart first.
+Tools
+    catalog_search, catalog_get_product, catalog_get_variants, cart_add, cart_remove,
+    cart_set_quantity, cart_view, user_get_visit_history, ask_user, answer(done).
+Scoring
+    Units over (product, variant) keys of the final cart against the shopper's final wish:
+    ``U_match = Σ min(required, in cart)`` (variant must match where one is required),
+    ``F1`` of ``U_match/U_cart`` and ``U_match/U_req``, ``r_task = 2·F1 − 1``; no answer: −1.
+    If the shopper asked to confirm and did not confirm the final cart, ``r_task ≤ 0``.
+    is_correct iff F1 = 1 (and confirmed when asked).
+Difficulty axes used
+    cart_items, p_variant, p_multi_qty, p_missing, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+Episode end
+    ``answer``, turn budget, or the shopper giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents.base import cards, tool_results
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import (
+    Constraint, ItemNames, SimulatedUser, asked_attributes, asks_confirmation, is_question,
+    mentions_stock_out, referenced,
+)
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+ENV_ID = "CART"
+CONFIRM_PROBABILITY = 0.25  # share of shoppers who want to confirm the cart before checkout
+HISTORY_PROBABILITY = 0.5  # chance a target is in the visit history
+VAGUE_REFERENCE_PROBABILITY = 0.5  # chance a target in the history is named only by brand + type
+BASE_PATIENCE = 3  # annoyances (repeated questions, corrections) tolerated, plus 0-2 per shopper
+UNCONFIRMED_CAP = 0.0  # r_task ceiling when the shopper's requested confirmation never happened
+_CART_TOOLS = frozenset({"cart_add", "cart_remove", "cart_set_quantity"})
+_SAMPLE_TRIES = 200
+
+
+class CartItemGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    product_id: str
+    row: int
+    phrase: str
+    full_phrase: str
+    brand: str
+    noun: str
+    model: str
+    variant_attribute: str | None = None
+    variant_value: str | None = None  # required variant (None: any variant is fine)
+    variant_id: str | None = None
+    quantity: int = 1
+    in_history: bool = False
+    stock_out: bool = False
+    alternative: CartItemGoal | None = None
+
+    @property
+    def names(self) -> ItemNames:
+        return ItemNames(self.product_id, self.brand.lower(), self.model.lower(), self.noun.lower())
+
+
+class CartGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: list[CartItemGoal]
+    withheld: list[tuple[int, Literal["variant", "quantity"]]]
+    confirm_first: bool
+    patience: int
+
+
+class CartAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    done: bool
+
+
+# -- scoring (pure) -------------------------------------------------------------------------------
+
+def unit_f1(required: list[tuple[int, str | None, int]], cart: list[tuple[int, str | None, int]]) -> tuple[float, int, int, int]:
+    """Unit-level F1 of a cart. ``required`` holds (row, variant or None for "any", quantity).
+
+    Returns ``(f1, u_match, u_cart, u_req)``.
+    """
+    u_req = sum(q for _, _, q in required)
+    u_cart = sum(q for _, _, q in cart)
+    u_match = 0
+    for row, variant, quantity in required:
+        in_cart = sum(q for r, v, q in cart if r == row and (variant is None or v == variant))
+        u_match += min(quantity, in_cart)
+    if u_match == 0:
+        return 0.0, 0, u_cart, u_req
+    precision, recall = u_match / u_cart, u_match / u_req
+    return 2 * precision * recall / (precision + recall), u_match, u_cart, u_req
+
+
+# -- the simulated shopper ------------------------------------------------------------------------
+
+@dataclass
+class CartUser(SimulatedUser):
+    goal: CartGoal = None  # type: ignore[assignment]
+    switched: set[int] = field(default_factory=set)  # items whose stock-out alternative was accepted
+    constraints: list[Constraint] = field(default_factory=list)
+    confirmed_cart: tuple | None = None
+    _confirmation_counted: bool = False
+    _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
+    _last_issues: tuple = ()
+
+    def active(self, i: int) -> CartItemGoal:
+        item = self.goal.items[i]
+        return item.alternative if i in self.switched and item.alternative else item
+
+    def active_items(self) -> list[CartItemGoal]:
+        return [self.active(i) for i in range(len(self.goal.items))]
+
+    def required_units(self) -> list[tuple[int, str | None, int]]:
+        return [(it.row, it.variant_id, it.quantity) for it in self.active_items()]
+
+    def opening(self) -> str:
+        withheld = set(self.goal.withheld)
+        requested = []
+        for i, item in enumerate(self.goal.items):
+            variant = None
+            if item.variant_value is not None and (i, "variant") not in withheld:
+                variant = (item.variant_attribute, item.variant_value)
+            quantity = item.quantity if item.quantity > 1 and (i, "quantity") not in withheld else None
+            requested.append(A.RequestedItem(item.phrase, quantity, variant))
+        return self.say(A.RequestItems(tuple(requested), self.goal.confirm_first))
+
+    # The runtime's two entry points.
+    def on_question(self, question: str, world: World) -> str:
+        return self.say(*self._respond(question, world))
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        acts = self._respond(message, world) if message else []
+        cart_changed = any(name in _CART_TOOLS and "error" not in result for name, _, result in events)
+        if cart_changed and not any(isinstance(a, (A.CartCorrection, A.Confirm)) for a in acts):
+            issues = self._cart_issues(world, include_missing=False)
+            if issues:
+                acts.append(self._correction(issues))
+        return self.say(*acts) if acts else None
+
+    # Understanding the agent.
+    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+        t = text.lower()
+        acts: list[A.DialogueAct] = []
+        if mentions_stock_out(t):
+            acts.extend(self._stock_out_replies(t, world))
+        asked = asked_attributes(t) if is_question(t) else set()
+        if asked:
+            facts = self._facts(t, asked)
+            if facts:
+                acts.append(A.Inform(tuple(facts)))
+        if asks_confirmation(t):
+            issues = self._cart_issues(world, include_missing=True)
+            if issues:
+                acts.append(self._correction(issues))
+            else:
+                acts.append(A.Confirm())
+                self.confirmed_cart = _cart_key(world)
+                if self.goal.confirm_first and not self._confirmation_counted:
+                    self._confirmation_counted = True
+                    self.mark_user_caused()
+        if not acts:
+            if is_question(t):
+                self.lose_patience()
+                acts.append(A.NotUnderstood())
+            else:
+                acts.append(A.Acknowledge())
+        return acts
+
+    def _stock_out_replies(self, t: str, world: World) -> list[A.DialogueAct]:
+        pending = [i for i, item in enumerate(self.goal.items)
+                   if item.stock_out and item.alternative and i not in self.switched and world.stock(item.row) == 0]
+        named = set(referenced(t, [self.goal.items[i].names for i in range(len(self.goal.items))]))
+        chosen = [i for i in pending if i in named] or (pending if len(pending) == 1 and not named else [])
+        replies: list[A.DialogueAct] = []
+        for i in chosen:
+            self.switched.add(i)
+            self.mark_user_caused()
+            replies.append(A.StockOutAlternative(self.goal.items[i].phrase, self.goal.items[i].alternative.full_phrase))
+        return replies
+
+    def _constraint(self, i: int, kind: str) -> Constraint | None:
+        return next((c for c in self.constraints if c.item == i and c.attribute == kind), None)
+
+    def _facts(self, t: str, asked: set[str]) -> list[A.Fact]:
+        items = self.active_items()
+        named = referenced(t, [it.names for it in items])
+        targets = named or list(range(len(items)))
+        facts: list[A.Fact] = []
+        annoyed = False
+        for i in targets:
+            item = items[i]
+            for attribute in sorted(asked):
+                kind = "quantity" if attribute == "quantity" else "variant"
+                if kind == "variant" and attribute not in ("variant", item.variant_attribute):
+                    continue
+                word = "quantity" if kind == "quantity" else item.variant_attribute
+                constraint = self._constraint(i, kind)
+                if constraint is None:
+                    key = (i, kind)
+                    if key in self._asked_no_preference:
+                        annoyed = True
+                    self._asked_no_preference.add(key)
+                    facts.append(A.Fact(item.phrase, word, "any"))
+                elif constraint.withheld and not constraint.revealed:
+                    constraint.revealed = True
+                    self.mark_user_caused()
+                    facts.append(A.Fact(item.phrase, word, constraint.value))
+                else:
+                    annoyed = True
+                    facts.append(A.Fact(item.phrase, word, constraint.value, repeated=True))
+        if annoyed:
+            self.lose_patience()
+        return facts
+
+    def _cart_issues(self, world: World, *, include_missing: bool) -> tuple[A.Issue, ...]:
+        items = self.active_items()
+        by_row = {it.row: (i, it) for i, it in enumerate(items)}
+        catalog = world.catalog
+        issues: list[A.Issue] = []
+        wrong_variant: set[int] = set()
+        for line in world.cart.lines:
+            if line.row not in by_row:
+                issues.append(A.Issue("unwanted", "the " + catalog.title(line.row).split(",")[0]))
+                continue
+            i, item = by_row[line.row]
+            if item.variant_id is not None and line.variant_id != item.variant_id:
+                got = world.variant(line.row, line.variant_id) if line.variant_id else None
+                issues.append(A.Issue("wrong_variant", item.phrase, item.variant_value, got.value if got else "unspecified"))
+                self._reveal(i, "variant")
+                wrong_variant.add(i)
+        for i, item in enumerate(items):
+            have = sum(line.quantity for line in world.cart.lines
+                       if line.row == item.row and (item.variant_id is None or line.variant_id == item.variant_id))
+            if have > item.quantity:
+                issues.append(A.Issue("too_many", item.phrase, str(item.quantity), str(have)))
+                self._reveal(i, "quantity")
+            elif 0 < have < item.quantity:
+                issues.append(A.Issue("too_few", item.phrase, str(item.quantity), str(have)))
+                self._reveal(i, "quantity")
+            elif have == 0 and include_missing and i not in wrong_variant:
+                issues.append(A.Issue("missing", item.phrase))
+        return tuple(issues)
+
+    def _reveal(self, i: int, kind: str) -> None:
+        constraint = self._constraint(i, kind)
+        if constraint is not None:
+            constraint.revealed = True
+
+    def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
+        self.lose_patience()
+        self._last_issues = issues
+        return A.CartCorrection(issues)
+
+
+def _cart_key(world: World) -> tuple:
+    return tuple(sorted((line.row, line.variant_id or "", line.quantity) for line in world.cart.lines))
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+class CartEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
+                  "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
+    answer_arguments = CartAnswer
+    instructions = ("help the customer build their shopping cart: add exactly the products, variants and "
+                    "quantities they ask for, then call answer(done=true).")
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return "Call with done=true when the cart holds exactly what the customer asked for; this ends the task."
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        catalog = world.catalog
+        items: list[CartItemGoal] = []
+        used_categories: set[int] = set()
+        used_rows: set[int] = set()
+        for _ in range(difficulty.cart_items):
+            needs_variant = rng.random() < difficulty.p_variant
+            quantity = rng.randint(2, 4) if rng.random() < difficulty.p_multi_qty else 1
+            row = self._sample_row(world, rng, quantity, needs_variant, exclude_categories=used_categories)
+            used_categories.add(int(catalog.category[row]))
+            used_rows.add(row)
+            item = self._item(world, row, rng, needs_variant, quantity)
+            if rng.random() < difficulty.p_oos:
+                alternative = self._alternative(world, rng, item, used_rows)
+                if alternative is not None:
+                    used_rows.add(alternative.row)
+                    world.stock_overrides[row] = 0
+                    item = item.model_copy(update={"stock_out": True, "alternative": alternative})
+            items.append(item)
+        items = self._with_history(world, rng, items, difficulty)
+        withheld: list[tuple[int, Literal["variant", "quantity"]]] = []
+        for i, item in enumerate(items):
+            if item.variant_value is not None and rng.random() < difficulty.p_missing:
+                withheld.append((i, "variant"))
+            if item.quantity > 1 and rng.random() < difficulty.p_missing:
+                withheld.append((i, "quantity"))
+        goal = CartGoal(items=items, withheld=withheld, confirm_first=rng.random() < CONFIRM_PROBABILITY,
+                        patience=BASE_PATIENCE + rng.randint(0, 2))
+        user = CartUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
+        withheld_set = set(withheld)
+        for i, item in enumerate(items):
+            if item.variant_value is not None:
+                user.constraints.append(Constraint(i, "variant", item.variant_value, (i, "variant") in withheld_set))
+            if item.quantity > 1:
+                user.constraints.append(Constraint(i, "quantity", str(item.quantity), (i, "quantity") in withheld_set))
+        return Problem(goal=goal, user=user, opening=user.opening())
+
+    @staticmethod
+    def _sample_row(world: World, rng: random.Random, quantity: int, needs_variant: bool,
+                    exclude_categories: set[int], category: int | None = None) -> int:
+        catalog = world.catalog
+        pool = catalog.category_rows[category] if category is not None else None
+        for _ in range(_SAMPLE_TRIES):
+            row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
+            if (world.stock(row) >= quantity and int(catalog.category[row]) not in exclude_categories
+                    and not world.is_denied(row) and (bool(world.variants(row)) or not needs_variant)):
+                return row
+        raise RuntimeError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
+
+    @staticmethod
+    def _item(world: World, row: int, rng: random.Random, needs_variant: bool, quantity: int,
+              variant_value: str | None = None) -> CartItemGoal:
+        catalog = world.catalog
+        brand, noun = catalog.brand_of(row), catalog.category_of(row).noun
+        short = catalog.title(row).split(",")[0]
+        model = " ".join(short[len(brand):].split()[:2])
+        variants = world.variants(row)
+        variant = None
+        if needs_variant:
+            variant = (next(v for v in variants if v.value == variant_value) if variant_value
+                       else rng.choice(variants))
+        return CartItemGoal(
+            product_id=catalog.product_id(row), row=row, phrase="the " + short, full_phrase="the " + short,
+            brand=brand, noun=noun, model=model,
+            variant_attribute=variants[0].attribute if variants else None,
+            variant_value=variant.value if variant else None, variant_id=variant.variant_id if variant else None,
+            quantity=quantity,
+        )
+
+    def _alternative(self, world: World, rng: random.Random, item: CartItemGoal, used_rows: set[int]) -> CartItemGoal | None:
+        category = int(world.catalog.category[item.row])
+        pool = world.catalog.category_rows[category]
+        for _ in range(_SAMPLE_TRIES // 4):
+            row = int(pool[rng.randrange(len(pool))])
+            if row in used_rows or world.stock(row) < item.quantity or world.is_denied(row):
+                continue
+            if item.variant_value is not None and item.variant_value not in {v.value for v in world.variants(row)}:
+                continue
+            return self._item(world, row, rng, item.variant_value is not None, item.quantity, item.variant_value)
+        return None
+
+    @staticmethod
+    def _with_history(world: World, rng: random.Random, items: list[CartItemGoal], difficulty: Difficulty) -> list[CartItemGoal]:
+        """Put some targets (and plausible distractors) in the visit history; name some vaguely."""
+        catalog = world.catalog
+        history = [it.row for it in items if rng.random() < HISTORY_PROBABILITY]
+        for it in items:  # same-category distractors make the history worth reading carefully
+            pool = catalog.category_rows[int(catalog.category[it.row])]
+            for _ in range(1 + difficulty.d // 4):
+                row = int(pool[rng.randrange(len(pool))])
+                if row not in history and all(row != other.row and row != (other.alternative.row if other.alternative else -1)
+                                              for other in items):
+                    history.append(row)
+        rng.shuffle(history)
+        world.visit_history = history
+        keys = [(int(catalog.brand[r]), int(catalog.category[r])) for r in history]
+        out = []
+        for it in items:
+            key = (int(catalog.brand[it.row]), int(catalog.category[it.row]))
+            in_history = it.row in history
+            if in_history and keys.count(key) == 1 and rng.random() < VAGUE_REFERENCE_PROBABILITY:
+                it = it.model_copy(update={"phrase": f"the {it.brand} {it.noun.lower()} I was looking at earlier"})
+            out.append(it.model_copy(update={"in_history": in_history}))
+        return out
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        user: CartUser = problem.user  # type: ignore[assignment]
+        cart = [(line.row, line.variant_id, line.quantity) for line in world.cart.lines]
+        f1, u_match, u_cart, u_req = unit_f1(user.required_units(), cart)
+        confirmed = not user.goal.confirm_first or user.confirmed_cart == _cart_key(world)
+        r_task = 2 * f1 - 1 if answer is not None else -1.0
+        if not confirmed:
+            r_task = min(r_task, UNCONFIRMED_CAP)
+        denied = [world.catalog.product_id(r) for r, _, _ in cart if world.is_denied(r)]
+        return TaskOutcome(
+            r_task=r_task, is_correct=answer is not None and f1 == 1.0 and confirmed,
+            details={"f1": f1, "u_match": u_match, "u_cart": u_cart, "u_req": u_req, "confirmed": confirmed,
+                     "answered": answer is not None},
+            safety_violation=f"cart holds products of a denied category: {denied}" if denied else None,
+        )
+
+    def oracle(self, problem: Problem) -> CartOracle:
+        return CartOracle(problem)
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+class CartOracle:
+    """Solves CART through the tools: find each item, ask only for withheld values, add, confirm, answer.
+
+    It reads the hidden goal to decide what to do, but every id it submits comes from a tool
+    result and every variant/quantity from the shopper's words.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        self.user: CartUser = problem.user  # type: ignore[assignment]
+        self.goal = self.user.goal
+        self.b_tool = 1
+        self.cards: dict[str, dict[str, Any]] = {}
+        self.added: set[str] = set()
+        self.searched: dict[str, int] = {}
+        self.asked_withheld = False
+        self.announced: set[int] = set()
+        self.history_checked = False
+        self.confirm_requested = False
+
+    def act(self, observation) -> AgentAction:
+        if observation.tools is not None:
+            self.b_tool = _b_tool_from_prompt(observation.messages[0]["content"])
+        for card in cards(observation):
+            self.cards[card["product_id"]] = card
+        for name, result in tool_results(observation):
+            if name == "cart_add" and result.get("status") == "added":
+                self.added.update(line["product_id"] for line in result["cart"]["lines"])
+        calls: list[ToolCall] = []
+        messages: list[str] = []
+        items = self.user.active_items()
+
+        def call(name: str, **arguments: Any) -> None:
+            if len(calls) < self.b_tool:
+                calls.append(ToolCall(id=f"oracle_{len(calls)}", name=name, arguments=arguments))
+
+        if not self.asked_withheld and any(not c.known_to_agent for c in self.user.constraints):
+            questions = []
+            for c in self.user.constraints:
+                if not c.known_to_agent:
+                    item = items[c.item]
+                    word = "how many do you need" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)} do you need"
+                    questions.append(f"for {item.full_phrase}, {word}?")
+            messages.append("Quick questions: " + " Also, ".join(questions))
+            self.asked_withheld = True
+        for i, item in enumerate(items):
+            card = self.cards.get(item.product_id)
+            if card is not None and not card["in_stock"] and i not in self.announced and item.stock_out and i not in self.user.switched:
+                messages.append(f"Sorry, {item.full_phrase} is out of stock.")
+                self.announced.add(i)
+        for item in items:
+            if item.product_id in self.cards or self.searched.get(item.product_id, 0) >= 3:
+                continue
+            if item.in_history and not self.history_checked and item.phrase != item.full_phrase:
+                call("user_get_visit_history")
+                self.history_checked = True
+                continue
+            attempt = self.searched.get(item.product_id, 0)
+            filters = {"brand": item.brand, "category": self.cards_category(item)}
+            call("catalog_search", query=item.full_phrase[4:], filters=filters,
+                 **({"top_k": 50} if attempt else {}))
+            self.searched[item.product_id] = attempt + 1
+        knowledge_complete = all(c.known_to_agent for c in self.user.constraints)
+        pending_adds = [it for it in items if it.product_id in self.cards and it.product_id not in self.added
+                        and self.cards[it.product_id]["in_stock"]]
+        if knowledge_complete and not messages:
+            for item in pending_adds:
+                arguments: dict[str, Any] = {"product_id": item.product_id, "quantity": item.quantity}
+                variants = self.cards[item.product_id].get("variants", [])
+                if variants:
+                    wanted = item.variant_value or variants[0][item.variant_attribute]
+                    arguments["variant_id"] = next(v["variant_id"] for v in variants if v[item.variant_attribute] == wanted)
+                call("cart_add", **arguments)
+            all_added = all(it.product_id in self.added for it in items)
+            will_be_complete = len(pending_adds) <= len(calls) and all(
+                it.product_id in self.added or it in pending_adds for it in items)
+            if self.goal.confirm_first and not self.confirm_requested and (all_added or will_be_complete):
+                messages.append("That's everything in your cart - can you confirm it looks right?")
+                self.confirm_requested = True
+            elif all_added and not calls and (not self.goal.confirm_first or self.confirm_requested):
+                call("answer", done=True)
+        return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
+
+    @staticmethod
+    def cards_category(item: CartItemGoal) -> str:
+        return item.noun
+
+
+def _word(attribute: str | None) -> str:
+    from ecomrlve.user.realiser import ATTRIBUTE_WORDS
+
+    return ATTRIBUTE_WORDS.get(attribute or "", "variant")
+
+
+def _b_tool_from_prompt(prompt: str) -> int:
+    marker = "you may call at most "
+    start = prompt.index(marker) + len(marker)
+    return int(prompt[start:].split()[0])

@@ -1,0 +1,186 @@
+"""Typed tools: one Python function each, its OpenAI schema generated from its signature.
+
+A tool is ``def name(ctx: ToolContext, arg: T = default, ...) -> dict`` with a Google-style
+docstring. The docstring *is* what the agent reads (first paragraph -> description, ``Args:``
+-> parameter descriptions); the signature becomes a strict pydantic model (unknown keys and
+wrong types are schema violations) and, from it, the OpenAI function schema. Business failures
+raise :class:`ToolError` and come back to the agent as an error result; a schema violation is
+a protocol error that ends the episode.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+if TYPE_CHECKING:
+    import random
+
+    from ecomrlve.catalog.search import SearchEngine
+    from ecomrlve.difficulty import Difficulty
+    from ecomrlve.world.state import World
+
+
+class ToolError(Exception):
+    """A business failure (unknown id, out of stock, ...): reported to the agent, episode continues."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def result(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message}
+
+
+class ToolArgumentsError(ValueError):
+    """Arguments that violate the tool's schema: a protocol error."""
+
+
+@dataclass
+class ToolContext:
+    """What tools may read and change during one episode."""
+
+    world: World
+    search: SearchEngine
+    difficulty: Difficulty
+    search_rng: random.Random
+    ask_user: Callable[[str], str]
+    submit_answer: Callable[[BaseModel], None]
+    surfaced_products: set[int] = field(default_factory=set)
+
+    def surface(self, rows: Iterable[int]) -> None:
+        """Record that these products (and so their variants) were shown by a discovery tool."""
+        self.surfaced_products.update(rows)
+
+    def surfaced_ids(self) -> set[str]:
+        """Every product and variant id the agent has legitimately seen."""
+        ids = set()
+        for row in self.surfaced_products:
+            ids.add(self.world.catalog.product_id(row))
+            ids.update(v.variant_id for v in self.world.variants(row))
+        return ids
+
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the agent can call: name, description, argument model and handler."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    handler: Callable[..., dict[str, Any]]
+    mutates: bool = False
+    id_arguments: tuple[str, ...] = ()  # arguments holding ids the agent acts on (scored by r_hall)
+
+    def used_ids(self, arguments: BaseModel) -> list[str]:
+        ids: list[str] = []
+        for name in self.id_arguments:
+            value = getattr(arguments, name, None)
+            if isinstance(value, str):
+                ids.append(value)
+            elif isinstance(value, (list, tuple)):
+                ids.extend(v for v in value if isinstance(v, str))
+        return ids
+
+    def validate(self, raw: dict[str, Any]) -> BaseModel:
+        try:
+            return self.arguments.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolArgumentsError(f"arguments of {self.name} violate its schema: {problems}") from None
+
+    def run(self, ctx: ToolContext, arguments: BaseModel) -> dict[str, Any]:
+        return self.handler(ctx, **{name: getattr(arguments, name) for name in type(arguments).model_fields})
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-calling schema, with every ``$ref`` inlined."""
+        return _function_schema(self.name, self.description, self.arguments)
+
+
+@lru_cache(maxsize=512)
+def _cached_parameters(arguments: type[BaseModel]) -> str:
+    parameters = _inline_refs(arguments.model_json_schema())
+    parameters.pop("title", None)
+    return json.dumps(parameters)
+
+
+def _function_schema(name: str, description: str, arguments: type[BaseModel]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description,
+                                             "parameters": json.loads(_cached_parameters(arguments))}}
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: resolve(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return resolve(schema)
+
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google docstring into (description, {argument: description})."""
+    doc = inspect.cleandoc(doc or "")
+    head, _, rest = doc.partition("\nArgs:\n")
+    description = " ".join(head.split("\n\n")[0].split())
+    args: dict[str, str] = {}
+    current = None
+    for line in rest.splitlines():
+        if line.strip().endswith(":") and not line.startswith(" "):
+            break  # next section (Returns:, Raises:)
+        match = _ARG_LINE.match(line)
+        if match:
+            current = match.group(1)
+            args[current] = match.group(2).strip()
+        elif current and line.strip():
+            args[current] += " " + line.strip()
+    return description, args
+
+
+def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = False,
+         id_arguments: tuple[str, ...] = ()) -> Any:
+    """Decorator turning a typed function into a :class:`Tool`."""
+
+    def build(func: Callable[..., dict[str, Any]]) -> Tool:
+        description, arg_docs = parse_docstring(func.__doc__ or "")
+        hints = get_type_hints(func)
+        fields: dict[str, Any] = {}
+        for name, param in list(inspect.signature(func).parameters.items())[1:]:
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[name] = (hints[name], Field(default, description=arg_docs.get(name)))
+        model = create_model(f"{func.__name__}_arguments", __config__=_STRICT, **fields)
+        return Tool(func.__name__, description, model, func, mutates, id_arguments)
+
+    return build(fn) if fn is not None else build
+
+
+def answer_tool(arguments: type[BaseModel], description: str, id_arguments: tuple[str, ...] = ()) -> Tool:
+    """The environment-specific terminal ``answer`` tool."""
+
+    def submit(ctx: ToolContext, **values: Any) -> dict[str, Any]:
+        ctx.submit_answer(arguments.model_construct(**values))
+        return {"status": "submitted"}
+
+    return Tool("answer", description, arguments, submit, mutates=True, id_arguments=id_arguments)

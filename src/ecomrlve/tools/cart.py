@@ -1,0 +1,97 @@
+"""Cart tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from typing_extensions import Annotated
+
+from ecomrlve.tools.base import ToolContext, ToolError, tool
+from ecomrlve.tools.catalog import resolve_product
+from ecomrlve.world.state import CartLine
+
+MAX_QUANTITY = 99
+Quantity = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
+
+
+def cart_summary(ctx: ToolContext) -> dict[str, Any]:
+    catalog = ctx.world.catalog
+    lines = []
+    total = 0
+    for line in ctx.world.cart.lines:
+        price = int(catalog.price_cents[line.row])
+        total += price * line.quantity
+        entry: dict[str, Any] = {"line_id": line.line_id, "product_id": catalog.product_id(line.row),
+                                 "title": catalog.title(line.row), "quantity": line.quantity,
+                                 "unit_price": price / 100}
+        if line.variant_id is not None:
+            variant = ctx.world.variant(line.row, line.variant_id)
+            entry["variant"] = variant.card() if variant else {"variant_id": line.variant_id}
+        lines.append(entry)
+    return {"lines": lines, "total": total / 100}
+
+
+def _line(ctx: ToolContext, line_id: str) -> CartLine:
+    line = ctx.world.cart.get(line_id)
+    if line is None:
+        raise ToolError("unknown_line", f"The cart has no line {line_id!r}.")
+    return line
+
+
+@tool(mutates=True, id_arguments=("product_id", "variant_id"))
+def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_id: str | None = None) -> dict[str, Any]:
+    """Add a product (and, if it has variants, the chosen variant) to the cart.
+
+    Args:
+        product_id: A product id such as "P7K2Q9XMA".
+        quantity: Units to add (1-99).
+        variant_id: The variant id from the product's variants, required when the product has variants.
+    """
+    world = ctx.world
+    row = resolve_product(ctx, product_id)
+    variants = world.variants(row)
+    if variant_id is not None and world.variant(row, variant_id) is None:
+        raise ToolError("unknown_variant", f"Product {product_id} has no variant {variant_id!r}.")
+    if variant_id is None and variants:
+        raise ToolError("variant_required", f"Product {product_id} comes in variants; pass one of "
+                        f"{[v.variant_id for v in variants]} as variant_id.")
+    if world.stock(row) < quantity:
+        if world.stock(row) == 0:
+            raise ToolError("out_of_stock", f"Product {product_id} is out of stock.")
+        raise ToolError("insufficient_stock", f"Only {world.stock(row)} units of {product_id} are available.")
+    line = world.cart.add(row, variant_id, quantity)
+    return {"status": "added", "line_id": line.line_id, "cart": cart_summary(ctx)}
+
+
+@tool(mutates=True)
+def cart_remove(ctx: ToolContext, line_id: str) -> dict[str, Any]:
+    """Remove a line from the cart.
+
+    Args:
+        line_id: The cart line id, as shown by cart_view or cart_add.
+    """
+    _line(ctx, line_id)
+    ctx.world.cart.remove(line_id)
+    return {"status": "removed", "cart": cart_summary(ctx)}
+
+
+@tool(mutates=True)
+def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: Quantity) -> dict[str, Any]:
+    """Set the quantity of a cart line.
+
+    Args:
+        line_id: The cart line id.
+        quantity: The new quantity (1-99); use cart_remove to delete a line.
+    """
+    line = _line(ctx, line_id)
+    if ctx.world.stock(line.row) < quantity:
+        raise ToolError("insufficient_stock", f"Only {ctx.world.stock(line.row)} units are available.")
+    line.quantity = quantity
+    return {"status": "updated", "cart": cart_summary(ctx)}
+
+
+@tool
+def cart_view(ctx: ToolContext) -> dict[str, Any]:
+    """Show the cart: lines with product, variant, quantity and price, and the total."""
+    return cart_summary(ctx)

@@ -1,0 +1,95 @@
+"""Catalog tools: search, product details, variants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecomrlve.catalog.filters import ProductFilter
+from ecomrlve.catalog.search import SortBy, inject_distractors
+from ecomrlve.tools.base import ToolContext, ToolError, tool
+from ecomrlve.world.state import World
+
+DEFAULT_TOP_K = 10
+
+
+def product_card(world: World, row: int) -> dict[str, Any]:
+    """The bounded summary of a product that search results and lookups show."""
+    catalog = world.catalog
+    category = catalog.category_of(row)
+    attributes = catalog.attributes(row)
+    variants = world.variants(row)
+    if variants:
+        attributes.pop(variants[0].attribute, None)
+    stock = world.stock(row)
+    card: dict[str, Any] = {
+        "product_id": catalog.product_id(row),
+        "title": catalog.title(row),
+        "brand": catalog.brand_of(row),
+        "category": category.name,
+        "price": catalog.price(row),
+        "rating": catalog.rating(row),
+        "rating_count": int(catalog.rating_count[row]),
+        "ship_days": int(catalog.ship_days[row]),
+        "in_stock": stock > 0,
+        "stock": stock,
+        "attributes": attributes,
+    }
+    if variants:
+        card["variants"] = [v.card() for v in variants]
+    return card
+
+
+def resolve_product(ctx: ToolContext, product_id: str) -> int:
+    row = ctx.world.catalog.index_of(product_id)
+    if row is None:
+        raise ToolError("unknown_product", f"No product with id {product_id!r}.")
+    return row
+
+
+@tool
+def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
+                   sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
+    """Search the store's catalog. Returns product cards (id, title, brand, category, price, rating, shipping days, stock, attributes, variants).
+
+    Args:
+        query: Free-text search, e.g. "wireless headphones" or a brand and model name.
+        filters: Exact conditions every result must meet (category, brand, color, size, material, connector_type, item_form, price_min, price_max, rating_min, ship_days_max, in_stock, wattage/screen_size/weight min and max).
+        sort_by: Result order: relevance, price_asc, price_desc, rating or ship_days.
+        top_k: Number of results (default 10; the store caps it).
+    """
+    cap = ctx.difficulty.top_k
+    k = DEFAULT_TOP_K if top_k is None else top_k
+    if k < 1:
+        raise ToolError("invalid_top_k", "top_k must be at least 1.")
+    k = min(k, cap)
+    rows = ctx.search.search(query, filters, sort_by, k, ctx.world.stock_overrides)
+    rows, _ = inject_distractors(rows.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng)
+    ctx.surface(rows)
+    return {"results": [product_card(ctx.world, row) for row in rows], "count": len(rows), "top_k_cap": cap}
+
+
+@tool
+def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
+    """Full details of one product by id.
+
+    Args:
+        product_id: A product id such as "P7K2Q9XMA", as shown in search results.
+    """
+    row = resolve_product(ctx, product_id)
+    card = product_card(ctx.world, row)
+    category = ctx.world.catalog.category_of(row)
+    card["category_path"] = list(category.path)
+    return card
+
+
+@tool
+def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
+    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids.
+
+    Args:
+        product_id: A product id such as "P7K2Q9XMA".
+    """
+    row = resolve_product(ctx, product_id)
+    ctx.surface([row])
+    variants = ctx.world.variants(row)
+    return {"product_id": product_id, "variants": [v.card() for v in variants]}

@@ -1,0 +1,31 @@
+"""Tools about the shopper: their browsing history, and talking to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from typing_extensions import Annotated
+
+from ecomrlve.tools.base import ToolContext, tool
+from ecomrlve.tools.catalog import product_card
+
+MAX_QUESTION_CHARS = 2_000
+
+
+@tool
+def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
+    """Products the shopper viewed recently, most recent first."""
+    rows = ctx.world.visit_history
+    ctx.surface(rows)
+    return {"viewed": [product_card(ctx.world, row) for row in rows]}
+
+
+@tool
+def ask_user(ctx: ToolContext, question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]) -> dict[str, Any]:
+    """Ask the shopper a question; the result is their reply.
+
+    Args:
+        question: What to ask, e.g. "Which size do you need for the Swiftline Nova 21 T-Shirt?"
+    """
+    return {"user_reply": ctx.ask_user(question)}

@@ -1,0 +1,141 @@
+"""The dialogue manager: *what* the simulated user says next, deterministic and seeded.
+
+It reads the agent's text with a small, lenient lexicon (which items are named, which
+attributes are asked about, whether it is a question, a stock-out notice or a request for
+confirmation), keeps exact track of which constraints were stated, withheld and revealed,
+and decides dialogue acts. A realiser turns the acts into text. Environments subclass
+:class:`SimulatedUser` for their own reactions (cart corrections, recommendation feedback...).
+
+It also reports, per agent turn, whether the *user* caused it (SPEC §4): revealing a constraint
+that was really withheld (each one once), reacting to a user-side event, or a confirmation the
+user asked for. Nothing else makes a turn free, so free turns cannot be farmed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+from ecomrlve.user import acts as A
+from ecomrlve.user.realiser import Realiser
+
+_QUESTION_START = re.compile(
+    r"(^|[.!?]\s+)(what|which|how|do|does|did|would|could|can|should|shall|is|are|will|may|any)\b", re.IGNORECASE
+)
+ATTRIBUTE_LEXICON: dict[str, tuple[str, ...]] = {
+    "connector_type": ("connector", "connection", "port type", "plug", "cable type", "interface"),
+    "size": ("size",),
+    "material": ("material", "made of", "made from"),
+    "color": ("color", "colour"),
+    "item_form": ("form", "formula"),
+    "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of"),
+}
+GENERIC_VARIANT_WORDS = ("variant", "version", "option", "which one", "style", "kind")
+STOCK_OUT_WORDS = ("out of stock", "sold out", "unavailable", "not available", "no longer available",
+                   "not in stock", "isn't in stock", "is not in stock")
+CONFIRM_WORDS = ("confirm", "look good", "looks good", "look right", "looks right", "is that everything",
+                 "is this everything", "anything else", "shall i", "ready to", "correct?", "ok?", "okay?")
+
+
+def _contains(text: str, phrase: str) -> bool:
+    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", text) is not None
+
+
+def is_question(text: str) -> bool:
+    return "?" in text or _QUESTION_START.search(text) is not None
+
+
+def asked_attributes(text: str) -> set[str]:
+    """Attributes the (lower-cased) text asks about; "variant" words map to ``"variant"``."""
+    asked = {attr for attr, words in ATTRIBUTE_LEXICON.items() if any(_contains(text, w) for w in words)}
+    if any(_contains(text, w) for w in GENERIC_VARIANT_WORDS):
+        asked.add("variant")
+    return asked
+
+
+def mentions_stock_out(text: str) -> bool:
+    return any(w in text for w in STOCK_OUT_WORDS)
+
+
+def asks_confirmation(text: str) -> bool:
+    return any(w in text for w in CONFIRM_WORDS)
+
+
+@dataclass(frozen=True)
+class ItemNames:
+    """The words by which the agent can refer to a product in conversation."""
+
+    product_id: str
+    brand: str
+    model: str  # distinctive title words, e.g. "nova 21"
+    noun: str
+
+    def score(self, text: str) -> int:
+        """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
+        if self.product_id.lower() in text:
+            return 8
+        score = 0
+        if self.model and _contains(text, self.model):
+            score += 4
+        if _contains(text, self.brand):
+            score += 2
+        noun = self.noun
+        if _contains(text, noun) or _contains(text, noun + "s") or (noun.endswith("s") and _contains(text, noun[:-1])):
+            score += 1
+        return score
+
+
+def referenced(text: str, names: list[ItemNames]) -> list[int]:
+    """Indices of the items the text refers to most strongly (empty: none named)."""
+    scores = [n.score(text) for n in names]
+    best = max(scores, default=0)
+    return [i for i, s in enumerate(scores) if s == best] if best > 0 else []
+
+
+@dataclass
+class Constraint:
+    """One non-essential requirement of one item, and what the agent has been told about it."""
+
+    item: int
+    attribute: str
+    value: str
+    withheld: bool  # left out of the opening message
+    revealed: bool = False  # told to the agent since (answer, correction)
+
+    @property
+    def known_to_agent(self) -> bool:
+        return not self.withheld or self.revealed
+
+
+@dataclass
+class SimulatedUser:
+    """Base class: realisation, patience, per-turn "user caused" accounting and the act log."""
+
+    realiser: Realiser
+    rng: random.Random
+    patience: int
+    acts: list[A.DialogueAct] = field(default_factory=list)
+    gave_up: bool = False
+    _caused_this_turn: bool = False
+
+    def begin_turn(self) -> None:
+        self._caused_this_turn = False
+
+    def end_turn(self) -> bool:
+        """Whether the turn that just ended was caused by the user (counted once per turn)."""
+        return self._caused_this_turn
+
+    def mark_user_caused(self) -> None:
+        self._caused_this_turn = True
+
+    def lose_patience(self) -> None:
+        self.patience -= 1
+
+    def say(self, *acts: A.DialogueAct) -> str:
+        """Realise acts into one message; if patience ran out, the user gives up instead."""
+        if self.patience < 0 and not self.gave_up:
+            self.gave_up = True
+            acts = (A.GiveUp(),)
+        self.acts.extend(acts)
+        return " ".join(self.realiser.realise(act, self.rng) for act in acts)

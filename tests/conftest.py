@@ -1,0 +1,59 @@
+"""Shared fixtures: one small synthetic catalog and one search engine per test process.
+
+Building the BM25 index and JIT-compiling its numba kernels takes seconds, so every test
+that plays episodes shares the same ``SearchEngine`` (pass ``catalog=..., search=...``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.search import SearchEngine
+from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+from ecomrlve.episode import EcomEnv
+
+# tests/ is not a package: make tests/exploits.py importable as ``exploits`` from any rootdir.
+sys.path.insert(0, str(Path(__file__).parent))
+
+CATALOG_SIZE = 3000
+CATALOG_SEED = 0
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The small synthetic catalog every episode test plays on."""
+    return generate_synthetic_catalog(CATALOG_SIZE, CATALOG_SEED)
+
+
+@pytest.fixture(scope="session")
+def search(catalog: Catalog) -> SearchEngine:
+    """One search engine (BM25 index + numba JIT paid once per process)."""
+    engine = SearchEngine(catalog)
+    engine.search("warm up", None, "relevance", 5)  # build the index now, not inside a test
+    return engine
+
+
+@pytest.fixture(scope="session")
+def make_env(catalog: Catalog, search: SearchEngine):
+    """Factory for CART environments on the shared catalog and search engine."""
+
+    def make(**kwargs) -> EcomEnv:
+        return EcomEnv("CART", catalog=catalog, search=search, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def env(make_env) -> EcomEnv:
+    """A fresh CART environment (default axes)."""
+    return make_env()
+
+
+@pytest.fixture
+def quiet_env(make_env) -> EcomEnv:
+    """A CART environment without typo noise, for tests that read the user's exact words."""
+    return make_env(overrides={"p_noise": 0.0})
