@@ -354,11 +354,12 @@ def render(results: list[dict[str, Any]], console) -> None:
     sizes = [f"{r['size']:,}" for r in results]
 
     t = Table(title="1. Catalog generation & memory (per-size subprocess)")
-    for col in ("size", "generate", "catalog.nbytes()", "RSS after gen", "peak RSS after gen",
+    for col in ("size", "generate", "catalog.nbytes()", "RSS before gen", "RSS after gen", "peak RSS after gen",
                 "peak RSS (resets+3-step)", "peak RSS final"):
         t.add_column(col, justify="right")
     for r, s in zip(results, sizes):
-        t.add_row(s, f"{r['gen_s']:.2f} s", f"{r['nbytes_mib']:.0f} MiB", f"{r['rss_after_catalog_mib']:.0f} MiB",
+        t.add_row(s, f"{r['gen_s']:.2f} s", f"{r['nbytes_mib']:.0f} MiB", f"{r['rss_before_catalog_mib']:.0f} MiB",
+                  f"{r['rss_after_catalog_mib']:.0f} MiB",
                   f"{r['peak_rss_after_catalog_mib']:.0f} MiB", f"{r['peak_rss_after_resets_mib']:.0f} MiB",
                   f"{r['peak_rss_final_mib']:.0f} MiB")
     console.print(t)
@@ -446,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reset-seeds", type=int, default=60, help="seeds per difficulty for reset timing")
     p.add_argument("--three-step-episodes", type=int, default=2000)
     p.add_argument("--step-episodes", type=int, default=150, help="episodes driven for per-tool step timing")
-    p.add_argument("--agent-time-budget", type=float, default=20.0,
+    p.add_argument("--agent-time-budget", type=float, default=10.0,
                    help="max seconds per (agent, d) cell; fewer than --episodes may run")
     p.add_argument("--json", help="also write raw results to this file")
     p.add_argument("--in-process", action="store_true", help="run all sizes in this process (peaks then cumulative)")
@@ -467,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from rich.console import Console
-    console = Console()
+    console = Console(width=int(os.environ.get("BENCH_WIDTH", "170")))
     results = []
     for n in sizes:
         console.print(f"[bold]running size {n:,}[/] …")

@@ -34,11 +34,15 @@ def derive_generator(*parts: object) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(derive_seed(*parts)))
 
 
-def opaque_id(prefix: str, *parts: object, length: int = 8) -> str:
-    """An identifier that cannot be guessed from its neighbours (e.g. order or line ids)."""
-    value = derive_seed("opaque-id", *parts)
+def crockford(prefix: str, value: int, length: int) -> str:
+    """``prefix`` + ``length`` Crockford base-32 digits of ``value`` (low digits first)."""
     chars = []
     for _ in range(length):
         value, digit = divmod(value, 32)
         chars.append(_CROCKFORD[digit])
     return prefix + "".join(chars)
+
+
+def opaque_id(prefix: str, *parts: object, length: int = 8) -> str:
+    """An identifier that cannot be guessed from its neighbours (e.g. order or line ids)."""
+    return crockford(prefix, derive_seed("opaque-id", *parts), length)

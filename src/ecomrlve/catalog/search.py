@@ -141,7 +141,8 @@ class SearchEngine:
             remaining[ranked] = False
             return np.concatenate([ranked, self._top_by(np.flatnonzero(remaining), self._popularity_key, k - len(ranked))])
         candidates = self.retriever.matching(query, allowed) if query.strip() else None
-        if candidates is None:
+        if candidates is None or len(candidates) == 0:
+            # As in relevance order: a filter with no query match still lists what it matches.
             if allowed is None:
                 return np.empty(0, dtype=np.int64)
             candidates = np.flatnonzero(allowed)

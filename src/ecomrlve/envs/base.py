@@ -34,6 +34,7 @@ class Problem:
     goal: BaseModel
     user: SimulatedUser
     opening: str
+    difficulty: Difficulty
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from ecomrlve.user.dialogue import (
     Constraint, ItemNames, SimulatedUser, asked_attributes, asks_confirmation, is_question,
     mentions_stock_out, referenced,
 )
-from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
 from ecomrlve.world.state import World
 
 ENV_ID = "CART"
@@ -326,7 +326,7 @@ class CartEnvironment(Environment):
                 user.constraints.append(Constraint(i, "variant", item.variant_value, (i, "variant") in withheld_set))
             if item.quantity > 1:
                 user.constraints.append(Constraint(i, "quantity", str(item.quantity), (i, "quantity") in withheld_set))
-        return Problem(goal=goal, user=user, opening=user.opening())
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
     def _sample_row(world: World, rng: random.Random, quantity: int, needs_variant: bool,
@@ -428,7 +428,7 @@ class CartOracle:
     def __init__(self, problem: Problem) -> None:
         self.user: CartUser = problem.user  # type: ignore[assignment]
         self.goal = self.user.goal
-        self.b_tool = 1
+        self.b_tool = problem.difficulty.B_tool
         self.cards: dict[str, dict[str, Any]] = {}
         self.added: set[str] = set()
         self.searched: dict[str, int] = {}
@@ -438,8 +438,6 @@ class CartOracle:
         self.confirm_requested = False
 
     def act(self, observation) -> AgentAction:
-        if observation.tools is not None:
-            self.b_tool = _b_tool_from_prompt(observation.messages[0]["content"])
         for card in cards(observation):
             self.cards[card["product_id"]] = card
         for name, result in tool_results(observation):
@@ -475,7 +473,7 @@ class CartOracle:
                 self.history_checked = True
                 continue
             attempt = self.searched.get(item.product_id, 0)
-            filters = {"brand": item.brand, "category": self.cards_category(item)}
+            filters = {"brand": item.brand, "category": item.noun}
             call("catalog_search", query=item.full_phrase[4:], filters=filters,
                  **({"top_k": 50} if attempt else {}))
             self.searched[item.product_id] = attempt + 1
@@ -500,18 +498,6 @@ class CartOracle:
                 call("answer", done=True)
         return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
 
-    @staticmethod
-    def cards_category(item: CartItemGoal) -> str:
-        return item.noun
-
 
 def _word(attribute: str | None) -> str:
-    from ecomrlve.user.realiser import ATTRIBUTE_WORDS
-
     return ATTRIBUTE_WORDS.get(attribute or "", "variant")
-
-
-def _b_tool_from_prompt(prompt: str) -> int:
-    marker = "you may call at most "
-    start = prompt.index(marker) + len(marker)
-    return int(prompt[start:].split()[0])

@@ -61,7 +61,11 @@ class ToolContext:
         self.surfaced_products.update(rows)
 
     def surfaced_ids(self) -> set[str]:
-        """Every product and variant id the agent has legitimately seen."""
+        """Every product id a discovery tool showed, and the variant ids of those products.
+
+        Variant ids of a product the agent only looked up by id are not surfaced either, so a
+        guessed id cannot be laundered through ``catalog_get_variants``.
+        """
         ids = set()
         for row in self.surfaced_products:
             ids.add(self.world.catalog.product_id(row))
@@ -165,7 +169,7 @@ def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = Fal
 
     def build(func: Callable[..., dict[str, Any]]) -> Tool:
         description, arg_docs = parse_docstring(func.__doc__ or "")
-        hints = get_type_hints(func)
+        hints = get_type_hints(func, include_extras=True)
         fields: dict[str, Any] = {}
         for name, param in list(inspect.signature(func).parameters.items())[1:]:
             default = ... if param.default is inspect.Parameter.empty else param.default

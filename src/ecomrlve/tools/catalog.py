@@ -84,12 +84,10 @@ def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
 
 @tool
 def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids.
+    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids (search results list them too).
 
     Args:
         product_id: A product id such as "P7K2Q9XMA".
     """
-    row = resolve_product(ctx, product_id)
-    ctx.surface([row])
-    variants = ctx.world.variants(row)
+    variants = ctx.world.variants(resolve_product(ctx, product_id))
     return {"product_id": product_id, "variants": [v.card() for v in variants]}

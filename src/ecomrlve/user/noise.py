@@ -51,8 +51,10 @@ def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...
     """Corrupt ``text`` outside the ``protected`` spans; ``p = 0`` returns it unchanged."""
     if p <= 0:
         return text
+    # Longest match first at each position, so "Bluetooth" wins over its prefix "Blue".
     spans = sorted({(m.start(), m.end()) for value in protected if value
-                    for m in re.finditer(re.escape(value), text, re.IGNORECASE)})
+                    for m in re.finditer(re.escape(value), text, re.IGNORECASE)},
+                   key=lambda span: (span[0], -span[1]))
     out, cursor = [], 0
     for start, end in spans:
         if start < cursor:

@@ -7,12 +7,13 @@ costs O(size of the episode), never O(size of the catalog).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.rng import derive_rng, opaque_id
+from ecomrlve.rng import crockford, opaque_id
 
 VARIANTS_PER_PRODUCT = 3
 
@@ -83,6 +84,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.cart = Cart(self.key)
+        self._salt = repr(self.key)
 
     def stock(self, row: int) -> int:
         return self.stock_overrides.get(row, int(self.catalog.stock[row]))
@@ -94,29 +96,29 @@ class World:
         """This episode's variants of a product, drawn on first use from the episode key.
 
         Variants vary the category's variant attribute; the product's own value is always one of
-        them, so catalog filters and variants agree.
+        them, so catalog filters and variants agree. One BLAKE2b digest per product supplies both
+        the choice of values and the (unguessable) variant ids.
         """
-        if row in self._variants:
-            return self._variants[row]
+        cached = self._variants.get(row)
+        if cached is not None:
+            return cached
         attribute = self.catalog.category_of(row).variant_attribute
-        values = self._draw_variant_values(row, attribute)
-        variants = tuple(Variant(opaque_id("V", *self.key, "variant", row, value, length=7), attribute, value)
-                         for value in values)
+        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+        variants: tuple[Variant, ...] = ()
+        own = int(self.catalog.categorical[attribute][row]) if vocab is not None else NO_VALUE
+        if own != NO_VALUE:
+            others = [c for c in self.catalog.category_values(attribute)[int(self.catalog.category[row])] if c != own]
+            if len(others) >= VARIANTS_PER_PRODUCT - 1:
+                digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
+                first = others.pop(int.from_bytes(digest[0:4], "little") % len(others))
+                second = others[int.from_bytes(digest[4:8], "little") % len(others)]
+                codes = sorted((own, first, second))
+                variants = tuple(
+                    Variant(crockford("V", int.from_bytes(digest[8 + 8 * i: 16 + 8 * i], "little"), 7), attribute, vocab[c])
+                    for i, c in enumerate(codes)
+                )
         self._variants[row] = variants
         return variants
-
-    def _draw_variant_values(self, row: int, attribute: str) -> tuple[str, ...]:
-        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
-        if vocab is None:
-            return ()
-        pool = list(self.catalog.category_values(attribute)[int(self.catalog.category[row])])
-        own = int(self.catalog.categorical[attribute][row])
-        if own == NO_VALUE or len(pool) < VARIANTS_PER_PRODUCT:
-            return ()
-        rng = derive_rng(*self.key, "variants", row)
-        others = rng.sample([c for c in pool if c != own], VARIANTS_PER_PRODUCT - 1)
-        codes = sorted([own, *others])
-        return tuple(vocab[c] for c in codes)
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         return next((v for v in self.variants(row) if v.variant_id == variant_id), None)

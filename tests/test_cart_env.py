@@ -1,0 +1,520 @@
+"""CART end to end: oracle solvability, exploit resistance, the shopper's behaviour, the SPEC tables."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+
+import pytest
+from exploits import EXPLOITS, Transcript, play, play_oracle
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents.base import tool_results
+from ecomrlve.episode import EcomEnv
+from ecomrlve.user.realiser import ATTRIBUTE_WORDS
+
+ALL_D = list(range(16))
+ORACLE_SEEDS = range(200)
+EXPLOIT_D = [0, 3, 6, 9, 12, 15]
+EXPLOIT_SEEDS = range(40)
+TABLE_EPISODES = 1000
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+def p_missing(d: int) -> float:
+    return 0.8 * _sigmoid((d - 3) / 1.5)
+
+
+# -- cached sweeps (each is paid once per process, shared by several tests) -------------------------
+
+_ORACLE_RUNS: dict[int, list[Transcript]] = {}
+_EXPLOIT_RUNS: dict[str, list[tuple[int, int, Transcript]]] = {}
+_GOALS: dict[int, list] = {}
+
+
+def oracle_runs(make_env, d: int) -> list[Transcript]:
+    if d not in _ORACLE_RUNS:
+        env = make_env()
+        _ORACLE_RUNS[d] = [play_oracle(env, difficulty=d, seed=seed) for seed in ORACLE_SEEDS]
+    return _ORACLE_RUNS[d]
+
+
+def exploit_runs(make_env, name: str) -> list[tuple[int, int, Transcript]]:
+    if name not in _EXPLOIT_RUNS:
+        env = make_env()
+        factory = EXPLOITS[name]
+        _EXPLOIT_RUNS[name] = [
+            (d, seed, play(env, lambda e, s=seed: factory(e, s), difficulty=d, seed=seed))
+            for d in EXPLOIT_D for seed in EXPLOIT_SEEDS
+        ]
+    return _EXPLOIT_RUNS[name]
+
+
+def generated_goals(make_env, d: int) -> list:
+    if d not in _GOALS:
+        env = make_env()
+        goals = []
+        for seed in range(TABLE_EPISODES):
+            env.reset(env_id="CART", difficulty=d, seed=seed)
+            goals.append(env.problem.goal)
+        _GOALS[d] = goals
+    return _GOALS[d]
+
+
+def find_episode(env: EcomEnv, d: int, predicate, limit: int = 500):
+    """Reset ``env`` at the first seed whose goal satisfies ``predicate``; returns (obs, goal)."""
+    for seed in range(limit):
+        observation = env.reset(env_id="CART", difficulty=d, seed=seed)
+        if predicate(env.problem.goal):
+            return observation, env.problem.goal
+    raise AssertionError(f"no seed < {limit} at d={d} has the wanted goal")
+
+
+def user_reply(observation) -> str:
+    parts = [m["content"] for m in observation.messages if m["role"] == "user"]
+    parts += [r["user_reply"] for name, r in tool_results(observation) if name == "ask_user"]
+    return " ".join(parts)
+
+
+def say(text: str) -> AgentAction:
+    return AgentAction(message=text)
+
+
+def call(name: str, **arguments) -> AgentAction:
+    return AgentAction(tool_calls=(ToolCall(id="t0", name=name, arguments=arguments),))
+
+
+def tool_result(observation, index: int = 0) -> dict:
+    tools = [m for m in observation.messages if m["role"] == "tool"]
+    return json.loads(tools[index]["content"])
+
+
+# -- the oracle ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
+def test_oracle_solves_every_episode(make_env, d: int) -> None:
+    """The oracle gets r_task 1, is_correct and termination 'answered' on all 200 seeds at d."""
+    failures = []
+    for seed, transcript in zip(ORACLE_SEEDS, oracle_runs(make_env, d)):
+        reward = transcript.reward
+        if not (reward["r_task"] == 1.0 and reward["is_correct"] and reward["termination"] == "answered"
+                and reward["r_hall"] == 0.0):
+            failures.append((seed, reward["termination"], reward["r_task"], reward["r_hall"]))
+    assert not failures, f"d={d}: oracle failed on (seed, termination, r_task, r_hall) {failures[:10]}"
+
+
+# -- exploits --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(EXPLOITS), ids=list(EXPLOITS))
+def test_exploit_policies_earn_nothing(make_env, name: str) -> None:
+    """Every exploit policy averages r_total <= 0.1 over 40 seeds x d in {0,3,...,15}, and never is_correct."""
+    runs = exploit_runs(make_env, name)
+    assert len(runs) == len(EXPLOIT_D) * len(EXPLOIT_SEEDS)
+    totals = [t.reward["r_total"] for _, _, t in runs]
+    mean = sum(totals) / len(totals)
+    assert mean <= 0.1, f"{name}: mean r_total {mean:.3f}"
+    for d in EXPLOIT_D:
+        per_d = [t.reward["r_total"] for dd, _, t in runs if dd == d]
+        assert sum(per_d) / len(per_d) <= 0.1, f"{name} d={d}: mean r_total {sum(per_d) / len(per_d):.3f}"
+    lucky = [(d, s) for d, s, t in runs if t.reward["is_correct"]]
+    # add_everything may stumble on the one target at low d; the id exploits never may
+    if name != "add_everything":
+        assert not lucky, f"{name} was judged correct on (d, seed) {lucky[:5]}"
+
+
+@pytest.mark.parametrize("name", ["random_ids", "guessed_ids", "lookup_unseen", "variants_lookup_unseen"])
+def test_id_exploits_are_hallucinations(make_env, name: str) -> None:
+    """Ids never surfaced by a discovery tool (invented, guessed, or looked up directly by id) give r_hall = -1.
+
+    SPEC §4: looking an id up directly does not surface it; that holds for catalog_get_variants(id) as well
+    as catalog_get_product(id), or a guessed id could be laundered through a variant lookup.
+    """
+    for d, seed, transcript in exploit_runs(make_env, name):
+        reward = transcript.reward
+        assert reward["r_hall"] == -1.0, f"{name} d={d} seed={seed}: r_hall {reward['r_hall']}"
+        assert reward["hallucinated_ids"], f"{name} d={d} seed={seed}"
+
+
+@pytest.mark.parametrize("name", ["never_answer", "ask_forever"])
+def test_stalling_exploits_end_unanswered(make_env, name: str) -> None:
+    """Policies that never answer end by turn budget or the user giving up, with r_task = -1."""
+    for d, seed, transcript in exploit_runs(make_env, name):
+        reward = transcript.reward
+        assert reward["termination"] in ("turn_budget", "user_gave_up"), (d, seed, reward["termination"])
+        assert reward["r_task"] == -1.0, (d, seed)
+        assert not reward["is_correct"]
+
+
+# -- the hidden goal stays hidden --------------------------------------------------------------------
+
+class _Browser:
+    """Talks without asking anything and searches, never touching the cart: nothing should be revealed."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+
+    def act(self, observation):
+        self.turn += 1
+        if self.turn == 1:
+            opening = observation.messages[-1]["content"]
+            return AgentAction(message="Sure, let me look into that.",
+                               tool_calls=(ToolCall(id="s", name="catalog_search", arguments={"query": opening}),))
+        return say("Working on it.")
+
+
+def _word(value: str) -> re.Pattern:
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
+
+
+def _quantity_patterns(q: int) -> list[re.Pattern]:
+    return [re.compile(p) for p in (rf"\b{q} of ", rf"\b{q}x ", rf"\(x{q}\)", rf"\b{q} units of ")]
+
+
+@pytest.mark.parametrize("d", [3, 6, 9, 12, 15], ids=lambda d: f"d{d}")
+def test_withheld_values_never_leak(make_env, d: int) -> None:
+    """A withheld variant value or quantity never appears in anything the user says unless asked."""
+    env = make_env()
+    checked = stated = 0
+    for seed in range(60):
+        transcript = play(env, lambda e: _Browser(), difficulty=d, seed=seed)
+        goal = env.problem.goal
+        assert set(transcript.observations[0].model_dump()) == {"messages", "tools", "done", "reward", "info"}
+        texts = transcript.user_messages()
+        phrases = " ".join(p for it in goal.items for p in (it.phrase, it.full_phrase))
+        withheld = set(map(tuple, goal.withheld))
+        for i, item in enumerate(goal.items):
+            stated_elsewhere = [other for j, other in enumerate(goal.items) if j != i]
+            if item.variant_value is not None and (i, "variant") not in withheld:
+                # positive control: the matcher finds stated values (exactness is tested separately)
+                stated += bool(_word(item.variant_value).search(texts[0]))
+            if (i, "variant") in withheld:
+                assert not any(item.variant_id in text for text in texts), (d, seed)
+                value = item.variant_value
+                if _word(value).search(phrases) or any(o.variant_value == value for o in stated_elsewhere):
+                    continue
+                checked += 1
+                for text in texts:
+                    assert not _word(value).search(text), f"d={d} seed={seed}: withheld {value!r} leaked in {text!r}"
+            if (i, "quantity") in withheld:
+                if any(o.quantity == item.quantity for o in stated_elsewhere):
+                    continue
+                checked += 1
+                for text in texts:
+                    for pattern in _quantity_patterns(item.quantity):
+                        assert not pattern.search(text), f"d={d} seed={seed}: withheld quantity leaked in {text!r}"
+    assert checked >= 20, f"only {checked} withheld constraints were checkable at d={d}"
+    assert stated >= 1
+
+
+@pytest.mark.parametrize("d", [3, 6, 9, 12, 15], ids=lambda d: f"d{d}")
+def test_stated_values_survive_noise(make_env, d: int) -> None:
+    """Every variant value and quantity stated in the opening appears verbatim, despite typo noise."""
+    env = make_env()
+    problems = []
+    for seed in range(150):
+        obs = env.reset(env_id="CART", difficulty=d, seed=seed)
+        opening = obs.messages[-1]["content"]
+        goal = env.problem.goal
+        withheld = set(map(tuple, goal.withheld))
+        for i, item in enumerate(goal.items):
+            if item.variant_value is not None and (i, "variant") not in withheld:
+                if not _word(item.variant_value).search(opening):
+                    problems.append((seed, item.variant_value, opening))
+            if item.quantity > 1 and (i, "quantity") not in withheld:
+                if not re.search(rf"(?<![0-9]){item.quantity}(?![0-9])", opening):
+                    problems.append((seed, item.quantity, opening))
+    assert not problems, f"d={d}: {len(problems)} stated values were altered, e.g. {problems[:3]}"
+
+
+@pytest.mark.parametrize("values", [("Blue", "Bluetooth"), ("Bluetooth", "Blue"), ("S", "XS"), ("USB-C", "USB-A")],
+                         ids=["prefix", "prefix_reversed", "suffix", "disjoint"])
+def test_noise_never_alters_protected_values(values) -> None:
+    """add_noise leaves every protected value intact, also when one value is a prefix/suffix of another."""
+    from ecomrlve.user.noise import add_noise
+
+    text = f"I want the leash in {values[0]} and the keyboard in {values[1]}, please, thanks a lot"
+    for seed in range(200):
+        out = add_noise(text, 0.125, random.Random(seed), values)
+        for value in values:
+            assert _word(value).search(out), f"seed {seed}: {value!r} altered in {out!r}"
+
+
+def test_goal_variant_id_absent_from_user_text(make_env) -> None:
+    """No user message (opening included) ever contains a variant id: the shopper names values, not ids."""
+    pattern = re.compile(r"\bV[0-9A-Z]{7}\b")
+    runs = [t for d in (6, 12, 15) for t in oracle_runs(make_env, d)]
+    for transcript in runs:
+        for text in transcript.user_messages():
+            assert not pattern.search(text), text
+
+
+def test_no_unfilled_template_slots(make_env) -> None:
+    """Opening and every user message over >= 2,000 oracle and exploit episodes have no {, }, None or nan."""
+    transcripts = [t for d in ALL_D for t in oracle_runs(make_env, d)]
+    transcripts += [t for name in EXPLOITS for _, _, t in exploit_runs(make_env, name)]
+    assert len(transcripts) >= 2000
+    bad = re.compile(r"[{}]|\bNone\b|\bnan\b|\bNaN\b")
+    n_messages = 0
+    for transcript in transcripts:
+        texts = transcript.user_messages()
+        assert texts and texts[0].strip()
+        for text in texts:
+            n_messages += 1
+            assert text.strip(), "empty user message"
+            assert not bad.search(text), f"unfilled slot in user message {text!r}"
+    assert n_messages > len(transcripts)
+
+
+# -- business errors keep the episode going ------------------------------------------------------------
+
+def test_business_errors_continue_episode(env, catalog) -> None:
+    """Unknown product, out-of-stock product and unknown cart line return error results; the episode goes on."""
+    env.reset(env_id="CART", difficulty=6, seed=3)
+    obs = env.step(call("cart_add", product_id="P00000000", quantity=1))
+    assert not obs.done
+    result = tool_result(obs)
+    assert result["error"] == "unknown_product" and result["message"]
+
+    row = next(r for r in range(len(catalog)) if catalog.stock[r] == 0
+               and catalog.product_id(r) not in {it.product_id for it in env.problem.goal.items})
+    product_id = catalog.product_id(row)
+    obs = env.step(call("catalog_get_variants", product_id=product_id))
+    variants = tool_result(obs)["variants"]
+    arguments = {"product_id": product_id, "quantity": 1}
+    if variants:
+        arguments["variant_id"] = variants[0]["variant_id"]
+    obs = env.step(call("cart_add", **arguments))
+    assert not obs.done
+    assert tool_result(obs)["error"] == "out_of_stock"
+
+    obs = env.step(call("cart_remove", line_id="LNOLINE"))
+    assert not obs.done
+    assert tool_result(obs)["error"] == "unknown_line"
+    obs = env.step(call("cart_set_quantity", line_id="LNOLINE", quantity=2))
+    assert not obs.done
+    assert tool_result(obs)["error"] == "unknown_line"
+    obs = env.step(call("cart_view"))
+    assert tool_result(obs)["lines"] == []
+    assert not obs.done and obs.info["turn"] == 6
+
+
+# -- the simulated shopper ---------------------------------------------------------------------------------
+
+def _withheld_variant(goal) -> int | None:
+    return next((i for i, kind in goal.withheld if kind == "variant"), None)
+
+
+def _question(item) -> str:
+    return f"Which {ATTRIBUTE_WORDS[item.variant_attribute]} do you need for {item.full_phrase}?"
+
+
+@pytest.mark.parametrize("channel", ["message", "ask_user"])
+def test_withheld_variant_revealed_once_as_user_caused(make_env, channel: str) -> None:
+    """Asking about a withheld variant reveals it and is user-caused once; asking again is not free."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 6, lambda g: _withheld_variant(g) is not None)
+    item = goal.items[_withheld_variant(goal)]
+    ask = say(_question(item)) if channel == "message" else call("ask_user", question=_question(item))
+    obs = env.step(ask)
+    reply = user_reply(obs)
+    assert item.variant_value in reply
+    assert obs.info["user_caused_turns"] == 1 and obs.info["turn"] == 1
+    obs = env.step(ask)
+    reply = user_reply(obs)
+    assert item.variant_value in reply
+    assert "already told" in reply or "As I said" in reply, reply
+    assert obs.info["user_caused_turns"] == 1 and obs.info["turn"] == 2
+
+
+def test_asking_about_stated_constraint_is_not_free(make_env) -> None:
+    """Asking about a variant the shopper already stated is not a user-caused turn."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 3, lambda g: any(
+        it.variant_value is not None and (i, "variant") not in set(map(tuple, g.withheld)) for i, it in enumerate(g.items)))
+    withheld = set(map(tuple, goal.withheld))
+    item = next(it for i, it in enumerate(goal.items) if it.variant_value is not None and (i, "variant") not in withheld)
+    obs = env.step(say(_question(item)))
+    reply = user_reply(obs)
+    assert item.variant_value in reply
+    assert "already told" in reply or "As I said" in reply, reply
+    assert obs.info["user_caused_turns"] == 0
+
+
+def test_wrong_variant_triggers_correction(make_env) -> None:
+    """Adding the wrong variant makes the shopper name the variant they want (and the one they got)."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 6, lambda g: any(it.variant_value is not None for it in g.items))
+    item = next(it for it in goal.items if it.variant_value is not None)
+    obs = env.step(call("catalog_get_variants", product_id=item.product_id))
+    variants = tool_result(obs)["variants"]
+    wrong = next(v for v in variants if v["variant_id"] != item.variant_id)
+    obs = env.step(call("cart_add", product_id=item.product_id, variant_id=wrong["variant_id"], quantity=item.quantity))
+    assert tool_result(obs)["status"] == "added"
+    reply = user_reply(obs)
+    assert item.variant_value in reply, reply
+    assert wrong[item.variant_attribute] in reply, reply
+    assert not obs.done
+
+
+def test_repeated_questions_exhaust_patience(make_env) -> None:
+    """Asking the same withheld question over and over makes the shopper give up: r_task -1."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 12, lambda g: _withheld_variant(g) is not None)
+    question = say(_question(goal.items[_withheld_variant(goal)]))
+    obs = None
+    for _ in range(20):
+        obs = env.step(question)
+        if obs.done:
+            break
+    assert obs is not None and obs.done
+    assert obs.info["termination"] == "user_gave_up"
+    assert obs.info["reward"]["r_task"] == -1.0 and not obs.info["is_correct"]
+    # one free reveal, then patience + 1 annoyances
+    assert obs.info["turn"] == goal.patience + 2
+
+
+def test_pointless_questions_exhaust_patience(make_env) -> None:
+    """Questions the shopper cannot make sense of also cost patience, ending in user_gave_up."""
+    env = make_env(overrides={"p_noise": 0.0})
+    env.reset(env_id="CART", difficulty=12, seed=5)
+    obs = None
+    for _ in range(20):
+        obs = env.step(say("What do you need?"))
+        if obs.done:
+            break
+    assert obs.info["termination"] == "user_gave_up"
+    assert obs.info["reward"]["r_task"] == -1.0
+    assert obs.info["user_caused_turns"] == 0
+
+
+# -- the CART table of SPEC §3.2 ------------------------------------------------------------------------
+
+CART_TABLE = {  # d: (distinct products, share needing a variant, share with quantity > 1)
+    0: (1, 0.21, 0.0),
+    3: (2, 0.66, 0.30),
+    6: (3, 0.93, 0.50),
+    9: (4, 0.99, 0.50),
+}
+
+
+@pytest.mark.parametrize("d", list(CART_TABLE), ids=lambda d: f"d{d}")
+def test_cart_table(make_env, d: int) -> None:
+    """Distinct products, variant share and multi-quantity share match SPEC §3.2 over 1,000 episodes."""
+    goals = generated_goals(make_env, d)
+    assert len(goals) >= 1000
+    products, variant_share, multi_share = CART_TABLE[d]
+    counts = [len(g.items) for g in goals]
+    assert all(len({it.product_id for it in g.items}) == len(g.items) for g in goals)
+    assert sum(counts) / len(counts) == products
+    items = [it for g in goals for it in g.items]
+    measured_variant = sum(it.variant_value is not None for it in items) / len(items)
+    measured_multi = sum(it.quantity > 1 for it in items) / len(items)
+    assert abs(measured_variant - variant_share) <= 0.05, measured_variant
+    assert abs(measured_multi - multi_share) <= 0.05, measured_multi
+    assert all(1 <= it.quantity <= 4 for it in items)
+    assert all((it.variant_value is None) == (it.variant_id is None) for it in items)
+
+
+@pytest.mark.parametrize("d", [0, 6, 12], ids=lambda d: f"d{d}")
+def test_withheld_share_follows_p_missing(make_env, d: int) -> None:
+    """The share of non-essential constraints withheld from the opening is p_missing(d) within 5 points."""
+    goals = generated_goals(make_env, d)
+    eligible = withheld = 0
+    for goal in goals:
+        marked = set(map(tuple, goal.withheld))
+        for i, item in enumerate(goal.items):
+            eligible += (item.variant_value is not None) + (item.quantity > 1)
+        assert all((kind == "variant" and goal.items[i].variant_value is not None)
+                   or (kind == "quantity" and goal.items[i].quantity > 1) for i, kind in marked)
+        withheld += len(marked)
+    assert eligible >= 200
+    assert abs(withheld / eligible - p_missing(d)) <= 0.05, (withheld / eligible, p_missing(d))
+
+
+# -- stock-outs and visit history -----------------------------------------------------------------------------
+
+def test_stock_outs_happen_and_oracle_solves_them(make_env) -> None:
+    """At d=10 some targets go out of stock; the oracle still solves every such episode."""
+    env = make_env()
+    solved = 0
+    for seed, transcript in enumerate(oracle_runs(make_env, 10)):
+        env.reset(env_id="CART", difficulty=10, seed=seed)
+        goal = env.problem.goal
+        if any(it.stock_out for it in goal.items):
+            assert transcript.reward["is_correct"] and transcript.reward["r_task"] == 1.0, seed
+            assert transcript.reward["user_caused_turns"] >= 1, seed
+            solved += 1
+    assert solved >= 20, f"only {solved} of 200 episodes at d=10 had a stock-out"
+
+
+def test_stock_out_announcement_is_user_caused_once(make_env) -> None:
+    """Telling the shopper a target is sold out is a user-caused turn and they name the alternative; twice is not free."""
+    env = make_env(overrides={"p_noise": 0.0})
+    _, goal = find_episode(env, 10, lambda g: any(it.stock_out and it.alternative for it in g.items))
+    item = next(it for it in goal.items if it.stock_out and it.alternative)
+    obs = env.step(call("catalog_get_product", product_id=item.product_id))
+    assert tool_result(obs)["in_stock"] is False
+    announcement = say(f"Sorry, {item.full_phrase} is out of stock.")
+    obs = env.step(announcement)
+    assert obs.info["user_caused_turns"] == 1
+    assert item.alternative.full_phrase in user_reply(obs)
+    obs = env.step(announcement)
+    assert obs.info["user_caused_turns"] == 1
+
+
+@pytest.mark.parametrize("d", [0, 5, 10, 15], ids=lambda d: f"d{d}")
+def test_visit_history_contains_history_targets(make_env, d: int) -> None:
+    """Every target marked in_history is in the user_get_visit_history result."""
+    env = make_env()
+    seen = 0
+    for seed in range(40):
+        env.reset(env_id="CART", difficulty=d, seed=seed)
+        goal = env.problem.goal
+        obs = env.step(call("user_get_visit_history"))
+        viewed = {card["product_id"] for card in tool_result(obs)["viewed"]}
+        for item in goal.items:
+            if item.in_history:
+                seen += 1
+                assert item.product_id in viewed, (d, seed, item.product_id)
+    assert seen >= 10
+
+
+@pytest.mark.parametrize("d,expected", [(0, 0.0), (6, 0.30), (12, 0.50)], ids=["d0", "d6", "d12"])
+def test_stock_out_share_follows_spec_table(make_env, d: int, expected: float) -> None:
+    """The share of targets that go out of stock is 0 / 30 / 50 % at d = 0 / 6 / 12 (SPEC §3.2, within 5 points)."""
+    items = [it for goal in generated_goals(make_env, d) for it in goal.items]
+    share = sum(it.stock_out for it in items) / len(items)
+    assert abs(share - expected) <= 0.05, share
+    for it in items:
+        if it.stock_out:
+            assert it.alternative is not None and it.alternative.product_id != it.product_id
+            assert it.alternative.quantity == it.quantity and it.alternative.variant_value == it.variant_value
+
+
+def test_denied_categories_are_never_targets_and_adding_one_is_unsafe(make_env, catalog) -> None:
+    """Targets never come from a denied category; putting a denied product in the cart gives r_total -1."""
+    env = make_env(denied_categories=("Chargers", "Kitchen"))
+
+    def denied(row: int) -> bool:
+        category = catalog.category_of(row)
+        return category.name == "Chargers" or category.path[0] == "Kitchen"
+
+    for seed in range(150):
+        env.reset(env_id="CART", difficulty=9, seed=seed)
+        assert not any(denied(it.row) for it in env.problem.goal.items), seed
+    env.reset(env_id="CART", difficulty=6, seed=1)
+    obs = env.step(call("catalog_search", query="charger", filters={"category": "Chargers", "in_stock": True}))
+    card = tool_result(obs)["results"][0]
+    arguments = {"product_id": card["product_id"], "quantity": 1}
+    if card.get("variants"):
+        arguments["variant_id"] = card["variants"][0]["variant_id"]
+    obs = env.step(call("cart_add", **arguments))
+    assert tool_result(obs)["status"] == "added"
+    obs = env.step(call("answer", done=True))
+    assert obs.done and obs.reward == -1.0
+    assert obs.info["reward"]["safety_violation"] and not obs.info["is_correct"]
