@@ -176,7 +176,7 @@ def product_filters(draw, catalog):
     maybe("price_min", st.sampled_from([cents / 100, cents / 100 + 0.01, cents / 100 - 0.01, 0.0, 25.5]))
     maybe("price_max", st.sampled_from([cents / 100, cents / 100 - 0.01, cents / 100 + 0.01, 1000.0, 25.5]))
     rating = int(catalog.rating_x10[row])
-    maybe("rating_min", st.sampled_from([rating / 10, (rating + 1) / 10, 0.0, 4.5, 5.0]))
+    maybe("rating_min", st.sampled_from([rating / 10, min(50, rating + 1) / 10, 0.0, 4.5, 5.0]))
     maybe("ship_days_max", st.sampled_from([int(catalog.ship_days[row]), 0, 1, 3, 14]))
     maybe("in_stock", st.booleans())
     for attr in ("wattage", "screen_size", "weight"):

@@ -122,7 +122,6 @@ class CartUser(SimulatedUser):
     confirmed_cart: tuple | None = None
     _confirmation_counted: bool = False
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
-    _last_issues: tuple = ()
 
     def active(self, i: int) -> CartItemGoal:
         item = self.goal.items[i]
@@ -269,7 +268,6 @@ class CartUser(SimulatedUser):
 
     def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
         self.lose_patience()
-        self._last_issues = issues
         return A.CartCorrection(issues)
 
 

@@ -64,10 +64,6 @@ class Cart:
     def lines(self) -> tuple[CartLine, ...]:
         return tuple(self._lines.values())
 
-    def units(self) -> dict[tuple[int, str | None], int]:
-        """Quantity per (row, variant_id)."""
-        return {(line.row, line.variant_id): line.quantity for line in self._lines.values()}
-
 
 @dataclass
 class World:
