@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ecomrlve.agents import HeuristicAgent, RandomAgent
+from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.base import Agent
 from ecomrlve.episode import EcomEnv, EpisodeRecord
 from ecomrlve.rng import derive_seed
@@ -19,7 +19,7 @@ def make_agent(name: str, env: EcomEnv, seed: int) -> Agent:
     if name == "oracle":
         return env.environment.oracle(env.problem)
     if name == "heuristic":
-        return HeuristicAgent()
+        return heuristic_agent(env.environment.env_id)
     if name == "random":
         return RandomAgent(seed)
     raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic or random")

@@ -1,4 +1,4 @@
-"""Scripted baselines that see only what an agent sees: ``random`` and ``heuristic``."""
+"""Scripted baselines that see only what an agent sees: ``random`` and the CART ``heuristic``."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class RandomAgent:
         return AgentAction(tool_calls=(_call(name, 0, **arguments),))
 
 
-class HeuristicAgent:
+class CartHeuristic:
     """A fair scripted baseline for CART: search the shopper's words, ask about missing variants, add.
 
     It splits the opening request into item phrases, searches each, takes the best card whose
