@@ -27,12 +27,14 @@ from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
 from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
 from ecomrlve.user.realiser import Realiser, TemplateRealiser
+from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
 
 RECORD_VERSION = 1
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
 _PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
+_ORDER_ID = re.compile(ORDER_ID)
 
 
 class Observation(BaseModel):
@@ -71,6 +73,9 @@ class EpisodeRecord(BaseModel):
     actions: list[Any] = Field(description="Agent outputs exactly as received, for replay.")
     goal: dict[str, Any] = Field(description="The hidden goal (revealed only after the episode).")
     reward: RewardBreakdown | None = None
+    run: dict[str, Any] | None = Field(
+        default=None, description="Who played and how (agent, model, task, trial, token usage); set by "
+        "evaluation code, not part of the episode, so replay carries it over unchanged.")
 
     def to_json(self) -> str:
         return self.model_dump_json()
@@ -187,6 +192,7 @@ class _Episode:
         realiser = owner.realiser or TemplateRealiser(difficulty.p_noise)
         self.problem = env.generate(self.world, difficulty, derive_rng(*key, "generate"), realiser)
         self.tools, schemas = _toolset(env, difficulty)
+        self.t_max = env.turn_budget(self.problem)
         self.turns = 0
         self.user_caused_turns = 0
         self.used_ids: list[str] = []
@@ -207,7 +213,7 @@ class _Episode:
     def _info(self) -> dict[str, Any]:
         return {"env_id": self.env.env_id, "difficulty": self.difficulty.d, "seed": self.seed,
                 "turn": self.turns, "user_caused_turns": self.user_caused_turns,
-                "turns_left": self.difficulty.T_max - (self.turns - self.user_caused_turns)}
+                "turns_left": self.t_max - (self.turns - self.user_caused_turns)}
 
     # -- callbacks used by tools --------------------------------------------------------------
 
@@ -217,11 +223,13 @@ class _Episode:
         return reply
 
     def _submit_answer(self, answer: BaseModel) -> None:
-        self.answer = answer
+        if self.env.accept_answer(self.problem, answer):
+            self.answer = answer
 
     def _surface_from_text(self, text: str) -> None:
         rows = [self.world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
         self.ctx.surface(row for row in rows if row is not None)
+        self.ctx.surface_account_ids(_ORDER_ID.findall(text))  # order ids the customer tells the agent
 
     # -- one turn -------------------------------------------------------------------------------
 
@@ -265,7 +273,7 @@ class _Episode:
             return self._finish("answered", new_messages)
         if user.gave_up:
             return self._finish("user_gave_up", new_messages)
-        if self.turns - self.user_caused_turns >= self.difficulty.T_max:
+        if self.turns - self.user_caused_turns >= self.t_max:
             return self._finish("turn_budget", new_messages)
         return Observation(messages=new_messages, info=self._info())
 
@@ -284,7 +292,7 @@ class _Episode:
             outcome = self.env.verify(self.problem, self.world, self.answer)
         self.reward = compose_reward(
             r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self.turns,
-            user_caused_turns=self.user_caused_turns, t_max=self.difficulty.T_max, used_ids=self.used_ids,
+            user_caused_turns=self.user_caused_turns, t_max=self.t_max, used_ids=self.used_ids,
             surfaced_ids=self.surfaced_ids(), termination=termination, weights=self.weights,
             invalid_reason=invalid_reason, safety_violation=outcome.safety_violation, task_details=outcome.details,
         )

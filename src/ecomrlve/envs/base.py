@@ -60,6 +60,19 @@ class Environment(ABC):
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."
 
+    def turn_budget(self, problem: Problem) -> int:
+        """Agent turns the episode may use (JOURNEY: the sum over its intents)."""
+        return problem.difficulty.T_max
+
+    def accept_answer(self, problem: Problem, answer: BaseModel) -> bool:
+        """Take a submitted ``answer``; True if it ends the episode.
+
+        Every single-task environment ends on its answer. JOURNEY records it for the current
+        intent and ends only on the last one; it raises :class:`~ecomrlve.tools.ToolError` when
+        the answer does not fit the request being handled.
+        """
+        return True
+
     @abstractmethod
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         """Sample the hidden goal and prepare ``world`` (stock, visit history ...)."""

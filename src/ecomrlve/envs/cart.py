@@ -383,8 +383,8 @@ class CartEnvironment(Environment):
                                               for other in items):
                     history.append(row)
         rng.shuffle(history)
-        world.visit_history = history
-        keys = [(int(catalog.brand[r]), int(catalog.category[r])) for r in history]
+        world.visit_history.extend(history)
+        keys = [(int(catalog.brand[r]), int(catalog.category[r])) for r in world.visit_history]
         out = []
         for it in items:
             key = (int(catalog.brand[it.row]), int(catalog.category[it.row]))

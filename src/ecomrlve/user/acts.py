@@ -75,8 +75,39 @@ class GiveUp:
     pass
 
 
+@dataclass(frozen=True)
+class OpenJourney:
+    """JOURNEY: the first of ``count`` requests (``request`` is that intent's own opening)."""
+
+    request: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NextIntent:
+    """JOURNEY: the previous request was answered; here is the next one."""
+
+    request: str
+
+
+@dataclass(frozen=True)
+class InterruptIntent:
+    """JOURNEY: the shopper breaks into the current request with the next one."""
+
+    request: str
+
+
+@dataclass(frozen=True)
+class ResumeIntent:
+    """JOURNEY: back to the request that was interrupted."""
+
+    request: str
+
+
+JourneyAct = OpenJourney | NextIntent | InterruptIntent | ResumeIntent
+
 DialogueAct = (RequestItems | Inform | StockOutAlternative | CartCorrection | Confirm | NotUnderstood
-               | Acknowledge | GiveUp)
+               | Acknowledge | GiveUp | JourneyAct)
 
 
 def protected_values(act: DialogueAct) -> tuple[str, ...]:
@@ -95,4 +126,6 @@ def protected_values(act: DialogueAct) -> tuple[str, ...]:
         return tuple(v for i in act.issues for v in (i.wanted, i.got) if v)
     if isinstance(act, StockOutAlternative):
         return (act.alternative,)
+    if isinstance(act, JourneyAct):
+        return (act.request,)  # already realised (and noised) by its own environment's user
     return ()

@@ -81,7 +81,25 @@ class TemplateRealiser:
         if isinstance(act, A.GiveUp):
             return rng.choice(["This is taking too long. Never mind, I'll do it myself.",
                                "Forget it, I'll shop somewhere else.", "I give up, bye."])
+        if isinstance(act, A.JourneyAct):
+            return self._journey(act, rng)
         raise TypeError(f"no template for dialogue act {type(act).__name__}")
+
+    @staticmethod
+    def _journey(act: A.JourneyAct, rng: random.Random) -> str:
+        if isinstance(act, A.OpenJourney):
+            lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here.",
+                               "Hello! I've got {n} requests. To begin with:"]).format(n=act.count)
+        elif isinstance(act, A.NextIntent):
+            lead = rng.choice(["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
+                               "Thanks. Another thing:"])
+        elif isinstance(act, A.InterruptIntent):
+            lead = rng.choice(["Oh wait, before that - something more urgent:", "Sorry, quick interruption first:",
+                               "Hold on, let's do this first:"])
+        else:
+            lead = rng.choice(["Thanks! Now back to what I asked before:", "Great. Back to my earlier request:",
+                               "OK, returning to the first thing:"])
+        return f"{lead} {act.request}"
 
     @staticmethod
     def _fact(fact: A.Fact, rng: random.Random) -> str:
