@@ -1,4 +1,7 @@
-"""(env, d, seed) reproduces an episode exactly: across processes, hash seeds and repeated resets."""
+"""(env, d, seed) reproduces an episode exactly: across processes, hash seeds and repeated resets.
+
+The cross-process check covers every environment (collection C8); the rest use CART.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,10 @@ import sys
 import pytest
 from exploits import play_oracle
 
+from ecomrlve.envs import COLLECTIONS
+from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import play
+
 DIFFICULTIES = (0, 7, 15)
 SEEDS = range(5)
 
@@ -19,32 +26,36 @@ from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
 catalog = generate_synthetic_catalog({n}, {catalog_seed})
-env = EcomEnv("CART", catalog=catalog, search=SearchEngine(catalog))
+env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog))
 out = []
-for d in {difficulties!r}:
-    for seed in {seeds!r}:
-        obs = env.reset(env_id="CART", difficulty=d, seed=seed)
-        oracle = env.environment.oracle(env.problem)
-        while not obs.done:
-            obs = env.step(oracle.act(obs))
-        out.append(env.record.to_json())
+for env_id in {env_ids!r}:
+    for d in {difficulties!r}:
+        for seed in {seeds!r}:
+            obs = env.reset(env_id=env_id, difficulty=d, seed=seed)
+            oracle = env.environment.oracle(env.problem)
+            while not obs.done:
+                obs = env.step(oracle.act(obs))
+            out.append(env.record.to_json())
 json.dump(out, sys.stdout)
 """
 
 
 def _in_process_records(env) -> list[str]:
     records = []
-    for d in DIFFICULTIES:
-        for seed in SEEDS:
-            play_oracle(env, difficulty=d, seed=seed)
-            records.append(env.record.to_json())
+    for env_id in COLLECTIONS["C8"]:
+        for d in DIFFICULTIES:
+            for seed in SEEDS:
+                play(env, "oracle", env_id=env_id, difficulty=d, seed=seed)
+                records.append(env.record.to_json())
     return records
 
 
-def test_records_identical_across_processes_and_hash_seeds(env, catalog) -> None:
-    """Oracle episodes at d in {0,7,15} give byte-identical record JSON in other processes with other PYTHONHASHSEEDs."""
+def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> None:
+    """Oracle episodes of every environment at d in {0,7,15} give byte-identical record JSON in other
+    processes with other PYTHONHASHSEEDs."""
+    env = EcomEnv("C8", catalog=catalog, search=search)
     script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"],
-                            difficulties=DIFFICULTIES, seeds=list(SEEDS))
+                            env_ids=COLLECTIONS["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
     processes = []
     for hash_seed in ("1", "4242"):
         child_env = dict(os.environ, PYTHONHASHSEED=hash_seed)
@@ -55,10 +66,9 @@ def test_records_identical_across_processes_and_hash_seeds(env, catalog) -> None
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr[-2000:]
         there = json.loads(stdout)
-        assert len(there) == len(here) == len(DIFFICULTIES) * len(SEEDS)
-        for i, (a, b) in enumerate(zip(here, there)):
-            d, seed = DIFFICULTIES[i // len(SEEDS)], SEEDS[i % len(SEEDS)]
-            assert a == b, f"record differs for d={d} seed={seed}"
+        assert len(there) == len(here) == len(COLLECTIONS["C8"]) * len(DIFFICULTIES) * len(SEEDS)
+        for a, b in zip(here, there):
+            assert a == b, "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
     assert all(json.loads(r)["reward"]["is_correct"] for r in here)
 
 

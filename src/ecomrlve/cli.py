@@ -16,6 +16,7 @@ from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.runner import Plan, episode_seed, parse_difficulty, play, replay, summarise
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Adaptive, verifiable e-commerce agent environments.")
@@ -35,7 +36,8 @@ def run(
     episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
-    catalog: Annotated[str, typer.Option(help="Catalog spec: synthetic:N[:SEED] or 'default'.")] = "default",
+    catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
+                                            "(`ecomrlve catalog build`) or a product file.")] = "default",
     override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
     out: Annotated[Optional[Path], typer.Option(help="Write episode records (JSONL) here.")] = None,
     summary_json: Annotated[Optional[Path], typer.Option(help="Write the summary as JSON here.")] = None,
@@ -56,7 +58,7 @@ def run(
     if difficulties is None:
         scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
     environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed)
-    plan = Plan(env_ids, difficulties, episodes)
+    plan = Plan(env_ids, difficulties, episodes, seed)
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
@@ -152,6 +154,80 @@ def difficulty_command(
         values = [r[axis.name] for r in resolved]
         table.add_row(axis.name, axis.formula, *(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values))
     console.print(table)
+
+
+catalog_app = typer.Typer(no_args_is_help=True, help="Build and inspect catalog directories (columns + BM25 + vectors).")
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("build")
+def catalog_build(
+    source: Annotated[str, typer.Option(help="synthetic:N[:SEED], a JSONL/JSON/CSV/Parquet file, a datasets "
+                                             "save_to_disk folder, or hf:NAME[:CONFIG[:SPLIT]].")],
+    out: Annotated[Path, typer.Option(help="Catalog directory to write (resumes an interrupted embedding).")],
+    embedder: Annotated[str, typer.Option(help="static:minilm-m2v (offline default), st:MODEL, or 'none' "
+                                               "for a lexical-only directory.")] = "static:minilm-m2v",
+    ray: Annotated[bool, typer.Option("--ray", help="Embed on Ray Data ($RAY_ADDRESS or a local Ray).")] = False,
+    ray_workers: Annotated[int, typer.Option(min=1, help="Ray embedding workers.")] = 2,
+    limit: Annotated[int | None, typer.Option(min=1, help="Read at most this many source rows.")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="Threads for FAISS/numba/BLAS (default: all cores).")] = None,
+) -> None:
+    """Build a catalog directory that `--catalog DIR` loads memory-mapped."""
+    from ecomrlve.catalog.store import build_from_source
+
+    with _progress() as progress:
+        def stage(name: str, total: int):
+            task = progress.add_task(name, total=total or None)
+            return lambda n: progress.advance(task, n)
+
+        try:
+            manifest = build_from_source(source, out, embedder_name=None if embedder == "none" else embedder,
+                                         progress=stage, ray_workers=ray_workers if ray else None, limit=limit,
+                                         threads=threads)
+        except (ValueError, FileNotFoundError) as exc:
+            raise typer.BadParameter(str(exc)) from None
+    _print_manifest(out, manifest)
+
+
+@catalog_app.command("info")
+def catalog_info(
+    directory: Annotated[Path, typer.Argument(help="A catalog directory.")],
+    verify: Annotated[bool, typer.Option("--verify", help="Recompute every file's SHA-256.")] = False,
+) -> None:
+    """Show a catalog directory's counts, embedder, build times and size."""
+    from ecomrlve.catalog.store import read_manifest, verify_checksums
+
+    try:
+        manifest = read_manifest(directory)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    _print_manifest(directory, manifest)
+    if verify:
+        bad = verify_checksums(directory)
+        if bad:
+            console.print(f"[red]{len(bad)} file(s) differ from the manifest: {', '.join(bad)}")
+            raise typer.Exit(1)
+        console.print(f"[green]all {len(manifest['files'])} files match their checksums")
+
+
+def _print_manifest(directory: Path, manifest: dict) -> None:
+    table = Table(title=f"Catalog directory {directory}", show_header=False)
+    embedder = manifest.get("embedder")
+    report = manifest.get("source_metadata", {}).get("load_report")
+    rows = [("source", str(manifest.get("source", manifest["name"]))),
+            *((k, f"{v:,}") for k, v in manifest["counts"].items()),
+            ("embedder", f"{embedder['name']} ({embedder['dim']}-d, {embedder['index']})" if embedder else "none (lexical only)"),
+            ("size", f"{sum(f['bytes'] for f in manifest['files'].values()) / 2**20:,.1f} MiB"),
+            ("build seconds", ", ".join(f"{k} {v:.1f}" for k, v in manifest["build_seconds"].items()))]
+    if report:
+        rows.append(("rows skipped", ", ".join(f"{k}: {v}" for k, v in report["skipped"].items()) or "none"))
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+
+
+app.command("eval")(eval_command)
+app.command("compare")(compare_command)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,28 @@
-"""The system prompt every agent and integration receives: written once, here."""
+"""The prompts every agent and integration receives: written once, here.
+
+:func:`system_prompt` is the system message of every episode (store role, the simulated date,
+the task, and the rules the verifier and the runtime enforce). :func:`tools_prompt` is the
+Hermes/Qwen tool block for models served without native tool calling: the tools go into the
+system message and the model answers with ``<tool_call>`` blocks, which the runtime parses with
+:func:`ecomrlve.actions.parse_action`. Baselines parse "you may call at most N tools per turn".
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from typing import Any
 
 STORE_NAME = "Amazebay"
 
 _RULES = (
-    "Only recommend or act on products, variants, orders and lines whose ids you have seen in tool "
+    ("Only recommend or act on products, variants, orders and lines whose ids you have seen in tool "
     "results (search results, visit history, variant lists, order details) or in the customer's messages; "
-    "never invent or guess ids.",
-    "Text you write in a message goes to the customer, who replies; use the ask_user tool to ask them "
-    "something while also calling other tools.",
-    "If the customer asks you to check with them before finishing, ask for their confirmation first.",
+    "never invent or guess ids."),
+    ("Text you write in a message goes to the customer, who replies; use the ask_user tool to ask them "
+    "something while also calling other tools."),
+    ("Irreversible actions (a return, a cancellation, a purchase) cannot be undone: if the customer asks you "
+    "to check with them first, or the task says so, get their explicit confirmation before acting."),
     "When the customer's request is complete, call the answer tool exactly once; it ends the task.",
     "Be efficient: every turn counts, and you may call at most {b_tool} tools per turn.",
 )
@@ -25,3 +35,22 @@ def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int) -> str
         f"{today.strftime('%A, %B %d, %Y').replace(' 0', ' ')}.\n\n"
         f"Your task: {task_instructions}\n\nRules:\n{rules}"
     )
+
+
+def tools_prompt(tools: list[dict[str, Any]]) -> str:
+    """The tool block appended to the system message in text mode (the Hermes/Qwen convention)."""
+    signatures = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+    return (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{signatures}\n</tools>\n\n"
+        "For each function call, return a json object with function name and arguments within "
+        "<tool_call></tool_call> XML tags:\n"
+        '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n\n'
+        "Text outside <tool_call> blocks is sent to the customer."
+    )
+
+
+def tool_responses_prompt(contents: list[str]) -> str:
+    """Tool results as one text message, for models that see tools only through the prompt."""
+    return "\n".join(f"<tool_response>\n{content}\n</tool_response>" for content in contents)

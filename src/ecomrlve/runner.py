@@ -10,19 +10,25 @@ from typing import Any
 
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.base import Agent
+from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.episode import EcomEnv, EpisodeRecord
-from ecomrlve.rng import derive_seed
+from ecomrlve.rng import derive_rng, derive_seed
 
 
-def make_agent(name: str, env: EcomEnv, seed: int) -> Agent:
-    """A fresh built-in agent for the episode that ``env`` has just reset."""
+def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | None = None,
+               sampling: SamplingParams | None = None) -> Agent:
+    """A fresh agent for the episode that ``env`` has just reset (``openai`` needs an ``endpoint``)."""
     if name == "oracle":
         return env.environment.oracle(env.problem)
     if name == "heuristic":
         return heuristic_agent(env.environment.env_id)
     if name == "random":
         return RandomAgent(seed)
-    raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic or random")
+    if name == "openai":
+        if endpoint is None:
+            raise ValueError("the openai agent needs an endpoint: use `ecomrlve eval --agent openai --model NAME --base-url URL`")
+        return LLMAgent(endpoint, sampling)
+    raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
 
 
 def episode_seed(base_seed: int, env_id: str, difficulty: int | str, index: int) -> int:
@@ -40,27 +46,33 @@ def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int | None, 
 
 
 def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
-    """Re-run a recorded episode from its key and actions; returns the new record."""
+    """Re-run a recorded episode from its key and actions; returns the new record (same ``run`` metadata)."""
     observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
     for action in record.actions:
         if observation.done:
             break
         observation = env.step(action)
-    return env.record
+    return env.record.model_copy(update={"run": record.run})
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Which (env, difficulty) to run next: fixed difficulties, or ``None`` for the scheduler."""
+    """Which (env, difficulty) to run next.
+
+    Fixed difficulties: every env × difficulty × ``episodes``. Adaptive (``difficulties=None``):
+    ``episodes`` in all, each environment drawn uniformly from ``env_ids`` (seeded by ``seed``),
+    its difficulty left to the scheduler.
+    """
 
     env_ids: tuple[str, ...]
     difficulties: tuple[int, ...] | None
     episodes: int
+    seed: int = 0
 
     def __iter__(self) -> Iterator[tuple[str, int | None, int]]:
         if self.difficulties is None:
             for index in range(self.episodes):
-                yield self.env_ids[index % len(self.env_ids)], None, index
+                yield derive_rng("plan", self.seed, index).choice(self.env_ids), None, index
             return
         for env_id in self.env_ids:
             for d in self.difficulties:

@@ -16,6 +16,13 @@ BUILTIN_AGENTS = ("oracle", "heuristic", "random")
 #: env id -> "module:Class" of its heuristic baseline, imported on first use.
 HEURISTICS: dict[str, str] = {
     "CART": "ecomrlve.agents.simple:CartHeuristic",
+    "RETURN": "ecomrlve.agents.account:ReturnHeuristic",
+    "STATUS": "ecomrlve.agents.account:StatusHeuristic",
+    "POLICY": "ecomrlve.agents.account:PolicyHeuristic",
+    "PD": "ecomrlve.agents.discovery:RecommendHeuristic",
+    "SUB": "ecomrlve.agents.discovery:RecommendHeuristic",
+    "BUNDLE": "ecomrlve.agents.discovery:BundleHeuristic",
+    "JOURNEY": "ecomrlve.agents.journey:JourneyHeuristic",
 }
 
 

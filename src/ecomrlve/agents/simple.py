@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import cards, tool_results, user_text
+from ecomrlve.agents.base import tool_results, user_text
 from ecomrlve.episode import Observation
 
 _QUANTITY = re.compile(r"(\d+)\s*(?:x\s|of\s|units of\s)|\(x(\d+)\)")

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ecomrlve.catalog.schema import Catalog, Category
-from ecomrlve.catalog.synthetic import DEFAULT_SEED, DEFAULT_SIZE, default_catalog, generate_synthetic_catalog
+from ecomrlve.catalog.synthetic import (
+    DEFAULT_SEED,
+    DEFAULT_SIZE,
+    default_catalog,
+    generate_synthetic_catalog,
+)
 
 
 def load_catalog(spec: str) -> Catalog:
-    """Resolve a catalog spec: ``synthetic:N[:SEED]`` (the embedded generator); ``default`` = the default size."""
+    """Resolve a catalog spec.
+
+    ``default`` (the embedded synthetic catalog), ``synthetic:N[:SEED]``, a catalog directory
+    written by ``ecomrlve catalog build`` (memory-mapped, with its indexes), or a product file
+    (JSONL/JSON/CSV/Parquet, see :mod:`ecomrlve.catalog.loaders`; loaded in memory, indexed on
+    first search).
+    """
     if spec == "default":
         return default_catalog()
     kind, _, rest = spec.partition(":")
@@ -17,7 +30,17 @@ def load_catalog(spec: str) -> Catalog:
             return default_catalog(int(size or DEFAULT_SIZE), int(seed or DEFAULT_SEED))
         except ValueError as exc:
             raise ValueError(f"bad catalog spec {spec!r}: {exc}") from None
-    raise ValueError(f"unknown catalog spec {spec!r}; expected 'synthetic:N[:SEED]'")
+    path = Path(spec)
+    if path.is_dir() and (path / "manifest.json").exists():
+        from ecomrlve.catalog.store import load_catalog_dir
+
+        return load_catalog_dir(path)
+    if path.is_file() or kind == "hf" or path.is_dir():
+        from ecomrlve.catalog.loaders import load_products
+
+        return load_products(spec)[0]
+    raise ValueError(f"unknown catalog spec {spec!r}; expected 'default', 'synthetic:N[:SEED]', "
+                     "a catalog directory or a product file")
 
 
 __all__ = ["Catalog", "Category", "default_catalog", "generate_synthetic_catalog", "load_catalog"]

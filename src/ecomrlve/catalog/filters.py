@@ -61,38 +61,53 @@ def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = Non
     return mask
 
 
-def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
-    """Boolean mask of the products matching every condition of ``flt`` (O(n) numpy, no Python loop)."""
-    mask = np.ones(len(catalog), dtype=bool)
+def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None,
+                rows: np.ndarray | None = None) -> np.ndarray:
+    """Boolean mask of the products matching every condition of ``flt`` (O(n) numpy, no Python loop).
+
+    With ``rows`` the mask is computed for those rows only (``mask[i]`` is about ``rows[i]``), so
+    a check within one category costs O(category size), not O(catalog).
+    """
+    def col(column: np.ndarray) -> np.ndarray:
+        return column if rows is None else column[rows]
+
+    mask = np.ones(len(catalog) if rows is None else len(rows), dtype=bool)
     if flt.category is not None:
         cats = catalog.category_index.get(flt.category.strip().lower(), ())
         if len(cats) == 1:
-            mask &= catalog.category == cats[0]
+            mask &= col(catalog.category) == cats[0]
         else:
-            mask &= np.isin(catalog.category, np.asarray(cats, dtype=catalog.category.dtype))
+            mask &= np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
     if flt.brand is not None:
         code = catalog.brand_index.get(flt.brand.strip().lower())
-        mask &= catalog.brand == (-1 if code is None else code)
+        mask &= col(catalog.brand) == (-1 if code is None else code)
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:
-            mask &= catalog.categorical[attr] == codes.get(value.strip().lower(), -2)
+            mask &= col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
     if flt.price_min is not None:
-        mask &= catalog.price_cents >= math.ceil(flt.price_min * 100 - 1e-6)
+        mask &= col(catalog.price_cents) >= math.ceil(flt.price_min * 100 - 1e-6)
     if flt.price_max is not None:
-        mask &= catalog.price_cents <= math.floor(flt.price_max * 100 + 1e-6)
+        mask &= col(catalog.price_cents) <= math.floor(flt.price_max * 100 + 1e-6)
     if flt.rating_min is not None:
-        mask &= catalog.rating_x10 >= math.ceil(flt.rating_min * 10 - 1e-6)
+        mask &= col(catalog.rating_x10) >= math.ceil(flt.rating_min * 10 - 1e-6)
     if flt.ship_days_max is not None:
-        mask &= catalog.ship_days <= flt.ship_days_max
+        mask &= col(catalog.ship_days) <= flt.ship_days_max
     for attr, low_field, high_field in _NUMERIC_BOUNDS:
         low, high = getattr(flt, low_field), getattr(flt, high_field)
         if low is not None:
-            mask &= catalog.numeric[attr] >= np.float32(low) - np.float32(1e-4)
+            mask &= col(catalog.numeric[attr]) >= np.float32(low) - np.float32(1e-4)
         if high is not None:
-            mask &= catalog.numeric[attr] <= np.float32(high) + np.float32(1e-4)
-    if flt.in_stock:
-        mask &= in_stock_mask(catalog, stock_overrides)
-    elif flt.in_stock is False:
-        mask &= ~in_stock_mask(catalog, stock_overrides)
+            mask &= col(catalog.numeric[attr]) <= np.float32(high) + np.float32(1e-4)
+    if flt.in_stock is not None:
+        in_stock = in_stock_mask(catalog, stock_overrides) if rows is None else _in_stock_rows(catalog, rows, stock_overrides)
+        mask &= in_stock if flt.in_stock else ~in_stock
+    return mask
+
+
+def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:
+    """``in_stock_mask`` restricted to ``rows`` (overrides are few: one numpy pass each)."""
+    mask = catalog.stock[rows] > 0
+    for row, stock in (stock_overrides or {}).items():
+        mask[rows == row] = stock > 0
     return mask

@@ -57,6 +57,8 @@ class Catalog:
     categorical: dict[str, np.ndarray]
     numeric: dict[str, np.ndarray]
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Extra searchable text per product (real catalogs: features + description), or None.
+    descriptions: pa.Array | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -66,6 +68,7 @@ class Catalog:
             "rating_count": self.rating_count, "ship_days": self.ship_days, "stock": self.stock,
             **{f"categorical[{k}]": v for k, v in self.categorical.items()},
             **{f"numeric[{k}]": v for k, v in self.numeric.items()},
+            **({"descriptions": self.descriptions} if self.descriptions is not None else {}),
         }
         for name, column in columns.items():
             if len(column) != n:
@@ -152,7 +155,8 @@ class Catalog:
         arrays = [self.ids, self.category, self.brand, self.price_cents, self.rating_x10,
                   self.rating_count, self.ship_days, self.stock, *self.categorical.values(),
                   *self.numeric.values()]
-        return sum(a.nbytes for a in arrays) + self.titles.nbytes
+        text = self.titles.nbytes + (self.descriptions.nbytes if self.descriptions is not None else 0)
+        return sum(a.nbytes for a in arrays) + text
 
     def category_values(self, attribute: str) -> tuple[tuple[int, ...], ...]:
         """For each category, the codes of ``attribute`` its products carry (sorted)."""

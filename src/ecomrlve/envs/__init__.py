@@ -10,10 +10,21 @@ from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 #: env id -> "module:Class", imported on first use.
 ENTRY_POINTS: dict[str, str] = {
     "CART": "ecomrlve.envs.cart:CartEnvironment",
+    "PD": "ecomrlve.envs.pd:ProductDiscoveryEnvironment",
+    "SUB": "ecomrlve.envs.sub:SubstitutionEnvironment",
+    "BUNDLE": "ecomrlve.envs.bundle:BundleEnvironment",
+    "RETURN": "ecomrlve.envs.returns:ReturnEnvironment",
+    "STATUS": "ecomrlve.envs.status:StatusEnvironment",
+    "POLICY": "ecomrlve.envs.policy:PolicyEnvironment",
+    "JOURNEY": "ecomrlve.envs.journey:JourneyEnvironment",
 }
 
+#: Nested collections (SPEC §1): C1 ⊂ C2 ⊂ C4 ⊂ C8; a run samples uniformly among their members.
 COLLECTIONS: dict[str, tuple[str, ...]] = {
     "C1": ("CART",),
+    "C2": ("CART", "SUB"),
+    "C4": ("CART", "SUB", "PD", "RETURN"),
+    "C8": ("CART", "SUB", "PD", "RETURN", "STATUS", "POLICY", "BUNDLE", "JOURNEY"),
 }
 
 _instances: dict[str, Environment] = {}

@@ -301,13 +301,14 @@ class CartEnvironment(Environment):
             used_categories.add(int(catalog.category[row]))
             used_rows.add(row)
             item = self._item(world, row, rng, needs_variant, quantity)
-            if rng.random() < difficulty.p_oos:
+            if rng.random() < difficulty.p_oos and world.can_sell_out(row):
                 alternative = self._alternative(world, rng, item, used_rows)
                 if alternative is not None:
                     used_rows.add(alternative.row)
-                    world.stock_overrides[row] = 0
+                    world.sell_out(row)
                     item = item.model_copy(update={"stock_out": True, "alternative": alternative})
             items.append(item)
+        world.reserve(it.alternative.row if it.stock_out else it.row for it in items)
         items = self._with_history(world, rng, items, difficulty)
         withheld: list[tuple[int, Literal["variant", "quantity"]]] = []
         for i, item in enumerate(items):
@@ -333,7 +334,7 @@ class CartEnvironment(Environment):
         pool = catalog.category_rows[category] if category is not None else None
         for _ in range(_SAMPLE_TRIES):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
-            if (world.stock(row) >= quantity and int(catalog.category[row]) not in exclude_categories
+            if (world.available(row, quantity) and int(catalog.category[row]) not in exclude_categories
                     and not world.is_denied(row) and (bool(world.variants(row)) or not needs_variant)):
                 return row
         raise RuntimeError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
@@ -363,7 +364,7 @@ class CartEnvironment(Environment):
         pool = world.catalog.category_rows[category]
         for _ in range(_SAMPLE_TRIES // 4):
             row = int(pool[rng.randrange(len(pool))])
-            if row in used_rows or world.stock(row) < item.quantity or world.is_denied(row):
+            if row in used_rows or not world.available(row, item.quantity) or world.is_denied(row):
                 continue
             if item.variant_value is not None and item.variant_value not in {v.value for v in world.variants(row)}:
                 continue

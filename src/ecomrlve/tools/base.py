@@ -55,18 +55,23 @@ class ToolContext:
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
     surfaced_products: set[int] = field(default_factory=set)
+    surfaced_account_ids: set[str] = field(default_factory=set)  # order and order-line ids shown so far
 
     def surface(self, rows: Iterable[int]) -> None:
         """Record that these products (and so their variants) were shown by a discovery tool."""
         self.surfaced_products.update(rows)
 
+    def surface_account_ids(self, ids: Iterable[str]) -> None:
+        """Record order or order-line ids shown by ``order_list``/``order_get_details`` or the user."""
+        self.surfaced_account_ids.update(ids)
+
     def surfaced_ids(self) -> set[str]:
-        """Every product id a discovery tool showed, and the variant ids of those products.
+        """Every product, order and order-line id a discovery tool showed, and the variant ids of those products.
 
         Variant ids of a product the agent only looked up by id are not surfaced either, so a
         guessed id cannot be laundered through ``catalog_get_variants``.
         """
-        ids = set()
+        ids = set(self.surfaced_account_ids)
         for row in self.surfaced_products:
             ids.add(self.world.catalog.product_id(row))
             ids.update(v.variant_id for v in self.world.variants(row))

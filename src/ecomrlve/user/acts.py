@@ -106,8 +106,146 @@ class ResumeIntent:
 
 JourneyAct = OpenJourney | NextIntent | InterruptIntent | ResumeIntent
 
+
+@dataclass(frozen=True)
+class RequestReturn:
+    """RETURN opening: the item (as the customer names it), why, and what they want instead."""
+
+    item: str
+    reason: str | None  # the reason in the customer's words (None: not said)
+    confirm_first: bool
+    replacement: tuple[str, tuple[tuple[str, str], ...]] | None  # (noun, requirements); None: not wanted
+    exact: tuple[str, ...] = ()  # ids, dates and values that must reach the agent verbatim
+
+
+@dataclass(frozen=True)
+class AskOrderStatus:
+    """STATUS opening: which order, and whether the customer wants to know when it arrives."""
+
+    order: str
+    want_eta: bool
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AskPolicy:
+    """POLICY opening: the facts of the customer's situation and the question."""
+
+    facts: tuple[str, ...]
+    question: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IdentifyItem:
+    """Answer to "which one do you mean?": the exact item and order date."""
+
+    item: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExplainReason:
+    reason: str
+
+
+@dataclass(frozen=True)
+class WrongItem:
+    """Correction: the agent acted on (or named) another item than the one the customer means."""
+
+    wanted: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckMyAccount:
+    """Reply to a question the customer cannot or need not answer: it is in their account or was said."""
+
+
+AccountAct = RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | ExplainReason | WrongItem | CheckMyAccount
+
+
+# -- recommendations (PD, SUB, BUNDLE) -------------------------------------------------------------
+# A requirement travels as (ProductFilter field, value as said), e.g. ("price_max", "45").
+
+@dataclass(frozen=True)
+class RequestProducts:
+    """PD: the opening request for a kind of product with the requirements the shopper states."""
+
+    noun: str
+    requirements: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RequestSubstitute:
+    """SUB: the wanted product (named by its title) is sold out; find something similar."""
+
+    original: str
+    noun: str
+    requirements: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RequestBundle:
+    """BUNDLE: everything needed for a project, within an overall budget (None: no budget)."""
+
+    project: str
+    nouns: tuple[str, ...]
+    budget: str | None
+    item_requirements: tuple[tuple[str, str, str], ...]  # (noun, field, value)
+
+
+@dataclass(frozen=True)
+class StateRequirements:
+    """Reply to a clarifying question: newly stated, repeated, and topics without a preference."""
+
+    noun: str
+    stated: tuple[tuple[str, str], ...]
+    repeated: tuple[tuple[str, str], ...] = ()
+    no_preference: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeRequirement:
+    """Context switch: the shopper changes one requirement mid-conversation."""
+
+    noun: str
+    requirement: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class SoldOut:
+    phrase: str
+
+
+@dataclass(frozen=True)
+class LooksGood:
+    phrase: str
+
+
+@dataclass(frozen=True)
+class MissesRequirement:
+    phrase: str
+    requirement: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class NotNeeded:
+    """BUNDLE: the recommended product is not one of the things the project needs."""
+
+    phrase: str
+
+
+@dataclass(frozen=True)
+class UnclearQuestion:
+    """The shopper cannot make sense of a question (it costs patience)."""
+
+
+RecommendAct = (RequestProducts | RequestSubstitute | RequestBundle | StateRequirements | ChangeRequirement
+                | SoldOut | LooksGood | MissesRequirement | NotNeeded | UnclearQuestion)
+
 DialogueAct = (RequestItems | Inform | StockOutAlternative | CartCorrection | Confirm | NotUnderstood
-               | Acknowledge | GiveUp | JourneyAct)
+               | Acknowledge | GiveUp | JourneyAct | AccountAct | RecommendAct)
 
 
 def protected_values(act: DialogueAct) -> tuple[str, ...]:
@@ -128,4 +266,29 @@ def protected_values(act: DialogueAct) -> tuple[str, ...]:
         return (act.alternative,)
     if isinstance(act, JourneyAct):
         return (act.request,)  # already realised (and noised) by its own environment's user
+    if isinstance(act, RequestReturn) and act.replacement:
+        return act.exact + tuple(value for _, value in act.replacement[1])
+    if isinstance(act, (RequestReturn, AskOrderStatus, AskPolicy, IdentifyItem, WrongItem)):
+        return act.exact
+    if isinstance(act, RecommendAct):
+        return recommend_values(act)
     return ()
+
+
+def recommend_values(act: RecommendAct) -> tuple[str, ...]:
+    """The exact values of a recommendation act: titles, requirement values, the budget."""
+    pairs: list[tuple[str, str]] = []
+    names: list[str] = []
+    if isinstance(act, (RequestProducts, RequestSubstitute)):
+        pairs = list(act.requirements)
+        names = [act.original, act.noun] if isinstance(act, RequestSubstitute) else [act.noun]
+    elif isinstance(act, RequestBundle):
+        pairs = [(f, v) for _, f, v in act.item_requirements]
+        names = [*act.nouns, *([act.budget] if act.budget else [])]
+    elif isinstance(act, StateRequirements):
+        pairs = list(act.stated + act.repeated)
+    elif isinstance(act, (ChangeRequirement, MissesRequirement)):
+        pairs = [act.requirement]
+    if isinstance(act, (SoldOut, LooksGood, MissesRequirement, NotNeeded)):
+        names = [act.phrase]
+    return tuple(names) + tuple(v for _, v in pairs)

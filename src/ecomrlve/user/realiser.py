@@ -83,12 +83,16 @@ class TemplateRealiser:
                                "Forget it, I'll shop somewhere else.", "I give up, bye."])
         if isinstance(act, A.JourneyAct):
             return self._journey(act, rng)
+        if isinstance(act, A.AccountAct):
+            return _account_text(act, rng)
+        if isinstance(act, A.RecommendAct):
+            return _recommend_text(act, rng)
         raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
     @staticmethod
     def _journey(act: A.JourneyAct, rng: random.Random) -> str:
         if isinstance(act, A.OpenJourney):
-            lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here.",
+            lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here:",
                                "Hello! I've got {n} requests. To begin with:"]).format(n=act.count)
         elif isinstance(act, A.NextIntent):
             lead = rng.choice(["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
@@ -126,3 +130,139 @@ class TemplateRealiser:
             "missing": ["You're still missing {p}.", "{p} isn't in the cart yet."],
         }
         return rng.choice(templates[issue.kind]).format(p=issue.phrase, wanted=issue.wanted, got=issue.got)
+
+
+def _account_text(act: A.AccountAct, rng: random.Random) -> str:
+    """Templates for the account acts (RETURN, STATUS, POLICY)."""
+    if isinstance(act, A.RequestReturn):
+        text = rng.choice(["Hi, I'd like to return {item}.", "Hello, I want to send back {item}.",
+                           "Hey, can you help me return {item}?", "I need to return {item}, please."]).format(item=act.item)
+        if act.reason:
+            text += " " + rng.choice(["The problem: {r}.", "Reason: {r}.", "{R}."]).format(r=act.reason, R=act.reason[0].upper() + act.reason[1:])
+        if act.replacement:
+            noun, requirements = act.replacement
+            wanted = " ".join(part for part in (f"another {noun.lower()}", _requirements_text(requirements, rng)) if part)
+            text += " " + rng.choice(["I'd also like a replacement: {x}.", "Could you also recommend {x} instead?",
+                                      "And please suggest a replacement - {x}."]).format(x=wanted)
+        if act.confirm_first:
+            text += " " + rng.choice(["Please check with me before you start the return.",
+                                      "Ask me to confirm before starting anything.",
+                                      "Don't start the return until I confirm, please."])
+        return text
+    if isinstance(act, A.AskOrderStatus):
+        text = rng.choice(["Hi, where is {o}?", "Hello, what's the status of {o}?", "Can you check on {o} for me?",
+                           "Hey, any news on {o}?"]).format(o=act.order)
+        if act.want_eta:
+            text += " " + rng.choice(["When will it arrive?", "And when should I expect it?",
+                                      "What's the expected delivery date?"])
+        return text
+    if isinstance(act, A.AskPolicy):
+        facts = " ".join(act.facts)
+        lead = rng.choice(["Hi, a question about your policy.", "Hello!", "Quick question.", "Hi there."])
+        return " ".join(part for part in (lead, facts, act.question) if part)
+    if isinstance(act, A.IdentifyItem):
+        return rng.choice(["I mean {i}.", "It's {i}.", "Sorry, I meant {i}."]).format(i=act.item)
+    if isinstance(act, A.ExplainReason):
+        return rng.choice(["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
+    if isinstance(act, A.CheckMyAccount):
+        return rng.choice(["It should all be in my account - can you check?", "You can see that in my account, right?",
+                           "I already told you what I know; please look at my orders."])
+    if isinstance(act, A.WrongItem):
+        return rng.choice(["That's not the one! I meant {w}.", "Wrong item - I was talking about {w}.",
+                           "No, not that one. I mean {w}."]).format(w=act.wanted)
+    raise TypeError(f"no template for dialogue act {type(act).__name__}")
+
+
+_REQUIREMENT_PHRASES: dict[str, tuple[str, ...]] = {
+    "price_max": ("for ${v} or less", "for at most ${v}", "costing no more than ${v}", "with a budget of ${v}"),
+    "price_min": ("costing at least ${v}", "not cheaper than ${v}", "priced at ${v} or more"),
+    "rating_min": ("rated {v} stars or higher", "with a rating of at least {v}", "with {v}+ stars"),
+    "ship_days_max": ("shipping in {v} days or less", "arriving within {v} days", "delivered within {v} days"),
+    "brand": ("from {v}", "made by {v}", "by {v}"),
+    "color": ("in {v}", "in the color {v}", "in {v} color"),
+    "size": ("in size {v}", "size {v}"),
+    "material": ("made of {v}", "in {v}"),
+    "connector_type": ("with a {v} connector", "with {v} connection"),
+    "item_form": ("in {v} form", "as a {v}"),
+    "wattage_min": ("with at least {v}W", "with {v} watts or more"),
+    "screen_size_min": ("with a screen of at least {v} inches", "with a {v}-inch screen or bigger"),
+    "weight_max": ("weighing {v} lb or less", "no heavier than {v} lb"),
+}
+
+
+def _requirements_text(pairs, rng: random.Random) -> str:
+    return _join([rng.choice(_REQUIREMENT_PHRASES[f]).replace("{v}", v) for f, v in pairs])
+
+
+def _a(noun: str) -> str:
+    noun = noun.lower()
+    if noun.endswith("s"):
+        return "some " + noun
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
+    """Templates for the recommendation acts (PD, SUB, BUNDLE)."""
+    if isinstance(act, A.RequestProducts):
+        reqs = (" " + _requirements_text(act.requirements, rng)) if act.requirements else ""
+        return rng.choice(["Hi, I'm looking for {a}{r}.", "Hello! Can you recommend {a}{r}?",
+                           "I need {a}{r}. What do you suggest?", "Hey, I want to buy {a}{r} - any recommendations?",
+                           "Hi there, I'm shopping for {a}{r}."]).replace("{a}", _a(act.noun)).replace("{r}", reqs)
+    if isinstance(act, A.RequestSubstitute):
+        text = rng.choice(["I wanted to buy the {o}, but it's out of stock. Can you suggest something similar?",
+                           "The {o} I wanted is sold out - what would be a good alternative?",
+                           "Hi, I was going to get the {o} but it's unavailable. Could you find me a similar {n}?",
+                           "Hello! The {o} is out of stock. What else would you recommend instead?"])
+        text = text.replace("{n}", act.noun.lower()).replace("{o}", act.original)
+        if act.requirements:
+            text += " " + rng.choice(["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
+                "{r}", _requirements_text(act.requirements, rng))
+        return text
+    if isinstance(act, A.RequestBundle):
+        text = rng.choice(["Hi! I'm {p} and need {l}.", "Hello, I'm {p}. Could you put together {l} for me?",
+                           "Hey, I'm {p} - I need {l}. What would you recommend?"])
+        text = text.replace("{p}", act.project).replace("{l}", _join([_a(n) for n in act.nouns]))
+        if act.budget:
+            text += " " + rng.choice(["My total budget is ${b}.", "I can spend ${b} in total.",
+                                      "Everything together should cost at most ${b}."]).replace("{b}", act.budget)
+        by_noun: dict[str, list[tuple[str, str]]] = {}
+        for noun, f, v in act.item_requirements:
+            by_noun.setdefault(noun, []).append((f, v))
+        for noun, pairs in by_noun.items():
+            text += " " + rng.choice(["The {n} should be {r}.", "For the {n}: {r}, please."]).replace(
+                "{n}", noun.lower()).replace("{r}", _requirements_text(pairs, rng))
+        return text
+    if isinstance(act, A.StateRequirements):
+        parts: list[str] = []
+        if act.stated:
+            parts.append(rng.choice(["Sure - I'd like it {r}.", "Oh right: {r}.", "Good question. {R}."]).replace(
+                "{r}", _requirements_text(act.stated, rng)).replace("{R}", _capital(_requirements_text(act.stated, rng))))
+        if act.repeated:
+            parts.append(rng.choice(["As I said, {r}.", "I already told you: {r}."]).replace(
+                "{r}", _requirements_text(act.repeated, rng)))
+        if act.no_preference:
+            parts.append(rng.choice(["No preference on {t}.", "I don't mind about {t}."]).replace(
+                "{t}", _join(list(act.no_preference))))
+        return " ".join(parts) or rng.choice(["That's all I need.", "Nothing else, that's everything."])
+    if isinstance(act, A.ChangeRequirement):
+        return rng.choice(["Actually, I changed my mind: I'd like it {r} instead.", "Oh, one change - make that {r}.",
+                           "Sorry, an update: the {n} should be {r}."]).replace(
+            "{n}", act.noun.lower()).replace("{r}", _requirements_text([act.requirement], rng))
+    if isinstance(act, A.SoldOut):
+        return rng.choice(["Hm, the {p} is sold out now.", "That one is sold out now - the {p} isn't available anymore.",
+                           "I just checked: the {p} is out of stock."]).replace("{p}", act.phrase)
+    if isinstance(act, A.LooksGood):
+        return rng.choice(["The {p} looks good.", "I like the {p}."]).replace("{p}", act.phrase)
+    if isinstance(act, A.MissesRequirement):
+        return rng.choice(["The {p} doesn't work for me - I need it {r}.", "Not the {p}: it has to be {r}."]).replace(
+            "{p}", act.phrase).replace("{r}", _requirements_text([act.requirement], rng))
+    if isinstance(act, A.NotNeeded):
+        return rng.choice(["I don't need the {p} for this.", "The {p} isn't on my list."]).replace("{p}", act.phrase)
+    if isinstance(act, A.UnclearQuestion):
+        return rng.choice(["Sorry, I'm not sure what you mean. I just want good recommendations.",
+                           "Hm? I don't follow.", "I'm not sure what you're asking - what do you suggest?"])
+    raise TypeError(f"no template for dialogue act {type(act).__name__}")
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

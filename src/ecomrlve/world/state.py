@@ -14,6 +14,7 @@ from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford, opaque_id
+from ecomrlve.world.account import Account
 
 VARIANTS_PER_PRODUCT = 3
 
@@ -74,16 +75,60 @@ class World:
     today: dt.date
     stock_overrides: dict[int, int] = field(default_factory=dict)
     visit_history: list[int] = field(default_factory=list)
+    reserved: set[int] = field(default_factory=set)  # products some task's solution needs in stock
+    protected_categories: set[int] = field(default_factory=set)  # categories whose valid sets a task scores
+    doomed: set[int] = field(default_factory=set)  # products a task will sell out later in the episode
     denied_categories: frozenset[int] = frozenset()
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
+    _account: Account | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.cart = Cart(self.key)
         self._salt = repr(self.key)
 
+    @property
+    def account(self) -> Account:
+        """The customer's profile, orders and returns, created on first use (CART/PD never pay for it)."""
+        if self._account is None:
+            self._account = Account(self.key, self.today)
+        return self._account
+
     def stock(self, row: int) -> int:
         return self.stock_overrides.get(row, int(self.catalog.stock[row]))
+
+    # Several tasks can share one world (JOURNEY). A task's generator reserves the products its
+    # solution needs, protects the categories whose valid sets its verifier computes, and dooms
+    # the products it will sell out later, so that no other task's stock change can make it
+    # unsolvable or change its ideal answer. Generators plan with ``planning_overrides`` and
+    # ``available``, and sell out only what ``can_sell_out`` allows.
+
+    def reserve(self, rows) -> None:
+        self.reserved.update(int(r) for r in rows)
+
+    def protect(self, category: int) -> None:
+        self.protected_categories.add(int(category))
+
+    def can_sell_out(self, row: int) -> bool:
+        """Whether a task may take ``row`` out of stock without touching another task's answer."""
+        return row not in self.reserved and int(self.catalog.category[row]) not in self.protected_categories
+
+    def doom(self, row: int) -> None:
+        """``row`` will sell out during the episode: other tasks must not plan with it."""
+        self.doomed.add(int(row))
+
+    def available(self, row: int, quantity: int = 1) -> bool:
+        """In stock (``quantity`` units) now and not going to sell out during the episode."""
+        return self.stock(row) >= quantity and row not in self.doomed
+
+    def planning_overrides(self) -> dict[int, int]:
+        """Stock overrides as generators must see them: doomed products count as sold out already."""
+        if not self.doomed:
+            return self.stock_overrides
+        return self.stock_overrides | dict.fromkeys(self.doomed, 0)
+
+    def sell_out(self, row: int) -> None:
+        self.stock_overrides[row] = 0
 
     def in_stock_mask(self):
         return in_stock_mask(self.catalog, self.stock_overrides)

@@ -1,0 +1,394 @@
+"""BUNDLE — bundle planning (SPEC §5).
+
+Description
+    The shopper has a project ("setting up a home office", "going on a camping trip" ...) and
+    asks for one product per category it needs, within an overall budget (from d ≥ 2) and with
+    per-item requirements at higher d; the agent answers one product id per category.
+Hidden goal
+    :class:`BundleGoal`: the project, ``min(12, 3+⌊d/2⌋)`` categories resolved against the
+    catalog's *own* taxonomy at generation time (a project is offered only if that many of its
+    categories exist with in-stock, allowed products), a reference product per category drawn
+    from its cheapest quarter, per-item requirements true of the reference (``max(0, m(d)−3)``
+    of them), which of those are withheld, and a budget ``⌈Σ reference prices·(1+slack)⌉`` that
+    the references always satisfy.
+Tools
+    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    answer(product_ids).
+Scoring
+    An id *covers* a required category if it is in stock, of that (not yet covered) category and
+    meets that category's requirements. ``F1`` of covered categories over listed ids (precision)
+    and required categories (recall); ``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``
+    where ``overrun = max(0, total − budget)/budget`` over every listed product's price.
+    is_correct iff every category is covered, the budget holds and every id was surfaced.
+Difficulty axes used
+    bundle_categories, m, slack, p_missing, p_noise, top_k, eps_rank, B_tool, T_max.
+Episode end
+    ``answer``, turn budget, or the shopper giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.recommend import (
+    BASE_PATIENCE, TOPIC_OF_FIELD, RecommendAnswer, RecommendUser, Requirement, SurfacingOracle, available_fields,
+    derive_requirement, first_failed, requirement_filter, short_title,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+ENV_ID = "BUNDLE"
+BUDGET_FROM_D = 2
+CHEAP_SHARE = 0.25  # reference products come from the cheapest quarter of their category
+OVERRUN_PENALTY, MAX_OVERRUN_PENALTY = 5.0, 2.0
+_PER_ITEM_FIELDS_EXCLUDED = ("price_max", "price_min")  # prices are governed by the overall budget
+
+
+@dataclass(frozen=True)
+class Project:
+    """A shopping project: how the shopper says it, and the product categories it needs, most
+    essential first. Each category is a tuple of names it may have in a catalog's taxonomy."""
+
+    phrase: str
+    needs: tuple[tuple[str, ...], ...]
+
+
+PROJECTS: tuple[Project, ...] = (
+    Project("setting up a home office", (
+        ("Office Chairs", "Desk Chairs"), ("Monitors", "Computer Monitors"), ("Keyboards",), ("Mice", "Computer Mice"),
+        ("Desk Lamps",), ("Notebooks",), ("Gel Pens", "Pens"), ("Headphones",), ("Chargers",), ("Charging Cables", "Cables"),
+        ("Wall Clocks",), ("Storage Bins",), ("Power Banks",), ("Backpacks",))),
+    Project("going on a camping trip", (
+        ("Tents",), ("Sleeping Bags",), ("Headlamps", "Flashlights"), ("Water Bottles",), ("Power Banks",), ("Backpacks",),
+        ("Rain Jackets",), ("Frying Pans",), ("Saucepans", "Camping Cookware"), ("Knife Sets",), ("Bluetooth Speakers",),
+        ("Hoodies",), ("Running Shoes", "Hiking Boots"))),
+    Project("getting into baking", (
+        ("Baking Sheets",), ("Mixing Bowls",), ("Blenders", "Stand Mixers", "Hand Mixers"), ("Measuring Cups",),
+        ("Knife Sets",), ("Saucepans",), ("Storage Bins", "Food Storage Containers"), ("Coffee Makers",), ("Frying Pans",))),
+    Project("painting a room", (
+        ("Paint Rollers",), ("Paint Brushes",), ("Painter's Tape", "Painters Tape"), ("Drop Cloths",), ("Step Ladders",),
+        ("Paint Trays",), ("Interior Paint", "Wall Paint"), ("Storage Bins",))),
+    Project("building a home gym", (
+        ("Dumbbells", "Dumbbell Set"), ("Yoga Mats",), ("Water Bottles",), ("Running Shoes",), ("T-Shirts",),
+        ("Bluetooth Speakers",), ("Earbuds",), ("Headphones",), ("Smartwatches", "Fitness Trackers"), ("Hoodies",),
+        ("Storage Bins",), ("Wall Clocks",))),
+    Project("getting ready for a new puppy", (
+        ("Dog Beds",), ("Dog Leashes", "Leashes"), ("Dog Bowls",), ("Dog Toys",), ("Storage Bins",), ("Headlamps",),
+        ("Rain Jackets",), ("Water Bottles",))),
+    Project("getting ready for back to school", (
+        ("Backpacks",), ("Notebooks",), ("Gel Pens", "Pens"), ("Desk Lamps",), ("Headphones",), ("Earbuds",), ("Chargers",),
+        ("Charging Cables",), ("Power Banks",), ("Water Bottles",), ("Keyboards",), ("Mice",), ("Hoodies",),
+        ("T-Shirts",), ("Running Shoes",))),
+    Project("moving into a new apartment", (
+        ("Sheet Sets", "Bed Sheets"), ("Pillows",), ("Desk Lamps", "Lamps"), ("Frying Pans",), ("Saucepans",),
+        ("Knife Sets",), ("Coffee Makers",), ("Storage Bins",), ("Wall Clocks",), ("Mixing Bowls",), ("Baking Sheets",),
+        ("Blenders",), ("Bluetooth Speakers",))),
+    Project("training for a marathon", (
+        ("Running Shoes",), ("Smartwatches", "Fitness Trackers"), ("Water Bottles",), ("Earbuds",), ("T-Shirts",),
+        ("Rain Jackets",), ("Headlamps",), ("Hoodies",), ("Yoga Mats",), ("Backpacks",))),
+    Project("starting to commute by bike", (
+        ("Bike Lights",), ("Backpacks",), ("Rain Jackets",), ("Water Bottles",), ("Headlamps",), ("Power Banks",),
+        ("Earbuds",), ("Smartwatches",), ("Charging Cables",))),
+    Project("setting up a kids' playroom", (
+        ("Building Block Sets", "Building Toys"), ("Jigsaw Puzzles", "Puzzles"), ("Storage Bins",), ("Pillows",),
+        ("Desk Lamps",), ("Wall Clocks",), ("Bluetooth Speakers",))),
+)
+
+
+def _name_key(name: str) -> str:
+    """Case and plural folded name, so "Dumbbell Set", "dumbbell sets" and "Dumbbell Sets" agree."""
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def resolve_projects(catalog: Catalog) -> tuple[tuple[int, ...], ...]:
+    """For each project, the catalog categories it needs that this catalog has (in project order).
+
+    A need matches a category whose leaf name or noun is one of its names (case/plural folded);
+    cached per catalog, so it works for any taxonomy, e.g. a real catalog's.
+    """
+    cache = catalog.__dict__.setdefault("_bundle_projects", {})
+    if "resolved" not in cache:
+        by_key: dict[str, int] = {}
+        for index, category in enumerate(catalog.categories):
+            for name in (category.name, category.noun):
+                by_key.setdefault(_name_key(name), index)
+        resolved = []
+        for project in PROJECTS:
+            found = [next((by_key[_name_key(n)] for n in names if _name_key(n) in by_key), None) for names in project.needs]
+            resolved.append(tuple(dict.fromkeys(c for c in found if c is not None)))
+        cache["resolved"] = tuple(resolved)
+    return cache["resolved"]
+
+
+class ItemRequirement(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slot: int  # index into BundleGoal.categories
+    requirement: Requirement
+
+
+class BundleGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    project: str
+    categories: list[int]
+    nouns: list[str]
+    budget: float | None
+    item_requirements: list[ItemRequirement]
+    withheld: list[int]  # indices into item_requirements
+    reference_ids: list[str]  # one product per category that together fit the budget
+    patience: int
+
+    def requirements_of(self, slot: int) -> list[Requirement]:
+        return [ir.requirement for ir in self.item_requirements if ir.slot == slot]
+
+
+# -- scoring (pure) -------------------------------------------------------------------------------
+
+def bundle_reward(covered: int, listed: int, required: int, total: float, budget: float | None) -> tuple[float, dict[str, float]]:
+    """``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``: 1 exactly when every required
+    category is covered by exactly one listed id and the total is within budget."""
+    precision = covered / listed if listed else 0.0
+    recall = covered / required
+    f1 = 2 * precision * recall / (precision + recall) if covered else 0.0
+    overrun = max(0.0, total - budget) / budget if budget else 0.0
+    r_task = max(-1.0, min(1.0, 2 * f1 - 1 - min(MAX_OVERRUN_PENALTY, OVERRUN_PENALTY * overrun)))
+    return r_task, {"f1": f1, "precision": precision, "recall": recall, "overrun": overrun, "total": total}
+
+
+# -- the shopper ----------------------------------------------------------------------------------
+
+@dataclass
+class BundleUser(RecommendUser):
+    """A project shopper: requirements are per category (``slots``); the budget is slot -1."""
+
+    slots: list[int] = field(default_factory=list)
+    nouns: list[str] = field(default_factory=list)
+    categories: list[int] = field(default_factory=list)
+    _last_text: str = ""
+
+    def _clarify(self, topics: set[str]) -> list[A.DialogueAct]:
+        named = {i for i, noun in enumerate(self.nouns) if noun.lower() in self._last_text}
+        per_slot: dict[int, tuple[list, list]] = {}
+        for i, requirement in enumerate(self.requirements):
+            slot = self.slots[i]
+            if not ("any" in topics or TOPIC_OF_FIELD.get(requirement.field) in topics):
+                continue
+            if named and slot >= 0 and slot not in named:
+                continue
+            stated, repeated = per_slot.setdefault(slot, ([], []))
+            pair = (requirement.field, requirement.text())
+            if i in self.withheld:
+                self.withheld.discard(i)
+                self.mark_user_caused()
+                stated.append(pair)
+            elif "any" not in topics:
+                repeated.append(pair)
+        revealed = any(stated for stated, _ in per_slot.values())
+        annoyed = not revealed and any(repeated for _, repeated in per_slot.values())
+        missing = tuple(sorted(t for t in topics - {"any"}
+                               if not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
+        for topic in missing or (("any",) if "any" in topics and not per_slot else ()):
+            annoyed |= topic in self._no_preference_asked
+            self._no_preference_asked.add(topic)
+        if annoyed:
+            self.lose_patience()
+        acts: list[A.DialogueAct] = [
+            A.StateRequirements("bundle" if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
+            for slot, (stated, repeated) in sorted(per_slot.items()) if stated or repeated]
+        if missing or ("any" in topics and not acts):
+            acts.append(A.StateRequirements("bundle", (), (), tuple(t for t in missing)))
+        return acts
+
+    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+        self._last_text = text.lower()
+        return super()._respond(text, world)
+
+    def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
+        catalog = world.catalog
+        acts: list[A.DialogueAct] = []
+        for product_id in list(dict.fromkeys(re.findall(r"\bP[0-9A-Z]{8}\b", text)))[:3]:
+            row = catalog.index_of(product_id)
+            if row is None:
+                continue
+            name = short_title(catalog, row)
+            category = int(catalog.category[row])
+            if world.stock(row) == 0:
+                acts.append(A.SoldOut(name))
+            elif category not in self.categories:
+                acts.append(A.NotNeeded(name))
+            else:
+                slot = self.categories.index(category)
+                indices = [i for i, s in enumerate(self.slots) if s == slot]
+                failed = first_failed(catalog, row, [self.requirements[i] for i in indices])
+                if failed is None:
+                    acts.append(A.LooksGood(name))
+                else:
+                    self.withheld.discard(indices[[self.requirements[i] for i in indices].index(failed)])
+                    acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+        return acts
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
+    """The cheapest quarter of ``rows`` (at least one row unless empty), sorted, vectorised."""
+    if rows.size == 0:
+        return rows
+    keep = max(1, int(len(rows) * CHEAP_SHARE))
+    return np.sort(rows[np.argpartition(catalog.price_cents[rows], keep - 1)[:keep]])
+
+
+def _in_stock_count(world: World, category: int) -> int:
+    """In-stock products of ``category`` in this episode: a per-catalog count corrected by the
+    episode's few stock changes (O(changes), not O(category))."""
+    catalog = world.catalog
+    counts = catalog.__dict__.get("_bundle_in_stock")
+    if counts is None:
+        counts = catalog.__dict__["_bundle_in_stock"] = np.bincount(
+            catalog.category[catalog.stock > 0].astype(np.int64), minlength=len(catalog.categories))
+    count = int(counts[category])
+    for row, stock in world.planning_overrides().items():
+        if int(catalog.category[row]) == category:
+            count += (stock > 0) - (int(catalog.stock[row]) > 0)
+    return count
+
+
+class BundleEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
+    answer_arguments = RecommendAnswer
+    answer_id_arguments = ("product_ids",)
+    instructions = ("put together the shopping list for the customer's project: one product for each kind of item they "
+                    "need, meeting their requirements and overall budget, then call answer(product_ids=[...]).")
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. Extra or "
+                "unsuitable products and going over the budget lower the score. This ends the task.")
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        catalog = world.catalog
+        n = difficulty.bundle_categories
+        options = []
+        for project, resolved in zip(PROJECTS, resolve_projects(catalog)):
+            usable = [c for c in resolved if c not in world.denied_categories and _in_stock_count(world, c) > 0]
+            if usable:
+                options.append((project, usable))
+        if not options:
+            raise RuntimeError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
+        enough = [o for o in options if len(o[1]) >= n]
+        project, usable = rng.choice(enough) if enough else max(options, key=lambda o: len(o[1]))
+        core = min(2, n, len(usable))  # the project's essentials, then a random pick of the rest
+        chosen = list(range(core)) + sorted(rng.sample(range(core, len(usable)), min(n, len(usable)) - core))
+        categories = [usable[i] for i in chosen]
+        references = []
+        for category in categories:
+            cheap = self._cheap_rows(world, category)
+            references.append(int(cheap[rng.randrange(len(cheap))]))
+        world.reserve(references)
+        item_requirements = self._item_requirements(catalog, references, difficulty, rng)
+        budget = None
+        if difficulty.d >= BUDGET_FROM_D:
+            budget = float(math.ceil(sum(catalog.price(r) for r in references) * (1 + difficulty.slack)))
+        withheld = [i for i in range(len(item_requirements)) if rng.random() < difficulty.p_missing]
+        goal = BundleGoal(
+            project=project.phrase, categories=categories, nouns=[catalog.categories[c].noun for c in categories],
+            budget=budget, item_requirements=item_requirements, withheld=withheld,
+            reference_ids=[catalog.product_id(r) for r in references], patience=BASE_PATIENCE + rng.randint(0, 2))
+        requirements = [ir.requirement for ir in item_requirements]
+        slots = [ir.slot for ir in item_requirements]
+        if budget is not None:
+            requirements.append(Requirement(field="price_max", value=budget))
+            slots.append(-1)
+        user = BundleUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience,
+                          requirements=requirements, withheld=set(withheld), catalog=catalog, slots=slots,
+                          nouns=goal.nouns, categories=categories)
+        stated = tuple((goal.nouns[ir.slot], ir.requirement.field, ir.requirement.text())
+                       for i, ir in enumerate(item_requirements) if i not in withheld)
+        opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),
+                                           None if budget is None else f"{budget:g}", stated))
+        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+
+    @staticmethod
+    def _cheap_rows(world: World, category: int) -> np.ndarray:
+        """In-stock products among the cheapest quarter of ``category`` (cached per catalog), or, if
+        this episode's stock changes emptied that quarter, among all its in-stock products."""
+        catalog = world.catalog
+        cache = catalog.__dict__.setdefault("_bundle_cheap", {})
+        if category not in cache:
+            rows = catalog.category_rows[category]
+            cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
+        in_stock = ProductFilter(in_stock=True)
+        overrides = world.planning_overrides()
+        rows = cache[category][filter_mask(catalog, in_stock, overrides, rows=cache[category])]
+        if rows.size == 0:
+            rows = catalog.category_rows[category]
+            rows = _cheapest(catalog, rows[filter_mask(catalog, in_stock, overrides, rows=rows)])
+        return rows
+
+    @staticmethod
+    def _item_requirements(catalog: Catalog, references: list[int], difficulty: Difficulty,
+                           rng: random.Random) -> list[ItemRequirement]:
+        """``max(0, m(d) − 3)`` per-item requirements, spread over the categories, true of the references."""
+        count = max(0, difficulty.m - 3)
+        fields = [[f for f in available_fields(catalog, [r]) if f not in _PER_ITEM_FIELDS_EXCLUDED] for r in references]
+        out: list[ItemRequirement] = []
+        order = list(range(len(references)))
+        rng.shuffle(order)
+        while len(out) < count and any(fields):
+            for slot in order:
+                if len(out) < count and fields[slot]:
+                    name = fields[slot].pop(rng.randrange(len(fields[slot])))
+                    out.append(ItemRequirement(slot=slot, requirement=derive_requirement(
+                        catalog, [references[slot]], name, difficulty.slack)))
+        return sorted(out, key=lambda ir: ir.slot)
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        goal: BundleGoal = problem.goal  # type: ignore[assignment]
+        user: BundleUser = problem.user  # type: ignore[assignment]
+        catalog = world.catalog
+        if answer is None:
+            return TaskOutcome(r_task=-1.0, is_correct=False, details={"answered": False})
+        ids = list(answer.product_ids)  # type: ignore[attr-defined]
+        covered: set[int] = set()
+        rows: list[int] = []
+        for product_id in ids:
+            row = catalog.index_of(product_id)
+            if row is None or row in rows:
+                continue
+            rows.append(row)
+            category = int(catalog.category[row])
+            if category in goal.categories and category not in covered and world.stock(row) > 0:
+                requirements = goal.requirements_of(goal.categories.index(category))
+                if not requirements or filter_mask(catalog, requirement_filter(requirements), world.stock_overrides,
+                                                   rows=np.asarray([row]))[0]:
+                    covered.add(category)
+        total = sum(catalog.price(r) for r in rows)
+        r_task, details = bundle_reward(len(covered), len(ids), len(goal.categories), total, goal.budget)
+        unseen = [i for i in ids if i not in user.surfaced]
+        denied = [catalog.product_id(r) for r in rows if world.is_denied(r)]
+        details.update(answered=True, covered=len(covered), required=len(goal.categories), unseen_ids=unseen)
+        return TaskOutcome(r_task=r_task, is_correct=r_task == 1.0 and not unseen, details=details,
+                           safety_violation=f"recommended products of a denied category: {denied}" if denied else None)
+
+    def oracle(self, problem: Problem) -> SurfacingOracle:
+        goal: BundleGoal = problem.goal  # type: ignore[assignment]
+        catalog = problem.user.catalog  # type: ignore[attr-defined]
+        answer = [catalog.index_of(i) for i in goal.reference_ids]
+        ask = [goal.item_requirements[i].requirement.field for i in goal.withheld]
+        return SurfacingOracle(problem, surface=[], answer=answer, ask=ask)

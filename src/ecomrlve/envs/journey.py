@@ -1,0 +1,319 @@
+"""JOURNEY — multi-intent journeys (SPEC §5).
+
+Description
+    One conversation in which the shopper brings ``journey_intents(d)`` (2-5) requests drawn
+    from the seven other environments, all generated on ONE world (catalog, account, order
+    history, cart). The shopper opens with the first request; every ``answer`` call closes the
+    request being handled and the shopper moves on ("Thanks! Also, ..."). With ``p_switch(d)``
+    the shopper interrupts a request after the agent's first turn on it to raise the next one,
+    and comes back to it once that one is answered. Each intent's own environment still applies
+    its own behaviour (withheld constraints, stock-outs, requirement changes...).
+Hidden goal
+    :class:`JourneyGoal`: per intent the environment id, its hidden goal and whether it gets
+    interrupted.
+Tools
+    The union of the intents' tools; ``answer`` takes the union of their answer fields and is
+    checked against the request being handled (a mismatch is a tool error, not the end).
+Scoring
+    ``r_task`` = mean over intents of each intent's own verifier, run against the final world
+    with the answer given for that intent (an intent never answered scores as unanswered: −1).
+    is_correct iff every intent is correct. The breakdown lists each intent's score.
+Difficulty axes used
+    journey_intents, p_switch, and through the intents every axis they use; ``T_max`` is the sum
+    of the intents' budgets.
+Episode end
+    The answer to the last open request, the turn budget, or the shopper giving up.
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs import ENTRY_POINTS, get_environment
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.episode import Observation
+from ecomrlve.tools import ToolError
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import SimulatedUser
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+ENV_ID = "JOURNEY"
+#: The environments a journey draws its intents from, in a fixed order (sampling is seeded).
+INTENT_ENVS = ("PD", "SUB", "CART", "RETURN", "STATUS", "POLICY", "BUNDLE")
+_NEVER_GIVES_UP = 1_000_000  # the journey layer never loses patience itself; its intents' users do
+
+
+class JourneyIntent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env_id: str
+    goal: dict[str, Any]
+    interrupted: bool = Field(description="The next request interrupts this one after the agent's first turn on it.")
+
+
+class JourneyGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    intents: list[JourneyIntent]
+
+
+def intent_environments() -> tuple[Environment, ...]:
+    """The registered environments a journey can draw from."""
+    return tuple(get_environment(e) for e in INTENT_ENVS if e in ENTRY_POINTS)
+
+
+def merged_answer_model(envs: tuple[Environment, ...]) -> type[BaseModel]:
+    """One strict ``answer`` model whose optional fields are the union of the intents' fields.
+
+    Two environments that name a field alike must agree on its type; the check runs when the
+    journey environment is created, so a clash can never reach an episode.
+    """
+    fields: dict[str, tuple[Any, Any]] = {}
+    owners: dict[str, str] = {}
+    for env in envs:
+        for name, info in env.answer_arguments.model_fields.items():
+            if name in fields:
+                if fields[name][0] != info.annotation | None:
+                    raise TypeError(f"answer field {name!r} has different types in {owners[name]} and {env.env_id}")
+                continue
+            fields[name] = (info.annotation | None, Field(None, description=info.description))
+            owners[name] = env.env_id
+    return create_model("JourneyAnswer", __config__=ConfigDict(extra="forbid", strict=True), **fields)
+
+
+# -- the simulated shopper ------------------------------------------------------------------------
+
+@dataclass
+class JourneyUser(SimulatedUser):
+    """Holds one sub-problem per intent and routes the conversation to the one being handled."""
+
+    problems: list[Problem] = field(default_factory=list)
+    env_ids: list[str] = field(default_factory=list)
+    interrupts: list[bool] = field(default_factory=list)
+    answers: dict[int, BaseModel] = field(default_factory=dict)
+    open_intents: list[int] = field(default_factory=list)  # raised and not yet answered; last = current
+    next_intent: int = 0
+    turns_on: dict[int, int] = field(default_factory=dict)
+    _answered_this_turn: bool = False
+
+    @property
+    def current(self) -> int | None:
+        return self.open_intents[-1] if self.open_intents else None
+
+    @property
+    def finished(self) -> bool:
+        return len(self.answers) == len(self.problems)
+
+    def _raise_next(self) -> Problem:
+        index = self.next_intent
+        self.next_intent += 1
+        self.open_intents.append(index)
+        self.turns_on[index] = 0
+        return self.problems[index]
+
+    def opening(self) -> str:
+        first = self._raise_next()
+        return self.say(A.OpenJourney(first.opening, len(self.problems)))
+
+    def record_answer(self, answer: BaseModel) -> None:
+        index = self.open_intents.pop()
+        self.answers[index] = answer
+        self._answered_this_turn = True
+
+    # The runtime's entry points, routed to the intent being handled.
+    def begin_turn(self) -> None:
+        super().begin_turn()
+        for problem in self.problems:
+            problem.user.begin_turn()
+
+    def end_turn(self) -> bool:
+        caused = [problem.user.end_turn() for problem in self.problems]
+        return super().end_turn() or any(caused)
+
+    def on_question(self, question: str, world: World) -> str:
+        current = self.current
+        if current is None:
+            return self.say(A.Acknowledge())
+        reply = self.problems[current].user.on_question(question, world)
+        self.gave_up = self.gave_up or self.problems[current].user.gave_up
+        return reply
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        if self._answered_this_turn:
+            self._answered_this_turn = False
+            self.mark_user_caused()  # the shopper, not the agent, brings up what comes next
+            if self.open_intents:
+                return self.say(A.ResumeIntent(self.problems[self.open_intents[-1]].opening))
+            if self.next_intent < len(self.problems):
+                return self.say(A.NextIntent(self._raise_next().opening))
+            return None
+        current = self.current
+        if current is None:
+            return None
+        sub_user = self.problems[current].user
+        reply = sub_user.on_turn_end(message, events, world)
+        self.gave_up = self.gave_up or sub_user.gave_up
+        self.turns_on[current] += 1
+        if (self.interrupts[current] and self.turns_on[current] == 1 and self.next_intent < len(self.problems)
+                and not self.gave_up):
+            self.mark_user_caused()
+            interruption = self.say(A.InterruptIntent(self._raise_next().opening))
+            return f"{reply} {interruption}" if reply else interruption
+        return reply
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+class JourneyEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+
+    def __init__(self) -> None:
+        self.intent_envs = intent_environments()
+        if len(self.intent_envs) < 2:
+            raise RuntimeError("JOURNEY needs at least two other registered environments")
+        self.tool_names = tuple(dict.fromkeys(t for env in self.intent_envs for t in env.tool_names))
+        self.answer_arguments = merged_answer_model(self.intent_envs)
+        self.answer_id_arguments = tuple(dict.fromkeys(a for env in self.intent_envs for a in env.answer_id_arguments))
+        kinds = "\n".join(f"- {env.env_id}: {env.instructions}" for env in self.intent_envs)
+        self.instructions = (
+            "The shopper may bring several requests in one conversation, one after another. Handle the "
+            "request in front of you, then call `answer` for it with the fields that kind of request "
+            "needs; the shopper then brings up the next one. If the shopper interrupts with a new "
+            "request, answer that one first and then return to the earlier one. Kinds of request:\n" + kinds
+        )
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        kinds = "; ".join(
+            f"{env.env_id}: {', '.join(env.answer_arguments.model_fields)} ({env.answer_description(difficulty)})"
+            for env in self.intent_envs
+        )
+        return ("Submit the answer to the request you are handling now, using only the fields of that kind of "
+                f"request; the conversation continues until every request is answered. {kinds}")
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        count = min(difficulty.journey_intents, len(self.intent_envs))
+        envs = rng.sample(self.intent_envs, count)
+        problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
+        interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
+        user = JourneyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=_NEVER_GIVES_UP,
+                           problems=problems, env_ids=[env.env_id for env in envs], interrupts=interrupts)
+        goal = JourneyGoal(intents=[
+            JourneyIntent(env_id=env.env_id, goal=p.goal.model_dump(mode="json"), interrupted=interrupted)
+            for env, p, interrupted in zip(envs, problems, interrupts)
+        ])
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+
+    def turn_budget(self, problem: Problem) -> int:
+        user: JourneyUser = problem.user  # type: ignore[assignment]
+        return sum(get_environment(e).turn_budget(p) for e, p in zip(user.env_ids, user.problems))
+
+    def accept_answer(self, problem: Problem, answer: BaseModel) -> bool:
+        user: JourneyUser = problem.user  # type: ignore[assignment]
+        current = user.current
+        if current is None:
+            raise ToolError("no_open_request", "There is no open request to answer; wait for the shopper.")
+        model = get_environment(user.env_ids[current]).answer_arguments
+        given = {k: v for k, v in answer.model_dump().items() if v is not None}
+        foreign = sorted(set(given) - set(model.model_fields))
+        try:
+            if foreign:
+                raise ValueError
+            sub_answer = model.model_validate(given)
+        except (ValidationError, ValueError):
+            raise ToolError("answer_does_not_fit", "The request you are handling takes answer("
+                            f"{', '.join(model.model_fields)}); got fields {sorted(given)}.") from None
+        user.record_answer(sub_answer)
+        return user.finished
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        user: JourneyUser = problem.user  # type: ignore[assignment]
+        outcomes = [get_environment(e).verify(p, world, user.answers.get(i))
+                    for i, (e, p) in enumerate(zip(user.env_ids, user.problems))]
+        violations = [o.safety_violation for o in outcomes if o.safety_violation]
+        return TaskOutcome(
+            r_task=sum(o.r_task for o in outcomes) / len(outcomes),
+            is_correct=all(o.is_correct for o in outcomes),
+            details={"intents": [{"env_id": e, "r_task": o.r_task, "is_correct": o.is_correct,
+                                  "answered": i in user.answers, "details": o.details}
+                                 for i, (e, o) in enumerate(zip(user.env_ids, outcomes))]},
+            safety_violation=violations[0] if violations else None,
+        )
+
+    def oracle(self, problem: Problem) -> JourneyOracle:
+        return JourneyOracle(problem)
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+class IntentRouter:
+    """Plays one sub-agent per intent, each seeing only its own part of the conversation.
+
+    Tool results go back to the sub-agent that made the call (call ids carry its index); the
+    shopper's words go to the sub-agent of the request being handled. A sub-agent whose request
+    was interrupted keeps its results in an inbox until its request is handled again. Subclasses
+    decide which request is being handled: the oracle reads it from the hidden state, the
+    heuristic baseline infers it from the conversation.
+    """
+
+    def __init__(self) -> None:
+        self.agents: list[Any] = []
+        self.inbox: list[list[dict[str, Any]]] = []
+        self.started: list[bool] = []
+        self.system: dict[str, Any] | None = None
+        self.tools: list[dict[str, Any]] | None = None
+
+    def add(self, agent: Any) -> int:
+        self.agents.append(agent)
+        self.inbox.append([])
+        self.started.append(False)
+        return len(self.agents) - 1
+
+    def deliver(self, observation: Observation, current: int, user_messages: bool = True) -> None:
+        """File an observation's messages: tool results by owner, the shopper's words to ``current``."""
+        if observation.tools is not None:
+            self.system, self.tools = observation.messages[0], observation.tools
+        for message in observation.messages:
+            if message["role"] == "tool":
+                owner, _, call_id = message["tool_call_id"].partition(":")
+                self.inbox[int(owner[1:])].append(message | {"tool_call_id": call_id})
+            elif message["role"] == "user" and user_messages:
+                self.inbox[current].append(message)
+
+    def play(self, current: int, info: dict[str, Any]) -> AgentAction:
+        """One turn of sub-agent ``current`` on everything filed for it since its last turn."""
+        messages, self.inbox[current] = self.inbox[current], []
+        if self.started[current]:
+            observation = Observation(messages=messages, info=info)
+        else:
+            self.started[current] = True
+            observation = Observation(messages=[self.system, *messages], tools=self.tools, info=info)
+        action = self.agents[current].act(observation)
+        return AgentAction(message=action.message, tool_calls=tuple(
+            ToolCall(id=f"j{current}:{call.id}", name=call.name, arguments=call.arguments) for call in action.tool_calls
+        ))
+
+
+class JourneyOracle(IntentRouter):
+    """Runs each intent's own oracle while its request is the one being handled."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.user: JourneyUser = problem.user  # type: ignore[assignment]
+        for env_id, sub_problem in zip(self.user.env_ids, self.user.problems):
+            self.add(get_environment(env_id).oracle(sub_problem))
+
+    def act(self, observation: Observation) -> AgentAction:
+        current = self.user.current
+        assert current is not None, "the journey oracle was asked to act with no open request"
+        self.deliver(observation, current)
+        return self.play(current, observation.info)

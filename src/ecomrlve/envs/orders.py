@@ -1,0 +1,209 @@
+"""Order histories and the ways customers refer to an order, shared by RETURN, STATUS and POLICY.
+
+Generators append orders to ``world.account`` (never replace them). A customer names an order
+line by id at low difficulty, by product and exact order date in the middle, and at high
+difficulty only by product type and a rough time ("the blender I ordered about 3 weeks ago").
+A vague reference is *ambiguous* when another line with the same noun was ordered less than
+:data:`DISTINCT_DAYS` days apart; then the customer gives the exact item when asked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.catalog.schema import Category
+from ecomrlve.user.dialogue import ItemNames
+from ecomrlve.world.account import Order, OrderLine, OrderStatus
+from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
+from ecomrlve.world.state import World
+
+DISTINCT_DAYS = 14  # orders of the same category closer than this are told apart only by the exact item
+ID_LEVEL_BELOW = 4  # d < 4: the customer quotes the order id
+DATE_LEVEL_BELOW = 8  # 4 <= d < 8: product title and exact order date; d >= 8: product type and rough time
+MAX_LINES = 3
+_SAMPLE_TRIES = 200
+
+
+class LineRef(BaseModel):
+    """Where a referenced line lives, and how the customer names it (hidden-goal part)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    order_id: str
+    line_id: str
+    product_id: str
+    row: int
+    title: str  # short title, e.g. "Brightix Nova 21 Headphones"
+    brand: str
+    model: str
+    noun: str
+    placed: dt.date
+    phrase: str  # how the customer first refers to it
+    exact: tuple[str, ...]  # parts of the phrase that must reach the agent verbatim (ids, dates)
+    ambiguous: bool  # the phrase fits other lines too; the customer identifies the item when asked
+
+    @property
+    def names(self) -> ItemNames:
+        return ItemNames(self.product_id, self.brand.lower(), self.model.lower(), self.noun.lower())
+
+    @property
+    def identification(self) -> str:
+        """The unambiguous description the customer gives when asked which item they mean."""
+        return f"the {self.title} I ordered on {spoken_date(self.placed)}"
+
+
+def line_names(world: World, row: int) -> ItemNames:
+    """The words that name a product in conversation (brand, model words, noun)."""
+    catalog = world.catalog
+    title, brand = short_title(world, row), catalog.brand_of(row)
+    return ItemNames(catalog.product_id(row), brand.lower(), model_words(title, brand).lower(),
+                     catalog.category_of(row).noun.lower())
+
+
+def model_words(title: str, brand: str) -> str:
+    """The two title words after the brand ("Brightix Nova 21 Headphones" -> "Nova 21"); the first two
+    words when the title does not start with the brand (real catalogs)."""
+    rest = title[len(brand):] if title.lower().startswith(brand.lower()) else title
+    return " ".join(rest.split()[:2])
+
+
+def same_noun(world: World, row: int, other: int) -> bool:
+    """Whether two products are called the same in conversation (real catalogs give several categories one noun)."""
+    categories = world.catalog.categories
+    return categories[int(world.catalog.category[row])].noun.lower() == categories[int(world.catalog.category[other])].noun.lower()
+
+
+def spoken_date(day: dt.date) -> str:
+    return f"{day:%B} {day.day}"
+
+
+def rough_time(today: dt.date, day: dt.date) -> str:
+    days = (today - day).days
+    if days < 7:
+        return "a few days ago"
+    weeks = round(days / 7)
+    if weeks <= 1:
+        return "about a week ago"
+    if weeks < 9:
+        return f"about {weeks} weeks ago"
+    return f"about {round(days / 30)} months ago"
+
+
+def short_title(world: World, row: int) -> str:
+    return world.catalog.title(row).split(",")[0]
+
+
+def sample_row(world: World, rng: random.Random, *, exclude: set[int], category: int | None = None,
+               returnable: bool | None = None, accept: Callable[[Category], bool] | None = None) -> int:
+    """A product that is not denied (and, if asked, of ``category`` / (non-)final-sale / whose catalog
+    category ``accept`` takes).
+
+    Rejection sampling first; when the wanted categories are too rare for that (a real catalog), the
+    draw is made among the rows of the qualifying categories instead.
+    """
+    catalog = world.catalog
+
+    def qualifies(c: Category) -> bool:
+        return (returnable is None or is_final_sale(c.name) != returnable) and (accept is None or accept(c))
+
+    pool = catalog.category_rows[category] if category is not None else None
+    for _ in range(_SAMPLE_TRIES):
+        row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
+        if row in exclude or world.is_denied(row) or not qualifies(catalog.category_of(row)):
+            continue
+        return row
+    wanted = [i for i, c in enumerate(catalog.categories) if qualifies(c) and (category is None or i == category)]
+    pool = np.flatnonzero(np.isin(catalog.category, wanted))
+    for _ in range(_SAMPLE_TRIES if len(pool) else 0):
+        row = int(pool[rng.randrange(len(pool))])
+        if row not in exclude and not world.is_denied(row):
+            return row
+    raise RuntimeError(f"could not sample an order product from catalog {catalog.name}")
+
+
+def has_category(world: World, accept: Callable[[Category], bool]) -> bool:
+    """Whether any category of the catalog qualifies (so a filtered draw can succeed)."""
+    return any(accept(c) for c in world.catalog.categories)
+
+
+def order_items(world: World, rng: random.Random, rows: list[int]) -> list[tuple[int, str | None, int, int]]:
+    """Order items for ``rows``: a variant when the product has one, mostly single units, catalog price."""
+    items = []
+    for row in rows:
+        variants = world.variants(row)
+        variant = rng.choice(variants).variant_id if variants else None
+        items.append((row, variant, 1 if rng.random() < 0.8 else 2, int(world.catalog.price_cents[row])))
+    return items
+
+
+def place(world: World, rng: random.Random, rows: list[int], status: OrderStatus, age_days: int,
+          method: str | None = None) -> Order:
+    """Append an order of ``rows`` (first row first) with ``status``; see :func:`~ecomrlve.world.account.schedule`."""
+    method = method or rng.choice(SHIPPING_METHODS)
+    return world.account.place_order(order_items(world, rng, rows), status, method, age_days, rng)
+
+
+def random_status_order(world: World, rng: random.Random, rows: list[int], status: OrderStatus) -> Order:
+    """An order in ``status`` with plausible random dates."""
+    if status == "in_transit":
+        method = rng.choice(("standard", "expedited"))
+        return place(world, rng, rows, status, rng.randint(1, STORE_POLICY.shipping_days[method] - 1), method)
+    if status == "shipped":
+        return place(world, rng, rows, status, 0)
+    if status == "processing":
+        return place(world, rng, rows, status, rng.randint(0, STORE_POLICY.handling_days - 1))
+    if status == "cancelled":
+        return place(world, rng, rows, status, rng.randint(2, 90))
+    return place(world, rng, rows, status, rng.randint(1, 150))
+
+
+def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
+    """0-2 other products that share an order with the one that matters."""
+    rows: list[int] = []
+    for _ in range(rng.randint(0, MAX_LINES - 1)):
+        rows.append(sample_row(world, rng, exclude=exclude | set(rows)))
+    return rows
+
+
+def reference(world: World, order: Order, line: OrderLine, d: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
+    """How the customer refers to ``line`` of ``order`` at difficulty ``d`` (see the module docstring)."""
+    catalog = world.catalog
+    title = short_title(world, line.row)
+    brand = catalog.brand_of(line.row)
+    noun = catalog.category_of(line.row).noun
+    model = model_words(title, brand)
+    if d < ID_LEVEL_BELOW:
+        phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
+    elif d < DATE_LEVEL_BELOW:
+        when = spoken_date(order.placed)
+        phrase, exact, ambiguous = f"the {title} I ordered on {when}", (when,), False
+    else:
+        when = rough_time(world.today, order.placed)
+        phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
+        ambiguous = any(
+            other is not line and same_noun(world, other.row, line.row)
+            and abs((o.placed - order.placed).days) < DISTINCT_DAYS
+            for o in world.account.orders for other in o.lines
+        )
+    return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
+                   row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
+                   phrase=phrase, exact=exact, ambiguous=ambiguous)
+
+
+@dataclass(frozen=True)
+class Distractors:
+    """Which look-alike orders a history gets at difficulty d."""
+
+    same_product: bool  # the same product again in an older order (told apart by date)
+    same_category_close: bool  # another product of the same category ordered within DISTINCT_DAYS
+
+    @classmethod
+    def at(cls, d: int, rng: random.Random) -> Distractors:
+        return cls(same_product=d >= ID_LEVEL_BELOW and rng.random() < 0.5,
+                   same_category_close=d >= DATE_LEVEL_BELOW and rng.random() < 0.5)

@@ -1,0 +1,107 @@
+"""PD — product discovery (SPEC §5).
+
+Description
+    The shopper wants a kind of product ("a charger for $45 or less, from Brightix, with a USB-C
+    connector") and asks for recommendations; the agent searches the catalog and answers a
+    ranked list of up to k_rec(d) product ids.
+Hidden goal
+    :class:`PDGoal`: a target product and m(d) requirements derived from it (the leaf category
+    always; then a price bound with the slack curve and, drawn at random, a price floor, brand,
+    minimum rating, shipping days, attribute equalities and numeric bounds the target really
+    has), hidden preference weights aligned with them, which requirements are withheld from the
+    opening, a planned context switch and a planned stock-out, and an ideal answer.
+Tools
+    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    answer(product_ids).
+Scoring
+    The valid set V = in-stock products of the category meeting every (final) requirement,
+    exact over the whole catalog. ``r_task = clip(−1 + 1.5·nDCG@k + 0.5·satisfaction − oos
+    share, −1, 1)`` with rel = utility·1[valid] against the true ideal ranking of V
+    (:func:`~ecomrlve.envs.recommend.ranking_reward`): exactly 1 for an ideal ranking of valid
+    items. is_correct iff the first id is in V and every id was surfaced to the agent.
+Difficulty axes used
+    m, k_rec, slack, p_missing, p_switch, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+Episode end
+    ``answer``, turn budget, or the shopper giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Problem
+from ecomrlve.envs.recommend import (
+    RankedRecommendation, RecommendGoal, available_fields, category_requirement, closest_partner,
+    derive_requirements, relevance, utility,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+ENV_ID = "PD"
+_TARGET_TRIES = 300  # random draws for an in-stock target whose category supports m(d) requirements
+_PARTNER_TRIES = 20  # targets tried for one with a partner product sharing m(d) requirements
+
+
+class PDGoal(RecommendGoal):
+    target_id: str
+    target_row: int
+
+
+class ProductDiscoveryEnvironment(RankedRecommendation):
+    env_id = ENV_ID
+    version = 1
+    instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
+                    "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
+
+    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
+        return relevance(utility(catalog, rows, goal.preferences))
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        catalog = world.catalog
+        wanted = difficulty.m - 1  # requirements besides the category
+        want_stock_out = rng.random() < difficulty.p_oos
+        target, anchors = self._sample_target(world, rng, wanted), []
+        if want_stock_out:
+            for _ in range(_PARTNER_TRIES):
+                partner = closest_partner(world, target, rng)
+                if partner is not None and len(available_fields(catalog, [target, partner])) >= wanted:
+                    anchors = [target, partner]
+                    break
+                target = self._sample_target(world, rng, wanted)
+        want_stock_out = bool(anchors)
+        anchors = anchors or [target]
+        category = int(catalog.category[target])
+        requirements = [category_requirement(catalog, category)]
+        requirements += derive_requirements(catalog, anchors, wanted, difficulty.slack, rng)
+        goal = self.new_goal(PDGoal, catalog, category, requirements, catalog.price(target), difficulty, rng,
+                             target_id=catalog.product_id(target), target_row=target)
+        goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)
+        user = self.user_for(world, goal, rng, realiser)
+        opening = user.say(A.RequestProducts(goal.noun, self.stated(goal)))
+        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+
+    @staticmethod
+    def _sample_target(world: World, rng: random.Random, wanted: int) -> int:
+        """A random in-stock, allowed product whose own facts support ``wanted`` requirements
+        (the best seen if none does, e.g. on a real catalog with few attributes)."""
+        catalog = world.catalog
+        best, best_count = None, -1
+        for _ in range(_TARGET_TRIES):
+            row = rng.randrange(len(catalog))
+            if not world.available(row) or world.is_denied(row):
+                continue
+            count = len(available_fields(catalog, [row]))
+            if count >= wanted:
+                return row
+            if count > best_count:
+                best, best_count = row, count
+        if best is None:
+            raise RuntimeError(f"no in-stock, allowed product found in catalog {catalog.name}")
+        return best

@@ -1,0 +1,453 @@
+"""POLICY — store policy Q&A (SPEC §5).
+
+Description
+    The customer asks one question about the store policy (return windows, final sale, restocking
+    and return-shipping fees, refunds, shipping cost and times, free-shipping thresholds, price
+    adjustment, warranty). The answer depends on B_branch(d) conditions of their situation; some
+    are stated, others (membership tier, the item, its price and dates) are only in their profile
+    or order history. The agent reads the policy with ``policy_search`` (rules, never answers),
+    looks up what it needs, works the answer out and submits it.
+Hidden goal
+    :class:`PolicyGoal`: the question kind (:data:`KINDS`), the full situation, which conditions
+    are hidden in the account, and the expected answer, computed by the rule engine
+    (:mod:`ecomrlve.world.policy`) from the same situation the question is generated from.
+Tools
+    policy_search, user_get_profile, order_list, order_get_details, ask_user, answer(value?, yes_no?).
+Scoring
+    :func:`policy_score`. Numeric: exact (to the cent) 1, else ``2·(min/max)^4 − 1`` for positive
+    values, −1 if one side is 0 or negative; categorical (yes/no): ±1; no answer −1.
+    is_correct iff r_task ≥ 0.95.
+Difficulty axes used
+    B_branch (conditions), p_missing (conditions hidden in the account), H_orders, p_noise, B_tool, T_max.
+Episode end
+    ``answer``, turn budget, or the customer giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.schema import Catalog, Category
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.orders import (
+    has_category,
+    random_status_order,
+    sample_row,
+    short_title,
+    spoken_date,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world import policy as P
+from ecomrlve.world.state import World
+
+ENV_ID = "POLICY"
+IS_CORRECT_AT = 0.95
+RATIO_POWER = 4
+BASE_PATIENCE = 3
+# Draws are tilted so that numeric answers are rarely 0 (answering 0 must not pay) and yes/no
+# answers are balanced (answering always "yes" must not pay).
+FINAL_SALE_SHARE = {"yes_no": 0.3, "number": 0.1}  # items drawn from final-sale categories (return questions)
+FEE_DEPARTMENT_SHARE = 0.9  # restocking/warranty questions: items from departments where the rule bites
+INSIDE_SHARE = 0.85  # numeric questions: day counts inside the window (yes/no questions: half)
+OPENED_SHARE = 0.9
+EDGE_DAYS = 6  # day counts are drawn within this distance of the window or warranty edge
+REASON_WORDS = {"defective": "it stopped working", "damaged": "it arrived damaged", "wrong_item": "you sent the wrong item",
+                "not_as_described": "it isn't as described", "no_longer_needed": "I changed my mind"}
+
+
+class Situation(BaseModel):
+    """The customer's circumstances; a question kind reads some of these fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: str | None = None  # the item's leaf category name
+    department: str | None = None  # its catalog department (category path[0]); comes with the category
+    tier: P.Tier | None = None
+    days_since_delivery: int | None = None
+    days_since_order: int | None = None
+    opened: bool | None = None
+    price_cents: int | None = None
+    new_price_cents: int | None = None
+    reason: P.ReturnReason | None = None
+    return_method: P.ReturnMethod | None = None
+    shipping_method: P.ShippingMethod | None = None
+    subtotal_cents: int | None = None
+
+
+ITEM_FIELDS = ("category", "price_cents", "days_since_delivery", "days_since_order")  # looked up in an order when hidden
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of question: the conditions it depends on, how it is asked, and the rule that answers it."""
+
+    name: str
+    conditions: tuple[str, ...]  # Situation fields the answer depends on (B_branch counts these)
+    answer: Literal["number", "yes_no"]
+    question: str
+    sections: tuple[str, ...]  # policy sections that hold the rules it needs
+    rule: Callable[[Situation], float | bool]
+    fixed: dict[str, Any] | None = None  # situation values stated but not varied (not counted as conditions)
+
+
+def _dept(s: Situation) -> str:
+    return P.rule_department(s.department)
+
+
+def _refund(s: Situation) -> float:
+    return P.refund_cents(category=s.category, department=s.department, tier=s.tier, days_since_delivery=s.days_since_delivery, opened=s.opened,
+                          reason=s.reason, method=s.return_method, price_cents=s.price_cents) / 100
+
+
+_REFUND_SECTIONS = ("departments", "return-window", "final-sale", "restocking-fee", "return-shipping", "refunds")
+KINDS: tuple[Kind, ...] = (
+    Kind("base_window", ("category",), "number",
+         "What is the base return window for that kind of item, before any membership bonus, in days?",
+         ("departments", "return-window"), lambda s: float(P.STORE_POLICY.return_window_days[_dept(s)])),
+    Kind("final_sale", ("category",), "yes_no", "Can that kind of item be returned at all (yes or no)?",
+         ("final-sale",), lambda s: not P.is_final_sale(s.category)),
+    Kind("shipping_days", ("shipping_method",), "number",
+         "How many days does that shipping method take to deliver once the order has shipped?",
+         ("shipping-methods",), lambda s: float(P.STORE_POLICY.shipping_days[s.shipping_method])),
+    Kind("free_shipping_threshold", ("tier",), "number",
+         "What order subtotal do I need for free standard shipping, in dollars?",
+         ("free-shipping",), lambda s: P.STORE_POLICY.free_shipping_threshold_cents[s.tier] / 100),
+    Kind("price_match_window", ("tier",), "number",
+         "For how many days after ordering can I get a price adjustment?",
+         ("price-adjustment",), lambda s: float(P.STORE_POLICY.price_match_days[s.tier])),
+    Kind("return_window", ("category", "tier"), "number",
+         "How many days do I have to return it, counted from delivery?",
+         ("departments", "return-window"), lambda s: float(P.return_window_days(_dept(s), s.tier))),
+    Kind("warranty_months", ("category", "tier"), "number", "How many months of warranty does it have for me?",
+         ("departments", "warranty"), lambda s: float(P.warranty_months(_dept(s), s.tier))),
+    Kind("shipping_cost", ("shipping_method", "tier", "subtotal_cents"), "number",
+         "How much will shipping cost for that order, in dollars?",
+         ("shipping-methods", "free-shipping", "expedited-shipping"),
+         lambda s: P.shipping_cost_cents(s.shipping_method, s.tier, s.subtotal_cents) / 100),
+    Kind("can_return", ("category", "tier", "days_since_delivery"), "yes_no",
+         "Can I still return it today (yes or no)?", ("departments", "return-window", "final-sale"),
+         lambda s: not P.is_final_sale(s.category)
+         and s.days_since_delivery <= P.return_window_days(_dept(s), s.tier)),
+    Kind("under_warranty", ("category", "tier", "days_since_delivery"), "yes_no",
+         "Is it still covered by the store warranty today (yes or no)?", ("departments", "warranty"),
+         lambda s: P.under_warranty(_dept(s), s.tier, s.days_since_delivery)),
+    Kind("restocking_fee", ("category", "tier", "opened", "price_cents"), "number",
+         "What restocking fee would I pay to return it because I changed my mind, in dollars?",
+         ("departments", "restocking-fee"),
+         lambda s: P.restocking_fee_cents(_dept(s), s.tier, s.opened, "no_longer_needed", s.price_cents) / 100),
+    Kind("price_adjustment", ("tier", "days_since_order", "price_cents", "new_price_cents"), "number",
+         "How much would you refund me for the price drop, in dollars?", ("price-adjustment",),
+         lambda s: P.price_match_refund_cents(s.tier, s.days_since_order, s.price_cents, s.new_price_cents) / 100),
+    Kind("refund", ("category", "tier", "days_since_delivery", "opened", "price_cents"), "number",
+         "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund,
+         fixed={"reason": "no_longer_needed", "return_method": "drop_off"}),
+    Kind("refund_reason", ("category", "tier", "days_since_delivery", "opened", "price_cents", "reason"), "number",
+         "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund,
+         fixed={"return_method": "drop_off"}),
+    Kind("refund_full", ("category", "tier", "days_since_delivery", "opened", "price_cents", "reason", "return_method"),
+         "number", "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund),
+)
+KIND_BY_NAME = {k.name: k for k in KINDS}
+MAX_CONDITIONS = max(len(k.conditions) for k in KINDS)
+
+
+def kinds_for(b_branch: int) -> list[Kind]:
+    """The kinds whose answer depends on exactly min(B_branch, the most any kind has) conditions."""
+    n = min(b_branch, MAX_CONDITIONS)
+    return [k for k in KINDS if len(k.conditions) == n]
+
+
+def _near(edge: int, inside: bool, rng: random.Random) -> int:
+    """A day count at most EDGE_DAYS inside (``edge`` itself included) or outside a limit of ``edge`` days."""
+    return max(1, edge - rng.randint(0, EDGE_DAYS)) if inside and edge >= 1 else edge + rng.randint(1, EDGE_DAYS)
+
+
+def _item_filter(world: World, kind: Kind, rng: random.Random) -> Callable[[Category], bool] | None:
+    """Which categories the question's item may come from (see the draw shares above); no filter when
+    the catalog has no category that passes it."""
+    accept = None
+    if kind.name in ("final_sale", "can_return") or kind.name.startswith("refund"):
+        final_sale = rng.random() < FINAL_SALE_SHARE[kind.answer]
+        accept = lambda c: P.is_final_sale(c.name) == final_sale
+    elif kind.name in ("restocking_fee", "warranty_months", "under_warranty") and rng.random() < FEE_DEPARTMENT_SHARE:
+        table = P.STORE_POLICY.restocking_fee_percent if kind.name == "restocking_fee" else P.STORE_POLICY.warranty_months
+        accept = lambda c: table[P.rule_department(c.path[0])] > 0
+    return accept if accept is not None and has_category(world, accept) else None
+
+
+class PolicyGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    situation: Situation
+    hidden: list[str]  # conditions only in the profile ("tier") or an order (item fields)
+    order_id: str | None  # the order holding the item, when item facts are hidden
+    expected_number: float | None
+    expected_yes_no: Literal["yes", "no"] | None
+    facts: list[str]  # what the customer states
+    exact: list[str]
+    patience: int
+
+
+class PolicyAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    value: float | None = None
+    yes_no: Literal["yes", "no"] | None = None
+
+
+# -- scoring (pure) -------------------------------------------------------------------------------
+
+def ratio_score(answer: float, expected: float) -> float:
+    """``2·(min/max)^4 − 1`` for positive values; exact (to the cent) is 1; a sign or zero mismatch −1."""
+    if abs(answer - expected) < 0.005:
+        return 1.0
+    if answer <= 0 or expected <= 0:
+        return -1.0
+    return 2 * (min(answer, expected) / max(answer, expected)) ** RATIO_POWER - 1
+
+
+def policy_score(goal: PolicyGoal, answer: PolicyAnswer | None) -> float:
+    if answer is None:
+        return -1.0
+    if goal.expected_yes_no is not None:
+        return 1.0 if answer.yes_no == goal.expected_yes_no else -1.0
+    if answer.value is None or goal.expected_number is None:
+        return -1.0
+    return ratio_score(answer.value, goal.expected_number)
+
+
+# -- the simulated customer -----------------------------------------------------------------------
+
+@dataclass
+class PolicyUser(SimulatedUser):
+    """States the question; everything else it knows is in the account, so questions only cost patience."""
+
+    goal: PolicyGoal = None  # type: ignore[assignment]
+
+    def opening(self) -> str:
+        question = KIND_BY_NAME[self.goal.kind].question
+        return self.say(A.AskPolicy(tuple(self.goal.facts), question, tuple(self.goal.exact)))
+
+    def on_question(self, question: str, world: World) -> str:
+        return self.say(*self._respond(question))
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        return self.say(*self._respond(message)) if message else None
+
+    def _respond(self, text: str) -> list[A.DialogueAct]:
+        if not is_question(text.lower()):
+            return [A.Acknowledge()]
+        self.lose_patience()
+        return [A.CheckMyAccount()]
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+def _money(cents: int) -> str:
+    return f"${cents // 100}.{cents % 100:02d}"
+
+
+class PolicyEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+    tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
+    answer_arguments = PolicyAnswer
+    instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "
+                    "look up their membership (user_get_profile) and orders when the answer depends on them, work "
+                    "out the exact answer, then call answer with value (a number) or yes_no.")
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return ("Submit the answer: value for a number (days, months or dollars, e.g. 12.5) or yes_no for a yes/no "
+                "question; this ends the task.")
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        kind = rng.choice(kinds_for(difficulty.B_branch))
+        account = world.account
+        for _ in range(max(0, difficulty.H_orders - 1)):  # orders that have nothing to do with the question
+            row = sample_row(world, rng, exclude=set())
+            random_status_order(world, rng, [row], rng.choice(("delivered", "in_transit", "processing", "cancelled")))
+        situation, row = self._situation(world, kind, rng)
+        hidden = [c for c in kind.conditions if c == "tier" and rng.random() < difficulty.p_missing]
+        item_conditions = [c for c in kind.conditions if c in ITEM_FIELDS]
+        order_id = None
+        if item_conditions and row is not None and rng.random() < difficulty.p_missing:
+            order_id = self._order_for(world, situation, row, rng)
+            if order_id is not None:
+                hidden.extend(item_conditions)
+        if "tier" in kind.conditions and situation.tier != account.profile.tier:
+            raise RuntimeError("POLICY situation tier must be the profile's tier")
+        facts, exact = self._facts(world, kind, situation, hidden, order_id, row)
+        value = kind.rule(situation)
+        goal = PolicyGoal(kind=kind.name, situation=situation, hidden=hidden, order_id=order_id,
+                          expected_number=None if kind.answer == "yes_no" else round(float(value), 2),
+                          expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
+                          facts=facts, exact=exact, patience=BASE_PATIENCE + rng.randint(0, 2))
+        user = PolicyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+
+    @staticmethod
+    def _situation(world: World, kind: Kind, rng: random.Random) -> tuple[Situation, int | None]:
+        """Values for the kind's conditions (and the product they are about), drawn near the rule's edges so
+        every branch is exercised."""
+        values: dict[str, Any] = dict(kind.fixed or {})
+        conditions = set(kind.conditions)
+        tier = world.account.profile.tier
+        row = None
+        if conditions & {"category", "price_cents"}:
+            row = sample_row(world, rng, exclude=set(), accept=_item_filter(world, kind, rng))
+            category = world.catalog.category_of(row)
+            values["category"], values["department"] = category.name, category.path[0]
+            values["price_cents"] = int(world.catalog.price_cents[row])
+        if "tier" in conditions:
+            values["tier"] = tier
+        inside = rng.random() < (0.5 if kind.answer == "yes_no" else INSIDE_SHARE)
+        if "days_since_delivery" in conditions:
+            department = values["department"]
+            edge = (P.warranty_months(department, tier) * P.DAYS_PER_WARRANTY_MONTH if kind.name == "under_warranty"
+                    else P.return_window_days(department, tier))
+            values["days_since_delivery"] = _near(edge, inside, rng)
+        if "days_since_order" in conditions:
+            values["days_since_order"] = _near(P.STORE_POLICY.price_match_days[tier], inside, rng)
+        if "new_price_cents" in conditions:
+            values["new_price_cents"] = values["price_cents"] - rng.randint(1, max(1, values["price_cents"] // 3))
+        if "opened" in conditions:
+            values["opened"] = rng.random() < OPENED_SHARE
+        if "reason" in conditions:
+            values["reason"] = rng.choice(P.RETURN_REASONS)
+        if "return_method" in conditions:
+            values["return_method"] = rng.choice(P.RETURN_METHODS)
+        if "shipping_method" in conditions:
+            values["shipping_method"] = rng.choice(P.SHIPPING_METHODS)
+        if "subtotal_cents" in conditions:
+            threshold = P.STORE_POLICY.free_shipping_threshold_cents[tier]
+            values["subtotal_cents"] = (max(500, threshold + rng.choice((-1, 1)) * rng.randint(1, 2000)) if threshold
+                                        else rng.randint(1000, 12000))
+        return Situation(**values), row
+
+    @staticmethod
+    def _order_for(world: World, situation: Situation, row: int, rng: random.Random) -> str | None:
+        """Place the order the question's item came from (so its facts can be looked up); None if impossible."""
+        method = rng.choice(P.SHIPPING_METHODS)
+        transit = P.STORE_POLICY.handling_days + P.STORE_POLICY.shipping_days[method]
+        if situation.days_since_order is not None:
+            age = situation.days_since_order - transit
+            if age < 0:
+                return None
+        else:
+            age = situation.days_since_delivery if situation.days_since_delivery is not None else rng.randint(1, 60)
+        variants = world.variants(row)
+        order = world.account.place_order([(row, variants[0].variant_id if variants else None, 1,
+                                           situation.price_cents or int(world.catalog.price_cents[row]))],
+                                          "delivered", method, age, rng)
+        return order.order_id
+
+    @staticmethod
+    def _facts(world: World, kind: Kind, s: Situation, hidden: list[str], order_id: str | None,
+               row: int | None) -> tuple[list[str], list[str]]:
+        """The customer's sentences stating the non-hidden conditions (and the kind's fixed circumstances)."""
+        facts: list[str] = []
+        exact: list[str] = []
+        stated = [c for c in kind.conditions if c not in hidden] + list(kind.fixed or {})
+        if order_id is not None:
+            order = world.account.order(order_id)
+            title, when = short_title(world, order.lines[0].row), spoken_date(order.placed)
+            facts.append(f"It's about the {title} I ordered on {when}.")
+            exact.append(when)
+        elif "category" in stated:
+            fact, names = category_fact(world.catalog, row)
+            facts.append(fact)
+            exact.extend(names)
+        for condition in stated:
+            if condition in _FACTS:
+                template, spoken = _FACTS[condition]
+                value = spoken(s)
+                facts.append(template.format(v=value))
+                exact.append(value)
+            elif condition == "opened":
+                facts.append("I've opened it." if s.opened else "It's still sealed, I never opened it.")
+            elif condition == "reason":
+                facts.append(f"I want to return it because {REASON_WORDS[s.reason]}.")
+        return facts, exact
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        goal: PolicyGoal = problem.goal  # type: ignore[assignment]
+        r_task = policy_score(goal, answer)  # type: ignore[arg-type]
+        return TaskOutcome(r_task=r_task, is_correct=answer is not None and r_task >= IS_CORRECT_AT, details={
+            "kind": goal.kind, "expected": goal.expected_number if goal.expected_yes_no is None else goal.expected_yes_no,
+            "given": None if answer is None else (answer.value if goal.expected_yes_no is None else answer.yes_no),
+            "answered": answer is not None})
+
+    def oracle(self, problem: Problem) -> PolicyOracle:
+        return PolicyOracle(problem)
+
+
+#: condition -> (the customer's sentence, how its value is said); the value must reach the agent verbatim.
+_FACTS: dict[str, tuple[str, Callable[[Situation], str]]] = {
+    "tier": ("I'm a {v} member.", lambda s: P.TIER_NAMES[s.tier]),
+    "days_since_delivery": ("It was delivered {v} days ago.", lambda s: str(s.days_since_delivery)),
+    "days_since_order": ("I ordered it {v} days ago.", lambda s: str(s.days_since_order)),
+    "price_cents": ("I paid {v} for it.", lambda s: _money(s.price_cents)),
+    "new_price_cents": ("Now it's listed at {v}.", lambda s: _money(s.new_price_cents)),
+    "return_method": ("I'd send it back by {v}.", lambda s: P.RETURN_METHOD_NAMES[s.return_method]),
+    "shipping_method": ("I'm thinking of {v} shipping.", lambda s: s.shipping_method),
+    "subtotal_cents": ("My order subtotal is {v}.", lambda s: _money(s.subtotal_cents)),
+}
+
+
+def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
+    """How the customer names the item's kind, and the words that must reach the agent verbatim.
+
+    The noun alone when every category the word can mean (``Catalog.category_index``) follows the same
+    policy rules (department row, final sale); otherwise the category and department are named too, so
+    the documents decide the answer on any catalog.
+    """
+    category = catalog.category_of(row)
+    noun = category.noun.lower()
+
+    def rules(c: Category) -> tuple[str, bool]:
+        return P.rule_department(c.path[0]), P.is_final_sale(c.name)
+
+    meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}
+    if meanings <= {rules(category)}:
+        return f"It's about a {noun}.", []
+    return (f"It's about a {noun} from the {category.name} category of the {category.path[0]} department.",
+            [category.name, category.path[0]])
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+class PolicyOracle:
+    """Reads every policy section the rule needs (one query per section title), looks up hidden facts, answers."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.goal: PolicyGoal = problem.goal  # type: ignore[assignment]
+        self.b_tool = problem.difficulty.B_tool
+        kind = KIND_BY_NAME[self.goal.kind]
+        titles = {s.section_id: s.title for s in P.policy_documents()}
+        self.pending: list[tuple[str, dict[str, Any]]] = [("policy_search", {"query": titles[s]}) for s in kind.sections]
+        if "tier" in self.goal.hidden:
+            self.pending.append(("user_get_profile", {}))
+        if self.goal.order_id is not None:
+            self.pending.append(("order_list", {}))
+
+    def act(self, observation) -> AgentAction:
+        if self.pending:
+            batch, self.pending = self.pending[: self.b_tool], self.pending[self.b_tool:]
+            return AgentAction(tool_calls=tuple(ToolCall(id=f"oracle_{i}", name=n, arguments=a)
+                                                for i, (n, a) in enumerate(batch)))
+        goal = self.goal
+        arguments = ({"yes_no": goal.expected_yes_no} if goal.expected_yes_no is not None
+                     else {"value": goal.expected_number})
+        return AgentAction(tool_calls=(ToolCall(id="oracle_0", name="answer", arguments=arguments),))

@@ -1,0 +1,452 @@
+"""RETURN — return + exchange (SPEC §5).
+
+Description
+    The customer wants to return one item from their order history, named by order id (low d),
+    by product and order date (middle) or only by product type and a rough time (high d, where
+    look-alike lines may force a clarifying question). The agent finds the line, checks it
+    against the store policy, starts the return with the customer's reason, or, when the item
+    cannot be returned (past the window, final sale), starts nothing and says why. Half of the
+    customers also want a replacement product with m(d)−1 constraints.
+Hidden goal
+    :class:`ReturnGoal`: the target line and how it was described, its eligibility (from the
+    policy rule engine), the reason (maybe withheld), whether to confirm first, the replacement
+    requirements (:class:`~ecomrlve.envs.recommend.Requirement`, as in SUB), the orders this generator placed.
+Tools
+    user_get_profile, order_list, order_get_details, return_check_eligibility, return_initiate,
+    policy_search, catalog_search, catalog_get_product, ask_user,
+    answer(order_id, line_id, eligible, replacement_product_id?).
+Scoring
+    :func:`return_score`. Eligible target: returned (0.4), with the customer's reason (0.2), answer
+    names the line and says eligible (0.2), valid replacement when asked (0.2); without a
+    replacement request the first three are 0.5/0.25/0.25. Ineligible target: answer names the
+    line (0.4) and says ineligible (0.6), 0.8 of that plus 0.2 for the replacement when asked.
+    Each other line the agent returned costs 0.5; ``r_task = 2·s − 1``; no answer −1; a return
+    started before a requested confirmation caps r_task at 0. is_correct iff s = 1.
+Difficulty axes used
+    H_orders, m, slack, p_missing (reason withheld), p_noise, B_tool, T_max; d itself sets the
+    reference level, distractor orders, the window edge and the ineligible share.
+Episode end
+    ``answer``, turn budget, or the customer giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents.base import tool_results
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.orders import (
+    ID_LEVEL_BELOW,
+    Distractors,
+    LineRef,
+    fillers,
+    line_names,
+    place,
+    random_status_order,
+    reference,
+    sample_row,
+    short_title,
+)
+from ecomrlve.envs.recommend import (
+    Requirement,
+    category_requirement,
+    closest_partner,
+    derive_requirements,
+    requirement_filter,
+    valid_rows,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, return_window_days
+from ecomrlve.world.state import World
+
+ENV_ID = "RETURN"
+CONFIRM_PROBABILITY = 0.25  # customers who want to confirm before a return is started
+REPLACEMENT_PROBABILITY = 0.5  # SPEC: half the customers also want a replacement
+FINAL_SALE_SHARE = 0.3  # of the ineligible targets, the share that are final sale (the rest: window expired)
+EDGE_FROM_D = 6  # from this d on, targets often sit within EDGE_DAYS of the window's last day
+EDGE_DAYS = 3
+BASE_PATIENCE = 3
+WRONG_RETURN_PENALTY = 0.5  # per other line returned
+UNCONFIRMED_CAP = 0.0
+BACKGROUND_STATUSES = ("delivered", "delivered", "delivered", "in_transit", "processing", "cancelled", "returned")
+REASON_PHRASES: dict[str, tuple[str, ...]] = {
+    "defective": ("it stopped working after a few days", "it's faulty, it won't turn on properly"),
+    "damaged": ("it arrived damaged", "it came broken, the box was crushed"),
+    "wrong_item": ("you sent me the wrong item", "what arrived is not what I ordered"),
+    "not_as_described": ("it doesn't match the description on the site", "it's not as described"),
+    "no_longer_needed": ("I don't need it anymore", "I changed my mind about it"),
+}
+REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
+WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
+                        "when did you order")
+
+
+def ineligible_share(d: int) -> float:
+    """Share of targets that cannot be returned (window expired or final sale)."""
+    return min(0.5, 0.05 * d)
+
+
+class ReplacementGoal(BaseModel):
+    """m(d)−1 requirements (the leaf category first), validated like SUB (:mod:`ecomrlve.envs.recommend`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: int
+    requirements: list[Requirement]
+    reference_id: str  # the in-stock product the requirements were taken from (so a valid answer exists)
+    reference_title: str
+    noun: str
+
+
+class ReturnGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: LineRef
+    eligible: bool
+    verdict_code: str
+    reason: ReturnReason
+    reason_phrase: str
+    reason_withheld: bool
+    confirm_first: bool
+    replacement: ReplacementGoal | None
+    order_ids: list[str]  # the orders this generator placed (the lines whose returns are scored)
+    prior_returns: list[str]  # return ids in the ledger before the conversation
+    patience: int
+
+
+class ReturnAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    order_id: str
+    line_id: str
+    eligible: bool
+    replacement_product_id: str | None = None
+
+
+# -- scoring (pure) -------------------------------------------------------------------------------
+
+def return_score(*, eligible: bool, answered: bool, line_ok: bool, answer_eligible: bool | None, returned: bool,
+                 reason_ok: bool, wrong_returns: int, replacement_asked: bool, replacement_ok: bool,
+                 confirmed: bool) -> tuple[float, bool, float]:
+    """``(r_task, is_correct, s)`` for one RETURN episode (rule in the module docstring)."""
+    if not answered:
+        return -1.0, False, 0.0
+    replacement_weight = 0.2 if replacement_asked else 0.0
+    if eligible:
+        w_return, w_reason, w_answer = (0.4, 0.2, 0.2) if replacement_asked else (0.5, 0.25, 0.25)
+        s = (w_return * returned + w_reason * (returned and reason_ok)
+             + w_answer * (line_ok and answer_eligible is True))
+    else:
+        scale = 1.0 - replacement_weight
+        s = scale * (0.4 * line_ok + 0.6 * (line_ok and answer_eligible is False))
+    s += replacement_weight * replacement_ok
+    s = max(0.0, s - WRONG_RETURN_PENALTY * wrong_returns)
+    r_task = 2 * s - 1
+    if not confirmed:
+        r_task = min(r_task, UNCONFIRMED_CAP)
+    return r_task, confirmed and math.isclose(s, 1.0), s
+
+
+# -- the simulated customer -----------------------------------------------------------------------
+
+def _asks(text: str, words: tuple[str, ...]) -> bool:
+    return any(w in text for w in words)
+
+
+@dataclass
+class ReturnUser(SimulatedUser):
+    goal: ReturnGoal = None  # type: ignore[assignment]
+    identified: bool = False  # the exact item was told (answer to "which one?")
+    reason_told: bool = False
+    confirmed: bool = False
+    returned_unconfirmed: bool = False  # the target's return was started before the customer confirmed
+    _confirmation_counted: bool = False
+
+    def opening(self) -> str:
+        goal = self.goal
+        replacement = None
+        if goal.replacement is not None:
+            replacement = (goal.replacement.noun, tuple((r.field, r.text()) for r in goal.replacement.requirements
+                                                        if r.field != "category"))
+        return self.say(A.RequestReturn(goal.target.phrase, None if goal.reason_withheld else goal.reason_phrase,
+                                        goal.confirm_first, replacement, goal.target.exact))
+
+    def on_question(self, question: str, world: World) -> str:
+        return self.say(*self._respond(question, world))
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        acts = self._respond(message, world) if message else []
+        target = self.goal.target
+        for name, arguments, result in events:
+            if name != "return_initiate" or result.get("status") != "return_started":
+                continue
+            if arguments.line_id == target.line_id:
+                self.returned_unconfirmed = self.goal.confirm_first and not self.confirmed
+            elif arguments.order_id in self.goal.order_ids:
+                self.lose_patience()
+                acts.append(A.WrongItem(target.identification, (target.title,)))
+        return self.say(*acts) if acts else None
+
+    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+        t = text.lower()
+        if not is_question(t):
+            return [A.Acknowledge()]
+        acts: list[A.DialogueAct] = []
+        if _asks(t, REASON_QUESTION_WORDS):
+            if self.goal.reason_withheld and not self.reason_told:
+                self.mark_user_caused()
+            else:
+                self.lose_patience()
+            self.reason_told = True
+            acts.append(A.ExplainReason(self.goal.reason_phrase))
+        if asks_confirmation(t):
+            acts.append(self._confirmation(t, world))
+        elif _asks(t, WHICH_QUESTION_WORDS):
+            if self.goal.target.ambiguous and not self.identified:
+                self.mark_user_caused()
+            else:
+                self.lose_patience()
+            self.identified = True
+            acts.append(A.IdentifyItem(self.goal.target.identification, (self.goal.target.title,)))
+        if not acts:
+            self.lose_patience()
+            acts.append(A.CheckMyAccount())
+        return acts
+
+    def _confirmation(self, t: str, world: World) -> A.DialogueAct:
+        target = self.goal.target
+        if refers_to(t, target, world):
+            self.confirmed = True
+            if self.goal.confirm_first and not self._confirmation_counted:
+                self._confirmation_counted = True
+                self.mark_user_caused()
+            return A.Confirm()
+        self.lose_patience()
+        return A.WrongItem(target.identification, (target.title,))
+
+
+def refers_to(text: str, target: LineRef, world: World) -> bool:
+    """Whether lower-cased ``text`` names the target line at least as clearly as any other line."""
+    if target.line_id.lower() in text:
+        return True
+    best_other = 0
+    for order in world.account.orders:
+        for line in order.lines:
+            if line.line_id == target.line_id:
+                continue
+            if line.line_id.lower() in text:
+                return False
+            if line.row != target.row:
+                best_other = max(best_other, line_names(world, line.row).score(text))
+    own = target.names.score(text)
+    return own > 0 and own >= best_other
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+class ReturnEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+    tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
+                  "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
+    answer_arguments = ReturnAnswer
+    answer_id_arguments = ("order_id", "line_id", "replacement_product_id")
+    instructions = ("help the customer return an item from one of their orders. Find the exact order line, check "
+                    "it against the store's return policy and start the return with the customer's reason; if the "
+                    "item cannot be returned, start nothing and explain why. If they ask for a replacement, "
+                    "recommend one product that meets their requirements. Then call answer.")
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return ("Submit the order line the customer means (order_id, line_id), whether it is eligible for return, "
+                "and replacement_product_id if they asked for a replacement; this ends the task.")
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        d = difficulty.d
+        account = world.account
+        catalog = world.catalog
+        ineligible = rng.random() < ineligible_share(d)
+        final_sale = ineligible and rng.random() < FINAL_SALE_SHARE
+        target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
+        window = return_window_days(catalog.category_of(target_row).path[0], account.profile.tier)
+        if final_sale:
+            age = rng.randint(1, 10)
+        elif ineligible:
+            age = window + rng.randint(1, EDGE_DAYS if d >= EDGE_FROM_D else 30)
+        elif d >= EDGE_FROM_D and rng.random() < 0.5:
+            age = window - rng.randint(0, EDGE_DAYS)
+        else:
+            age = rng.randint(1, max(1, window // 2))
+        rows = [target_row] + fillers(world, rng, {target_row})
+        rng.shuffle(rows)
+        order = place(world, rng, rows, "delivered", age)
+        line = next(li for li in order.lines if li.row == target_row)
+        own = [order]
+        distractors = Distractors.at(d, rng)
+        if distractors.same_product and len(own) < difficulty.H_orders:
+            own.append(place(world, rng, [target_row] + fillers(world, rng, {target_row}), "delivered",
+                             age + rng.randint(30, 60)))
+        if distractors.same_category_close and len(own) < difficulty.H_orders:
+            other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
+            own.append(place(world, rng, [other], "delivered", max(1, age + rng.randint(-5, 5))))
+        while len(own) < difficulty.H_orders:
+            status = rng.choice(BACKGROUND_STATUSES)
+            rows = [sample_row(world, rng, exclude={target_row})]
+            own.append(random_status_order(world, rng, rows + fillers(world, rng, {target_row, rows[0]}), status))
+        verdict = account.verdict(world, order, line)
+        if verdict.eligible == ineligible:
+            raise RuntimeError(f"RETURN generator and rule engine disagree: wanted eligible={not ineligible}, "
+                               f"engine says {verdict.code}")
+        target = reference(world, order, line, d, rng, vague_phrases=("the {noun} I ordered {when}",
+                                                                      "the {noun} I bought {when}"))
+        reason: ReturnReason = rng.choice(RETURN_REASONS)
+        replacement = (self._replacement(world, rng, target_row, difficulty)
+                       if rng.random() < REPLACEMENT_PROBABILITY else None)
+        goal = ReturnGoal(target=target, eligible=verdict.eligible, verdict_code=verdict.code, reason=reason,
+                          reason_phrase=rng.choice(REASON_PHRASES[reason]),
+                          reason_withheld=rng.random() < difficulty.p_missing,
+                          confirm_first=rng.random() < CONFIRM_PROBABILITY, replacement=replacement,
+                          order_ids=[o.order_id for o in own],
+                          prior_returns=[r.return_id for r in account.returns],
+                          patience=BASE_PATIENCE + rng.randint(0, 2))
+        user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+
+    @staticmethod
+    def _replacement(world: World, rng: random.Random, original: int, difficulty: Difficulty) -> ReplacementGoal | None:
+        """m(d)−1 requirements (category first) that the in-stock product closest to the original meets."""
+        catalog = world.catalog
+        reference_row = closest_partner(world, original, rng)
+        if reference_row is None:
+            return None
+        category = int(catalog.category[original])
+        world.reserve([reference_row])
+        world.protect(category)
+        requirements = [category_requirement(catalog, category)] + derive_requirements(
+            catalog, [reference_row], difficulty.m - 2, difficulty.slack, rng)
+        return ReplacementGoal(category=category, requirements=requirements,
+                               reference_id=catalog.product_id(reference_row),
+                               reference_title=short_title(world, reference_row),
+                               noun=catalog.categories[category].noun)
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        goal: ReturnGoal = problem.goal  # type: ignore[assignment]
+        user: ReturnUser = problem.user  # type: ignore[assignment]
+        target = goal.target
+        prior, own = set(goal.prior_returns), set(goal.order_ids)
+        new = [r for r in world.account.returns if r.return_id not in prior and r.order_id in own]
+        target_returns = [r for r in new if r.line_id == target.line_id]
+        wrong = len({r.line_id for r in new if r.line_id != target.line_id})
+        returned = bool(target_returns)
+        reason_ok = returned and target_returns[0].reason == goal.reason
+        line_ok = answer is not None and answer.order_id == target.order_id and answer.line_id == target.line_id
+        replacement_ok = False
+        if goal.replacement is not None and answer is not None and answer.replacement_product_id:
+            row = world.catalog.index_of(answer.replacement_product_id)
+            valid = valid_rows(world.catalog, goal.replacement.category, goal.replacement.requirements,
+                               world.stock_overrides, exclude=(target.row,))
+            replacement_ok = row is not None and bool(np.isin(row, valid))
+        r_task, is_correct, s = return_score(
+            eligible=goal.eligible, answered=answer is not None, line_ok=line_ok,
+            answer_eligible=answer.eligible if answer is not None else None, returned=returned,
+            reason_ok=reason_ok, wrong_returns=wrong, replacement_asked=goal.replacement is not None,
+            replacement_ok=replacement_ok, confirmed=not user.returned_unconfirmed)
+        return TaskOutcome(r_task=r_task, is_correct=is_correct, details={
+            "score": s, "eligible": goal.eligible, "returned": returned, "reason_ok": reason_ok,
+            "wrong_returns": wrong, "line_ok": line_ok, "replacement_ok": replacement_ok,
+            "confirmed": not user.returned_unconfirmed, "answered": answer is not None})
+
+    def oracle(self, problem: Problem) -> ReturnOracle:
+        return ReturnOracle(problem)
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+class ReturnOracle:
+    """Finds the line through order_list/order_get_details, asks only what was withheld, confirms
+    when asked to, returns (or checks and explains), finds a replacement by filtered search, answers.
+
+    It reads the hidden goal to decide what to do; every id it submits comes from a tool result
+    or the customer's words.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        self.goal: ReturnGoal = problem.goal  # type: ignore[assignment]
+        self.b_tool = problem.difficulty.B_tool
+        self.order_seen = problem.difficulty.d < ID_LEVEL_BELOW  # the customer quoted the order id
+        self.line_seen = False
+        self.asked = False
+        self.confirm_asked = False
+        self.initiated = False
+        self.checked: dict[str, Any] | None = None
+        self.replacement_id: str | None = None
+        self.searches = 0
+
+    def act(self, observation) -> AgentAction:
+        goal, target = self.goal, self.goal.target
+        for name, result in tool_results(observation):
+            if name == "order_list":
+                self.order_seen = any(o["order_id"] == target.order_id for o in result.get("orders", []))
+            elif name == "order_get_details":
+                self.line_seen = self.line_seen or any(li["line_id"] == target.line_id for li in result.get("lines", []))
+            elif name == "return_initiate" and result.get("status") == "return_started":
+                self.initiated = True
+            elif name == "return_check_eligibility" and "eligible" in result:
+                self.checked = result
+            elif name == "catalog_search" and goal.replacement is not None and any(
+                    card["product_id"] == goal.replacement.reference_id for card in result.get("results", [])):
+                self.replacement_id = goal.replacement.reference_id
+        calls: list[ToolCall] = []
+        messages: list[str] = []
+
+        def call(name: str, **arguments: Any) -> None:
+            if len(calls) < self.b_tool:
+                calls.append(ToolCall(id=f"oracle_{len(calls)}", name=name, arguments=arguments))
+
+        if not self.asked:
+            questions = []
+            if target.ambiguous:
+                questions.append("which one exactly do you mean?")
+            if goal.reason_withheld and goal.eligible:
+                questions.append("why are you returning it?")
+            if questions:
+                messages.append("Could you tell me " + " And ".join(questions))
+            self.asked = True
+        if not self.line_seen:
+            if self.order_seen:
+                call("order_get_details", order_id=target.order_id)
+            else:
+                call("order_list")
+        elif goal.eligible and not self.initiated:
+            if goal.confirm_first and not self.confirm_asked:
+                messages.append(f"Shall I start the return of the {target.title} (line {target.line_id}) now? "
+                                "Please confirm.")
+                self.confirm_asked = True
+            elif not messages:
+                call("return_initiate", order_id=target.order_id, line_id=target.line_id, reason=goal.reason)
+        elif not goal.eligible and self.checked is None:
+            call("return_check_eligibility", order_id=target.order_id, line_id=target.line_id)
+        if goal.replacement is not None and self.replacement_id is None and len(calls) < self.b_tool:
+            flt = requirement_filter(goal.replacement.requirements).model_dump(exclude_none=True)
+            call("catalog_search", query=goal.replacement.reference_title, filters=flt, top_k=10 * (1 + self.searches))
+            self.searches += 1
+        done = (self.initiated if goal.eligible else self.checked is not None) and (
+            goal.replacement is None or self.replacement_id is not None)
+        if done and not calls and not messages:
+            if not goal.eligible:
+                messages.append(f"I'm sorry, this item can't be returned. {self.checked['explanation']}")
+            call("answer", order_id=target.order_id, line_id=target.line_id, eligible=goal.eligible,
+                 **({"replacement_product_id": self.replacement_id} if goal.replacement is not None else {}))
+        return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
+

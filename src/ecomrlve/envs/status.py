@@ -1,0 +1,239 @@
+"""STATUS — order tracking (SPEC §5).
+
+Description
+    The customer asks where an order is: by order id at low d, by product and order date in the
+    middle, and at high d only by product type and a rough time or by the day it was supposed
+    to arrive ("my headlamp order that's supposed to arrive on Tuesday"); look-alike orders may
+    force a clarifying question. The agent reports the order's status and, when asked, its ETA.
+Hidden goal
+    :class:`StatusGoal`: the target order (a :class:`~ecomrlve.envs.orders.LineRef` of its
+    first-named line), its status and ETA, whether the ETA was asked, the orders placed.
+Tools
+    order_list, order_get_details, user_get_profile, ask_user, answer(order_id, status, eta?).
+Scoring
+    :func:`status_score`: fields are the order id, the status and (only when asked) the ETA;
+    status and ETA count only for the right order. ``r_task = 2·(right fields / fields) − 1``;
+    no answer −1. is_correct iff every field is right.
+Difficulty axes used
+    H_orders, p_noise, B_tool, T_max; d sets the reference level and the look-alike orders.
+Episode end
+    ``answer``, turn budget, or the customer giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents.base import tool_results
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.orders import (
+    DATE_LEVEL_BELOW,
+    ID_LEVEL_BELOW,
+    Distractors,
+    LineRef,
+    fillers,
+    place,
+    random_status_order,
+    reference,
+    same_noun,
+    sample_row,
+    spoken_date,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.account import OrderStatus
+from ecomrlve.world.state import World
+
+ENV_ID = "STATUS"
+TARGET_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled")
+UNDELIVERED = ("processing", "shipped", "in_transit")
+ETA_QUESTION_PROBABILITY = 0.7  # customers with an undelivered order who also ask when it arrives
+ARRIVAL_PHRASE_PROBABILITY = 0.5  # high d, undelivered: named by the day it should arrive
+BACKGROUND_STATUSES: tuple[OrderStatus, ...] = ("delivered", "delivered", "in_transit", "processing", "cancelled",
+                                                "returned", "shipped")
+BASE_PATIENCE = 3
+WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
+                        "when did you order", "order number", "order id")
+
+
+class StatusGoal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: LineRef
+    phrase: str  # how the customer names the order
+    exact: tuple[str, ...]
+    ambiguous: bool
+    status: OrderStatus
+    eta: dt.date | None
+    want_eta: bool
+    order_ids: list[str]
+    patience: int
+
+
+class StatusAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    order_id: str
+    status: OrderStatus
+    eta: str | None = None
+
+
+# -- scoring (pure) -------------------------------------------------------------------------------
+
+def status_score(*, answered: bool, order_ok: bool, status_ok: bool, eta_asked: bool, eta_ok: bool) -> tuple[float, bool]:
+    """``(r_task, is_correct)``: every asked field scored; status and ETA only count for the right order."""
+    if not answered:
+        return -1.0, False
+    fields = [order_ok, order_ok and status_ok] + ([order_ok and eta_ok] if eta_asked else [])
+    credit = sum(fields) / len(fields)
+    return 2 * credit - 1, all(fields)
+
+
+def parse_eta(text: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text.strip()) if text else None
+    except ValueError:
+        return None
+
+
+# -- the simulated customer -----------------------------------------------------------------------
+
+@dataclass
+class StatusUser(SimulatedUser):
+    goal: StatusGoal = None  # type: ignore[assignment]
+    identified: bool = False
+
+    def opening(self) -> str:
+        return self.say(A.AskOrderStatus(self.goal.phrase, self.goal.want_eta, self.goal.exact))
+
+    def on_question(self, question: str, world: World) -> str:
+        return self.say(*self._respond(question))
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        return self.say(*self._respond(message)) if message else None
+
+    def _respond(self, text: str) -> list[A.DialogueAct]:
+        t = text.lower()
+        if not is_question(t):
+            return [A.Acknowledge()]
+        if any(w in t for w in WHICH_QUESTION_WORDS):
+            if self.goal.ambiguous and not self.identified:
+                self.mark_user_caused()
+            else:
+                self.lose_patience()
+            self.identified = True
+            return [A.IdentifyItem(f"the order with {self.goal.target.identification}", (self.goal.target.title,))]
+        self.lose_patience()
+        return [A.CheckMyAccount()]
+
+
+# -- the environment ------------------------------------------------------------------------------
+
+class StatusEnvironment(Environment):
+    env_id = ENV_ID
+    version = 1
+    tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
+    answer_arguments = StatusAnswer
+    answer_id_arguments = ("order_id",)
+    instructions = ("tell the customer where their order is. Find the order they mean, then call answer with its "
+                    "order_id, its status and, if they asked when it arrives, its eta (YYYY-MM-DD).")
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        return ("Submit the order the customer means, its current status, and eta (the expected delivery date, "
+                "YYYY-MM-DD) when the customer asked when it arrives; this ends the task.")
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        d = difficulty.d
+        catalog = world.catalog
+        status: OrderStatus = rng.choice(TARGET_STATUSES)
+        target_row = sample_row(world, rng, exclude=set())
+        order = random_status_order(world, rng, [target_row] + fillers(world, rng, {target_row}), status)
+        own = [order]
+        placed_days = (world.today - order.placed).days
+        distractors = Distractors.at(d, rng)
+        if distractors.same_product and len(own) < difficulty.H_orders:
+            own.append(place(world, rng, [target_row], "delivered", placed_days + rng.randint(25, 60)))
+        if distractors.same_category_close and len(own) < difficulty.H_orders:
+            other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
+            own.append(place(world, rng, [other], "delivered", max(1, placed_days - 3)))  # placed within days
+        while len(own) < difficulty.H_orders:
+            row = sample_row(world, rng, exclude={target_row})
+            own.append(random_status_order(world, rng, [row] + fillers(world, rng, {target_row, row}),
+                                           rng.choice(BACKGROUND_STATUSES)))
+        target = reference(world, order, order.lines[0], d, rng)
+        phrase, exact, ambiguous = self._phrase(world, order.status, order.eta, target, d, rng)
+        goal = StatusGoal(target=target, phrase=phrase, exact=exact, ambiguous=ambiguous, status=order.status,
+                          eta=order.eta if order.status in UNDELIVERED else None,
+                          want_eta=order.status in UNDELIVERED and rng.random() < ETA_QUESTION_PROBABILITY,
+                          order_ids=[o.order_id for o in own], patience=BASE_PATIENCE + rng.randint(0, 2))
+        user = StatusUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+
+    @staticmethod
+    def _phrase(world: World, status: str, eta: dt.date | None, target: LineRef, d: int,
+                rng: random.Random) -> tuple[str, tuple[str, ...], bool]:
+        """How the customer names the order: (phrase, exact parts, ambiguous)."""
+        if d < ID_LEVEL_BELOW:
+            return f"my order {target.order_id}", (target.order_id,), False
+        if d < DATE_LEVEL_BELOW:
+            when = spoken_date(target.placed)
+            return f"my order with the {target.title} from {when}", (when,), False
+        if status in UNDELIVERED and eta is not None and rng.random() < ARRIVAL_PHRASE_PROBABILITY:
+            day = f"{eta:%A}"
+            ambiguous = any(
+                o.order_id != target.order_id and o.status in UNDELIVERED and o.eta == eta
+                and any(same_noun(world, li.row, target.row) for li in o.lines)
+                for o in world.account.orders)
+            return f"my {target.noun.lower()} order that's supposed to arrive on {day}", (day,), ambiguous
+        return f"my order with the {target.phrase[4:]}", target.exact, target.ambiguous
+
+    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
+        goal: StatusGoal = problem.goal  # type: ignore[assignment]
+        order_ok = answer is not None and answer.order_id == goal.target.order_id
+        status_ok = answer is not None and answer.status == goal.status
+        eta_ok = answer is not None and goal.eta is not None and parse_eta(answer.eta) == goal.eta
+        r_task, is_correct = status_score(answered=answer is not None, order_ok=order_ok, status_ok=status_ok,
+                                          eta_asked=goal.want_eta, eta_ok=eta_ok)
+        return TaskOutcome(r_task=r_task, is_correct=is_correct, details={
+            "order_ok": order_ok, "status_ok": status_ok, "eta_asked": goal.want_eta, "eta_ok": eta_ok,
+            "answered": answer is not None})
+
+    def oracle(self, problem: Problem) -> StatusOracle:
+        return StatusOracle(problem)
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+class StatusOracle:
+    """Lists the orders (asking which one only when the reference is ambiguous) and answers from the list."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.goal: StatusGoal = problem.goal  # type: ignore[assignment]
+        self.row: dict[str, Any] | None = None
+        self.asked = False
+
+    def act(self, observation) -> AgentAction:
+        goal = self.goal
+        for name, result in tool_results(observation):
+            if name == "order_list":
+                self.row = next((o for o in result["orders"] if o["order_id"] == goal.target.order_id), None)
+        if self.row is None:
+            message = None
+            if goal.ambiguous and not self.asked:
+                message = "Which one exactly do you mean?"
+                self.asked = True
+            return AgentAction(message=message, tool_calls=(ToolCall(id="oracle_0", name="order_list", arguments={}),))
+        arguments: dict[str, Any] = {"order_id": self.row["order_id"], "status": self.row["status"]}
+        if goal.want_eta:
+            arguments["eta"] = self.row["eta"]
+        return AgentAction(tool_calls=(ToolCall(id="oracle_0", name="answer", arguments=arguments),))

@@ -1,0 +1,105 @@
+"""SUB — substitution (SPEC §5).
+
+Description
+    The shopper names a product they wanted, by its title the way people do ("the Brightix Nova
+    21 65W Charger"); it is out of stock. They want a similar, compatible substitute under m(d)
+    requirements, and the agent answers a ranked list of up to k_rec(d) product ids.
+Hidden goal
+    :class:`SUBGoal`: the original product (out of stock from the start), m(d) requirements true
+    of the original and of at least one in-stock substitute (a price cap of the original's price
+    plus slack first, then compatibility attributes such as connector, size, material and form,
+    then the rest), hidden preferences, withheld requirements, a planned context switch and
+    stock-out, and an ideal answer.
+Tools
+    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    answer(product_ids).
+Scoring
+    Valid substitutes: same leaf category, in stock, not the original, every (final) requirement
+    met — exact over the whole catalog. Relevance mixes similarity to the original (0.6 attribute
+    overlap + 0.4 title-word overlap) and the shopper's utility, half and half; ``r_task`` as in
+    PD (:func:`~ecomrlve.envs.recommend.ranking_reward`), 1 exactly for an ideal ranking.
+    Recommending the original scores −1 (it is out of stock and never valid).
+    is_correct iff the first id is valid and every id was surfaced to the agent.
+Difficulty axes used
+    m, k_rec, slack, p_missing, p_switch, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+Episode end
+    ``answer``, turn budget, or the shopper giving up (patience).
+Version history
+    1: first release.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ecomrlve.catalog.filters import ProductFilter
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Problem
+from ecomrlve.envs.recommend import (
+    RankedRecommendation, RecommendGoal, attribute_overlap, category_requirement, closest_partner,
+    derive_requirement, derive_requirements, relevance, short_title, title_overlap, utility,
+)
+from ecomrlve.user import acts as A
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+ENV_ID = "SUB"
+COMPATIBILITY = ("connector_type", "size", "material", "item_form")  # must match the original first
+SIMILARITY_WEIGHT = 0.5  # relevance = 0.5·similarity + 0.5·utility
+_ORIGINAL_TRIES = 300
+
+
+class SUBGoal(RecommendGoal):
+    original_id: str
+    original_row: int
+    original_title: str  # how the shopper names it
+
+
+class SubstitutionEnvironment(RankedRecommendation):
+    env_id = ENV_ID
+    version = 1
+    instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
+                    "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
+
+    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
+        original = catalog.index_of(goal.original_id)  # type: ignore[attr-defined]
+        similarity = 0.6 * attribute_overlap(catalog, original, rows) + 0.4 * title_overlap(catalog, original, rows)
+        return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, rows, goal.preferences))
+
+    def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
+        return (goal.original_row,)  # type: ignore[attr-defined]
+
+    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
+        catalog = world.catalog
+        want_stock_out = rng.random() < difficulty.p_oos
+        original, substitute = self._sample_original(world, rng, difficulty.slack)
+        world.sell_out(original)  # the reason for the visit
+        category = int(catalog.category[original])
+        anchors = [original, substitute]
+        requirements = [category_requirement(catalog, category)]
+        requirements += derive_requirements(catalog, anchors, difficulty.m, difficulty.slack, rng, preferred=COMPATIBILITY)
+        requirements[1] = derive_requirement(catalog, [original], "price_max", difficulty.slack)  # the original's price + slack
+        goal = self.new_goal(SUBGoal, catalog, category, requirements, catalog.price(original), difficulty, rng,
+                             original_id=catalog.product_id(original), original_row=original,
+                             original_title=short_title(catalog, original))
+        goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
+        user = self.user_for(world, goal, rng, realiser)
+        opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
+        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+
+    @staticmethod
+    def _sample_original(world: World, rng: random.Random, slack: float) -> tuple[int, int]:
+        """A random allowed product with an in-stock substitute priced within its price plus slack."""
+        catalog = world.catalog
+        for _ in range(_ORIGINAL_TRIES):
+            row = rng.randrange(len(catalog))
+            if world.is_denied(row) or row in world.stock_overrides or row in world.doomed or not world.can_sell_out(row):
+                continue
+            cap = derive_requirement(catalog, [row], "price_max", slack).value
+            substitute = closest_partner(world, row, rng, ProductFilter(price_max=cap, in_stock=True))
+            if substitute is not None:
+                return row, substitute
+        raise RuntimeError(f"no product with an in-stock substitute found in catalog {catalog.name}")

@@ -1,0 +1,230 @@
+"""``ecomrlve eval`` and ``ecomrlve compare``: option parsing and console output only.
+
+Registered on the main CLI app in :mod:`ecomrlve.cli`; the work is done by
+:class:`~ecomrlve.evaluation.run.Evaluation`, :mod:`.report` and :mod:`.compare`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ecomrlve.agents import BUILTIN_AGENTS
+from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, SamplingParams
+from ecomrlve.catalog import load_catalog
+from ecomrlve.difficulty import parse_overrides
+from ecomrlve.difficulty.scheduler import SchedulerConfig
+from ecomrlve.envs import resolve_env_ids
+from ecomrlve.evaluation import compare as comparison
+from ecomrlve.evaluation.report import (
+    HTML_FILE,
+    MARKDOWN_FILE,
+    PLOTS_DIR,
+    ReportDependencyError,
+    build_summary,
+    require_report_dependencies,
+    write_report,
+)
+from ecomrlve.evaluation.run import (
+    CONFIG_FILE,
+    EPISODES_FILE,
+    SUMMARY_FILE,
+    EvalSpec,
+    Evaluation,
+    agent_factory,
+)
+from ecomrlve.runner import parse_difficulty
+
+console = Console()
+AGENTS = (*BUILTIN_AGENTS, "openai")
+
+
+def _api_key(variable: str | None) -> str:
+    if variable is None:
+        return os.environ.get("OPENAI_API_KEY", "EMPTY")
+    if variable not in os.environ:
+        raise typer.BadParameter(f"environment variable {variable} is not set", param_hint="--api-key-env")
+    return os.environ[variable]
+
+
+def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode: str, temperature: float | None,
+                top_p: float | None, max_tokens: int | None, sampling_seed: int | None, timeout: float,
+                max_retries: int, extra_body: str | None) -> LLMConfig:
+    if not model:
+        raise typer.BadParameter("--agent openai needs --model (the served model name)", param_hint="--model")
+    try:
+        body = json.loads(extra_body) if extra_body else {}
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--extra-body") from None
+    if not isinstance(body, dict):
+        raise typer.BadParameter("must be a JSON object", param_hint="--extra-body")
+    return LLMConfig(model=model, base_url=base_url, api_key=_api_key(api_key_env), mode=mode,  # type: ignore[arg-type]
+                     sampling=SamplingParams(temperature, top_p, max_tokens, sampling_seed), timeout=timeout,
+                     max_retries=max_retries, extra_body=body)
+
+
+def eval_command(
+    out: Annotated[Path, typer.Option(help="Evaluation directory: episodes.jsonl, summary.json, report.md/.html. "
+                                      "Running again with the same directory resumes.")],
+    env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated.")] = None,
+    collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ...")] = None,
+    agent: Annotated[str, typer.Option(help="oracle | heuristic | random | openai")] = "heuristic",
+    model: Annotated[str | None, typer.Option(help="openai: the served model name.")] = None,
+    base_url: Annotated[str, typer.Option(help="openai: the OpenAI-compatible endpoint.")] = "http://localhost:8000/v1",
+    api_key_env: Annotated[str | None, typer.Option(help="openai: variable holding the API key "
+                                                       "(default OPENAI_API_KEY, else none).")] = None,
+    mode: Annotated[str, typer.Option(help="openai: native tool calling, or text (tools in the prompt, "
+                                      "<tool_call> blocks).")] = "native",
+    temperature: Annotated[float | None, typer.Option(help="openai: sampling temperature.")] = None,
+    top_p: Annotated[float | None, typer.Option(help="openai: nucleus sampling.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="openai: completion tokens per turn.")] = None,
+    sampling_seed: Annotated[int | None, typer.Option(help="openai: base sampling seed (each trial derives "
+                                                         "its own).")] = None,
+    extra_body: Annotated[str | None, typer.Option(help="openai: extra request fields as JSON, e.g. "
+                                                      "'{\"chat_template_kwargs\": {\"enable_thinking\": false}}'.")] = None,
+    timeout: Annotated[float, typer.Option(help="openai: seconds per request before retrying.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="openai: retries of transient errors (backoff).")] = 4,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 8,
+    difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0-3",
+    tasks: Annotated[int, typer.Option(min=1, help="Tasks per environment (and per difficulty when fixed).")] = 20,
+    trials: Annotated[int, typer.Option(min=1, help="Trials per task (same seed): pass^k up to k = trials.")] = 1,
+    seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
+    catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
+    override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
+    tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
+    tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
+    d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
+) -> None:
+    """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
+    if agent not in AGENTS:
+        raise typer.BadParameter(f"choose one of {', '.join(AGENTS)}", param_hint="--agent")
+    if mode not in MODES:
+        raise typer.BadParameter(f"choose one of {', '.join(MODES)}", param_hint="--mode")
+    try:
+        require_report_dependencies()
+        env_ids = resolve_env_ids(env or collection or "C1")
+        difficulties = parse_difficulty(difficulty)
+        overrides = parse_overrides(override)
+        llm = None
+        if agent == "openai":
+            llm = _llm_config(model, base_url, api_key_env, mode, temperature, top_p, max_tokens, sampling_seed,
+                              timeout, max_retries, extra_body)
+        endpoint = ChatEndpoint(llm) if llm else None
+        spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, catalog, overrides,
+                        SchedulerConfig(tau_acc, tau_num, d_delta) if difficulties is None else None,
+                        llm.describe() if llm else None)
+        if overwrite:
+            _discard(out)
+        evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+    except (ReportDependencyError, EndpointError) as exc:
+        console.print(str(exc), style="red", markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except (KeyError, ValueError) as exc:  # EvalConfigMismatch included
+        raise typer.BadParameter(str(exc.args[0] if exc.args else exc)) from None
+    done = len(evaluation.records)
+    if done:
+        console.print(f"resuming {out}: {done} of {spec.planned_episodes} episodes already finished")
+    failure = _play(evaluation, agent, endpoint, concurrency)
+    summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
+                            scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
+    paths = write_report(out, summary, evaluation.records)
+    if evaluation.records:
+        _print_results(summary)
+    console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
+    if failure is not None:
+        console.print(f"{failure}\n{len(evaluation.records)} of {spec.planned_episodes} episodes are finished "
+                      "and saved; run the same command again to resume.", style="red", markup=False, soft_wrap=True)
+        raise typer.Exit(2)
+
+
+def _discard(out: Path) -> None:
+    for name in (CONFIG_FILE, EPISODES_FILE, SUMMARY_FILE, MARKDOWN_FILE, HTML_FILE):
+        (out / name).unlink(missing_ok=True)
+    for png in (out / PLOTS_DIR).glob("*.png"):
+        png.unlink()
+
+
+def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, concurrency: int) -> str | None:
+    """Run the pending episodes with a progress bar; returns what stopped the run early, if anything."""
+    pending = len(evaluation.pending())
+    if not pending:
+        return None
+
+    async def main(advance: Any) -> None:
+        try:
+            if endpoint is not None:
+                await endpoint.check()
+            await evaluation.run(agent_factory(agent, endpoint), concurrency=concurrency,
+                                 on_episode=lambda record: advance())
+        finally:
+            if endpoint is not None:
+                await endpoint.aclose()
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        bar = progress.add_task(f"{agent} on {','.join(evaluation.spec.env_ids)}", total=pending)
+        try:
+            asyncio.run(main(lambda: progress.advance(bar)))
+        except EndpointError as exc:
+            return str(exc)
+        except KeyboardInterrupt:
+            return "interrupted"
+    return None
+
+
+def _print_results(summary: dict[str, Any]) -> None:
+    k = summary["config"]["trials"]
+    table = Table(title="Evaluation (per environment and difficulty)")
+    for column in ("env", "d", "n", "r_total", "success", f"pass^{k}", "invalid", "turns", "tokens"):
+        table.add_column(column, justify="left" if column == "env" else "right")
+    for env_id, rows in summary["results"].items():
+        for d, row in rows.items():
+            pass_k = row["pass_hat_k"][str(k)]
+            table.add_row(env_id, d, str(row["episodes"]), f"{row['r_total']:+.3f}", f"{row['success_rate']:.0%}",
+                          "–" if pass_k is None else f"{pass_k:.0%}", f"{row['invalid_rate']:.0%}", f"{row['turns']:.1f}",
+                          f"{row['tokens']:,.0f}" if "tokens" in row else "–")
+    console.print(table)
+
+
+def compare_command(
+    first: Annotated[Path, typer.Argument(help="Evaluation directory (or summary.json) A, e.g. before training.")],
+    second: Annotated[Path, typer.Argument(help="Evaluation directory (or summary.json) B, e.g. after training.")],
+    markdown: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown here.")] = None,
+) -> None:
+    """Two evaluations side by side: differences, and whether they exceed run-to-run noise (95%)."""
+    try:
+        a, b = comparison.load_summary(first), comparison.load_summary(second)
+    except (FileNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    rows = comparison.compare(a, b)
+    if not rows:
+        console.print("[red]the two evaluations have no environment and difficulty in common")
+        raise typer.Exit(1)
+    table = Table(title=f"A: {comparison.describe(a)}   vs   B: {comparison.describe(b)}")
+    for column in ("env", "d", "episodes A/B", "r_total A", "r_total B", "Δ r_total", "success A", "success B",
+                   "Δ success"):
+        table.add_column(column, justify="left" if column == "env" else "right")
+
+    def delta(m: comparison.MetricDelta, text: str) -> str:
+        return f"[bold green]{text} ✔[/]" if m.significant and m.delta > 0 else \
+            f"[bold red]{text} ✔[/]" if m.significant else f"{text} [dim](noise)[/]"
+
+    for row in rows:
+        table.add_row(row.env_id, row.difficulty, f"{row.episodes[0]}/{row.episodes[1]}",
+                      f"{row.r_total.a:+.3f}", f"{row.r_total.b:+.3f}", delta(row.r_total, f"{row.r_total.delta:+.3f}"),
+                      f"{row.success_rate.a:.1%}", f"{row.success_rate.b:.1%}",
+                      delta(row.success_rate, f"{row.success_rate.delta:+.1%}"))
+    console.print(table)
+    console.print("✔ = the difference exceeds run-to-run noise (two-sided z-test, 95%).")
+    if markdown:
+        markdown.write_text(comparison.render_markdown(a, b, rows), encoding="utf-8")
+

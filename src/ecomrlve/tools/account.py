@@ -1,0 +1,115 @@
+"""Account tools: the customer's profile, orders and returns.
+
+Eligibility and fees come from the store policy's rule engine (:mod:`ecomrlve.world.policy`)
+through :meth:`~ecomrlve.world.account.Account.verdict`, the same function the RETURN
+generator and verifier use. ``order_list`` surfaces order ids and ``order_get_details`` the
+line ids of the order it shows (for ``r_hall``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecomrlve.tools.base import ToolContext, ToolError, tool
+from ecomrlve.world.account import Order, OrderLine, department, order_details, order_summary
+from ecomrlve.world.policy import (
+    RETURN_METHODS,
+    STORE_POLICY,
+    ReturnReason,
+    restocking_fee_cents,
+    return_shipping_fee_cents,
+)
+
+
+def _order(ctx: ToolContext, order_id: str) -> Order:
+    order = ctx.world.account.order(order_id)
+    if order is None:
+        raise ToolError("unknown_order", f"No order with id {order_id!r} in this account.")
+    return order
+
+
+def _order_line(ctx: ToolContext, order_id: str, line_id: str) -> tuple[Order, OrderLine]:
+    order = _order(ctx, order_id)
+    line = order.line(line_id)
+    if line is None:
+        raise ToolError("unknown_line", f"Order {order_id} has no line {line_id!r}.")
+    return order, line
+
+
+@tool
+def user_get_profile(ctx: ToolContext) -> dict[str, Any]:
+    """The customer's account profile: name, membership tier, addresses and payment methods."""
+    return ctx.world.account.profile.card()
+
+
+@tool
+def order_list(ctx: ToolContext) -> dict[str, Any]:
+    """The customer's orders, newest first: order id, order date, status, delivery date or ETA, and items (use order_get_details for line ids)."""
+    world = ctx.world
+    orders = sorted(world.account.orders, key=lambda o: o.placed, reverse=True)
+    ctx.surface_account_ids(o.order_id for o in orders)
+    ctx.surface(line.row for o in orders for line in o.lines)
+    return {"orders": [order_summary(world, o) for o in orders]}
+
+
+@tool(id_arguments=("order_id",))
+def order_get_details(ctx: ToolContext, order_id: str) -> dict[str, Any]:
+    """Full details of one order: status, dates, carrier and tracking, and its lines with line ids, prices and return state.
+
+    Args:
+        order_id: An order id such as "O4K7M2Q9X", as shown by order_list.
+    """
+    order = _order(ctx, order_id)
+    ctx.surface_account_ids(line.line_id for line in order.lines)
+    ctx.surface(line.row for line in order.lines)
+    return order_details(ctx.world, order)
+
+
+@tool(id_arguments=("order_id", "line_id"))
+def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> dict[str, Any]:
+    """Check whether one order line can be returned today under the store policy, and the fees that would apply.
+
+    Args:
+        order_id: The order id.
+        line_id: The line id within that order, as shown by order_get_details.
+    """
+    world = ctx.world
+    order, line = _order_line(ctx, order_id, line_id)
+    verdict = world.account.verdict(world, order, line)
+    result: dict[str, Any] = {"order_id": order_id, "line_id": line_id, "eligible": verdict.eligible,
+                              "code": verdict.code, "explanation": verdict.explanation()}
+    if verdict.window_days is not None:
+        result.update({"return_window_days": verdict.window_days, "last_return_day": verdict.deadline.isoformat()})
+    if verdict.eligible:
+        tier = world.account.profile.tier
+        price = line.unit_price_cents * line.quantity
+        dept = department(world, line.row)
+        result["fees_if_not_store_fault"] = {
+            "restocking_fee_if_opened": restocking_fee_cents(dept, tier, True, "no_longer_needed", price) / 100,
+            "return_shipping": {m: return_shipping_fee_cents(m, tier, "no_longer_needed") / 100 for m in RETURN_METHODS},
+        }
+        result["fee_free_reasons"] = list(STORE_POLICY.store_fault_reasons)
+    return result
+
+
+@tool(mutates=True, id_arguments=("order_id", "line_id"))
+def return_initiate(ctx: ToolContext, order_id: str, line_id: str, reason: ReturnReason) -> dict[str, Any]:
+    """Start the return of one order line (only if it is eligible); the customer gets a prepaid label by email.
+
+    Args:
+        order_id: The order id.
+        line_id: The line id within that order, as shown by order_get_details.
+        reason: Why the customer returns it: defective, damaged, wrong_item, not_as_described or no_longer_needed.
+    """
+    world = ctx.world
+    order, line = _order_line(ctx, order_id, line_id)
+    verdict = world.account.verdict(world, order, line)
+    if not verdict.eligible:
+        raise ToolError(f"not_eligible_{verdict.code}", verdict.explanation())
+    tier = world.account.profile.tier
+    price = line.unit_price_cents * line.quantity
+    fees = return_shipping_fee_cents("mail", tier, reason)
+    record = world.account.record_return(order, line, reason, max(0, price - fees))
+    return {"status": "return_started", "return_id": record.return_id, "order_id": order_id, "line_id": line_id,
+            "reason": reason, "label": "prepaid mail label sent by email",
+            "refund_before_restocking_fee": record.refund_cents / 100}

@@ -1,0 +1,250 @@
+"""The customer's account: profile, order history and returns ledger, on the simulated clock.
+
+Environments append orders with :meth:`Account.place_order`; nothing ever replaces the history,
+so several generators (JOURNEY) can share one account. Order and line ids are opaque
+(:func:`ecomrlve.rng.opaque_id` of the episode key and a running counter), so they cannot be
+guessed. Dates come only from ``world.today``; shipping times come from the store policy, so
+the ETA an order shows is the one the policy promises.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ecomrlve.rng import derive_rng, opaque_id
+from ecomrlve.world.policy import (
+    STORE_POLICY,
+    TIER_NAMES,
+    TIERS,
+    ReturnVerdict,
+    Tier,
+    return_verdict,
+    rule_department,
+)
+
+if TYPE_CHECKING:
+    from ecomrlve.world.state import World
+
+OrderStatus = Literal["processing", "shipped", "in_transit", "delivered", "cancelled", "returned"]
+ORDER_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled", "returned")
+CARRIERS = ("UPS", "FedEx", "USPS", "DHL")
+ORDER_ID = r"\bO[0-9A-Z]{8}\b"
+
+_FIRST = ("Alex", "Jordan", "Sam", "Taylor", "Morgan", "Casey", "Riley", "Jamie", "Avery", "Quinn", "Drew", "Reese",
+          "Maria", "David", "Priya", "Chen", "Fatima", "Lucas", "Sofia", "Omar", "Hannah", "Mateo", "Aisha", "Noah")
+_LAST = ("Smith", "Garcia", "Nguyen", "Patel", "Kim", "Johnson", "Okafor", "Rossi", "Müller", "Silva", "Cohen",
+         "Brown", "Lopez", "Wilson", "Haddad", "Novak", "Tanaka", "Murphy", "Reyes", "Larsen")
+_STREETS = ("Maple Ave", "Oak St", "Cedar Ln", "Pine Rd", "Lakeview Dr", "Hillcrest Blvd", "River Rd", "Elm St")
+_CITIES = (("Portland", "OR", "97205"), ("Austin", "TX", "78701"), ("Denver", "CO", "80202"),
+           ("Columbus", "OH", "43215"), ("Raleigh", "NC", "27601"), ("Madison", "WI", "53703"))
+_CARDS = ("Visa", "Mastercard", "Amex", "Discover")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    email: str
+    tier: Tier
+    member_since: dt.date
+    addresses: tuple[str, ...]
+    payment_methods: tuple[str, ...]
+
+    def card(self) -> dict[str, Any]:
+        return {"name": self.name, "email": self.email, "membership_tier": TIER_NAMES[self.tier],
+                "member_since": self.member_since.isoformat(), "addresses": list(self.addresses),
+                "payment_methods": list(self.payment_methods)}
+
+
+def draw_profile(key: tuple, today: dt.date) -> Profile:
+    """The account holder of an episode, drawn from its own named stream."""
+    rng = derive_rng(*key, "profile")
+    first, last = rng.choice(_FIRST), rng.choice(_LAST)
+    addresses = []
+    for label in ("Home", "Work")[: rng.randint(1, 2)]:
+        city, state, zip_code = rng.choice(_CITIES)
+        addresses.append(f"{label}: {rng.randint(10, 9999)} {rng.choice(_STREETS)}, {city}, {state} {zip_code}")
+    payments = tuple(f"{rng.choice(_CARDS)} ending {rng.randint(0, 9999):04d}" for _ in range(rng.randint(1, 2)))
+    return Profile(name=f"{first} {last}", email=f"{first}.{last}{rng.randint(1, 99)}@example.com".lower(),
+                   tier=rng.choice(TIERS), member_since=today - dt.timedelta(days=rng.randint(60, 2500)),
+                   addresses=tuple(addresses), payment_methods=payments)
+
+
+@dataclass
+class OrderLine:
+    line_id: str
+    row: int
+    variant_id: str | None
+    quantity: int
+    unit_price_cents: int
+
+
+@dataclass
+class Order:
+    order_id: str
+    placed: dt.date
+    status: OrderStatus
+    shipping_method: str
+    lines: list[OrderLine]
+    shipped: dt.date | None = None
+    delivered: dt.date | None = None
+    eta: dt.date | None = None
+    carrier: str | None = None
+    tracking: str | None = None
+
+    def line(self, line_id: str) -> OrderLine | None:
+        return next((line for line in self.lines if line.line_id == line_id), None)
+
+
+@dataclass(frozen=True)
+class ReturnRecord:
+    return_id: str
+    order_id: str
+    line_id: str
+    reason: str
+    created: dt.date
+    refund_cents: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The dates of an order in a given status, relative to today (see :func:`schedule`)."""
+
+    placed: dt.date
+    shipped: dt.date | None
+    delivered: dt.date | None
+    eta: dt.date | None
+
+
+def schedule(status: OrderStatus, method: str, today: dt.date, age_days: int) -> Schedule:
+    """Dates consistent with ``status`` and the policy's handling and shipping times.
+
+    ``age_days`` is how long ago the decisive event happened: delivery for delivered/returned
+    orders, the order itself for processing/cancelled, shipment for shipped/in-transit ones
+    (in transit needs ``1 <= age_days < shipping days``; shipped means it left today, age 0).
+    """
+    handling = dt.timedelta(days=STORE_POLICY.handling_days)
+    transit = dt.timedelta(days=STORE_POLICY.shipping_days[method])
+    ago = dt.timedelta(days=age_days)
+    if status in ("delivered", "returned"):
+        delivered = today - ago
+        return Schedule(delivered - transit - handling, delivered - transit, delivered, delivered)
+    if status == "processing":
+        placed = today - ago
+        return Schedule(placed, None, None, placed + handling + transit)
+    if status in ("shipped", "in_transit"):
+        shipped = today - ago
+        return Schedule(shipped - handling, shipped, None, shipped + transit)
+    return Schedule(today - ago, None, None, None)  # cancelled
+
+
+class Account:
+    """Profile (drawn lazily), orders (appended by generators) and the returns ledger."""
+
+    def __init__(self, key: tuple, today: dt.date) -> None:
+        self._key = key
+        self._today = today
+        self._profile: Profile | None = None
+        self.orders: list[Order] = []
+        self.returns: list[ReturnRecord] = []
+        self._lines = 0
+
+    @property
+    def profile(self) -> Profile:
+        if self._profile is None:
+            self._profile = draw_profile(self._key, self._today)
+        return self._profile
+
+    def place_order(self, items: list[tuple[int, str | None, int, int]], status: OrderStatus, method: str,
+                    age_days: int, rng: random.Random) -> Order:
+        """Append an order of ``(row, variant_id, quantity, unit_price_cents)`` items in ``status``."""
+        n = len(self.orders)
+        lines = []
+        for row, variant_id, quantity, price in items:
+            lines.append(OrderLine(opaque_id("OL", *self._key, "order-line", self._lines, length=6),
+                                   row, variant_id, quantity, price))
+            self._lines += 1
+        when = schedule(status, method, self._today, age_days)
+        shipped = when.shipped is not None
+        order = Order(opaque_id("O", *self._key, "order", n), when.placed, status, method, lines, when.shipped,
+                      when.delivered, when.eta, rng.choice(CARRIERS) if shipped else None,
+                      opaque_id("1Z", *self._key, "tracking", n, length=12) if shipped else None)
+        self.orders.append(order)
+        if status == "returned":
+            for line in lines:
+                self.returns.append(ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7),
+                                                 order.order_id, line.line_id, "no_longer_needed",
+                                                 when.delivered + dt.timedelta(days=3), line.unit_price_cents * line.quantity))
+        return order
+
+    def order(self, order_id: str) -> Order | None:
+        return next((o for o in self.orders if o.order_id == order_id), None)
+
+    def is_returned(self, line_id: str) -> bool:
+        return any(r.line_id == line_id for r in self.returns)
+
+    def verdict(self, world: World, order: Order, line: OrderLine) -> ReturnVerdict:
+        """Return eligibility of one line today, by the store policy's rule engine."""
+        category = world.catalog.category_of(line.row)
+        return return_verdict(status=order.status, delivered=order.delivered, category=category.name,
+                              department=category.path[0], tier=self.profile.tier,
+                              already_returned=self.is_returned(line.line_id), today=world.today)
+
+    def record_return(self, order: Order, line: OrderLine, reason: str, refund_cents: int) -> ReturnRecord:
+        record = ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7), order.order_id,
+                              line.line_id, reason, self._today, refund_cents)
+        self.returns.append(record)
+        return record
+
+
+def department(world: World, row: int) -> str:
+    """The policy department (rule row) of a product, from its catalog category (see :func:`rule_department`)."""
+    return rule_department(world.catalog.category_of(row).path[0])
+
+
+def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
+    catalog = world.catalog
+    card: dict[str, Any] = {}
+    if with_id:
+        card["line_id"] = line.line_id
+    card.update({"product_id": catalog.product_id(line.row), "title": catalog.title(line.row),
+                 "category": catalog.category_of(line.row).name, "department": department(world, line.row),
+                 "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
+    if line.variant_id is not None:
+        variant = world.variant(line.row, line.variant_id)
+        if variant is not None:
+            card["variant"] = variant.card()
+    return card
+
+
+def _dates(order: Order) -> dict[str, Any]:
+    out: dict[str, Any] = {"order_date": order.placed.isoformat()}
+    if order.delivered is not None:
+        out["delivered_on"] = order.delivered.isoformat()
+    elif order.eta is not None and order.status in ("processing", "shipped", "in_transit"):
+        out["eta"] = order.eta.isoformat()
+    return out
+
+
+def order_summary(world: World, order: Order) -> dict[str, Any]:
+    """One row of ``order_list``: id, dates, status and the items (without line ids)."""
+    return {"order_id": order.order_id, "status": order.status, **_dates(order),
+            "items": [_line_card(world, line, with_id=False) for line in order.lines]}
+
+
+def order_details(world: World, order: Order) -> dict[str, Any]:
+    """``order_get_details``: everything about one order, with line ids and return state per line."""
+    account = world.account
+    lines = []
+    for line in order.lines:
+        card = _line_card(world, line, with_id=True)
+        card["returned"] = account.is_returned(line.line_id)
+        lines.append(card)
+    subtotal = sum(line.unit_price_cents * line.quantity for line in order.lines)
+    details = {"order_id": order.order_id, "status": order.status, **_dates(order),
+               "shipping_method": order.shipping_method, "lines": lines, "subtotal": subtotal / 100}
+    if order.shipped is not None:
+        details.update({"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking})
+    return details

@@ -1,0 +1,190 @@
+"""A local OpenAI-compatible chat-completions server for tests of the LLM agent.
+
+It speaks the real wire protocol (``GET /v1/models``, ``POST /v1/chat/completions`` with
+``tools`` and ``tool_calls``) on a background thread, so the real ``openai`` client is exercised
+end to end. What it answers comes from a *policy*: a function of the request body that returns
+an assistant message, or a :class:`Status` (an HTTP error) or :class:`Delay` (answer late).
+
+:class:`HeuristicPolicy` plays the CART heuristic baseline through the protocol, rebuilding the
+observations the baseline would have seen from the request, in native or text (Hermes) mode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ecomrlve.actions import AgentAction, parse_action
+from ecomrlve.agents import heuristic_agent
+from ecomrlve.episode import Observation
+
+MODEL = "test-model"
+
+
+@dataclass(frozen=True)
+class Status:
+    """Answer with an HTTP error."""
+
+    code: int
+    message: str = "scripted error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Answer ``reply`` after ``seconds`` (longer than the client's timeout: it times out)."""
+
+    seconds: float
+    reply: dict[str, Any]
+
+
+Policy = Callable[[dict[str, Any]], "dict[str, Any] | Status | Delay"]
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The usage the server reports: one 'token' per message in the request, plus 3 per completion."""
+    return len(messages)
+
+
+COMPLETION_TOKENS = 3
+
+
+class ChatServer:
+    """Serve ``policy`` on 127.0.0.1 until :meth:`close`; every request body is kept in ``requests``."""
+
+    def __init__(self, policy: Policy, models: tuple[str, ...] = (MODEL,)) -> None:
+        self.policy = policy
+        self.models = models
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout) before we answered
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "tests"} for m in server.models]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append(body)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                if body.get("model") not in server.models:
+                    self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
+                                               "type": "NotFoundError", "code": 404}})
+                    return
+                reply = server.policy(body)
+                if isinstance(reply, Status):
+                    self._send(reply.code, {"error": {"message": reply.message, "code": reply.code}}, reply.headers)
+                    return
+                if isinstance(reply, Delay):
+                    time.sleep(reply.seconds)
+                    reply = reply.reply
+                self._send(200, {
+                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "message": reply,
+                                 "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+                    "usage": {"prompt_tokens": prompt_tokens(body["messages"]), "completion_tokens": COMPLETION_TOKENS,
+                              "total_tokens": prompt_tokens(body["messages"]) + COMPLETION_TOKENS},
+                })
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _openai_message(action: AgentAction) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": action.message}
+    if action.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                                 for c in action.tool_calls]
+    return message
+
+
+def _hermes_text(action: AgentAction) -> str:
+    blocks = [f'<tool_call>\n{json.dumps({"name": c.name, "arguments": c.arguments})}\n</tool_call>'
+              for c in action.tool_calls]
+    return "\n".join(([action.message] if action.message else []) + blocks)
+
+
+class HeuristicPolicy:
+    """The CART heuristic baseline behind the chat protocol.
+
+    Stateless, so concurrent and repeated conversations cannot interfere: each request replays
+    the whole conversation into a fresh baseline, rebuilding the observations it would have got
+    from the environment: in native mode from ``tool`` messages (tool names looked up by
+    ``tool_call_id``), in text mode from ``<tool_response>`` blocks (names from the preceding
+    ``<tool_call>`` blocks, parsed by the environment's own parser).
+    """
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        text_mode = "tools" not in body
+        agent = heuristic_agent("CART")
+        system = messages[0]["content"].split("\n\n# Tools")[0]
+        observation = Observation(messages=[{"role": "system", "content": system}, messages[1]],
+                                  tools=body.get("tools") or [])
+        turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"] + [len(messages)]
+        for turn, following in itertools.pairwise(turns):
+            agent.act(observation)  # the reply it gave then is messages[turn]
+            observation = Observation(messages=self._results(messages[turn], messages[turn + 1:following], text_mode))
+        action = agent.act(observation)
+        if text_mode:
+            return {"role": "assistant", "content": _hermes_text(action)}
+        return _openai_message(action)
+
+    @staticmethod
+    def _results(reply: dict[str, Any], messages: list[dict[str, Any]], text_mode: bool) -> list[dict[str, Any]]:
+        if text_mode:
+            names = [c.name for c in parse_action(reply["content"], turn=0).tool_calls]
+        else:
+            names_by_id = {c["id"]: c["function"]["name"] for c in reply.get("tool_calls") or ()}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            if message["role"] == "tool":
+                out.append({**message, "name": names_by_id[message["tool_call_id"]]})
+            elif text_mode and message["content"].startswith("<tool_response>"):
+                contents = [block.split("\n</tool_response>")[0]
+                            for block in message["content"].split("<tool_response>\n")[1:]]
+                out += [{"role": "tool", "tool_call_id": f"call_{i}", "name": name, "content": content}
+                        for i, (name, content) in enumerate(zip(names, contents))]
+            else:
+                out.append(message)
+        return out

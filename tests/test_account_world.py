@@ -1,0 +1,304 @@
+"""The account world and the store-policy rule engine: rules, documents, ids, dates, account tools."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecomrlve.episode import EcomEnv
+from ecomrlve.tools import TOOLS, ToolError
+from ecomrlve.tools.policy import policy_index
+from ecomrlve.world import policy as P
+from ecomrlve.world.account import CARRIERS, ORDER_STATUSES, Account, schedule
+from ecomrlve.world.state import World
+
+TODAY = dt.date(2026, 3, 15)
+
+
+def test_return_window_is_inclusive_and_counted_from_delivery() -> None:
+    window = P.return_window_days("Kitchen", "plus")
+    assert window == 45 + 15
+    delivered = TODAY - dt.timedelta(days=window)
+    last_day = P.return_verdict(status="delivered", delivered=delivered, category="Blenders", department="Kitchen", tier="plus",
+                                already_returned=False, today=TODAY)
+    assert last_day.eligible and last_day.deadline == TODAY
+    late = P.return_verdict(status="delivered", delivered=delivered - dt.timedelta(days=1), category="Blenders",
+                            department="Kitchen", tier="plus", already_returned=False, today=TODAY)
+    assert not late.eligible and late.code == "window_expired" and "60-day" in late.explanation()
+
+
+@pytest.mark.parametrize("status,code", [("processing", "not_delivered"), ("shipped", "not_delivered"),
+                                         ("in_transit", "not_delivered"), ("cancelled", "cancelled"),
+                                         ("returned", "already_returned")])
+def test_only_delivered_orders_are_returnable(status: str, code: str) -> None:
+    verdict = P.return_verdict(status=status, delivered=None, category="Blenders", department="Kitchen", tier="premier",
+                               already_returned=False, today=TODAY)
+    assert not verdict.eligible and verdict.code == code
+
+
+def test_final_sale_and_already_returned_lines_are_refused() -> None:
+    kwargs = {"status": "delivered", "delivered": TODAY, "tier": "premier", "today": TODAY}
+    assert P.return_verdict(category="Shampoos", department="Beauty", already_returned=False, **kwargs).code == "final_sale"
+    assert P.return_verdict(category="Blenders", department="Kitchen", already_returned=True, **kwargs).code == "already_returned"
+
+
+def test_fees_follow_the_tables_with_cent_rounding() -> None:
+    # Electronics 15 %, Plus pays half: 15 % of $59.99 = $9.00 (8.9985 rounded), half = $4.50.
+    assert P.restocking_fee_cents("Electronics", "plus", True, "no_longer_needed", 5999) == 450
+    assert P.restocking_fee_cents("Electronics", "plus", False, "no_longer_needed", 5999) == 0
+    assert P.restocking_fee_cents("Electronics", "standard", True, "defective", 5999) == 0
+    assert P.return_shipping_fee_cents("pickup", "standard", "no_longer_needed") == 1499
+    assert P.return_shipping_fee_cents("pickup", "standard", "damaged") == 0
+    assert P.refund_cents(category="Chargers", department="Electronics", tier="plus", days_since_delivery=3, opened=True,
+                          reason="no_longer_needed", method="mail", price_cents=5999) == 5999 - 450 - 499
+    assert P.refund_cents(category="Shampoos", department="Beauty", tier="plus", days_since_delivery=3, opened=False,
+                          reason="defective", method="mail", price_cents=999) == 0
+    assert P.shipping_cost_cents("standard", "plus", 2500) == 0
+    assert P.shipping_cost_cents("standard", "plus", 2499) == 599
+    assert P.shipping_cost_cents("expedited", "premier", 100) == 650
+    assert P.price_match_refund_cents("standard", 7, 5000, 4200) == 800
+    assert P.price_match_refund_cents("standard", 8, 5000, 4200) == 0
+    assert P.warranty_months("Clothing", "premier") == 0 and P.warranty_months("Kitchen", "premier") == 36
+
+
+def test_every_department_and_category_is_covered_by_the_rules() -> None:
+    policy = P.STORE_POLICY
+    departments = set(P.DEPARTMENT_OF.values()) | {policy.fallback_department}
+    for table in (policy.return_window_days, policy.restocking_fee_percent, policy.warranty_months):
+        assert set(table) == departments
+    assert set(policy.final_sale_categories) <= set(P.DEPARTMENT_OF)
+    for per_tier in (policy.tier_window_bonus_days, policy.restocking_tier_share_percent,
+                     policy.free_shipping_threshold_cents, policy.price_match_days, policy.tier_warranty_bonus_months):
+        assert set(per_tier) == set(P.TIERS)
+
+
+def test_departments_the_policy_does_not_name_follow_an_alias_or_the_fallback_row() -> None:
+    policy = P.STORE_POLICY
+    other = policy.fallback_department
+    assert P.rule_department("Kitchen") == "Kitchen" and P.rule_department("Home & Kitchen") == "Home"
+    assert P.rule_department("Automotive") == other and P.rule_department("") == other
+    window = P.return_window_days("Automotive", "plus")
+    assert window == policy.return_window_days[other] + policy.tier_window_bonus_days["plus"]
+    assert P.restocking_fee_cents("Automotive", "standard", True, "no_longer_needed", 10_000) == \
+        100 * policy.restocking_fee_percent[other]
+    assert P.warranty_months("Automotive", "premier") == policy.warranty_months[other] + \
+        policy.tier_warranty_bonus_months["premier"]
+    kwargs = {"status": "delivered", "category": "Car Waxes", "department": "Automotive", "tier": "plus",
+              "already_returned": False, "today": TODAY}
+    assert P.return_verdict(delivered=TODAY - dt.timedelta(days=window), **kwargs).eligible
+    assert P.return_verdict(delivered=TODAY - dt.timedelta(days=window + 1), **kwargs).code == "window_expired"
+    assert P.return_verdict(delivered=TODAY, **{**kwargs, "category": "Shampoos"}).code == "final_sale"
+    # The documents describe the fallback: the store's categories under it, and its row in every table.
+    text = " ".join(s.text for s in P.policy_documents(category_paths=[("Automotive", "Car Care", "Car Waxes"),
+                                                                        ("Home & Kitchen", "Bedding", "Quilts")]))
+    assert f"{other}: Car Waxes." in text and f"follow the {other} row" in text
+    assert re.search(r"Home \(also named [^)]*'Home & Kitchen'[^)]*\): Quilts\.", text)
+    assert f"{other} {policy.return_window_days[other]} days" in text
+    assert f"{other} {policy.restocking_fee_percent[other]}%" in text
+    assert f"{other} {policy.warranty_months[other]} months" in text
+
+
+def test_documents_render_every_rule_value() -> None:
+    """Whatever the engine uses is written in some section (so the documents suffice to answer)."""
+    text = " ".join(s.text for s in P.policy_documents())
+    policy = P.STORE_POLICY
+    for department, days in policy.return_window_days.items():
+        assert f"{department} {days} days" in text
+    for department, percent in policy.restocking_fee_percent.items():
+        assert f"{department} {percent}%" in text
+    for department, months in policy.warranty_months.items():
+        assert f"{department} {months} months" in text
+    for category in policy.final_sale_categories:
+        assert category in text
+    for category in P.DEPARTMENT_OF:
+        assert category in text
+    assert "{" not in text and "}" not in text and "None" not in text
+
+
+def test_every_section_is_found_first_by_its_title() -> None:
+    index = policy_index()
+    for section in index.sections:
+        assert index.search(section.title)[0].section_id == section.section_id
+
+
+def test_policy_search_output_does_not_depend_on_the_episode(catalog, search) -> None:
+    """The documents are one static rendering of the rules: no question-specific text can leak in."""
+    env = EcomEnv("POLICY", catalog=catalog, search=search)
+    results = set()
+    for seed in range(5):
+        env.reset(env_id="POLICY", difficulty=9, seed=seed)
+        ctx = env._episode.ctx
+        results.add(repr(TOOLS["policy_search"].run(ctx, TOOLS["policy_search"].validate({"query": "refund restocking fee"}))))
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize("status", ORDER_STATUSES)
+@pytest.mark.parametrize("method", P.SHIPPING_METHODS)
+def test_schedules_are_consistent_with_status(status: str, method: str) -> None:
+    transit = P.STORE_POLICY.shipping_days[method]
+    age = {"in_transit": max(1, transit - 1), "shipped": 0, "processing": 0}.get(status, 10)
+    when = schedule(status, method, TODAY, age)
+    assert when.placed <= TODAY
+    if status in ("delivered", "returned"):
+        assert when.delivered == TODAY - dt.timedelta(days=age) <= TODAY
+        assert when.delivered - when.placed == dt.timedelta(days=P.STORE_POLICY.handling_days + transit)
+    elif status in ("processing", "shipped", "in_transit"):
+        assert when.delivered is None and when.eta is not None and when.eta >= TODAY
+        assert when.eta - when.placed == dt.timedelta(days=P.STORE_POLICY.handling_days + transit)
+    else:
+        assert when.eta is None and when.shipped is None
+
+
+def test_account_ids_are_opaque_deterministic_and_appended(catalog) -> None:
+    def history(key):
+        account = Account(key, TODAY)
+        rng = random.Random(0)
+        for i in range(6):
+            account.place_order([(i, None, 1, 999), (i + 1, None, 2, 499)], "delivered", "standard", 5 + i, rng)
+        return account
+
+    one, two = history(("RETURN", 3, 1)), history(("RETURN", 3, 1))
+    ids = [o.order_id for o in one.orders]
+    assert ids == [o.order_id for o in two.orders]
+    assert len(set(ids)) == 6 and all(re.fullmatch(r"O[0-9A-Z]{8}", i) for i in ids)
+    assert ids != [o.order_id for o in history(("RETURN", 3, 2)).orders]
+    line_ids = [line.line_id for o in one.orders for line in o.lines]
+    assert len(set(line_ids)) == len(line_ids)
+    assert not any(a[1:4] == b[1:4] for a, b in itertools.pairwise(ids))  # neighbours share no prefix pattern
+    assert {o.carrier for o in one.orders} <= set(CARRIERS)
+
+
+def test_account_is_created_lazily(catalog) -> None:
+    world = World(catalog, ("CART", 0, 0), TODAY)
+    assert world._account is None
+    profile = world.account.profile
+    assert profile.tier in P.TIERS and world.account is world.account
+    assert World(catalog, ("CART", 0, 0), TODAY).account.profile == profile
+
+
+def test_cart_episodes_never_build_an_account(catalog, search) -> None:
+    env = EcomEnv("CART", catalog=catalog, search=search)
+    env.reset(env_id="CART", difficulty=5, seed=1)
+    assert env._episode.world._account is None
+
+
+def _ctx(catalog, search, env_id: str = "RETURN", d: int = 6, seed: int = 0):
+    env = EcomEnv(env_id, catalog=catalog, search=search)
+    env.reset(env_id=env_id, difficulty=d, seed=seed)
+    return env, env._episode.ctx
+
+
+def _run(ctx, name: str, **arguments):
+    tool = TOOLS[name]
+    return tool.run(ctx, tool.validate(arguments))
+
+
+def test_order_tools_surface_order_and_line_ids(catalog, search) -> None:
+    _env, ctx = _ctx(catalog, search)
+    orders = _run(ctx, "order_list")["orders"]
+    surfaced = ctx.surfaced_ids()
+    assert {o["order_id"] for o in orders} <= surfaced
+    assert all("line_id" not in item for o in orders for item in o["items"])
+    details = _run(ctx, "order_get_details", order_id=orders[0]["order_id"])
+    assert {line["line_id"] for line in details["lines"]} <= ctx.surfaced_ids()
+
+
+def test_order_ids_in_the_customers_words_count_as_surfaced(catalog, search) -> None:
+    env = EcomEnv("STATUS", catalog=catalog, search=search)
+    env.reset(env_id="STATUS", difficulty=0, seed=4)
+    assert env.problem.goal.target.order_id in env._episode.surfaced_ids()
+
+
+def test_account_tool_business_errors(catalog, search) -> None:
+    _env, ctx = _ctx(catalog, search)
+    with pytest.raises(ToolError) as unknown:
+        _run(ctx, "order_get_details", order_id="O00000000")
+    assert unknown.value.code == "unknown_order"
+    order = ctx.world.account.orders[0]
+    with pytest.raises(ToolError) as bad_line:
+        _run(ctx, "return_check_eligibility", order_id=order.order_id, line_id="OL000000")
+    assert bad_line.value.code == "unknown_line"
+
+
+def test_return_initiate_refuses_what_the_engine_refuses_and_records_the_rest(catalog, search) -> None:
+    for seed in range(40):
+        _env, ctx = _ctx(catalog, search, d=10, seed=seed)
+        account = ctx.world.account
+        for order in account.orders:
+            for line in order.lines:
+                verdict = account.verdict(ctx.world, order, line)
+                checked = _run(ctx, "return_check_eligibility", order_id=order.order_id, line_id=line.line_id)
+                assert checked["eligible"] == verdict.eligible and checked["code"] == verdict.code
+                if verdict.eligible:
+                    started = _run(ctx, "return_initiate", order_id=order.order_id, line_id=line.line_id,
+                                   reason="defective")
+                    assert started["status"] == "return_started" and account.is_returned(line.line_id)
+                    with pytest.raises(ToolError):  # a second return of the same line
+                        _run(ctx, "return_initiate", order_id=order.order_id, line_id=line.line_id, reason="defective")
+                else:
+                    with pytest.raises(ToolError) as refused:
+                        _run(ctx, "return_initiate", order_id=order.order_id, line_id=line.line_id, reason="defective")
+                    assert refused.value.code == f"not_eligible_{verdict.code}"
+
+
+def test_the_return_reason_is_a_closed_vocabulary(catalog, search) -> None:
+    from ecomrlve.tools import ToolArgumentsError
+    with pytest.raises(ToolArgumentsError):
+        TOOLS["return_initiate"].validate({"order_id": "O1", "line_id": "OL1", "reason": "because"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10_000_00), st.sampled_from(P.TIERS), st.sampled_from(sorted(P.DEPARTMENT_OF)),
+       st.integers(0, 400), st.booleans(), st.sampled_from(P.RETURN_REASONS), st.sampled_from(P.RETURN_METHODS))
+def test_refund_is_bounded_by_the_price(price, tier, category, days, opened, reason, method) -> None:
+    refund = P.refund_cents(category=category, department=P.DEPARTMENT_OF[category], tier=tier, days_since_delivery=days, opened=opened, reason=reason,
+                            method=method, price_cents=price)
+    assert 0 <= refund <= price
+
+
+_DETERMINISM_SCRIPT = """
+import json, sys
+from ecomrlve.catalog.search import SearchEngine
+from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+from ecomrlve.episode import EcomEnv
+catalog = generate_synthetic_catalog({n}, {catalog_seed})
+env = EcomEnv(("RETURN", "STATUS", "POLICY"), catalog=catalog, search=SearchEngine(catalog))
+out = []
+for env_id, d, seed in {keys!r}:
+    obs = env.reset(env_id=env_id, difficulty=d, seed=seed)
+    oracle = env.environment.oracle(env.problem)
+    while not obs.done:
+        obs = env.step(oracle.act(obs))
+    out.append(env.record.to_json())
+json.dump(out, sys.stdout)
+"""
+
+
+def test_account_episodes_are_identical_across_processes(catalog, search) -> None:
+    """Orders, ids, dates and dialogue come from the episode key only (no wall clock, no hash())."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    keys = [(env_id, d, seed) for env_id in ("RETURN", "STATUS", "POLICY") for d, seed in ((1, 3), (9, 11), (15, 5))]
+    script = _DETERMINISM_SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"],
+                                        keys=keys)
+    child = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, PYTHONHASHSEED="777"))
+    assert child.returncode == 0, child.stderr[-2000:]
+    env = EcomEnv(("RETURN", "STATUS", "POLICY"), catalog=catalog, search=search)
+    here = []
+    for env_id, d, seed in keys:
+        observation = env.reset(env_id=env_id, difficulty=d, seed=seed)
+        oracle = env.environment.oracle(env.problem)
+        while not observation.done:
+            observation = env.step(oracle.act(observation))
+        here.append(env.record.to_json())
+    assert here == json.loads(child.stdout)

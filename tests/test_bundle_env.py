@@ -1,0 +1,127 @@
+"""BUNDLE end to end: projects resolved against the catalog's taxonomy, budgets, scoring, oracle, exploits."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from exploits import play_oracle
+from hypothesis import strategies as st
+from recommend_support import (
+    COMMON_EXPLOITS, IgnoreBudgetPolicy, assert_exploit_low, assert_no_unfilled_slots, assert_oracle_full_marks,
+    exploit_runs, oracle_runs,
+)
+
+from ecomrlve.catalog.loaders import load_products
+from ecomrlve.catalog.schema import Category
+from ecomrlve.catalog.search import SearchEngine
+from ecomrlve.envs.bundle import PROJECTS, bundle_reward, resolve_projects
+from ecomrlve.episode import EcomEnv
+
+ENV = "BUNDLE"
+ALL_D = list(range(16))
+ORACLE_SEEDS = range(12)
+EXPLOIT_D = [0, 3, 6, 9, 12, 15]
+BUDGET_D = [2, 5, 8, 11, 15]  # the budget exploit only means something once there is a budget
+EXPLOIT_SEEDS = range(15)
+
+
+@pytest.fixture(scope="module")
+def bundle_env(catalog, search) -> EcomEnv:
+    return EcomEnv(ENV, catalog=catalog, search=search)
+
+
+@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
+def test_oracle_full_marks(bundle_env, d) -> None:
+    assert_oracle_full_marks(oracle_runs(bundle_env, ENV, d, ORACLE_SEEDS), f"{ENV} d={d}")
+
+
+@pytest.mark.parametrize("name", list(COMMON_EXPLOITS))
+def test_exploits_score_low(bundle_env, name) -> None:
+    runs = exploit_runs(bundle_env, ENV, name, COMMON_EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    assert_exploit_low(runs, f"{ENV} {name}")
+
+
+def test_ignoring_the_budget_scores_low(bundle_env) -> None:
+    """One top search result per category, whatever the price, averages r_total <= 0.1 where a budget exists."""
+    runs = exploit_runs(bundle_env, ENV, "ignore_budget", lambda e, s: IgnoreBudgetPolicy(e, s), BUDGET_D,
+                        range(25))
+    totals = [t.reward["r_total"] for _, _, t in runs]
+    assert sum(totals) / len(totals) <= 0.1, sum(totals) / len(totals)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_bundle_reward_is_one_exactly_when_complete_and_within_budget(required, data) -> None:
+    covered = data.draw(st.integers(0, required))
+    listed = data.draw(st.integers(covered, covered + 5))
+    total = data.draw(st.floats(0, 2000))
+    budget = data.draw(st.one_of(st.none(), st.floats(1, 2000)))
+    r_task, details = bundle_reward(covered, listed, required, total, budget)
+    assert -1.0 <= r_task <= 1.0
+    within = budget is None or total <= budget
+    assert (r_task == 1.0) == (covered == required == listed and within), (covered, listed, required, details)
+    if covered == 0:
+        assert r_task == -1.0
+
+
+def test_projects_resolve_against_the_catalog_taxonomy(catalog) -> None:
+    """At least 8 projects; every resolved category is a real category of the catalog; enough of them
+    offer up to 12 categories; projects with no matching categories (painting) are never offered here."""
+    assert len(PROJECTS) >= 8
+    resolved = resolve_projects(catalog)
+    names = {c.name for c in catalog.categories}
+    for project, categories in zip(PROJECTS, resolved):
+        assert all(catalog.categories[c].name in names for c in categories)
+    assert max(len(c) for c in resolved) >= 12
+    assert sum(len(c) >= 8 for c in resolved) >= 4
+
+
+def test_generated_bundles_are_satisfiable(bundle_env, catalog) -> None:
+    """Categories exist with in-stock products; references meet their requirements and the budget."""
+    for d in (0, 2, 7, 12, 15):
+        for seed in range(25):
+            bundle_env.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = bundle_env.problem.goal
+            assert len(goal.categories) == min(12, 3 + d // 2)
+            assert len(set(goal.categories)) == len(goal.categories)
+            references = [catalog.index_of(i) for i in goal.reference_ids]
+            assert [int(catalog.category[r]) for r in references] == goal.categories
+            assert all(bundle_env._episode.world.stock(r) > 0 for r in references)
+            total = sum(catalog.price(r) for r in references)
+            assert (goal.budget is None) == (d < 2)
+            assert goal.budget is None or total <= goal.budget
+            assert len(goal.item_requirements) == max(0, 2 + d // 2 - 3)
+
+
+def test_other_taxonomy_offers_only_projects_it_can_serve(catalog) -> None:
+    """A catalog whose categories are named differently (e.g. a real one) gets only projects it can serve."""
+    renamed = tuple(
+        Category(path=("Gear", f"Thing {i}"), noun=f"Thing {i}", variant_attribute=c.variant_attribute)
+        if c.name not in ("Tents", "Sleeping Bags", "Headlamps", "Backpacks", "Water Bottles", "Rain Jackets")
+        else c for i, c in enumerate(catalog.categories))
+    other = dataclasses.replace(catalog, categories=renamed, name="renamed")
+    env = EcomEnv(ENV, catalog=other, search=SearchEngine(other))
+    for d in (0, 3, 6):
+        for seed in range(10):
+            env.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = env.problem.goal
+            assert {other.categories[c].name for c in goal.categories} <= {
+                "Tents", "Sleeping Bags", "Headlamps", "Backpacks", "Water Bottles", "Rain Jackets"}
+            assert len(goal.categories) == min(3 + d // 2, 6)
+
+
+def test_no_unfilled_slots(bundle_env) -> None:
+    assert assert_no_unfilled_slots(bundle_env, ENV, openings=1500) >= 1500
+
+
+def test_real_catalog_sample() -> None:
+    """On a small Amazon-style real catalog (its own categories) every env generates and the oracle
+    gets full marks; BUNDLE offers only projects built from that catalog's categories."""
+    catalog, _ = load_products(Path(__file__).parent / "data" / "amazon_meta_sample.jsonl")
+    env = EcomEnv(["PD", "SUB", "BUNDLE"], catalog=catalog, search=SearchEngine(catalog))
+    for env_id in ("PD", "SUB", "BUNDLE"):
+        transcripts = [play_oracle(env, difficulty=d, seed=s, env_id=env_id) for d in (0, 5, 10, 15) for s in range(4)]
+        assert_oracle_full_marks(transcripts, f"{env_id} on a real catalog sample")

@@ -1,0 +1,65 @@
+"""Collections C1 ⊂ C2 ⊂ C4 ⊂ C8, uniform sampling, and the main job with the adaptive scheduler."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ecomrlve.cli import app
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
+from ecomrlve.envs import COLLECTIONS, ENTRY_POINTS, resolve_env_ids
+from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import Plan, episode_seed, play
+
+
+def test_collections_are_nested_and_c8_is_every_environment():
+    c1, c2, c4, c8 = (set(COLLECTIONS[c]) for c in ("C1", "C2", "C4", "C8"))
+    assert c1 == {"CART"} and c2 == c1 | {"SUB"} and c4 == c2 | {"PD", "RETURN"}
+    assert c8 == set(ENTRY_POINTS) and len(c8) == 8
+    assert resolve_env_ids("C4") == COLLECTIONS["C4"]
+
+
+def test_adaptive_plan_samples_environments_uniformly_and_reproducibly():
+    plan = Plan(COLLECTIONS["C8"], None, 4000, seed=7)
+    counts = collections.Counter(env_id for env_id, _, _ in plan)
+    assert set(counts) == set(COLLECTIONS["C8"])
+    assert all(abs(n / 4000 - 1 / 8) < 0.025 for n in counts.values()), counts
+    assert list(plan) == list(Plan(COLLECTIONS["C8"], None, 4000, seed=7))
+    assert list(plan) != list(Plan(COLLECTIONS["C8"], None, 4000, seed=8))
+
+
+def run_adaptive(catalog, search, agent: str, episodes: int) -> AdaptiveScheduler:
+    env_ids = COLLECTIONS["C8"]
+    scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc=0.9, tau_num=2, d_delta=4))
+    env = EcomEnv(env_ids, catalog=catalog, search=search, scheduler=scheduler)
+    for env_id, _, index in Plan(env_ids, None, episodes, seed=1):
+        play(env, agent, env_id=env_id, difficulty=None, seed=episode_seed(1, env_id, "adaptive", index))
+    return scheduler
+
+
+def test_with_the_oracle_every_environment_is_promoted(catalog, search):
+    windows = run_adaptive(catalog, search, "oracle", 120).windows()
+    assert all(w.high >= 1 for w in windows.values()), windows
+
+
+def test_with_the_random_agent_no_environment_is_promoted(catalog, search):
+    windows = run_adaptive(catalog, search, "random", 120).windows()
+    assert all(w.high == 0 for w in windows.values()), windows
+
+
+@pytest.mark.parametrize("agent", ["oracle", "heuristic"])
+def test_main_job_runs_the_whole_suite(tmp_path, agent):
+    """The Quickstart's first command, on a small catalog: every environment, adaptive windows."""
+    summary = tmp_path / "summary.json"
+    result = CliRunner().invoke(app, [
+        "run", "--collection", "C8", "--agent", agent, "--episodes", "40", "--difficulty", "adaptive",
+        "--catalog", "synthetic:2000", "--tau-num", "2", "--summary-json", str(summary),
+    ])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(summary.read_text())
+    assert set(payload["results"]) == set(COLLECTIONS["C8"])
+    assert set(payload["scheduler"]["windows"]) == set(COLLECTIONS["C8"])
+    assert "Adaptive difficulty windows" in result.output

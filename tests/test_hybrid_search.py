@@ -1,0 +1,154 @@
+"""Hybrid retrieval: filter correctness (flat and IVF indexes), recall on shopper queries, document text."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ecomrlve.catalog import dense
+from ecomrlve.catalog.dense import DenseRetriever, HybridRetriever, build_index, set_threads
+from ecomrlve.catalog.embedders import DEFAULT_EMBEDDER, get_embedder
+from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.search import SearchEngine, document_text, document_texts
+from ecomrlve.catalog.taxonomy import COLORS, LEAVES
+
+K = 10
+
+
+def _bench():
+    path = Path(__file__).parents[1] / "benchmarks" / "bench_catalog.py"
+    spec = importlib.util.spec_from_file_location("bench_catalog", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def vectors(catalog) -> np.ndarray:
+    set_threads(1)
+    return get_embedder(DEFAULT_EMBEDDER).embed(document_texts(catalog)).astype(np.float16)
+
+
+@pytest.fixture(scope="module")
+def dense_flat(vectors) -> DenseRetriever:
+    return DenseRetriever(get_embedder(DEFAULT_EMBEDDER), build_index(vectors), vectors)
+
+
+@pytest.fixture(scope="module")
+def dense_ivf(vectors) -> DenseRetriever:
+    """The large-catalog index type (IVF + 8-bit codes), forced on the small test catalog."""
+    return DenseRetriever(get_embedder(DEFAULT_EMBEDDER), build_index(vectors, factory="IVF32,SQ8"), vectors)
+
+
+@pytest.fixture(scope="module")
+def hybrid(search, dense_flat) -> HybridRetriever:
+    return HybridRetriever(search.retriever, dense_flat)
+
+
+def test_document_texts_match_per_row_text(catalog):
+    texts = document_texts(catalog, 100, 160)
+    assert texts == [document_text(catalog, row) for row in range(100, 160)]
+
+
+filters = st.builds(
+    ProductFilter,
+    category=st.none() | st.sampled_from([leaf.name for leaf in LEAVES] + ["Electronics", "Kitchen"]),
+    color=st.none() | st.sampled_from(COLORS),
+    price_max=st.none() | st.floats(5, 400),
+    rating_min=st.none() | st.sampled_from([3.5, 4.0, 4.5]),
+    in_stock=st.none() | st.just(True),
+)
+queries = st.sampled_from(["usb c charger", "wireless headphones black", "frying pan", "kids shoes", "chrger 65w",
+                           "something nice", ""])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=filters, query=queries)
+def test_filtered_hybrid_search_returns_only_and_all_matches(catalog, hybrid, dense_ivf, search, flt, query):
+    """Only matching products come back; in relevance order, when at most K match, every one of them does."""
+    mask = filter_mask(catalog, flt)
+    matching = set(np.flatnonzero(mask).tolist())
+    for retriever in (hybrid, HybridRetriever(search.retriever, dense_ivf)):
+        engine = SearchEngine(catalog, retriever)
+        for sort_by in ("relevance", "price_asc"):
+            rows = engine.search(query, flt, sort_by, K).tolist()
+            assert set(rows) <= matching
+            assert len(rows) == len(set(rows))
+            if sort_by == "relevance":  # relevance order lists every match (query matches first)
+                assert len(rows) == min(K, len(matching))
+                if len(matching) <= K:
+                    assert set(rows) == matching
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=filters, query=queries.filter(bool))
+def test_filtered_dense_search_misses_nothing_the_exact_filter_finds(catalog, dense_flat, dense_ivf, vectors,
+                                                                      monkeypatch, flt, query):
+    """With a filter, the flat index's top-K is the exact top-K by cosine among the matching
+    products, and the IVF index returns K matching products whenever K exist."""
+    monkeypatch.setattr(dense, "EXACT_MAX", 0)  # this small catalog would otherwise be scored exactly
+    mask = filter_mask(catalog, flt)
+    vector = dense_flat.embed_query(query)
+    allowed = np.flatnonzero(mask)
+    exact = np.asarray(vectors[allowed], dtype=np.float32) @ vector
+    expected = allowed[np.lexsort((allowed, -exact))][:K]
+    rows, scores = dense_flat.top_vector(vector, K, mask)
+    assert np.allclose(scores, np.sort(exact)[::-1][:K], atol=1e-4)
+    assert set(rows.tolist()) <= set(allowed.tolist()) and len(rows) == len(expected)
+    rows, _ = dense_ivf.top_vector(vector, K, mask)  # approximate ranking; its recall is benchmarked
+    assert set(rows.tolist()) <= set(allowed.tolist()) and len(rows) == len(expected)
+
+
+def test_filtered_ivf_search_widens_until_it_finds_k(catalog, dense_ivf, monkeypatch):
+    monkeypatch.setattr(dense, "EXACT_MAX", 0)
+    vector = dense_ivf.embed_query("usb c charger")
+    for flt in (ProductFilter(in_stock=True), ProductFilter(category="Dog Leashes"), ProductFilter(price_max=8.0)):
+        mask = filter_mask(catalog, flt)
+        rows, _ = dense_ivf.top_vector(vector, K, mask)
+        assert len(rows) == min(K, int(mask.sum())) and mask[rows].all()
+
+
+def test_small_filters_are_scored_exactly(catalog, dense_ivf, vectors):
+    mask = filter_mask(catalog, ProductFilter(category="Chargers"))
+    vector = dense_ivf.embed_query("usb c charger")
+    rows, scores = dense_ivf.top_vector(vector, K, mask)
+    allowed = np.flatnonzero(mask)
+    exact = np.asarray(vectors[allowed], dtype=np.float32) @ vector
+    assert rows.tolist() == allowed[np.lexsort((allowed, -exact))][:K].tolist()
+    assert np.allclose(scores, np.sort(exact)[::-1][:K])
+
+
+def test_hybrid_recall_on_shopper_queries(catalog, search, hybrid, dense_flat):
+    """Typo'd openings (d = 8): hybrid finds the target at least as often as BM25 or dense alone."""
+    bench = _bench()
+    recall = {}
+    for name, retriever in (("bm25", search.retriever), ("dense", dense_flat), ("hybrid", hybrid)):
+        recall[name] = np.mean([row in retriever.top(q, K, None) for row, q in bench.shopper_queries(catalog, 150, 8)])
+    assert recall["hybrid"] >= recall["bm25"] and recall["hybrid"] >= recall["dense"], recall
+    assert recall["hybrid"] > 0.8, recall
+
+
+def test_sorted_search_falls_back_to_dense_neighbours_when_no_word_matches(catalog, hybrid):
+    """A query whose every word is misspelt has no lexical match; the dense side still lists products."""
+    engine = SearchEngine(catalog, hybrid)
+    assert hybrid.lexical.matching("chrgr", None) is None or len(hybrid.lexical.matching("chrgr", None)) == 0
+    rows = engine.search("chrgr", None, "price_asc", K)
+    assert len(rows) == K
+    prices = catalog.price_cents[rows]
+    assert (np.diff(prices) >= 0).all()
+
+
+def test_embedder_contract():
+    embedder = get_embedder(DEFAULT_EMBEDDER)
+    vectors = embedder.embed(["usb c charger", "USB-C charger", "cast iron skillet", ""])
+    assert vectors.shape == (4, embedder.dim) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1, atol=1e-4)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    assert get_embedder(DEFAULT_EMBEDDER) is embedder
+    with pytest.raises(ValueError, match="unknown embedder"):
+        get_embedder("word2vec:nope")

@@ -1,0 +1,202 @@
+"""POLICY end to end: oracle, expected answers recomputed independently from the rule tables, exploits."""
+
+from __future__ import annotations
+
+import random
+import re
+import statistics
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+from account_helpers import OracleRuns, call
+from exploits import play
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecomrlve.actions import AgentAction
+from ecomrlve.agents.base import tool_results
+from ecomrlve.catalog.taxonomy import LEAVES
+from ecomrlve.envs.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
+from ecomrlve.episode import EcomEnv
+from ecomrlve.world.policy import STORE_POLICY as RULES
+
+ENV = "POLICY"
+ALL_D = list(range(16))
+EXPLOIT_D = list(range(0, 16, 2))
+EXPLOIT_SEEDS = range(20)
+ORACLE = OracleRuns(ENV, range(20))
+
+
+@pytest.fixture(scope="module")
+def env(catalog, search) -> EcomEnv:
+    return EcomEnv(ENV, catalog=catalog, search=search)
+
+
+@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
+def test_oracle_solves_every_episode(env, d: int) -> None:
+    ORACLE.check(env, d)
+
+
+# -- the expected answer, recomputed from the rule tables without the engine ---------------------
+
+_DEPARTMENT = {leaf.path[-1]: leaf.path[0] for leaf in LEAVES}
+
+
+def _cents_percent(cents: int, percent: int) -> int:
+    return int((Decimal(cents) * percent / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def independent_answer(kind: str, s: Situation) -> float | str:
+    """The answer to a question of ``kind`` in situation ``s``, straight from STORE_POLICY's tables."""
+    dept = _DEPARTMENT.get(s.category or "", "")
+    window = RULES.return_window_days.get(dept, 0) + RULES.tier_window_bonus_days.get(s.tier or "", 0)
+    final = s.category in RULES.final_sale_categories
+    months = RULES.warranty_months.get(dept, 0)
+    months = months + RULES.tier_warranty_bonus_months[s.tier] if months and s.tier else months
+    yes_no = {True: "yes", False: "no"}
+    if kind == "base_window":
+        return float(RULES.return_window_days[dept])
+    if kind == "final_sale":
+        return yes_no[not final]
+    if kind == "shipping_days":
+        return float(RULES.shipping_days[s.shipping_method])
+    if kind == "free_shipping_threshold":
+        return RULES.free_shipping_threshold_cents[s.tier] / 100
+    if kind == "price_match_window":
+        return float(RULES.price_match_days[s.tier])
+    if kind == "return_window":
+        return float(window)
+    if kind == "warranty_months":
+        return float(months)
+    if kind == "shipping_cost":
+        cost = RULES.shipping_cost_cents[s.shipping_method]
+        if s.shipping_method == "standard" and s.subtotal_cents >= RULES.free_shipping_threshold_cents[s.tier]:
+            cost = 0
+        elif s.shipping_method == "expedited":
+            cost = _cents_percent(cost, RULES.expedited_tier_share_percent[s.tier])
+        return cost / 100
+    if kind == "can_return":
+        return yes_no[not final and s.days_since_delivery <= window]
+    if kind == "under_warranty":
+        return yes_no[s.days_since_delivery <= months * 30]
+    store_fault = (s.reason or "no_longer_needed") in RULES.store_fault_reasons
+    fee = 0
+    if s.opened and not store_fault and dept:
+        fee = _cents_percent(_cents_percent(s.price_cents, RULES.restocking_fee_percent[dept]),
+                             RULES.restocking_tier_share_percent[s.tier])
+    if kind == "restocking_fee":
+        return fee / 100
+    if kind == "price_adjustment":
+        inside = s.days_since_order <= RULES.price_match_days[s.tier]
+        return (s.price_cents - s.new_price_cents) / 100 if inside and s.new_price_cents < s.price_cents else 0.0
+    assert kind.startswith("refund"), kind
+    if final or s.days_since_delivery > window:
+        return 0.0
+    shipping = 0 if store_fault else RULES.return_shipping_fee_cents[s.return_method or "drop_off"][s.tier]
+    return max(0, s.price_cents - fee - shipping) / 100
+
+
+def test_expected_answers_match_an_independent_recomputation(env) -> None:
+    kinds = Counter()
+    for d in ALL_D + [18]:  # B_branch reaches 7 conditions (refund_full) at d = 18
+        for seed in range(60):
+            env.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = env.problem.goal
+            expected = goal.expected_yes_no if goal.expected_yes_no is not None else goal.expected_number
+            assert independent_answer(goal.kind, goal.situation) == expected, (d, seed, goal.kind)
+            kinds[goal.kind] += 1
+    assert set(kinds) == {k.name for k in KINDS}
+
+
+def test_question_depends_on_b_branch_conditions(env) -> None:
+    for d in ALL_D:
+        env.reset(env_id=ENV, difficulty=d, seed=1)
+        kind = next(k for k in KINDS if k.name == env.problem.goal.kind)
+        assert len(kind.conditions) == min(env.problem.difficulty.B_branch, max(len(k.conditions) for k in KINDS))
+    assert all(kinds_for(b) for b in range(1, 8))
+
+
+def test_hidden_conditions_are_in_the_account_and_absent_from_the_question(env) -> None:
+    hidden_tier = hidden_item = 0
+    for seed in range(200):
+        env.reset(env_id=ENV, difficulty=12, seed=seed)
+        goal, account = env.problem.goal, env._episode.world.account
+        if "tier" in goal.hidden:
+            hidden_tier += 1
+            assert goal.situation.tier == account.profile.tier
+            assert not any(name in env.problem.opening for name in ("Standard member", "Plus member", "Premier member"))
+        if goal.order_id is not None:
+            hidden_item += 1
+            order = account.order(goal.order_id)
+            line = order.lines[0]
+            assert line.unit_price_cents == goal.situation.price_cents
+            assert (env._episode.world.today - order.delivered).days == goal.situation.days_since_delivery
+            assert f"${goal.situation.price_cents // 100}." not in env.problem.opening
+    assert hidden_tier >= 40 and hidden_item >= 40
+
+
+def test_numeric_answers_are_rarely_zero_and_yes_no_is_balanced(env) -> None:
+    zero = numeric = 0
+    yes_no = Counter()
+    for d in ALL_D:
+        for seed in range(50):
+            env.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = env.problem.goal
+            if goal.expected_yes_no is not None:
+                yes_no[goal.expected_yes_no] += 1
+            else:
+                numeric += 1
+                zero += goal.expected_number == 0
+    assert zero / numeric < 0.25
+    assert 0.3 < yes_no["yes"] / sum(yes_no.values()) < 0.7
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0, 1e5, allow_nan=False), st.floats(0, 1e5, allow_nan=False))
+def test_ratio_score_is_bounded_symmetric_and_exact_only_when_equal(a: float, b: float) -> None:
+    r = ratio_score(a, b)
+    assert -1.0 <= r <= 1.0 and r == ratio_score(b, a)
+    if abs(a - b) >= 0.005 and r >= IS_CORRECT_AT:
+        assert min(a, b) / max(a, b) >= 0.98
+
+
+def test_ratio_score_formula() -> None:
+    assert ratio_score(30, 30) == 1.0 and ratio_score(0, 0) == 1.0
+    assert ratio_score(0, 5) == -1.0
+    assert ratio_score(45, 60) == pytest.approx(2 * (45 / 60) ** 4 - 1)
+
+
+# -- exploits -------------------------------------------------------------------------------------
+
+class CopyRandomNumber:
+    """Searches the policy with the customer's words and answers a random number (and yes/no) from it."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, observation) -> AgentAction:
+        for name, result in tool_results(observation):
+            if name == "policy_search":
+                numbers = [float(n) for s in result["sections"] for n in re.findall(r"\d+(?:\.\d+)?", s["text"])]
+                return call("answer", value=self.rng.choice(numbers or [1.0]), yes_no=self.rng.choice(["yes", "no"]))
+        return call("policy_search", query=observation.messages[-1]["content"][:400])
+
+
+class AnswerZero:
+    def act(self, observation) -> AgentAction:
+        return call("answer", value=0.0, yes_no="no")
+
+
+class NeverAnswer:
+    def act(self, observation) -> AgentAction:
+        return call("policy_search", query="returns")
+
+
+@pytest.mark.parametrize("name", ["copy_random_number", "answer_zero", "never_answer"])
+def test_exploits_earn_nothing(env, name: str) -> None:
+    factories = {"copy_random_number": lambda e, s: CopyRandomNumber(s), "answer_zero": lambda e, s: AnswerZero(),
+                 "never_answer": lambda e, s: NeverAnswer()}
+    totals = [play(env, lambda e, s=seed: factories[name](e, s), difficulty=d, seed=seed, env_id=ENV).reward["r_total"]
+              for d in EXPLOIT_D for seed in EXPLOIT_SEEDS]
+    assert statistics.fmean(totals) <= 0.1, statistics.fmean(totals)

@@ -1,0 +1,110 @@
+"""STATUS end to end: oracle, every answer field scored, exploits, clarification."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+
+import pytest
+from account_helpers import OracleRuns, call, find_episode, reply
+from exploits import play
+
+from ecomrlve.actions import AgentAction
+from ecomrlve.agents.base import tool_results
+from ecomrlve.envs.status import TARGET_STATUSES, status_score
+from ecomrlve.episode import EcomEnv
+from ecomrlve.tools import TOOLS
+from ecomrlve.world.account import ORDER_ID
+
+ENV = "STATUS"
+ALL_D = list(range(16))
+EXPLOIT_D = [0, 2, 4, 6, 8, 10, 12, 14]
+EXPLOIT_SEEDS = range(15)
+ORACLE = OracleRuns(ENV, range(15))
+
+
+@pytest.fixture(scope="module")
+def env(catalog, search) -> EcomEnv:
+    return EcomEnv(ENV, catalog=catalog, search=search)
+
+
+@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
+def test_oracle_solves_every_episode(env, d: int) -> None:
+    ORACLE.check(env, d)
+
+
+def test_mentioned_orders_are_listed_with_the_goals_status_and_eta(env) -> None:
+    statuses = Counter()
+    for d in ALL_D:
+        for seed in range(20):
+            observation = env.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = env.problem.goal
+            tool = TOOLS["order_list"]
+            orders = {o["order_id"]: o for o in tool.run(env._episode.ctx, tool.validate({}))["orders"]}
+            assert set(re.findall(ORDER_ID, observation.messages[-1]["content"])) <= set(orders)
+            row = orders[goal.target.order_id]
+            assert row["status"] == goal.status
+            assert row.get("eta") == (goal.eta.isoformat() if goal.eta else None)
+            if goal.want_eta:
+                assert goal.eta is not None and goal.eta >= env._episode.world.today
+            statuses[goal.status] += 1
+    assert set(statuses) == set(TARGET_STATUSES)
+
+
+def test_every_asked_field_is_scored() -> None:
+    assert status_score(answered=True, order_ok=True, status_ok=True, eta_asked=True, eta_ok=True) == (1.0, True)
+    for field in ("order_ok", "status_ok", "eta_ok"):
+        values = {"order_ok": True, "status_ok": True, "eta_ok": True, field: False}
+        r, correct = status_score(answered=True, eta_asked=True, **values)
+        assert r < 1.0 and not correct, field
+    assert status_score(answered=True, order_ok=True, status_ok=True, eta_asked=False, eta_ok=False) == (1.0, True)
+    assert status_score(answered=True, order_ok=False, status_ok=True, eta_asked=True, eta_ok=True)[0] == -1.0
+    assert status_score(answered=False, order_ok=True, status_ok=True, eta_asked=False, eta_ok=True)[0] == -1.0
+
+
+def test_a_missing_or_wrong_eta_is_not_correct(env) -> None:
+    find_episode(env, ENV, 0, lambda g: g.want_eta)
+    goal = env.problem.goal
+    observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status))
+    assert not observation.info["is_correct"] and observation.info["reward"]["r_task"] < 1.0
+    env.reset(env_id=ENV, difficulty=0, seed=env._episode.seed)
+    observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status, eta=goal.eta.isoformat()))
+    assert observation.info["is_correct"]
+
+
+def test_clarification_names_the_exact_order_once_for_free(env) -> None:
+    find_episode(env, ENV, 12, lambda g: g.ambiguous)
+    goal = env.problem.goal
+    observation = env.step(AgentAction(message="Which order do you mean exactly?"))
+    assert goal.target.title in reply(observation) and observation.info["user_caused_turns"] == 1
+
+
+class MostCommonStatus:
+    """Answers the newest listed order with the most common status, without reading it."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+    def act(self, observation) -> AgentAction:
+        for name, result in tool_results(observation):
+            if name == "order_list":
+                return call("answer", order_id=result["orders"][0]["order_id"], status=self.status)
+        return call("order_list")
+
+
+class NeverAnswer:
+    def act(self, observation) -> AgentAction:
+        return call("order_list")
+
+
+def test_exploits_earn_nothing(env) -> None:
+    goals = []
+    for seed in range(100):
+        env.reset(env_id=ENV, difficulty=8, seed=seed)
+        goals.append(env.problem.goal.status)
+    common = Counter(goals).most_common(1)[0][0]
+    for policy in (lambda e: MostCommonStatus(common), lambda e: NeverAnswer()):
+        totals = [play(env, policy, difficulty=d, seed=seed, env_id=ENV).reward["r_total"]
+                  for d in EXPLOIT_D for seed in EXPLOIT_SEEDS]
+        assert statistics.fmean(totals) <= 0.1, statistics.fmean(totals)

@@ -1,0 +1,109 @@
+"""SUB end to end: the opening names the original by title, valid substitutes, oracle, exploits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from recommend_support import (
+    COMMON_EXPLOITS, OriginalPolicy, assert_exploit_low, assert_no_unfilled_slots, assert_oracle_full_marks,
+    exploit_runs, oracle_runs,
+)
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.envs.recommend import RecommendAnswer, valid_rows
+from ecomrlve.episode import EcomEnv
+
+ENV = "SUB"
+ALL_D = list(range(16))
+ORACLE_SEEDS = range(12)
+EXPLOIT_D = [0, 3, 6, 9, 12, 15]
+EXPLOIT_SEEDS = range(15)
+EXPLOITS = {**COMMON_EXPLOITS, "original_product": lambda env, seed: OriginalPolicy(env, seed)}
+
+
+@pytest.fixture(scope="module")
+def sub_env(catalog, search) -> EcomEnv:
+    return EcomEnv(ENV, catalog=catalog, search=search)
+
+
+@pytest.fixture(scope="module")
+def quiet_sub(catalog, search) -> EcomEnv:
+    return EcomEnv(ENV, catalog=catalog, search=search, overrides={"p_noise": 0.0})
+
+
+@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
+def test_oracle_full_marks(sub_env, d) -> None:
+    assert_oracle_full_marks(oracle_runs(sub_env, ENV, d, ORACLE_SEEDS), f"{ENV} d={d}")
+
+
+@pytest.mark.parametrize("name", list(EXPLOITS))
+def test_exploits_score_low(sub_env, name) -> None:
+    runs = exploit_runs(sub_env, ENV, name, EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    assert_exploit_low(runs, f"{ENV} {name}")
+
+
+def test_original_product_scores_minus_one(sub_env) -> None:
+    """Recommending the sold-out original is never valid: r_task = −1."""
+    for _, seed, transcript in exploit_runs(sub_env, ENV, "original_product", EXPLOITS["original_product"],
+                                            EXPLOIT_D, EXPLOIT_SEEDS):
+        assert transcript.reward["r_task"] == -1.0, seed
+
+
+def test_opening_names_the_original_by_title(quiet_sub, catalog) -> None:
+    """The opening holds the original's title words (never a template slot) and the original is sold out."""
+    for d in (0, 4, 8, 12, 15):
+        for seed in range(20):
+            observation = quiet_sub.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = quiet_sub.problem.goal
+            opening = observation.messages[-1]["content"]
+            assert goal.original_title in opening
+            assert goal.original_title == catalog.title(goal.original_row).split(",")[0]
+            assert "{" not in opening and "original" not in opening.lower()
+            assert quiet_sub._episode.world.stock(goal.original_row) == 0
+
+
+@pytest.mark.parametrize("d", [0, 7, 15])
+def test_valid_substitutes(sub_env, catalog, d) -> None:
+    """Valid substitutes are in the original's leaf category, in stock, never the original, and exist."""
+    for seed in range(20):
+        sub_env.reset(env_id=ENV, difficulty=d, seed=seed)
+        goal = sub_env.problem.goal
+        world = sub_env._episode.world
+        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        assert len(valid) >= 1 and goal.original_row not in set(valid.tolist())
+        assert np.all(catalog.category[valid] == catalog.category[goal.original_row])
+        assert all(world.stock(int(r)) > 0 for r in valid)
+        price_cap = next(r.value for r in goal.requirements if r.field == "price_max")
+        assert price_cap >= catalog.price(goal.original_row)
+
+
+def test_similar_products_rank_first(quiet_sub, catalog) -> None:
+    """Relevance rewards similarity: the ideal first pick shares at least as much with the original as
+    the average valid substitute."""
+    from ecomrlve.envs.recommend import attribute_overlap
+    better = 0
+    for seed in range(30):
+        quiet_sub.reset(env_id=ENV, difficulty=2, seed=seed)
+        goal = quiet_sub.problem.goal
+        world = quiet_sub._episode.world
+        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        overlap = attribute_overlap(catalog, goal.original_row, valid)
+        first = catalog.index_of(goal.ideal_ids[0])
+        better += overlap[list(valid).index(first)] >= overlap.mean()
+    assert better >= 20
+
+
+def test_ideal_answer_scores_one_and_answer_tool_states_k(quiet_sub) -> None:
+    observation = quiet_sub.reset(env_id=ENV, difficulty=6, seed=1)
+    description = next(t for t in observation.tools if t["function"]["name"] == "answer")["function"]["description"]
+    assert "k_rec = 5" in description
+    goal = quiet_sub.problem.goal
+    outcome = quiet_sub.environment.verify(quiet_sub.problem, quiet_sub._episode.world,
+                                           RecommendAnswer(product_ids=list(goal.ideal_ids)))
+    assert outcome.r_task == 1.0
+    observation = quiet_sub.step(AgentAction(tool_calls=(ToolCall(id="a", name="answer", arguments={"product_ids": []}),)))
+    assert observation.done and observation.info["reward"]["r_task"] == -1.0
+
+
+def test_no_unfilled_slots(sub_env) -> None:
+    assert assert_no_unfilled_slots(sub_env, ENV, openings=1500) >= 1500
