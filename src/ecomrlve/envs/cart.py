@@ -39,8 +39,15 @@ from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
-    Constraint, ItemNames, SimulatedUser, asked_attributes, asks_confirmation, is_question,
-    mentions_stock_out, referenced,
+    Constraint,
+    ItemNames,
+    SimulatedUser,
+    asked_attributes,
+    asks_confirmation,
+    is_question,
+    mentions_stock_out,
+    model_words,
+    referenced,
 )
 from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
 from ecomrlve.world.state import World
@@ -345,7 +352,7 @@ class CartEnvironment(Environment):
         catalog = world.catalog
         brand, noun = catalog.brand_of(row), catalog.category_of(row).noun
         short = catalog.title(row).split(",")[0]
-        model = " ".join(short[len(brand):].split()[:2])
+        model = model_words(short, brand)
         variants = world.variants(row)
         variant = None
         if needs_variant:

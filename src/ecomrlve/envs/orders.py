@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.schema import Category
-from ecomrlve.user.dialogue import ItemNames
+from ecomrlve.user.dialogue import ItemNames, model_words
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
 from ecomrlve.world.state import World
@@ -66,13 +66,6 @@ def line_names(world: World, row: int) -> ItemNames:
                      catalog.category_of(row).noun.lower())
 
 
-def model_words(title: str, brand: str) -> str:
-    """The two title words after the brand ("Brightix Nova 21 Headphones" -> "Nova 21"); the first two
-    words when the title does not start with the brand (real catalogs)."""
-    rest = title[len(brand):] if title.lower().startswith(brand.lower()) else title
-    return " ".join(rest.split()[:2])
-
-
 def same_noun(world: World, row: int, other: int) -> bool:
     """Whether two products are called the same in conversation (real catalogs give several categories one noun)."""
     categories = world.catalog.categories
@@ -97,6 +90,11 @@ def rough_time(today: dt.date, day: dt.date) -> str:
 
 def short_title(world: World, row: int) -> str:
     return world.catalog.title(row).split(",")[0]
+
+
+def has_look_alike(world: World, row: int) -> bool:
+    """Whether ``row``'s category holds another product (a real catalog may have one-product categories)."""
+    return len(world.catalog.category_rows[int(world.catalog.category[row])]) > 1
 
 
 def sample_row(world: World, rng: random.Random, *, exclude: set[int], category: int | None = None,

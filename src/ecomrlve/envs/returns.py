@@ -50,6 +50,7 @@ from ecomrlve.envs.orders import (
     Distractors,
     LineRef,
     fillers,
+    has_look_alike,
     line_names,
     place,
     random_status_order,
@@ -297,7 +298,7 @@ class ReturnEnvironment(Environment):
         if distractors.same_product and len(own) < difficulty.H_orders:
             own.append(place(world, rng, [target_row] + fillers(world, rng, {target_row}), "delivered",
                              age + rng.randint(30, 60)))
-        if distractors.same_category_close and len(own) < difficulty.H_orders:
+        if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, age + rng.randint(-5, 5))))
         while len(own) < difficulty.H_orders:

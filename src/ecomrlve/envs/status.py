@@ -41,6 +41,7 @@ from ecomrlve.envs.orders import (
     Distractors,
     LineRef,
     fillers,
+    has_look_alike,
     place,
     random_status_order,
     reference,
@@ -163,7 +164,7 @@ class StatusEnvironment(Environment):
         distractors = Distractors.at(d, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
             own.append(place(world, rng, [target_row], "delivered", placed_days + rng.randint(25, 60)))
-        if distractors.same_category_close and len(own) < difficulty.H_orders:
+        if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, placed_days - 3)))  # placed within days
         while len(own) < difficulty.H_orders:

@@ -62,6 +62,15 @@ def asks_confirmation(text: str) -> bool:
     return any(w in text for w in CONFIRM_WORDS)
 
 
+def model_words(title: str, brand: str) -> str:
+    """The two words after the brand in a product's short title ("Brightix Nova 21 Charger, GaN"
+    -> "Nova 21"), wherever the brand stands; the first two words if the title lacks the brand."""
+    short = title.split(",")[0]
+    at = short.lower().find(brand.lower()) if brand else -1
+    rest = short[at + len(brand):] if at >= 0 else short
+    return " ".join(rest.split()[:2])
+
+
 @dataclass(frozen=True)
 class ItemNames:
     """The words by which the agent can refer to a product in conversation."""
@@ -86,9 +95,17 @@ class ItemNames:
         return score
 
 
+#: An id or model words name one product; brand and noun alone may fit several.
+NAMED = 4
+
+
 def referenced(text: str, names: list[ItemNames]) -> list[int]:
-    """Indices of the items the text refers to most strongly (empty: none named)."""
+    """Indices of the items the text names: every item it names by id or model words, otherwise
+    those it refers to most strongly by brand and type (empty: none named)."""
     scores = [n.score(text) for n in names]
+    named = [i for i, s in enumerate(scores) if s >= NAMED]
+    if named:
+        return named
     best = max(scores, default=0)
     return [i for i, s in enumerate(scores) if s == best] if best > 0 else []
 
