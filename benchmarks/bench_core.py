@@ -188,7 +188,6 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     for e in range(n_step_eps):
         obs = env.reset(env_id="CART", difficulty=15, seed=3_000_000 + e)
         row = rng.randrange(n)
-        plan: list[tuple[str, Any]] = []
         pid: str | None = None
         variant_id: str | None = None
         card: dict[str, Any] | None = None

@@ -6,12 +6,17 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
 from exploits import play_oracle
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from recommend_support import (
-    COMMON_EXPLOITS, IgnoreBudgetPolicy, assert_exploit_low, assert_no_unfilled_slots, assert_oracle_full_marks,
-    exploit_runs, oracle_runs,
+    COMMON_EXPLOITS,
+    IgnoreBudgetPolicy,
+    assert_exploit_low,
+    assert_no_unfilled_slots,
+    assert_oracle_full_marks,
+    exploit_runs,
+    oracle_runs,
 )
 
 from ecomrlve.catalog.loaders import load_products
@@ -72,9 +77,11 @@ def test_projects_resolve_against_the_catalog_taxonomy(catalog) -> None:
     offer up to 12 categories; projects with no matching categories (painting) are never offered here."""
     assert len(PROJECTS) >= 8
     resolved = resolve_projects(catalog)
-    names = {c.name for c in catalog.categories}
     for project, categories in zip(PROJECTS, resolved):
-        assert all(catalog.categories[c].name in names for c in categories)
+        wanted = {name.lower() for names in project.needs for name in names}
+        assert all(catalog.categories[c].name.lower() in wanted or catalog.categories[c].noun.lower() in wanted
+                   for c in categories), project.phrase
+        assert len(set(categories)) == len(categories)
     assert max(len(c) for c in resolved) >= 12
     assert sum(len(c) >= 8 for c in resolved) >= 4
 

@@ -427,7 +427,7 @@ def test_withheld_share_follows_p_missing(make_env, d: int) -> None:
     eligible = withheld = 0
     for goal in goals:
         marked = set(map(tuple, goal.withheld))
-        for i, item in enumerate(goal.items):
+        for item in goal.items:
             eligible += (item.variant_value is not None) + (item.quantity > 1)
         assert all((kind == "variant" and goal.items[i].variant_value is not None)
                    or (kind == "quantity" and goal.items[i].quantity > 1) for i, kind in marked)

@@ -12,7 +12,6 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.episode import MAX_ACTION_CHARS, EcomEnv, EpisodeRecord
 
-
 # -- the three wire formats ------------------------------------------------------------------------
 
 def as_openai(action: AgentAction, turn: int) -> dict[str, Any]:

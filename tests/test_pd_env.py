@@ -10,8 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recommend_support import (
-    COMMON_EXPLOITS, assert_exploit_low, assert_no_unfilled_slots, assert_oracle_full_marks,
-    assert_reproducible_across_processes, exploit_runs, oracle_runs,
+    COMMON_EXPLOITS,
+    assert_exploit_low,
+    assert_no_unfilled_slots,
+    assert_oracle_full_marks,
+    assert_reproducible_across_processes,
+    exploit_runs,
+    oracle_runs,
 )
 
 from ecomrlve.actions import AgentAction, ToolCall

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from recommend_support import (
-    COMMON_EXPLOITS, OriginalPolicy, assert_exploit_low, assert_no_unfilled_slots, assert_oracle_full_marks,
-    exploit_runs, oracle_runs,
+    COMMON_EXPLOITS,
+    OriginalPolicy,
+    assert_exploit_low,
+    assert_no_unfilled_slots,
+    assert_oracle_full_marks,
+    exploit_runs,
+    oracle_runs,
 )
 
 from ecomrlve.actions import AgentAction, ToolCall

@@ -87,7 +87,7 @@ def run(
 
 def _print_summary(summary: dict) -> None:
     table = Table(title="Results (means per environment and difficulty)")
-    for column in ("env", "d", "episodes", "r_total", "success", "r_task", "r_eff", "r_hall", "turns"):
+    for column in ("env", "d", "n", "r_total", "success", "r_task", "r_eff", "r_hall", "turns"):
         table.add_column(column, justify="right" if column not in ("env",) else "left")
     for env_id, rows in summary.items():
         for d, row in rows.items():

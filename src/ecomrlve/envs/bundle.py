@@ -43,8 +43,17 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.recommend import (
-    BASE_PATIENCE, TOPIC_OF_FIELD, RecommendAnswer, RecommendUser, Requirement, SurfacingOracle, available_fields,
-    derive_requirement, first_failed, requirement_filter, short_title,
+    BASE_PATIENCE,
+    TOPIC_OF_FIELD,
+    RecommendAnswer,
+    RecommendUser,
+    Requirement,
+    SurfacingOracle,
+    available_fields,
+    derive_requirement,
+    first_failed,
+    requirement_filter,
+    short_title,
 )
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser

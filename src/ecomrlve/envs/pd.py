@@ -37,8 +37,14 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation, RecommendGoal, available_fields, category_requirement, closest_partner,
-    derive_requirements, relevance, utility,
+    RankedRecommendation,
+    RecommendGoal,
+    available_fields,
+    category_requirement,
+    closest_partner,
+    derive_requirements,
+    relevance,
+    utility,
 )
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser

@@ -39,8 +39,17 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation, RecommendGoal, attribute_overlap, category_requirement, closest_partner,
-    derive_requirement, derive_requirements, relevance, short_title, title_overlap, utility,
+    RankedRecommendation,
+    RecommendGoal,
+    attribute_overlap,
+    category_requirement,
+    closest_partner,
+    derive_requirement,
+    derive_requirements,
+    relevance,
+    short_title,
+    title_overlap,
+    utility,
 )
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser

@@ -1,7 +1,11 @@
 """The tool registry: every tool an environment can expose, by name."""
 
 from ecomrlve.tools.account import (
-    order_get_details, order_list, return_check_eligibility, return_initiate, user_get_profile,
+    order_get_details,
+    order_list,
+    return_check_eligibility,
+    return_initiate,
+    user_get_profile,
 )
 from ecomrlve.tools.base import Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool, tool
 from ecomrlve.tools.cart import cart_add, cart_remove, cart_set_quantity, cart_view

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
-from typing_extensions import Annotated
 
 from ecomrlve.tools.base import ToolContext, tool
 from ecomrlve.tools.catalog import product_card
