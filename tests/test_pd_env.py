@@ -14,7 +14,6 @@ from recommend_support import (
     assert_exploit_low,
     assert_no_unfilled_slots,
     assert_oracle_full_marks,
-    assert_reproducible_across_processes,
     exploit_runs,
     oracle_runs,
 )
@@ -286,12 +285,6 @@ def test_pd_table(pd_env, d) -> None:
         shown += len(results)
         injected += sum(r not in genuine for r in results)
     assert abs(injected / shown - distractors) <= 0.05
-
-
-def test_reproducible_across_processes(catalog, search) -> None:
-    """PD, SUB and BUNDLE oracle episodes reproduce byte for byte in another process and hash seed."""
-    assert_reproducible_across_processes(EcomEnv(["PD", "SUB", "BUNDLE"], catalog=catalog, search=search),
-                                         ["PD", "SUB", "BUNDLE"])
 
 
 @pytest.mark.parametrize("env_id", ["PD", "SUB", "BUNDLE"])
