@@ -1,4 +1,5 @@
-"""Hybrid retrieval: filter correctness (flat and IVF indexes), recall on shopper queries, document text."""
+"""Hybrid retrieval: filter correctness (flat and IVF indexes), the within-category fast path against
+the exhaustive one, recall on shopper queries, document text."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog import dense
+from ecomrlve.catalog import search as search_module
 from ecomrlve.catalog.dense import DenseRetriever, HybridRetriever, build_index, set_threads
 from ecomrlve.catalog.embedders import DEFAULT_EMBEDDER, get_embedder
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows, filter_mask
 from ecomrlve.catalog.search import SearchEngine, document_text, document_texts
 from ecomrlve.catalog.taxonomy import COLORS, LEAVES
 
@@ -97,30 +99,105 @@ def test_filtered_dense_search_misses_nothing_the_exact_filter_finds(catalog, de
     allowed = np.flatnonzero(mask)
     exact = np.asarray(vectors[allowed], dtype=np.float32) @ vector
     expected = allowed[np.lexsort((allowed, -exact))][:K]
-    rows, scores = dense_flat.top_vector(vector, K, mask)
+    rows, scores = dense_flat.top_vector(vector, K, AllowedRows.from_mask(mask))
     assert np.allclose(scores, np.sort(exact)[::-1][:K], atol=1e-4)
     assert set(rows.tolist()) <= set(allowed.tolist()) and len(rows) == len(expected)
-    rows, _ = dense_ivf.top_vector(vector, K, mask)  # approximate ranking; its recall is benchmarked
+    rows, _ = dense_ivf.top_vector(vector, K, AllowedRows.from_mask(mask))  # approximate ranking; its recall is benchmarked
     assert set(rows.tolist()) <= set(allowed.tolist()) and len(rows) == len(expected)
 
 
-def test_filtered_ivf_search_widens_until_it_finds_k(catalog, dense_ivf, monkeypatch):
+@pytest.mark.parametrize("cluster_share", [dense.CLUSTER_PROBE_MAX_SHARE, 0.0])
+def test_filtered_ivf_search_finds_k(catalog, dense_ivf, monkeypatch, cluster_share):
+    """Both list choices (the lists holding a small filter's rows; widening for a large one)."""
     monkeypatch.setattr(dense, "EXACT_MAX", 0)
+    monkeypatch.setattr(dense, "CLUSTER_PROBE_MAX_SHARE", cluster_share)
     vector = dense_ivf.embed_query("usb c charger")
-    for flt in (ProductFilter(in_stock=True), ProductFilter(category="Dog Leashes"), ProductFilter(price_max=8.0)):
+    for flt in (ProductFilter(in_stock=True), ProductFilter(category="Dog Leashes"), ProductFilter(price_max=8.0),
+                ProductFilter(category="Kitchen", color="Red")):
         mask = filter_mask(catalog, flt)
-        rows, _ = dense_ivf.top_vector(vector, K, mask)
+        rows, _ = dense_ivf.top_vector(vector, K, allowed_rows(catalog, flt))
         assert len(rows) == min(K, int(mask.sum())) and mask[rows].all()
 
 
 def test_small_filters_are_scored_exactly(catalog, dense_ivf, vectors):
     mask = filter_mask(catalog, ProductFilter(category="Chargers"))
     vector = dense_ivf.embed_query("usb c charger")
-    rows, scores = dense_ivf.top_vector(vector, K, mask)
+    rows, scores = dense_ivf.top_vector(vector, K, allowed_rows(catalog, ProductFilter(category="Chargers")))
     allowed = np.flatnonzero(mask)
     exact = np.asarray(vectors[allowed], dtype=np.float32) @ vector
     assert rows.tolist() == allowed[np.lexsort((allowed, -exact))][:K].tolist()
     assert np.allclose(scores, np.sort(exact)[::-1][:K])
+
+
+stock_overrides = st.dictionaries(st.integers(0, 2999), st.sampled_from([0, 3]), max_size=40)
+sort_orders = st.sampled_from(["relevance", "price_asc", "price_desc", "rating", "ship_days"])
+
+
+def _exhaustive_lexical(catalog, retriever, query, flt, sort_by, k, overrides) -> list[int]:
+    """The reference: BM25 of every row (bm25s' own scoring), the exact filter mask over every row,
+    ranked by score then row; with a filter, relevance order tops up with the other matches by
+    popularity and sorted orders list the matches when no word matches."""
+    mask = np.ones(len(catalog), dtype=bool) if flt is None else filter_mask(catalog, flt, overrides)
+    ids = [retriever._vocab[t] for t in set(search_module.tokenize(query)) if t in retriever._vocab]
+    scores = retriever._bm25.get_scores(sorted(ids)) if ids else np.zeros(len(catalog), np.float32)
+    matched = np.flatnonzero(mask & (scores > 0))
+    ranked = matched[np.lexsort((matched, -scores[matched]))]
+    if sort_by == "relevance":
+        if flt is None:
+            return ranked[:k].tolist()
+        others = np.flatnonzero(mask & ~np.isin(np.arange(len(catalog)), ranked))
+        by_popularity = others[np.lexsort((others, -catalog.rating_count[others].astype(np.int64)))]
+        return np.concatenate([ranked, by_popularity])[:k].tolist()
+    candidates = ranked if len(ranked) or flt is None else np.flatnonzero(mask)
+    key = SearchEngine(catalog, retriever)._sort_key(sort_by)[candidates]
+    return candidates[np.argsort(key, kind="stable")][:k].tolist()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=st.none() | filters, query=queries, sort_by=sort_orders, k=st.integers(1, 40), overrides=stock_overrides)
+def test_lexical_search_is_exactly_the_exhaustive_ranking(catalog, search, monkeypatch, flt, query, sort_by, k,
+                                                           overrides):
+    """Scoring only a category's allowed rows returns exactly the top-k of the exhaustive ranking
+    among all filtered rows (every order, stock overrides applied), as does scoring every row."""
+    expected = _exhaustive_lexical(catalog, search.retriever, query, flt, sort_by, k, overrides)
+    for share in (1.0, 0.0):  # every allowed set scored row by row / every row scored, then masked
+        monkeypatch.setattr(search_module, "ROW_SCORING_MAX_SHARE", share)
+        assert search.search(query, flt, sort_by, k, overrides).tolist() == expected
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=filters, query=queries, sort_by=sort_orders, overrides=stock_overrides)
+def test_hybrid_fast_path_equals_exhaustive_path(catalog, hybrid, monkeypatch, flt, query, sort_by, overrides):
+    """Hybrid search within the filter's category rows gives the same rows as through masks of every row."""
+    engine = SearchEngine(catalog, hybrid)
+    fast = engine.search(query, flt, sort_by, K, overrides).tolist()
+    monkeypatch.setattr(search_module, "ROW_SCORING_MAX_SHARE", 0.0)
+    monkeypatch.setattr(search_module, "allowed_rows",
+                        lambda catalog, flt, overrides: AllowedRows.from_mask(filter_mask(catalog, flt, overrides)))
+    assert engine.search(query, flt, sort_by, K, overrides).tolist() == fast
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=filters, overrides=stock_overrides)
+def test_allowed_rows_are_the_filter_mask(catalog, flt, overrides):
+    allowed = allowed_rows(catalog, flt, overrides)
+    expected = filter_mask(catalog, flt, overrides)
+    assert allowed.rows.tolist() == np.flatnonzero(expected).tolist()
+    assert allowed.count == int(expected.sum()) and np.array_equal(allowed.mask, expected)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.sets(st.integers(0, 2999), max_size=400), query=queries.filter(bool))
+def test_bm25_row_scores_are_bit_identical(catalog, search, rows, query):
+    """Any row subset (so both ways of merging a posting list) scores exactly as bm25s scores every row."""
+    retriever = search.retriever
+    ids = retriever._query_ids(query)
+    subset = np.asarray(sorted(rows), dtype=np.int64)
+    everything = retriever._bm25.get_scores(ids.tolist()) if len(ids) else np.zeros(len(catalog), np.float32)
+    got_rows, got_scores = retriever.positive(ids, AllowedRows(len(catalog), rows=subset))
+    positive = subset[everything[subset] > 0]
+    assert got_rows.tolist() == positive.tolist()
+    assert got_scores.tobytes() == everything[positive].tobytes()
 
 
 def test_hybrid_recall_on_shopper_queries(catalog, search, hybrid, dense_flat):

@@ -6,11 +6,15 @@ quantisation (``IVF{nlist},SQ8``): 2M 128-d vectors take 262 MB and a query abou
 the index builds in about 8 minutes on 2 shared cores. HNSW was ruled out because it builds in
 hours at 2M on this machine class (136 s per 100k vectors in ECOSYSTEM.md).
 
-Filters: the index scans only the ids the filter allows (an ``IDSelectorBitmap``) and probes
-more IVF lists the more selective the filter is, so a filter never hides a matching product and
-the index never returns one that does not match. (Gathering the allowed rows' fp16 vectors and
-scoring them in numpy was measured first: 20k rows cost 50-90 ms, mostly the fp16 conversion.)
-The fp16 vector matrix is kept for exact cosines of the few rows hybrid fusion rescores.
+Filters: up to ``EXACT_MAX`` allowed rows are scored exactly from the fp16 vectors. Above that
+the index scans only the ids the filter allows (an ``IDSelectorBitmap``), so a filter never
+hides a matching product and the index never returns one that does not match. Which IVF lists
+to scan: for a filter of at most ``CLUSTER_PROBE_MAX_SHARE`` of the catalog (a category, about
+2 % at 2M), the lists nearest the query *among those holding allowed rows*, until they hold
+``FILTER_OVERSCAN * k`` of them (a category follows the clusters, so a few lists hold it); for
+larger filters, more lists the more selective the filter is. (Gathering 20k allowed rows' fp16
+vectors and scoring them in numpy costs 4-5 ms even on an idle core, mostly the fp16
+conversion.) The fp16 vector matrix is kept for exact cosines of the few rows fusion rescores.
 
 Threads: FAISS (OpenMP), numba and BLAS each start a pool per process; on 2 cores two pools
 fighting over a single query made it 7-40x slower here. :func:`set_threads` sets them all.
@@ -22,6 +26,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 
 import faiss
@@ -30,12 +35,14 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ecomrlve.catalog.embedders import Embedder
+from ecomrlve.catalog.filters import AllowedRows
 
 FLAT_MAX = 200_000
 DENSE_WEIGHT = 0.5
 NPROBE = 24
 FILTER_OVERSCAN = 8
-EXACT_MAX = 4096  # allowed rows scored exactly from the fp16 vectors (a few ms)
+EXACT_MAX = 4096  # allowed rows scored exactly from the fp16 vectors (under 1 ms)
+CLUSTER_PROBE_MAX_SHARE = 0.125  # filters up to this share of the catalog probe the lists that hold them
 _TRAIN_SAMPLE_PER_LIST = 40
 
 
@@ -78,8 +85,17 @@ def build_index(vectors: np.ndarray, *, progress: Callable[[int], None] | None =
     return index
 
 
+@numba.njit(nogil=True, cache=True)
+def _bitmap(rows, n):  # pragma: no cover - compiled
+    """FAISS ``IDSelectorBitmap`` bits (little-endian) with the given rows set, without an n-row mask."""
+    bits = np.zeros((n + 7) // 8, dtype=np.uint8)
+    for row in rows:
+        bits[row >> 3] |= np.uint8(1 << (row & 7))
+    return bits
+
+
 class DenseRetriever:
-    """Nearest products to the embedded query, within an optional filter mask."""
+    """Nearest products to the embedded query, within optional allowed rows."""
 
     def __init__(self, embedder: Embedder, index: faiss.Index, vectors: np.ndarray) -> None:
         if index.ntotal != len(vectors) or index.d != vectors.shape[1] or embedder.dim != index.d:
@@ -99,14 +115,11 @@ class DenseRetriever:
     def embed_query(self, query: str) -> np.ndarray:
         return self.embedder.embed([query])[0]
 
-    def top_vector(self, vector: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def top_vector(self, vector: np.ndarray, k: int, allowed: AllowedRows | None) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``k`` rows nearest to ``vector`` among ``allowed``, best first, with their cosine.
 
-        With a filter of at most ``EXACT_MAX`` rows those rows are scored exactly; otherwise the
-        index scans only the allowed ids (a bitmap), probing more IVF lists the more selective the
-        filter is, and more again while fewer than ``k`` allowed rows were found.
-        Probing ``NPROBE * n / count`` lists (as many allowed rows as an unfiltered search scans)
-        was measured first: 26 ms at 2M for a 1.5 % filter, against ~2 ms for this bound.
+        With at most ``EXACT_MAX`` allowed rows those rows are scored exactly; otherwise the index
+        scans only the allowed ids (a bitmap), in IVF lists chosen as the module docstring says.
         """
         n = self.index.ntotal
         k = min(k, n)
@@ -115,23 +128,65 @@ class DenseRetriever:
             return empty
         if allowed is None:
             return self._search(vector, k, None)
-        count = int(np.count_nonzero(allowed))
+        count = allowed.count
         if count == 0:
             return empty
         if count <= EXACT_MAX:
-            return self._exact(vector, np.flatnonzero(allowed), k)
-        selector = faiss.IDSelectorBitmap(np.packbits(allowed, bitorder="little"))
+            return self._exact(vector, allowed.rows, k)
+        clustered = count <= CLUSTER_PROBE_MAX_SHARE * n
+        bits = _bitmap(allowed.rows, n) if clustered else np.packbits(allowed.mask, bitorder="little")
+        selector = faiss.IDSelectorBitmap(bits)
         ivf = faiss.try_extract_index_ivf(self.index)
         if ivf is None:
             return self._search(vector, k, faiss.SearchParameters(sel=selector))
-        # Enough lists to hold ~FILTER_OVERSCAN * k allowed rows if they were spread evenly; a
-        # filter that follows the clusters (one category) may need more: widen 4x until found.
+        if clustered:
+            return self._search_holding_lists(vector, k, allowed.rows, ivf, selector)
+        # Enough lists to hold ~FILTER_OVERSCAN * k allowed rows if they were spread evenly;
+        # widen 4x while fewer than k were found. (Probing ``NPROBE * n / count`` lists was
+        # measured first: 26 ms at 2M for a 1.5 % filter.)
         nprobe = min(ivf.nlist, max(NPROBE, math.ceil(FILTER_OVERSCAN * k * ivf.nlist / count)))
         while True:
             rows, scores = self._search(vector, k, faiss.SearchParametersIVF(sel=selector, nprobe=nprobe))
             if len(rows) >= min(k, count) or nprobe == ivf.nlist:
                 return rows, scores
             nprobe = min(ivf.nlist, 4 * nprobe)
+
+    def _search_holding_lists(self, vector: np.ndarray, k: int, rows: np.ndarray, ivf: faiss.IndexIVF,
+                              selector: faiss.IDSelector) -> tuple[np.ndarray, np.ndarray]:
+        """Scan the IVF lists nearest to ``vector`` that hold any of ``rows``: at least ``NPROBE``
+        of them (the unfiltered search's breadth), and enough to hold ``FILTER_OVERSCAN * k`` rows."""
+        held = np.bincount(self._row_lists[rows], minlength=ivf.nlist)
+        centroid_scores = self._centroids @ vector
+        order = np.argsort(-centroid_scores, kind="stable")
+        order = order[held[order] > 0]
+        enough = int(np.searchsorted(np.cumsum(held[order]), min(len(rows), FILTER_OVERSCAN * k))) + 1
+        lists = order[:max(enough, NPROBE)]
+        query = np.ascontiguousarray(vector[None, :], dtype=np.float32)
+        assign = np.ascontiguousarray(lists[None, :], dtype=np.int64)
+        assign_scores = np.ascontiguousarray(centroid_scores[lists][None, :], dtype=np.float32)
+        scores, ids = np.empty((1, k), dtype=np.float32), np.empty((1, k), dtype=np.int64)
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=len(lists))
+        # the C++ call: faiss' Python wrapper of search_preassigned does not pass search parameters
+        ivf.search_preassigned_c(1, faiss.swig_ptr(query), k, faiss.swig_ptr(assign), faiss.swig_ptr(assign_scores),
+                                 faiss.swig_ptr(scores), faiss.swig_ptr(ids), False, params)
+        keep = ids[0] >= 0
+        return ids[0][keep], scores[0][keep]
+
+    @cached_property
+    def _row_lists(self) -> np.ndarray:
+        """The IVF list of every row (read once from the inverted lists)."""
+        ivf = faiss.extract_index_ivf(self.index)
+        lists = np.empty(self.index.ntotal, dtype=np.int32)
+        for number in range(ivf.nlist):
+            size = ivf.invlists.list_size(number)
+            if size:
+                lists[faiss.rev_swig_ptr(ivf.invlists.get_ids(number), size)] = number
+        return lists
+
+    @cached_property
+    def _centroids(self) -> np.ndarray:
+        ivf = faiss.extract_index_ivf(self.index)
+        return ivf.quantizer.reconstruct_n(0, ivf.nlist)
 
     def _search(self, vector: np.ndarray, k: int, params) -> tuple[np.ndarray, np.ndarray]:
         scores, ids = self.index.search(vector[None, :], k, params=params)
@@ -150,10 +205,10 @@ class DenseRetriever:
         scores[order] = np.asarray(self.vectors[rows[order]], dtype=np.float32) @ vector
         return scores
 
-    def top(self, query: str, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         return self.top_vector(self.embed_query(query), k, allowed)[0]
 
-    def matching(self, query: str, allowed: np.ndarray | None) -> np.ndarray | None:
+    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
         """Dense scores are never zero, so "matching" is the nearest ``HybridRetriever.POOL`` rows."""
         return self.top(query, HybridRetriever.POOL, allowed)
 
@@ -174,7 +229,7 @@ class HybridRetriever:
         self.dense = dense
         self.dense_weight = dense_weight
 
-    def top(self, query: str, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         pool = max(k, self.POOL)
         lexical_rows, lexical_scores = self.lexical.scored(query, pool, allowed)
         vector = self.dense.embed_query(query)
@@ -187,7 +242,7 @@ class HybridRetriever:
             score[np.searchsorted(rows, lexical_rows)] += lexical_scores / lexical_scores.max()
         return rows[np.lexsort((rows, -score))][:k]
 
-    def matching(self, query: str, allowed: np.ndarray | None) -> np.ndarray | None:
+    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
         """Lexical matches when the query has any; otherwise (typos, synonyms) the dense neighbours."""
         lexical = self.lexical.matching(query, allowed)
         if lexical is not None and len(lexical):

@@ -8,6 +8,7 @@ constraints, so the tool and the verifiers can never disagree about what matches
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -106,8 +107,65 @@ def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int,
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:
-    """``in_stock_mask`` restricted to ``rows`` (overrides are few: one numpy pass each)."""
+    """``in_stock_mask`` restricted to ``rows`` (O(len(rows) log overrides))."""
     mask = catalog.stock[rows] > 0
-    for row, stock in (stock_overrides or {}).items():
-        mask[rows == row] = stock > 0
+    if stock_overrides:
+        keys = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
+        stock = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides))
+        order = np.argsort(keys)
+        keys, stock = keys[order], stock[order]
+        position = np.minimum(np.searchsorted(keys, rows), len(keys) - 1)
+        overridden = keys[position] == rows
+        mask[overridden] = stock[position[overridden]] > 0
     return mask
+
+
+class AllowedRows:
+    """The rows a filter allows, as ascending row numbers and as a boolean mask, each built on demand.
+
+    A category filter yields the rows directly (a few ten thousand at 2M products), so searches
+    within it never touch an O(catalog) array; retrievers ask for :attr:`mask` only on their
+    path for large, unselective filters.
+    """
+
+    def __init__(self, n: int, *, rows: np.ndarray | None = None, mask: np.ndarray | None = None) -> None:
+        if (rows is None) == (mask is None):
+            raise ValueError("AllowedRows takes exactly one of rows and mask")
+        self.n = n
+        if rows is not None:
+            self.__dict__["rows"] = np.asarray(rows, dtype=np.int64)
+        else:
+            self.__dict__["mask"] = mask
+
+    @classmethod
+    def from_mask(cls, mask: np.ndarray) -> AllowedRows:
+        return cls(len(mask), mask=np.asarray(mask, dtype=bool))
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """Allowed row numbers, ascending (int64)."""
+        return np.flatnonzero(self.mask)
+
+    @cached_property
+    def mask(self) -> np.ndarray:
+        """``mask[row]`` is True for the allowed rows (length = catalog size)."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.rows] = True
+        return mask
+
+    @cached_property
+    def count(self) -> int:
+        return len(self.rows) if "rows" in self.__dict__ else int(np.count_nonzero(self.mask))
+
+
+def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
+    """The rows matching ``flt``: the same set as :func:`filter_mask`, computed within the filter's
+    categories (their row index) when it names one, so the cost is O(category size)."""
+    if flt.category is None:
+        return AllowedRows.from_mask(filter_mask(catalog, flt, stock_overrides))
+    categories = catalog.category_index.get(flt.category.strip().lower(), ())
+    if len(categories) == 1:
+        rows = catalog.category_rows[categories[0]]
+    else:
+        rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
+    return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

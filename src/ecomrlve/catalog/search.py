@@ -1,9 +1,13 @@
 """Catalog search: exact filters, a pluggable relevance retriever, sorting and degradation.
 
-The pipeline is ``filter mask -> retriever ranks within the mask -> sort -> distractors ->
-cap``. Filters are applied *before* ranking (as a weight mask), so a selective filter returns
-every match that exists instead of the few that survived a global top-k. A :class:`Retriever`
-only scores text; the lexical BM25 one lives here, dense and hybrid ones in ``dense.py``.
+The pipeline is ``allowed rows -> retriever ranks within them -> sort -> distractors -> cap``.
+Filters are applied *before* ranking, so a selective filter returns every match that exists
+instead of the few that survived a global top-k. A filter naming a category is evaluated on that
+category's rows only, and a small allowed set is scored row by row instead of through an
+O(catalog) mask (:class:`~ecomrlve.catalog.filters.AllowedRows`). Rankings are total orders
+(score descending, then row ascending), so both ways give the same results. A
+:class:`Retriever` only scores text; the lexical BM25 one lives here, dense and hybrid ones in
+``dense.py``.
 """
 
 from __future__ import annotations
@@ -17,13 +21,18 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 import bm25s
+import numba
 import numpy as np
 
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 
 SortBy = Literal["relevance", "price_asc", "price_desc", "rating", "ship_days"]
+
+#: Largest share of the catalog an allowed set may be for BM25 to score just its rows (binary
+#: searches in the posting lists) instead of accumulating scores for every row.
+ROW_SCORING_MAX_SHARE = 0.125
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
@@ -74,17 +83,151 @@ def document_texts(catalog: Catalog, start: int = 0, stop: int | None = None) ->
 class Retriever(Protocol):
     """Scores products for a free-text query."""
 
-    def top(self, query: str, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         """Up to ``k`` rows with positive relevance, best first, restricted to ``allowed``."""
         ...
 
-    def matching(self, query: str, allowed: np.ndarray | None) -> np.ndarray | None:
+    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
         """Every row with positive relevance within ``allowed``; None when the query has no usable term."""
         ...
 
 
+@numba.njit(nogil=True, cache=True)
+def _accumulate(scores, data, indptr, indices, token_ids):  # pragma: no cover - compiled
+    """BM25 of every row into all-zero ``scores``: the terms' posting lists summed in term order
+    (as bm25s does)."""
+    for t in token_ids:
+        for j in range(indptr[t], indptr[t + 1]):
+            scores[indices[j]] += data[j]
+
+
+@numba.njit(nogil=True, cache=True)
+def _worse(value_a, row_a, value_b, row_b):  # pragma: no cover - compiled
+    """Ranks below: lower score, or the same score and a later row."""
+    return value_a < value_b or (value_a == value_b and row_a > row_b)
+
+
+@numba.njit(nogil=True, cache=True)
+def _sift_down(values, rows, position, size):  # pragma: no cover - compiled
+    """Restore the heap (worst result at the root) below ``position``."""
+    while True:
+        worst, left = position, 2 * position + 1
+        for child in (left, left + 1):
+            if child < size and _worse(values[child], rows[child], values[worst], rows[worst]):
+                worst = child
+        if worst == position:
+            return
+        values[position], values[worst] = values[worst], values[position]
+        rows[position], rows[worst] = rows[worst], rows[position]
+        position = worst
+
+
+@numba.njit(nogil=True, cache=True)
+def _positive_rows(scores, indptr, indices, token_ids, mask, k):  # pragma: no cover - compiled
+    """(rows, scores) of the rows in the terms' posting lists with a positive score and, when
+    ``mask`` is non-empty, allowed by it, unordered: all of them when ``k`` is 0, else only the
+    ``k`` best (score, then row), kept in a heap with the worst at the root. Leaves ``scores``
+    all-zero again."""
+    size = (indptr[token_ids + 1] - indptr[token_ids]).sum() if k == 0 else k
+    values = np.empty(size, dtype=np.float32)
+    rows = np.empty(size, dtype=np.int64)
+    m = 0
+    for t in token_ids:
+        for j in range(indptr[t], indptr[t + 1]):
+            row = indices[j]
+            value = scores[row]
+            scores[row] = 0  # each row once
+            if value <= 0 or (len(mask) and not mask[row]):
+                continue
+            if k == 0 or m < k:  # append (then, for a heap, sift up)
+                position = m
+                m += 1
+                values[position], rows[position] = value, row
+                while k and position > 0:
+                    parent = (position - 1) >> 1
+                    if not _worse(values[position], rows[position], values[parent], rows[parent]):
+                        break
+                    values[position], values[parent] = values[parent], values[position]
+                    rows[position], rows[parent] = rows[parent], rows[position]
+                    position = parent
+            elif _worse(values[0], rows[0], value, row):
+                values[0], rows[0] = value, row
+                _sift_down(values, rows, 0, m)
+    return rows[:m], values[:m]
+
+
+@numba.njit(nogil=True, cache=True)
+def _gallop(values, low, high, x):  # pragma: no cover - compiled
+    """First i in [low, high) with values[i] >= x (ascending values), or high: steps 1, 2, 4...
+    from ``low``, then bisects, so a short hop costs O(1) and a long one O(log distance)."""
+    step, previous, i = 1, low, low
+    while i < high and values[i] < x:
+        previous = i + 1
+        i = low + step
+        step *= 2
+    end = min(i, high)
+    while previous < end:
+        middle = (previous + end) >> 1
+        if values[middle] < x:
+            previous = middle + 1
+        else:
+            end = middle
+    return previous
+
+
+@numba.njit(nogil=True, cache=True)
+def _score_rows(data, indptr, indices, token_ids, rows, member):  # pragma: no cover - compiled
+    """BM25 of the ascending ``rows`` only, bit-identical to :func:`_accumulate` on them (the same
+    per-row summation order).
+
+    ``member`` (an all-zero bitmap of every row, left all-zero again) marks the rows; a posting
+    list is scanned against it (O(p), sequential; a member's position in ``rows`` is found by
+    galloping forward, as both are ascending) or, when over 8 times longer than ``rows``,
+    searched for each row by galloping (O(c log(p / c))). Scores accumulate in a compact array:
+    scattering them over an every-row array cost a cache miss per match.
+    """
+    c = len(rows)
+    for row in rows:
+        member[row >> 3] |= np.uint8(1 << (row & 7))
+    scores = np.zeros(c, dtype=np.float32)
+    for t in token_ids:
+        start, end = indptr[t], indptr[t + 1]
+        if end - start > 8 * c:
+            j = start
+            for i in range(c):
+                j = _gallop(indices, j, end, rows[i])
+                if j == end:
+                    break
+                if indices[j] == rows[i]:
+                    scores[i] += data[j]
+        else:
+            i = 0
+            for j in range(start, end):
+                row = indices[j]
+                if member[row >> 3] & (1 << (row & 7)):
+                    i = _gallop(rows, i, c, row)
+                    scores[i] += data[j]
+    for row in rows:
+        member[row >> 3] = 0
+    return scores
+
+
+def best_first(rows: np.ndarray, scores: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` (default all) best (row, score) pairs: score descending, then row ascending."""
+    if k is not None and len(rows) > k:
+        threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= threshold
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:k]
+    return rows[order], scores[order]
+
+
 class BM25Retriever:
-    """Lexical BM25 over :func:`document_text`, with bm25s (numba backend when available)."""
+    """Lexical BM25 over :func:`document_text`: a bm25s index, scored by the kernels above.
+
+    bm25s' own top-k breaks score ties arbitrarily; these kernels rank by score, then row, and
+    score either every row or only the allowed ones with bit-identical results.
+    """
 
     def __init__(self, catalog: Catalog | None = None, *, show_progress: bool = False,
                  index: bm25s.BM25 | None = None, chunk: int = 50_000) -> None:
@@ -96,11 +239,14 @@ class BM25Retriever:
             for start in range(0, len(catalog), chunk):
                 for text in document_texts(catalog, start, start + chunk):
                     corpus_ids.append([vocab.setdefault(t, len(vocab)) for t in tokenize(text)])
-            index = bm25s.BM25(backend=_BACKEND)
+            index = bm25s.BM25()  # bm25s builds and stores; the kernels above score
             index.index((corpus_ids, vocab), show_progress=show_progress)
+        if index.nonoccurrence_array is not None:
+            raise ValueError(f"BM25 variant {index.method!r} scores non-occurrence; only lucene/robertson/atire are supported")
         self._bm25 = index
         self._vocab = self._bm25.vocab_dict
         self._n = int(self._bm25.scores["num_docs"])
+        self._scratch = threading.local()
 
     def save(self, directory: Path) -> None:
         """Write the index (bm25s format) so :meth:`load` can memory-map it."""
@@ -109,47 +255,50 @@ class BM25Retriever:
     @classmethod
     def load(cls, directory: Path) -> BM25Retriever:
         """A retriever over an index written by :meth:`save`, memory-mapped (loads in milliseconds)."""
-        return cls(index=bm25s.BM25.load(str(directory), mmap=True, backend=_BACKEND, show_progress=False))
+        return cls(index=bm25s.BM25.load(str(directory), mmap=True, show_progress=False,
+                                          override_params={"backend": "numpy"}))
 
-    def _query_ids(self, query: str) -> list[int]:
-        return sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab})
+    def _query_ids(self, query: str) -> np.ndarray:
+        return np.asarray(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}), dtype=np.int64)
 
-    def top(self, query: str, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    def positive(self, ids: np.ndarray, allowed: AllowedRows | None,
+                 k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every allowed row with a positive score for the term ``ids``, and its score (unordered);
+        with ``k``, at least the ``k`` best of them.
+
+        An allowed set of at most ``ROW_SCORING_MAX_SHARE`` of the catalog is scored row by row;
+        otherwise every row is scored and the mask applied.
+        """
+        index = self._bm25.scores
+        data, indptr, indices = index["data"], index["indptr"], index["indices"]
+        scratch = self._scratch.__dict__  # per thread, all-zero: the kernels set and clear them in place
+        if not scratch:
+            scratch["member"] = np.zeros((self._n + 7) // 8, dtype=np.uint8)
+            scratch["scores"] = np.zeros(self._n, dtype=np.float32)
+        if allowed is not None and allowed.count <= ROW_SCORING_MAX_SHARE * self._n:
+            rows = allowed.rows
+            scores = _score_rows(data, indptr, indices, ids, rows, scratch["member"])
+            positive = scores > 0
+            return rows[positive], scores[positive]
+        mask = np.empty(0, dtype=bool) if allowed is None else allowed.mask
+        _accumulate(scratch["scores"], data, indptr, indices, ids)
+        return _positive_rows(scratch["scores"], indptr, indices, ids, mask, k or 0)
+
+    def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         return self.scored(query, k, allowed)[0]
 
-    def scored(self, query: str, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def scored(self, query: str, k: int, allowed: AllowedRows | None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`top` with the BM25 score of each row (for score fusion)."""
         ids = self._query_ids(query)
-        if not ids:
+        if not len(ids) or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        weights = None if allowed is None else allowed.astype(np.float32)
-        result = self._bm25.retrieve([ids], k=min(k, self._n), show_progress=False,
-                                     weight_mask=weights, n_threads=1)
-        rows, scores = result.documents[0], result.scores[0]
-        positive = scores > 0
-        return rows[positive].astype(np.int64), scores[positive]
+        return best_first(*self.positive(ids, allowed, k), k)
 
-    def matching(self, query: str, allowed: np.ndarray | None) -> np.ndarray | None:
+    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
         ids = self._query_ids(query)
-        if not ids:
+        if not len(ids):
             return None
-        scores = self._bm25.get_scores(ids)
-        positive = scores > 0
-        if allowed is not None:
-            positive &= allowed
-        rows = np.flatnonzero(positive)
-        return rows[np.argsort(-scores[rows], kind="stable")]
-
-
-def _numba_available() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-_BACKEND = "numba" if _numba_available() else "numpy"
+        return best_first(*self.positive(ids, allowed))[0]
 
 
 def default_retriever(catalog: Catalog) -> Retriever:
@@ -192,20 +341,20 @@ class SearchEngine:
         Relevance order puts query matches first, then (only when filters were given) the other
         filtered products by popularity, so a filter-only search still lists what matches.
         """
-        allowed = None if flt is None else filter_mask(self.catalog, flt, stock_overrides)
+        allowed = None if flt is None else allowed_rows(self.catalog, flt, stock_overrides)
         if sort_by == "relevance":
             ranked = self.retriever.top(query, k, allowed) if query.strip() else np.empty(0, np.int64)
             if len(ranked) >= k or allowed is None:
                 return ranked[:k]
-            remaining = allowed.copy()
-            remaining[ranked] = False
-            return np.concatenate([ranked, self._top_by(np.flatnonzero(remaining), self._popularity_key, k - len(ranked))])
+            # retrievers return allowed rows only, so each ranked row is found in the ascending rows
+            remaining = np.delete(allowed.rows, np.searchsorted(allowed.rows, ranked))
+            return np.concatenate([ranked, self._top_by(remaining, self._popularity_key, k - len(ranked))])
         candidates = self.retriever.matching(query, allowed) if query.strip() else None
         if candidates is None or len(candidates) == 0:
             # As in relevance order: a filter with no query match still lists what it matches.
             if allowed is None:
                 return np.empty(0, dtype=np.int64)
-            candidates = np.flatnonzero(allowed)
+            candidates = allowed.rows
         return self._top_by(candidates, self._sort_key(sort_by), k)
 
     def _sort_key(self, sort_by: SortBy) -> np.ndarray:
@@ -224,13 +373,10 @@ class SearchEngine:
             return np.empty(0, dtype=np.int64)
         keys = key[rows]
         if len(rows) > k:
-            part = np.argpartition(keys, k - 1)[:k]
-            rows, keys = rows[part], keys[part]
-            # argpartition is not stable: restore the original order among equal keys
-            order = np.lexsort((part, keys))
-        else:
-            order = np.argsort(keys, kind="stable")
-        return rows[order].astype(np.int64)
+            # argpartition is not stable: keep every position up to the k-th key, ascending, then sort stably
+            positions = np.flatnonzero(keys <= np.partition(keys, k - 1)[k - 1])
+            return rows[positions[np.argsort(keys[positions], kind="stable")[:k]]].astype(np.int64)
+        return rows[np.argsort(keys, kind="stable")].astype(np.int64)
 
 
 def inject_distractors(rows: Sequence[int], catalog: Catalog, eps: float, cap: int,
