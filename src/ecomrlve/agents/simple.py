@@ -13,6 +13,7 @@ from ecomrlve.episode import Observation
 _QUANTITY = re.compile(r"(\d+)\s*(?:x\s|of\s|units of\s)|\(x(\d+)\)")
 _SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
 _EARLIER = re.compile(r"\s*\b(?:that\s+)?I (?:was looking at|looked at|viewed|saw) (?:earlier|before)\b", re.IGNORECASE)
+_CONFIRM_WISH = re.compile(r"check with me|confirm|show me the cart", re.IGNORECASE)
 _LEAD = re.compile(r"^.*?\b(?:add|buy|put|need|for)\b\s*", re.IGNORECASE)
 
 
@@ -104,6 +105,8 @@ class CartHeuristic:
         self.out_of_stock: set[str] = set()
         self.announced: set[str] = set()
         self.turns = 0
+        self.confirm_wanted = False
+        self.confirm_asked = False
         self.history_checked = False
         self._last_searched: list[str] = []
 
@@ -114,6 +117,7 @@ class CartHeuristic:
             self.b_tool = int(re.search(r"at most (\d+) tools", prompt).group(1))
             opening = observation.messages[1]["content"]
             self.pending = self._phrases(opening)
+            self.confirm_wanted = _CONFIRM_WISH.search(opening) is not None
         said = user_text(observation)
         self.conversation += " " + said
         for phrase in re.findall(r"(?:then|take|get)\s+(the [^.]+?)\s+(?:would work )?instead", said, re.IGNORECASE):
@@ -174,7 +178,10 @@ class CartHeuristic:
                     variant = variants[0]
                 arguments["variant_id"] = variant["variant_id"]
             calls.append(_call("cart_add", len(calls), **arguments))
-        if not calls and not messages:
+        if not calls and not messages and self.confirm_wanted and not self.confirm_asked:
+            messages.append("That's everything in your cart - can you confirm it looks right?")
+            self.confirm_asked = True
+        elif not calls and not messages:
             calls.append(_call("answer", 0, done=True))
         return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
 
