@@ -199,14 +199,7 @@ class BundleUser(RecommendUser):
                 continue
             if named and slot >= 0 and slot not in named:
                 continue
-            stated, repeated = per_slot.setdefault(slot, ([], []))
-            pair = (requirement.field, requirement.text())
-            if i in self.withheld:
-                self.withheld.discard(i)
-                self.mark_user_caused()
-                stated.append(pair)
-            elif "any" not in topics:
-                repeated.append(pair)
+            self._answer_requirement(i, topics, *per_slot.setdefault(slot, ([], [])))
         revealed = any(stated for stated, _ in per_slot.values())
         annoyed = not revealed and any(repeated for _, repeated in per_slot.values())
         missing = tuple(sorted(t for t in topics - {"any"}

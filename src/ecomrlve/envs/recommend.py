@@ -473,6 +473,17 @@ class RecommendUser(SimulatedUser):
             acts.extend(self._clarify(asked_topics(t)))
         return acts
 
+    def _answer_requirement(self, i: int, topics: set[str], stated: list[tuple[str, str]],
+                            repeated: list[tuple[str, str]]) -> None:
+        """Requirement ``i`` was asked about: reveal it if withheld (once, user-caused), else it is a repeat."""
+        pair = (self.requirements[i].field, self.requirements[i].text())
+        if i in self.withheld:
+            self.withheld.discard(i)
+            self.mark_user_caused()
+            stated.append(pair)
+        elif "any" not in topics:
+            repeated.append(pair)
+
     def _clarify(self, topics: set[str]) -> list[A.DialogueAct]:
         stated: list[tuple[str, str]] = []
         repeated: list[tuple[str, str]] = []
@@ -480,16 +491,8 @@ class RecommendUser(SimulatedUser):
         indices = set(range(len(self.requirements))) if "any" in topics else {
             i for i, r in enumerate(self.requirements) if TOPIC_OF_FIELD.get(r.field) in topics}
         for i in sorted(indices):
-            requirement = self.requirements[i]
-            if requirement.field == "category":
-                continue
-            pair = (requirement.field, requirement.text())
-            if i in self.withheld:
-                self.withheld.discard(i)
-                self.mark_user_caused()
-                stated.append(pair)
-            elif "any" not in topics:
-                repeated.append(pair)
+            if self.requirements[i].field != "category":
+                self._answer_requirement(i, topics, stated, repeated)
         annoyed = bool(repeated) and not stated  # a question that reveals something is not a nuisance
         for topic in sorted(topics - {"any"}):
             if not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
