@@ -11,12 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.episode import EcomEnv
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
 from ecomrlve.world.account import CARRIERS, ORDER_STATUSES, Account, schedule
 from ecomrlve.world.state import World
+
+#: The synthetic store's leaf category name -> department.
+DEPARTMENT_OF: dict[str, str] = {leaf.name: leaf.department for leaf in LEAVES}
 
 TODAY = dt.date(2026, 3, 15)
 
@@ -69,10 +73,10 @@ def test_fees_follow_the_tables_with_cent_rounding() -> None:
 
 def test_every_department_and_category_is_covered_by_the_rules() -> None:
     policy = P.STORE_POLICY
-    departments = set(P.DEPARTMENT_OF.values()) | {policy.fallback_department}
+    departments = set(DEPARTMENT_OF.values()) | {policy.fallback_department}
     for table in (policy.return_window_days, policy.restocking_fee_percent, policy.warranty_months):
         assert set(table) == departments
-    assert set(policy.final_sale_categories) <= set(P.DEPARTMENT_OF)
+    assert set(policy.final_sale_categories) <= set(DEPARTMENT_OF)
     for per_tier in (policy.tier_window_bonus_days, policy.restocking_tier_share_percent,
                      policy.free_shipping_threshold_cents, policy.price_match_days, policy.tier_warranty_bonus_months):
         assert set(per_tier) == set(P.TIERS)
@@ -116,7 +120,7 @@ def test_documents_render_every_rule_value() -> None:
         assert f"{department} {months} months" in text
     for category in policy.final_sale_categories:
         assert category in text
-    for category in P.DEPARTMENT_OF:
+    for category in DEPARTMENT_OF:
         assert category in text
     assert "{" not in text and "}" not in text and "None" not in text
 
@@ -254,9 +258,9 @@ def test_the_return_reason_is_a_closed_vocabulary(catalog, search) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(0, 10_000_00), st.sampled_from(P.TIERS), st.sampled_from(sorted(P.DEPARTMENT_OF)),
+@given(st.integers(0, 10_000_00), st.sampled_from(P.TIERS), st.sampled_from(sorted(DEPARTMENT_OF)),
        st.integers(0, 400), st.booleans(), st.sampled_from(P.RETURN_REASONS), st.sampled_from(P.RETURN_METHODS))
 def test_refund_is_bounded_by_the_price(price, tier, category, days, opened, reason, method) -> None:
-    refund = P.refund_cents(category=category, department=P.DEPARTMENT_OF[category], tier=tier, days_since_delivery=days, opened=opened, reason=reason,
+    refund = P.refund_cents(category=category, department=DEPARTMENT_OF[category], tier=tier, days_since_delivery=days, opened=opened, reason=reason,
                             method=method, price_cents=price)
     assert 0 <= refund <= price

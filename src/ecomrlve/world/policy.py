@@ -92,10 +92,6 @@ STORE_POLICY = StorePolicy(
     fallback_department="Other",
 )
 
-#: The synthetic store's leaf category name -> department (its default category listing).
-DEPARTMENT_OF: dict[str, str] = {leaf.name: leaf.department for leaf in LEAVES}
-
-
 def percent_of(cents: int, percent: int) -> int:
     """``percent`` % of an amount in cents, rounded half up to a cent."""
     return (cents * percent + 50) // 100
