@@ -21,7 +21,7 @@ from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
-from ecomrlve.envs import Environment, Problem, TaskOutcome, get_environment, resolve_env_ids
+from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, get_environment, resolve_env_ids
 from ecomrlve.prompts import system_prompt
 from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
@@ -155,7 +155,7 @@ class EcomEnv:
         return self._episode.problem
 
     @property
-    def environment(self) -> Environment:
+    def environment(self) -> TaskFamily:
         if self._episode is None:
             raise RuntimeError("no episode yet")
         return self._episode.env
@@ -179,7 +179,7 @@ def shared_search_engine(catalog: Catalog) -> SearchEngine:
 class _Episode:
     """The state of one episode; created by :meth:`EcomEnv.reset`."""
 
-    def __init__(self, owner: EcomEnv, env: Environment, difficulty: Difficulty, seed: int) -> None:
+    def __init__(self, owner: EcomEnv, env: TaskFamily, difficulty: Difficulty, seed: int) -> None:
         self.env, self.difficulty, self.seed = env, difficulty, seed
         self.weights = owner.weights
         self.catalog_name = owner.catalog.name
@@ -317,7 +317,7 @@ class _Episode:
 _TOOLSETS: dict[tuple[str, Difficulty], tuple[dict[str, Tool], str]] = {}
 
 
-def _toolset(env: Environment, difficulty: Difficulty) -> tuple[dict[str, Tool], str]:
+def _toolset(env: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool], str]:
     """The tools of ``env`` at ``difficulty`` and their schemas (as JSON), built once per process."""
     key = (env.env_id, difficulty)
     if key not in _TOOLSETS:

@@ -5,18 +5,18 @@ from __future__ import annotations
 import difflib
 import importlib
 
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 
 #: env id -> "module:Class", imported on first use.
 ENTRY_POINTS: dict[str, str] = {
-    "CART": "ecomrlve.envs.cart:CartEnvironment",
-    "PD": "ecomrlve.envs.pd:ProductDiscoveryEnvironment",
-    "SUB": "ecomrlve.envs.sub:SubstitutionEnvironment",
-    "BUNDLE": "ecomrlve.envs.bundle:BundleEnvironment",
-    "RETURN": "ecomrlve.envs.returns:ReturnEnvironment",
-    "STATUS": "ecomrlve.envs.status:StatusEnvironment",
-    "POLICY": "ecomrlve.envs.policy:PolicyEnvironment",
-    "JOURNEY": "ecomrlve.envs.journey:JourneyEnvironment",
+    "CART": "ecomrlve.envs.cart:CartFamily",
+    "PD": "ecomrlve.envs.pd:ProductDiscoveryFamily",
+    "SUB": "ecomrlve.envs.sub:SubstitutionFamily",
+    "BUNDLE": "ecomrlve.envs.bundle:BundleFamily",
+    "RETURN": "ecomrlve.envs.returns:ReturnFamily",
+    "STATUS": "ecomrlve.envs.status:StatusFamily",
+    "POLICY": "ecomrlve.envs.policy:PolicyFamily",
+    "JOURNEY": "ecomrlve.envs.journey:JourneyFamily",
 }
 
 #: Nested collections (SPEC §1): C1 ⊂ C2 ⊂ C4 ⊂ C8; a run samples uniformly among their members.
@@ -27,7 +27,7 @@ COLLECTIONS: dict[str, tuple[str, ...]] = {
     "C8": ("CART", "SUB", "PD", "RETURN", "STATUS", "POLICY", "BUNDLE", "JOURNEY"),
 }
 
-_instances: dict[str, Environment] = {}
+_instances: dict[str, TaskFamily] = {}
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> KeyError:
@@ -36,15 +36,15 @@ def _unknown(kind: str, name: str, known: list[str]) -> KeyError:
     return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
 
 
-def get_environment(env_id: str) -> Environment:
+def get_environment(env_id: str) -> TaskFamily:
     """The (stateless, shared) environment object for ``env_id``."""
     if env_id not in ENTRY_POINTS:
         raise _unknown("environment", env_id, sorted(ENTRY_POINTS))
     if env_id not in _instances:
         module, _, cls = ENTRY_POINTS[env_id].partition(":")
         env_cls = getattr(importlib.import_module(module), cls)
-        if not (isinstance(env_cls, type) and issubclass(env_cls, Environment)) or env_cls.env_id != env_id:
-            raise TypeError(f"{ENTRY_POINTS[env_id]} is not the Environment for {env_id}")
+        if not (isinstance(env_cls, type) and issubclass(env_cls, TaskFamily)) or env_cls.env_id != env_id:
+            raise TypeError(f"{ENTRY_POINTS[env_id]} is not the task family for {env_id}")
         _instances[env_id] = env_cls()
     return _instances[env_id]
 
@@ -64,4 +64,4 @@ def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]
     return tuple(dict.fromkeys(out))
 
 
-__all__ = ["COLLECTIONS", "ENTRY_POINTS", "Environment", "Problem", "TaskOutcome", "get_environment", "resolve_env_ids"]
+__all__ = ["COLLECTIONS", "ENTRY_POINTS", "TaskFamily", "Problem", "TaskOutcome", "get_environment", "resolve_env_ids"]

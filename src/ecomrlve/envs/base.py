@@ -47,8 +47,12 @@ class TaskOutcome:
     safety_violation: str | None = None
 
 
-class Environment(ABC):
-    """Base class of the eight environments (one module each under :mod:`ecomrlve.envs`)."""
+class TaskFamily(ABC):
+    """One environment's generator, verifier and oracle (one module each under :mod:`ecomrlve.envs`).
+
+    Named so it does not collide with OpenEnv's ``Environment`` or Gymnasium's ``Env``: the session that
+    runs an episode is :class:`ecomrlve.episode.EcomEnv`; a task family only generates and scores.
+    """
 
     env_id: ClassVar[str]
     version: ClassVar[int]

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
@@ -270,7 +270,7 @@ def _in_stock_count(world: World, category: int) -> int:
     return count
 
 
-class BundleEnvironment(Environment):
+class BundleFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")

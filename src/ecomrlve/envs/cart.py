@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards, tool_results
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
     Constraint,
@@ -284,7 +284,7 @@ def _cart_key(world: World) -> tuple:
 
 # -- the environment ------------------------------------------------------------------------------
 
-class CartEnvironment(Environment):
+class CartFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import ENTRY_POINTS, get_environment
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.episode import Observation
 from ecomrlve.tools import ToolError
 from ecomrlve.user import acts as A
@@ -66,12 +66,12 @@ class JourneyGoal(BaseModel):
     intents: list[JourneyIntent]
 
 
-def intent_environments() -> tuple[Environment, ...]:
+def intent_families() -> tuple[TaskFamily, ...]:
     """The registered environments a journey can draw from."""
     return tuple(get_environment(e) for e in INTENT_ENVS if e in ENTRY_POINTS)
 
 
-def merged_answer_model(envs: tuple[Environment, ...]) -> type[BaseModel]:
+def merged_answer_model(envs: tuple[TaskFamily, ...]) -> type[BaseModel]:
     """One strict ``answer`` model whose optional fields are the union of the intents' fields.
 
     Two environments that name a field alike must agree on its type; the check runs when the
@@ -173,12 +173,12 @@ class JourneyUser(SimulatedUser):
 
 # -- the environment ------------------------------------------------------------------------------
 
-class JourneyEnvironment(Environment):
+class JourneyFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
 
     def __init__(self) -> None:
-        self.intent_envs = intent_environments()
+        self.intent_envs = intent_families()
         if len(self.intent_envs) < 2:
             raise RuntimeError("JOURNEY needs at least two other registered environments")
         self.tool_names = tuple(dict.fromkeys(t for env in self.intent_envs for t in env.tool_names))

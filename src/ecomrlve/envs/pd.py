@@ -60,7 +60,7 @@ class PDGoal(RecommendGoal):
     target_row: int
 
 
-class ProductDiscoveryEnvironment(RankedRecommendation):
+class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
     version = 1
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
     has_category,
     random_status_order,
@@ -259,7 +259,7 @@ def _money(cents: int) -> str:
     return f"${cents // 100}.{cents % 100:02d}"
 
 
-class PolicyEnvironment(Environment):
+class PolicyFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")

@@ -39,7 +39,7 @@ from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
@@ -669,7 +669,7 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
     return rng.choice(options) if options else None
 
 
-class RankedRecommendation(Environment):
+class RankedRecommendation(TaskFamily):
     """PD and SUB: the agent answers a ranked list of product ids, scored by :func:`ranking_reward`."""
 
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")

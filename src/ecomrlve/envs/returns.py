@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
     ID_LEVEL_BELOW,
     Distractors,
@@ -257,7 +257,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 # -- the environment ------------------------------------------------------------------------------
 
-class ReturnEnvironment(Environment):
+class ReturnFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
     DATE_LEVEL_BELOW,
     ID_LEVEL_BELOW,
@@ -140,7 +140,7 @@ class StatusUser(SimulatedUser):
 
 # -- the environment ------------------------------------------------------------------------------
 
-class StatusEnvironment(Environment):
+class StatusFamily(TaskFamily):
     env_id = ENV_ID
     version = 1
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")

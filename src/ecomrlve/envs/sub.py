@@ -67,7 +67,7 @@ class SUBGoal(RecommendGoal):
     original_title: str  # how the shopper names it
 
 
-class SubstitutionEnvironment(RankedRecommendation):
+class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
     version = 1
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
