@@ -35,6 +35,11 @@ def spec_axes(d: int) -> dict[str, float]:
         "slack": 0.5 * math.exp(-d / 5),
         "journey_intents": min(5, 2 + d // 4),
         "bundle_categories": min(12, 3 + d // 2),
+        "bundle_budget": int(d >= 2),
+        "cart_history_lookalikes": 1 + d // 4,
+        "order_reference": min(2, d // 4),
+        "p_ineligible": min(0.5, 0.05 * d),
+        "return_window_edge": int(d >= 6),
     }
 
 
@@ -67,10 +72,11 @@ def test_axes_monotone_and_bounded(d: int) -> None:
     """Harder never means easier: every axis moves one way with d and probabilities stay in [0, 1]."""
     now, nxt = Difficulty.at(d), Difficulty.at(d + 1)
     for name in ("m", "k_rec", "T_max", "p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "H_orders",
-                 "B_branch", "B_tool", "cart_items", "p_variant", "p_multi_qty", "journey_intents", "bundle_categories"):
+                 "B_branch", "B_tool", "cart_items", "p_variant", "p_multi_qty", "journey_intents", "bundle_categories",
+                 "bundle_budget", "cart_history_lookalikes", "order_reference", "p_ineligible", "return_window_edge"):
         assert getattr(nxt, name) >= getattr(now, name), name
     assert nxt.top_k <= now.top_k and nxt.slack < now.slack
-    for name in ("p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty"):
+    for name in ("p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty", "p_ineligible"):
         assert 0.0 <= getattr(now, name) <= 1.0
 
 
@@ -140,3 +146,18 @@ def test_env_applies_overrides(make_env) -> None:
     assert env.record.axes["B_tool"] == 3 and env.record.axes["p_noise"] == 0.0
     with pytest.raises(ValueError):
         make_env(overrides={"bogus": 1}).reset(env_id="CART", difficulty=0, seed=0)
+
+
+@pytest.mark.parametrize("d", [9, 15])
+def test_env_curves_are_overridable(make_env, d: int) -> None:
+    """Environment curves come from the table: overriding them changes the episode they generate."""
+    env = make_env(overrides={"order_reference": 0, "bundle_budget": 0})
+    env.reset(env_id="STATUS", difficulty=d, seed=1)
+    assert env.problem.goal.target.order_id in env.problem.opening  # named by id, as at low d
+    env.reset(env_id="BUNDLE", difficulty=d, seed=1)
+    assert env.problem.goal.budget is None
+    default = make_env()
+    default.reset(env_id="STATUS", difficulty=d, seed=1)
+    assert default.problem.goal.target.order_id not in default.problem.opening
+    default.reset(env_id="BUNDLE", difficulty=d, seed=1)
+    assert default.problem.goal.budget is not None

@@ -12,7 +12,8 @@ from exploits import play
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.agents.base import tool_results
-from ecomrlve.envs.orders import ID_LEVEL_BELOW
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.orders import BY_ORDER_ID
 from ecomrlve.envs.returns import return_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.tools import TOOLS
@@ -58,7 +59,8 @@ def test_tool_eligibility_agrees_with_the_goal_and_mentioned_orders_are_listed(e
 
 
 def test_references_follow_difficulty(env) -> None:
-    env.reset(env_id=ENV, difficulty=ID_LEVEL_BELOW - 1, seed=0)
+    hardest_by_id = max(d for d in range(16) if Difficulty.at(d).order_reference == BY_ORDER_ID)
+    env.reset(env_id=ENV, difficulty=hardest_by_id, seed=0)
     assert env.problem.goal.target.order_id in env.problem.opening
     for d in (8, 12, 15):
         for seed in range(10):

@@ -52,6 +52,15 @@ AXES: tuple[Axis, ...] = (
     Axis("slack", "0.5·e^(−d/5)", "numeric constraint slack", lambda d: 0.5 * math.exp(-d / 5)),
     Axis("journey_intents", "min(5, 2 + ⌊d/4⌋)", "JOURNEY intents", lambda d: min(5, 2 + d // 4)),
     Axis("bundle_categories", "min(12, 3 + ⌊d/2⌋)", "BUNDLE categories", lambda d: min(12, 3 + d // 2)),
+    Axis("bundle_budget", "1 if d ≥ 2 else 0", "BUNDLE states an overall budget (1) or not (0)", lambda d: int(d >= 2)),
+    Axis("cart_history_lookalikes", "1 + ⌊d/4⌋", "CART same-category products added to the visit history per item",
+         lambda d: 1 + d // 4),
+    Axis("order_reference", "min(2, ⌊d/4⌋)",
+         "RETURN/STATUS: the customer names the order by id (0), title and date (1), or type and rough time (2)",
+         lambda d: min(2, d // 4)),
+    Axis("p_ineligible", "min(0.5, 0.05·d)", "RETURN chance the item cannot be returned", lambda d: min(0.5, 0.05 * d)),
+    Axis("return_window_edge", "1 if d ≥ 6 else 0",
+         "RETURN dates cluster within a few days of the return window's end (1) or not (0)", lambda d: int(d >= 6)),
 )
 
 _AXIS_BY_NAME = {axis.name: axis for axis in AXES}
@@ -81,6 +90,11 @@ class Difficulty:
     slack: float
     journey_intents: int
     bundle_categories: int
+    bundle_budget: int
+    cart_history_lookalikes: int
+    order_reference: int
+    p_ineligible: float
+    return_window_edge: int
 
     @classmethod
     def at(cls, d: int, overrides: Mapping[str, Any] | None = None) -> Difficulty:

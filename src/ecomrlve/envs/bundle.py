@@ -21,7 +21,7 @@ Scoring
     where ``overrun = max(0, total − budget)/budget`` over every listed product's price.
     is_correct iff every category is covered, the budget holds and every id was surfaced.
 Difficulty axes used
-    bundle_categories, m, slack, p_missing, p_noise, top_k, eps_rank, B_tool, T_max.
+    bundle_categories, bundle_budget, m, slack, p_missing, p_noise, top_k, eps_rank, B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
@@ -60,7 +60,6 @@ from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 ENV_ID = "BUNDLE"
-BUDGET_FROM_D = 2
 CHEAP_SHARE = 0.25  # reference products come from the cheapest quarter of their category
 OVERRUN_PENALTY, MAX_OVERRUN_PENALTY = 5.0, 2.0
 _PER_ITEM_FIELDS_EXCLUDED = ("price_max", "price_min")  # prices are governed by the overall budget
@@ -305,7 +304,7 @@ class BundleFamily(TaskFamily):
         world.reserve(references)
         item_requirements = self._item_requirements(catalog, references, difficulty, rng)
         budget = None
-        if difficulty.d >= BUDGET_FROM_D:
+        if difficulty.bundle_budget:
             budget = float(math.ceil(sum(catalog.price(r) for r in references) * (1 + difficulty.slack)))
         withheld = [i for i in range(len(item_requirements)) if rng.random() < difficulty.p_missing]
         goal = BundleGoal(

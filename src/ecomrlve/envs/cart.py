@@ -18,7 +18,8 @@ Scoring
     If the shopper asked to confirm and did not confirm the final cart, ``r_task ≤ 0``.
     is_correct iff F1 = 1 (and confirmed when asked).
 Difficulty axes used
-    cart_items, p_variant, p_multi_qty, p_missing, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+    cart_items, cart_history_lookalikes, p_variant, p_multi_qty, p_missing, p_oos, p_noise, top_k, eps_rank,
+    B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
@@ -385,7 +386,7 @@ class CartFamily(TaskFamily):
         history = [it.row for it in items if rng.random() < HISTORY_PROBABILITY]
         for it in items:  # same-category distractors make the history worth reading carefully
             pool = catalog.category_rows[int(catalog.category[it.row])]
-            for _ in range(1 + difficulty.d // 4):
+            for _ in range(difficulty.cart_history_lookalikes):
                 row = int(pool[rng.randrange(len(pool))])
                 if row not in history and all(row != other.row and row != (other.alternative.row if other.alternative else -1)
                                               for other in items):

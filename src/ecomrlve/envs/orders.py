@@ -24,8 +24,8 @@ from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
 from ecomrlve.world.state import World
 
 DISTINCT_DAYS = 14  # orders of the same category closer than this are told apart only by the exact item
-ID_LEVEL_BELOW = 4  # d < 4: the customer quotes the order id
-DATE_LEVEL_BELOW = 8  # 4 <= d < 8: product title and exact order date; d >= 8: product type and rough time
+# How the customer names an order (the ``order_reference`` difficulty axis).
+BY_ORDER_ID, BY_TITLE_AND_DATE, BY_TYPE_AND_TIME = 0, 1, 2
 MAX_LINES = 3
 _SAMPLE_TRIES = 200
 
@@ -169,16 +169,16 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
     return rows
 
 
-def reference(world: World, order: Order, line: OrderLine, d: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
-    """How the customer refers to ``line`` of ``order`` at difficulty ``d`` (see the module docstring)."""
+def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
+    """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
     title = short_title(world, line.row)
     brand = catalog.brand_of(line.row)
     noun = catalog.category_of(line.row).noun
     model = model_words(title, brand)
-    if d < ID_LEVEL_BELOW:
+    if level == BY_ORDER_ID:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
-    elif d < DATE_LEVEL_BELOW:
+    elif level == BY_TITLE_AND_DATE:
         when = spoken_date(order.placed)
         phrase, exact, ambiguous = f"the {title} I ordered on {when}", (when,), False
     else:
@@ -196,12 +196,12 @@ def reference(world: World, order: Order, line: OrderLine, d: int, rng: random.R
 
 @dataclass(frozen=True)
 class Distractors:
-    """Which look-alike orders a history gets at difficulty d."""
+    """Which look-alike orders a history gets at an order reference level."""
 
     same_product: bool  # the same product again in an older order (told apart by date)
     same_category_close: bool  # another product of the same category ordered within DISTINCT_DAYS
 
     @classmethod
-    def at(cls, d: int, rng: random.Random) -> Distractors:
-        return cls(same_product=d >= ID_LEVEL_BELOW and rng.random() < 0.5,
-                   same_category_close=d >= DATE_LEVEL_BELOW and rng.random() < 0.5)
+    def at(cls, level: int, rng: random.Random) -> Distractors:
+        return cls(same_product=level >= BY_TITLE_AND_DATE and rng.random() < 0.5,
+                   same_category_close=level >= BY_TYPE_AND_TIME and rng.random() < 0.5)

@@ -23,8 +23,8 @@ Scoring
     Each other line the agent returned costs 0.5; ``r_task = 2·s − 1``; no answer −1; a return
     started before a requested confirmation caps r_task at 0. is_correct iff s = 1.
 Difficulty axes used
-    H_orders, m, slack, p_missing (reason withheld), p_noise, B_tool, T_max; d itself sets the
-    reference level, distractor orders, the window edge and the ineligible share.
+    H_orders, m, slack, p_missing (reason withheld), p_noise, B_tool, T_max, order_reference (how
+    the line is named, and the distractor orders), return_window_edge, p_ineligible.
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
@@ -46,7 +46,7 @@ from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
-    ID_LEVEL_BELOW,
+    BY_ORDER_ID,
     Distractors,
     LineRef,
     fillers,
@@ -76,8 +76,7 @@ ENV_ID = "RETURN"
 CONFIRM_PROBABILITY = 0.25  # customers who want to confirm before a return is started
 REPLACEMENT_PROBABILITY = 0.5  # SPEC: half the customers also want a replacement
 FINAL_SALE_SHARE = 0.3  # of the ineligible targets, the share that are final sale (the rest: window expired)
-EDGE_FROM_D = 6  # from this d on, targets often sit within EDGE_DAYS of the window's last day
-EDGE_DAYS = 3
+EDGE_DAYS = 3  # with return_window_edge, targets often sit within this many days of the window's last day
 BASE_PATIENCE = 3
 WRONG_RETURN_PENALTY = 0.5  # per other line returned
 UNCONFIRMED_CAP = 0.0
@@ -93,10 +92,6 @@ REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "prob
 WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
                         "when did you order")
 
-
-def ineligible_share(d: int) -> float:
-    """Share of targets that cannot be returned (window expired or final sale)."""
-    return min(0.5, 0.05 * d)
 
 
 class ReplacementGoal(BaseModel):
@@ -274,18 +269,18 @@ class ReturnFamily(TaskFamily):
                 "and replacement_product_id if they asked for a replacement; this ends the task.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
-        d = difficulty.d
+        level = difficulty.order_reference
         account = world.account
         catalog = world.catalog
-        ineligible = rng.random() < ineligible_share(d)
+        ineligible = rng.random() < difficulty.p_ineligible
         final_sale = ineligible and rng.random() < FINAL_SALE_SHARE
         target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
         window = return_window_days(catalog.category_of(target_row).path[0], account.profile.tier)
         if final_sale:
             age = rng.randint(1, 10)
         elif ineligible:
-            age = window + rng.randint(1, EDGE_DAYS if d >= EDGE_FROM_D else 30)
-        elif d >= EDGE_FROM_D and rng.random() < 0.5:
+            age = window + rng.randint(1, EDGE_DAYS if difficulty.return_window_edge else 30)
+        elif difficulty.return_window_edge and rng.random() < 0.5:
             age = window - rng.randint(0, EDGE_DAYS)
         else:
             age = rng.randint(1, max(1, window // 2))
@@ -294,7 +289,7 @@ class ReturnFamily(TaskFamily):
         order = place(world, rng, rows, "delivered", age)
         line = next(li for li in order.lines if li.row == target_row)
         own = [order]
-        distractors = Distractors.at(d, rng)
+        distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
             own.append(place(world, rng, [target_row] + fillers(world, rng, {target_row}), "delivered",
                              age + rng.randint(30, 60)))
@@ -309,7 +304,7 @@ class ReturnFamily(TaskFamily):
         if verdict.eligible == ineligible:
             raise RuntimeError(f"RETURN generator and rule engine disagree: wanted eligible={not ineligible}, "
                                f"engine says {verdict.code}")
-        target = reference(world, order, line, d, rng, vague_phrases=("the {noun} I ordered {when}",
+        target = reference(world, order, line, level, rng, vague_phrases=("the {noun} I ordered {when}",
                                                                       "the {noun} I bought {when}"))
         reason: ReturnReason = rng.choice(RETURN_REASONS)
         replacement = (self._replacement(world, rng, target_row, difficulty)
@@ -385,7 +380,7 @@ class ReturnOracle:
     def __init__(self, problem: Problem) -> None:
         self.goal: ReturnGoal = problem.goal  # type: ignore[assignment]
         self.b_tool = problem.difficulty.B_tool
-        self.order_seen = problem.difficulty.d < ID_LEVEL_BELOW  # the customer quoted the order id
+        self.order_seen = problem.difficulty.order_reference == BY_ORDER_ID  # the customer quoted the order id
         self.line_seen = False
         self.asked = False
         self.confirm_asked = False

@@ -15,7 +15,7 @@ Scoring
     status and ETA count only for the right order. ``r_task = 2·(right fields / fields) − 1``;
     no answer −1. is_correct iff every field is right.
 Difficulty axes used
-    H_orders, p_noise, B_tool, T_max; d sets the reference level and the look-alike orders.
+    H_orders, p_noise, B_tool, T_max, order_reference (how the order is named, and the look-alike orders).
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
@@ -36,8 +36,8 @@ from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
-    DATE_LEVEL_BELOW,
-    ID_LEVEL_BELOW,
+    BY_ORDER_ID,
+    BY_TITLE_AND_DATE,
     Distractors,
     LineRef,
     fillers,
@@ -154,14 +154,14 @@ class StatusFamily(TaskFamily):
                 "YYYY-MM-DD) when the customer asked when it arrives; this ends the task.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
-        d = difficulty.d
+        level = difficulty.order_reference
         catalog = world.catalog
         status: OrderStatus = rng.choice(TARGET_STATUSES)
         target_row = sample_row(world, rng, exclude=set())
         order = random_status_order(world, rng, [target_row] + fillers(world, rng, {target_row}), status)
         own = [order]
         placed_days = (world.today - order.placed).days
-        distractors = Distractors.at(d, rng)
+        distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
             own.append(place(world, rng, [target_row], "delivered", placed_days + rng.randint(25, 60)))
         if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
@@ -171,8 +171,8 @@ class StatusFamily(TaskFamily):
             row = sample_row(world, rng, exclude={target_row})
             own.append(random_status_order(world, rng, [row] + fillers(world, rng, {target_row, row}),
                                            rng.choice(BACKGROUND_STATUSES)))
-        target = reference(world, order, order.lines[0], d, rng)
-        phrase, exact, ambiguous = self._phrase(world, order.status, order.eta, target, d, rng)
+        target = reference(world, order, order.lines[0], level, rng)
+        phrase, exact, ambiguous = self._phrase(world, order.status, order.eta, target, level, rng)
         goal = StatusGoal(target=target, phrase=phrase, exact=exact, ambiguous=ambiguous, status=order.status,
                           eta=order.eta if order.status in UNDELIVERED else None,
                           want_eta=order.status in UNDELIVERED and rng.random() < ETA_QUESTION_PROBABILITY,
@@ -181,12 +181,12 @@ class StatusFamily(TaskFamily):
         return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
-    def _phrase(world: World, status: str, eta: dt.date | None, target: LineRef, d: int,
+    def _phrase(world: World, status: str, eta: dt.date | None, target: LineRef, level: int,
                 rng: random.Random) -> tuple[str, tuple[str, ...], bool]:
         """How the customer names the order: (phrase, exact parts, ambiguous)."""
-        if d < ID_LEVEL_BELOW:
+        if level == BY_ORDER_ID:
             return f"my order {target.order_id}", (target.order_id,), False
-        if d < DATE_LEVEL_BELOW:
+        if level == BY_TITLE_AND_DATE:
             when = spoken_date(target.placed)
             return f"my order with the {target.title} from {when}", (when,), False
         if status in UNDELIVERED and eta is not None and rng.random() < ARRIVAL_PHRASE_PROBABILITY:
