@@ -10,29 +10,32 @@ from typer.testing import CliRunner
 
 from ecomrlve.cli import app
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.envs import COLLECTIONS, ENTRY_POINTS, resolve_env_ids
+from ecomrlve.envs import env_collections, resolve_env_ids
 from ecomrlve.episode import EcomEnv
+from ecomrlve.registry import env_specs
 from ecomrlve.runner import Plan, episode_seed, play
 
 
 def test_collections_are_nested_and_c8_is_every_environment():
-    c1, c2, c4, c8 = (set(COLLECTIONS[c]) for c in ("C1", "C2", "C4", "C8"))
+    members = env_collections()
+    c1, c2, c4, c8 = (set(members[c]) for c in ("C1", "C2", "C4", "C8"))
     assert c1 == {"CART"} and c2 == c1 | {"SUB"} and c4 == c2 | {"PD", "RETURN"}
-    assert c8 == set(ENTRY_POINTS) and len(c8) == 8
-    assert resolve_env_ids("C4") == COLLECTIONS["C4"]
+    assert c8 == {spec.id for spec in env_specs()} and len(c8) == 8
+    assert resolve_env_ids("C4") == members["C4"]
+    assert members["C8"] == ("CART", "SUB", "PD", "RETURN", "STATUS", "POLICY", "BUNDLE", "JOURNEY")
 
 
 def test_adaptive_plan_samples_environments_uniformly_and_reproducibly():
-    plan = Plan(COLLECTIONS["C8"], None, 4000, seed=7)
+    plan = Plan(env_collections()["C8"], None, 4000, seed=7)
     counts = collections.Counter(env_id for env_id, _, _ in plan)
-    assert set(counts) == set(COLLECTIONS["C8"])
+    assert set(counts) == set(env_collections()["C8"])
     assert all(abs(n / 4000 - 1 / 8) < 0.025 for n in counts.values()), counts
-    assert list(plan) == list(Plan(COLLECTIONS["C8"], None, 4000, seed=7))
-    assert list(plan) != list(Plan(COLLECTIONS["C8"], None, 4000, seed=8))
+    assert list(plan) == list(Plan(env_collections()["C8"], None, 4000, seed=7))
+    assert list(plan) != list(Plan(env_collections()["C8"], None, 4000, seed=8))
 
 
 def run_adaptive(catalog, search, agent: str, episodes: int) -> AdaptiveScheduler:
-    env_ids = COLLECTIONS["C8"]
+    env_ids = env_collections()["C8"]
     scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc=0.9, tau_num=2, d_delta=4))
     env = EcomEnv(env_ids, catalog=catalog, search=search, scheduler=scheduler)
     for env_id, _, index in Plan(env_ids, None, episodes, seed=1):
@@ -60,6 +63,6 @@ def test_main_job_runs_the_whole_suite(tmp_path, agent):
     ])
     assert result.exit_code == 0, result.output
     payload = json.loads(summary.read_text())
-    assert set(payload["results"]) == set(COLLECTIONS["C8"])
-    assert set(payload["scheduler"]["windows"]) == set(COLLECTIONS["C8"])
+    assert set(payload["results"]) == set(env_collections()["C8"])
+    assert set(payload["scheduler"]["windows"]) == set(env_collections()["C8"])
     assert "Adaptive difficulty windows" in result.output

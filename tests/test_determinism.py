@@ -13,7 +13,7 @@ import sys
 import pytest
 from exploits import play_oracle
 
-from ecomrlve.envs import COLLECTIONS
+from ecomrlve.envs import env_collections
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play
 
@@ -42,7 +42,7 @@ json.dump(out, sys.stdout)
 
 def _in_process_records(env) -> list[str]:
     records = []
-    for env_id in COLLECTIONS["C8"]:
+    for env_id in env_collections()["C8"]:
         for d in DIFFICULTIES:
             for seed in SEEDS:
                 play(env, "oracle", env_id=env_id, difficulty=d, seed=seed)
@@ -55,7 +55,7 @@ def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> N
     processes with other PYTHONHASHSEEDs."""
     env = EcomEnv("C8", catalog=catalog, search=search)
     script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"],
-                            env_ids=COLLECTIONS["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
+                            env_ids=env_collections()["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
     processes = []
     for hash_seed in ("1", "4242"):
         child_env = dict(os.environ, PYTHONHASHSEED=hash_seed)
@@ -66,7 +66,7 @@ def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> N
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr[-2000:]
         there = json.loads(stdout)
-        assert len(there) == len(here) == len(COLLECTIONS["C8"]) * len(DIFFICULTIES) * len(SEEDS)
+        assert len(there) == len(here) == len(env_collections()["C8"]) * len(DIFFICULTIES) * len(SEEDS)
         for a, b in zip(here, there):
             assert a == b, "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
     assert all(json.loads(r)["reward"]["is_correct"] for r in here)

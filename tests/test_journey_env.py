@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.journey import INTENT_ENVS, JourneyOracle, merged_answer_model
+from ecomrlve.envs.journey import JourneyOracle, intent_families, merged_answer_model
 from ecomrlve.episode import EcomEnv
 from ecomrlve.world.state import World
 
@@ -39,7 +39,7 @@ def test_oracle_solves_every_intent(journey, d):
         intents = observation.info["reward"]["task"]["intents"]
         assert observation.info["is_correct"], (d, seed, intents)
         assert record.reward.r_task == 1.0
-        assert len(intents) == min(5, 2 + d // 4, len(INTENT_ENVS))
+        assert len(intents) == min(5, 2 + d // 4, len(intent_families()))
         assert all(i["answered"] and i["r_task"] == 1.0 for i in intents)
 
 
@@ -49,7 +49,7 @@ def test_intents_come_from_distinct_environments_and_share_one_world(journey):
         journey.reset(env_id="JOURNEY", difficulty=12, seed=seed)
         env_ids = journey.problem.user.env_ids
         assert len(env_ids) == len(set(env_ids)) == 5
-        assert set(env_ids) <= set(INTENT_ENVS)
+        assert set(env_ids) <= {family.env_id for family in intent_families()}
         assert all(p.user is not None for p in journey.problem.user.problems)
 
 

@@ -17,6 +17,7 @@ from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv, EpisodeRecord
 from ecomrlve.evaluation.commands import compare_command, eval_command
+from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Plan, episode_seed, parse_difficulty, play, replay, summarise
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Adaptive, verifiable e-commerce agent environments.")
@@ -141,18 +142,22 @@ def difficulty_command(
     levels: Annotated[str, typer.Option(help="Difficulty range LOW-HIGH.")] = "0-15",
     override: Annotated[list[str], typer.Option(help="AXIS=VALUE (repeatable).")] = [],  # noqa: B006
 ) -> None:
-    """Print every difficulty axis for a range of d."""
+    """Print every difficulty axis for a range of d, with the environments that read it."""
     ds = parse_difficulty(levels) or ()
     overrides = parse_overrides(override)
     table = Table(title="Difficulty axes")
     table.add_column("axis")
     table.add_column("formula")
+    table.add_column("read by")
     for d in ds:
         table.add_column(f"d={d}", justify="right")
     resolved = [Difficulty.at(d, overrides).as_dict() for d in ds]
+    specs = env_specs()
     for axis in AXES:
         values = [r[axis.name] for r in resolved]
-        table.add_row(axis.name, axis.formula, *(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values))
+        readers = "all" if axis.name in RUNTIME_AXES else ", ".join(s.id for s in specs if axis.name in s.axes)
+        table.add_row(axis.name, axis.formula, readers,
+                      *(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values))
     console.print(table)
 
 

@@ -15,29 +15,8 @@ from ecomrlve.actions import AgentAction
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.envs.journey import IntentRouter
 from ecomrlve.episode import Observation
+from ecomrlve.registry import env_specs
 
-#: Words that signal each kind of request, with their weight (matched with one typo tolerated).
-REQUEST_KEYWORDS: dict[str, dict[str, float]] = {
-    "RETURN": {"return": 2, "send": 2, "back": 1, "replacement": 1, "help": 1},
-    "STATUS": {"order": 1, "news": 2, "arrive": 2, "status": 2, "track": 2, "check": 1, "where": 1, "shipped": 1,
-               "update": 1},
-    "POLICY": {"policy": 3, "warranty": 3, "covered": 2, "fee": 2, "days": 2, "yes": 2, "cost": 1, "restocking": 3,
-               "dollars": 2, "member": 2, "window": 2, "free": 1, "question": 2, "refund": 1, "today": 1},
-    "SUB": {"sold": 2, "unavailable": 2, "alternative": 3, "similar": 2, "instead": 2, "substitute": 3, "stock": 3},
-    "BUNDLE": {"together": 2, "budget": 2, "spend": 2, "everything": 2, "setting": 2, "training": 2,
-               "building": 2, "moving": 2, "commute": 2, "project": 2, "getting": 1, "ready": 1, "trip": 1},
-    "CART": {"cart": 3, "buy": 1, "add": 2, "earlier": 2},
-    "PD": {"looking": 1, "shopping": 1, "suggest": 2, "recommendations": 3, "recommend": 2, "find": 1},
-}
-#: Phrasings that give a kind away when the words around them are not garbled.
-REQUEST_PATTERNS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
-    "RETURN": ((re.compile(r"send (?:\w+ )?back|(?:help me|like to|want to|wanna|need to) return"), 4),),
-    "CART": ((re.compile(r"\b(?:buy|for|add|get)(?: \d+x| \d+ (?:units )?of)? the\b"), 3),),
-    "PD": ((re.compile(r"\b(?:buy|for|need|find) an? \w+"), 2),),
-    "BUNDLE": ((re.compile(r"(?:,|\band) (?:an?|some) \w"), 2),),
-    "POLICY": ((re.compile(r"yes or no|in dollars|in days|it's about|it is about"), 4),
-               (re.compile(r"how (?:much|many)|what is|can i still|is it still"), 3)),
-}
 _INTERRUPTION_WORDS = ("wait", "before", "urgent", "interruption", "hold", "first")
 _WORD = re.compile(r"[a-z]+")
 
@@ -54,13 +33,23 @@ def _fuzzy_words(text: str, vocabulary: list[str]) -> list[str]:
 
 
 def classify_request(text: str) -> str:
-    """The most likely kind of request (an environment id) for a shopper's message."""
+    """The most likely kind of request (an environment id) for a shopper's message.
+
+    Each environment with a JOURNEY role scores its keywords (one typo tolerated) and its
+    phrasings (registry :class:`~ecomrlve.registry.JourneyRole`); ties go to the higher tie rank.
+    """
     lowered = text.lower()
-    scores: dict[str, float] = {}
-    for env_id, keywords in REQUEST_KEYWORDS.items():
-        scores[env_id] = sum(keywords[w] for w in set(_fuzzy_words(lowered, list(keywords))))
-        scores[env_id] += sum(weight * len(pattern.findall(lowered)) for pattern, weight in REQUEST_PATTERNS.get(env_id, ()))
-    return max(scores, key=lambda e: (scores[e], e == "PD"))
+    best: tuple[float, int, str] | None = None
+    for spec in env_specs():
+        role = spec.journey
+        if role is None:
+            continue
+        score = sum(role.keywords[w] for w in set(_fuzzy_words(lowered, list(role.keywords))))
+        score += sum(weight * len(re.findall(pattern, lowered)) for pattern, weight in role.patterns)
+        if best is None or (score, role.tie_rank) > best[:2]:
+            best = (score, role.tie_rank, spec.id)
+    assert best is not None, "no registered environment has a JOURNEY role"
+    return best[2]
 
 
 def request_text(message: str) -> str:

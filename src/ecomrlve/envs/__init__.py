@@ -1,67 +1,122 @@
-"""Registry of environments and collections (SPEC §1)."""
+"""The built-in environments (one :class:`~ecomrlve.registry.EnvSpec` each) and their collections.
+
+Registration order is the order of collection C8. A new environment is one more ``register``
+call, here or in any module imported before it is used (see ARCHITECTURE.md).
+"""
 
 from __future__ import annotations
 
-import difflib
-import importlib
-
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.registry import CORE_COLLECTIONS, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unknown
 
-#: env id -> "module:Class", imported on first use.
-ENTRY_POINTS: dict[str, str] = {
-    "CART": "ecomrlve.envs.cart:CartFamily",
-    "PD": "ecomrlve.envs.pd:ProductDiscoveryFamily",
-    "SUB": "ecomrlve.envs.sub:SubstitutionFamily",
-    "BUNDLE": "ecomrlve.envs.bundle:BundleFamily",
-    "RETURN": "ecomrlve.envs.returns:ReturnFamily",
-    "STATUS": "ecomrlve.envs.status:StatusFamily",
-    "POLICY": "ecomrlve.envs.policy:PolicyFamily",
-    "JOURNEY": "ecomrlve.envs.journey:JourneyFamily",
-}
+_RECOMMEND_AXES = ("m", "k_rec", "slack", "p_missing", "p_switch", "p_oos")
 
-#: Nested collections (SPEC §1): C1 ⊂ C2 ⊂ C4 ⊂ C8; a run samples uniformly among their members.
-COLLECTIONS: dict[str, tuple[str, ...]] = {
-    "C1": ("CART",),
-    "C2": ("CART", "SUB"),
-    "C4": ("CART", "SUB", "PD", "RETURN"),
-    "C8": ("CART", "SUB", "PD", "RETURN", "STATUS", "POLICY", "BUNDLE", "JOURNEY"),
-}
+BUILTIN_SPECS: tuple[EnvSpec, ...] = (
+    EnvSpec(
+        id="CART", entry_point="ecomrlve.envs.cart:CartFamily", collection="C1",
+        heuristic="ecomrlve.agents.simple:CartHeuristic", templates="ecomrlve.user.realiser:CART_TEMPLATES",
+        axes=("cart_items", "cart_history_lookalikes", "p_variant", "p_multi_qty", "p_missing", "p_oos"),
+        journey=JourneyRole(draw_order=2, tie_rank=1, keywords={"cart": 3, "buy": 1, "add": 2, "earlier": 2},
+                            patterns=((r"\b(?:buy|for|add|get)(?: \d+x| \d+ (?:units )?of)? the\b", 3),)),
+    ),
+    EnvSpec(
+        id="SUB", entry_point="ecomrlve.envs.sub:SubstitutionFamily", collection="C2",
+        heuristic="ecomrlve.agents.discovery:RecommendHeuristic", templates="ecomrlve.user.realiser:RECOMMEND_TEMPLATES",
+        axes=_RECOMMEND_AXES,
+        journey=JourneyRole(draw_order=1, tie_rank=3, keywords={
+            "sold": 2, "unavailable": 2, "alternative": 3, "similar": 2, "instead": 2, "substitute": 3, "stock": 3}),
+    ),
+    EnvSpec(
+        id="PD", entry_point="ecomrlve.envs.pd:ProductDiscoveryFamily", collection="C4",
+        heuristic="ecomrlve.agents.discovery:RecommendHeuristic", templates="ecomrlve.user.realiser:RECOMMEND_TEMPLATES",
+        axes=_RECOMMEND_AXES,
+        # The highest tie rank: a request that matches nothing is taken for product discovery.
+        journey=JourneyRole(draw_order=0, tie_rank=7, keywords={
+            "looking": 1, "shopping": 1, "suggest": 2, "recommendations": 3, "recommend": 2, "find": 1},
+            patterns=((r"\b(?:buy|for|need|find) an? \w+", 2),)),
+    ),
+    EnvSpec(
+        id="RETURN", entry_point="ecomrlve.envs.returns:ReturnFamily", collection="C4",
+        heuristic="ecomrlve.agents.account:ReturnHeuristic", templates="ecomrlve.user.realiser:ACCOUNT_TEMPLATES",
+        axes=("H_orders", "m", "slack", "p_missing", "order_reference", "p_ineligible", "return_window_edge"),
+        journey=JourneyRole(draw_order=3, tie_rank=6, keywords={
+            "return": 2, "send": 2, "back": 1, "replacement": 1, "help": 1},
+            patterns=((r"send (?:\w+ )?back|(?:help me|like to|want to|wanna|need to) return", 4),)),
+    ),
+    EnvSpec(
+        id="STATUS", entry_point="ecomrlve.envs.status:StatusFamily",
+        heuristic="ecomrlve.agents.account:StatusHeuristic", templates="ecomrlve.user.realiser:ACCOUNT_TEMPLATES",
+        axes=("H_orders", "order_reference"),
+        journey=JourneyRole(draw_order=4, tie_rank=5, keywords={
+            "order": 1, "news": 2, "arrive": 2, "status": 2, "track": 2, "check": 1, "where": 1, "shipped": 1,
+            "update": 1}),
+    ),
+    EnvSpec(
+        id="POLICY", entry_point="ecomrlve.envs.policy:PolicyFamily",
+        heuristic="ecomrlve.agents.account:PolicyHeuristic", templates="ecomrlve.user.realiser:ACCOUNT_TEMPLATES",
+        axes=("B_branch", "p_missing", "H_orders"),
+        journey=JourneyRole(draw_order=5, tie_rank=4, keywords={
+            "policy": 3, "warranty": 3, "covered": 2, "fee": 2, "days": 2, "yes": 2, "cost": 1, "restocking": 3,
+            "dollars": 2, "member": 2, "window": 2, "free": 1, "question": 2, "refund": 1, "today": 1},
+            patterns=((r"yes or no|in dollars|in days|it's about|it is about", 4),
+                      (r"how (?:much|many)|what is|can i still|is it still", 3))),
+    ),
+    EnvSpec(
+        id="BUNDLE", entry_point="ecomrlve.envs.bundle:BundleFamily",
+        heuristic="ecomrlve.agents.discovery:BundleHeuristic", templates="ecomrlve.user.realiser:RECOMMEND_TEMPLATES",
+        axes=("bundle_categories", "bundle_budget", "m", "slack", "p_missing"),
+        journey=JourneyRole(draw_order=6, tie_rank=2, keywords={
+            "together": 2, "budget": 2, "spend": 2, "everything": 2, "setting": 2, "training": 2, "building": 2,
+            "moving": 2, "commute": 2, "project": 2, "getting": 1, "ready": 1, "trip": 1},
+            patterns=((r"(?:,|\band) (?:an?|some) \w", 2),)),
+    ),
+    EnvSpec(
+        id="JOURNEY", entry_point="ecomrlve.envs.journey:JourneyFamily",
+        heuristic="ecomrlve.agents.journey:JourneyHeuristic", templates="ecomrlve.user.realiser:JOURNEY_TEMPLATES",
+        axes=("journey_intents", "p_switch"),
+    ),
+)
+for _spec in BUILTIN_SPECS:
+    register(_spec)
 
-_instances: dict[str, TaskFamily] = {}
-
-
-def _unknown(kind: str, name: str, known: list[str]) -> KeyError:
-    hint = difflib.get_close_matches(name, known, n=1)
-    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
+_instances: dict[tuple[str, str], TaskFamily] = {}  # (env id, entry point) -> the shared instance
 
 
 def get_environment(env_id: str) -> TaskFamily:
-    """The (stateless, shared) environment object for ``env_id``."""
-    if env_id not in ENTRY_POINTS:
-        raise _unknown("environment", env_id, sorted(ENTRY_POINTS))
-    if env_id not in _instances:
-        module, _, cls = ENTRY_POINTS[env_id].partition(":")
-        env_cls = getattr(importlib.import_module(module), cls)
-        if not (isinstance(env_cls, type) and issubclass(env_cls, TaskFamily)) or env_cls.env_id != env_id:
-            raise TypeError(f"{ENTRY_POINTS[env_id]} is not the task family for {env_id}")
-        _instances[env_id] = env_cls()
-    return _instances[env_id]
+    """The (stateless, shared) task family of ``env_id``, created from its spec on first use."""
+    key = (env_id, env_spec(env_id).entry_point)
+    family = _instances.get(key)
+    if family is None:
+        family_cls = load(key[1])
+        if not (isinstance(family_cls, type) and issubclass(family_cls, TaskFamily)) or family_cls.env_id != env_id:
+            raise TypeError(f"{key[1]} is not a TaskFamily subclass with env_id = {env_id!r}")
+        family = _instances[key] = family_cls()
+    return family
+
+
+def env_collections() -> dict[str, tuple[str, ...]]:
+    """The nested collections C1 ⊂ C2 ⊂ C4 ⊂ C8 (C8: every registered environment), in registration order."""
+    specs = env_specs()
+    return {name: tuple(s.id for s in specs if CORE_COLLECTIONS.index(s.collection) <= rank)
+            for rank, name in enumerate(CORE_COLLECTIONS)}
 
 
 def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Expand a collection name or a list of env ids/collections into env ids (validated)."""
+    collections = env_collections()
+    registered = collections["C8"]
     items = [names] if isinstance(names, str) else list(names)
     out: list[str] = []
     for item in items:
         for name in (p.strip() for p in item.split(",")):
-            if name in COLLECTIONS:
-                out.extend(COLLECTIONS[name])
-            elif name in ENTRY_POINTS:
+            if name in collections:
+                out.extend(collections[name])
+            elif name in registered:
                 out.append(name)
             else:
-                raise _unknown("environment or collection", name, sorted(ENTRY_POINTS) + sorted(COLLECTIONS))
+                raise unknown("environment or collection", name, sorted(registered) + sorted(collections))
     return tuple(dict.fromkeys(out))
 
 
-__all__ = ["COLLECTIONS", "ENTRY_POINTS", "TaskFamily", "Problem", "TaskOutcome", "get_environment", "resolve_env_ids"]
+__all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "get_environment",
+           "resolve_env_ids"]

@@ -2,9 +2,10 @@
 
 Description
     One conversation in which the shopper brings ``journey_intents(d)`` (2-5) requests drawn
-    from the seven other environments, all generated on ONE world (catalog, account, order
-    history, cart). The shopper opens with the first request; every ``answer`` call closes the
-    request being handled and the shopper moves on ("Thanks! Also, ..."). With ``p_switch(d)``
+    from the environments registered with a JOURNEY role (the seven others), all generated on
+    ONE world (catalog, account, order history, cart). The shopper opens with the first request;
+    every ``answer`` call closes the request being handled and the shopper moves on ("Thanks!
+    Also, ..."). With ``p_switch(d)``
     the shopper interrupts a request after the agent's first turn on it to raise the next one,
     and comes back to it once that one is answered. Each intent's own environment still applies
     its own behaviour (withheld constraints, stock-outs, requirement changes...).
@@ -37,9 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs import ENTRY_POINTS, get_environment
+from ecomrlve.envs import get_environment
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.episode import Observation
+from ecomrlve.registry import env_specs
 from ecomrlve.tools import ToolError
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser
@@ -47,8 +49,6 @@ from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 ENV_ID = "JOURNEY"
-#: The environments a journey draws its intents from, in a fixed order (sampling is seeded).
-INTENT_ENVS = ("PD", "SUB", "CART", "RETURN", "STATUS", "POLICY", "BUNDLE")
 _NEVER_GIVES_UP = 1_000_000  # the journey layer never loses patience itself; its intents' users do
 
 
@@ -67,8 +67,9 @@ class JourneyGoal(BaseModel):
 
 
 def intent_families() -> tuple[TaskFamily, ...]:
-    """The registered environments a journey can draw from."""
-    return tuple(get_environment(e) for e in INTENT_ENVS if e in ENTRY_POINTS)
+    """The registered environments with a JOURNEY role, in their draw order (sampling is seeded)."""
+    roles = sorted((s.journey.draw_order, s.id) for s in env_specs() if s.journey is not None)
+    return tuple(get_environment(env_id) for _, env_id in roles)
 
 
 def merged_answer_model(envs: tuple[TaskFamily, ...]) -> type[BaseModel]:

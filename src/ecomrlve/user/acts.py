@@ -244,12 +244,13 @@ class UnclearQuestion:
 RecommendAct = (RequestProducts | RequestSubstitute | RequestBundle | StateRequirements | ChangeRequirement
                 | SoldOut | LooksGood | MissesRequirement | NotNeeded | UnclearQuestion)
 
-DialogueAct = (RequestItems | Inform | StockOutAlternative | CartCorrection | Confirm | NotUnderstood
-               | Acknowledge | GiveUp | JourneyAct | AccountAct | RecommendAct)
+CartAct = RequestItems | Inform | StockOutAlternative | CartCorrection | Confirm | NotUnderstood
+
+DialogueAct = CartAct | Acknowledge | GiveUp | JourneyAct | AccountAct | RecommendAct
 
 
-def protected_values(act: DialogueAct) -> tuple[str, ...]:
-    """Values that must survive realisation verbatim (noise never touches them)."""
+def cart_values(act: CartAct) -> tuple[str, ...]:
+    """The values of a CART act that must survive realisation verbatim (noise never touches them)."""
     if isinstance(act, RequestItems):
         out: list[str] = []
         for item in act.items:
@@ -264,14 +265,20 @@ def protected_values(act: DialogueAct) -> tuple[str, ...]:
         return tuple(v for i in act.issues for v in (i.wanted, i.got) if v)
     if isinstance(act, StockOutAlternative):
         return (act.alternative,)
-    if isinstance(act, JourneyAct):
-        return (act.request,)  # already realised (and noised) by its own environment's user
+    return ()
+
+
+def journey_values(act: JourneyAct) -> tuple[str, ...]:
+    """A JOURNEY act's request, already realised (and noised) by its own environment's user."""
+    return (act.request,)
+
+
+def account_values(act: AccountAct) -> tuple[str, ...]:
+    """The ids, dates and values of an account act (RETURN, STATUS, POLICY)."""
     if isinstance(act, RequestReturn) and act.replacement:
         return act.exact + tuple(value for _, value in act.replacement[1])
     if isinstance(act, (RequestReturn, AskOrderStatus, AskPolicy, IdentifyItem, WrongItem)):
         return act.exact
-    if isinstance(act, RecommendAct):
-        return recommend_values(act)
     return ()
 
 

@@ -8,8 +8,12 @@ the same :class:`Realiser` protocol and plugs in without touching the dialogue m
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import UnionType
+from typing import Any, Protocol
 
+from ecomrlve.registry import env_specs, load
 from ecomrlve.user import acts as A
 from ecomrlve.user.noise import add_noise
 
@@ -39,6 +43,19 @@ def _item_text(item: A.RequestedItem, rng: random.Random) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class ActTemplates:
+    """How one family of dialogue acts is phrased: which acts, their text, and the values noise spares.
+
+    An environment's registry spec names the ``ActTemplates`` of its simulated user's acts
+    (``templates="module:NAME"``); :class:`TemplateRealiser` dispatches on them.
+    """
+
+    acts: type | UnionType
+    text: Callable[[Any, random.Random], str]
+    protected: Callable[[Any], tuple[str, ...]] = lambda act: ()
+
+
 class TemplateRealiser:
     """Templates with several phrasings per act, plus typo/abbreviation/slang noise."""
 
@@ -46,90 +63,107 @@ class TemplateRealiser:
         self.p_noise = p_noise
 
     def realise(self, act: A.DialogueAct, rng: random.Random) -> str:
-        return add_noise(self._text(act, rng), self.p_noise, rng, A.protected_values(act))
+        templates = templates_for(act)
+        return add_noise(templates.text(act, rng), self.p_noise, rng, templates.protected(act))
 
-    def _text(self, act: A.DialogueAct, rng: random.Random) -> str:
-        if isinstance(act, A.RequestItems):
-            items = _join([_item_text(i, rng) for i in act.items])
-            text = rng.choice([
-                "Hi! Could you add {items} to my cart?", "Hello, I'd like to buy {items}.",
-                "Hey, please put {items} in my cart.", "I need {items}. Can you add them to my cart?",
-                "Hi there, I'm shopping for {items} - can you set up my cart?",
-            ]).format(items=items)
-            if act.confirm_first:
-                text += " " + rng.choice(["Please check with me before you finish.",
-                                          "Let me confirm the cart before you're done.",
-                                          "Show me the cart before wrapping up, please."])
-            return text
-        if isinstance(act, A.Inform):
-            return " ".join(self._fact(f, rng) for f in act.facts)
-        if isinstance(act, A.StockOutAlternative):
-            return rng.choice([
-                "Oh no. Then {alt} would work instead.", "That's a shame - I'll take {alt} instead then.",
-                "Ok, in that case please get {alt} instead.",
-            ]).format(alt=act.alternative)
-        if isinstance(act, A.CartCorrection):
-            return " ".join(self._issue(i, rng) for i in act.issues)
-        if isinstance(act, A.Confirm):
-            return rng.choice(["Yes, that's everything. Thanks!", "Looks right to me, go ahead.",
-                               "Perfect, that's exactly what I wanted."])
-        if isinstance(act, A.NotUnderstood):
-            return rng.choice(["Sorry, I'm not sure what you mean. I just need the items I asked for.",
-                               "Hm? I only want what I mentioned.", "I don't follow - can you just sort out my cart?"])
-        if isinstance(act, A.Acknowledge):
-            return rng.choice(["Ok.", "Sounds good.", "Alright, thanks."])
-        if isinstance(act, A.GiveUp):
-            return rng.choice(["This is taking too long. Never mind, I'll do it myself.",
-                               "Forget it, I'll shop somewhere else.", "I give up, bye."])
-        if isinstance(act, A.JourneyAct):
-            return self._journey(act, rng)
-        if isinstance(act, A.AccountAct):
-            return _account_text(act, rng)
-        if isinstance(act, A.RecommendAct):
-            return _recommend_text(act, rng)
-        raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
-    @staticmethod
-    def _journey(act: A.JourneyAct, rng: random.Random) -> str:
-        if isinstance(act, A.OpenJourney):
-            lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here:",
-                               "Hello! I've got {n} requests. To begin with:"]).format(n=act.count)
-        elif isinstance(act, A.NextIntent):
-            lead = rng.choice(["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
-                               "Thanks. Another thing:"])
-        elif isinstance(act, A.InterruptIntent):
-            lead = rng.choice(["Oh wait, before that - something more urgent:", "Sorry, quick interruption first:",
-                               "Hold on, let's do this first:"])
-        else:
-            lead = rng.choice(["Thanks! Now back to what I asked before:", "Great. Back to my earlier request:",
-                               "OK, returning to the first thing:"])
-        return f"{lead} {act.request}"
+def templates_for(act: Any) -> ActTemplates:
+    """The templates that phrase ``act``: the shared ones, or those of a registered environment."""
+    for templates in (COMMON_TEMPLATES, *_registered_templates()):
+        if isinstance(act, templates.acts):
+            return templates
+    raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
-    @staticmethod
-    def _fact(fact: A.Fact, rng: random.Random) -> str:
-        word = ATTRIBUTE_WORDS[fact.attribute]
-        if fact.value == "any":
-            if fact.attribute == "quantity":
-                return rng.choice(["Just one of {p}.", "Only one of {p}, please."]).format(p=fact.phrase)
-            return rng.choice(["Any {w} is fine for {p}.", "I don't mind which {w} for {p}."]).format(w=word, p=fact.phrase)
+
+_resolved: dict[tuple[str, ...], tuple[ActTemplates, ...]] = {}
+
+
+def _registered_templates() -> tuple[ActTemplates, ...]:
+    names = tuple(dict.fromkeys(spec.templates for spec in env_specs() if spec.templates))
+    if names not in _resolved:
+        _resolved[names] = tuple(load(name) for name in names)
+    return _resolved[names]
+
+
+def _common_text(act: A.Acknowledge | A.GiveUp, rng: random.Random) -> str:
+    """Acts every environment's user may say."""
+    if isinstance(act, A.Acknowledge):
+        return rng.choice(["Ok.", "Sounds good.", "Alright, thanks."])
+    return rng.choice(["This is taking too long. Never mind, I'll do it myself.",
+                       "Forget it, I'll shop somewhere else.", "I give up, bye."])
+
+
+def _cart_text(act: A.CartAct, rng: random.Random) -> str:
+    """Templates for the CART acts."""
+    if isinstance(act, A.RequestItems):
+        items = _join([_item_text(i, rng) for i in act.items])
+        text = rng.choice([
+            "Hi! Could you add {items} to my cart?", "Hello, I'd like to buy {items}.",
+            "Hey, please put {items} in my cart.", "I need {items}. Can you add them to my cart?",
+            "Hi there, I'm shopping for {items} - can you set up my cart?",
+        ]).format(items=items)
+        if act.confirm_first:
+            text += " " + rng.choice(["Please check with me before you finish.",
+                                      "Let me confirm the cart before you're done.",
+                                      "Show me the cart before wrapping up, please."])
+        return text
+    if isinstance(act, A.Inform):
+        return " ".join(_fact_text(f, rng) for f in act.facts)
+    if isinstance(act, A.StockOutAlternative):
+        return rng.choice([
+            "Oh no. Then {alt} would work instead.", "That's a shame - I'll take {alt} instead then.",
+            "Ok, in that case please get {alt} instead.",
+        ]).format(alt=act.alternative)
+    if isinstance(act, A.CartCorrection):
+        return " ".join(_issue_text(i, rng) for i in act.issues)
+    if isinstance(act, A.Confirm):
+        return rng.choice(["Yes, that's everything. Thanks!", "Looks right to me, go ahead.",
+                           "Perfect, that's exactly what I wanted."])
+    return rng.choice(["Sorry, I'm not sure what you mean. I just need the items I asked for.",
+                       "Hm? I only want what I mentioned.", "I don't follow - can you just sort out my cart?"])
+
+
+def _journey_text(act: A.JourneyAct, rng: random.Random) -> str:
+    """Templates for the JOURNEY acts: a lead, then the intent's own (already realised) request."""
+    if isinstance(act, A.OpenJourney):
+        lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here:",
+                           "Hello! I've got {n} requests. To begin with:"]).format(n=act.count)
+    elif isinstance(act, A.NextIntent):
+        lead = rng.choice(["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
+                           "Thanks. Another thing:"])
+    elif isinstance(act, A.InterruptIntent):
+        lead = rng.choice(["Oh wait, before that - something more urgent:", "Sorry, quick interruption first:",
+                           "Hold on, let's do this first:"])
+    else:
+        lead = rng.choice(["Thanks! Now back to what I asked before:", "Great. Back to my earlier request:",
+                           "OK, returning to the first thing:"])
+    return f"{lead} {act.request}"
+
+
+def _fact_text(fact: A.Fact, rng: random.Random) -> str:
+    word = ATTRIBUTE_WORDS[fact.attribute]
+    if fact.value == "any":
         if fact.attribute == "quantity":
-            template = (["I already said: {v} of {p}.", "Like I said, {v} of {p}."] if fact.repeated
-                        else ["I need {v} of {p}.", "{v} of {p}, please.", "Make it {v} for {p}."])
-        else:
-            template = (["I already told you, {p} in {v}.", "As I said: {v} for {p}."] if fact.repeated
-                        else ["For {p}, {v} please.", "I need {p} in {v}.", "The {v} {w} for {p}."])
-        return rng.choice(template).format(v=fact.value, p=fact.phrase, w=word)
+            return rng.choice(["Just one of {p}.", "Only one of {p}, please."]).format(p=fact.phrase)
+        return rng.choice(["Any {w} is fine for {p}.", "I don't mind which {w} for {p}."]).format(w=word, p=fact.phrase)
+    if fact.attribute == "quantity":
+        template = (["I already said: {v} of {p}.", "Like I said, {v} of {p}."] if fact.repeated
+                    else ["I need {v} of {p}.", "{v} of {p}, please.", "Make it {v} for {p}."])
+    else:
+        template = (["I already told you, {p} in {v}.", "As I said: {v} for {p}."] if fact.repeated
+                    else ["For {p}, {v} please.", "I need {p} in {v}.", "The {v} {w} for {p}."])
+    return rng.choice(template).format(v=fact.value, p=fact.phrase, w=word)
 
-    @staticmethod
-    def _issue(issue: A.Issue, rng: random.Random) -> str:
-        templates = {
-            "wrong_variant": ["That's the {got} one of {p}, I need {wanted}.", "Wrong one - {p} should be {wanted}, not {got}."],
-            "too_many": ["I only need {wanted} of {p}, not {got}.", "Too many of {p} - {wanted} is enough."],
-            "too_few": ["I need {wanted} of {p}, the cart has {got}.", "Please make it {wanted} of {p}."],
-            "unwanted": ["I didn't ask for {p}, please remove it.", "Why is {p} in my cart? I don't want it."],
-            "missing": ["You're still missing {p}.", "{p} isn't in the cart yet."],
-        }
-        return rng.choice(templates[issue.kind]).format(p=issue.phrase, wanted=issue.wanted, got=issue.got)
+
+def _issue_text(issue: A.Issue, rng: random.Random) -> str:
+    templates = {
+        "wrong_variant": ["That's the {got} one of {p}, I need {wanted}.", "Wrong one - {p} should be {wanted}, not {got}."],
+        "too_many": ["I only need {wanted} of {p}, not {got}.", "Too many of {p} - {wanted} is enough."],
+        "too_few": ["I need {wanted} of {p}, the cart has {got}.", "Please make it {wanted} of {p}."],
+        "unwanted": ["I didn't ask for {p}, please remove it.", "Why is {p} in my cart? I don't want it."],
+        "missing": ["You're still missing {p}.", "{p} isn't in the cart yet."],
+    }
+    return rng.choice(templates[issue.kind]).format(p=issue.phrase, wanted=issue.wanted, got=issue.got)
 
 
 def _account_text(act: A.AccountAct, rng: random.Random) -> str:
@@ -266,3 +300,10 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+COMMON_TEMPLATES = ActTemplates(acts=A.Acknowledge | A.GiveUp, text=_common_text)
+CART_TEMPLATES = ActTemplates(acts=A.CartAct, text=_cart_text, protected=A.cart_values)
+JOURNEY_TEMPLATES = ActTemplates(acts=A.JourneyAct, text=_journey_text, protected=A.journey_values)
+ACCOUNT_TEMPLATES = ActTemplates(acts=A.AccountAct, text=_account_text, protected=A.account_values)
+RECOMMEND_TEMPLATES = ActTemplates(acts=A.RecommendAct, text=_recommend_text, protected=A.recommend_values)

@@ -1,0 +1,160 @@
+"""The environment registry: one typed, JSON-dumpable :class:`EnvSpec` per environment.
+
+Everything that used to list the environments by hand derives from it: the collections, JOURNEY's
+intent pool, the JOURNEY heuristic's request classifier, the realiser's template dispatch, the
+heuristic baselines and the per-environment column of ``ecomrlve difficulty``. Code is named by
+``"module:attribute"`` strings and imported only when first used, so this module imports nothing
+from the rest of the package except the difficulty table, and any layer may read it.
+
+The built-in environments register in :mod:`ecomrlve.envs`; reading the registry imports that
+module first, so the built-ins are always there. Adding an environment is one :func:`register`
+call (see ARCHITECTURE.md, "Adding an environment").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ecomrlve.difficulty.axes import AXES
+
+#: The module whose import registers the built-in environments.
+BUILTINS_MODULE = "ecomrlve.envs"
+#: The nested core collections C1 ⊂ C2 ⊂ C4 ⊂ C8, smallest first; C8 holds every registered environment.
+CORE_COLLECTIONS = ("C1", "C2", "C4", "C8")
+#: Difficulty axes the episode runtime and the shared tools apply to every environment.
+RUNTIME_AXES = ("T_max", "B_tool", "p_noise", "top_k", "eps_rank")
+ENV_ID_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+ENTRY_POINT_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+@dataclass(frozen=True)
+class JourneyRole:
+    """How an environment takes part in JOURNEY as one of its intents.
+
+    ``draw_order`` places it in the pool JOURNEY samples its intents from with the episode's RNG
+    (the order is part of the seeded draw, so existing journeys replay only if it stays put).
+    ``keywords`` and ``patterns`` (regex, weight) let the JOURNEY heuristic baseline recognise a
+    request of this kind in the shopper's words; score ties go to the higher ``tie_rank``.
+    """
+
+    draw_order: int
+    keywords: Mapping[str, float]
+    patterns: tuple[tuple[str, float], ...] = ()
+    tie_rank: int = 0
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Everything the package needs to know about one environment, declared in one place.
+
+    Attributes:
+        id: the environment id (``CART``), upper case.
+        entry_point: ``"module:Class"`` of its :class:`~ecomrlve.envs.base.TaskFamily` subclass.
+        heuristic: ``"module:Class"`` of its heuristic baseline agent (None: it has none).
+        templates: ``"module:NAME"`` of the :class:`~ecomrlve.user.realiser.ActTemplates` its
+            simulated user's dialogue acts are phrased with (several environments may share one).
+        axes: the difficulty axes its generator, user, verifier and oracle read (the
+            :data:`RUNTIME_AXES` apply to every environment and are not listed).
+        collection: the smallest core collection it belongs to (C8: only the full suite).
+        journey: its role as a JOURNEY intent (None: never drawn into a journey).
+    """
+
+    id: str
+    entry_point: str
+    heuristic: str | None = None
+    templates: str | None = None
+    axes: tuple[str, ...] = ()
+    collection: str = "C8"
+    journey: JourneyRole | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as plain JSON types (``json.dumps`` takes it as is)."""
+        return dataclasses.asdict(self)
+
+
+_specs: dict[str, EnvSpec] = {}
+_builtins_loaded = False
+
+
+def unknown(kind: str, name: str, known: list[str]) -> KeyError:
+    """A KeyError for an unknown name, with a "Did you mean" hint and the known names."""
+    hint = difflib.get_close_matches(name, known, n=1)
+    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+    return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
+
+
+def _check(spec: EnvSpec) -> None:
+    if not ENV_ID_RE.match(spec.id):
+        raise ValueError(f"environment id {spec.id!r} must be upper case letters, digits and '_' (e.g. 'CART')")
+    for name in ("entry_point", "heuristic", "templates"):
+        value = getattr(spec, name)
+        if (value is not None or name == "entry_point") and not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
+            raise ValueError(f"{spec.id}: {name} {value!r} must be a 'module:attribute' string")
+    known_axes = [axis.name for axis in AXES]
+    for axis in spec.axes:
+        if axis not in known_axes:
+            raise unknown(f"difficulty axis (in {spec.id}'s spec)", axis, known_axes)
+    if spec.collection not in CORE_COLLECTIONS:
+        raise unknown(f"collection (in {spec.id}'s spec)", spec.collection, list(CORE_COLLECTIONS))
+    if spec.journey is not None:
+        for pattern, _ in spec.journey.patterns:
+            re.compile(pattern)
+
+
+def register(spec: EnvSpec) -> EnvSpec:
+    """Add ``spec`` to the registry; a duplicate id or a malformed spec raises ValueError.
+
+    The entry point is imported when the environment is first used; a class that is not a
+    TaskFamily for this id is rejected then, with a TypeError naming the entry point.
+    """
+    if not isinstance(spec, EnvSpec):
+        raise TypeError(f"register() takes an EnvSpec, got {type(spec).__name__}")
+    if spec.id in _specs:
+        raise ValueError(f"environment {spec.id!r} is already registered ({_specs[spec.id].entry_point})")
+    _check(spec)
+    _specs[spec.id] = spec
+    return spec
+
+
+def unregister(env_id: str) -> EnvSpec:
+    """Remove an environment (tests that register their own use this to clean up)."""
+    _ensure_builtins()
+    if env_id not in _specs:
+        raise unknown("environment", env_id, sorted(_specs))
+    return _specs.pop(env_id)
+
+
+def _ensure_builtins() -> None:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        importlib.import_module(BUILTINS_MODULE)
+
+
+def env_specs() -> tuple[EnvSpec, ...]:
+    """Every registered environment, in registration order (the order of collection C8)."""
+    _ensure_builtins()
+    return tuple(_specs.values())
+
+
+def env_spec(env_id: str) -> EnvSpec:
+    """The spec of ``env_id``; an unknown id raises KeyError with a "Did you mean" hint."""
+    _ensure_builtins()
+    if env_id not in _specs:
+        raise unknown("environment", env_id, sorted(_specs))
+    return _specs[env_id]
+
+
+def load(entry_point: str) -> Any:
+    """Import and return the object a ``"module:attribute"`` string names."""
+    module, _, attribute = entry_point.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"cannot load {entry_point!r}: {exc}") from exc
