@@ -10,18 +10,15 @@ never answering.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import numpy as np
-from exploits import AskForeverPolicy, ScriptedPolicy, Transcript, play, play_oracle, random_product_id
+from exploits import UNFILLED, AskForeverPolicy, ScriptedPolicy, Transcript, play, random_product_id
 
 from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import filter_mask
 from ecomrlve.envs.recommend import requirement_filter
 from ecomrlve.episode import EcomEnv, Observation
-
-UNFILLED = re.compile(r"[{}]|\bNone\b|\bnan\b|\bNaN\b")
 
 
 class RecommendPolicy(ScriptedPolicy):
@@ -149,13 +146,6 @@ COMMON_EXPLOITS = {
 _RUNS: dict[tuple, list[tuple[int, int, Transcript]]] = {}
 
 
-def oracle_runs(env: EcomEnv, env_id: str, d: int, seeds: range) -> list[Transcript]:
-    key = ("oracle", env_id, d, seeds)
-    if key not in _RUNS:
-        _RUNS[key] = [(d, s, play_oracle(env, difficulty=d, seed=s, env_id=env_id)) for s in seeds]
-    return [t for _, _, t in _RUNS[key]]
-
-
 def exploit_runs(env: EcomEnv, env_id: str, name: str, factory, ds: list[int], seeds: range) -> list[tuple[int, int, Transcript]]:
     key = (name, env_id, tuple(ds), seeds)
     if key not in _RUNS:
@@ -169,16 +159,6 @@ def all_transcripts() -> list[Transcript]:
 
 
 # -- common checks ------------------------------------------------------------------------------------
-
-def assert_oracle_full_marks(transcripts: list[Transcript], label: str) -> None:
-    failures = []
-    for seed, transcript in enumerate(transcripts):
-        reward = transcript.reward
-        if not (reward["r_task"] == 1.0 and reward["is_correct"] and reward["termination"] == "answered"
-                and reward["r_hall"] == 0.0):
-            failures.append((seed, reward["termination"], reward["r_task"], reward["task"]))
-    assert not failures, f"{label}: oracle failed on {failures[:5]}"
-
 
 def assert_exploit_low(runs: list[tuple[int, int, Transcript]], label: str) -> None:
     """Mean r_total <= 0.1; never is_correct, except that listing every seen id may put a valid

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from exploits import play_oracle
+from exploits import oracle_failure, play_oracle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recommend_support import (
@@ -14,9 +14,7 @@ from recommend_support import (
     IgnoreBudgetPolicy,
     assert_exploit_low,
     assert_no_unfilled_slots,
-    assert_oracle_full_marks,
     exploit_runs,
-    oracle_runs,
 )
 
 from ecomrlve.catalog.loaders import load_products
@@ -26,8 +24,6 @@ from ecomrlve.envs.bundle import PROJECTS, bundle_reward, resolve_projects
 from ecomrlve.episode import EcomEnv
 
 ENV = "BUNDLE"
-ALL_D = list(range(16))
-ORACLE_SEEDS = range(12)
 EXPLOIT_D = [0, 3, 6, 9, 12, 15]
 BUDGET_D = [2, 5, 8, 11, 15]  # the budget exploit only means something once there is a budget
 EXPLOIT_SEEDS = range(15)
@@ -36,11 +32,6 @@ EXPLOIT_SEEDS = range(15)
 @pytest.fixture(scope="module")
 def bundle_env(catalog, search) -> EcomEnv:
     return EcomEnv(ENV, catalog=catalog, search=search)
-
-
-@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
-def test_oracle_full_marks(bundle_env, d) -> None:
-    assert_oracle_full_marks(oracle_runs(bundle_env, ENV, d, ORACLE_SEEDS), f"{ENV} d={d}")
 
 
 @pytest.mark.parametrize("name", list(COMMON_EXPLOITS))
@@ -130,5 +121,7 @@ def test_real_catalog_sample() -> None:
     catalog, _ = load_products(Path(__file__).parent / "data" / "amazon_meta_sample.jsonl")
     env = EcomEnv(["PD", "SUB", "BUNDLE"], catalog=catalog, search=SearchEngine(catalog))
     for env_id in ("PD", "SUB", "BUNDLE"):
-        transcripts = [play_oracle(env, difficulty=d, seed=s, env_id=env_id) for d in (0, 5, 10, 15) for s in range(4)]
-        assert_oracle_full_marks(transcripts, f"{env_id} on a real catalog sample")
+        for d in (0, 5, 10, 15):
+            for seed in range(4):
+                failure = oracle_failure(play_oracle(env, difficulty=d, seed=seed, env_id=env_id))
+                assert failure is None, (env_id, d, seed, failure)

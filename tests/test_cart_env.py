@@ -8,7 +8,7 @@ import random
 import re
 
 import pytest
-from exploits import EXPLOITS, Transcript, play, play_oracle
+from exploits import EXPLOITS, Transcript, oracle_runs, play
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
@@ -32,16 +32,8 @@ def p_missing(d: int) -> float:
 
 # -- cached sweeps (each is paid once per process, shared by several tests) -------------------------
 
-_ORACLE_RUNS: dict[int, list[Transcript]] = {}
 _EXPLOIT_RUNS: dict[str, list[tuple[int, int, Transcript]]] = {}
 _GOALS: dict[int, list] = {}
-
-
-def oracle_runs(make_env, d: int) -> list[Transcript]:
-    if d not in _ORACLE_RUNS:
-        env = make_env()
-        _ORACLE_RUNS[d] = [play_oracle(env, difficulty=d, seed=seed) for seed in ORACLE_SEEDS]
-    return _ORACLE_RUNS[d]
 
 
 def exploit_runs(make_env, name: str) -> list[tuple[int, int, Transcript]]:
@@ -92,20 +84,6 @@ def call(name: str, **arguments) -> AgentAction:
 def tool_result(observation, index: int = 0) -> dict:
     tools = [m for m in observation.messages if m["role"] == "tool"]
     return json.loads(tools[index]["content"])
-
-
-# -- the oracle ----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
-def test_oracle_solves_every_episode(make_env, d: int) -> None:
-    """The oracle gets r_task 1, is_correct and termination 'answered' on all 200 seeds at d."""
-    failures = []
-    for seed, transcript in zip(ORACLE_SEEDS, oracle_runs(make_env, d)):
-        reward = transcript.reward
-        if not (reward["r_task"] == 1.0 and reward["is_correct"] and reward["termination"] == "answered"
-                and reward["r_hall"] == 0.0):
-            failures.append((seed, reward["termination"], reward["r_task"], reward["r_hall"]))
-    assert not failures, f"d={d}: oracle failed on (seed, termination, r_task, r_hall) {failures[:10]}"
 
 
 # -- exploits --------------------------------------------------------------------------------------
@@ -247,7 +225,7 @@ def test_noise_never_alters_protected_values(values) -> None:
 def test_goal_variant_id_absent_from_user_text(make_env) -> None:
     """No user message (opening included) ever contains a variant id: the shopper names values, not ids."""
     pattern = re.compile(r"\bV[0-9A-Z]{7}\b")
-    runs = [t for d in (6, 12, 15) for t in oracle_runs(make_env, d)]
+    runs = [t for d in (6, 12, 15) for t in oracle_runs(make_env(), "CART", d, ORACLE_SEEDS)]
     for transcript in runs:
         for text in transcript.user_messages():
             assert not pattern.search(text), text
@@ -255,7 +233,7 @@ def test_goal_variant_id_absent_from_user_text(make_env) -> None:
 
 def test_no_unfilled_template_slots(make_env) -> None:
     """Opening and every user message over >= 2,000 oracle and exploit episodes have no {, }, None or nan."""
-    transcripts = [t for d in ALL_D for t in oracle_runs(make_env, d)]
+    transcripts = [t for d in ALL_D for t in oracle_runs(make_env(), "CART", d, ORACLE_SEEDS)]
     transcripts += [t for name in EXPLOITS for _, _, t in exploit_runs(make_env, name)]
     assert len(transcripts) >= 2000
     bad = re.compile(r"[{}]|\bNone\b|\bnan\b|\bNaN\b")
@@ -442,7 +420,7 @@ def test_stock_outs_happen_and_oracle_solves_them(make_env) -> None:
     """At d=10 some targets go out of stock; the oracle still solves every such episode."""
     env = make_env()
     solved = 0
-    for seed, transcript in enumerate(oracle_runs(make_env, 10)):
+    for seed, transcript in enumerate(oracle_runs(make_env(), "CART", 10, ORACLE_SEEDS)):
         env.reset(env_id="CART", difficulty=10, seed=seed)
         goal = env.problem.goal
         if any(it.stock_out for it in goal.items):

@@ -9,7 +9,7 @@ from collections import Counter
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
-from account_helpers import OracleRuns, call
+from account_helpers import call
 from exploits import play
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,17 +25,11 @@ ENV = "POLICY"
 ALL_D = list(range(16))
 EXPLOIT_D = list(range(0, 16, 2))
 EXPLOIT_SEEDS = range(20)
-ORACLE = OracleRuns(ENV, range(20))
 
 
 @pytest.fixture(scope="module")
 def env(catalog, search) -> EcomEnv:
     return EcomEnv(ENV, catalog=catalog, search=search)
-
-
-@pytest.mark.parametrize("d", ALL_D, ids=[f"d{d}" for d in ALL_D])
-def test_oracle_solves_every_episode(env, d: int) -> None:
-    ORACLE.check(env, d)
 
 
 # -- the expected answer, recomputed from the rule tables without the engine ---------------------

@@ -1,0 +1,205 @@
+"""Every registered environment, checked the same way: parametrised over the registry.
+
+For each env: the oracle earns full task marks over d = 0..15 (the one oracle check of the
+suite; per-env files keep only env-specific tests), agents that do nothing score
+r_total <= 0, the same (env, d, seed) gives an identical record, and every tool schema (answer
+included) is a valid JSON schema. Case ids name env, d and seed, so a failure says where.
+``ECOMRLVE_ORACLE_SEEDS`` widens the oracle sweep (default: 3 seeds per d).
+
+Also the registry itself: its validation, its "Did you mean" hint, and what derives from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import jsonschema
+import pytest
+from exploits import oracle_failure, play, play_oracle
+from typer.testing import CliRunner
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents import heuristic_agent
+from ecomrlve.agents.journey import classify_request
+from ecomrlve.cli import app
+from ecomrlve.envs import env_collections, get_environment, resolve_env_ids
+from ecomrlve.envs.journey import intent_families
+from ecomrlve.episode import EcomEnv
+from ecomrlve.registry import EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
+from ecomrlve.user import acts as A
+from ecomrlve.user.realiser import templates_for
+
+SPECS = env_specs()
+ENV_IDS = [spec.id for spec in SPECS]
+ORACLE_SEEDS = range(int(os.environ.get("ECOMRLVE_ORACLE_SEEDS", "3")))
+ORACLE_CASES = [(env_id, d, seed) for env_id in ENV_IDS for d in range(16) for seed in ORACLE_SEEDS]
+PROBE_CASES = [(env_id, d, seed) for env_id in ENV_IDS for d in (0, 7, 15) for seed in (0, 1)]
+
+
+def case_id(case: tuple[str, int, int]) -> str:
+    env_id, d, seed = case
+    return f"{env_id}-d{d}-seed{seed}"
+
+
+@pytest.fixture(scope="module")
+def env(catalog, search) -> EcomEnv:
+    return EcomEnv("C8", catalog=catalog, search=search)
+
+
+# -- per environment ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ORACLE_CASES, ids=case_id)
+def test_oracle_earns_full_task_marks(env, case) -> None:
+    """r_task = 1, is_correct, ended by the answer, no hallucinated id, no unfilled template slot."""
+    env_id, d, seed = case
+    failure = oracle_failure(play_oracle(env, difficulty=d, seed=seed, env_id=env_id))
+    assert failure is None, failure
+
+
+class Silent:
+    """Does nothing: says something polite every turn, never calls a tool, never answers."""
+
+    def act(self, observation) -> AgentAction:
+        return AgentAction(message="Let me think about that.")
+
+
+class AnswerAtOnce:
+    """Ends at once: answers on the first turn with nothing filled in, then stays silent."""
+
+    def __init__(self) -> None:
+        self.answered = False
+
+    def act(self, observation) -> AgentAction:
+        if self.answered:
+            return AgentAction(message="Done.")
+        self.answered = True
+        return AgentAction(tool_calls=(ToolCall(id="a0", name="answer", arguments={}),))
+
+
+@pytest.mark.parametrize("agent", [Silent, AnswerAtOnce])
+@pytest.mark.parametrize("case", PROBE_CASES, ids=case_id)
+def test_doing_nothing_earns_nothing(env, case, agent) -> None:
+    env_id, d, seed = case
+    reward = play(env, lambda e: agent(), difficulty=d, seed=seed, env_id=env_id).reward
+    assert reward["r_total"] <= 0.0 and not reward["is_correct"], reward
+
+
+@pytest.mark.parametrize("case", [(e, d, 11) for e in ENV_IDS for d in (3, 14)], ids=case_id)
+def test_same_key_gives_an_identical_record(catalog, search, case) -> None:
+    """Two separate EcomEnv objects, the same (env, d, seed): byte-identical records (oracle and silent)."""
+    env_id, d, seed = case
+    for make_agent in (lambda e: e.environment.oracle(e.problem), lambda e: Silent()):
+        records = []
+        for _ in range(2):
+            fresh = EcomEnv(env_id, catalog=catalog, search=search)
+            play(fresh, make_agent, difficulty=d, seed=seed, env_id=env_id)
+            records.append(fresh.record.to_json())
+        assert records[0] == records[1]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_tool_schemas_are_valid_json_schemas(env, env_id: str) -> None:
+    family = get_environment(env_id)
+    for d in (0, 15):
+        tools = env.reset(env_id=env_id, difficulty=d, seed=0).tools
+        assert tools is not None
+        names = [tool["function"]["name"] for tool in tools]
+        assert names == [*family.tool_names, "answer"]
+        for tool in tools:
+            assert tool["type"] == "function" and tool["function"]["description"], tool
+            parameters = tool["function"]["parameters"]
+            jsonschema.Draft202012Validator.check_schema(parameters)
+            assert parameters["type"] == "object"
+        answer = next(t for t in tools if t["function"]["name"] == "answer")["function"]["parameters"]
+        assert set(answer["properties"]) == set(family.answer_arguments.model_fields)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_spec_parts_load(env_id: str) -> None:
+    """Entry point, heuristic and templates of every spec resolve; the spec dumps to JSON."""
+    spec = env_spec(env_id)
+    assert get_environment(env_id).env_id == env_id
+    assert callable(heuristic_agent(env_id).act)
+    assert json.loads(json.dumps(spec.to_json()))["id"] == env_id
+
+
+# -- the registry ---------------------------------------------------------------------------------
+
+def test_builtins_are_registered_in_collection_order() -> None:
+    assert ENV_IDS == ["CART", "SUB", "PD", "RETURN", "STATUS", "POLICY", "BUNDLE", "JOURNEY"]
+    assert env_collections()["C8"] == tuple(ENV_IDS)
+    assert [f.env_id for f in intent_families()] == ["PD", "SUB", "CART", "RETURN", "STATUS", "POLICY", "BUNDLE"]
+
+
+@pytest.mark.parametrize("bad, error", [
+    (EnvSpec(id="CART", entry_point="ecomrlve.envs.cart:CartFamily"), "already registered"),
+    (EnvSpec(id="cart2", entry_point="ecomrlve.envs.cart:CartFamily"), "upper case"),
+    (EnvSpec(id="NEW", entry_point="ecomrlve.envs.cart.CartFamily"), "module:attribute"),
+    (EnvSpec(id="NEW", entry_point="a:B", heuristic="nope"), "module:attribute"),
+    (EnvSpec(id="NEW", entry_point="a:B", axes=("p_nosie",)), "Did you mean 'p_noise'"),
+    (EnvSpec(id="NEW", entry_point="a:B", collection="C3"), "unknown collection"),
+])
+def test_register_rejects_bad_specs(bad: EnvSpec, error: str) -> None:
+    before = env_specs()
+    with pytest.raises((ValueError, KeyError), match=error):
+        register(bad)
+    assert env_specs() == before
+
+
+def test_register_takes_only_specs() -> None:
+    with pytest.raises(TypeError, match="EnvSpec"):
+        register({"id": "NEW", "entry_point": "a:B"})  # type: ignore[arg-type]
+
+
+def test_unknown_ids_get_a_hint() -> None:
+    with pytest.raises(KeyError, match="Did you mean 'RETURN'"):
+        env_spec("RETRUN")
+    with pytest.raises(KeyError, match="Did you mean 'STATUS'"):
+        resolve_env_ids("CART,STATSU")
+    with pytest.raises(KeyError, match="Did you mean 'POLICY'"):
+        heuristic_agent("POLIC")
+
+
+def test_a_class_that_is_not_the_task_family_is_rejected_on_first_use() -> None:
+    register(EnvSpec(id="WRONG_CLASS", entry_point="ecomrlve.agents.simple:CartHeuristic"))
+    register(EnvSpec(id="WRONG_ID", entry_point="ecomrlve.envs.cart:CartFamily"))
+    try:
+        for env_id in ("WRONG_CLASS", "WRONG_ID"):
+            with pytest.raises(TypeError, match=f"not a TaskFamily subclass with env_id = '{env_id}'"):
+                get_environment(env_id)
+    finally:
+        unregister("WRONG_CLASS")
+        unregister("WRONG_ID")
+    assert tuple(env_collections()["C8"]) == tuple(ENV_IDS)
+
+
+def test_request_classifier_follows_the_journey_roles() -> None:
+    """A role's keywords decide the class; a new role joins the classifier, and leaves with its spec."""
+    assert classify_request("Could you add the Brightix Nova to my cart?") == "CART"
+    assert classify_request("hmm") == "PD"  # nothing matches: the highest tie rank
+    register(EnvSpec(id="GIFT", entry_point="a:B", journey=JourneyRole(draw_order=99, keywords={"giftwrap": 50})))
+    try:
+        assert classify_request("Please giftwrap the cart items") == "GIFT"
+    finally:
+        unregister("GIFT")
+    assert classify_request("Please giftwrap the cart items") == "CART"
+
+
+def test_every_dialogue_act_has_templates() -> None:
+    """The realiser's dispatch, built from the specs, covers every act the built-in users say."""
+    for union in (A.CartAct, A.JourneyAct, A.AccountAct, A.RecommendAct):
+        for act_type in union.__args__:
+            owners = [s.id for s in SPECS if s.templates and issubclass(act_type, load(s.templates).acts)]
+            assert owners, act_type
+    with pytest.raises(TypeError, match="no template"):
+        templates_for(object())
+
+
+def test_difficulty_command_shows_who_reads_each_axis() -> None:
+    result = CliRunner().invoke(app, ["difficulty", "--levels", "0-1"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    rows: dict[str, Any] = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    assert "RETURN, STATUS" in rows["order_reference"]
+    assert "BUNDLE" in rows["bundle_budget"] and "all" in rows["T_max"]
