@@ -79,6 +79,7 @@ class EnvSpec:
 
 
 _specs: dict[str, EnvSpec] = {}
+_snapshot: tuple[EnvSpec, ...] = ()  # _specs' values, rebuilt on every change (readers may cache on it)
 _builtins_loaded = False
 
 
@@ -119,6 +120,7 @@ def register(spec: EnvSpec) -> EnvSpec:
         raise ValueError(f"environment {spec.id!r} is already registered ({_specs[spec.id].entry_point})")
     _check(spec)
     _specs[spec.id] = spec
+    _changed()
     return spec
 
 
@@ -127,7 +129,14 @@ def unregister(env_id: str) -> EnvSpec:
     _ensure_builtins()
     if env_id not in _specs:
         raise unknown("environment", env_id, sorted(_specs))
-    return _specs.pop(env_id)
+    spec = _specs.pop(env_id)
+    _changed()
+    return spec
+
+
+def _changed() -> None:
+    global _snapshot
+    _snapshot = tuple(_specs.values())
 
 
 def _ensure_builtins() -> None:
@@ -138,9 +147,12 @@ def _ensure_builtins() -> None:
 
 
 def env_specs() -> tuple[EnvSpec, ...]:
-    """Every registered environment, in registration order (the order of collection C8)."""
+    """Every registered environment, in registration order (the order of collection C8).
+
+    The same tuple object is returned until the registry changes, so callers may cache on it.
+    """
     _ensure_builtins()
-    return tuple(_specs.values())
+    return _snapshot
 
 
 def env_spec(env_id: str) -> EnvSpec:

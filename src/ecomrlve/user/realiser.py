@@ -69,20 +69,23 @@ class TemplateRealiser:
 
 def templates_for(act: Any) -> ActTemplates:
     """The templates that phrase ``act``: the shared ones, or those of a registered environment."""
-    for templates in (COMMON_TEMPLATES, *_registered_templates()):
-        if isinstance(act, templates.acts):
-            return templates
-    raise TypeError(f"no template for dialogue act {type(act).__name__}")
+    global _dispatch_specs
+    specs = env_specs()
+    if specs is not _dispatch_specs:  # the registry changed: rebuild the dispatch
+        _dispatch.clear()
+        _dispatch_specs = specs
+    found = _dispatch.get(type(act))
+    if found is None:
+        names = dict.fromkeys(spec.templates for spec in specs if spec.templates)
+        found = next((t for t in (COMMON_TEMPLATES, *map(load, names)) if isinstance(act, t.acts)), None)
+        if found is None:
+            raise TypeError(f"no template for dialogue act {type(act).__name__}")
+        _dispatch[type(act)] = found
+    return found
 
 
-_resolved: dict[tuple[str, ...], tuple[ActTemplates, ...]] = {}
-
-
-def _registered_templates() -> tuple[ActTemplates, ...]:
-    names = tuple(dict.fromkeys(spec.templates for spec in env_specs() if spec.templates))
-    if names not in _resolved:
-        _resolved[names] = tuple(load(name) for name in names)
-    return _resolved[names]
+_dispatch: dict[type, ActTemplates] = {}  # act type -> its templates, for the registry as of _dispatch_specs
+_dispatch_specs: tuple[Any, ...] = ()
 
 
 def _common_text(act: A.Acknowledge | A.GiveUp, rng: random.Random) -> str:
