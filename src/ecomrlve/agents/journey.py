@@ -48,7 +48,8 @@ def classify_request(text: str) -> str:
         score += sum(weight * len(re.findall(pattern, lowered)) for pattern, weight in role.patterns)
         if best is None or (score, role.tie_rank) > best[:2]:
             best = (score, role.tie_rank, spec.id)
-    assert best is not None, "no registered environment has a JOURNEY role"
+    if best is None:
+        raise RuntimeError("no registered environment has a JOURNEY role")
     return best[2]
 
 

@@ -5,10 +5,10 @@ Description
     from the environments registered with a JOURNEY role (the seven others), all generated on
     ONE world (catalog, account, order history, cart). The shopper opens with the first request;
     every ``answer`` call closes the request being handled and the shopper moves on ("Thanks!
-    Also, ..."). With ``p_switch(d)``
-    the shopper interrupts a request after the agent's first turn on it to raise the next one,
-    and comes back to it once that one is answered. Each intent's own environment still applies
-    its own behaviour (withheld constraints, stock-outs, requirement changes...).
+    Also, ..."). With ``p_switch(d)`` the shopper interrupts a request after the agent's first
+    turn on it to raise the next one, and comes back to it once that one is answered. Each
+    intent's own environment still applies its own behaviour (withheld constraints, stock-outs,
+    requirement changes...).
 Hidden goal
     :class:`JourneyGoal`: per intent the environment id, its hidden goal and whether it gets
     interrupted.

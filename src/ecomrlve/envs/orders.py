@@ -1,8 +1,9 @@
 """Order histories and the ways customers refer to an order, shared by RETURN, STATUS and POLICY.
 
 Generators append orders to ``world.account`` (never replace them). A customer names an order
-line by id at low difficulty, by product and exact order date in the middle, and at high
-difficulty only by product type and a rough time ("the blender I ordered about 3 weeks ago").
+line at the ``order_reference`` level of the difficulty table: by id (low d), by product and
+exact order date (middle), or only by product type and a rough time ("the blender I ordered
+about 3 weeks ago", high d).
 A vague reference is *ambiguous* when another line with the same noun was ordered less than
 :data:`DISTINCT_DAYS` days apart; then the customer gives the exact item when asked.
 """
