@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import importlib
 
-from ecomrlve.agents.base import Agent
 from ecomrlve.agents.simple import CartHeuristic, RandomAgent
+from ecomrlve.protocol import Agent
 
 BUILTIN_AGENTS = ("oracle", "heuristic", "random")
 
@@ -34,4 +34,4 @@ def heuristic_agent(env_id: str) -> Agent:
     return getattr(importlib.import_module(module), cls)()
 
 
-__all__ = ["BUILTIN_AGENTS", "HEURISTICS", "Agent", "CartHeuristic", "RandomAgent", "heuristic_agent"]
+__all__ = ["BUILTIN_AGENTS", "HEURISTICS", "CartHeuristic", "RandomAgent", "heuristic_agent"]

@@ -14,7 +14,7 @@ import re
 from ecomrlve.actions import AgentAction
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.envs.journey import IntentRouter
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation
 
 #: Words that signal each kind of request, with their weight (matched with one typo tolerated).
 REQUEST_KEYWORDS: dict[str, dict[str, float]] = {

@@ -24,7 +24,7 @@ from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.agents.base import Agent
+    from ecomrlve.protocol import Agent
 
 
 @dataclass

@@ -39,7 +39,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import ENTRY_POINTS, get_environment
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation
 from ecomrlve.tools import ToolError
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser
