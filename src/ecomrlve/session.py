@@ -141,7 +141,7 @@ class _Turn:
 
 
 class EpisodeSession:
-    """One episode, from its opening to its record; created by :meth:`ecomrlve.episode.EcomEnv.reset`.
+    """One episode, from its opening to its record (:meth:`ecomrlve.episode.EcomEnv.reset` creates one).
 
     Args:
         family: the environment (generator, verifier, oracle) the episode is drawn from.

@@ -1,7 +1,7 @@
 """Run an evaluation: every task ``k`` times, many episodes in flight, resumable from its JSONL.
 
 An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed run is the same
-run), ``episodes.jsonl`` (one :class:`~ecomrlve.episode.EpisodeRecord` per finished episode,
+run), ``episodes.jsonl`` (one :class:`~ecomrlve.session.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
 ``summary.json`` and the reports. Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
