@@ -83,8 +83,7 @@ class EvalSpec:
 
     @property
     def planned_episodes(self) -> int:
-        per_env = self.tasks * (1 if self.difficulties is None else len(self.difficulties))
-        return per_env * len(self.env_ids) * self.trials
+        return len(self.plan()) * self.trials
 
 
 class EvalConfigMismatch(ValueError):
