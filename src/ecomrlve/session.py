@@ -171,12 +171,12 @@ class EpisodeSession:
         self._problem = family.generate(self._world, difficulty, derive_rng(*key, "generate"), realiser)
         self._tools, schemas = toolset(family, difficulty)
         self._t_max = family.turn_budget(self._problem)
-        self.turns = 0
-        self.user_caused_turns = 0
+        self._turns = 0
+        self._user_caused_turns = 0
         self._used_ids: list[str] = []
         self._answer: BaseModel | None = None
-        self.done = False
-        self.reward: RewardBreakdown | None = None
+        self._done = False
+        self._reward: RewardBreakdown | None = None
         self._actions: list[Any] = []
         self._turn: _Turn | None = None
         self._final: Observation | None = None
@@ -193,6 +193,25 @@ class EpisodeSession:
     @property
     def env_id(self) -> str:
         return self._family.env_id
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def turns(self) -> int:
+        """Agent turns so far."""
+        return self._turns
+
+    @property
+    def user_caused_turns(self) -> int:
+        """Turns the shopper caused; they do not count against the turn budget."""
+        return self._user_caused_turns
+
+    @property
+    def reward(self) -> RewardBreakdown | None:
+        """The reward breakdown once the episode is over."""
+        return self._reward
 
     @property
     def family(self) -> Environment:
@@ -240,12 +259,12 @@ class EpisodeSession:
             if reply is not None:
                 self._surface_from_text(reply)
                 self._say(turn, {"role": "user", "content": reply})
-        self.user_caused_turns += int(user.end_turn())
+        self._user_caused_turns += int(user.end_turn())
         if self._answer is not None:
             return self._finish("answered", turn.new_messages)
         if user.gave_up:
             return self._finish("user_gave_up", turn.new_messages)
-        if self.turns - self.user_caused_turns >= self._t_max:
+        if self._turns - self._user_caused_turns >= self._t_max:
             return self._finish("turn_budget", turn.new_messages)
         return Observation(messages=turn.new_messages, info=self._info())
 
@@ -259,7 +278,7 @@ class EpisodeSession:
             raise RuntimeError("a turn begun with begin_turn() is open; end it with end_turn()")
         self._actions.append(_assistant_message(raw) if isinstance(raw, AgentAction) else raw)
         try:
-            action = parse_action(raw, turn=self.turns, max_chars=MAX_ACTION_CHARS)
+            action = parse_action(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
             validated = [(call, *self._validate(call)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
             return self._finish("invalid_output", invalid_reason=str(exc))
@@ -286,20 +305,20 @@ class EpisodeSession:
         """The transcript so far, cart, turn counters and ending: what the agent has seen (no goal)."""
         return PublicState(
             episode_id=self.episode_id, env_id=self.env_id, messages=self._messages, tools=list(self._tools),
-            cart=cart_summary(self._ctx), turn=self.turns, user_caused_turns=self.user_caused_turns,
-            turns_left=self._turns_left(), in_turn=self._turn is not None, done=self.done,
-            termination=self.reward.termination if self.reward else None,
-            reward=self.reward.r_total if self.reward else None)
+            cart=cart_summary(self._ctx), turn=self._turns, user_caused_turns=self._user_caused_turns,
+            turns_left=self._turns_left(), in_turn=self._turn is not None, done=self._done,
+            termination=self._reward.termination if self._reward else None,
+            reward=self._reward.r_total if self._reward else None)
 
     def record(self) -> EpisodeRecord:
         """The replayable record, hidden goal included; only once the episode is over."""
-        if not self.done:
+        if not self._done:
             raise RuntimeError("the record (with the hidden goal) exists only once the episode is over")
         return EpisodeRecord(
             env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
             catalog=self._catalog_name, axes=self._difficulty.as_dict(), tools=list(self._tools),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
-            reward=self.reward,
+            reward=self._reward,
         )
 
     def audit(self) -> EpisodeAudit:
@@ -310,13 +329,13 @@ class EpisodeSession:
 
     def _info(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "difficulty": self._difficulty.d, "seed": self._seed,
-                "turn": self.turns, "user_caused_turns": self.user_caused_turns, "turns_left": self._turns_left()}
+                "turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
 
     def _turns_left(self) -> int:
-        return self._t_max - (self.turns - self.user_caused_turns)
+        return self._t_max - (self._turns - self._user_caused_turns)
 
     def _require_running(self) -> None:
-        if self.done:
+        if self._done:
             raise RuntimeError("the episode is over; call reset()")
 
     def _open_turn_or_raise(self) -> _Turn:
@@ -326,7 +345,7 @@ class EpisodeSession:
         return self._turn
 
     def _open_turn(self, message: str | None) -> _Turn:
-        self.turns += 1
+        self._turns += 1
         turn = self._turn = _Turn(message, {"role": "assistant", "content": message})
         self._messages.append(turn.assistant)
         self._problem.user.begin_turn()
@@ -384,22 +403,22 @@ class EpisodeSession:
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
                 invalid_reason: str | None = None) -> Observation:
-        self.done = True
+        self._done = True
         if invalid_reason is not None:
             outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
         else:
             outcome = self._family.verify(self._problem, self._world, self._answer)
-        self.reward = compose_reward(
-            r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self.turns,
-            user_caused_turns=self.user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,
+        self._reward = compose_reward(
+            r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self._turns,
+            user_caused_turns=self._user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,
             surfaced_ids=self._ctx.surfaced_ids(), termination=termination, weights=self._weights,
             invalid_reason=invalid_reason, safety_violation=outcome.safety_violation, task_details=outcome.details,
         )
-        info = self._info() | {"reward": self.reward.model_dump(), "is_correct": self.reward.is_correct,
+        info = self._info() | {"reward": self._reward.model_dump(), "is_correct": self._reward.is_correct,
                                "termination": termination}
         if invalid_reason is not None:
             info["invalid_reason"] = invalid_reason
-        self._final = Observation(messages=new_messages or [], done=True, reward=self.reward.r_total, info=info)
+        self._final = Observation(messages=new_messages or [], done=True, reward=self._reward.r_total, info=info)
         return self._final
 
 
