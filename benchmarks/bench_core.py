@@ -254,7 +254,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 # warm-up episode
                 for s in range(2):
                     obs = env.reset(env_id="CART", difficulty=d, seed=8_000_000 + s)
-                    agent = env.environment.oracle(env.problem) if agent_name == "oracle" else CartHeuristic()
+                    agent = env.audit().oracle() if agent_name == "oracle" else CartHeuristic()
                     while not obs.done:
                         obs = env.step(agent.act(obs))
                 done_eps = 0
@@ -264,7 +264,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 deadline = t0 + args.agent_time_budget
                 for s in range(n_eps):
                     obs = env.reset(env_id="CART", difficulty=d, seed=9_000_000 + s)
-                    agent = env.environment.oracle(env.problem) if agent_name == "oracle" else CartHeuristic()
+                    agent = env.audit().oracle() if agent_name == "oracle" else CartHeuristic()
                     while not obs.done:
                         obs = env.step(agent.act(obs))
                         turns += 1

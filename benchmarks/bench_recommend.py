@@ -42,7 +42,7 @@ def table(size: int, episodes: int) -> dict:
         constraints = eligible = withheld = stock_outs = shown = distractors = 0
         for seed in range(episodes):
             observation = env.reset(env_id="PD", difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             constraints += len(goal.requirements)
             eligible += len(goal.requirements) - 1
             withheld += len(goal.withheld)
@@ -69,7 +69,7 @@ def scan(size: int, episodes: int) -> dict:
             observation = env.reset(env_id=env_id, difficulty=seed % 16, seed=seed)
             texts = [observation.messages[-1]["content"]]
             if seed % 10 == 0:  # every tenth episode is also played out by the oracle
-                oracle = env.environment.oracle(env.problem)
+                oracle = env.audit().oracle()
                 while not observation.done:
                     observation = env.step(oracle.act(observation))
                     texts += [m["content"] for m in observation.messages if m["role"] == "user"]

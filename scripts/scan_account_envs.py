@@ -38,12 +38,12 @@ UNFILLED = re.compile(r"[{}]|\bNone\b|\bnan\b")
 
 def run_tool(env: EcomEnv, name: str, **arguments):
     tool = TOOLS[name]
-    return tool.run(env._episode.ctx, tool.validate(arguments))
+    return tool.run(env.audit().context, tool.validate(arguments))
 
 
 def check(env: EcomEnv, env_id: str, counts: Counter) -> None:
-    goal, world = env.problem.goal, env._episode.world
-    opening = env.problem.opening
+    goal, world = env.audit().problem.goal, env.audit().world
+    opening = env.audit().problem.opening
     for order in world.account.orders:
         assert order.placed <= world.today, "order placed after the simulated today"
         assert order.delivered is None or order.delivered <= world.today
@@ -75,7 +75,7 @@ def scan(env_id: str, episodes: int, env: EcomEnv) -> dict:
             env.reset(env_id=env_id, difficulty=d, seed=seed)
             check(env, env_id, counts)
             observation = env.reset(env_id=env_id, difficulty=d, seed=seed)
-            agent = env.environment.oracle(env.problem)
+            agent = env.audit().oracle()
             texts = [observation.messages[-1]["content"]]
             while not observation.done:
                 observation = env.step(agent.act(observation))

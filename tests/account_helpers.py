@@ -22,6 +22,6 @@ def find_episode(env: EcomEnv, env_id: str, d: int, predicate, limit: int = 400)
     """Reset ``env`` at the first seed whose hidden goal satisfies ``predicate``."""
     for seed in range(limit):
         env.reset(env_id=env_id, difficulty=d, seed=seed)
-        if predicate(env.problem.goal):
+        if predicate(env.audit().problem.goal):
             return
     raise AssertionError(f"no {env_id} episode at d={d} with seed < {limit} has the wanted goal")

@@ -22,7 +22,7 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, parse_action
 from ecomrlve.agents import heuristic_agent
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation
 
 MODEL = "test-model"
 

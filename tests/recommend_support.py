@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from exploits import UNFILLED, AskForeverPolicy, ScriptedPolicy, Transcript, play, random_product_id
 
-from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import filter_mask
 from ecomrlve.envs.recommend import requirement_filter
-from ecomrlve.episode import EcomEnv, Observation
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import Observation, cards
 
 
 class RecommendPolicy(ScriptedPolicy):
@@ -27,7 +27,7 @@ class RecommendPolicy(ScriptedPolicy):
     def __init__(self, env: EcomEnv, seed: int = 0) -> None:
         super().__init__(seed)
         self.env = env
-        self.goal = env.problem.goal
+        self.goal = env.audit().problem.goal
         self.seen: dict[str, dict[str, Any]] = {}
 
     def observe(self, observation: Observation) -> None:
@@ -75,8 +75,8 @@ class ViolatorsPolicy(RecommendPolicy):
         rows = np.asarray([catalog.index_of(i) for i in self.seen], dtype=np.int64)
         if len(rows) == 0:
             return []
-        problem = self.env.problem
-        stock = self.env._episode.world.stock_overrides
+        problem = self.env.audit().problem
+        stock = self.env.audit().world.stock_overrides
         if hasattr(problem.goal, "categories"):  # BUNDLE: products that cover no needed category
             goal = problem.goal
             keep = np.ones(len(rows), dtype=bool)

@@ -137,7 +137,7 @@ def test_policy_search_output_does_not_depend_on_the_episode(catalog, search) ->
     results = set()
     for seed in range(5):
         env.reset(env_id="POLICY", difficulty=9, seed=seed)
-        ctx = env._episode.ctx
+        ctx = env.audit().context
         results.add(repr(TOOLS["policy_search"].run(ctx, TOOLS["policy_search"].validate({"query": "refund restocking fee"}))))
     assert len(results) == 1
 
@@ -189,13 +189,13 @@ def test_account_is_created_lazily(catalog) -> None:
 def test_cart_episodes_never_build_an_account(catalog, search) -> None:
     env = EcomEnv("CART", catalog=catalog, search=search)
     env.reset(env_id="CART", difficulty=5, seed=1)
-    assert env._episode.world._account is None
+    assert env.audit().world._account is None
 
 
 def _ctx(catalog, search, env_id: str = "RETURN", d: int = 6, seed: int = 0):
     env = EcomEnv(env_id, catalog=catalog, search=search)
     env.reset(env_id=env_id, difficulty=d, seed=seed)
-    return env, env._episode.ctx
+    return env, env.audit().context
 
 
 def _run(ctx, name: str, **arguments):
@@ -216,7 +216,7 @@ def test_order_tools_surface_order_and_line_ids(catalog, search) -> None:
 def test_order_ids_in_the_customers_words_count_as_surfaced(catalog, search) -> None:
     env = EcomEnv("STATUS", catalog=catalog, search=search)
     env.reset(env_id="STATUS", difficulty=0, seed=4)
-    assert env.problem.goal.target.order_id in env._episode.surfaced_ids()
+    assert env.audit().problem.goal.target.order_id in env.audit().surfaced_ids()
 
 
 def test_account_tool_business_errors(catalog, search) -> None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typer.testing import CliRunner
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
+from ecomrlve.protocol import tool_results
 from ecomrlve.cli import app
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, env_collections, resolve_env_ids

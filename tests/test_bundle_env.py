@@ -82,12 +82,12 @@ def test_generated_bundles_are_satisfiable(bundle_env, catalog) -> None:
     for d in (0, 2, 7, 12, 15):
         for seed in range(25):
             bundle_env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = bundle_env.problem.goal
+            goal = bundle_env.audit().problem.goal
             assert len(goal.categories) == min(12, 3 + d // 2)
             assert len(set(goal.categories)) == len(goal.categories)
             references = [catalog.index_of(i) for i in goal.reference_ids]
             assert [int(catalog.category[r]) for r in references] == goal.categories
-            assert all(bundle_env._episode.world.stock(r) > 0 for r in references)
+            assert all(bundle_env.audit().world.stock(r) > 0 for r in references)
             total = sum(catalog.price(r) for r in references)
             assert (goal.budget is None) == (d < 2)
             assert goal.budget is None or total <= goal.budget
@@ -105,7 +105,7 @@ def test_other_taxonomy_offers_only_projects_it_can_serve(catalog) -> None:
     for d in (0, 3, 6):
         for seed in range(10):
             env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             assert {other.categories[c].name for c in goal.categories} <= {
                 "Tents", "Sleeping Bags", "Headlamps", "Backpacks", "Water Bottles", "Rain Jackets"}
             assert len(goal.categories) == min(3 + d // 2, 6)

@@ -11,8 +11,8 @@ import pytest
 from exploits import EXPLOITS, Transcript, oracle_runs, play
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.user.realiser import ATTRIBUTE_WORDS
 
 ALL_D = list(range(16))
@@ -53,7 +53,7 @@ def generated_goals(make_env, d: int) -> list:
         goals = []
         for seed in range(TABLE_EPISODES):
             env.reset(env_id="CART", difficulty=d, seed=seed)
-            goals.append(env.problem.goal)
+            goals.append(env.audit().problem.goal)
         _GOALS[d] = goals
     return _GOALS[d]
 
@@ -62,8 +62,8 @@ def find_episode(env: EcomEnv, d: int, predicate, limit: int = 500):
     """Reset ``env`` at the first seed whose goal satisfies ``predicate``; returns (obs, goal)."""
     for seed in range(limit):
         observation = env.reset(env_id="CART", difficulty=d, seed=seed)
-        if predicate(env.problem.goal):
-            return observation, env.problem.goal
+        if predicate(env.audit().problem.goal):
+            return observation, env.audit().problem.goal
     raise AssertionError(f"no seed < {limit} at d={d} has the wanted goal")
 
 
@@ -160,7 +160,7 @@ def test_withheld_values_never_leak(make_env, d: int) -> None:
     checked = stated = 0
     for seed in range(60):
         transcript = play(env, lambda e: _Browser(), difficulty=d, seed=seed)
-        goal = env.problem.goal
+        goal = env.audit().problem.goal
         assert set(transcript.observations[0].model_dump()) == {"messages", "tools", "done", "reward", "info"}
         texts = transcript.user_messages()
         phrases = " ".join(p for it in goal.items for p in (it.phrase, it.full_phrase))
@@ -197,7 +197,7 @@ def test_stated_values_survive_noise(make_env, d: int) -> None:
     for seed in range(150):
         obs = env.reset(env_id="CART", difficulty=d, seed=seed)
         opening = obs.messages[-1]["content"]
-        goal = env.problem.goal
+        goal = env.audit().problem.goal
         withheld = set(map(tuple, goal.withheld))
         for i, item in enumerate(goal.items):
             if item.variant_value is not None and (i, "variant") not in withheld:
@@ -259,7 +259,7 @@ def test_business_errors_continue_episode(env, catalog) -> None:
     assert result["error"] == "unknown_product" and result["message"]
 
     row = next(r for r in range(len(catalog)) if catalog.stock[r] == 0
-               and catalog.product_id(r) not in {it.product_id for it in env.problem.goal.items})
+               and catalog.product_id(r) not in {it.product_id for it in env.audit().problem.goal.items})
     product_id = catalog.product_id(row)
     obs = env.step(call("catalog_get_variants", product_id=product_id))
     variants = tool_result(obs)["variants"]
@@ -422,7 +422,7 @@ def test_stock_outs_happen_and_oracle_solves_them(make_env) -> None:
     solved = 0
     for seed, transcript in enumerate(oracle_runs(make_env(), "CART", 10, ORACLE_SEEDS)):
         env.reset(env_id="CART", difficulty=10, seed=seed)
-        goal = env.problem.goal
+        goal = env.audit().problem.goal
         if any(it.stock_out for it in goal.items):
             assert transcript.reward["is_correct"] and transcript.reward["r_task"] == 1.0, seed
             assert transcript.reward["user_caused_turns"] >= 1, seed
@@ -452,7 +452,7 @@ def test_visit_history_contains_history_targets(make_env, d: int) -> None:
     seen = 0
     for seed in range(40):
         env.reset(env_id="CART", difficulty=d, seed=seed)
-        goal = env.problem.goal
+        goal = env.audit().problem.goal
         obs = env.step(call("user_get_visit_history"))
         viewed = {card["product_id"] for card in tool_result(obs)["viewed"]}
         for item in goal.items:
@@ -484,7 +484,7 @@ def test_denied_categories_are_never_targets_and_adding_one_is_unsafe(make_env, 
 
     for seed in range(150):
         env.reset(env_id="CART", difficulty=9, seed=seed)
-        assert not any(denied(it.row) for it in env.problem.goal.items), seed
+        assert not any(denied(it.row) for it in env.audit().problem.goal.items), seed
     env.reset(env_id="CART", difficulty=6, seed=1)
     obs = env.step(call("catalog_search", query="charger", filters={"category": "Chargers", "in_stock": True}))
     card = tool_result(obs)["results"][0]

@@ -344,7 +344,7 @@ def test_catalog_search_tool_distractor_share(make_env, search, d: int) -> None:
     emitted = injected = 0
     for seed in range(120):
         env.reset(env_id="CART", difficulty=d, seed=seed)
-        item = env.problem.goal.items[0]
+        item = env.audit().problem.goal.items[0]
         query = f"{item.brand} {item.noun}"
         obs = env.step(AgentAction(tool_calls=(ToolCall(id="s", name="catalog_search", arguments={"query": query}),)))
         results = [c["product_id"] for c in json.loads(obs.messages[0]["content"])["results"]]

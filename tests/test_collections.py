@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 
@@ -11,9 +12,9 @@ from typer.testing import CliRunner
 from ecomrlve.cli import app
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import env_collections, resolve_env_ids
-from ecomrlve.episode import EcomEnv
 from ecomrlve.registry import env_specs
-from ecomrlve.runner import Plan, episode_seed, play
+from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import Curriculum, Plan, RunLoop, agent_factory
 
 
 def test_collections_are_nested_and_c8_is_every_environment():
@@ -26,20 +27,22 @@ def test_collections_are_nested_and_c8_is_every_environment():
 
 
 def test_adaptive_plan_samples_environments_uniformly_and_reproducibly():
-    plan = Plan(env_collections()["C8"], None, 4000, seed=7)
-    counts = collections.Counter(env_id for env_id, _, _ in plan)
+    plan = Plan(env_collections()["C8"], None, 4000, seed=7, draw_envs=True)
+    assert len(list(plan)) == len(plan) == 4000
+    counts = collections.Counter(task.env_id for task in plan)
     assert set(counts) == set(env_collections()["C8"])
     assert all(abs(n / 4000 - 1 / 8) < 0.025 for n in counts.values()), counts
-    assert list(plan) == list(Plan(env_collections()["C8"], None, 4000, seed=7))
-    assert list(plan) != list(Plan(env_collections()["C8"], None, 4000, seed=8))
+    assert list(plan) == list(Plan(env_collections()["C8"], None, 4000, seed=7, draw_envs=True))
+    assert list(plan) != list(Plan(env_collections()["C8"], None, 4000, seed=8, draw_envs=True))
 
 
 def run_adaptive(catalog, search, agent: str, episodes: int) -> AdaptiveScheduler:
     env_ids = env_collections()["C8"]
     scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc=0.9, tau_num=2, d_delta=4))
-    env = EcomEnv(env_ids, catalog=catalog, search=search, scheduler=scheduler)
-    for env_id, _, index in Plan(env_ids, None, episodes, seed=1):
-        play(env, agent, env_id=env_id, difficulty=None, seed=episode_seed(1, env_id, "adaptive", index))
+    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=catalog, search=search), Curriculum.sequential(scheduler, 1),
+                   agent_factory(agent))
+    asyncio.run(loop.run(((task, 0) for task in Plan(env_ids, None, episodes, seed=1, draw_envs=True)),
+                         lambda *finished: None))
     return scheduler
 
 

@@ -32,7 +32,7 @@ for env_id in {env_ids!r}:
     for d in {difficulties!r}:
         for seed in {seeds!r}:
             obs = env.reset(env_id=env_id, difficulty=d, seed=seed)
-            oracle = env.environment.oracle(env.problem)
+            oracle = env.audit().oracle()
             while not obs.done:
                 obs = env.step(oracle.act(obs))
             out.append(env.record.to_json())
@@ -88,7 +88,7 @@ def test_different_seeds_give_different_goals(env, d: int) -> None:
     goals, openings = set(), set()
     for seed in range(30):
         obs = env.reset(env_id="CART", difficulty=d, seed=seed)
-        goals.add(json.dumps(env.problem.goal.model_dump(mode="json"), sort_keys=True))
+        goals.add(json.dumps(env.audit().problem.goal.model_dump(mode="json"), sort_keys=True))
         openings.add(obs.messages[-1]["content"])
     assert len(goals) == 30
     assert len(openings) >= 29
@@ -98,11 +98,11 @@ def test_different_seeds_give_different_goals(env, d: int) -> None:
 def test_same_key_twice_gives_identical_first_observation(env, make_env, d: int, seed: int) -> None:
     """Resetting the same (env, d, seed) twice, in one env or two, gives identical first observations and goals."""
     first = env.reset(env_id="CART", difficulty=d, seed=seed)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     env.reset(env_id="CART", difficulty=d, seed=seed + 1)
     second = env.reset(env_id="CART", difficulty=d, seed=seed)
     assert second.model_dump() == first.model_dump()
-    assert env.problem.goal == goal
+    assert env.audit().problem.goal == goal
     other = make_env(seed=77)
     third = other.reset(env_id="CART", difficulty=d, seed=seed)
     assert third.model_dump_json() == first.model_dump_json()

@@ -143,6 +143,7 @@ def test_env_applies_overrides(make_env) -> None:
     env = make_env(overrides={"B_tool": 3, "p_noise": 0.0})
     obs = env.reset(env_id="CART", difficulty=0, seed=0)
     assert "at most 3 tools per turn" in obs.messages[0]["content"]
+    env.session.finish("test_over")
     assert env.record.axes["B_tool"] == 3 and env.record.axes["p_noise"] == 0.0
     with pytest.raises(ValueError):
         make_env(overrides={"bogus": 1}).reset(env_id="CART", difficulty=0, seed=0)

@@ -10,7 +10,8 @@ from exploits import CartViewForeverPolicy, play, play_oracle
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.episode import MAX_ACTION_CHARS, EcomEnv, EpisodeRecord
+from ecomrlve.episode import EcomEnv
+from ecomrlve.session import MAX_ACTION_CHARS, EpisodeRecord
 
 # -- the three wire formats ------------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def normalised(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _oracle_actions(env: EcomEnv, d: int, seed: int) -> list[AgentAction]:
     obs = env.reset(env_id="CART", difficulty=d, seed=seed)
-    oracle = env.environment.oracle(env.problem)
+    oracle = env.audit().oracle()
     actions = []
     while not obs.done:
         actions.append(oracle.act(obs))
@@ -139,7 +140,7 @@ def test_invalid_output_ends_episode(env, raw: Any, fragment: str) -> None:
 def test_declared_argument_bounds_are_schema_violations(env, tool: str, arguments: dict) -> None:
     """Arguments outside the declared bounds (quantity 1-99, question 1-2000 chars) are invalid output."""
     env.reset(env_id="CART", difficulty=6, seed=12)
-    item = env.problem.goal.items[0]
+    item = env.audit().problem.goal.items[0]
     if tool == "cart_add":
         arguments = {"product_id": item.product_id, **arguments}
         if item.variant_id:
@@ -168,7 +169,7 @@ def test_tool_budget_extra_calls_not_executed(env) -> None:
     assert Difficulty.at(0).B_tool == 1
     obs = env.reset(env_id="CART", difficulty=0, seed=2)
     assert "at most 1 tools per turn" in obs.messages[0]["content"]
-    item = env.problem.goal.items[0]
+    item = env.audit().problem.goal.items[0]
     obs = env.step(_calls(("catalog_search", {"query": item.full_phrase})))
     card = next(c for c in json.loads(obs.messages[0]["content"])["results"])
     add = {"product_id": card["product_id"], "quantity": 1}
@@ -224,7 +225,7 @@ def test_tool_schemas_are_strict_openai_functions(env) -> None:
     names = [t["function"]["name"] for t in obs.tools]
     assert len(set(names)) == len(names)
     assert {"catalog_search", "cart_add", "cart_view", "ask_user", "answer"} <= set(names)
-    assert names == env.record.tools
+    assert names == env.session.public_state().tools
     for schema in obs.tools:
         assert schema["type"] == "function"
         function = schema["function"]
@@ -245,15 +246,14 @@ def test_tool_schemas_are_strict_openai_functions(env) -> None:
 # -- the episode record ----------------------------------------------------------------------------------
 
 def test_record_round_trips_through_json(env) -> None:
-    """EpisodeRecord survives JSON: oracle episode, mixed wire formats, an invalid ending, mid-episode."""
+    """EpisodeRecord survives JSON: oracle episode, mixed wire formats, an invalid ending."""
     play_oracle(env, difficulty=9, seed=4)
     record = env.record
     assert EpisodeRecord.model_validate_json(record.to_json()) == record
-    assert record.goal == env.problem.goal.model_dump(mode="json")
+    assert record.goal == env.audit().problem.goal.model_dump(mode="json")
     assert record.messages[0]["role"] == "system" and record.messages[1]["role"] == "user"
 
     env.reset(env_id="CART", difficulty=3, seed=5)
-    assert EpisodeRecord.model_validate_json(env.record.to_json()) == env.record  # before any step
     env.step(as_openai(AgentAction(message="Which size?"), 0))
     env.step(as_hermes(AgentAction(tool_calls=(ToolCall(id="h", name="cart_view", arguments={}),)), 1))
     obs = env.step('<tool_call>{"name": "cart_view"</tool_call>')

@@ -23,7 +23,7 @@ from ecomrlve.evaluation import (
     read_records,
     wilson_interval,
 )
-from ecomrlve.evaluation.run import agent_factory
+from ecomrlve.runner import agent_factory
 
 T, F = True, False
 

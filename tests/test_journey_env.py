@@ -10,10 +10,10 @@ import pytest
 from pydantic import ValidationError
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
 from ecomrlve.envs import get_environment
 from ecomrlve.envs.journey import JourneyOracle, intent_families, merged_answer_model
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.world.state import World
 
 SLOT = re.compile(r"\{|\}|\bNone\b|\bnan\b")
@@ -45,17 +45,17 @@ def test_intents_come_from_distinct_environments_and_share_one_world(journey):
     for seed in range(20):
         journey.overrides = {}
         journey.reset(env_id="JOURNEY", difficulty=12, seed=seed)
-        env_ids = journey.problem.user.env_ids
+        env_ids = journey.audit().problem.user.env_ids
         assert len(env_ids) == len(set(env_ids)) == 5
         assert set(env_ids) <= {family.env_id for family in intent_families()}
-        assert all(p.user is not None for p in journey.problem.user.problems)
+        assert all(p.user is not None for p in journey.audit().problem.user.problems)
 
 
 def test_turn_budget_is_the_sum_of_the_intents_budgets(journey):
     observation = journey.reset(env_id="JOURNEY", difficulty=8, seed=3)
-    problems = journey.problem.user.problems
+    problems = journey.audit().problem.user.problems
     assert observation.info["turns_left"] == sum(get_environment(e).turn_budget(p)
-                                                 for e, p in zip(journey.problem.user.env_ids, problems))
+                                                 for e, p in zip(journey.audit().problem.user.env_ids, problems))
 
 
 class FirstIntentOnly(JourneyOracle):
@@ -72,10 +72,10 @@ def test_solving_only_the_first_intent_earns_at_most_its_share(journey, d):
     for seed in range(3):
         journey.overrides = {"p_switch": 0.0}
         observation = journey.reset(env_id="JOURNEY", difficulty=d, seed=seed)
-        agent = FirstIntentOnly(journey.problem)
+        agent = FirstIntentOnly(journey.audit().problem)
         while not observation.done:
             observation = journey.step(agent.act(observation))
-        n = len(journey.problem.user.problems)
+        n = len(journey.audit().problem.user.problems)
         assert not observation.info["is_correct"]
         assert journey.record.reward.r_task <= 1 / n
 
@@ -86,18 +86,18 @@ def user_messages(record) -> list[str]:
 
 def test_without_switches_intents_follow_in_order(journey):
     _, record = play_oracle(journey, 12, 5, {"p_switch": 0.0})
-    openings = [p.opening for p in journey.problem.user.problems]
+    openings = [p.opening for p in journey.audit().problem.user.problems]
     said = " ".join(user_messages(record))
     positions = [said.find(o) for o in openings]
     assert all(p >= 0 for p in positions) and positions == sorted(positions)
-    assert not any(i.interrupted for i in journey.problem.goal.intents)
+    assert not any(i.interrupted for i in journey.audit().problem.goal.intents)
 
 
 def test_interruptions_raise_the_next_intent_and_come_back(journey):
     """With p_switch = 1 each intent but the last is interrupted after the agent's first turn on it."""
     observation, record = play_oracle(journey, 8, 2, {"p_switch": 1.0})
-    user = journey.problem.user
-    assert [i.interrupted for i in journey.problem.goal.intents] == [True] * (len(user.problems) - 1) + [False]
+    user = journey.audit().problem.user
+    assert [i.interrupted for i in journey.audit().problem.goal.intents] == [True] * (len(user.problems) - 1) + [False]
     assert observation.info["is_correct"]
     said = user_messages(record)
     openings = [p.opening for p in user.problems]
@@ -114,7 +114,7 @@ def test_interruptions_raise_the_next_intent_and_come_back(journey):
 def test_an_answer_that_does_not_fit_the_current_request_is_a_tool_error(journey):
     journey.overrides = {"p_switch": 0.0}
     observation = journey.reset(env_id="JOURNEY", difficulty=4, seed=11)
-    current = journey.problem.user.env_ids[0]
+    current = journey.audit().problem.user.env_ids[0]
     fields = set(get_environment(current).answer_arguments.model_fields)
     foreign = next(name for name in journey.environment.answer_arguments.model_fields if name not in fields)
     value = journey.environment.answer_arguments.model_fields[foreign]
@@ -127,7 +127,7 @@ def test_an_answer_that_does_not_fit_the_current_request_is_a_tool_error(journey
     assert not observation.done
     [(_, result)] = list(tool_results(observation))
     assert result["error"] == "answer_does_not_fit"
-    assert journey.problem.user.answers == {}
+    assert journey.audit().problem.user.answers == {}
 
 
 def test_merged_answer_model_rejects_clashing_field_types():

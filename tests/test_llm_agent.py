@@ -24,10 +24,11 @@ from chat_server import (
 )
 
 from ecomrlve.agents.llm import ChatEndpoint, EndpointError, LLMAgent, LLMConfig, SamplingParams
-from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.episode import EcomEnv
 from ecomrlve.evaluation import EvalSpec, Evaluation
-from ecomrlve.evaluation.run import agent_factory, read_records
-from ecomrlve.runner import replay
+from ecomrlve.evaluation.run import read_records
+from ecomrlve.runner import agent_factory, replay
+from ecomrlve.session import EpisodeRecord
 
 pytest.importorskip("openai")
 

@@ -51,8 +51,8 @@ def answer(ids: list[str]) -> AgentAction:
 def find(env: EcomEnv, d: int, predicate, limit: int = 400):
     for seed in range(limit):
         env.reset(env_id=ENV, difficulty=d, seed=seed)
-        if predicate(env.problem.goal):
-            return env.problem.goal
+        if predicate(env.audit().problem.goal):
+            return env.audit().problem.goal
     raise AssertionError(f"no seed < {limit} at d={d} has the wanted goal")
 
 
@@ -118,9 +118,9 @@ def test_valid_set_is_exact_over_the_whole_catalog(pd_env, catalog, d) -> None:
     """The per-category vectorised valid set equals the whole-catalog filter, and holds the target."""
     for seed in range(15):
         pd_env.reset(env_id=ENV, difficulty=d, seed=seed)
-        goal = pd_env.problem.goal
+        goal = pd_env.audit().problem.goal
         requirements = goal.requirements
-        world = pd_env._episode.world
+        world = pd_env.audit().world
         fast = valid_rows(catalog, goal.category, requirements, world.stock_overrides)
         flt = ProductFilter(**{r.field: r.value for r in requirements}, in_stock=True)
         whole = np.flatnonzero(filter_mask(catalog, flt, world.stock_overrides) & (catalog.category == goal.category))
@@ -163,13 +163,13 @@ def test_non_ideal_answers_score_below_one(quiet_pd) -> None:
     """Reordering, dropping, padding or repeating the ideal list costs reward; the ideal gets 1."""
     for seed in range(20):
         quiet_pd.reset(env_id=ENV, difficulty=9, seed=seed)
-        ideal = list(quiet_pd.problem.goal.ideal_ids)
+        ideal = list(quiet_pd.audit().problem.goal.ideal_ids)
         if len(ideal) < 2:
             continue
         variants = [ideal[::-1], ideal[:-1], ideal + [ideal[0]], ideal + ["PZZZZZZZZ"]]
         for variant in variants:
             quiet_pd.reset(env_id=ENV, difficulty=9, seed=seed)
-            outcome = quiet_pd.environment.verify(quiet_pd.problem, quiet_pd._episode.world, _answer_model(variant))
+            outcome = quiet_pd.environment.verify(quiet_pd.audit().problem, quiet_pd.audit().world, _answer_model(variant))
             if variant != ideal:
                 assert outcome.r_task < 1.0, (seed, variant)
         return
@@ -215,7 +215,7 @@ def test_stock_out_announced_once_and_penalised(catalog, search) -> None:
     assert observation.info["user_caused_turns"] == 1
     observation = quiet_pd.step(say(f"I recommend {goal.stock_out_id}."))
     assert observation.info["user_caused_turns"] == 1
-    outcome = quiet_pd.environment.verify(quiet_pd.problem, quiet_pd._episode.world,
+    outcome = quiet_pd.environment.verify(quiet_pd.audit().problem, quiet_pd.audit().world,
                                           _answer_model([goal.stock_out_id] + goal.ideal_ids[:-1]))
     assert outcome.r_task < 1.0 and not outcome.is_correct
 
@@ -224,7 +224,7 @@ def test_context_switch_is_user_caused_and_scored_against_final(quiet_pd) -> Non
     goal = find(quiet_pd, 10, lambda g: g.switch is not None)
     observation = quiet_pd.step(say("Let me look."))
     assert observation.info["user_caused_turns"] == 1
-    user = quiet_pd.problem.user
+    user = quiet_pd.audit().problem.user
     assert user.requirements[goal.switch.index] == goal.switch.requirement
     assert goal.switch.requirement.text() in observation.messages[-1]["content"]
 
@@ -256,7 +256,7 @@ def test_pd_table(pd_env, d) -> None:
     total = eligible = hidden = sold = 0
     for seed in range(episodes):
         pd_env.reset(env_id=ENV, difficulty=d, seed=seed)
-        goal = pd_env.problem.goal
+        goal = pd_env.audit().problem.goal
         total += len(goal.requirements)
         eligible += len(goal.requirements) - 1
         hidden += len(goal.withheld)
@@ -268,7 +268,7 @@ def test_pd_table(pd_env, d) -> None:
     shown = injected = 0
     for seed in range(60):
         pd_env.reset(env_id=ENV, difficulty=d, seed=seed)
-        goal = pd_env.problem.goal
+        goal = pd_env.audit().problem.goal
         query = goal.noun
         observation = pd_env.step(call("catalog_search", query=query, top_k=20))
         results = [c["product_id"] for c in json.loads(observation.messages[0]["content"])["results"]]
@@ -285,7 +285,7 @@ def test_denied_categories_never_asked_for_and_unsafe_to_recommend(catalog, sear
     kitchen = {i for i, c in enumerate(catalog.categories) if c.path[0] == "Kitchen"}
     for seed in range(60):
         env.reset(env_id=env_id, difficulty=seed % 16, seed=seed)
-        goal = env.problem.goal
+        goal = env.audit().problem.goal
         assert not (set(getattr(goal, "categories", [getattr(goal, "category", None)])) & kitchen), seed
     env.reset(env_id=env_id, difficulty=3, seed=1)
     observation = env.step(call("catalog_search", query="pan", filters={"category": "Frying Pans", "in_stock": True}))

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction
-from ecomrlve.agents.base import tool_results
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.envs.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.world.policy import STORE_POLICY as RULES
 
 ENV = "POLICY"
@@ -96,7 +96,7 @@ def test_expected_answers_match_an_independent_recomputation(env) -> None:
     for d in ALL_D + [18]:  # B_branch reaches 7 conditions (refund_full) at d = 18
         for seed in range(60):
             env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             expected = goal.expected_yes_no if goal.expected_yes_no is not None else goal.expected_number
             assert independent_answer(goal.kind, goal.situation) == expected, (d, seed, goal.kind)
             kinds[goal.kind] += 1
@@ -106,8 +106,8 @@ def test_expected_answers_match_an_independent_recomputation(env) -> None:
 def test_question_depends_on_b_branch_conditions(env) -> None:
     for d in ALL_D:
         env.reset(env_id=ENV, difficulty=d, seed=1)
-        kind = next(k for k in KINDS if k.name == env.problem.goal.kind)
-        assert len(kind.conditions) == min(env.problem.difficulty.B_branch, max(len(k.conditions) for k in KINDS))
+        kind = next(k for k in KINDS if k.name == env.audit().problem.goal.kind)
+        assert len(kind.conditions) == min(env.audit().problem.difficulty.B_branch, max(len(k.conditions) for k in KINDS))
     assert all(kinds_for(b) for b in range(1, 8))
 
 
@@ -115,18 +115,18 @@ def test_hidden_conditions_are_in_the_account_and_absent_from_the_question(env) 
     hidden_tier = hidden_item = 0
     for seed in range(200):
         env.reset(env_id=ENV, difficulty=12, seed=seed)
-        goal, account = env.problem.goal, env._episode.world.account
+        goal, account = env.audit().problem.goal, env.audit().world.account
         if "tier" in goal.hidden:
             hidden_tier += 1
             assert goal.situation.tier == account.profile.tier
-            assert not any(name in env.problem.opening for name in ("Standard member", "Plus member", "Premier member"))
+            assert not any(name in env.audit().problem.opening for name in ("Standard member", "Plus member", "Premier member"))
         if goal.order_id is not None:
             hidden_item += 1
             order = account.order(goal.order_id)
             line = order.lines[0]
             assert line.unit_price_cents == goal.situation.price_cents
-            assert (env._episode.world.today - order.delivered).days == goal.situation.days_since_delivery
-            assert f"${goal.situation.price_cents // 100}." not in env.problem.opening
+            assert (env.audit().world.today - order.delivered).days == goal.situation.days_since_delivery
+            assert f"${goal.situation.price_cents // 100}." not in env.audit().problem.opening
     assert hidden_tier >= 40 and hidden_item >= 40
 
 
@@ -136,7 +136,7 @@ def test_numeric_answers_are_rarely_zero_and_yes_no_is_balanced(env) -> None:
     for d in ALL_D:
         for seed in range(50):
             env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             if goal.expected_yes_no is not None:
                 yes_no[goal.expected_yes_no] += 1
             else:

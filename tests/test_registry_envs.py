@@ -90,7 +90,7 @@ def test_doing_nothing_earns_nothing(env, case, agent) -> None:
 def test_same_key_gives_an_identical_record(catalog, search, case) -> None:
     """Two separate EcomEnv objects, the same (env, d, seed): byte-identical records (oracle and silent)."""
     env_id, d, seed = case
-    for make_agent in (lambda e: e.environment.oracle(e.problem), lambda e: Silent()):
+    for make_agent in (lambda e: e.audit().oracle(), lambda e: Silent()):
         records = []
         for _ in range(2):
             fresh = EcomEnv(env_id, catalog=catalog, search=search)

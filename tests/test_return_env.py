@@ -11,11 +11,9 @@ from account_helpers import call, find_episode, reply
 from exploits import play
 
 from ecomrlve.actions import AgentAction
-from ecomrlve.agents.base import tool_results
-from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.orders import BY_ORDER_ID
 from ecomrlve.envs.returns import return_score
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.tools import TOOLS
 from ecomrlve.world.account import ORDER_ID
 
@@ -32,7 +30,7 @@ def env(catalog, search) -> EcomEnv:
 
 def _run_tool(env: EcomEnv, name: str, **arguments: Any) -> dict[str, Any]:
     tool = TOOLS[name]
-    return tool.run(env._episode.ctx, tool.validate(arguments))
+    return tool.run(env.audit().context, tool.validate(arguments))
 
 
 def test_tool_eligibility_agrees_with_the_goal_and_mentioned_orders_are_listed(env) -> None:
@@ -41,7 +39,7 @@ def test_tool_eligibility_agrees_with_the_goal_and_mentioned_orders_are_listed(e
     for d in ALL_D:
         for seed in range(25):
             observation = env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             listed = {o["order_id"] for o in _run_tool(env, "order_list")["orders"]}
             assert goal.target.order_id in listed and set(goal.order_ids) <= listed
             assert set(re.findall(ORDER_ID, observation.messages[-1]["content"])) <= listed
@@ -55,12 +53,12 @@ def test_tool_eligibility_agrees_with_the_goal_and_mentioned_orders_are_listed(e
 def test_references_follow_difficulty(env) -> None:
     hardest_by_id = max(d for d in range(16) if Difficulty.at(d).order_reference == BY_ORDER_ID)
     env.reset(env_id=ENV, difficulty=hardest_by_id, seed=0)
-    assert env.problem.goal.target.order_id in env.problem.opening
+    assert env.audit().problem.goal.target.order_id in env.audit().problem.opening
     for d in (8, 12, 15):
         for seed in range(10):
             env.reset(env_id=ENV, difficulty=d, seed=seed)
-            target = env.problem.goal.target
-            assert target.order_id not in env.problem.opening
+            target = env.audit().problem.goal.target
+            assert target.order_id not in env.audit().problem.opening
             assert target.brand not in target.phrase and target.noun.lower() in target.phrase
 
 
@@ -68,7 +66,7 @@ def test_high_difficulty_has_distractors_and_ineligible_edges(env) -> None:
     same_product = ambiguous = ineligible = 0
     for seed in range(80):
         env.reset(env_id=ENV, difficulty=12, seed=seed)
-        goal, account = env.problem.goal, env._episode.world.account
+        goal, account = env.audit().problem.goal, env.audit().world.account
         rows = [line.row for o in account.orders for line in o.lines]
         same_product += rows.count(goal.target.row) > 1
         ambiguous += goal.target.ambiguous
@@ -134,7 +132,7 @@ def test_exploits_earn_nothing(env, name: str) -> None:
 
 def test_invented_line_ids_in_the_answer_are_hallucinations(env) -> None:
     env.reset(env_id=ENV, difficulty=2, seed=0)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     observation = env.step(call("answer", order_id=goal.target.order_id, line_id="OL7K2Q9X", eligible=True))
     assert observation.info["reward"]["r_hall"] < 0 and "OL7K2Q9X" in observation.info["reward"]["hallucinated_ids"]
 
@@ -143,12 +141,12 @@ def test_invented_line_ids_in_the_answer_are_hallucinations(env) -> None:
 
 def test_which_one_question_is_free_once_when_ambiguous(env) -> None:
     find_episode(env, ENV, 12, lambda g: g.target.ambiguous)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     observation = env.step(AgentAction(message="Which one do you mean exactly?"))
     assert goal.target.title in reply(observation) and observation.info["user_caused_turns"] == 1
-    patience = env.problem.user.patience
+    patience = env.audit().problem.user.patience
     observation = env.step(AgentAction(message="Which one do you mean exactly?"))
-    assert observation.info["user_caused_turns"] == 1 and env.problem.user.patience == patience - 1
+    assert observation.info["user_caused_turns"] == 1 and env.audit().problem.user.patience == patience - 1
 
 
 def test_asking_which_one_when_clear_is_not_free(env) -> None:
@@ -160,14 +158,14 @@ def test_asking_which_one_when_clear_is_not_free(env) -> None:
 def test_withheld_reason_is_revealed_when_asked(env) -> None:
     find_episode(env, ENV, 12, lambda g: g.reason_withheld)
     observation = env.step(AgentAction(message="Why are you returning it?"))
-    assert env.problem.user.reason_told and observation.info["user_caused_turns"] == 1
+    assert env.audit().problem.user.reason_told and observation.info["user_caused_turns"] == 1
 
 
 def test_wrong_line_is_corrected_and_penalised(env) -> None:
     find_episode(env, ENV, 6, lambda g: g.eligible and len(g.order_ids) >= 2 and not g.confirm_first)
-    goal, account = env.problem.goal, env._episode.world.account
+    goal, account = env.audit().problem.goal, env.audit().world.account
     other = next(line for o in account.orders if o.order_id in goal.order_ids for line in o.lines
-                 if line.line_id != goal.target.line_id and account.verdict(env._episode.world, o, line).eligible)
+                 if line.line_id != goal.target.line_id and account.verdict(env.audit().world, o, line).eligible)
     other_order = next(o for o in account.orders if o.line(other.line_id))
     env.step(call("order_get_details", order_id=other_order.order_id))
     observation = env.step(call("return_initiate", order_id=other_order.order_id, line_id=other.line_id,
@@ -183,7 +181,7 @@ def test_wrong_line_is_corrected_and_penalised(env) -> None:
 
 def test_return_before_requested_confirmation_is_capped(env) -> None:
     find_episode(env, ENV, 2, lambda g: g.eligible and g.confirm_first and g.replacement is None)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     env.step(call("return_initiate", order_id=goal.target.order_id, line_id=goal.target.line_id, reason=goal.reason))
     observation = env.step(call("answer", order_id=goal.target.order_id, line_id=goal.target.line_id, eligible=True))
     assert observation.info["reward"]["r_task"] <= 0 and not observation.info["is_correct"]

@@ -11,9 +11,9 @@ from account_helpers import call, find_episode, reply
 from exploits import play
 
 from ecomrlve.actions import AgentAction
-from ecomrlve.agents.base import tool_results
 from ecomrlve.envs.status import TARGET_STATUSES, status_score
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.tools import TOOLS
 from ecomrlve.world.account import ORDER_ID
 
@@ -33,15 +33,15 @@ def test_mentioned_orders_are_listed_with_the_goals_status_and_eta(env) -> None:
     for d in ALL_D:
         for seed in range(20):
             observation = env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.problem.goal
+            goal = env.audit().problem.goal
             tool = TOOLS["order_list"]
-            orders = {o["order_id"]: o for o in tool.run(env._episode.ctx, tool.validate({}))["orders"]}
+            orders = {o["order_id"]: o for o in tool.run(env.audit().context, tool.validate({}))["orders"]}
             assert set(re.findall(ORDER_ID, observation.messages[-1]["content"])) <= set(orders)
             row = orders[goal.target.order_id]
             assert row["status"] == goal.status
             assert row.get("eta") == (goal.eta.isoformat() if goal.eta else None)
             if goal.want_eta:
-                assert goal.eta is not None and goal.eta >= env._episode.world.today
+                assert goal.eta is not None and goal.eta >= env.audit().world.today
             statuses[goal.status] += 1
     assert set(statuses) == set(TARGET_STATUSES)
 
@@ -59,17 +59,17 @@ def test_every_asked_field_is_scored() -> None:
 
 def test_a_missing_or_wrong_eta_is_not_correct(env) -> None:
     find_episode(env, ENV, 0, lambda g: g.want_eta)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status))
     assert not observation.info["is_correct"] and observation.info["reward"]["r_task"] < 1.0
-    env.reset(env_id=ENV, difficulty=0, seed=env._episode.seed)
+    env.reset(env_id=ENV, difficulty=0, seed=env.audit().seed)
     observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status, eta=goal.eta.isoformat()))
     assert observation.info["is_correct"]
 
 
 def test_clarification_names_the_exact_order_once_for_free(env) -> None:
     find_episode(env, ENV, 12, lambda g: g.ambiguous)
-    goal = env.problem.goal
+    goal = env.audit().problem.goal
     observation = env.step(AgentAction(message="Which order do you mean exactly?"))
     assert goal.target.title in reply(observation) and observation.info["user_caused_turns"] == 1
 
@@ -96,7 +96,7 @@ def test_exploits_earn_nothing(env) -> None:
     goals = []
     for seed in range(100):
         env.reset(env_id=ENV, difficulty=8, seed=seed)
-        goals.append(env.problem.goal.status)
+        goals.append(env.audit().problem.goal.status)
     common = Counter(goals).most_common(1)[0][0]
     for policy in (lambda e: MostCommonStatus(common), lambda e: NeverAnswer()):
         totals = [play(env, policy, difficulty=d, seed=seed, env_id=ENV).reward["r_total"]

@@ -50,12 +50,12 @@ def test_opening_names_the_original_by_title(quiet_sub, catalog) -> None:
     for d in (0, 4, 8, 12, 15):
         for seed in range(20):
             observation = quiet_sub.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = quiet_sub.problem.goal
+            goal = quiet_sub.audit().problem.goal
             opening = observation.messages[-1]["content"]
             assert goal.original_title in opening
             assert goal.original_title == catalog.title(goal.original_row).split(",")[0]
             assert "{" not in opening and "original" not in opening.lower()
-            assert quiet_sub._episode.world.stock(goal.original_row) == 0
+            assert quiet_sub.audit().world.stock(goal.original_row) == 0
 
 
 @pytest.mark.parametrize("d", [0, 7, 15])
@@ -63,8 +63,8 @@ def test_valid_substitutes(sub_env, catalog, d) -> None:
     """Valid substitutes are in the original's leaf category, in stock, never the original, and exist."""
     for seed in range(20):
         sub_env.reset(env_id=ENV, difficulty=d, seed=seed)
-        goal = sub_env.problem.goal
-        world = sub_env._episode.world
+        goal = sub_env.audit().problem.goal
+        world = sub_env.audit().world
         valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
         assert len(valid) >= 1 and goal.original_row not in set(valid.tolist())
         assert np.all(catalog.category[valid] == catalog.category[goal.original_row])
@@ -80,8 +80,8 @@ def test_similar_products_rank_first(quiet_sub, catalog) -> None:
     better = 0
     for seed in range(30):
         quiet_sub.reset(env_id=ENV, difficulty=2, seed=seed)
-        goal = quiet_sub.problem.goal
-        world = quiet_sub._episode.world
+        goal = quiet_sub.audit().problem.goal
+        world = quiet_sub.audit().world
         valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
         overlap = attribute_overlap(catalog, goal.original_row, valid)
         first = catalog.index_of(goal.ideal_ids[0])
@@ -93,8 +93,8 @@ def test_ideal_answer_scores_one_and_answer_tool_states_k(quiet_sub) -> None:
     observation = quiet_sub.reset(env_id=ENV, difficulty=6, seed=1)
     description = next(t for t in observation.tools if t["function"]["name"] == "answer")["function"]["description"]
     assert "k_rec = 5" in description
-    goal = quiet_sub.problem.goal
-    outcome = quiet_sub.environment.verify(quiet_sub.problem, quiet_sub._episode.world,
+    goal = quiet_sub.audit().problem.goal
+    outcome = quiet_sub.environment.verify(quiet_sub.audit().problem, quiet_sub.audit().world,
                                            RecommendAnswer(product_ids=list(goal.ideal_ids)))
     assert outcome.r_task == 1.0
     observation = quiet_sub.step(AgentAction(tool_calls=(ToolCall(id="a", name="answer", arguments={"product_ids": []}),)))

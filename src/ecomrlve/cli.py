@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Optional
@@ -15,10 +16,12 @@ from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
-from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.episode import EcomEnv
 from ecomrlve.evaluation.commands import compare_command, eval_command
+from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
-from ecomrlve.runner import Plan, episode_seed, parse_difficulty, play, replay, summarise
+from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
+from ecomrlve.session import EpisodeRecord
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Adaptive, verifiable e-commerce agent environments.")
 console = Console()
@@ -58,20 +61,22 @@ def run(
     scheduler = None
     if difficulties is None:
         scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
-    environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed)
-    plan = Plan(env_ids, difficulties, episodes, seed)
+    plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
+    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides),
+                   Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
         with _progress() as progress:
-            task = progress.add_task(f"{agent} on {','.join(env_ids)}", total=len(plan))
-            for env_id, d, index in plan:
-                record = play(environment, agent, env_id=env_id, difficulty=d,
-                              seed=episode_seed(seed, env_id, "adaptive" if d is None else d, index))
+            bar = progress.add_task(f"{agent} on {','.join(env_ids)}", total=len(plan))
+
+            def finished(task: Task, trial: int, record: EpisodeRecord, player: Agent) -> None:
                 records.append(record)
                 if sink:
                     sink.write(record.to_json() + "\n")
-                progress.advance(task)
+                progress.advance(bar)
+
+            asyncio.run(loop.run(((task, 0) for task in plan), finished))
     finally:
         if sink:
             sink.close()

@@ -1,25 +1,42 @@
-"""Running many episodes: agents by name, seeds per episode, summaries per env × difficulty."""
+"""The one run path: which episodes to play (:class:`Plan`), at which difficulty (:class:`Curriculum`,
+the only place the adaptive scheduler is sampled and updated), playing them (:class:`RunLoop`),
+and the per environment × difficulty summary.
+
+``ecomrlve run`` and ``ecomrlve eval`` both go through it; a server or trainer can too::
+
+    curriculum = Curriculum.per_task(AdaptiveScheduler(env_ids), seed=0)
+    d = curriculum.difficulty(task)              # drawn from the env's window, fixed per task
+    ...play (task.env_id, d, task.seed)...
+    curriculum.observe(task, record)             # once per finished episode
+"""
 
 from __future__ import annotations
 
+import asyncio
+import random
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ecomrlve.agents import RandomAgent, heuristic_agent
-from ecomrlve.agents.base import Agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
-from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import Agent
+from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
+from ecomrlve.session import EpisodeRecord
+
+# -- agents ------------------------------------------------------------------------------------
 
 
 def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | None = None,
                sampling: SamplingParams | None = None) -> Agent:
     """A fresh agent for the episode that ``env`` has just reset (``openai`` needs an ``endpoint``)."""
     if name == "oracle":
-        return env.environment.oracle(env.problem)
+        return env.audit().oracle()
     if name == "heuristic":
         return heuristic_agent(env.environment.env_id)
     if name == "random":
@@ -31,12 +48,207 @@ def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | N
     raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
 
 
+# -- the plan ----------------------------------------------------------------------------------
+
+
 def episode_seed(base_seed: int, env_id: str, difficulty: int | str, index: int) -> int:
-    """Independent seed of the ``index``-th episode of a run (named derivation, no arithmetic)."""
+    """Independent seed of the ``index``-th task of a run (named derivation, no arithmetic)."""
     return derive_seed("run", base_seed, env_id, difficulty, index) & 0x7FFFFFFF
 
 
-def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int | None, seed: int) -> EpisodeRecord:
+@dataclass(frozen=True)
+class Task:
+    """One ``(env, difficulty, seed)`` slot of a plan; ``difficulty=None`` until the curriculum picks it."""
+
+    env_id: str
+    difficulty: int | None
+    index: int
+    seed: int
+
+    @property
+    def slot(self) -> str:
+        return f"{self.env_id}/{'adaptive' if self.difficulty is None else self.difficulty}/{self.index}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The tasks of a run, in order.
+
+    Fixed difficulties: every env × difficulty × ``tasks``. Adaptive (``difficulties=None``): with
+    ``draw_envs`` (``ecomrlve run``), ``tasks`` in all, each one's environment drawn uniformly
+    (seeded by ``seed``); without (``ecomrlve eval``), ``tasks`` per environment, index-major.
+    """
+
+    env_ids: tuple[str, ...]
+    difficulties: tuple[int, ...] | None
+    tasks: int
+    seed: int = 0
+    draw_envs: bool = False
+
+    def __iter__(self) -> Iterator[Task]:
+        if self.difficulties is not None:
+            for env_id in self.env_ids:
+                for d in self.difficulties:
+                    for index in range(self.tasks):
+                        yield Task(env_id, d, index, episode_seed(self.seed, env_id, d, index))
+            return
+        for index in range(self.tasks):
+            if self.draw_envs:
+                env_ids: tuple[str, ...] = (derive_rng("plan", self.seed, index).choice(self.env_ids),)
+            else:
+                env_ids = self.env_ids
+            for env_id in env_ids:
+                yield Task(env_id, None, index, episode_seed(self.seed, env_id, "adaptive", index))
+
+    def __len__(self) -> int:
+        if self.difficulties is not None:
+            return self.tasks * len(self.env_ids) * len(self.difficulties)
+        return self.tasks * (1 if self.draw_envs else len(self.env_ids))
+
+
+def parse_difficulty(text: str) -> tuple[int, ...] | None:
+    """``"3"`` -> (3,), ``"0-15"`` -> (0, ..., 15), ``"adaptive"`` -> None."""
+    if text == "adaptive":
+        return None
+    low, sep, high = text.partition("-")
+    try:
+        lo, hi = int(low), int(high) if sep else int(low)
+    except ValueError:
+        raise ValueError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
+    if lo < 0 or hi < lo:
+        raise ValueError(f"bad difficulty range {text!r}")
+    return tuple(range(lo, hi + 1))
+
+
+# -- the curriculum: the one scheduler path -------------------------------------------------------
+
+
+class Curriculum:
+    """Each task's difficulty, and the scheduler updates from finished episodes.
+
+    A fixed task keeps its difficulty. An adaptive task's difficulty is drawn from its
+    environment's scheduler window the first time it is asked for, then kept for the task (so
+    every trial of a task plays the same episode). ``observe`` is called once per finished
+    episode, in the order episodes finish; replaying those calls rebuilds the scheduler.
+
+    Args:
+        scheduler: the RLVE scheduler; None when every task has a fixed difficulty.
+        rng_for: the random stream a task's draw comes from.
+    """
+
+    def __init__(self, scheduler: AdaptiveScheduler | None = None,
+                 rng_for: Callable[[Task], random.Random] | None = None) -> None:
+        if scheduler is not None and rng_for is None:
+            raise ValueError("an adaptive curriculum needs rng_for: use Curriculum.sequential or per_task")
+        self.scheduler = scheduler
+        self._rng_for = rng_for
+        self._difficulty: dict[str, int] = {}
+
+    @classmethod
+    def sequential(cls, scheduler: AdaptiveScheduler, seed: int) -> Curriculum:
+        """Draws from one stream in plan order (``ecomrlve run``: episodes play one after another)."""
+        stream = derive_rng("ecomenv", seed)
+        return cls(scheduler, lambda task: stream)
+
+    @classmethod
+    def per_task(cls, scheduler: AdaptiveScheduler, seed: int) -> Curriculum:
+        """Draws from a stream of the task's own (``ecomrlve eval``: concurrent, resumable)."""
+        return cls(scheduler, lambda task: derive_rng("eval-difficulty", seed, task.slot))
+
+    def difficulty(self, task: Task) -> int:
+        if task.difficulty is not None:
+            return task.difficulty
+        d = self._difficulty.get(task.slot)
+        if d is None:
+            if self.scheduler is None or self._rng_for is None:
+                raise ValueError(f"task {task.slot} has no difficulty and the curriculum has no scheduler")
+            d = self._difficulty[task.slot] = self.scheduler.sample(task.env_id, self._rng_for(task))
+        return d
+
+    def observe(self, task: Task, record: EpisodeRecord) -> None:
+        """Take one finished episode of ``task`` into account (once per episode)."""
+        if record.reward is None:
+            raise ValueError(f"episode {task.slot} is not finished")
+        self._difficulty[task.slot] = record.difficulty
+        if self.scheduler is not None:
+            self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
+
+
+# -- the loop ------------------------------------------------------------------------------------
+
+#: builds the agent for one episode: (environment just reset, task, trial) -> agent
+AgentFactory = Callable[[EcomEnv, Task, int], Agent]
+#: called once per finished episode, after the curriculum has seen it
+EpisodeCallback = Callable[[Task, int, EpisodeRecord, Agent], None]
+
+
+def trial_sampling_seed(base: int, task: Task, trial: int) -> int:
+    """A distinct, reproducible sampling seed for each trial of a task."""
+    return derive_seed("eval-sampling", base, task.slot, trial) & 0x7FFFFFFF
+
+
+def agent_factory(name: str, endpoint: ChatEndpoint | None = None) -> AgentFactory:
+    """Agents by name (:func:`make_agent`); with a sampling seed, each trial of an LLM gets its own."""
+    def make(env: EcomEnv, task: Task, trial: int) -> Agent:
+        sampling = None
+        if endpoint is not None and endpoint.config.sampling.seed is not None:
+            sampling = replace(endpoint.config.sampling,
+                               seed=trial_sampling_seed(endpoint.config.sampling.seed, task, trial))
+        return make_agent(name, env, task.seed, endpoint=endpoint, sampling=sampling)
+    return make
+
+
+@dataclass
+class RunLoop:
+    """Plays ``(task, trial)`` jobs: difficulty from the curriculum, one episode each, outcome observed once.
+
+    Each worker owns one environment (``make_env``); agents with ``act_async`` (LLM agents) are
+    awaited, so ``concurrency`` episodes can wait on an endpoint at once.
+    """
+
+    make_env: Callable[[], EcomEnv]
+    curriculum: Curriculum
+    make_agent: AgentFactory
+
+    async def play(self, env: EcomEnv, task: Task, trial: int) -> tuple[EpisodeRecord, Agent]:
+        """One episode of ``task``; the curriculum observes it before this returns."""
+        observation = env.reset(env_id=task.env_id, difficulty=self.curriculum.difficulty(task), seed=task.seed)
+        agent = self.make_agent(env, task, trial)
+        act_async = getattr(agent, "act_async", None)
+        while not observation.done:
+            action = await act_async(observation) if act_async else agent.act(observation)
+            observation = env.step(action)
+        record = env.record
+        self.curriculum.observe(task, record)
+        return record, agent
+
+    async def run(self, jobs: Iterable[tuple[Task, int]], on_episode: EpisodeCallback, *,
+                  concurrency: int = 1) -> None:
+        """Play every job, ``concurrency`` at a time; ``on_episode`` sees each as it finishes.
+
+        The first error stops the run: episodes in flight are abandoned, finished ones were
+        already handed to ``on_episode``.
+        """
+        queue = iter(jobs)
+
+        async def worker() -> None:
+            env = self.make_env()
+            for task, trial in queue:  # one shared iterator: each job goes to one worker
+                record, agent = await self.play(env, task, trial)
+                on_episode(task, trial, record, agent)
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
+        try:
+            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for job in workers:
+                job.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        for job in done:
+            job.result()
+
+
+def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int, seed: int) -> EpisodeRecord:
     """Play one episode to the end with a built-in agent and return its record."""
     observation = env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
     agent = make_agent(agent_name, env, seed)
@@ -55,62 +267,31 @@ def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
     return env.record.model_copy(update={"run": record.run})
 
 
-@dataclass(frozen=True)
-class Plan:
-    """Which (env, difficulty) to run next.
+# -- the summary ----------------------------------------------------------------------------------
 
-    Fixed difficulties: every env × difficulty × ``episodes``. Adaptive (``difficulties=None``):
-    ``episodes`` in all, each environment drawn uniformly from ``env_ids`` (seeded by ``seed``),
-    its difficulty left to the scheduler.
-    """
-
-    env_ids: tuple[str, ...]
-    difficulties: tuple[int, ...] | None
-    episodes: int
-    seed: int = 0
-
-    def __iter__(self) -> Iterator[tuple[str, int | None, int]]:
-        if self.difficulties is None:
-            for index in range(self.episodes):
-                yield derive_rng("plan", self.seed, index).choice(self.env_ids), None, index
-            return
-        for env_id in self.env_ids:
-            for d in self.difficulties:
-                for index in range(self.episodes):
-                    yield env_id, d, index
-
-    def __len__(self) -> int:
-        return self.episodes * (1 if self.difficulties is None else len(self.env_ids) * len(self.difficulties))
-
-
-def parse_difficulty(text: str) -> tuple[int, ...] | None:
-    """``"3"`` -> (3,), ``"0-15"`` -> (0, ..., 15), ``"adaptive"`` -> None."""
-    if text == "adaptive":
-        return None
-    low, sep, high = text.partition("-")
-    try:
-        lo, hi = int(low), int(high) if sep else int(low)
-    except ValueError:
-        raise ValueError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
-    if lo < 0 or hi < lo:
-        raise ValueError(f"bad difficulty range {text!r}")
-    return tuple(range(lo, hi + 1))
-
-
-_METRICS: dict[str, Callable[[Any], float]] = {
+_MEANS: dict[str, Callable[[RewardBreakdown], float]] = {
     "r_total": lambda r: r.r_total, "r_task": lambda r: r.r_task, "r_eff": lambda r: r.r_eff,
     "r_hall": lambda r: r.r_hall, "success_rate": lambda r: float(r.is_correct), "turns": lambda r: float(r.turns),
 }
 
 
-def summarise(records: list[EpisodeRecord]) -> dict[str, dict[str, dict[str, float]]]:
-    """``{env_id: {difficulty: {episodes, r_total, r_task, r_eff, r_hall, success_rate, turns}}}`` (means)."""
-    groups: dict[tuple[str, int], list] = defaultdict(list)
+def by_env_and_difficulty(records: Iterable[EpisodeRecord]) -> dict[str, dict[int, list[EpisodeRecord]]]:
+    """Finished episodes grouped by environment, then difficulty (both sorted)."""
+    groups: dict[str, dict[int, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
-        groups[(record.env_id, record.difficulty)].append(record.reward)
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
-    for (env_id, d), rewards in sorted(groups.items()):
-        row: dict[str, float] = {"episodes": len(rewards)}
-        row.update({name: round(statistics.fmean(f(r) for r in rewards), 4) for name, f in _METRICS.items()})
-        out[env_id][str(d)] = row
-    return dict(out)
+        if record.reward is not None:
+            groups[record.env_id][record.difficulty].append(record)
+    return {env_id: {d: groups[env_id][d] for d in sorted(groups[env_id])} for env_id in sorted(groups)}
+
+
+def reward_means(records: list[EpisodeRecord]) -> dict[str, float]:
+    """``episodes`` and the mean r_total, r_task, r_eff, r_hall, success_rate, turns of finished episodes."""
+    rewards = [r.reward for r in records if r.reward is not None]
+    return {"episodes": len(rewards), **{name: statistics.fmean(f(r) for r in rewards) for name, f in _MEANS.items()}}
+
+
+def summarise(records: list[EpisodeRecord]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{env_id: {difficulty: {episodes, r_total, r_task, r_eff, r_hall, success_rate, turns}}}`` (means, 4 places)."""
+    return {env_id: {str(d): {k: v if k == "episodes" else round(v, 4) for k, v in reward_means(group).items()}
+                     for d, group in groups.items()}
+            for env_id, groups in by_env_and_difficulty(records).items()}

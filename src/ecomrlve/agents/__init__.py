@@ -6,8 +6,8 @@ sees); :func:`heuristic_agent` builds the strategy named by the environment's re
 
 from __future__ import annotations
 
-from ecomrlve.agents.base import Agent
 from ecomrlve.agents.simple import CartHeuristic, RandomAgent
+from ecomrlve.protocol import Agent
 from ecomrlve.registry import env_spec, env_specs, load
 
 BUILTIN_AGENTS = ("oracle", "heuristic", "random")
@@ -22,4 +22,4 @@ def heuristic_agent(env_id: str) -> Agent:
     return load(spec.heuristic)()
 
 
-__all__ = ["BUILTIN_AGENTS", "Agent", "CartHeuristic", "RandomAgent", "heuristic_agent"]
+__all__ = ["BUILTIN_AGENTS", "CartHeuristic", "RandomAgent", "heuristic_agent"]

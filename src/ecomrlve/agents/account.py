@@ -11,8 +11,7 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results, user_text
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.account import ORDER_ID
 
 _WORD = re.compile(r"[a-z0-9]+")

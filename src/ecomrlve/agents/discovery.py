@@ -12,8 +12,7 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation, tool_results
 
 _PRICE_CAP = re.compile(r"(?:for|at most|no more than|budget of)\s+\$(\d+(?:\.\d+)?)|\$(\d+(?:\.\d+)?) or less")
 _K_REC = re.compile(r"k_rec = (\d+)")

@@ -14,7 +14,7 @@ import re
 from ecomrlve.actions import AgentAction
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.envs.journey import IntentRouter
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 
 _INTERRUPTION_WORDS = ("wait", "before", "urgent", "interruption", "hold", "first")

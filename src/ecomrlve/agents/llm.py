@@ -23,8 +23,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecomrlve.episode import Observation
 from ecomrlve.prompts import tool_responses_prompt, tools_prompt
+from ecomrlve.protocol import Observation
 
 if TYPE_CHECKING:
     import openai

@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results, user_text
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation, tool_results, user_text
 
 _QUANTITY = re.compile(r"(\d+)\s*(?:x\s|of\s|units of\s)|\(x(\d+)\)")
 _SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")

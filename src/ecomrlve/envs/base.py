@@ -1,7 +1,7 @@
 """The contract every environment implements: generator, verifier and oracle, side by side.
 
 An environment never counts turns, enforces budgets or computes the final reward: the episode
-runtime does that for all of them (see :mod:`ecomrlve.episode`). It only
+runtime does that for all of them (see :mod:`ecomrlve.session`). It only
 
 * ``generate``: from ``(difficulty, rng)`` build the hidden goal, prepare the world and create
   the simulated user,
@@ -24,7 +24,7 @@ from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.agents.base import Agent
+    from ecomrlve.protocol import Agent
 
 
 @dataclass

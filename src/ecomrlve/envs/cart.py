@@ -35,9 +35,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import cards, tool_results
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
     Constraint,

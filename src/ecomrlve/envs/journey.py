@@ -40,7 +40,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
-from ecomrlve.episode import Observation
+from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 from ecomrlve.tools import ToolError
 from ecomrlve.user import acts as A

@@ -34,12 +34,12 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.protocol import cards
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser

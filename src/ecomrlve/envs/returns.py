@@ -42,7 +42,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
@@ -66,6 +65,7 @@ from ecomrlve.envs.recommend import (
     requirement_filter,
     valid_rows,
 )
+from ecomrlve.protocol import tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser

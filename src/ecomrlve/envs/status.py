@@ -32,7 +32,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.base import tool_results
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.orders import (
@@ -49,6 +48,7 @@ from ecomrlve.envs.orders import (
     sample_row,
     spoken_date,
 )
+from ecomrlve.protocol import tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser

@@ -7,8 +7,8 @@ writes ``summary.json``/``report.md``/``report.html``, :mod:`.compare` sets two 
 
 from __future__ import annotations
 
-from ecomrlve.evaluation.run import EvalConfigMismatch, EvalSpec, Evaluation, Task, read_records
+from ecomrlve.evaluation.run import EvalConfigMismatch, EvalSpec, Evaluation, read_records
 from ecomrlve.evaluation.stats import mean_ci, pass_hat_k, summarise, wilson_interval
 
-__all__ = ["EvalConfigMismatch", "EvalSpec", "Evaluation", "Task", "mean_ci", "pass_hat_k", "read_records",
+__all__ = ["EvalConfigMismatch", "EvalSpec", "Evaluation", "mean_ci", "pass_hat_k", "read_records",
            "summarise", "wilson_interval"]

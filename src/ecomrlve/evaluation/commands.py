@@ -39,9 +39,8 @@ from ecomrlve.evaluation.run import (
     SUMMARY_FILE,
     EvalSpec,
     Evaluation,
-    agent_factory,
 )
-from ecomrlve.runner import parse_difficulty
+from ecomrlve.runner import agent_factory, parse_difficulty
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")

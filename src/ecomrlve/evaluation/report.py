@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecomrlve.episode import EpisodeRecord
 from ecomrlve.evaluation.run import SUMMARY_FILE, EvalSpec
 from ecomrlve.evaluation.stats import summarise
+from ecomrlve.session import EpisodeRecord
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"

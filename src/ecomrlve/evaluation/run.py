@@ -1,7 +1,7 @@
 """Run an evaluation: every task ``k`` times, many episodes in flight, resumable from its JSONL.
 
 An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed run is the same
-run), ``episodes.jsonl`` (one :class:`~ecomrlve.episode.EpisodeRecord` per finished episode,
+run), ``episodes.jsonl`` (one :class:`~ecomrlve.session.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
 ``summary.json`` and the reports. Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
@@ -10,24 +10,22 @@ replaying the recorded outcomes in the order they finished, so nothing else need
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ecomrlve.agents.base import Agent
-from ecomrlve.agents.llm import ChatEndpoint
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.episode import EcomEnv, EpisodeRecord
-from ecomrlve.rng import derive_rng, derive_seed
-from ecomrlve.runner import episode_seed, make_agent
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import Agent
+from ecomrlve.runner import AgentFactory, Curriculum, Plan, RunLoop, Task
+from ecomrlve.session import EpisodeRecord
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -79,40 +77,13 @@ class EvalSpec:
             data["scheduler"] = SchedulerConfig(**data["scheduler"])
         return cls(**data)
 
-    def tasks_in_order(self) -> Iterator[Task]:
-        """Fixed: env × difficulty × index (as ``ecomrlve run``); adaptive: index-major over envs."""
-        if self.difficulties is None:
-            for index in range(self.tasks):
-                for env_id in self.env_ids:
-                    yield Task(env_id, None, index, episode_seed(self.seed, env_id, "adaptive", index))
-            return
-        for env_id in self.env_ids:
-            for d in self.difficulties:
-                for index in range(self.tasks):
-                    yield Task(env_id, d, index, episode_seed(self.seed, env_id, d, index))
+    def plan(self) -> Plan:
+        """Fixed: env × difficulty × task (as ``ecomrlve run``); adaptive: ``tasks`` per env, index-major."""
+        return Plan(self.env_ids, self.difficulties, self.tasks, self.seed)
 
     @property
     def planned_episodes(self) -> int:
-        per_env = self.tasks * (1 if self.difficulties is None else len(self.difficulties))
-        return per_env * len(self.env_ids) * self.trials
-
-
-@dataclass(frozen=True)
-class Task:
-    """One ``(env, difficulty, seed)`` slot of the plan; ``difficulty=None`` until the scheduler picks it."""
-
-    env_id: str
-    difficulty: int | None
-    index: int
-    seed: int
-
-    @property
-    def slot(self) -> str:
-        return f"{self.env_id}/{'adaptive' if self.difficulty is None else self.difficulty}/{self.index}"
-
-
-#: builds the agent for one episode: (environment just reset, task, trial) -> agent
-AgentFactory = Callable[[EcomEnv, Task, int], Agent]
+        return len(self.plan()) * self.trials
 
 
 class EvalConfigMismatch(ValueError):
@@ -145,7 +116,7 @@ def read_records(path: Path) -> list[EpisodeRecord]:
 
 
 class Evaluation:
-    """One evaluation directory: plan, finished records, scheduler, and the loop that fills it."""
+    """One evaluation directory: plan, finished records, curriculum, and the loop that fills it."""
 
     def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None) -> None:
         self.spec = spec
@@ -155,17 +126,20 @@ class Evaluation:
         self._adopt_config()
         self.episodes_path = self.out_dir / EPISODES_FILE
         self.records = read_records(self.episodes_path)
-        self.scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler) if spec.adaptive and spec.scheduler else None
-        self._difficulty: dict[str, int] = {}
+        scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler) if spec.adaptive and spec.scheduler else None
+        self.curriculum = Curriculum.per_task(scheduler, spec.seed) if scheduler else Curriculum()
         self._finished: set[tuple[str, int]] = set()
+        tasks = {task.slot: task for task in spec.plan()}
         for record in sorted(self.records, key=lambda r: r.run["completed"] if r.run else 0):
             run = record.run or {}
-            if "slot" not in run:
-                raise ValueError(f"{self.episodes_path} holds records not written by an evaluation")
+            if "slot" not in run or run["slot"] not in tasks:
+                raise ValueError(f"{self.episodes_path} holds records not written by this evaluation")
             self._finished.add((run["slot"], run["trial"]))
-            self._difficulty[run["slot"]] = record.difficulty
-            if self.scheduler is not None and record.reward is not None:
-                self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
+            self.curriculum.observe(tasks[run["slot"]], record)
+
+    @property
+    def scheduler(self) -> AdaptiveScheduler | None:
+        return self.curriculum.scheduler
 
     def _adopt_config(self) -> None:
         """Refuse to resume a different evaluation; where the model is served may change."""
@@ -182,7 +156,7 @@ class Evaluation:
 
     def pending(self) -> list[tuple[Task, int]]:
         """Episodes still to play, in plan order."""
-        return [(task, trial) for task in self.spec.tasks_in_order() for trial in range(self.spec.trials)
+        return [(task, trial) for task in self.spec.plan() for trial in range(self.spec.trials)
                 if (task.slot, trial) not in self._finished]
 
     @property
@@ -196,43 +170,22 @@ class Evaluation:
         The first error (e.g. the endpoint went away) stops the run: episodes in flight are
         abandoned, finished ones are already on disk, and running again resumes.
         """
-        jobs = iter(self.pending())
+        loop = RunLoop(self._make_env, self.curriculum, make_agent)
         with self.episodes_path.open("a", encoding="utf-8") as sink:
-            async def worker() -> None:
-                env = EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides)
-                for task, trial in jobs:  # one shared iterator: each job goes to one worker
-                    record = await self._play(env, make_agent, task, trial)
-                    sink.write(record.to_json() + "\n")
-                    sink.flush()
-                    os.fsync(sink.fileno())
-                    if on_episode is not None:
-                        on_episode(record)
-            workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
-            try:
-                done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            finally:
-                for task in workers:
-                    task.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-            for task in done:
-                task.result()
+            def finished(task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> None:
+                record = self._annotate(task, trial, record, agent)
+                sink.write(record.to_json() + "\n")
+                sink.flush()
+                os.fsync(sink.fileno())
+                if on_episode is not None:
+                    on_episode(record)
+            await loop.run(self.pending(), finished, concurrency=concurrency)
 
-    async def _play(self, env: EcomEnv, make_agent: AgentFactory, task: Task, trial: int) -> EpisodeRecord:
-        d = task.difficulty
-        if d is None:
-            d = self._difficulty.get(task.slot)
-            if d is None:
-                assert self.scheduler is not None
-                d = self._difficulty[task.slot] = self.scheduler.sample(
-                    task.env_id, derive_rng("eval-difficulty", self.spec.seed, task.slot))
-        observation = env.reset(env_id=task.env_id, difficulty=d, seed=task.seed)
-        agent = make_agent(env, task, trial)
-        act_async = getattr(agent, "act_async", None)
-        while not observation.done:
-            action = await act_async(observation) if act_async else agent.act(observation)
-            observation = env.step(action)
-        record = env.record
-        assert record.reward is not None
+    def _make_env(self) -> EcomEnv:
+        return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides)
+
+    def _annotate(self, task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> EpisodeRecord:
+        """Add who played and how (``record.run``) and keep the record."""
         self._finished.add((task.slot, trial))
         run: dict[str, Any] = {"agent": self.spec.agent, "slot": task.slot, "task": task.index, "trial": trial,
                                "completed": len(self.records)}
@@ -242,25 +195,8 @@ class Evaluation:
         if usage is not None:
             run["usage"] = asdict(usage)
         if self.scheduler is not None:
-            self.scheduler.update(task.env_id, d, record.reward.is_correct)
             window = self.scheduler.window(task.env_id)
             run["window"] = [window.low, window.high]
         record = record.model_copy(update={"run": run})
         self.records.append(record)
         return record
-
-
-def trial_sampling_seed(base: int, task: Task, trial: int) -> int:
-    """A distinct, reproducible sampling seed for each trial of a task."""
-    return derive_seed("eval-sampling", base, task.slot, trial) & 0x7FFFFFFF
-
-
-def agent_factory(name: str, endpoint: ChatEndpoint | None = None) -> AgentFactory:
-    """Agents by name (:func:`ecomrlve.runner.make_agent`); with a sampling seed, each trial gets its own."""
-    def make(env: EcomEnv, task: Task, trial: int) -> Agent:
-        sampling = None
-        if endpoint is not None and endpoint.config.sampling.seed is not None:
-            sampling = replace(endpoint.config.sampling,
-                               seed=trial_sampling_seed(endpoint.config.sampling.seed, task, trial))
-        return make_agent(name, env, task.seed, endpoint=endpoint, sampling=sampling)
-    return make

@@ -14,7 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ecomrlve.episode import EpisodeRecord
+from ecomrlve.runner import by_env_and_difficulty, reward_means
+from ecomrlve.session import EpisodeRecord
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 
@@ -63,20 +64,18 @@ def group_row(records: list[EpisodeRecord], max_k: int) -> dict[str, Any]:
     for record in records:
         if record.reward is not None:
             trials[task_key(record)].append(record.reward.is_correct)
-    successes = sum(r.is_correct for r in rewards)
-    low, high = wilson_interval(successes, n)
-    mean, std, half = mean_ci([r.r_total for r in rewards])
+    means = reward_means(records)
+    low, high = wilson_interval(sum(r.is_correct for r in rewards), n)
+    _, std, half = mean_ci([r.r_total for r in rewards])
     row: dict[str, Any] = {
         "episodes": n, "tasks": len(trials), "trials": min(len(t) for t in trials.values()),
-        "r_total": mean, "r_total_std": std, "r_total_ci95": half,
-        "r_task": statistics.fmean(r.r_task for r in rewards),
-        "r_eff": statistics.fmean(r.r_eff for r in rewards),
-        "r_hall": statistics.fmean(r.r_hall for r in rewards),
-        "success_rate": successes / n, "success_ci95": [low, high],
+        "r_total": means["r_total"], "r_total_std": std, "r_total_ci95": half,
+        "r_task": means["r_task"], "r_eff": means["r_eff"], "r_hall": means["r_hall"],
+        "success_rate": means["success_rate"], "success_ci95": [low, high],
         "pass_hat_k": {str(k): pass_hat_k(trials.values(), k) for k in range(1, max_k + 1)},
         "hallucination_rate": sum(bool(r.hallucinated_ids) for r in rewards) / n,
         "invalid_rate": sum(r.termination == "invalid_output" for r in rewards) / n,
-        "turns": statistics.fmean(r.turns for r in rewards),
+        "turns": means["turns"],
         "terminations": dict(sorted(Counter(r.termination for r in rewards).items())),
     }
     usages = [u for u in map(_usage, records) if u is not None]
@@ -90,12 +89,8 @@ def group_row(records: list[EpisodeRecord], max_k: int) -> dict[str, Any]:
 def summarise(records: list[EpisodeRecord], max_k: int) -> dict[str, Any]:
     """``{"results": {env: {d: row, "all": row}}, "overall": row}`` over finished episodes."""
     finished = [r for r in records if r.reward is not None]
-    by_env: dict[str, dict[int, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
-    for record in finished:
-        by_env[record.env_id][record.difficulty].append(record)
     results: dict[str, dict[str, Any]] = {}
-    for env_id in sorted(by_env):
-        groups = by_env[env_id]
-        results[env_id] = {str(d): group_row(groups[d], max_k) for d in sorted(groups)}
-        results[env_id]["all"] = group_row([r for d in sorted(groups) for r in groups[d]], max_k)
+    for env_id, groups in by_env_and_difficulty(finished).items():
+        results[env_id] = {str(d): group_row(group, max_k) for d, group in groups.items()}
+        results[env_id]["all"] = group_row([r for group in groups.values() for r in group], max_k)
     return {"results": results, "overall": group_row(finished, max_k) if finished else None}

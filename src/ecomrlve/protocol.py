@@ -1,4 +1,8 @@
-"""The agent interface shared by built-in agents, LLM agents and integrations."""
+"""What passes between an agent and an episode: observations, the agent protocol, result helpers.
+
+A leaf module (it imports only :mod:`ecomrlve.actions`), so environments, agents, the runtime and
+integrations can all depend on it without depending on each other.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,28 @@ import json
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ecomrlve.actions import AgentAction
-from ecomrlve.episode import Observation
+
+
+class Observation(BaseModel):
+    """What the agent sees after ``reset`` or ``step``.
+
+    ``messages`` are the new chat messages since the last step in OpenAI format: on reset the
+    system prompt and the user's opening; on step one ``tool`` message per call (JSON content,
+    with ``tool_call_id``) and/or one ``user`` message. ``tools`` (reset only) are the OpenAI
+    function schemas. ``reward`` is 0 until ``done``; the final ``info["reward"]`` holds the
+    breakdown. The hidden goal is never here.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    done: bool = False
+    reward: float = 0.0
+    info: dict[str, Any] = Field(default_factory=dict)
 
 
 class Agent(Protocol):

@@ -1,0 +1,447 @@
+"""One episode as a session with turn primitives: the runtime every integration drives.
+
+A turn is ``begin_turn(message)``, any number of ``call_tool(call)``, then ``end_turn()``: the
+shopper replies, user-caused turns are credited and the budgets decide whether the episode goes
+on. :meth:`EpisodeSession.step` is the same turn from one agent output in any of the three wire
+formats (a malformed one ends the episode with reward -1). ``finish(reason)`` ends an episode
+from outside. The session owns everything environments share: the world, the tools and their
+per-turn budget ``B_tool(d)``, the turn budget ``T_max(d)``, surfacing of ids for ``r_hall``,
+the final reward and the record. ``(env_id, difficulty, seed)`` determines the episode.
+
+What an agent may see is :meth:`~EpisodeSession.public_state`; the hidden goal is reachable only
+through the record once the episode is over, or through :meth:`~EpisodeSession.audit`, which is
+for oracles, evaluation code and tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_action
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.search import SearchEngine
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs import Problem, TaskFamily, TaskOutcome
+from ecomrlve.prompts import system_prompt
+from ecomrlve.protocol import Agent, Observation
+from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
+from ecomrlve.rng import derive_rng
+from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
+from ecomrlve.tools.cart import cart_summary
+from ecomrlve.user.realiser import Realiser, TemplateRealiser
+from ecomrlve.world.account import ORDER_ID
+from ecomrlve.world.state import World
+
+RECORD_VERSION = 1
+MAX_ACTION_CHARS = 32_000
+_EPOCH = dt.date(2025, 1, 1)
+_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
+_ORDER_ID = re.compile(ORDER_ID)
+#: terminations the session decides itself; ``finish`` takes any other reason
+RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
+
+
+class EpisodeRecord(BaseModel):
+    """Everything needed to audit and replay one episode; one JSON line in a runs file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record_version: int = RECORD_VERSION
+    env_id: str
+    env_version: int
+    difficulty: int
+    seed: int
+    catalog: str
+    axes: dict[str, Any]
+    tools: list[str]
+    messages: list[dict[str, Any]] = Field(description="Full transcript, system prompt first.")
+    actions: list[Any] = Field(description="Agent outputs exactly as received, for replay.")
+    goal: dict[str, Any] = Field(description="The hidden goal (revealed only after the episode).")
+    reward: RewardBreakdown | None = None
+    run: dict[str, Any] | None = Field(
+        default=None, description="Who played and how (agent, model, task, trial, token usage); set by "
+        "evaluation code, not part of the episode, so replay carries it over unchanged.")
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+
+class PublicState(BaseModel):
+    """What the agent has seen so far, and nothing else: safe to send to a client or a policy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str
+    env_id: str
+    messages: list[dict[str, Any]] = Field(description="The whole transcript so far, system prompt first.")
+    tools: list[str]
+    cart: dict[str, Any] = Field(description="The cart as `cart_view` shows it.")
+    turn: int
+    user_caused_turns: int
+    turns_left: int
+    in_turn: bool = Field(description="A turn was begun and not yet ended.")
+    done: bool
+    termination: str | None = None
+    reward: float | None = Field(default=None, description="r_total once the episode is over.")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool call as the agent sees it: the decoded result and its ``tool`` transcript message.
+
+    ``executed`` is False when the call was refused (over the per-turn budget, answer already
+    submitted, or malformed, which also ends the episode).
+    """
+
+    call_id: str
+    name: str
+    content: dict[str, Any]
+    executed: bool
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
+                "content": json.dumps(self.content, ensure_ascii=False, separators=(",", ":"))}
+
+
+@dataclass(frozen=True)
+class EpisodeAudit:
+    """The hidden side of a running episode. For oracles, evaluation code and tests; never give it to an agent."""
+
+    family: TaskFamily
+    problem: Problem
+    world: World
+    context: ToolContext
+    difficulty: Difficulty
+    seed: int
+
+    def oracle(self) -> Agent:
+        """The environment's scripted solver for this episode."""
+        return self.family.oracle(self.problem)
+
+    def surfaced_ids(self) -> set[str]:
+        """Every id the agent has been shown so far (what ``r_hall`` accepts)."""
+        return self.context.surfaced_ids()
+
+
+@dataclass
+class _Turn:
+    message: str | None
+    assistant: dict[str, Any]  # the transcript's assistant message; tool calls are appended as they come
+    calls: int = 0
+    events: list[tuple[str, BaseModel, dict[str, Any]]] = field(default_factory=list)  # what the shopper reacts to
+    new_messages: list[dict[str, Any]] = field(default_factory=list)  # tool results, then the shopper's reply
+
+
+class EpisodeSession:
+    """One episode, from its opening to its record (:meth:`ecomrlve.episode.EcomEnv.reset` creates one).
+
+    Args:
+        family: the environment (generator, verifier, oracle) the episode is drawn from.
+        difficulty: the resolved difficulty axes.
+        seed: the episode seed.
+        catalog, search: the shared catalog and its search engine.
+        weights: reward weights.
+        realiser: how the shopper phrases things (default: templates with noise at ``p_noise``).
+        denied_categories: category indices the store must never sell.
+        episode_id: an opaque id for servers and logs (default: random, so it reveals nothing).
+    """
+
+    def __init__(self, family: TaskFamily, difficulty: Difficulty, seed: int, *, catalog: Catalog,
+                 search: SearchEngine, weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
+                 denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None) -> None:
+        self.episode_id = episode_id or secrets.token_hex(12)
+        self._family, self._difficulty, self._seed = family, difficulty, seed
+        self._weights = weights
+        self._catalog_name = catalog.name
+        key = (family.env_id, difficulty.d, seed)
+        today = _EPOCH + dt.timedelta(days=derive_rng(*key, "clock").randrange(730))
+        self._world = World(catalog, key, today, denied_categories=denied_categories)
+        self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
+                                search_rng=derive_rng(*key, "search"), ask_user=self._ask_user,
+                                submit_answer=self._submit_answer)
+        realiser = realiser or TemplateRealiser(difficulty.p_noise)
+        self._problem = family.generate(self._world, difficulty, derive_rng(*key, "generate"), realiser)
+        self._tools, schemas = toolset(family, difficulty)
+        self._t_max = family.turn_budget(self._problem)
+        self._turns = 0
+        self._user_caused_turns = 0
+        self._used_ids: list[str] = []
+        self._answer: BaseModel | None = None
+        self._done = False
+        self._reward: RewardBreakdown | None = None
+        self._actions: list[Any] = []
+        self._turn: _Turn | None = None
+        self._final: Observation | None = None
+        prompt = system_prompt(today=today, task_instructions=family.instructions, b_tool=difficulty.B_tool)
+        self._messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": self._problem.opening},
+        ]
+        self._surface_from_text(self._problem.opening)
+        #: what ``reset`` returns: the system prompt, the shopper's opening and the tool schemas
+        self.first_observation = Observation(messages=list(self._messages), tools=json.loads(schemas),
+                                             info=self._info())
+
+    @property
+    def env_id(self) -> str:
+        return self._family.env_id
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def turns(self) -> int:
+        """Agent turns so far."""
+        return self._turns
+
+    @property
+    def user_caused_turns(self) -> int:
+        """Turns the shopper caused; they do not count against the turn budget."""
+        return self._user_caused_turns
+
+    @property
+    def reward(self) -> RewardBreakdown | None:
+        """The reward breakdown once the episode is over."""
+        return self._reward
+
+    @property
+    def family(self) -> TaskFamily:
+        """The environment (generator, verifier, oracle) this episode was drawn from; holds no episode state."""
+        return self._family
+
+    # -- turn primitives ------------------------------------------------------------------------
+
+    def begin_turn(self, message: str | None = None) -> None:
+        """Open an agent turn; ``message`` (if any) is what the agent says to the shopper this turn."""
+        self._require_running()
+        if self._turn is not None:
+            raise RuntimeError("a turn is already open; call end_turn() first")
+        turn = self._open_turn(message)
+        self._actions.append(turn.assistant)  # replayable: step() accepts OpenAI assistant messages
+
+    def call_tool(self, call: ToolCall) -> ToolResult:
+        """Run one tool call of the open turn.
+
+        Calls beyond ``B_tool`` this turn, and calls after the answer was accepted, are refused
+        with an ``error`` result. An unknown tool or arguments that violate its schema end the
+        episode as invalid output (reward -1); the refusal is returned and ``end_turn`` gives
+        the final observation.
+        """
+        turn = self._open_turn_or_raise()
+        try:
+            tool, arguments = self._validate(call)
+        except (InvalidActionError, ToolArgumentsError) as exc:
+            result = self._add_result(turn, call, {"error": "invalid_output", "message": str(exc)}, executed=False)
+            self._finish("invalid_output", turn.new_messages, invalid_reason=str(exc))
+            return result
+        return self._run_call(turn, call, tool, arguments)
+
+    def end_turn(self) -> Observation:
+        """Close the open turn: the shopper's reply, user-caused accounting, budgets, termination."""
+        turn = self._turn
+        if turn is None:
+            raise RuntimeError("no turn is open; call begin_turn() first")
+        self._turn = None
+        if self._final is not None:  # a malformed tool call already ended the episode
+            return self._final
+        user = self._problem.user
+        if self._answer is None and not user.gave_up:
+            reply = user.on_turn_end(turn.message, turn.events, self._world)
+            if reply is not None:
+                self._surface_from_text(reply)
+                self._say(turn, {"role": "user", "content": reply})
+        self._user_caused_turns += int(user.end_turn())
+        if self._answer is not None:
+            return self._finish("answered", turn.new_messages)
+        if user.gave_up:
+            return self._finish("user_gave_up", turn.new_messages)
+        if self._turns - self._user_caused_turns >= self._t_max:
+            return self._finish("turn_budget", turn.new_messages)
+        return Observation(messages=turn.new_messages, info=self._info())
+
+    def step(self, raw: AgentAction | str | dict[str, Any]) -> Observation:
+        """One whole turn from one agent output (any wire format); malformed output ends the episode (-1).
+
+        Every call is validated before any runs, so a malformed turn changes nothing but the ending.
+        """
+        self._require_running()
+        if self._turn is not None:
+            raise RuntimeError("a turn begun with begin_turn() is open; end it with end_turn()")
+        self._actions.append(_assistant_message(raw) if isinstance(raw, AgentAction) else raw)
+        try:
+            action = parse_action(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
+            validated = [(call, *self._validate(call)) for call in action.tool_calls]
+        except (InvalidActionError, ToolArgumentsError) as exc:
+            return self._finish("invalid_output", invalid_reason=str(exc))
+        turn = self._open_turn(action.message)
+        for call, tool, arguments in validated:
+            self._run_call(turn, call, tool, arguments)
+        return self.end_turn()
+
+    def finish(self, reason: str = "stopped") -> Observation:
+        """End the episode from outside (a trainer's limit, a closed connection) and score it as it stands.
+
+        The verifier sees the world and answer so far, so an unanswered episode gets ``r_task`` -1.
+        ``reason`` becomes the termination; it must not be one the runtime itself decides.
+        """
+        self._require_running()
+        if not reason or reason in RUNTIME_TERMINATIONS:
+            raise ValueError(f"finish() needs a reason other than {sorted(RUNTIME_TERMINATIONS)}, got {reason!r}")
+        turn, self._turn = self._turn, None
+        return self._finish(reason, turn.new_messages if turn else [])
+
+    # -- what may be read -----------------------------------------------------------------------
+
+    def public_state(self) -> PublicState:
+        """The transcript so far, cart, turn counters and ending: what the agent has seen (no goal)."""
+        return PublicState(
+            episode_id=self.episode_id, env_id=self.env_id, messages=self._messages, tools=list(self._tools),
+            cart=cart_summary(self._ctx), turn=self._turns, user_caused_turns=self._user_caused_turns,
+            turns_left=self._turns_left(), in_turn=self._turn is not None, done=self._done,
+            termination=self._reward.termination if self._reward else None,
+            reward=self._reward.r_total if self._reward else None)
+
+    def record(self) -> EpisodeRecord:
+        """The replayable record, hidden goal included; only once the episode is over."""
+        if not self._done:
+            raise RuntimeError("the record (with the hidden goal) exists only once the episode is over")
+        return EpisodeRecord(
+            env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
+            catalog=self._catalog_name, axes=self._difficulty.as_dict(), tools=list(self._tools),
+            messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
+            reward=self._reward,
+        )
+
+    def audit(self) -> EpisodeAudit:
+        """The hidden problem and world, for oracles, evaluation code and tests: never for the agent."""
+        return EpisodeAudit(self._family, self._problem, self._world, self._ctx, self._difficulty, self._seed)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _info(self) -> dict[str, Any]:
+        return {"env_id": self.env_id, "difficulty": self._difficulty.d, "seed": self._seed,
+                "turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
+
+    def _turns_left(self) -> int:
+        return self._t_max - (self._turns - self._user_caused_turns)
+
+    def _require_running(self) -> None:
+        if self._done:
+            raise RuntimeError("the episode is over; call reset()")
+
+    def _open_turn_or_raise(self) -> _Turn:
+        self._require_running()
+        if self._turn is None:
+            raise RuntimeError("no turn is open; call begin_turn() first")
+        return self._turn
+
+    def _open_turn(self, message: str | None) -> _Turn:
+        self._turns += 1
+        turn = self._turn = _Turn(message, {"role": "assistant", "content": message})
+        self._messages.append(turn.assistant)
+        self._problem.user.begin_turn()
+        return turn
+
+    def _validate(self, call: ToolCall) -> tuple[Tool, BaseModel]:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            raise InvalidActionError("unknown_tool", f"unknown tool {call.name!r}; available: {', '.join(self._tools)}")
+        return tool, tool.validate(call.arguments)
+
+    def _run_call(self, turn: _Turn, call: ToolCall, tool: Tool, arguments: BaseModel) -> ToolResult:
+        b_tool = self._difficulty.B_tool
+        if turn.calls >= b_tool:
+            refusal = ToolError("tool_budget_exceeded", f"Only {b_tool} tool calls run per turn; "
+                                "this one was not executed.")
+            return self._add_result(turn, call, refusal.result(), executed=False)
+        if self._answer is not None:
+            refusal = ToolError("task_closed", "The answer was already submitted.")
+            return self._add_result(turn, call, refusal.result(), executed=False)
+        self._used_ids.extend(tool.used_ids(arguments))
+        try:
+            result = tool.run(self._ctx, arguments)
+        except ToolError as exc:
+            result = exc.result()
+        turn.events.append((tool.name, arguments, result))
+        return self._add_result(turn, call, result, executed=True)
+
+    def _add_result(self, turn: _Turn, call: ToolCall, content: dict[str, Any], *, executed: bool) -> ToolResult:
+        turn.calls += 1
+        turn.assistant.setdefault("tool_calls", []).append(
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}})
+        result = ToolResult(call.id, call.name, content, executed)
+        self._say(turn, result.message)
+        return result
+
+    def _say(self, turn: _Turn, message: dict[str, Any]) -> None:
+        turn.new_messages.append(message)
+        self._messages.append(message)
+
+    def _ask_user(self, question: str) -> str:
+        reply = self._problem.user.on_question(question, self._world)
+        self._surface_from_text(reply)
+        return reply
+
+    def _submit_answer(self, answer: BaseModel) -> None:
+        if self._family.accept_answer(self._problem, answer):
+            self._answer = answer
+
+    def _surface_from_text(self, text: str) -> None:
+        rows = [self._world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
+        self._ctx.surface(row for row in rows if row is not None)
+        self._ctx.surface_account_ids(_ORDER_ID.findall(text))  # order ids the customer tells the agent
+
+    def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
+                invalid_reason: str | None = None) -> Observation:
+        self._done = True
+        if invalid_reason is not None:
+            outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
+        else:
+            outcome = self._family.verify(self._problem, self._world, self._answer)
+        self._reward = compose_reward(
+            r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self._turns,
+            user_caused_turns=self._user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,
+            surfaced_ids=self._ctx.surfaced_ids(), termination=termination, weights=self._weights,
+            invalid_reason=invalid_reason, safety_violation=outcome.safety_violation, task_details=outcome.details,
+        )
+        info = self._info() | {"reward": self._reward.model_dump(), "is_correct": self._reward.is_correct,
+                               "termination": termination}
+        if invalid_reason is not None:
+            info["invalid_reason"] = invalid_reason
+        self._final = Observation(messages=new_messages or [], done=True, reward=self._reward.r_total, info=info)
+        return self._final
+
+
+_TOOLSETS: dict[tuple[str, Difficulty], tuple[dict[str, Tool], str]] = {}
+
+
+def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool], str]:
+    """The tools of ``family`` at ``difficulty`` and their schemas (as JSON), built once per process."""
+    key = (family.env_id, difficulty)
+    if key not in _TOOLSETS:
+        tools = {name: TOOLS[name] for name in family.tool_names}
+        tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
+                                      family.answer_id_arguments)
+        _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])
+    return _TOOLSETS[key]
+
+
+def _assistant_message(action: AgentAction) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": action.message}
+    if action.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+            for c in action.tool_calls
+        ]
+    return message

@@ -1,0 +1,102 @@
+"""The package import graph is acyclic and follows the declared layers (ARCHITECTURE.md).
+
+Every ``import`` in every module under ``src/ecomrlve`` counts, including imports inside
+functions and ``TYPE_CHECKING`` blocks: a lazy import is still a dependency, and a cycle hidden
+behind one breaks as soon as someone moves it to the top of a file.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ecomrlve"
+
+#: lowest first; a module may import only from strictly lower layers (and from inside itself)
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("rng", "actions", "difficulty", "rewards", "prompts"),  # foundation: no package imports
+    ("registry",),  # the environment specs: read by every layer above, imports only the difficulty table
+    ("protocol",),  # what agents and episodes exchange
+    ("catalog",),
+    ("world",),
+    ("user",),
+    ("tools",),
+    ("envs",),
+    ("session",),  # the runtime: one episode
+    ("episode",),  # the runtime: reset/step over many
+    ("agents",),
+    ("runner",),  # the one run path
+    ("evaluation",),
+    ("cli",),
+)
+RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
+
+
+def _node(path: Path) -> str:
+    """The top-level module or subpackage a file belongs to (``envs/cart.py`` -> ``envs``)."""
+    return path.relative_to(SRC).parts[0].removesuffix(".py")
+
+
+def _imported_modules(path: Path) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in the file, at any depth."""
+    package = ["ecomrlve", *path.relative_to(SRC).parts[:-1]]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the file's package
+                base = package[: len(package) - node.level + 1]
+                found.append((".".join([*base, *([node.module] if node.module else [])]), node.lineno))
+            elif node.module:
+                found.append((node.module, node.lineno))
+    return found
+
+
+def package_graph() -> dict[str, dict[str, str]]:
+    """``{importer: {imported: "file:line" of the first such import}}`` between top-level parts."""
+    graph: dict[str, dict[str, str]] = defaultdict(dict)
+    for path in sorted(SRC.rglob("*.py")):
+        source = _node(path)
+        graph[source]  # every part is a node, even one that imports nothing
+        for module, line in _imported_modules(path):
+            parts = module.split(".")
+            if parts[0] == "ecomrlve" and len(parts) > 1 and parts[1] != source:
+                graph[source].setdefault(parts[1], f"{path.relative_to(SRC.parent)}:{line}")
+    return dict(graph)
+
+
+def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
+    graph = package_graph()
+    assert "agents" not in graph["envs"], "envs must not depend on agents"
+    assert "protocol" in graph["envs"]  # envs/base.py imports the Agent protocol under TYPE_CHECKING
+    assert "catalog" in graph["cli"]  # cli.py imports catalog.store inside a function
+    assert {"session", "episode", "envs", "runner", "protocol", "cli"} <= set(graph)
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = sorted(set(package_graph()) - set(RANK))
+    assert not missing, f"add {missing} to LAYERS (and ARCHITECTURE.md) in the layer it belongs to"
+
+
+def test_package_imports_have_no_cycle() -> None:
+    graph = package_graph()
+    try:
+        tuple(TopologicalSorter({node: set(deps) for node, deps in graph.items()}).static_order())
+    except CycleError as exc:
+        cycle = exc.args[1]
+        edges = [f"{a} -> {b} ({graph[a][b]})" for a, b in zip(cycle[1:], cycle)]
+        pytest.fail("package import cycle: " + "; ".join(edges))
+
+
+def test_imports_follow_the_layers() -> None:
+    graph = package_graph()
+    upward = [f"{source} -> {target} ({where}): {source!r} is in layer {RANK.get(source)}, "
+              f"{target!r} in layer {RANK.get(target)}"
+              for source, targets in sorted(graph.items()) for target, where in sorted(targets.items())
+              if source in RANK and target in RANK and RANK[target] >= RANK[source]]
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
