@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from typer.testing import CliRunner
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.protocol import tool_results
 from ecomrlve.cli import app
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, env_collections, resolve_env_ids
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.registry import EnvSpec, register, unregister
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from ecomrlve.cli import app
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import env_collections, resolve_env_ids
-from ecomrlve.registry import env_specs
 from ecomrlve.episode import EcomEnv
+from ecomrlve.registry import env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, agent_factory
 
 

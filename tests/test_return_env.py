@@ -11,6 +11,8 @@ from account_helpers import call, find_episode, reply
 from exploits import play
 
 from ecomrlve.actions import AgentAction
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.orders import BY_ORDER_ID
 from ecomrlve.envs.returns import return_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
