@@ -178,7 +178,7 @@ def test_non_ideal_answers_score_below_one(quiet_pd) -> None:
         variants = [ideal[::-1], ideal[:-1], ideal + [ideal[0]], ideal + ["PZZZZZZZZ"]]
         for variant in variants:
             quiet_pd.reset(env_id=ENV, difficulty=9, seed=seed)
-            outcome = quiet_pd.environment.verify(quiet_pd.problem, quiet_pd._episode.world, _answer_model(variant))
+            outcome = quiet_pd.environment.verify(quiet_pd.problem.goal, quiet_pd.problem.state, quiet_pd._episode.world, _answer_model(variant))
             if variant != ideal:
                 assert outcome.r_task < 1.0, (seed, variant)
         return
@@ -224,7 +224,7 @@ def test_stock_out_announced_once_and_penalised(catalog, search) -> None:
     assert observation.info["user_caused_turns"] == 1
     observation = quiet_pd.step(say(f"I recommend {goal.stock_out_id}."))
     assert observation.info["user_caused_turns"] == 1
-    outcome = quiet_pd.environment.verify(quiet_pd.problem, quiet_pd._episode.world,
+    outcome = quiet_pd.environment.verify(quiet_pd.problem.goal, quiet_pd.problem.state, quiet_pd._episode.world,
                                           _answer_model([goal.stock_out_id] + goal.ideal_ids[:-1]))
     assert outcome.r_task < 1.0 and not outcome.is_correct
 
@@ -233,8 +233,8 @@ def test_context_switch_is_user_caused_and_scored_against_final(quiet_pd) -> Non
     goal = find(quiet_pd, 10, lambda g: g.switch is not None)
     observation = quiet_pd.step(say("Let me look."))
     assert observation.info["user_caused_turns"] == 1
-    user = quiet_pd.problem.user
-    assert user.requirements[goal.switch.index] == goal.switch.requirement
+    state = quiet_pd.problem.state
+    assert state.switched and state.requirements[goal.switch.index] == goal.switch.requirement
     assert goal.switch.requirement.text() in observation.messages[-1]["content"]
 
 

@@ -103,7 +103,7 @@ def test_ideal_answer_scores_one_and_answer_tool_states_k(quiet_sub) -> None:
     description = next(t for t in observation.tools if t["function"]["name"] == "answer")["function"]["description"]
     assert "k_rec = 5" in description
     goal = quiet_sub.problem.goal
-    outcome = quiet_sub.environment.verify(quiet_sub.problem, quiet_sub._episode.world,
+    outcome = quiet_sub.environment.verify(quiet_sub.problem.goal, quiet_sub.problem.state, quiet_sub._episode.world,
                                            RecommendAnswer(product_ids=list(goal.ideal_ids)))
     assert outcome.r_task == 1.0
     observation = quiet_sub.step(AgentAction(tool_calls=(ToolCall(id="a", name="answer", arguments={"product_ids": []}),)))

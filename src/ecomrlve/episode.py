@@ -29,6 +29,7 @@ from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolErr
 from ecomrlve.user.realiser import Realiser, TemplateRealiser
 from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
+from ecomrlve.world.surfacing import USER_SOURCE
 
 RECORD_VERSION = 1
 MAX_ACTION_CHARS = 32_000
@@ -228,8 +229,8 @@ class _Episode:
 
     def _surface_from_text(self, text: str) -> None:
         rows = [self.world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
-        self.ctx.surface(row for row in rows if row is not None)
-        self.ctx.surface_account_ids(_ORDER_ID.findall(text))  # order ids the customer tells the agent
+        self.ctx.surface((row for row in rows if row is not None), USER_SOURCE)
+        self.ctx.surface_account_ids(_ORDER_ID.findall(text), USER_SOURCE)  # order ids the customer tells the agent
 
     # -- one turn -------------------------------------------------------------------------------
 
@@ -241,6 +242,7 @@ class _Episode:
         except (InvalidActionError, ToolArgumentsError) as exc:
             return self._finish("invalid_output", invalid_reason=str(exc))
         self.turns += 1
+        self.world.surfacing.turn = self.turns
         self.messages.append(_assistant_message(action))
         user = self.problem.user
         user.begin_turn()
@@ -263,6 +265,8 @@ class _Episode:
             new_messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                                  "content": json.dumps(result, ensure_ascii=False, separators=(",", ":"))})
         if self.answer is None and not user.gave_up:
+            user.note_turn(self.turns)  # the task state records which request this turn served
+            self.world.run_planned_events()  # e.g. a planned sell-out of a product the agent was just shown
             reply = user.on_turn_end(action.message, events, self.world)
             if reply is not None:
                 self._surface_from_text(reply)
@@ -289,7 +293,7 @@ class _Episode:
         if invalid_reason is not None:
             outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
         else:
-            outcome = self.env.verify(self.problem, self.world, self.answer)
+            outcome = self.env.verify(self.problem.goal, self.problem.state, self.world, self.answer)
         self.reward = compose_reward(
             r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self.turns,
             user_caused_turns=self.user_caused_turns, t_max=self.t_max, used_ids=self.used_ids,

@@ -91,7 +91,7 @@ class ProductDiscoveryEnvironment(RankedRecommendation):
         goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestProducts(goal.noun, self.stated(goal)))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 
     @staticmethod
     def _sample_target(world: World, rng: random.Random, wanted: int) -> int:

@@ -13,9 +13,12 @@
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
   valid items reaches 1.
-* **The shopper** (:class:`RecommendUser`): answers questions about requirements (withheld ones
-  are revealed once, as a user-caused turn), comments on recommended products, reports the
-  planned stock-out and makes the planned context switch (both user-caused, once).
+* **Task state and shopper** (:class:`RecommendState`, :class:`RecommendUser`): the state holds the
+  current requirements, what is still withheld, the switch, and the turns the request was handled
+  in (what the agent had seen when it answered, read from the world's surfacing ledger). The
+  shopper writes it: answers questions about requirements (withheld ones are revealed once, as a
+  user-caused turn), comments on recommended products, reports the stock-out that the world
+  executes as planned, and makes the planned context switch (both user-caused, once).
 * **The oracle** (:class:`SurfacingOracle`): surfaces the planned products with searches, asks
   about withheld requirements, triggers the stock-out notice, then answers surfaced ids only.
 """
@@ -27,7 +30,7 @@ import random
 import re
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -39,17 +42,20 @@ from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Environment, Problem, TaskOutcome, TaskState
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
+from ecomrlve.world.surfacing import DISCOVERY_SOURCES
+
+if TYPE_CHECKING:
+    from ecomrlve.episode import Observation
 
 BASE_PATIENCE = 3  # annoyances tolerated (repeated or pointless questions), plus 0-2 per shopper
 SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to the agent's first turn
 RELEVANCE_FLOOR = 0.05  # every valid product has relevance >= this, so IDCG > 0
 NDCG_WEIGHT, SATISFACTION_WEIGHT = 1.5, 0.5  # r_task = -1 + 1.5·nDCG + 0.5·satisfaction - oos share
-_DISCOVERY_TOOLS = {"catalog_search": "results", "user_get_visit_history": "viewed"}
 _PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -410,53 +416,68 @@ def listed_items(world: World, product_ids: list[str], category: int, requiremen
     return out
 
 
-# -- the shopper ----------------------------------------------------------------------------------
+# -- the task state and the shopper ----------------------------------------------------------------
 
 @dataclass
-class RecommendUser(SimulatedUser):
-    """A shopper who wants product recommendations under some requirements.
+class RecommendState(TaskState):
+    """What a recommendation dialogue (PD, SUB, BUNDLE) established.
 
-    ``requirements`` are the current ones (after a context switch); ``withheld`` holds the
-    indices left out of the opening and not revealed since.
+    ``requirements`` are the current ones (after a context switch); ``withheld`` holds the indices
+    left out of the opening and not revealed since; ``handled_turns`` the agent turns whose tool
+    results reached this request (every turn that ended with it open and unanswered; in JOURNEY
+    only the turns spent on it), which decide what the agent had seen when it answered.
     """
 
     requirements: list[Requirement] = field(default_factory=list)
     withheld: set[int] = field(default_factory=set)
+    switched: bool = False
+    sold_out_announced: bool = False
+    handled_turns: list[int] = field(default_factory=list)
+
+    def shown_ids(self, world: World) -> set[str]:
+        """Product ids a discovery tool showed the agent while it handled this request, before its answer."""
+        rows = world.surfacing.rows_shown(DISCOVERY_SOURCES, self.handled_turns)
+        return {world.catalog.product_id(row) for row in rows}
+
+
+@dataclass
+class RecommendUser(SimulatedUser):
+    """A shopper who wants product recommendations under some requirements (kept in ``state``)."""
+
+    state: RecommendState = field(default_factory=RecommendState)
     noun: str = ""
     switch: tuple[int, Requirement] | None = None  # planned: (index, new requirement)
-    stock_out: int | None = None  # planned: row that sells out once the agent has seen it
+    stock_out: int | None = None  # planned: row the world sells out once the agent has seen it
     stock_out_name: str = ""
-    switched: bool = False
-    sold_out: bool = False
-    sold_out_announced: bool = False
-    surfaced: set[str] = field(default_factory=set)
     catalog: Catalog | None = None  # the shared read-only catalog (for the oracle's searches)
-    turn: int = 0
     _no_preference_asked: set[str] = field(default_factory=set)
 
-    # The runtime's two entry points.
+    @property
+    def requirements(self) -> list[Requirement]:
+        return self.state.requirements
+
+    @property
+    def withheld(self) -> set[int]:
+        return self.state.withheld
+
+    # The runtime's entry points.
     def on_question(self, question: str, world: World) -> str:
         acts = self._respond(question, world)
         return self.say(*(acts or [self._not_understood()]))
 
+    def note_turn(self, turn: int) -> None:
+        self.state.handled_turns.append(turn)
+
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
-        self.turn += 1
-        for name, _, result in events:
-            key = _DISCOVERY_TOOLS.get(name)
-            if key and "error" not in result:
-                self.surfaced.update(card["product_id"] for card in result.get(key, []))
-        if (self.stock_out is not None and not self.sold_out
-                and world.catalog.product_id(self.stock_out) in self.surfaced):
-            world.sell_out(self.stock_out)  # sells out while the agent is looking (planned: see plan)
-            self.sold_out = True
         acts = self._respond(message, world) if message else []
         if message and not acts:
             acts = [self._not_understood()] if is_question(message.lower()) else [A.Acknowledge()]
-        if self.switch is not None and not self.switched and self.turn >= SWITCH_AFTER_TURN:
+        state = self.state
+        if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
             index, new = self.switch
-            self.requirements[index] = new
-            self.withheld.discard(index)
-            self.switched = True
+            state.requirements[index] = new
+            state.withheld.discard(index)
+            state.switched = True
             self.mark_user_caused()
             acts.append(A.ChangeRequirement(self.noun, (new.field, new.text())))
         return self.say(*acts) if acts else None
@@ -521,8 +542,8 @@ class RecommendUser(SimulatedUser):
         for row in mentioned[:3]:
             name = catalog.title(row).split(",")[0]
             if world.stock(row) == 0:
-                if row == self.stock_out and self.sold_out and not self.sold_out_announced:
-                    self.sold_out_announced = True
+                if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
+                    self.state.sold_out_announced = True
                     self.mark_user_caused()
                 acts.append(A.SoldOut(name))
                 continue
@@ -557,9 +578,9 @@ class SurfacingOracle:
     withheld requirements, names the product that sold out (so the shopper reacts), then answers.
     """
 
-    def __init__(self, problem: Any, *, surface: list[int], answer: list[int], ask: list[str],
-                 mention: int | None = None) -> None:
-        self.catalog: Catalog = problem.user.catalog
+    def __init__(self, problem: Problem[BaseModel, RecommendState], catalog: Catalog, *, surface: list[int],
+                 answer: list[int], ask: list[str], mention: int | None = None) -> None:
+        self.catalog = catalog
         self.b_tool = problem.difficulty.B_tool
         self.to_surface = list(dict.fromkeys(surface + answer))
         self.answer_rows = answer
@@ -571,7 +592,7 @@ class SurfacingOracle:
         self.mentioned = mention is None
         self.turn = 0
 
-    def act(self, observation) -> AgentAction:
+    def act(self, observation: Observation) -> AgentAction:
         catalog = self.catalog
         self.turn += 1
         self.seen.update(card["product_id"] for card in cards(observation))
@@ -744,40 +765,51 @@ class RankedRecommendation(Environment):
             "ideal_ids": [catalog.product_id(r) for r in ideal]})
 
     def user_for(self, world: World, goal: RecommendGoal, rng: random.Random, realiser: Realiser) -> RecommendUser:
+        """The shopper and their task state; the world takes over the planned stock-out."""
         catalog = world.catalog
+        state = RecommendState(requirements=list(goal.requirements), withheld=set(goal.withheld))
+        if goal.stock_out_row is not None:
+            world.plan_sell_out(goal.stock_out_row, state)
         return RecommendUser(
-            realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience,
-            requirements=list(goal.requirements), withheld=set(goal.withheld), noun=goal.noun,
-            switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
+            realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, state=state,
+            noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
             stock_out_name="" if goal.stock_out_row is None else short_title(catalog, goal.stock_out_row),
             catalog=catalog)
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: RecommendGoal = problem.goal  # type: ignore[assignment]
-        user: RecommendUser = problem.user  # type: ignore[assignment]
+    def verify(self, goal: RecommendGoal, state: RecommendState, world: World,
+               answer: RecommendAnswer | None) -> TaskOutcome:
         catalog = world.catalog
-        valid, rel = self.scored_valid(world, goal, user.requirements)
+        valid, rel = self.scored_valid(world, goal, state.requirements)
         ideal_rows, ideal = ideal_ranking(valid, rel, goal.k)
         details: dict[str, Any] = {"valid_count": len(valid), "ideal_ids": [catalog.product_id(r) for r in ideal_rows],
                                    "answered": answer is not None}
         if answer is None:
             return TaskOutcome(r_task=-1.0, is_correct=False, details=details)
-        ids = list(answer.product_ids)  # type: ignore[attr-defined]
-        items = listed_items(world, ids, goal.category, user.requirements, valid, rel, goal.k)
+        ids = list(answer.product_ids)
+        items = listed_items(world, ids, goal.category, state.requirements, valid, rel, goal.k)
         r_task, scores = ranking_reward(items, ideal, goal.k)
         first = catalog.index_of(ids[0]) if ids else None
         first_valid = first is not None and bool(np.isin(first, valid))
-        unseen = [i for i in ids if i not in user.surfaced]
+        shown = state.shown_ids(world)
+        unseen = [i for i in ids if i not in shown]
         denied = [i for i in ids if (row := catalog.index_of(i)) is not None and world.is_denied(row)]
         details.update(scores, first_valid=first_valid, unseen_ids=unseen)
         return TaskOutcome(r_task=r_task, is_correct=first_valid and not unseen, details=details,
                            safety_violation=f"recommended products of a denied category: {denied}" if denied else None)
 
-    def oracle(self, problem: Problem) -> SurfacingOracle:
-        goal: RecommendGoal = problem.goal  # type: ignore[assignment]
-        catalog = problem.user.catalog  # type: ignore[attr-defined]
-        answer = [catalog.index_of(i) for i in goal.ideal_ids]
+    def oracle(self, problem: Problem[RecommendGoal, RecommendState]) -> SurfacingOracle:
+        goal = problem.goal
+        catalog = shopper_catalog(problem)
+        answer = [row for i in goal.ideal_ids if (row := catalog.index_of(i)) is not None]
         surface = [goal.stock_out_row] if goal.stock_out_row is not None else []
         ask = [goal.requirements[i].field for i in goal.withheld]
-        return SurfacingOracle(problem, surface=surface, answer=answer, ask=ask, mention=goal.stock_out_row)
+        return SurfacingOracle(problem, catalog, surface=surface, answer=answer, ask=ask, mention=goal.stock_out_row)
+
+
+def shopper_catalog(problem: Problem[Any, RecommendState]) -> Catalog:
+    """The shared, read-only catalog the recommendation shopper of ``problem`` shops in."""
+    user = problem.user
+    if not isinstance(user, RecommendUser) or user.catalog is None:
+        raise TypeError("a recommendation problem's user is a RecommendUser with a catalog")
+    return user.catalog

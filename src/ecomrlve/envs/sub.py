@@ -97,7 +97,7 @@ class SubstitutionEnvironment(RankedRecommendation):
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 
     @staticmethod
     def _sample_original(world: World, rng: random.Random, slack: float) -> tuple[int, int]:

@@ -143,6 +143,11 @@ class SimulatedUser:
         """Whether the turn that just ended was caused by the user (counted once per turn)."""
         return self._caused_this_turn
 
+    def note_turn(self, turn: int) -> None:
+        """Agent turn ``turn`` ended with this shopper's request open and unanswered; the runtime calls
+        this before planned world events and :meth:`on_turn_end`. Users whose task state tracks the
+        turns a request was handled in record it here; by default there is nothing to record."""
+
     def mark_user_caused(self) -> None:
         self._caused_this_turn = True
 
