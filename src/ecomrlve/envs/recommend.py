@@ -578,7 +578,7 @@ class SurfacingOracle:
     withheld requirements, names the product that sold out (so the shopper reacts), then answers.
     """
 
-    def __init__(self, problem: Problem[BaseModel, RecommendState], catalog: Catalog, *, surface: list[int],
+    def __init__(self, problem: Problem[Any, RecommendState], catalog: Catalog, *, surface: list[int],
                  answer: list[int], ask: list[str], mention: int | None = None) -> None:
         self.catalog = catalog
         self.b_tool = problem.difficulty.B_tool
