@@ -20,7 +20,8 @@ from recommend_support import (
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.envs.recommend import ListedItem, RecommendAnswer, ranking_reward, valid_rows
+from ecomrlve.envs.recommend import ListedItem, ranking_reward, valid_rows
+from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"

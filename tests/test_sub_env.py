@@ -15,7 +15,8 @@ from recommend_support import (
 )
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.envs.recommend import RecommendAnswer, valid_rows
+from ecomrlve.envs.recommend import valid_rows
+from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"

@@ -13,7 +13,7 @@ from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.cart import CartState
 from ecomrlve.envs.journey import JourneyState
 from ecomrlve.envs.policy import PolicyState
-from ecomrlve.envs.recommend import RecommendState
+from ecomrlve.envs.recommend_user import RecommendState
 from ecomrlve.envs.returns import ReturnState
 from ecomrlve.envs.status import StatusState
 from ecomrlve.episode import EcomEnv

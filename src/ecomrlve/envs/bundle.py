@@ -45,18 +45,15 @@ from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
-    RecommendAnswer,
-    RecommendState,
-    RecommendUser,
     Requirement,
-    SurfacingOracle,
     available_fields,
     derive_requirement,
     first_failed,
     requirement_filter,
-    shopper_catalog,
     short_title,
 )
+from ecomrlve.envs.recommend_task import RecommendAnswer, SurfacingOracle, shopper_catalog
+from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World

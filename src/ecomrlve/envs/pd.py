@@ -37,8 +37,6 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation,
-    RecommendGoal,
     available_fields,
     category_requirement,
     closest_partner,
@@ -46,6 +44,7 @@ from ecomrlve.envs.recommend import (
     relevance,
     utility,
 )
+from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World

@@ -39,8 +39,6 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation,
-    RecommendGoal,
     attribute_overlap,
     category_requirement,
     closest_partner,
@@ -51,6 +49,7 @@ from ecomrlve.envs.recommend import (
     title_overlap,
     utility,
 )
+from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
