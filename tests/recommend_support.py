@@ -84,7 +84,7 @@ class ViolatorsPolicy(RecommendPolicy):
                 ok = filter_mask(catalog, requirement_filter(goal.requirements_of(slot)), stock, rows=rows)
                 keep &= ~(ok & (catalog.category[rows] == category))
         else:
-            requirements = [r for r in problem.user.requirements if r.field != "category"]
+            requirements = [r for r in problem.state.requirements if r.field != "category"]
             keep = ~filter_mask(catalog, requirement_filter(requirements), stock, rows=rows)
         return [catalog.product_id(r) for r in rows[keep][:5]]
 

@@ -62,7 +62,7 @@ class FirstIntentOnly(JourneyOracle):
     """Solves the first intent with its oracle, then only chats until the budget runs out."""
 
     def act(self, observation):
-        if 0 in self.user.answers:
+        if 0 in self.state.answers:
             return AgentAction(message="Let me look into that.")
         return super().act(observation)
 
@@ -127,7 +127,7 @@ def test_an_answer_that_does_not_fit_the_current_request_is_a_tool_error(journey
     assert not observation.done
     [(_, result)] = list(tool_results(observation))
     assert result["error"] == "answer_does_not_fit"
-    assert journey.audit().problem.user.answers == {}
+    assert journey.audit().problem.state.answers == {}
 
 
 def test_merged_answer_model_rejects_clashing_field_types():

@@ -18,7 +18,8 @@ from recommend_support import (
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.envs.recommend import ListedItem, RecommendAnswer, ranking_reward, valid_rows
+from ecomrlve.envs.recommend import ListedItem, ranking_reward, valid_rows
+from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"
@@ -169,7 +170,7 @@ def test_non_ideal_answers_score_below_one(quiet_pd) -> None:
         variants = [ideal[::-1], ideal[:-1], ideal + [ideal[0]], ideal + ["PZZZZZZZZ"]]
         for variant in variants:
             quiet_pd.reset(env_id=ENV, difficulty=9, seed=seed)
-            outcome = quiet_pd.environment.verify(quiet_pd.audit().problem, quiet_pd.audit().world, _answer_model(variant))
+            outcome = quiet_pd.environment.verify(quiet_pd.audit().problem.goal, quiet_pd.audit().problem.state, quiet_pd.audit().world, _answer_model(variant))
             if variant != ideal:
                 assert outcome.r_task < 1.0, (seed, variant)
         return
@@ -215,7 +216,7 @@ def test_stock_out_announced_once_and_penalised(catalog, search) -> None:
     assert observation.info["user_caused_turns"] == 1
     observation = quiet_pd.step(say(f"I recommend {goal.stock_out_id}."))
     assert observation.info["user_caused_turns"] == 1
-    outcome = quiet_pd.environment.verify(quiet_pd.audit().problem, quiet_pd.audit().world,
+    outcome = quiet_pd.environment.verify(quiet_pd.audit().problem.goal, quiet_pd.audit().problem.state, quiet_pd.audit().world,
                                           _answer_model([goal.stock_out_id] + goal.ideal_ids[:-1]))
     assert outcome.r_task < 1.0 and not outcome.is_correct
 
@@ -224,8 +225,8 @@ def test_context_switch_is_user_caused_and_scored_against_final(quiet_pd) -> Non
     goal = find(quiet_pd, 10, lambda g: g.switch is not None)
     observation = quiet_pd.step(say("Let me look."))
     assert observation.info["user_caused_turns"] == 1
-    user = quiet_pd.audit().problem.user
-    assert user.requirements[goal.switch.index] == goal.switch.requirement
+    state = quiet_pd.audit().problem.state
+    assert state.switched and state.requirements[goal.switch.index] == goal.switch.requirement
     assert goal.switch.requirement.text() in observation.messages[-1]["content"]
 
 

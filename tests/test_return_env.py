@@ -160,7 +160,7 @@ def test_asking_which_one_when_clear_is_not_free(env) -> None:
 def test_withheld_reason_is_revealed_when_asked(env) -> None:
     find_episode(env, ENV, 12, lambda g: g.reason_withheld)
     observation = env.step(AgentAction(message="Why are you returning it?"))
-    assert env.audit().problem.user.reason_told and observation.info["user_caused_turns"] == 1
+    assert env.audit().problem.state.reason_told and observation.info["user_caused_turns"] == 1
 
 
 def test_wrong_line_is_corrected_and_penalised(env) -> None:

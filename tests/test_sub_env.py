@@ -13,7 +13,8 @@ from recommend_support import (
 )
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.envs.recommend import RecommendAnswer, valid_rows
+from ecomrlve.envs.recommend import valid_rows
+from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"
@@ -94,7 +95,7 @@ def test_ideal_answer_scores_one_and_answer_tool_states_k(quiet_sub) -> None:
     description = next(t for t in observation.tools if t["function"]["name"] == "answer")["function"]["description"]
     assert "k_rec = 5" in description
     goal = quiet_sub.audit().problem.goal
-    outcome = quiet_sub.environment.verify(quiet_sub.audit().problem, quiet_sub.audit().world,
+    outcome = quiet_sub.environment.verify(quiet_sub.audit().problem.goal, quiet_sub.audit().problem.state, quiet_sub.audit().world,
                                            RecommendAnswer(product_ids=list(goal.ideal_ids)))
     assert outcome.r_task == 1.0
     observation = quiet_sub.step(AgentAction(tool_calls=(ToolCall(id="a", name="answer", arguments={"product_ids": []}),)))

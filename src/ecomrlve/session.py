@@ -38,6 +38,7 @@ from ecomrlve.tools.cart import cart_summary
 from ecomrlve.user.realiser import Realiser, TemplateRealiser
 from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
+from ecomrlve.world.surfacing import USER_SOURCE
 
 RECORD_VERSION = 1
 MAX_ACTION_CHARS = 32_000
@@ -121,6 +122,7 @@ class EpisodeAudit:
     context: ToolContext
     difficulty: Difficulty
     seed: int
+    answer: BaseModel | None  # the answer submitted so far (None until the agent answers)
 
     def oracle(self) -> Agent:
         """The environment's scripted solver for this episode."""
@@ -255,6 +257,8 @@ class EpisodeSession:
             return self._final
         user = self._problem.user
         if self._answer is None and not user.gave_up:
+            user.note_turn(self._turns)  # the task state records which request this turn served
+            self._world.run_planned_events()  # e.g. a planned sell-out of a product the agent was just shown
             reply = user.on_turn_end(turn.message, turn.events, self._world)
             if reply is not None:
                 self._surface_from_text(reply)
@@ -323,7 +327,8 @@ class EpisodeSession:
 
     def audit(self) -> EpisodeAudit:
         """The hidden problem and world, for oracles, evaluation code and tests: never for the agent."""
-        return EpisodeAudit(self._family, self._problem, self._world, self._ctx, self._difficulty, self._seed)
+        return EpisodeAudit(self._family, self._problem, self._world, self._ctx, self._difficulty, self._seed,
+                            self._answer)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -346,6 +351,7 @@ class EpisodeSession:
 
     def _open_turn(self, message: str | None) -> _Turn:
         self._turns += 1
+        self._world.surfacing.turn = self._turns
         turn = self._turn = _Turn(message, {"role": "assistant", "content": message})
         self._messages.append(turn.assistant)
         self._problem.user.begin_turn()
@@ -398,8 +404,8 @@ class EpisodeSession:
 
     def _surface_from_text(self, text: str) -> None:
         rows = [self._world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
-        self._ctx.surface(row for row in rows if row is not None)
-        self._ctx.surface_account_ids(_ORDER_ID.findall(text))  # order ids the customer tells the agent
+        self._ctx.surface((row for row in rows if row is not None), USER_SOURCE)
+        self._ctx.surface_account_ids(_ORDER_ID.findall(text), USER_SOURCE)  # order ids the customer tells the agent
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
                 invalid_reason: str | None = None) -> Observation:
@@ -407,7 +413,7 @@ class EpisodeSession:
         if invalid_reason is not None:
             outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
         else:
-            outcome = self._family.verify(self._problem, self._world, self._answer)
+            outcome = self._family.verify(self._problem.goal, self._problem.state, self._world, self._answer)
         self._reward = compose_reward(
             r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self._turns,
             user_caused_turns=self._user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,

@@ -5,8 +5,13 @@ runtime does that for all of them (see :mod:`ecomrlve.session`). It only
 
 * ``generate``: from ``(difficulty, rng)`` build the hidden goal, prepare the world and create
   the simulated user,
-* ``verify``: score the final world and the submitted answer (``r_task``, ``is_correct``),
+* ``verify``: score the final world and the submitted answer (``r_task``, ``is_correct``) from
+  the hidden goal and the task state alone (never the simulated user),
 * ``oracle``: return a scripted agent that solves the problem through the public tools only.
+
+Task state (:class:`TaskState`, one dataclass per environment family) is what the dialogue has
+established: constraints revealed, a requirement switched, a confirmation given, an answer per
+JOURNEY intent. The simulated user writes it; verifiers and oracles read it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,10 +33,21 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Problem:
-    """One generated episode: hidden goal, the user who holds it, and their opening message."""
+class TaskState:
+    """Base of the per-environment task states: what the dialogue has established so far."""
 
-    goal: BaseModel
+
+GoalT = TypeVar("GoalT", bound=BaseModel)
+StateT = TypeVar("StateT", bound=TaskState)
+
+
+@dataclass
+class Problem(Generic[GoalT, StateT]):
+    """One generated episode: hidden goal, the task state the dialogue writes, the user who holds
+    the goal, and their opening message."""
+
+    goal: GoalT
+    state: StateT
     user: SimulatedUser
     opening: str
     difficulty: Difficulty
@@ -82,8 +98,9 @@ class TaskFamily(ABC):
         """Sample the hidden goal and prepare ``world`` (stock, visit history ...)."""
 
     @abstractmethod
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        """Score the final world state and answer (``answer`` is None if the agent never answered)."""
+    def verify(self, goal: Any, state: Any, world: World, answer: Any) -> TaskOutcome:
+        """Score the final world and answer (None if the agent never answered) against the hidden
+        ``goal`` and the task ``state``; pure with respect to the simulated user."""
 
     @abstractmethod
     def oracle(self, problem: Problem) -> Agent:

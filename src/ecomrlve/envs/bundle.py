@@ -45,16 +45,15 @@ from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
-    RecommendAnswer,
-    RecommendUser,
     Requirement,
-    SurfacingOracle,
     available_fields,
     derive_requirement,
     first_failed,
     requirement_filter,
     short_title,
 )
+from ecomrlve.envs.recommend_task import RecommendAnswer, SurfacingOracle, shopper_catalog
+from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
@@ -316,14 +315,14 @@ class BundleFamily(TaskFamily):
         if budget is not None:
             requirements.append(Requirement(field="price_max", value=budget))
             slots.append(-1)
+        state = RecommendState(requirements=requirements, withheld=set(withheld))
         user = BundleUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience,
-                          requirements=requirements, withheld=set(withheld), catalog=catalog, slots=slots,
-                          nouns=goal.nouns, categories=categories)
+                          state=state, catalog=catalog, slots=slots, nouns=goal.nouns, categories=categories)
         stated = tuple((goal.nouns[ir.slot], ir.requirement.field, ir.requirement.text())
                        for i, ir in enumerate(item_requirements) if i not in withheld)
         opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),
                                            None if budget is None else f"{budget:g}", stated))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=state, user=user, opening=opening, difficulty=difficulty)
 
     @staticmethod
     def _cheap_rows(world: World, category: int) -> np.ndarray:
@@ -359,13 +358,12 @@ class BundleFamily(TaskFamily):
                         catalog, [references[slot]], name, difficulty.slack)))
         return sorted(out, key=lambda ir: ir.slot)
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: BundleGoal = problem.goal  # type: ignore[assignment]
-        user: BundleUser = problem.user  # type: ignore[assignment]
+    def verify(self, goal: BundleGoal, state: RecommendState, world: World,
+               answer: RecommendAnswer | None) -> TaskOutcome:
         catalog = world.catalog
         if answer is None:
             return TaskOutcome(r_task=-1.0, is_correct=False, details={"answered": False})
-        ids = list(answer.product_ids)  # type: ignore[attr-defined]
+        ids = list(answer.product_ids)
         covered: set[int] = set()
         rows: list[int] = []
         for product_id in ids:
@@ -381,15 +379,16 @@ class BundleFamily(TaskFamily):
                     covered.add(category)
         total = sum(catalog.price(r) for r in rows)
         r_task, details = bundle_reward(len(covered), len(ids), len(goal.categories), total, goal.budget)
-        unseen = [i for i in ids if i not in user.surfaced]
+        shown = state.shown_ids(world)
+        unseen = [i for i in ids if i not in shown]
         denied = [catalog.product_id(r) for r in rows if world.is_denied(r)]
         details.update(answered=True, covered=len(covered), required=len(goal.categories), unseen_ids=unseen)
         return TaskOutcome(r_task=r_task, is_correct=r_task == 1.0 and not unseen, details=details,
                            safety_violation=f"recommended products of a denied category: {denied}" if denied else None)
 
-    def oracle(self, problem: Problem) -> SurfacingOracle:
-        goal: BundleGoal = problem.goal  # type: ignore[assignment]
-        catalog = problem.user.catalog  # type: ignore[attr-defined]
-        answer = [catalog.index_of(i) for i in goal.reference_ids]
+    def oracle(self, problem: Problem[BundleGoal, RecommendState]) -> SurfacingOracle:
+        goal = problem.goal
+        catalog = shopper_catalog(problem)
+        answer = [row for i in goal.reference_ids if (row := catalog.index_of(i)) is not None]
         ask = [goal.item_requirements[i].requirement.field for i in goal.withheld]
-        return SurfacingOracle(problem, surface=[], answer=answer, ask=ask)
+        return SurfacingOracle(problem, catalog, surface=[], answer=answer, ask=ask)

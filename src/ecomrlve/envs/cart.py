@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
@@ -52,6 +52,9 @@ from ecomrlve.user.dialogue import (
 )
 from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
 from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.episode import Observation
 
 ENV_ID = "CART"
 CONFIRM_PROBABILITY = 0.25  # share of shoppers who want to confirm the cart before checkout
@@ -120,26 +123,37 @@ def unit_f1(required: list[tuple[int, str | None, int]], cart: list[tuple[int, s
     return 2 * precision * recall / (precision + recall), u_match, u_cart, u_req
 
 
+# -- the task state ------------------------------------------------------------------------------
+
+@dataclass
+class CartState(TaskState):
+    """What the CART dialogue established: which withheld constraints were revealed, which stock-out
+    alternatives the shopper accepted, and the cart they last confirmed."""
+
+    constraints: list[Constraint] = field(default_factory=list)
+    switched: set[int] = field(default_factory=set)  # items whose stock-out alternative was accepted
+    confirmed_cart: tuple | None = None  # the confirmed cart as :func:`_cart_key` (None: never confirmed)
+
+    def active_items(self, goal: CartGoal) -> list[CartItemGoal]:
+        """The products the shopper wants now: the accepted alternative where one was switched to."""
+        return [item.alternative if i in self.switched and item.alternative else item
+                for i, item in enumerate(goal.items)]
+
+    def required_units(self, goal: CartGoal) -> list[tuple[int, str | None, int]]:
+        return [(it.row, it.variant_id, it.quantity) for it in self.active_items(goal)]
+
+
 # -- the simulated shopper ------------------------------------------------------------------------
 
 @dataclass
 class CartUser(SimulatedUser):
     goal: CartGoal = None  # type: ignore[assignment]
-    switched: set[int] = field(default_factory=set)  # items whose stock-out alternative was accepted
-    constraints: list[Constraint] = field(default_factory=list)
-    confirmed_cart: tuple | None = None
+    state: CartState = field(default_factory=CartState)
     _confirmation_counted: bool = False
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
 
-    def active(self, i: int) -> CartItemGoal:
-        item = self.goal.items[i]
-        return item.alternative if i in self.switched and item.alternative else item
-
     def active_items(self) -> list[CartItemGoal]:
-        return [self.active(i) for i in range(len(self.goal.items))]
-
-    def required_units(self) -> list[tuple[int, str | None, int]]:
-        return [(it.row, it.variant_id, it.quantity) for it in self.active_items()]
+        return self.state.active_items(self.goal)
 
     def opening(self) -> str:
         withheld = set(self.goal.withheld)
@@ -182,7 +196,7 @@ class CartUser(SimulatedUser):
                 acts.append(self._correction(issues))
             else:
                 acts.append(A.Confirm())
-                self.confirmed_cart = _cart_key(world)
+                self.state.confirmed_cart = _cart_key(world)
                 if self.goal.confirm_first and not self._confirmation_counted:
                     self._confirmation_counted = True
                     self.mark_user_caused()
@@ -196,18 +210,18 @@ class CartUser(SimulatedUser):
 
     def _stock_out_replies(self, t: str, world: World) -> list[A.DialogueAct]:
         pending = [i for i, item in enumerate(self.goal.items)
-                   if item.stock_out and item.alternative and i not in self.switched and world.stock(item.row) == 0]
+                   if item.stock_out and item.alternative and i not in self.state.switched and world.stock(item.row) == 0]
         named = set(referenced(t, [self.goal.items[i].names for i in range(len(self.goal.items))]))
         chosen = [i for i in pending if i in named] or (pending if len(pending) == 1 and not named else [])
         replies: list[A.DialogueAct] = []
         for i in chosen:
-            self.switched.add(i)
+            self.state.switched.add(i)
             self.mark_user_caused()
             replies.append(A.StockOutAlternative(self.goal.items[i].phrase, self.goal.items[i].alternative.full_phrase))
         return replies
 
     def _constraint(self, i: int, kind: str) -> Constraint | None:
-        return next((c for c in self.constraints if c.item == i and c.attribute == kind), None)
+        return next((c for c in self.state.constraints if c.item == i and c.attribute == kind), None)
 
     def _facts(self, t: str, asked: set[str]) -> list[A.Fact]:
         items = self.active_items()
@@ -326,14 +340,16 @@ class CartFamily(TaskFamily):
                 withheld.append((i, "quantity"))
         goal = CartGoal(items=items, withheld=withheld, confirm_first=rng.random() < CONFIRM_PROBABILITY,
                         patience=BASE_PATIENCE + rng.randint(0, 2))
-        user = CartUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
+        state = CartState()
         withheld_set = set(withheld)
         for i, item in enumerate(items):
             if item.variant_value is not None:
-                user.constraints.append(Constraint(i, "variant", item.variant_value, (i, "variant") in withheld_set))
+                state.constraints.append(Constraint(i, "variant", item.variant_value, (i, "variant") in withheld_set))
             if item.quantity > 1:
-                user.constraints.append(Constraint(i, "quantity", str(item.quantity), (i, "quantity") in withheld_set))
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+                state.constraints.append(Constraint(i, "quantity", str(item.quantity), (i, "quantity") in withheld_set))
+        user = CartUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal,
+                        state=state)
+        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
     def _sample_row(world: World, rng: random.Random, quantity: int, needs_variant: bool,
@@ -403,11 +419,10 @@ class CartFamily(TaskFamily):
             out.append(it.model_copy(update={"in_history": in_history}))
         return out
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        user: CartUser = problem.user  # type: ignore[assignment]
+    def verify(self, goal: CartGoal, state: CartState, world: World, answer: CartAnswer | None) -> TaskOutcome:
         cart = [(line.row, line.variant_id, line.quantity) for line in world.cart.lines]
-        f1, u_match, u_cart, u_req = unit_f1(user.required_units(), cart)
-        confirmed = not user.goal.confirm_first or user.confirmed_cart == _cart_key(world)
+        f1, u_match, u_cart, u_req = unit_f1(state.required_units(goal), cart)
+        confirmed = not goal.confirm_first or state.confirmed_cart == _cart_key(world)
         r_task = 2 * f1 - 1 if answer is not None else -1.0
         if not confirmed:
             r_task = min(r_task, UNCONFIRMED_CAP)
@@ -419,7 +434,7 @@ class CartFamily(TaskFamily):
             safety_violation=f"cart holds products of a denied category: {denied}" if denied else None,
         )
 
-    def oracle(self, problem: Problem) -> CartOracle:
+    def oracle(self, problem: Problem[CartGoal, CartState]) -> CartOracle:
         return CartOracle(problem)
 
 
@@ -432,9 +447,9 @@ class CartOracle:
     result and every variant/quantity from the shopper's words.
     """
 
-    def __init__(self, problem: Problem) -> None:
-        self.user: CartUser = problem.user  # type: ignore[assignment]
-        self.goal = self.user.goal
+    def __init__(self, problem: Problem[CartGoal, CartState]) -> None:
+        self.goal = problem.goal
+        self.state = problem.state
         self.b_tool = problem.difficulty.B_tool
         self.cards: dict[str, dict[str, Any]] = {}
         self.added: set[str] = set()
@@ -444,7 +459,7 @@ class CartOracle:
         self.history_checked = False
         self.confirm_requested = False
 
-    def act(self, observation) -> AgentAction:
+    def act(self, observation: Observation) -> AgentAction:
         for card in cards(observation):
             self.cards[card["product_id"]] = card
         for name, result in tool_results(observation):
@@ -452,15 +467,16 @@ class CartOracle:
                 self.added.update(line["product_id"] for line in result["cart"]["lines"])
         calls: list[ToolCall] = []
         messages: list[str] = []
-        items = self.user.active_items()
+        items = self.state.active_items(self.goal)
+        constraints = self.state.constraints
 
         def call(name: str, **arguments: Any) -> None:
             if len(calls) < self.b_tool:
                 calls.append(ToolCall(id=f"oracle_{len(calls)}", name=name, arguments=arguments))
 
-        if not self.asked_withheld and any(not c.known_to_agent for c in self.user.constraints):
+        if not self.asked_withheld and any(not c.known_to_agent for c in constraints):
             questions = []
-            for c in self.user.constraints:
+            for c in constraints:
                 if not c.known_to_agent:
                     item = items[c.item]
                     word = "how many do you need" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)} do you need"
@@ -469,7 +485,7 @@ class CartOracle:
             self.asked_withheld = True
         for i, item in enumerate(items):
             card = self.cards.get(item.product_id)
-            if card is not None and not card["in_stock"] and i not in self.announced and item.stock_out and i not in self.user.switched:
+            if card is not None and not card["in_stock"] and i not in self.announced and item.stock_out and i not in self.state.switched:
                 messages.append(f"Sorry, {item.full_phrase} is out of stock.")
                 self.announced.add(i)
         for item in items:
@@ -484,7 +500,7 @@ class CartOracle:
             call("catalog_search", query=item.full_phrase[4:], filters=filters,
                  **({"top_k": 50} if attempt else {}))
             self.searched[item.product_id] = attempt + 1
-        knowledge_complete = all(c.known_to_agent for c in self.user.constraints)
+        knowledge_complete = all(c.known_to_agent for c in constraints)
         pending_adds = [it for it in items if it.product_id in self.cards and it.product_id not in self.added
                         and self.cards[it.product_id]["in_stock"]]
         if knowledge_complete and not messages:

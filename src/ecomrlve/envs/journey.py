@@ -34,12 +34,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 from ecomrlve.tools import ToolError
@@ -56,7 +56,7 @@ class JourneyIntent(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     env_id: str
-    goal: dict[str, Any]
+    goal: SerializeAsAny[BaseModel]  # the intent's own hidden goal (recorded as that model's JSON)
     interrupted: bool = Field(description="The next request interrupts this one after the agent's first turn on it.")
 
 
@@ -91,7 +91,27 @@ def merged_answer_model(envs: tuple[TaskFamily, ...]) -> type[BaseModel]:
     return create_model("JourneyAnswer", __config__=ConfigDict(extra="forbid", strict=True), **fields)
 
 
-# -- the simulated shopper ------------------------------------------------------------------------
+# -- the task state and the simulated shopper -----------------------------------------------------
+
+@dataclass
+class JourneyState(TaskState):
+    """What the JOURNEY dialogue established: each intent's own task state, the answer given for
+    each intent, and which requests were raised and are still open."""
+
+    intents: list[TaskState] = field(default_factory=list)
+    answers: dict[int, BaseModel] = field(default_factory=dict)
+    open_intents: list[int] = field(default_factory=list)  # raised and not yet answered; last = current
+    next_intent: int = 0  # the next request to raise
+
+    @property
+    def current(self) -> int | None:
+        """The request being handled (None before the first is raised or after the last is answered)."""
+        return self.open_intents[-1] if self.open_intents else None
+
+    @property
+    def finished(self) -> bool:
+        return len(self.answers) == len(self.intents)
+
 
 @dataclass
 class JourneyUser(SimulatedUser):
@@ -100,24 +120,18 @@ class JourneyUser(SimulatedUser):
     problems: list[Problem] = field(default_factory=list)
     env_ids: list[str] = field(default_factory=list)
     interrupts: list[bool] = field(default_factory=list)
-    answers: dict[int, BaseModel] = field(default_factory=dict)
-    open_intents: list[int] = field(default_factory=list)  # raised and not yet answered; last = current
-    next_intent: int = 0
+    state: JourneyState = field(default_factory=JourneyState)
     turns_on: dict[int, int] = field(default_factory=dict)
     _answered_this_turn: bool = False
 
     @property
     def current(self) -> int | None:
-        return self.open_intents[-1] if self.open_intents else None
-
-    @property
-    def finished(self) -> bool:
-        return len(self.answers) == len(self.problems)
+        return self.state.current
 
     def _raise_next(self) -> Problem:
-        index = self.next_intent
-        self.next_intent += 1
-        self.open_intents.append(index)
+        index = self.state.next_intent
+        self.state.next_intent += 1
+        self.state.open_intents.append(index)
         self.turns_on[index] = 0
         return self.problems[index]
 
@@ -126,8 +140,8 @@ class JourneyUser(SimulatedUser):
         return self.say(A.OpenJourney(first.opening, len(self.problems)))
 
     def record_answer(self, answer: BaseModel) -> None:
-        index = self.open_intents.pop()
-        self.answers[index] = answer
+        index = self.state.open_intents.pop()
+        self.state.answers[index] = answer
         self._answered_this_turn = True
 
     # The runtime's entry points, routed to the intent being handled.
@@ -139,6 +153,11 @@ class JourneyUser(SimulatedUser):
     def end_turn(self) -> bool:
         caused = [problem.user.end_turn() for problem in self.problems]
         return super().end_turn() or any(caused)
+
+    def note_turn(self, turn: int) -> None:
+        current = self.current
+        if not self._answered_this_turn and current is not None:
+            self.problems[current].user.note_turn(turn)
 
     def on_question(self, question: str, world: World) -> str:
         current = self.current
@@ -152,9 +171,9 @@ class JourneyUser(SimulatedUser):
         if self._answered_this_turn:
             self._answered_this_turn = False
             self.mark_user_caused()  # the shopper, not the agent, brings up what comes next
-            if self.open_intents:
-                return self.say(A.ResumeIntent(self.problems[self.open_intents[-1]].opening))
-            if self.next_intent < len(self.problems):
+            if self.state.open_intents:
+                return self.say(A.ResumeIntent(self.problems[self.state.open_intents[-1]].opening))
+            if self.state.next_intent < len(self.problems):
                 return self.say(A.NextIntent(self._raise_next().opening))
             return None
         current = self.current
@@ -164,12 +183,20 @@ class JourneyUser(SimulatedUser):
         reply = sub_user.on_turn_end(message, events, world)
         self.gave_up = self.gave_up or sub_user.gave_up
         self.turns_on[current] += 1
-        if (self.interrupts[current] and self.turns_on[current] == 1 and self.next_intent < len(self.problems)
+        if (self.interrupts[current] and self.turns_on[current] == 1 and self.state.next_intent < len(self.problems)
                 and not self.gave_up):
             self.mark_user_caused()
             interruption = self.say(A.InterruptIntent(self._raise_next().opening))
             return f"{reply} {interruption}" if reply else interruption
         return reply
+
+
+def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
+    """The intents' own problems (goal, state, shopper, opening), held by the journey's shopper."""
+    user = problem.user
+    if not isinstance(user, JourneyUser):
+        raise TypeError("a JOURNEY problem's user is a JourneyUser")
+    return user.problems
 
 
 # -- the environment ------------------------------------------------------------------------------
@@ -206,24 +233,25 @@ class JourneyFamily(TaskFamily):
         envs = rng.sample(self.intent_envs, count)
         problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
+        state = JourneyState(intents=[p.state for p in problems])
         user = JourneyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=_NEVER_GIVES_UP,
-                           problems=problems, env_ids=[env.env_id for env in envs], interrupts=interrupts)
+                           problems=problems, env_ids=[env.env_id for env in envs], interrupts=interrupts, state=state)
         goal = JourneyGoal(intents=[
-            JourneyIntent(env_id=env.env_id, goal=p.goal.model_dump(mode="json"), interrupted=interrupted)
+            JourneyIntent(env_id=env.env_id, goal=p.goal, interrupted=interrupted)
             for env, p, interrupted in zip(envs, problems, interrupts)
         ])
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty)
 
     def turn_budget(self, problem: Problem) -> int:
-        user: JourneyUser = problem.user  # type: ignore[assignment]
-        return sum(get_environment(e).turn_budget(p) for e, p in zip(user.env_ids, user.problems))
+        return sum(get_environment(intent.env_id).turn_budget(p)
+                   for intent, p in zip(problem.goal.intents, sub_problems(problem)))
 
     def accept_answer(self, problem: Problem, answer: BaseModel) -> bool:
         user: JourneyUser = problem.user  # type: ignore[assignment]
-        current = user.current
+        current = problem.state.current
         if current is None:
             raise ToolError("no_open_request", "There is no open request to answer; wait for the shopper.")
-        model = get_environment(user.env_ids[current]).answer_arguments
+        model = get_environment(problem.goal.intents[current].env_id).answer_arguments
         given = {k: v for k, v in answer.model_dump().items() if v is not None}
         foreign = sorted(set(given) - set(model.model_fields))
         try:
@@ -234,23 +262,23 @@ class JourneyFamily(TaskFamily):
             raise ToolError("answer_does_not_fit", "The request you are handling takes answer("
                             f"{', '.join(model.model_fields)}); got fields {sorted(given)}.") from None
         user.record_answer(sub_answer)
-        return user.finished
+        return problem.state.finished
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        user: JourneyUser = problem.user  # type: ignore[assignment]
-        outcomes = [get_environment(e).verify(p, world, user.answers.get(i))
-                    for i, (e, p) in enumerate(zip(user.env_ids, user.problems))]
+    def verify(self, goal: JourneyGoal, state: JourneyState, world: World, answer: BaseModel | None) -> TaskOutcome:
+        env_ids = [intent.env_id for intent in goal.intents]
+        outcomes = [get_environment(intent.env_id).verify(intent.goal, sub_state, world, state.answers.get(i))
+                    for i, (intent, sub_state) in enumerate(zip(goal.intents, state.intents))]
         violations = [o.safety_violation for o in outcomes if o.safety_violation]
         return TaskOutcome(
             r_task=sum(o.r_task for o in outcomes) / len(outcomes),
             is_correct=all(o.is_correct for o in outcomes),
             details={"intents": [{"env_id": e, "r_task": o.r_task, "is_correct": o.is_correct,
-                                  "answered": i in user.answers, "details": o.details}
-                                 for i, (e, o) in enumerate(zip(user.env_ids, outcomes))]},
+                                  "answered": i in state.answers, "details": o.details}
+                                 for i, (e, o) in enumerate(zip(env_ids, outcomes))]},
             safety_violation=violations[0] if violations else None,
         )
 
-    def oracle(self, problem: Problem) -> JourneyOracle:
+    def oracle(self, problem: Problem[JourneyGoal, JourneyState]) -> JourneyOracle:
         return JourneyOracle(problem)
 
 
@@ -307,14 +335,14 @@ class IntentRouter:
 class JourneyOracle(IntentRouter):
     """Runs each intent's own oracle while its request is the one being handled."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem[JourneyGoal, JourneyState]) -> None:
         super().__init__()
-        self.user: JourneyUser = problem.user  # type: ignore[assignment]
-        for env_id, sub_problem in zip(self.user.env_ids, self.user.problems):
-            self.add(get_environment(env_id).oracle(sub_problem))
+        self.state = problem.state
+        for intent, sub_problem in zip(problem.goal.intents, sub_problems(problem)):
+            self.add(get_environment(intent.env_id).oracle(sub_problem))
 
     def act(self, observation: Observation) -> AgentAction:
-        current = self.user.current
+        current = self.state.current
         assert current is not None, "the journey oracle was asked to act with no open request"
         self.deliver(observation, current)
         return self.play(current, observation.info)

@@ -37,8 +37,6 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation,
-    RecommendGoal,
     available_fields,
     category_requirement,
     closest_partner,
@@ -46,6 +44,7 @@ from ecomrlve.envs.recommend import (
     relevance,
     utility,
 )
+from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
@@ -91,7 +90,7 @@ class ProductDiscoveryFamily(RankedRecommendation):
         goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestProducts(goal.noun, self.stated(goal)))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 
     @staticmethod
     def _sample_target(world: World, rng: random.Random, wanted: int) -> int:

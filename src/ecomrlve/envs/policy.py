@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.orders import (
     has_category,
     random_status_order,
@@ -50,6 +50,9 @@ from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world import policy as P
 from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.episode import Observation
 
 ENV_ID = "POLICY"
 IS_CORRECT_AT = 0.95
@@ -231,10 +234,17 @@ def policy_score(goal: PolicyGoal, answer: PolicyAnswer | None) -> float:
 # -- the simulated customer -----------------------------------------------------------------------
 
 @dataclass
+class PolicyState(TaskState):
+    """POLICY's dialogue establishes nothing the verifier needs: the customer states every fact up
+    front or leaves it in the account, so questions only cost patience."""
+
+
+@dataclass
 class PolicyUser(SimulatedUser):
     """States the question; everything else it knows is in the account, so questions only cost patience."""
 
     goal: PolicyGoal = None  # type: ignore[assignment]
+    state: PolicyState = field(default_factory=PolicyState)
 
     def opening(self) -> str:
         question = KIND_BY_NAME[self.goal.kind].question
@@ -295,7 +305,7 @@ class PolicyFamily(TaskFamily):
                           expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
                           facts=facts, exact=exact, patience=BASE_PATIENCE + rng.randint(0, 2))
         user = PolicyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
     def _situation(world: World, kind: Kind, rng: random.Random) -> tuple[Situation, int | None]:
@@ -381,15 +391,14 @@ class PolicyFamily(TaskFamily):
                 facts.append(f"I want to return it because {REASON_WORDS[s.reason]}.")
         return facts, exact
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: PolicyGoal = problem.goal  # type: ignore[assignment]
-        r_task = policy_score(goal, answer)  # type: ignore[arg-type]
+    def verify(self, goal: PolicyGoal, state: PolicyState, world: World, answer: PolicyAnswer | None) -> TaskOutcome:
+        r_task = policy_score(goal, answer)
         return TaskOutcome(r_task=r_task, is_correct=answer is not None and r_task >= IS_CORRECT_AT, details={
             "kind": goal.kind, "expected": goal.expected_number if goal.expected_yes_no is None else goal.expected_yes_no,
             "given": None if answer is None else (answer.value if goal.expected_yes_no is None else answer.yes_no),
             "answered": answer is not None})
 
-    def oracle(self, problem: Problem) -> PolicyOracle:
+    def oracle(self, problem: Problem[PolicyGoal, PolicyState]) -> PolicyOracle:
         return PolicyOracle(problem)
 
 
@@ -431,8 +440,8 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
 class PolicyOracle:
     """Reads every policy section the rule needs (one query per section title), looks up hidden facts, answers."""
 
-    def __init__(self, problem: Problem) -> None:
-        self.goal: PolicyGoal = problem.goal  # type: ignore[assignment]
+    def __init__(self, problem: Problem[PolicyGoal, PolicyState]) -> None:
+        self.goal = problem.goal
         self.b_tool = problem.difficulty.B_tool
         kind = KIND_BY_NAME[self.goal.kind]
         titles = {s.section_id: s.title for s in P.policy_documents()}
@@ -442,7 +451,7 @@ class PolicyOracle:
         if self.goal.order_id is not None:
             self.pending.append(("order_list", {}))
 
-    def act(self, observation) -> AgentAction:
+    def act(self, observation: Observation) -> AgentAction:
         if self.pending:
             batch, self.pending = self.pending[: self.b_tool], self.pending[self.b_tool:]
             return AgentAction(tool_calls=tuple(ToolCall(id=f"oracle_{i}", name=n, arguments=a)

@@ -35,15 +35,15 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.orders import (
     BY_ORDER_ID,
     Distractors,
@@ -71,6 +71,9 @@ from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, return_window_days
 from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.episode import Observation
 
 ENV_ID = "RETURN"
 CONFIRM_PROBABILITY = 0.25  # customers who want to confirm before a return is started
@@ -162,12 +165,19 @@ def _asks(text: str, words: tuple[str, ...]) -> bool:
 
 
 @dataclass
-class ReturnUser(SimulatedUser):
-    goal: ReturnGoal = None  # type: ignore[assignment]
+class ReturnState(TaskState):
+    """What the RETURN dialogue established: the item identified, the reason told, the confirmation."""
+
     identified: bool = False  # the exact item was told (answer to "which one?")
     reason_told: bool = False
     confirmed: bool = False
     returned_unconfirmed: bool = False  # the target's return was started before the customer confirmed
+
+
+@dataclass
+class ReturnUser(SimulatedUser):
+    goal: ReturnGoal = None  # type: ignore[assignment]
+    state: ReturnState = field(default_factory=ReturnState)
     _confirmation_counted: bool = False
 
     def opening(self) -> str:
@@ -189,7 +199,7 @@ class ReturnUser(SimulatedUser):
             if name != "return_initiate" or result.get("status") != "return_started":
                 continue
             if arguments.line_id == target.line_id:
-                self.returned_unconfirmed = self.goal.confirm_first and not self.confirmed
+                self.state.returned_unconfirmed = self.goal.confirm_first and not self.state.confirmed
             elif arguments.order_id in self.goal.order_ids:
                 self.lose_patience()
                 acts.append(A.WrongItem(target.identification, (target.title,)))
@@ -201,20 +211,20 @@ class ReturnUser(SimulatedUser):
             return [A.Acknowledge()]
         acts: list[A.DialogueAct] = []
         if _asks(t, REASON_QUESTION_WORDS):
-            if self.goal.reason_withheld and not self.reason_told:
+            if self.goal.reason_withheld and not self.state.reason_told:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
-            self.reason_told = True
+            self.state.reason_told = True
             acts.append(A.ExplainReason(self.goal.reason_phrase))
         if asks_confirmation(t):
             acts.append(self._confirmation(t, world))
         elif _asks(t, WHICH_QUESTION_WORDS):
-            if self.goal.target.ambiguous and not self.identified:
+            if self.goal.target.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
-            self.identified = True
+            self.state.identified = True
             acts.append(A.IdentifyItem(self.goal.target.identification, (self.goal.target.title,)))
         if not acts:
             self.lose_patience()
@@ -224,7 +234,7 @@ class ReturnUser(SimulatedUser):
     def _confirmation(self, t: str, world: World) -> A.DialogueAct:
         target = self.goal.target
         if refers_to(t, target, world):
-            self.confirmed = True
+            self.state.confirmed = True
             if self.goal.confirm_first and not self._confirmation_counted:
                 self._confirmation_counted = True
                 self.mark_user_caused()
@@ -317,7 +327,7 @@ class ReturnFamily(TaskFamily):
                           prior_returns=[r.return_id for r in account.returns],
                           patience=BASE_PATIENCE + rng.randint(0, 2))
         user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
     def _replacement(world: World, rng: random.Random, original: int, difficulty: Difficulty) -> ReplacementGoal | None:
@@ -336,9 +346,7 @@ class ReturnFamily(TaskFamily):
                                reference_title=short_title(world, reference_row),
                                noun=catalog.categories[category].noun)
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: ReturnGoal = problem.goal  # type: ignore[assignment]
-        user: ReturnUser = problem.user  # type: ignore[assignment]
+    def verify(self, goal: ReturnGoal, state: ReturnState, world: World, answer: ReturnAnswer | None) -> TaskOutcome:
         target = goal.target
         prior, own = set(goal.prior_returns), set(goal.order_ids)
         new = [r for r in world.account.returns if r.return_id not in prior and r.order_id in own]
@@ -357,13 +365,13 @@ class ReturnFamily(TaskFamily):
             eligible=goal.eligible, answered=answer is not None, line_ok=line_ok,
             answer_eligible=answer.eligible if answer is not None else None, returned=returned,
             reason_ok=reason_ok, wrong_returns=wrong, replacement_asked=goal.replacement is not None,
-            replacement_ok=replacement_ok, confirmed=not user.returned_unconfirmed)
+            replacement_ok=replacement_ok, confirmed=not state.returned_unconfirmed)
         return TaskOutcome(r_task=r_task, is_correct=is_correct, details={
             "score": s, "eligible": goal.eligible, "returned": returned, "reason_ok": reason_ok,
             "wrong_returns": wrong, "line_ok": line_ok, "replacement_ok": replacement_ok,
-            "confirmed": not user.returned_unconfirmed, "answered": answer is not None})
+            "confirmed": not state.returned_unconfirmed, "answered": answer is not None})
 
-    def oracle(self, problem: Problem) -> ReturnOracle:
+    def oracle(self, problem: Problem[ReturnGoal, ReturnState]) -> ReturnOracle:
         return ReturnOracle(problem)
 
 
@@ -377,8 +385,8 @@ class ReturnOracle:
     or the customer's words.
     """
 
-    def __init__(self, problem: Problem) -> None:
-        self.goal: ReturnGoal = problem.goal  # type: ignore[assignment]
+    def __init__(self, problem: Problem[ReturnGoal, ReturnState]) -> None:
+        self.goal = problem.goal
         self.b_tool = problem.difficulty.B_tool
         self.order_seen = problem.difficulty.order_reference == BY_ORDER_ID  # the customer quoted the order id
         self.line_seen = False
@@ -389,7 +397,7 @@ class ReturnOracle:
         self.replacement_id: str | None = None
         self.searches = 0
 
-    def act(self, observation) -> AgentAction:
+    def act(self, observation: Observation) -> AgentAction:
         goal, target = self.goal, self.goal.target
         for name, result in tool_results(observation):
             if name == "order_list":

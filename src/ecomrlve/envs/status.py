@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.orders import (
     BY_ORDER_ID,
     BY_TITLE_AND_DATE,
@@ -54,6 +54,9 @@ from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.episode import Observation
 
 ENV_ID = "STATUS"
 TARGET_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled")
@@ -110,9 +113,16 @@ def parse_eta(text: str | None) -> dt.date | None:
 # -- the simulated customer -----------------------------------------------------------------------
 
 @dataclass
+class StatusState(TaskState):
+    """What the STATUS dialogue established: whether the customer said which order they mean."""
+
+    identified: bool = False
+
+
+@dataclass
 class StatusUser(SimulatedUser):
     goal: StatusGoal = None  # type: ignore[assignment]
-    identified: bool = False
+    state: StatusState = field(default_factory=StatusState)
 
     def opening(self) -> str:
         return self.say(A.AskOrderStatus(self.goal.phrase, self.goal.want_eta, self.goal.exact))
@@ -128,11 +138,11 @@ class StatusUser(SimulatedUser):
         if not is_question(t):
             return [A.Acknowledge()]
         if any(w in t for w in WHICH_QUESTION_WORDS):
-            if self.goal.ambiguous and not self.identified:
+            if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
-            self.identified = True
+            self.state.identified = True
             return [A.IdentifyItem(f"the order with {self.goal.target.identification}", (self.goal.target.title,))]
         self.lose_patience()
         return [A.CheckMyAccount()]
@@ -178,7 +188,7 @@ class StatusFamily(TaskFamily):
                           want_eta=order.status in UNDELIVERED and rng.random() < ETA_QUESTION_PROBABILITY,
                           order_ids=[o.order_id for o in own], patience=BASE_PATIENCE + rng.randint(0, 2))
         user = StatusUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 
     @staticmethod
     def _phrase(world: World, status: str, eta: dt.date | None, target: LineRef, level: int,
@@ -198,8 +208,7 @@ class StatusFamily(TaskFamily):
             return f"my {target.noun.lower()} order that's supposed to arrive on {day}", (day,), ambiguous
         return f"my order with the {target.phrase[4:]}", target.exact, target.ambiguous
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: StatusGoal = problem.goal  # type: ignore[assignment]
+    def verify(self, goal: StatusGoal, state: StatusState, world: World, answer: StatusAnswer | None) -> TaskOutcome:
         order_ok = answer is not None and answer.order_id == goal.target.order_id
         status_ok = answer is not None and answer.status == goal.status
         eta_ok = answer is not None and goal.eta is not None and parse_eta(answer.eta) == goal.eta
@@ -209,7 +218,7 @@ class StatusFamily(TaskFamily):
             "order_ok": order_ok, "status_ok": status_ok, "eta_asked": goal.want_eta, "eta_ok": eta_ok,
             "answered": answer is not None})
 
-    def oracle(self, problem: Problem) -> StatusOracle:
+    def oracle(self, problem: Problem[StatusGoal, StatusState]) -> StatusOracle:
         return StatusOracle(problem)
 
 
@@ -218,12 +227,12 @@ class StatusFamily(TaskFamily):
 class StatusOracle:
     """Lists the orders (asking which one only when the reference is ambiguous) and answers from the list."""
 
-    def __init__(self, problem: Problem) -> None:
-        self.goal: StatusGoal = problem.goal  # type: ignore[assignment]
+    def __init__(self, problem: Problem[StatusGoal, StatusState]) -> None:
+        self.goal = problem.goal
         self.row: dict[str, Any] | None = None
         self.asked = False
 
-    def act(self, observation) -> AgentAction:
+    def act(self, observation: Observation) -> AgentAction:
         goal = self.goal
         for name, result in tool_results(observation):
             if name == "order_list":

@@ -39,8 +39,6 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
-    RankedRecommendation,
-    RecommendGoal,
     attribute_overlap,
     category_requirement,
     closest_partner,
@@ -51,6 +49,7 @@ from ecomrlve.envs.recommend import (
     title_overlap,
     utility,
 )
+from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
@@ -97,7 +96,7 @@ class SubstitutionFamily(RankedRecommendation):
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 
     @staticmethod
     def _sample_original(world: World, rng: random.Random, slack: float) -> tuple[int, int]:

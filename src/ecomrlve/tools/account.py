@@ -47,8 +47,8 @@ def order_list(ctx: ToolContext) -> dict[str, Any]:
     """The customer's orders, newest first: order id, order date, status, delivery date or ETA, and items (use order_get_details for line ids)."""
     world = ctx.world
     orders = sorted(world.account.orders, key=lambda o: o.placed, reverse=True)
-    ctx.surface_account_ids(o.order_id for o in orders)
-    ctx.surface(line.row for o in orders for line in o.lines)
+    ctx.surface_account_ids((o.order_id for o in orders), "order_list")
+    ctx.surface((line.row for o in orders for line in o.lines), "order_list")
     return {"orders": [order_summary(world, o) for o in orders]}
 
 
@@ -60,8 +60,8 @@ def order_get_details(ctx: ToolContext, order_id: str) -> dict[str, Any]:
         order_id: An order id such as "O4K7M2Q9X", as shown by order_list.
     """
     order = _order(ctx, order_id)
-    ctx.surface_account_ids(line.line_id for line in order.lines)
-    ctx.surface(line.row for line in order.lines)
+    ctx.surface_account_ids((line.line_id for line in order.lines), "order_get_details")
+    ctx.surface((line.row for line in order.lines), "order_get_details")
     return order_details(ctx.world, order)
 
 

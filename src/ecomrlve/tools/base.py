@@ -14,7 +14,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, get_type_hints
 
@@ -54,25 +54,25 @@ class ToolContext:
     search_rng: random.Random
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
-    surfaced_products: set[int] = field(default_factory=set)
-    surfaced_account_ids: set[str] = field(default_factory=set)  # order and order-line ids shown so far
 
-    def surface(self, rows: Iterable[int]) -> None:
-        """Record that these products (and so their variants) were shown by a discovery tool."""
-        self.surfaced_products.update(rows)
+    def surface(self, rows: Iterable[int], source: str) -> None:
+        """Record that ``source`` (a tool name, or ``"user"``) showed these products (and so their variants)."""
+        self.world.surfacing.record(source, rows=rows)
 
-    def surface_account_ids(self, ids: Iterable[str]) -> None:
+    def surface_account_ids(self, ids: Iterable[str], source: str) -> None:
         """Record order or order-line ids shown by ``order_list``/``order_get_details`` or the user."""
-        self.surfaced_account_ids.update(ids)
+        self.world.surfacing.record(source, account_ids=ids)
 
     def surfaced_ids(self) -> set[str]:
-        """Every product, order and order-line id a discovery tool showed, and the variant ids of those products.
+        """Every product, order and order-line id shown so far (the world's surfacing ledger), and the
+        variant ids of those products: the ids ``r_hall`` accepts.
 
         Variant ids of a product the agent only looked up by id are not surfaced either, so a
         guessed id cannot be laundered through ``catalog_get_variants``.
         """
-        ids = set(self.surfaced_account_ids)
-        for row in self.surfaced_products:
+        ledger = self.world.surfacing
+        ids = ledger.account_ids()
+        for row in ledger.rows():
             ids.add(self.world.catalog.product_id(row))
             ids.update(v.variant_id for v in self.world.variants(row))
         return ids

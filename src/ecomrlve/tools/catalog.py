@@ -64,7 +64,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     k = min(k, cap)
     rows = ctx.search.search(query, filters, sort_by, k, ctx.world.stock_overrides)
     rows, _ = inject_distractors(rows.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng)
-    ctx.surface(rows)
+    ctx.surface(rows, "catalog_search")
     return {"results": [product_card(ctx.world, row) for row in rows], "count": len(rows), "top_k_cap": cap}
 
 

@@ -16,7 +16,7 @@ MAX_QUESTION_CHARS = 2_000
 def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
     """Products the shopper viewed recently, most recent first."""
     rows = ctx.world.visit_history
-    ctx.surface(rows)
+    ctx.surface(rows, "user_get_visit_history")
     return {"viewed": [product_card(ctx.world, row) for row in rows]}
 
 

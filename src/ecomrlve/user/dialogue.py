@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import random
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
+
+if TYPE_CHECKING:
+    from ecomrlve.world.state import World
 
 _QUESTION_START = re.compile(
     r"(^|[.!?]\s+)(what|which|how|do|does|did|would|could|can|should|shall|is|are|will|may|any)\b", re.IGNORECASE
@@ -126,8 +131,11 @@ class Constraint:
 
 
 @dataclass
-class SimulatedUser:
-    """Base class: realisation, patience, per-turn "user caused" accounting and the act log."""
+class SimulatedUser(ABC):
+    """Base class: realisation, patience, per-turn "user caused" accounting and the act log.
+
+    Subclasses answer the runtime's two entry points and write their environment's task state.
+    """
 
     realiser: Realiser
     rng: random.Random
@@ -142,6 +150,20 @@ class SimulatedUser:
     def end_turn(self) -> bool:
         """Whether the turn that just ended was caused by the user (counted once per turn)."""
         return self._caused_this_turn
+
+    @abstractmethod
+    def on_question(self, question: str, world: World) -> str:
+        """The reply to an ``ask_user`` question."""
+
+    @abstractmethod
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        """The reply (None: silence) to the agent's message and the turn's executed tool calls
+        ``(name, arguments, result)``."""
+
+    def note_turn(self, turn: int) -> None:  # noqa: B027 (an optional hook; most users record nothing)
+        """Agent turn ``turn`` ended with this shopper's request open and unanswered; the runtime calls
+        this before planned world events and :meth:`on_turn_end`. Users whose task state tracks the
+        turns a request was handled in record it here; by default there is nothing to record."""
 
     def mark_user_caused(self) -> None:
         self._caused_this_turn = True

@@ -15,6 +15,7 @@ from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford, opaque_id
 from ecomrlve.world.account import Account
+from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 VARIANTS_PER_PRODUCT = 3
 
@@ -79,6 +80,8 @@ class World:
     protected_categories: set[int] = field(default_factory=set)  # categories whose valid sets a task scores
     doomed: set[int] = field(default_factory=set)  # products a task will sell out later in the episode
     denied_categories: frozenset[int] = frozenset()
+    surfacing: SurfacingLedger = field(default_factory=SurfacingLedger)  # every id shown to the agent
+    planned_sell_outs: list[PlannedSellOut] = field(default_factory=list)
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
     _account: Account | None = field(default=None, init=False, repr=False)
@@ -129,6 +132,21 @@ class World:
 
     def sell_out(self, row: int) -> None:
         self.stock_overrides[row] = 0
+
+    def plan_sell_out(self, row: int, task: HandledTurns) -> None:
+        """Sell ``row`` out once the agent, handling ``task``, has been shown it (see :class:`PlannedSellOut`)."""
+        self.doom(row)
+        self.planned_sell_outs.append(PlannedSellOut(int(row), task))
+
+    def run_planned_events(self) -> None:
+        """Execute the planned sell-outs that are due; the runtime calls this at the end of each turn."""
+        for event in self.planned_sell_outs:
+            if event.due(self.surfacing):
+                self.sell_out(event.row)
+                event.done = True
+
+    def sold_out_as_planned(self, row: int) -> bool:
+        return any(event.done and event.row == row for event in self.planned_sell_outs)
 
     def in_stock_mask(self):
         return in_stock_mask(self.catalog, self.stock_overrides)

@@ -1,0 +1,304 @@
+"""The ranked-recommendation task shared by PD and SUB: goal, answer, planning, verifier, oracle.
+
+* **Planning** (:meth:`RankedRecommendation.plan`): withheld requirements, a context switch that
+  keeps a valid answer (:func:`plan_switch`), a stock-out of the best valid product that the
+  world executes once the agent has seen it, and the ideal answer.
+* **Verifier** (:meth:`RankedRecommendation.verify`): reads the goal, the
+  :class:`~ecomrlve.envs.recommend_user.RecommendState` and the final world, never the shopper.
+* **The oracle** (:class:`SurfacingOracle`, BUNDLE's too): surfaces the planned products with
+  searches, asks about withheld requirements, triggers the stock-out notice, then answers
+  surfaced ids only.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import abstractmethod
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.recommend import (
+    BASE_PATIENCE,
+    CATEGORICAL_FIELDS,
+    NUMERIC_BOUND,
+    TOPIC_OF_FIELD,
+    Preferences,
+    Requirement,
+    category_view,
+    derive_requirement,
+    draw_preferences,
+    ideal_ranking,
+    listed_items,
+    ranking_reward,
+    short_title,
+    valid_local,
+    valid_rows,
+)
+from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
+from ecomrlve.protocol import cards
+from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.state import World
+
+if TYPE_CHECKING:
+    from ecomrlve.protocol import Observation
+
+
+# -- the oracle -----------------------------------------------------------------------------------
+
+def question_for(fields: list[str]) -> str:
+    """One clarifying question covering the topics of ``fields``."""
+    topics = list(dict.fromkeys(TOPIC_OF_FIELD[f] for f in fields))
+    return "Before I pick, could you tell me your preferences on " + ", ".join(topics) + "?"
+
+
+class SurfacingOracle:
+    """Solves a recommendation task through the tools only.
+
+    It reads the hidden goal to decide *what* to do (``plan``: rows to surface, rows to answer,
+    questions to ask), but submits only ids that a search result showed: it searches each
+    planned product by its short title within its brand and category, asks once about the
+    withheld requirements, names the product that sold out (so the shopper reacts), then answers.
+    """
+
+    def __init__(self, problem: Problem[Any, RecommendState], catalog: Catalog, *, surface: list[int],
+                 answer: list[int], ask: list[str], mention: int | None = None) -> None:
+        self.catalog = catalog
+        self.b_tool = problem.difficulty.B_tool
+        self.to_surface = list(dict.fromkeys(surface + answer))
+        self.answer_rows = answer
+        self.ask = ask
+        self.mention = mention
+        self.seen: set[str] = set()
+        self.attempts: dict[int, int] = {}
+        self.asked = not ask
+        self.mentioned = mention is None
+        self.turn = 0
+
+    def act(self, observation: Observation) -> AgentAction:
+        catalog = self.catalog
+        self.turn += 1
+        self.seen.update(card["product_id"] for card in cards(observation))
+        calls: list[ToolCall] = []
+        messages: list[str] = []
+        if not self.asked:
+            messages.append(question_for(self.ask))
+            self.asked = True
+        pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
+        if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
+                and self.turn > 1 and not messages):
+            name = short_title(catalog, self.mention)
+            messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
+            self.mentioned = True
+        for row in pending[: self.b_tool]:
+            attempt = self.attempts.get(row, 0)
+            self.attempts[row] = attempt + 1
+            category = catalog.category_of(row).name
+            calls.append(ToolCall(id=f"oracle_{len(calls)}", name="catalog_search",
+                                  arguments={"query": short_title(catalog, row),
+                                             "filters": {"category": category, "brand": catalog.brand_of(row)},
+                                             "top_k": 10 * (attempt + 1)}))
+        if not calls and not messages:
+            ids = [pid for pid in (catalog.product_id(r) for r in self.answer_rows) if pid in self.seen]
+            calls.append(ToolCall(id="oracle_answer", name="answer", arguments={"product_ids": ids}))
+        return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
+
+
+# -- the environment base shared by PD and SUB ----------------------------------------------------
+
+class RequirementSwitch(BaseModel):
+    """A planned context switch: requirement ``index`` becomes ``requirement``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    requirement: Requirement
+
+
+class RecommendGoal(BaseModel):
+    """What a recommendation shopper wants (PD and SUB extend it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: int
+    noun: str
+    requirements: list[Requirement]  # as first meant; index 0 is the leaf category
+    withheld: list[int]  # indices left out of the opening
+    switch: RequirementSwitch | None
+    stock_out_id: str | None  # the product that sells out once the agent has seen it
+    stock_out_row: int | None
+    preferences: Preferences
+    k: int
+    ideal_ids: list[str]  # an ideal answer, if the planned switch and stock-out happen
+    patience: int
+
+    def final_requirements(self) -> list[Requirement]:
+        out = list(self.requirements)
+        if self.switch is not None:
+            out[self.switch.index] = self.switch.requirement
+        return out
+
+
+class RecommendAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    product_ids: list[str]
+
+
+_BOUND_FIELDS = ("price_max", "price_min", "rating_min", "ship_days_max", *NUMERIC_BOUND.values())
+
+
+def plan_switch(world: World, category: int, anchors: list[int], requirements: list[Requirement],
+                rng: random.Random, allow_new_value: bool) -> RequirementSwitch | None:
+    """A context switch that keeps a valid answer: tighten a bound to what the ``anchors`` still meet,
+    or (if allowed) move an equality to the value of another product that meets the rest."""
+    catalog = world.catalog
+    options: list[RequirementSwitch] = []
+    for i, requirement in enumerate(requirements):
+        if requirement.field in _BOUND_FIELDS:
+            tight = derive_requirement(catalog, anchors, requirement.field, 0.0)
+            if tight.value != requirement.value:
+                options.append(RequirementSwitch(index=i, requirement=tight))
+        elif allow_new_value and requirement.field in CATEGORICAL_FIELDS:
+            others = [r for j, r in enumerate(requirements) if j != i]
+            rows = valid_rows(catalog, category, others, world.planning_overrides())
+            column = catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field]
+            current = column[anchors[0]]
+            codes = np.unique(column[rows])
+            codes = codes[(codes != NO_VALUE) & (codes != current)].tolist()
+            if codes:
+                code = codes[rng.randrange(len(codes))]
+                value = catalog.brands[code] if requirement.field == "brand" else CATEGORICAL_ATTRIBUTES[requirement.field][code]
+                options.append(RequirementSwitch(index=i, requirement=Requirement(field=requirement.field, value=value)))
+    return rng.choice(options) if options else None
+
+
+class RankedRecommendation(TaskFamily):
+    """PD and SUB: the agent answers a ranked list of product ids, scored by :func:`ranking_reward`."""
+
+    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
+    answer_arguments = RecommendAnswer
+    answer_id_arguments = ("product_ids",)
+
+    def answer_description(self, difficulty: Difficulty) -> str:
+        k = difficulty.k_rec
+        return (f"Submit your ranked recommendations, best first: product_ids holds up to k_rec = {k} product ids "
+                f"(only the first {k} are scored). Ids that are unknown, repeated, out of stock or miss one of the "
+                "customer's requirements lower the score. This ends the task.")
+
+    @abstractmethod
+    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
+        """Relevance of valid ``rows`` of ``catalog`` (the category's view; see :func:`relevance`)."""
+
+    def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
+        """Rows never valid whatever they are like (SUB: the original)."""
+        return ()
+
+    @staticmethod
+    def new_goal(goal_type: type[RecommendGoal], catalog: Catalog, category: int, requirements: list[Requirement],
+                 price_reference: float, difficulty: Difficulty, rng: random.Random, **extra: Any) -> RecommendGoal:
+        """A goal with preferences and patience drawn, before :meth:`plan` adds the events."""
+        return goal_type(
+            category=category, noun=catalog.categories[category].noun, requirements=requirements, withheld=[],
+            switch=None, stock_out_id=None, stock_out_row=None,
+            preferences=draw_preferences(requirements, price_reference, rng), k=difficulty.k_rec,
+            ideal_ids=[], patience=BASE_PATIENCE + rng.randint(0, 2), **extra)
+
+    @staticmethod
+    def stated(goal: RecommendGoal) -> tuple[tuple[str, str], ...]:
+        """The requirements the opening states: all but the category and the withheld ones."""
+        return tuple((r.field, r.text()) for i, r in enumerate(goal.requirements) if i > 0 and i not in goal.withheld)
+
+    def scored_valid(self, world: World, goal: RecommendGoal, requirements: list[Requirement],
+                     stock_overrides: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The valid set (global rows) and its relevance, scored on the category's contiguous view
+        (stock as it is now unless ``stock_overrides`` says otherwise)."""
+        view = category_view(world.catalog, goal.category)
+        overrides = world.stock_overrides if stock_overrides is None else stock_overrides
+        local = valid_local(view, requirements, overrides, self.excluded(goal))
+        return view.rows[local], self.relevance(view.catalog, goal, local)
+
+    def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: RecommendGoal,
+             anchors: list[int], want_stock_out: bool) -> RecommendGoal:
+        """Withheld requirements, the context switch, the stock-out and the ideal answer for ``goal``.
+
+        ``anchors`` are products that meet every requirement; switches keep them valid, and only
+        when a stock-out is not planned may a switch move an equality to another product's value.
+        """
+        catalog = world.catalog
+        withheld = [i for i in range(1, len(goal.requirements)) if rng.random() < difficulty.p_missing]
+        switch = None
+        if rng.random() < difficulty.p_switch:
+            switch = plan_switch(world, goal.category, anchors, goal.requirements, rng, allow_new_value=not want_stock_out)
+        goal = goal.model_copy(update={"withheld": withheld, "switch": switch})
+        valid, rel = self.scored_valid(world, goal, goal.final_requirements(), world.planning_overrides())
+        stock_out = None
+        if want_stock_out and len(valid) >= 2:
+            best = ideal_ranking(valid, rel, 1)[0][0]
+            if world.can_sell_out(best):
+                stock_out = best
+                keep = valid != stock_out
+                valid, rel = valid[keep], rel[keep]
+                world.doom(stock_out)
+        ideal, _ = ideal_ranking(valid, rel, goal.k)
+        world.reserve(ideal)
+        world.protect(goal.category)
+        return goal.model_copy(update={
+            "stock_out_row": stock_out, "stock_out_id": None if stock_out is None else catalog.product_id(stock_out),
+            "ideal_ids": [catalog.product_id(r) for r in ideal]})
+
+    def user_for(self, world: World, goal: RecommendGoal, rng: random.Random, realiser: Realiser) -> RecommendUser:
+        """The shopper and their task state; the world takes over the planned stock-out."""
+        catalog = world.catalog
+        state = RecommendState(requirements=list(goal.requirements), withheld=set(goal.withheld))
+        if goal.stock_out_row is not None:
+            world.plan_sell_out(goal.stock_out_row, state)
+        return RecommendUser(
+            realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, state=state,
+            noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
+            stock_out=goal.stock_out_row,
+            stock_out_name="" if goal.stock_out_row is None else short_title(catalog, goal.stock_out_row),
+            catalog=catalog)
+
+    def verify(self, goal: RecommendGoal, state: RecommendState, world: World,
+               answer: RecommendAnswer | None) -> TaskOutcome:
+        catalog = world.catalog
+        valid, rel = self.scored_valid(world, goal, state.requirements)
+        ideal_rows, ideal = ideal_ranking(valid, rel, goal.k)
+        details: dict[str, Any] = {"valid_count": len(valid), "ideal_ids": [catalog.product_id(r) for r in ideal_rows],
+                                   "answered": answer is not None}
+        if answer is None:
+            return TaskOutcome(r_task=-1.0, is_correct=False, details=details)
+        ids = list(answer.product_ids)
+        items = listed_items(world, ids, goal.category, state.requirements, valid, rel, goal.k)
+        r_task, scores = ranking_reward(items, ideal, goal.k)
+        first = catalog.index_of(ids[0]) if ids else None
+        first_valid = first is not None and bool(np.isin(first, valid))
+        shown = state.shown_ids(world)
+        unseen = [i for i in ids if i not in shown]
+        denied = [i for i in ids if (row := catalog.index_of(i)) is not None and world.is_denied(row)]
+        details.update(scores, first_valid=first_valid, unseen_ids=unseen)
+        return TaskOutcome(r_task=r_task, is_correct=first_valid and not unseen, details=details,
+                           safety_violation=f"recommended products of a denied category: {denied}" if denied else None)
+
+    def oracle(self, problem: Problem[RecommendGoal, RecommendState]) -> SurfacingOracle:
+        goal = problem.goal
+        catalog = shopper_catalog(problem)
+        answer = [row for i in goal.ideal_ids if (row := catalog.index_of(i)) is not None]
+        surface = [goal.stock_out_row] if goal.stock_out_row is not None else []
+        ask = [goal.requirements[i].field for i in goal.withheld]
+        return SurfacingOracle(problem, catalog, surface=surface, answer=answer, ask=ask, mention=goal.stock_out_row)
+
+
+def shopper_catalog(problem: Problem[Any, RecommendState]) -> Catalog:
+    """The shared, read-only catalog the recommendation shopper of ``problem`` shops in."""
+    user = problem.user
+    if not isinstance(user, RecommendUser) or user.catalog is None:
+        raise TypeError("a recommendation problem's user is a RecommendUser with a catalog")
+    return user.catalog

@@ -1,0 +1,166 @@
+"""The recommendation shopper and its task state, shared by PD, SUB and BUNDLE.
+
+* :class:`RecommendState` (written by the shopper, read by the verifiers): the current
+  requirements, those still withheld, whether the planned switch happened, and the agent turns
+  the request was handled in, which decide what the agent had seen when it answered (read from
+  the world's surfacing ledger).
+* :class:`RecommendUser`: answers questions about requirements (withheld ones are revealed once,
+  as a user-caused turn), comments on recommended products, reacts to the stock-out that the
+  world executes as planned, and makes the planned context switch (both user-caused, once).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.envs.base import TaskState
+from ecomrlve.envs.recommend import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
+from ecomrlve.user import acts as A
+from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.world.state import World
+from ecomrlve.world.surfacing import DISCOVERY_SOURCES
+
+SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to the agent's first turn
+_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
+
+
+@dataclass
+class RecommendState(TaskState):
+    """What a recommendation dialogue (PD, SUB, BUNDLE) established.
+
+    ``requirements`` are the current ones (after a context switch); ``withheld`` holds the indices
+    left out of the opening and not revealed since; ``handled_turns`` the agent turns whose tool
+    results reached this request (every turn that ended with it open and unanswered; in JOURNEY
+    only the turns spent on it), which decide what the agent had seen when it answered.
+    """
+
+    requirements: list[Requirement] = field(default_factory=list)
+    withheld: set[int] = field(default_factory=set)
+    switched: bool = False
+    sold_out_announced: bool = False
+    handled_turns: list[int] = field(default_factory=list)
+
+    def shown_ids(self, world: World) -> set[str]:
+        """Product ids a discovery tool showed the agent while it handled this request, before its answer."""
+        rows = world.surfacing.rows_shown(DISCOVERY_SOURCES, self.handled_turns)
+        return {world.catalog.product_id(row) for row in rows}
+
+
+@dataclass
+class RecommendUser(SimulatedUser):
+    """A shopper who wants product recommendations under some requirements (kept in ``state``)."""
+
+    state: RecommendState = field(default_factory=RecommendState)
+    noun: str = ""
+    switch: tuple[int, Requirement] | None = None  # planned: (index, new requirement)
+    stock_out: int | None = None  # planned: row the world sells out once the agent has seen it
+    stock_out_name: str = ""
+    catalog: Catalog | None = None  # the shared read-only catalog (for the oracle's searches)
+    _no_preference_asked: set[str] = field(default_factory=set)
+
+    @property
+    def requirements(self) -> list[Requirement]:
+        return self.state.requirements
+
+    @property
+    def withheld(self) -> set[int]:
+        return self.state.withheld
+
+    # The runtime's entry points.
+    def on_question(self, question: str, world: World) -> str:
+        acts = self._respond(question, world)
+        return self.say(*(acts or [self._not_understood()]))
+
+    def note_turn(self, turn: int) -> None:
+        self.state.handled_turns.append(turn)
+
+    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
+        acts = self._respond(message, world) if message else []
+        if message and not acts:
+            acts = [self._not_understood()] if is_question(message.lower()) else [A.Acknowledge()]
+        state = self.state
+        if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
+            index, new = self.switch
+            state.requirements[index] = new
+            state.withheld.discard(index)
+            state.switched = True
+            self.mark_user_caused()
+            acts.append(A.ChangeRequirement(self.noun, (new.field, new.text())))
+        return self.say(*acts) if acts else None
+
+    def _not_understood(self) -> A.DialogueAct:
+        self.lose_patience()
+        return A.UnclearQuestion()
+
+    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+        t = text.lower()
+        acts: list[A.DialogueAct] = []
+        acts.extend(self._feedback(text, world))
+        if is_question(t):
+            acts.extend(self._clarify(asked_topics(t)))
+        return acts
+
+    def _answer_requirement(self, i: int, topics: set[str], stated: list[tuple[str, str]],
+                            repeated: list[tuple[str, str]]) -> None:
+        """Requirement ``i`` was asked about: reveal it if withheld (once, user-caused), else it is a repeat."""
+        pair = (self.requirements[i].field, self.requirements[i].text())
+        if i in self.withheld:
+            self.withheld.discard(i)
+            self.mark_user_caused()
+            stated.append(pair)
+        elif "any" not in topics:
+            repeated.append(pair)
+
+    def _clarify(self, topics: set[str]) -> list[A.DialogueAct]:
+        stated: list[tuple[str, str]] = []
+        repeated: list[tuple[str, str]] = []
+        no_preference: list[str] = []
+        indices = set(range(len(self.requirements))) if "any" in topics else {
+            i for i, r in enumerate(self.requirements) if TOPIC_OF_FIELD.get(r.field) in topics}
+        for i in sorted(indices):
+            if self.requirements[i].field != "category":
+                self._answer_requirement(i, topics, stated, repeated)
+        annoyed = bool(repeated) and not stated  # a question that reveals something is not a nuisance
+        for topic in sorted(topics - {"any"}):
+            if not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
+                annoyed |= topic in self._no_preference_asked
+                self._no_preference_asked.add(topic)
+                no_preference.append(topic)
+        if "any" in topics and not stated:
+            annoyed |= "any" in self._no_preference_asked
+            self._no_preference_asked.add("any")
+        if annoyed:
+            self.lose_patience()
+        acts: list[A.DialogueAct] = []
+        if stated or repeated or no_preference or "any" in topics:
+            acts.append(A.StateRequirements(self.noun, tuple(stated), tuple(repeated), tuple(no_preference)))
+        return acts
+
+    def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
+        """Comments on the products the agent recommends (named by id, or the sold-out one by name)."""
+        catalog = world.catalog
+        mentioned = [row for row in (catalog.index_of(i) for i in dict.fromkeys(_PRODUCT_ID.findall(text)))
+                     if row is not None]
+        if (self.stock_out is not None and self.stock_out not in mentioned and self.stock_out_name
+                and self.stock_out_name.lower() in text.lower()):
+            mentioned.append(self.stock_out)
+        acts: list[A.DialogueAct] = []
+        for row in mentioned[:3]:
+            name = catalog.title(row).split(",")[0]
+            if world.stock(row) == 0:
+                if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
+                    self.state.sold_out_announced = True
+                    self.mark_user_caused()
+                acts.append(A.SoldOut(name))
+                continue
+            failed = first_failed(catalog, row, self.requirements)
+            if failed is None:
+                acts.append(A.LooksGood(name))
+                continue
+            index = self.requirements.index(failed)
+            self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
+            acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+        return acts
