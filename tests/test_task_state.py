@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime as dt
 
 import pytest
 
@@ -17,6 +18,7 @@ from ecomrlve.envs.recommend_user import RecommendState
 from ecomrlve.envs.returns import ReturnState
 from ecomrlve.envs.status import StatusState
 from ecomrlve.episode import EcomEnv
+from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import SurfacingLedger
 
 STATES = {"CART": CartState, "PD": RecommendState, "SUB": RecommendState, "BUNDLE": RecommendState,
@@ -120,9 +122,7 @@ def test_world_not_user_sells_out_the_planned_product(catalog, search) -> None:
 
 
 def test_planned_sell_out_waits_for_a_discovery_tool_in_a_handled_turn(catalog) -> None:
-    from ecomrlve.world.state import World
-
-    world = World(catalog, ("PD", 0, 0), today=__import__("datetime").date(2025, 1, 1))
+    world = World(catalog, ("PD", 0, 0), today=dt.date(2025, 1, 1))
     task = RecommendState()
     world.plan_sell_out(7, task)
     world.surfacing.turn = 1

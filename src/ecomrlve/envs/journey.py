@@ -11,7 +11,8 @@ Description
     requirement changes...).
 Hidden goal
     :class:`JourneyGoal`: per intent the environment id, its hidden goal and whether it gets
-    interrupted.
+    interrupted. The task state (:class:`JourneyState`) holds each intent's own task state, the
+    answer given for each intent and the open requests; the verifier reads only goal and state.
 Tools
     The union of the intents' tools; ``answer`` takes the union of their answer fields and is
     checked against the request being handled (a mismatch is a tool error, not the end).
