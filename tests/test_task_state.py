@@ -74,7 +74,7 @@ def test_state_decides_the_outcome(c8) -> None:
         for seed in range(30):
             play_oracle(c8, env_id, d, seed)
             audit = c8.audit()
-        problem = audit.problem
+            problem = audit.problem
             goal, state = problem.goal, copy.deepcopy(problem.state)
             if not c8.session.reward.is_correct:
                 continue
