@@ -24,6 +24,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.cli import app
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, env_collections, resolve_env_ids
+from ecomrlve.envs.base import TaskState
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.registry import EnvSpec, register, unregister
@@ -94,10 +95,9 @@ class PriceFamily(TaskFamily):
         goal = PriceGoal(product_id=world.catalog.product_id(row), price=world.catalog.price(row))
         user = PriceShopper(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=2,
                             product_id=goal.product_id)
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=TaskState(), user=user, opening=user.opening(), difficulty=difficulty)
 
-    def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
-        goal: PriceGoal = problem.goal  # type: ignore[assignment]
+    def verify(self, goal: PriceGoal, state: TaskState, world: World, answer: BaseModel | None) -> TaskOutcome:
         correct = isinstance(answer, PriceAnswer) and abs(answer.price - goal.price) < 0.005
         return TaskOutcome(r_task=1.0 if correct else -1.0, is_correct=correct,
                            details={"answered": answer is not None})
