@@ -104,7 +104,11 @@ def test_primitives_refuse_calls_out_of_order(env) -> None:
         session.call_tool(_call("cart_view"))
     with pytest.raises(RuntimeError):
         session.end_turn()
+    with pytest.raises(TypeError):
+        session.begin_turn({"content": "hi"})
     session.begin_turn(None)
+    with pytest.raises(TypeError):
+        session.call_tool({"name": "cart_view", "arguments": {}})
     with pytest.raises(RuntimeError):
         session.begin_turn(None)
     with pytest.raises(RuntimeError):

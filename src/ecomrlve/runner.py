@@ -147,7 +147,7 @@ class Curriculum:
     @classmethod
     def sequential(cls, scheduler: AdaptiveScheduler, seed: int) -> Curriculum:
         """Draws from one stream in plan order (``ecomrlve run``: episodes play one after another)."""
-        stream = derive_rng("ecomenv", seed)
+        stream = derive_rng("ecomenv", seed)  # the stream EcomEnv sampled from before: adaptive runs reproduce
         return cls(scheduler, lambda task: stream)
 
     @classmethod

@@ -159,7 +159,7 @@ class EpisodeSession:
     def __init__(self, family: TaskFamily, difficulty: Difficulty, seed: int, *, catalog: Catalog,
                  search: SearchEngine, weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
                  denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None) -> None:
-        self.episode_id = episode_id or secrets.token_hex(12)
+        self._episode_id = episode_id or secrets.token_hex(12)
         self._family, self._difficulty, self._seed = family, difficulty, seed
         self._weights = weights
         self._catalog_name = catalog.name
@@ -191,6 +191,11 @@ class EpisodeSession:
         #: what ``reset`` returns: the system prompt, the shopper's opening and the tool schemas
         self.first_observation = Observation(messages=list(self._messages), tools=json.loads(schemas),
                                              info=self._info())
+
+    @property
+    def episode_id(self) -> str:
+        """Opaque and unique (random unless the caller chose it): names the episode to servers and logs."""
+        return self._episode_id
 
     @property
     def env_id(self) -> str:
@@ -227,6 +232,8 @@ class EpisodeSession:
         self._require_running()
         if self._turn is not None:
             raise RuntimeError("a turn is already open; call end_turn() first")
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"message must be a str or None, got {type(message).__name__}")
         turn = self._open_turn(message)
         self._actions.append(turn.assistant)  # replayable: step() accepts OpenAI assistant messages
 
@@ -239,6 +246,8 @@ class EpisodeSession:
         the final observation.
         """
         turn = self._open_turn_or_raise()
+        if not isinstance(call, ToolCall):
+            raise TypeError(f"call must be an ecomrlve.actions.ToolCall, got {type(call).__name__}")
         try:
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
