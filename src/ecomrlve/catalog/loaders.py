@@ -69,7 +69,7 @@ from ecomrlve.catalog.taxonomy import (
 from ecomrlve.rng import derive_seed
 
 DESCRIPTION_CHARS = 400
-MAX_ID_BYTES = 24
+MAX_ID_BYTES = 64  # room for UUIDs (36) and prefixed SKUs; the id column is as wide as the longest id
 _SHIP_DAYS = (1, 2, 2, 3, 3, 4, 5, 7)
 _PRICE = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
 _NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z\"']*)")
@@ -367,7 +367,7 @@ def _clean_id(value: Any) -> str:
     if not product_id:
         raise _Skip("missing id")
     if not product_id.isascii() or len(product_id) > MAX_ID_BYTES or not product_id.isprintable():
-        raise _Skip("id is not printable ASCII of at most 24 characters")
+        raise _Skip(f"id is not printable ASCII of at most {MAX_ID_BYTES} characters")
     return product_id
 
 

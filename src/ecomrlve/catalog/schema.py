@@ -7,6 +7,7 @@ the real-catalog loaders produce a :class:`Catalog`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +19,12 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 
 #: Sentinel code for "this product has no value for that categorical attribute".
 NO_VALUE = -1
+#: All-digit ids shorter than this are named in text only after a cue (see ``Catalog.ids_in_text``).
+BARE_DIGITS = 5
+_ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|numbers?|product_ids?)\b)[\s\"':=#]*$",
+                     re.IGNORECASE)
+_LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
+_SENTENCE_PUNCTUATION = ".,;:!?-_/'\"()[]"
 
 
 @dataclass(frozen=True)
@@ -170,3 +177,51 @@ class Catalog:
                 per_category[pair // 65536].append(pair % 65536)
             cache[attribute] = tuple(tuple(v) for v in per_category)
         return cache[attribute]
+
+    # -- identity in text: how products are named in conversation --------------------------------
+
+    def short_title(self, row: int) -> str:
+        """The title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21 Charger")."""
+        return self.title(row).split(",")[0]
+
+    @cached_property
+    def _id_tokens(self) -> tuple[re.Pattern[str], frozenset[int]]:
+        """A token pattern that keeps this catalog's ids whole (word characters plus the punctuation
+        its ids use, e.g. UUID hyphens) and the id lengths worth looking up; built once, O(n)."""
+        ids = np.ascontiguousarray(self.ids)
+        raw = ids.view(np.uint8).reshape(len(ids), ids.dtype.itemsize) if len(ids) else np.zeros((0, 1), np.uint8)
+        used = np.flatnonzero(np.bincount(raw.ravel(), minlength=256))
+        punctuation = "".join(chr(b) for b in used.tolist() if 32 < b < 127 and not (chr(b).isalnum() or chr(b) == "_"))
+        lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist()
+        return re.compile(r"[\w" + re.escape(punctuation) + r"]+"), frozenset(lengths)
+
+    def ids_in_text(self, text: str) -> list[int]:
+        """Rows of the catalog's products whose ids ``text`` names, in order of first mention.
+
+        Works for any id scheme (synthetic ``P…`` ids, ASINs, UUIDs, numeric ids): the text is
+        cut into tokens that keep ids whole and each plausible token is looked up in the O(log n)
+        id index. A token counts only as a whole word (``xP12345678`` names nothing), with
+        sentence punctuation stripped. Short all-digit ids (under ``BARE_DIGITS`` digits) would be
+        read in every quantity and price, so they count only after a cue ("#12", "id 12",
+        "product 12", ``"product_id": "12"``) or in a list that follows one ("products 12, 15").
+        """
+        pattern, lengths = self._id_tokens
+        rows: list[int] = []
+        cued_list_end = -1  # where the last cued short numeric id ended, for "12, 15 and 18"
+        for match in pattern.finditer(text):
+            token = match.group(0)
+            for candidate in dict.fromkeys((token, token.strip(_SENTENCE_PUNCTUATION))):
+                if len(candidate) not in lengths or not candidate.isascii():
+                    continue
+                if candidate.isdigit() and len(candidate) < BARE_DIGITS:
+                    before = text[max(0, match.start() - 24): match.start()]
+                    listed = cued_list_end >= 0 and _LIST_GAP.fullmatch(text[cued_list_end: match.start()]) is not None
+                    if _ID_CUE.search(before) is None and not listed:
+                        continue
+                    cued_list_end = match.end()
+                row = self.index_of(candidate)
+                if row is not None:
+                    if row not in rows:
+                        rows.append(row)
+                    break
+        return rows

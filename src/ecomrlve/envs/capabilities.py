@@ -219,3 +219,20 @@ def _env_support(features: dict[str, Feature]) -> dict[str, EnvSupport]:
         f"it needs {JOURNEY_MIN_INTENTS}",)
     envs["JOURNEY"] = EnvSupport("JOURNEY", missing, tuple(f"intent {e}" for e in intents if e not in runnable))
     return envs
+
+
+def capability_rows(report: CatalogCapabilities) -> list[tuple[str, str]]:
+    """The report as (label, text) rows for ``ecomrlve catalog info`` and ``catalog build``."""
+    rows = []
+    for f in report.features.values():
+        rows.append((f"feature {f.name}", f"{'yes' if f.supported else 'NO'} ({f.count:,} {f.unit})"
+                     + (f": {f.reason}" if f.reason else "")))
+    for s in report.envs.values():
+        if not s.supported:
+            text = "refuses: " + "; ".join(s.missing)
+        else:
+            text = "runs" + (f", adapts without: {', '.join(s.limited)}" if s.limited else "")
+        rows.append((f"env {s.env_id}", text))
+    covered = ", ".join(f"{attr} {count:,}" for attr, count in report.attribute_products.items() if count)
+    rows.append(("attribute values", covered or "none"))
+    return rows
