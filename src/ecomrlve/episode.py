@@ -36,7 +36,6 @@ from ecomrlve.world.state import World
 RECORD_VERSION = 1
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
-_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
 _ORDER_ID = re.compile(ORDER_ID)
 
 
@@ -235,8 +234,7 @@ class _Episode:
             self.answer = answer
 
     def _surface_from_text(self, text: str) -> None:
-        rows = [self.world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
-        self.ctx.surface(row for row in rows if row is not None)
+        self.ctx.surface(self.world.catalog.ids_in_text(text))
         self.ctx.surface_account_ids(_ORDER_ID.findall(text))  # order ids the customer tells the agent
 
     # -- one turn -------------------------------------------------------------------------------

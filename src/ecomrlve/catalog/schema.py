@@ -27,6 +27,12 @@ _LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)
 _SENTENCE_PUNCTUATION = ".,;:!?-_/'\"()[]"
 
 
+def short_title(title: str) -> str:
+    """A listing title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21
+    Charger"): the one rule for naming a product in conversation, for code that has only a title."""
+    return title.split(",")[0]
+
+
 @dataclass(frozen=True)
 class Category:
     """A leaf category as the rest of the system needs it."""
@@ -181,8 +187,8 @@ class Catalog:
     # -- identity in text: how products are named in conversation --------------------------------
 
     def short_title(self, row: int) -> str:
-        """The title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21 Charger")."""
-        return self.title(row).split(",")[0]
+        """How the product is named in conversation (see :func:`short_title`)."""
+        return short_title(self.title(row))
 
     @cached_property
     def _id_tokens(self) -> tuple[re.Pattern[str], frozenset[int]]:

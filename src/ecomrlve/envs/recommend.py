@@ -50,7 +50,6 @@ SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to th
 RELEVANCE_FLOOR = 0.05  # every valid product has relevance >= this, so IDCG > 0
 NDCG_WEIGHT, SATISFACTION_WEIGHT = 1.5, 0.5  # r_task = -1 + 1.5·nDCG + 0.5·satisfaction - oos share
 _DISCOVERY_TOOLS = {"catalog_search": "results", "user_get_visit_history": "viewed"}
-_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
 _WORD = re.compile(r"[a-z0-9]+")
 
 #: Numeric attribute -> the bound a shopper states on it (more power, a bigger screen, lighter).
@@ -325,7 +324,7 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
     Uses a word -> rows index of ``catalog`` (a category view), built once per catalog like a
     search index, so each call costs O(rows + postings of the original's few words).
     """
-    words = sorted(set(_WORD.findall(catalog.title(original).split(",")[0].lower())))
+    words = sorted(set(_WORD.findall(catalog.short_title(original).lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
     index = catalog.__dict__.get("_title_words")
@@ -512,14 +511,13 @@ class RecommendUser(SimulatedUser):
     def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
         """Comments on the products the agent recommends (named by id, or the sold-out one by name)."""
         catalog = world.catalog
-        mentioned = [row for row in (catalog.index_of(i) for i in dict.fromkeys(_PRODUCT_ID.findall(text)))
-                     if row is not None]
+        mentioned = catalog.ids_in_text(text)
         if (self.stock_out is not None and self.stock_out not in mentioned and self.stock_out_name
                 and self.stock_out_name.lower() in text.lower()):
             mentioned.append(self.stock_out)
         acts: list[A.DialogueAct] = []
         for row in mentioned[:3]:
-            name = catalog.title(row).split(",")[0]
+            name = catalog.short_title(row)
             if world.stock(row) == 0:
                 if row == self.stock_out and self.sold_out and not self.sold_out_announced:
                     self.sold_out_announced = True
@@ -537,10 +535,6 @@ class RecommendUser(SimulatedUser):
 
 
 # -- the oracle -----------------------------------------------------------------------------------
-
-def short_title(catalog: Catalog, row: int) -> str:
-    return catalog.title(row).split(",")[0]
-
 
 def question_for(fields: list[str]) -> str:
     """One clarifying question covering the topics of ``fields``."""
@@ -583,7 +577,7 @@ class SurfacingOracle:
         pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
         if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
                 and self.turn > 1 and not messages):
-            name = short_title(catalog, self.mention)
+            name = catalog.short_title(self.mention)
             messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
             self.mentioned = True
         for row in pending[: self.b_tool]:
@@ -591,7 +585,7 @@ class SurfacingOracle:
             self.attempts[row] = attempt + 1
             category = catalog.category_of(row).name
             calls.append(ToolCall(id=f"oracle_{len(calls)}", name="catalog_search",
-                                  arguments={"query": short_title(catalog, row),
+                                  arguments={"query": catalog.short_title(row),
                                              "filters": {"category": category, "brand": catalog.brand_of(row)},
                                              "top_k": 10 * (attempt + 1)}))
         if not calls and not messages:
@@ -750,7 +744,7 @@ class RankedRecommendation(Environment):
             requirements=list(goal.requirements), withheld=set(goal.withheld), noun=goal.noun,
             switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
-            stock_out_name="" if goal.stock_out_row is None else short_title(catalog, goal.stock_out_row),
+            stock_out_name="" if goal.stock_out_row is None else catalog.short_title(goal.stock_out_row),
             catalog=catalog)
 
     def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
