@@ -261,7 +261,7 @@ def _print_load_report(cat) -> None:
 
     report = cat.metadata.get("load_report")
     if report and "directory" not in cat.metadata:
-        Console(stderr=True).print(format_load_report(report), markup=False, highlight=False)
+        typer.echo(format_load_report(report), err=True)
 
 
 def _print_manifest(directory: Path, manifest: dict) -> None:
