@@ -24,7 +24,7 @@ BARE_DIGITS = 5
 _ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|numbers?|product_ids?)\b)[\s\"':=#]*$",
                      re.IGNORECASE)
 _LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
-_SENTENCE_PUNCTUATION = ".,;:!?-_/'\"()[]"
+_SENTENCE_PUNCTUATION = ".,;:!?-/'\"()[]"
 
 
 def short_title(title: str) -> str:
