@@ -111,3 +111,23 @@ def test_build_stores_the_report_in_the_manifest(tmp_path):
     assert manifest["source_metadata"]["load_report"]["schema"] == "amazon"
     result = CliRunner().invoke(app, ["catalog", "info", str(out)])
     assert result.exit_code == 0 and "feature full_bundles" in result.output and "no_price 2" in result.output
+
+
+def test_journey_draws_only_request_kinds_the_catalog_supports(tmp_path):
+    from test_catalog_store import assert_oracle_solves
+
+    colours = ["Black", "White", "Red", "Blue"]
+    kinds = ["Widgets", "Sprockets", "Gizmos", "Cogs", "Levers", "Shampoos"]  # no BUNDLE project needs these
+    brands = ["Acme", "Bolt", "Crest"]
+    rows = [{"id": f"G-{i:03d}", "title": f"{brands[i % 3]} Model {i} {kinds[i % 6][:-1]}", "price": 5 + i,
+             "category": f"Gadgets > {kinds[i % 6]}", "brand": brands[i % 3], "color": colours[(i // 6) % 4],
+             "rating": 3.5 + i % 3 / 2, "rating_count": 10 + i, "stock": 10} for i in range(72)]
+    path = tmp_path / "gadgets.json"
+    path.write_text(json.dumps(rows))
+    catalog = load_catalog(str(path))
+    assert not capabilities(catalog).supports("BUNDLE") and capabilities(catalog).supports("JOURNEY")
+    env = EcomEnv("JOURNEY", catalog=catalog)
+    for seed in range(4):
+        env.reset(difficulty=15, seed=seed)
+        assert "BUNDLE" not in [intent.env_id for intent in env.problem.goal.intents]
+    assert_oracle_solves(catalog, "JOURNEY", (0, 8, 15), range(3))
