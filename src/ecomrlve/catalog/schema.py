@@ -198,8 +198,11 @@ class Catalog:
         raw = ids.view(np.uint8).reshape(len(ids), ids.dtype.itemsize) if len(ids) else np.zeros((0, 1), np.uint8)
         used = np.flatnonzero(np.bincount(raw.ravel(), minlength=256))
         punctuation = "".join(chr(b) for b in used.tolist() if 32 < b < 127 and not (chr(b).isalnum() or chr(b) == "_"))
-        lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist()
-        return re.compile(r"[\w" + re.escape(punctuation) + r"]+"), frozenset(lengths)
+        lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist() or [1]
+        word = r"[\w" + re.escape(punctuation) + r"]"
+        # whole tokens only, and only those long enough to be an id (+2: punctuation to strip)
+        pattern = rf"(?<!{word}){word}{{{min(lengths)},{max(lengths) + 2}}}(?!{word})"
+        return re.compile(pattern), frozenset(lengths)
 
     def ids_in_text(self, text: str) -> list[int]:
         """Rows of the catalog's products whose ids ``text`` names, in order of first mention.
@@ -212,11 +215,13 @@ class Catalog:
         "product 12", ``"product_id": "12"``) or in a list that follows one ("products 12, 15").
         """
         pattern, lengths = self._id_tokens
-        rows: list[int] = []
+        per_token: list[tuple[str, ...]] = []  # each mention's candidates: the token, then it stripped
         cued_list_end = -1  # where the last cued short numeric id ended, for "12, 15 and 18"
         for match in pattern.finditer(text):
             token = match.group(0)
-            for candidate in dict.fromkeys((token, token.strip(_SENTENCE_PUNCTUATION))):
+            stripped = token.strip(_SENTENCE_PUNCTUATION)
+            candidates = []
+            for candidate in (token,) if stripped == token else (token, stripped):
                 if len(candidate) not in lengths or not candidate.isascii():
                     continue
                 if candidate.isdigit() and len(candidate) < BARE_DIGITS:
@@ -225,9 +230,23 @@ class Catalog:
                     if _ID_CUE.search(before) is None and not listed:
                         continue
                     cued_list_end = match.end()
-                row = self.index_of(candidate)
-                if row is not None:
-                    if row not in rows:
-                        rows.append(row)
-                    break
+                candidates.append(candidate)
+            if candidates:
+                per_token.append(tuple(candidates))
+        if not per_token:
+            return []
+        found = self._rows_of_ids(list(dict.fromkeys(c for cs in per_token for c in cs)))
+        rows: list[int] = []
+        for candidates in per_token:
+            row = next((found[c] for c in candidates if c in found), None)
+            if row is not None and row not in rows:
+                rows.append(row)
         return rows
+
+    def _rows_of_ids(self, product_ids: list[str]) -> dict[str, int]:
+        """Rows of those of ``product_ids`` the catalog has: one vectorised O(k log n) lookup."""
+        keys = np.array([p.encode("ascii") for p in product_ids], dtype=self._sorted_ids.dtype)
+        positions = np.minimum(np.searchsorted(self._sorted_ids, keys), len(self) - 1)
+        hits = self._sorted_ids[positions] == keys
+        rows = self._id_order[positions]
+        return {p: int(rows[i]) for i, p in enumerate(product_ids) if hits[i]}
