@@ -237,8 +237,8 @@ class Catalog:
             return []
         found = self._rows_of_ids(list(dict.fromkeys(c for cs in per_token for c in cs)))
         rows: list[int] = []
-        for candidates in per_token:
-            row = next((found[c] for c in candidates if c in found), None)
+        for mention in per_token:
+            row = next((found[c] for c in mention if c in found), None)
             if row is not None and row not in rows:
                 rows.append(row)
         return rows
