@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_catalog_capabilities import flat_output
 from typer.testing import CliRunner
 
 from ecomrlve.catalog.loaders import AUTO_RULE, CatalogLoadError, detect_schema, format_load_report, load_products
@@ -68,7 +69,7 @@ def test_cli_build_with_a_schema(product_list, tmp_path):
     result = runner.invoke(app, ["catalog", "build", "--source", str(product_list), "--out", str(tmp_path / "d"),
                                  "--embedder", "none", "--schema", "products"])
     assert result.exit_code == 0, result.output
-    assert "dropped 2 rows: no category 1, no_price 1" in result.output.replace("\n", " ").replace("│", "")
+    assert "dropped 2 rows: no category 1, no_price 1" in flat_output(result.output)
     result = runner.invoke(app, ["catalog", "build", "--source", str(product_list), "--out", str(tmp_path / "e"),
                                  "--embedder", "none", "--schema", "nope"])
-    assert result.exit_code == 2 and "unknown schema 'nope'" in result.output
+    assert result.exit_code == 2 and "unknown schema 'nope'" in flat_output(result.output)
