@@ -16,6 +16,7 @@ from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
+from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
 from ecomrlve.episode import EcomEnv
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.protocol import Agent
@@ -61,6 +62,11 @@ def run(
     scheduler = None
     if difficulties is None:
         scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
+    _print_load_report(cat)
+    try:
+        require_support(cat, env_ids)
+    except CatalogUnsupportedError as exc:
+        raise typer.BadParameter(str(exc)) from None
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
     loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides),
                    Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
@@ -181,6 +187,8 @@ def catalog_build(
     ray_workers: Annotated[int, typer.Option(min=1, help="Ray embedding workers.")] = 2,
     limit: Annotated[int | None, typer.Option(min=1, help="Read at most this many source rows.")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="Threads for FAISS/numba/BLAS (default: all cores).")] = None,
+    schema: Annotated[str, typer.Option(help="How source rows are read: auto (per row; the report says how), "
+                                             "amazon (Amazon Reviews 2023 / Amazebay metadata) or products.")] = "auto",
 ) -> None:
     """Build a catalog directory that `--catalog DIR` loads memory-mapped."""
     from ecomrlve.catalog.store import build_from_source
@@ -193,7 +201,8 @@ def catalog_build(
         try:
             manifest = build_from_source(source, out, embedder_name=None if embedder == "none" else embedder,
                                          progress=stage, ray_workers=ray_workers if ray else None, limit=limit,
-                                         threads=threads)
+                                         threads=threads, schema=schema,
+                                         describe=lambda c: {"capabilities": capabilities(c).as_dict()})
         except (ValueError, FileNotFoundError) as exc:
             raise typer.BadParameter(str(exc)) from None
     _print_manifest(out, manifest)
@@ -201,12 +210,21 @@ def catalog_build(
 
 @catalog_app.command("info")
 def catalog_info(
-    directory: Annotated[Path, typer.Argument(help="A catalog directory.")],
-    verify: Annotated[bool, typer.Option("--verify", help="Recompute every file's SHA-256.")] = False,
+    source: Annotated[str, typer.Argument(help="A catalog directory, a product file, hf:NAME or synthetic:N.")],
+    verify: Annotated[bool, typer.Option("--verify", help="Directories: recompute every file's SHA-256.")] = False,
+    schema: Annotated[str, typer.Option(help="Product files: auto, amazon or products.")] = "auto",
 ) -> None:
-    """Show a catalog directory's counts, embedder, build times and size."""
+    """Show what a catalog holds and which environments and difficulty features it supports.
+
+    A directory shows its manifest (counts, embedder, build times, size, load and capability
+    reports); a product file is loaded and analysed.
+    """
     from ecomrlve.catalog.store import read_manifest, verify_checksums
 
+    directory = Path(source)
+    if not (directory / "manifest.json").exists():
+        _print_catalog_file(source, schema)
+        return
     try:
         manifest = read_manifest(directory)
     except ValueError as exc:
@@ -220,17 +238,52 @@ def catalog_info(
         console.print(f"[green]all {len(manifest['files'])} files match their checksums")
 
 
+def _print_catalog_file(source: str, schema: str) -> None:
+    from ecomrlve.catalog.loaders import load_products
+
+    try:
+        if source.startswith("synthetic:") or source == "default":
+            cat = load_catalog(source)
+        else:
+            cat, _ = load_products(source, schema=schema)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    table = Table(title=f"Catalog {source}", show_header=False)
+    for key, value in _report_rows(cat.metadata.get("load_report"), capabilities(cat).as_dict()):
+        table.add_row(key, value)
+    console.print(table)
+
+
+def _report_rows(load_report: dict | None, report: dict | None) -> list[tuple[str, str]]:
+    """Rows for the load report (every dropped-row reason) and the capability report."""
+    from ecomrlve.catalog.loaders import format_load_report
+    from ecomrlve.envs.capabilities import CAPABILITIES_VERSION, CatalogCapabilities
+
+    rows = [("load", format_load_report(load_report))] if load_report else []
+    if report and report.get("version") == CAPABILITIES_VERSION:
+        rows += [("counts", ", ".join(f"{k} {v:,}" for k, v in report["counts"].items()))]
+        rows += capability_rows(CatalogCapabilities.from_dict(report))
+    return rows
+
+
+def _print_load_report(cat) -> None:
+    """``run --catalog FILE``: what the load read and dropped, one short block on stderr."""
+    from ecomrlve.catalog.loaders import format_load_report
+
+    report = cat.metadata.get("load_report")
+    if report and "directory" not in cat.metadata:
+        typer.echo(format_load_report(report), err=True)
+
+
 def _print_manifest(directory: Path, manifest: dict) -> None:
     table = Table(title=f"Catalog directory {directory}", show_header=False)
     embedder = manifest.get("embedder")
-    report = manifest.get("source_metadata", {}).get("load_report")
     rows = [("source", str(manifest.get("source", manifest["name"]))),
             *((k, f"{v:,}") for k, v in manifest["counts"].items()),
             ("embedder", f"{embedder['name']} ({embedder['dim']}-d, {embedder['index']})" if embedder else "none (lexical only)"),
             ("size", f"{sum(f['bytes'] for f in manifest['files'].values()) / 2**20:,.1f} MiB"),
-            ("build seconds", ", ".join(f"{k} {v:.1f}" for k, v in manifest["build_seconds"].items()))]
-    if report:
-        rows.append(("rows skipped", ", ".join(f"{k}: {v}" for k, v in report["skipped"].items()) or "none"))
+            ("build seconds", ", ".join(f"{k} {v:.1f}" for k, v in manifest["build_seconds"].items())),
+            *_report_rows(manifest.get("source_metadata", {}).get("load_report"), manifest.get("capabilities"))]
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)

@@ -8,14 +8,17 @@ reports each outcome once per finished episode.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ecomrlve.actions import AgentAction
+from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import TaskFamily, get_environment, resolve_env_ids
+from ecomrlve.envs.capabilities import require_support
 from ecomrlve.protocol import Observation
 from ecomrlve.rewards import RewardWeights
 from ecomrlve.rng import derive_rng
@@ -29,7 +32,9 @@ class EcomEnv:
     Args:
         env_ids: an environment id ("CART"), a collection ("C1") or a list; ``reset`` picks
             uniformly among them unless told which.
-        catalog: the product catalog (default: the embedded synthetic catalog).
+        catalog: the product catalog, or a catalog spec as the CLI takes it ("synthetic:N", a
+            catalog directory, a product file; default: the embedded synthetic catalog). An
+            environment the catalog cannot support raises ``CatalogUnsupportedError`` here.
         search: a search engine over ``catalog`` (default: lexical BM25, shared per catalog).
         overrides: fixed values for difficulty axes, e.g. ``{"p_noise": 0.0}``.
         weights: reward weights.
@@ -38,12 +43,15 @@ class EcomEnv:
         seed: seeds the choice of env and episode seed when ``reset`` is not told.
     """
 
-    def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *, catalog: Catalog | None = None,
+    def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *,
+                 catalog: Catalog | str | os.PathLike[str] | None = None,
                  search: SearchEngine | None = None, overrides: dict[str, Any] | None = None,
                  weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
                  denied_categories: tuple[str, ...] = (), seed: int = 0) -> None:
         self.env_ids = resolve_env_ids(env_ids)
-        self.catalog = catalog if catalog is not None else default_catalog()
+        self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
+                        else catalog if catalog is not None else default_catalog())
+        require_support(self.catalog, self.env_ids)
         self.search = search if search is not None else shared_search_engine(self.catalog)
         self.overrides = dict(overrides or {})
         self.weights = weights
@@ -58,6 +66,7 @@ class EcomEnv:
         env_id = env_id or self._rng.choice(self.env_ids)
         if env_id not in self.env_ids:
             resolve_env_ids(env_id)  # raises a helpful error for unknown ids
+        require_support(self.catalog, (env_id,))
         if seed is None:
             seed = self._rng.getrandbits(31)
         self._session = EpisodeSession(

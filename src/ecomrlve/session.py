@@ -43,7 +43,6 @@ from ecomrlve.world.surfacing import USER_SOURCE
 RECORD_VERSION = 1
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
-_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
 _ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
@@ -412,8 +411,7 @@ class EpisodeSession:
             self._answer = answer
 
     def _surface_from_text(self, text: str) -> None:
-        rows = [self._world.catalog.index_of(token) for token in _PRODUCT_ID.findall(text)]
-        self._ctx.surface((row for row in rows if row is not None), USER_SOURCE)
+        self._ctx.surface(self._world.catalog.ids_in_text(text), USER_SOURCE)
         self._ctx.surface_account_ids(_ORDER_ID.findall(text), USER_SOURCE)  # order ids the customer tells the agent
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,

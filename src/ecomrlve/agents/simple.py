@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.schema import short_title
 from ecomrlve.protocol import Observation, tool_results, user_text
 
 _QUANTITY = re.compile(r"(\d+)\s*(?:x\s|of\s|units of\s)|\(x(\d+)\)")
@@ -161,7 +162,7 @@ class CartHeuristic:
                 continue
             if pid in self.out_of_stock or not card["in_stock"]:
                 if pid not in self.announced:
-                    messages.append(f"Sorry, {card['title'].split(',')[0]} is out of stock. What would you like instead?")
+                    messages.append(f"Sorry, {short_title(card['title'])} is out of stock. What would you like instead?")
                     self.announced.add(pid)
                 continue
             arguments: dict[str, Any] = {"product_id": pid, "quantity": self._quantity(phrase)}
@@ -171,7 +172,7 @@ class CartHeuristic:
                 if variant is None:
                     if pid not in self.asked:
                         attribute = next(k for k in variants[0] if k != "variant_id").replace("_", " ")
-                        messages.append(f"Which {attribute} do you need for {card['title'].split(',')[0]}?")
+                        messages.append(f"Which {attribute} do you need for {short_title(card['title'])}?")
                         self.asked.add(pid)
                         continue
                     variant = variants[0]

@@ -1,9 +1,13 @@
 """Real-catalog loaders: Amazon-Reviews-2023-style metadata or a plain product list -> :class:`Catalog`.
 
 Sources: JSONL (optionally ``.gz``), a JSON array, CSV, Parquet, a Hugging Face ``datasets``
-folder written by ``save_to_disk``, or ``hf:NAME[:CONFIG[:SPLIT]]`` (the ``[hf]`` extra). Each
-row is mapped by its shape: a row with ``parent_asin`` is Amazon metadata, a row with ``id`` a
-product-list row.
+folder written by ``save_to_disk``, or ``hf:NAME[:CONFIG[:SPLIT]]`` (the ``[hf]`` extra), e.g.
+the 2M-product ``hf:owlgebra-ai/Amazebay-catalog-2M`` (Amazon layout; ``price`` a string such
+as "$12.99" or "None", ``details`` a JSON string). The schema is explicit (``schema="amazon"``
+or ``"products"``) or decided per row (``"auto"``): a row with ``id`` and ``category`` (or
+``id`` and no ``parent_asin``) is a product-list row, else a row with ``parent_asin`` is Amazon
+metadata. Extra fields are ignored; the report says which source fields were read for what
+(``SCHEMA_FIELDS``), which were ignored, and counts every dropped row by reason.
 
 Amazon metadata mapping:
 
@@ -23,8 +27,10 @@ Amazon metadata mapping:
 ``features`` + ``description``       ``descriptions`` (searchable text, 400 characters)
 ==================================  ========================================================
 
-Product-list columns (JSON/CSV): ``id``, ``title``, ``category`` (path joined by ``>``),
-``price`` (number, USD), ``brand``, ``rating``, ``rating_count``, ``description``, the
+Product-list columns (JSON/CSV/Parquet): ``id``, ``title``, ``category`` (path joined by ``>``,
+or a list; else ``categories``), ``price`` (number or "$12.99", USD; else ``base_price``),
+``brand``, ``rating`` (else ``average_rating``), ``rating_count`` (else ``rating_number``),
+``description``, the
 attributes ``color``, ``size``, ``material``, ``connector_type``, ``item_form``, ``wattage``
 (W), ``screen_size`` (in), ``weight`` (lb), and optionally ``stock`` and ``ship_days``.
 
@@ -63,7 +69,7 @@ from ecomrlve.catalog.taxonomy import (
 from ecomrlve.rng import derive_seed
 
 DESCRIPTION_CHARS = 400
-MAX_ID_BYTES = 24
+MAX_ID_BYTES = 64  # room for UUIDs (36) and prefixed SKUs; the id column is as wide as the longest id
 _SHIP_DAYS = (1, 2, 2, 3, 3, 4, 5, 7)
 _PRICE = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
 _NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z\"']*)")
@@ -99,25 +105,94 @@ class CatalogLoadError(ValueError):
     """A source that cannot be read at all (names the file and, where known, the line)."""
 
 
+#: ``--schema``: ``auto`` decides per row (see :func:`detect_schema`); the others read every row one way.
+SCHEMAS = ("auto", "amazon", "products")
+AUTO_RULE = ("a row with id and category (or id and no parent_asin) is a product-list row, "
+             "else a row with parent_asin is Amazon metadata")
+#: Per schema, catalog field -> the source keys it is read from (the first one present wins).
+SCHEMA_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "amazon": {"id": ("parent_asin",), "title": ("title",), "category": ("categories", "main_category"),
+               "price": ("price",), "brand": ("details", "store"), "rating": ("average_rating",),
+               "rating_count": ("rating_number",), "description": ("features", "description"),
+               "attributes": ("details",)},
+    "products": {"id": ("id",), "title": ("title",), "category": ("category", "categories"),
+                 "price": ("price", "base_price"), "brand": ("brand",), "rating": ("rating", "average_rating"),
+                 "rating_count": ("rating_count", "rating_number"), "description": ("description",),
+                 **{attr: (attr,) for attr in (*CATEGORICAL_ATTRIBUTES, *NUMERIC_ATTRIBUTES)},
+                 "stock": ("stock",), "ship_days": ("ship_days",)},
+}
+_FIELD_SAMPLE_ROWS = 1000  # rows per schema whose keys the report's field mapping is taken from
+
+
 @dataclass
 class LoadReport:
-    """What a load did: rows read and kept, skipped rows by reason, values that did not map."""
+    """What a load did: rows read and kept, skipped rows by reason, values that did not map, and
+    which schema read the rows with which source fields."""
 
     source: str
+    schema: str = "auto"
     rows_read: int = 0
     rows_loaded: int = 0
     skipped: Counter = field(default_factory=Counter)
     unmapped: Counter = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    schema_rows: Counter = field(default_factory=Counter)  # schema -> rows read with it
+    keys_seen: dict[str, set[str]] = field(default_factory=dict)  # schema -> source keys of its first rows
 
     def skip(self, reason: str, where: str) -> None:
         self.skipped[reason] += 1
         if len(self.examples) < 10:
             self.examples.append(f"{where}: {reason}")
 
+    def note_row(self, schema: str, row: dict[str, Any]) -> None:
+        self.schema_rows[schema] += 1
+        if self.schema_rows[schema] <= _FIELD_SAMPLE_ROWS:
+            self.keys_seen.setdefault(schema, set()).update(k for k, v in row.items() if not _empty(v))
+
+    def field_mapping(self) -> dict[str, dict[str, Any]]:
+        """Per schema used: catalog field -> source keys found, fields found nowhere, source keys nothing reads."""
+        out = {}
+        for schema, keys in sorted(self.keys_seen.items()):
+            fields = SCHEMA_FIELDS[schema]
+            mapped = {name: [k for k in sources if k in keys] for name, sources in fields.items()}
+            read = {k for sources in fields.values() for k in sources}
+            out[schema] = {"mapped": {name: found for name, found in mapped.items() if found},
+                           "not_found": sorted(name for name, found in mapped.items() if not found),
+                           "ignored": sorted(keys - read)}
+        return out
+
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "rows_read": self.rows_read, "rows_loaded": self.rows_loaded,
-                "skipped": dict(self.skipped), "unmapped": dict(self.unmapped), "examples": self.examples}
+        return {"source": self.source, "schema": self.schema, "rows_read": self.rows_read,
+                "rows_loaded": self.rows_loaded, "skipped": dict(self.skipped), "unmapped": dict(self.unmapped),
+                "examples": self.examples, "schema_rows": dict(self.schema_rows),
+                "schema_rule": AUTO_RULE if self.schema == "auto" else f"--schema {self.schema}",
+                "fields": self.field_mapping()}
+
+
+def format_load_report(report: dict[str, Any]) -> str:
+    """A short block saying what a load read, with which fields, and every reason rows were dropped."""
+    used = ", ".join(f"{schema} {rows:,}" for schema, rows in report.get("schema_rows", {}).items()) or "none"
+    lines = [f"catalog {report['source']}: {report['rows_loaded']:,} of {report['rows_read']:,} rows loaded "
+             f"(schema {report.get('schema', 'auto')}: {used} rows)"]
+    if report.get("schema") == "auto":
+        lines.append(f"  auto: {AUTO_RULE}")
+    for schema, mapping in report.get("fields", {}).items():
+        mapped = ", ".join(f"{name}<-{'+'.join(keys)}" for name, keys in mapping["mapped"].items())
+        lines.append(f"  {schema} fields: {mapped}")
+        if mapping["ignored"]:
+            lines.append(f"  {schema} ignored: {', '.join(mapping['ignored'])}")
+    dropped = report["rows_read"] - report["rows_loaded"]
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in
+                        sorted(report["skipped"].items(), key=lambda item: (-item[1], item[0])))
+    lines.append(f"  dropped {dropped:,} rows" + (f": {reasons}" if reasons else ""))
+    if report.get("unmapped"):
+        lines.append("  attribute values outside the vocabulary (kept, no value): "
+                     + ", ".join(f"{attr} {count:,}" for attr, count in sorted(report["unmapped"].items())))
+    return "\n".join(lines)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, tuple, dict)) and len(value) == 0)
 
 
 @dataclass(frozen=True)
@@ -292,7 +367,7 @@ def _clean_id(value: Any) -> str:
     if not product_id:
         raise _Skip("missing id")
     if not product_id.isascii() or len(product_id) > MAX_ID_BYTES or not product_id.isprintable():
-        raise _Skip("id is not printable ASCII of at most 24 characters")
+        raise _Skip(f"id is not printable ASCII of at most {MAX_ID_BYTES} characters")
     return product_id
 
 
@@ -345,31 +420,56 @@ def _optional_int(value: Any, name: str) -> int | None:
     return number
 
 
+def _first(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((row[key] for key in keys if not _empty(row.get(key))), None)
+
+
+def _path(value: Any) -> tuple[str, ...]:
+    """A category path from "A > B > C" or a list ["A", "B", "C"]."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    parts = value if isinstance(value, (list, tuple)) else str(value or "").split(">")
+    return tuple(p for p in (str(part).strip() for part in parts) if p)
+
+
 def _list_row(row: dict[str, Any], report: LoadReport) -> _Product:
+    fields = SCHEMA_FIELDS["products"]
     product_id = _clean_id(row.get("id"))
     title = _clean_title(row.get("title"))
-    price = parse_price_cents(row.get("price"))
+    price = parse_price_cents(_first(row, fields["price"]))
     if price is None:
         raise _Skip("no_price")
-    path = tuple(p.strip() for p in str(row.get("category") or "").split(">") if p.strip())
+    path = _path(_first(row, fields["category"]))
     if not path:
         raise _Skip("no category")
     categorical, numeric = _attributes(row, report)
     brand = str(row.get("brand") or "Unbranded").strip() or "Unbranded"
-    return _Product(product_id, title, path, brand, price, _rating(row.get("rating")), _count(row.get("rating_count")),
-                    " ".join(str(row.get("description") or "").split())[:DESCRIPTION_CHARS], categorical, numeric,
+    return _Product(product_id, title, path, brand, price, _rating(_first(row, fields["rating"])),
+                    _count(_first(row, fields["rating_count"])),
+                    " ".join(_text_list(row.get("description")).split())[:DESCRIPTION_CHARS], categorical, numeric,
                     stock=_optional_int(row.get("stock"), "stock"), ship_days=_optional_int(row.get("ship_days"), "ship_days"))
 
 
-def map_row(row: Any, report: LoadReport) -> _Product:
-    """One source row -> a product, by its shape (raises ``_Skip`` for a bad row)."""
+def detect_schema(row: dict[str, Any]) -> str:
+    """``--schema auto``: which schema reads this row (``AUTO_RULE``). A product list may carry
+    extra fields, ``parent_asin`` among them, without being taken for Amazon metadata."""
+    if "id" in row and ("category" in row or "parent_asin" not in row):
+        return "products"
+    if "parent_asin" in row:
+        return "amazon"
+    raise _Skip("row has neither parent_asin nor id")
+
+
+_ROW_MAPPERS = {"amazon": _amazon_row, "products": _list_row}
+
+
+def map_row(row: Any, report: LoadReport, schema: str = "auto") -> _Product:
+    """One source row -> a product, read with ``schema`` (raises ``_Skip`` for a bad row)."""
     if not isinstance(row, dict):
         raise _Skip("row is not an object")
-    if "parent_asin" in row:
-        return _amazon_row(row, report)
-    if "id" in row:
-        return _list_row(row, report)
-    raise _Skip("row has neither parent_asin nor id")
+    chosen = detect_schema(row) if schema == "auto" else schema
+    report.note_row(chosen, row)
+    return _ROW_MAPPERS[chosen](row, report)
 
 
 # -- sources --------------------------------------------------------------------------------------
@@ -453,7 +553,11 @@ def _hf_dataset(spec: str) -> Iterable[dict[str, Any]]:
         return loaded
     name, _, rest = spec.removeprefix("hf:").partition(":")
     config, _, split = rest.partition(":")
-    return datasets.load_dataset(name, config or None, split=split or "full", streaming=True)
+    loaded = datasets.load_dataset(name, config or None, split=split or None, streaming=True)
+    if isinstance(loaded, (datasets.DatasetDict, datasets.IterableDatasetDict)):
+        # no split named: "full" (Amazon Reviews 2023), "train" (most hub datasets), else the first
+        loaded = loaded[next((s for s in ("full", "train") if s in loaded), next(iter(loaded)))]
+    return loaded
 
 
 def source_rows(source: str | Path) -> Iterator[tuple[str, Any]]:
@@ -535,13 +639,16 @@ def assemble(products: list[_Product], name: str, metadata: dict[str, Any]) -> C
     )
 
 
-def load_products(source: str | Path, *, limit: int | None = None,
+def load_products(source: str | Path, *, schema: str = "auto", limit: int | None = None,
                   progress: Callable[[int], None] | None = None) -> tuple[Catalog, LoadReport]:
     """Load a real catalog from ``source`` (see the module docstring); returns it with a report.
 
-    Duplicate ids keep the first row (later ones are counted as ``duplicate id``).
+    ``schema``: ``auto`` (per row, ``AUTO_RULE``), ``amazon`` or ``products``. Duplicate ids keep
+    the first row (later ones are counted as ``duplicate id``).
     """
-    report = LoadReport(source=str(source))
+    if schema not in SCHEMAS:
+        raise CatalogLoadError(f"unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
+    report = LoadReport(source=str(source), schema=schema)
     products: list[_Product] = []
     seen: set[str] = set()
     for where, row in source_rows(source):
@@ -551,7 +658,7 @@ def load_products(source: str | Path, *, limit: int | None = None,
         if progress and report.rows_read % 10_000 == 0:
             progress(10_000)
         try:
-            product = map_row(row, report)
+            product = map_row(row, report, schema)
         except _Skip as skip:
             report.skip(str(skip), where)
             continue

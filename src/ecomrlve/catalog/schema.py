@@ -7,6 +7,7 @@ the real-catalog loaders produce a :class:`Catalog`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +19,18 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 
 #: Sentinel code for "this product has no value for that categorical attribute".
 NO_VALUE = -1
+#: All-digit ids shorter than this are named in text only after a cue (see ``Catalog.ids_in_text``).
+BARE_DIGITS = 5
+_ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|numbers?|product_ids?)\b)[\s\"':=#]*$",
+                     re.IGNORECASE)
+_LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
+_SENTENCE_PUNCTUATION = ".,;:!?-/'\"()[]"
+
+
+def short_title(title: str) -> str:
+    """A listing title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21
+    Charger"): the one rule for naming a product in conversation, for code that has only a title."""
+    return title.split(",")[0]
 
 
 @dataclass(frozen=True)
@@ -170,3 +183,70 @@ class Catalog:
                 per_category[pair // 65536].append(pair % 65536)
             cache[attribute] = tuple(tuple(v) for v in per_category)
         return cache[attribute]
+
+    # -- identity in text: how products are named in conversation --------------------------------
+
+    def short_title(self, row: int) -> str:
+        """How the product is named in conversation (see :func:`short_title`)."""
+        return short_title(self.title(row))
+
+    @cached_property
+    def _id_tokens(self) -> tuple[re.Pattern[str], frozenset[int]]:
+        """A token pattern that keeps this catalog's ids whole (word characters plus the punctuation
+        its ids use, e.g. UUID hyphens) and the id lengths worth looking up; built once, O(n)."""
+        ids = np.ascontiguousarray(self.ids)
+        raw = ids.view(np.uint8).reshape(len(ids), ids.dtype.itemsize) if len(ids) else np.zeros((0, 1), np.uint8)
+        used = np.flatnonzero(np.bincount(raw.ravel(), minlength=256))
+        punctuation = "".join(chr(b) for b in used.tolist() if 32 < b < 127 and not (chr(b).isalnum() or chr(b) == "_"))
+        lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist() or [1]
+        word = r"[\w" + re.escape(punctuation) + r"]"
+        # whole tokens only, and only those long enough to be an id (+2: punctuation to strip)
+        pattern = rf"(?<!{word}){word}{{{min(lengths)},{max(lengths) + 2}}}(?!{word})"
+        return re.compile(pattern), frozenset(lengths)
+
+    def ids_in_text(self, text: str) -> list[int]:
+        """Rows of the catalog's products whose ids ``text`` names, in order of first mention.
+
+        Works for any id scheme (synthetic ``P…`` ids, ASINs, UUIDs, numeric ids): the text is
+        cut into tokens that keep ids whole and each plausible token is looked up in the O(log n)
+        id index. A token counts only as a whole word (``xP12345678`` names nothing), with
+        sentence punctuation stripped. Short all-digit ids (under ``BARE_DIGITS`` digits) would be
+        read in every quantity and price, so they count only after a cue ("#12", "id 12",
+        "product 12", ``"product_id": "12"``) or in a list that follows one ("products 12, 15").
+        """
+        pattern, lengths = self._id_tokens
+        per_token: list[tuple[str, ...]] = []  # each mention's candidates: the token, then it stripped
+        cued_list_end = -1  # where the last cued short numeric id ended, for "12, 15 and 18"
+        for match in pattern.finditer(text):
+            token = match.group(0)
+            stripped = token.strip(_SENTENCE_PUNCTUATION)
+            candidates = []
+            for candidate in (token,) if stripped == token else (token, stripped):
+                if len(candidate) not in lengths or not candidate.isascii():
+                    continue
+                if candidate.isdigit() and len(candidate) < BARE_DIGITS:
+                    before = text[max(0, match.start() - 24): match.start()]
+                    listed = cued_list_end >= 0 and _LIST_GAP.fullmatch(text[cued_list_end: match.start()]) is not None
+                    if _ID_CUE.search(before) is None and not listed:
+                        continue
+                    cued_list_end = match.end()
+                candidates.append(candidate)
+            if candidates:
+                per_token.append(tuple(candidates))
+        if not per_token:
+            return []
+        found = self._rows_of_ids(list(dict.fromkeys(c for cs in per_token for c in cs)))
+        rows: list[int] = []
+        for mention in per_token:
+            row = next((found[c] for c in mention if c in found), None)
+            if row is not None and row not in rows:
+                rows.append(row)
+        return rows
+
+    def _rows_of_ids(self, product_ids: list[str]) -> dict[str, int]:
+        """Rows of those of ``product_ids`` the catalog has: one vectorised O(k log n) lookup."""
+        keys = np.array([p.encode("ascii") for p in product_ids], dtype=self._sorted_ids.dtype)
+        positions = np.minimum(np.searchsorted(self._sorted_ids, keys), len(self) - 1)
+        hits = self._sorted_ids[positions] == keys
+        rows = self._id_order[positions]
+        return {p: int(rows[i]) for i, p in enumerate(product_ids) if hits[i]}

@@ -279,10 +279,13 @@ def load_retriever(directory: Path, catalog: Catalog | None = None, *, threads: 
 
 
 def build_from_source(source: str, out: Path, *, embedder_name: str | None, progress: ProgressFactory = _no_progress,
-                      ray_workers: int | None = None, limit: int | None = None, threads: int | None = None) -> dict[str, Any]:
+                      ray_workers: int | None = None, limit: int | None = None, threads: int | None = None,
+                      schema: str = "auto", describe: Callable[[Catalog], dict[str, Any]] | None = None) -> dict[str, Any]:
     """``ecomrlve catalog build``: ``synthetic:N[:SEED]`` or a real source (see ``loaders``) -> a directory.
 
-    ``ray_workers`` embeds on Ray Data with that many workers (``catalog build --ray``).
+    ``ray_workers`` embeds on Ray Data with that many workers (``catalog build --ray``);
+    ``schema`` is the loader's (auto, amazon, products); ``describe`` adds manifest fields computed
+    from the loaded catalog (the CLI stores the capability report, which lives above this layer).
     """
     from ecomrlve.catalog.loaders import load_products
     from ecomrlve.catalog.synthetic import DEFAULT_SEED, generate_synthetic_catalog
@@ -296,7 +299,9 @@ def build_from_source(source: str, out: Path, *, embedder_name: str | None, prog
             catalog = generate_synthetic_catalog(int(size), int(seed or DEFAULT_SEED))
             advance(1)
         else:
-            catalog, _ = load_products(source, limit=limit, progress=progress("load rows", limit or 0))
+            catalog, _ = load_products(source, schema=schema, limit=limit, progress=progress("load rows", limit or 0))
+    with _timed(timings, "describe"):
+        described = describe(catalog) if describe else {}
     embed_chunk = None
     if ray_workers and embedder_name is not None:
         from ecomrlve.catalog.distributed import ray_embed_chunk
@@ -304,7 +309,8 @@ def build_from_source(source: str, out: Path, *, embedder_name: str | None, prog
         embed_chunk = ray_embed_chunk(embedder_name, workers=ray_workers)
     manifest = build_catalog_dir(catalog, out, embedder_name=embedder_name, progress=progress,
                                  embed_chunk=embed_chunk, threads=threads,
-                                 extra={"source": source, "built_with_ray": bool(embed_chunk)})
+                                 extra={"source": source, "built_with_ray": bool(embed_chunk),
+                                        **described})
     manifest["build_seconds"] = {**timings, **manifest["build_seconds"]}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest

@@ -50,7 +50,6 @@ from ecomrlve.envs.recommend import (
     derive_requirement,
     first_failed,
     requirement_filter,
-    short_title,
 )
 from ecomrlve.envs.recommend_task import RecommendAnswer, SurfacingOracle, shopper_catalog
 from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
@@ -221,11 +220,8 @@ class BundleUser(RecommendUser):
     def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
         catalog = world.catalog
         acts: list[A.DialogueAct] = []
-        for product_id in list(dict.fromkeys(re.findall(r"\bP[0-9A-Z]{8}\b", text)))[:3]:
-            row = catalog.index_of(product_id)
-            if row is None:
-                continue
-            name = short_title(catalog, row)
+        for row in catalog.ids_in_text(text)[:3]:
+            name = catalog.short_title(row)
             category = int(catalog.category[row])
             if world.stock(row) == 0:
                 acts.append(A.SoldOut(name))

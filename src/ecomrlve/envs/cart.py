@@ -262,7 +262,7 @@ class CartUser(SimulatedUser):
         wrong_variant: set[int] = set()
         for line in world.cart.lines:
             if line.row not in by_row:
-                issues.append(A.Issue("unwanted", "the " + catalog.title(line.row).split(",")[0]))
+                issues.append(A.Issue("unwanted", "the " + catalog.short_title(line.row)))
                 continue
             i, item = by_row[line.row]
             if item.variant_id is not None and line.variant_id != item.variant_id:
@@ -368,7 +368,7 @@ class CartFamily(TaskFamily):
               variant_value: str | None = None) -> CartItemGoal:
         catalog = world.catalog
         brand, noun = catalog.brand_of(row), catalog.category_of(row).noun
-        short = catalog.title(row).split(",")[0]
+        short = catalog.short_title(row)
         model = model_words(short, brand)
         variants = world.variants(row)
         variant = None

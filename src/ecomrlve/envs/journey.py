@@ -41,6 +41,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.capabilities import capabilities
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 from ecomrlve.tools import ToolError
@@ -230,8 +231,10 @@ class JourneyFamily(TaskFamily):
                 f"request; the conversation continues until every request is answered. {kinds}")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
-        count = min(difficulty.journey_intents, len(self.intent_envs))
-        envs = rng.sample(self.intent_envs, count)
+        report = capabilities(world.catalog)  # only request kinds the catalog supports (all, on the synthetic one)
+        runnable = [env for env in self.intent_envs if report.supports(env.env_id)]
+        count = min(difficulty.journey_intents, len(runnable))
+        envs = rng.sample(runnable, count)
         problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
         state = JourneyState(intents=[p.state for p in problems])

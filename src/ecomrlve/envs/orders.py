@@ -62,7 +62,7 @@ class LineRef(BaseModel):
 def line_names(world: World, row: int) -> ItemNames:
     """The words that name a product in conversation (brand, model words, noun)."""
     catalog = world.catalog
-    title, brand = short_title(world, row), catalog.brand_of(row)
+    title, brand = catalog.short_title(row), catalog.brand_of(row)
     return ItemNames(catalog.product_id(row), brand.lower(), model_words(title, brand).lower(),
                      catalog.category_of(row).noun.lower())
 
@@ -87,10 +87,6 @@ def rough_time(today: dt.date, day: dt.date) -> str:
     if weeks < 9:
         return f"about {weeks} weeks ago"
     return f"about {round(days / 30)} months ago"
-
-
-def short_title(world: World, row: int) -> str:
-    return world.catalog.title(row).split(",")[0]
 
 
 def has_look_alike(world: World, row: int) -> bool:
@@ -173,7 +169,7 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    title = short_title(world, line.row)
+    title = catalog.short_title(line.row)
     brand = catalog.brand_of(line.row)
     noun = catalog.category_of(line.row).noun
     model = model_words(title, brand)

@@ -42,7 +42,6 @@ from ecomrlve.envs.orders import (
     has_category,
     random_status_order,
     sample_row,
-    short_title,
     spoken_date,
 )
 from ecomrlve.user import acts as A
@@ -372,7 +371,7 @@ class PolicyFamily(TaskFamily):
         stated = [c for c in kind.conditions if c not in hidden] + list(kind.fixed or {})
         if order_id is not None:
             order = world.account.order(order_id)
-            title, when = short_title(world, order.lines[0].row), spoken_date(order.placed)
+            title, when = world.catalog.short_title(order.lines[0].row), spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
             exact.append(when)
         elif "category" in stated:

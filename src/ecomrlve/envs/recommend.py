@@ -312,7 +312,7 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
     Uses a word -> rows index of ``catalog`` (a category view), built once per catalog like a
     search index, so each call costs O(rows + postings of the original's few words).
     """
-    words = sorted(set(_WORD.findall(catalog.title(original).split(",")[0].lower())))
+    words = sorted(set(_WORD.findall(catalog.short_title(original).lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
     index = catalog.__dict__.get("_title_words")
@@ -397,7 +397,3 @@ def listed_items(world: World, product_ids: list[str], category: int, requiremen
     return out
 
 
-# -- naming products -------------------------------------------------------------------------------
-
-def short_title(catalog: Catalog, row: int) -> str:
-    return catalog.title(row).split(",")[0]

@@ -37,7 +37,6 @@ from ecomrlve.envs.recommend import (
     ideal_ranking,
     listed_items,
     ranking_reward,
-    short_title,
     valid_local,
     valid_rows,
 )
@@ -93,7 +92,7 @@ class SurfacingOracle:
         pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
         if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
                 and self.turn > 1 and not messages):
-            name = short_title(catalog, self.mention)
+            name = catalog.short_title(self.mention)
             messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
             self.mentioned = True
         for row in pending[: self.b_tool]:
@@ -101,7 +100,7 @@ class SurfacingOracle:
             self.attempts[row] = attempt + 1
             category = catalog.category_of(row).name
             calls.append(ToolCall(id=f"oracle_{len(calls)}", name="catalog_search",
-                                  arguments={"query": short_title(catalog, row),
+                                  arguments={"query": catalog.short_title(row),
                                              "filters": {"category": category, "brand": catalog.brand_of(row)},
                                              "top_k": 10 * (attempt + 1)}))
         if not calls and not messages:
@@ -263,7 +262,7 @@ class RankedRecommendation(TaskFamily):
             realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, state=state,
             noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
-            stock_out_name="" if goal.stock_out_row is None else short_title(catalog, goal.stock_out_row),
+            stock_out_name="" if goal.stock_out_row is None else catalog.short_title(goal.stock_out_row),
             catalog=catalog)
 
     def verify(self, goal: RecommendGoal, state: RecommendState, world: World,

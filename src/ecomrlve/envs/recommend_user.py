@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +23,6 @@ from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
 
 SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to the agent's first turn
-_PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
 
 
 @dataclass
@@ -142,14 +140,13 @@ class RecommendUser(SimulatedUser):
     def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
         """Comments on the products the agent recommends (named by id, or the sold-out one by name)."""
         catalog = world.catalog
-        mentioned = [row for row in (catalog.index_of(i) for i in dict.fromkeys(_PRODUCT_ID.findall(text)))
-                     if row is not None]
+        mentioned = catalog.ids_in_text(text)
         if (self.stock_out is not None and self.stock_out not in mentioned and self.stock_out_name
                 and self.stock_out_name.lower() in text.lower()):
             mentioned.append(self.stock_out)
         acts: list[A.DialogueAct] = []
         for row in mentioned[:3]:
-            name = catalog.title(row).split(",")[0]
+            name = catalog.short_title(row)
             if world.stock(row) == 0:
                 if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
                     self.state.sold_out_announced = True

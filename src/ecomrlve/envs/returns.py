@@ -55,7 +55,6 @@ from ecomrlve.envs.orders import (
     random_status_order,
     reference,
     sample_row,
-    short_title,
 )
 from ecomrlve.envs.recommend import (
     Requirement,
@@ -343,7 +342,7 @@ class ReturnFamily(TaskFamily):
             catalog, [reference_row], difficulty.m - 2, difficulty.slack, rng)
         return ReplacementGoal(category=category, requirements=requirements,
                                reference_id=catalog.product_id(reference_row),
-                               reference_title=short_title(world, reference_row),
+                               reference_title=world.catalog.short_title(reference_row),
                                noun=catalog.categories[category].noun)
 
     def verify(self, goal: ReturnGoal, state: ReturnState, world: World, answer: ReturnAnswer | None) -> TaskOutcome:

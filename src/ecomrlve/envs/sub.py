@@ -45,7 +45,6 @@ from ecomrlve.envs.recommend import (
     derive_requirement,
     derive_requirements,
     relevance,
-    short_title,
     title_overlap,
     utility,
 )
@@ -92,7 +91,7 @@ class SubstitutionFamily(RankedRecommendation):
         requirements[1] = derive_requirement(catalog, [original], "price_max", difficulty.slack)  # the original's price + slack
         goal = self.new_goal(SUBGoal, catalog, category, requirements, catalog.price(original), difficulty, rng,
                              original_id=catalog.product_id(original), original_row=original,
-                             original_title=short_title(catalog, original))
+                             original_title=catalog.short_title(original))
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))

@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ecomrlve.catalog.schema import short_title
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 
@@ -70,7 +71,7 @@ def asks_confirmation(text: str) -> bool:
 def model_words(title: str, brand: str) -> str:
     """The two words after the brand in a product's short title ("Brightix Nova 21 Charger, GaN"
     -> "Nova 21"), wherever the brand stands; the first two words if the title lacks the brand."""
-    short = title.split(",")[0]
+    short = short_title(title)
     at = short.lower().find(brand.lower()) if brand else -1
     rest = short[at + len(brand):] if at >= 0 else short
     return " ".join(rest.split()[:2])
@@ -87,7 +88,7 @@ class ItemNames:
 
     def score(self, text: str) -> int:
         """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
-        if self.product_id.lower() in text:
+        if _contains(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
             return 8
         score = 0
         if self.model and _contains(text, self.model):
