@@ -13,7 +13,7 @@ import pytest
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.loaders import load_products, parse_price_cents
 from ecomrlve.catalog.store import build_from_source
-from ecomrlve.envs import COLLECTIONS
+from ecomrlve.envs import env_collections
 from ecomrlve.envs.capabilities import capabilities
 
 ROOT = Path(__file__).parent.parent
@@ -81,7 +81,7 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.mark.parametrize("env_id", COLLECTIONS["C8"])
+@pytest.mark.parametrize("env_id", env_collections()["C8"])
 def test_every_environment_runs_on_the_built_directory(built, env_id):
     from test_catalog_store import assert_oracle_solves
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ecomrlve.catalog import default_catalog, load_catalog
 from ecomrlve.catalog.loaders import load_products
 from ecomrlve.cli import app
-from ecomrlve.envs import COLLECTIONS
+from ecomrlve.envs import env_collections
 from ecomrlve.envs.bundle import resolve_projects
 from ecomrlve.envs.capabilities import (
     CatalogCapabilities,
@@ -42,7 +42,7 @@ def test_synthetic_catalog_supports_everything():
     report = capabilities(default_catalog())
     assert all(f.supported and not f.reason for f in report.features.values())
     assert all(s.supported and not s.limited for s in report.envs.values())
-    assert set(report.envs) == set(COLLECTIONS["C8"])
+    assert set(report.envs) == set(env_collections()["C8"])
     assert capabilities(default_catalog()) is report  # computed once per catalog
 
 

@@ -63,6 +63,9 @@ class EnvSpec:
             :data:`RUNTIME_AXES` apply to every environment and are not listed).
         collection: the smallest core collection it belongs to (C8: only the full suite).
         journey: its role as a JOURNEY intent (None: never drawn into a journey).
+        catalog_needs: catalog features (names in :mod:`ecomrlve.envs.capabilities`) it cannot run
+            without; a catalog lacking one refuses the environment at start, in one line.
+        catalog_uses: catalog features it adapts to when they are missing (reported, not refused).
     """
 
     id: str
@@ -72,6 +75,8 @@ class EnvSpec:
     axes: tuple[str, ...] = ()
     collection: str = "C8"
     journey: JourneyRole | None = None
+    catalog_needs: tuple[str, ...] = ()
+    catalog_uses: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The spec as plain JSON types (``json.dumps`` takes it as is)."""

@@ -18,6 +18,8 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         axes=("cart_items", "cart_history_lookalikes", "p_variant", "p_multi_qty", "p_missing", "p_oos"),
         journey=JourneyRole(draw_order=2, tie_rank=1, keywords={"cart": 3, "buy": 1, "add": 2, "earlier": 2},
                             patterns=((r"\b(?:buy|for|add|get)(?: \d+x| \d+ (?:units )?of)? the\b", 3),)),
+        catalog_needs=('in_stock',),
+        catalog_uses=('variants', 'stock_outs', 'multi_item_carts', 'distractors'),
     ),
     EnvSpec(
         id="SUB", entry_point="ecomrlve.envs.sub:SubstitutionFamily", collection="C2",
@@ -25,6 +27,8 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         axes=_RECOMMEND_AXES,
         journey=JourneyRole(draw_order=1, tie_rank=3, keywords={
             "sold": 2, "unavailable": 2, "alternative": 3, "similar": 2, "instead": 2, "substitute": 3, "stock": 3}),
+        catalog_needs=('stock_outs',),
+        catalog_uses=('distractors', 'ratings'),
     ),
     EnvSpec(
         id="PD", entry_point="ecomrlve.envs.pd:ProductDiscoveryFamily", collection="C4",
@@ -34,6 +38,8 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=0, tie_rank=7, keywords={
             "looking": 1, "shopping": 1, "suggest": 2, "recommendations": 3, "recommend": 2, "find": 1},
             patterns=((r"\b(?:buy|for|need|find) an? \w+", 2),)),
+        catalog_needs=('in_stock',),
+        catalog_uses=('stock_outs', 'distractors', 'ratings'),
     ),
     EnvSpec(
         id="RETURN", entry_point="ecomrlve.envs.returns:ReturnFamily", collection="C4",
@@ -42,6 +48,8 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=3, tie_rank=6, keywords={
             "return": 2, "send": 2, "back": 1, "replacement": 1, "help": 1},
             patterns=((r"send (?:\w+ )?back|(?:help me|like to|want to|wanna|need to) return", 4),)),
+        catalog_needs=('returnable', 'in_stock'),
+        catalog_uses=('final_sale', 'look_alike_orders', 'variants'),
     ),
     EnvSpec(
         id="STATUS", entry_point="ecomrlve.envs.status:StatusFamily",
@@ -50,6 +58,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=4, tie_rank=5, keywords={
             "order": 1, "news": 2, "arrive": 2, "status": 2, "track": 2, "check": 1, "where": 1, "shipped": 1,
             "update": 1}),
+        catalog_uses=('look_alike_orders',),
     ),
     EnvSpec(
         id="POLICY", entry_point="ecomrlve.envs.policy:PolicyFamily",
@@ -60,6 +69,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
             "dollars": 2, "member": 2, "window": 2, "free": 1, "question": 2, "refund": 1, "today": 1},
             patterns=((r"yes or no|in dollars|in days|it's about|it is about", 4),
                       (r"how (?:much|many)|what is|can i still|is it still", 3))),
+        catalog_uses=('final_sale',),
     ),
     EnvSpec(
         id="BUNDLE", entry_point="ecomrlve.envs.bundle:BundleFamily",
@@ -69,6 +79,8 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
             "together": 2, "budget": 2, "spend": 2, "everything": 2, "setting": 2, "training": 2, "building": 2,
             "moving": 2, "commute": 2, "project": 2, "getting": 1, "ready": 1, "trip": 1},
             patterns=((r"(?:,|\band) (?:an?|some) \w", 2),)),
+        catalog_needs=('bundles',),
+        catalog_uses=('full_bundles', 'stock_outs', 'distractors'),
     ),
     EnvSpec(
         id="JOURNEY", entry_point="ecomrlve.envs.journey:JourneyFamily",

@@ -26,6 +26,7 @@ import numpy as np
 
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.difficulty import Difficulty
+from ecomrlve.registry import env_specs
 from ecomrlve.world.policy import is_final_sale
 from ecomrlve.world.state import VARIANTS_PER_PRODUCT
 
@@ -192,27 +193,21 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
 
 
 #: Per environment: the features it cannot run without, and those it adapts to the lack of.
-ENV_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "CART": (("in_stock",), ("variants", "stock_outs", "multi_item_carts", "distractors")),
-    "PD": (("in_stock",), ("stock_outs", "distractors", "ratings")),
-    "SUB": (("stock_outs",), ("distractors", "ratings")),
-    "BUNDLE": (("bundles",), ("full_bundles", "stock_outs", "distractors")),
-    "RETURN": (("returnable", "in_stock"), ("final_sale", "look_alike_orders", "variants")),
-    "STATUS": ((), ("look_alike_orders",)),
-    "POLICY": ((), ("final_sale",)),
-}
 #: JOURNEY runs when at least this many of its intent environments can.
 JOURNEY_MIN_INTENTS = 2
 
 
 def _env_support(features: dict[str, Feature]) -> dict[str, EnvSupport]:
-    from ecomrlve.envs.journey import INTENT_ENVS
-
-    envs = {}
-    for env_id, (needs, uses) in ENV_NEEDS.items():
-        envs[env_id] = EnvSupport(env_id, tuple(features[f].reason for f in needs if not features[f].supported),
-                                  tuple(f for f in uses if not features[f].supported))
-    intents = [e for e in INTENT_ENVS if e in envs]
+    specs = env_specs()
+    for spec in specs:
+        unknown_features = sorted(set(spec.catalog_needs + spec.catalog_uses) - set(features))
+        if unknown_features:
+            raise ValueError(f"{spec.id}'s spec names unknown catalog features {unknown_features}; "
+                             f"known: {sorted(features)}")
+    envs = {spec.id: EnvSupport(spec.id, tuple(features[f].reason for f in spec.catalog_needs if not features[f].supported),
+                                tuple(f for f in spec.catalog_uses if not features[f].supported))
+            for spec in specs if spec.journey is not None or spec.catalog_needs or spec.catalog_uses}
+    intents = [s.id for s in sorted((s for s in specs if s.journey is not None), key=lambda s: s.journey.draw_order if s.journey else 0)]
     runnable = [e for e in intents if envs[e].supported]
     missing = () if len(runnable) >= JOURNEY_MIN_INTENTS else (
         f"only {len(runnable)} of its request kinds can run here ({', '.join(runnable) or 'none'}); "

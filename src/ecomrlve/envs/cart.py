@@ -54,7 +54,7 @@ from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.episode import Observation
+    from ecomrlve.protocol import Observation
 
 ENV_ID = "CART"
 CONFIRM_PROBABILITY = 0.25  # share of shoppers who want to confirm the cart before checkout

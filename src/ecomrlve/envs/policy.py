@@ -51,7 +51,7 @@ from ecomrlve.world import policy as P
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.episode import Observation
+    from ecomrlve.protocol import Observation
 
 ENV_ID = "POLICY"
 IS_CORRECT_AT = 0.95

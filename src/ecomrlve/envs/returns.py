@@ -72,7 +72,7 @@ from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, return_window_da
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.episode import Observation
+    from ecomrlve.protocol import Observation
 
 ENV_ID = "RETURN"
 CONFIRM_PROBABILITY = 0.25  # customers who want to confirm before a return is started

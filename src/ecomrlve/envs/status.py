@@ -56,7 +56,7 @@ from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
-    from ecomrlve.episode import Observation
+    from ecomrlve.protocol import Observation
 
 ENV_ID = "STATUS"
 TARGET_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled")
