@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction, InvalidActionError, parse_action
+from ecomrlve.actions import AgentAction, InvalidActionError, parse_action, short_text, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
@@ -118,9 +118,8 @@ class EcomEnv:
 
     def reset(self, *, env_id: str | None = None, difficulty: int | None = None, seed: int | None = None) -> Observation:
         """Start a new episode; unspecified parts are drawn (difficulty from the scheduler)."""
+        _check_reset_arguments(self.env_ids, env_id, seed)
         env_id = env_id or self._rng.choice(self.env_ids)
-        if env_id not in self.env_ids:
-            resolve_env_ids(env_id)  # raises a helpful error for unknown ids
         if difficulty is None:
             difficulty = self.scheduler.sample(env_id, self._rng) if self.scheduler else 0
         if seed is None:
@@ -165,14 +164,27 @@ class EcomEnv:
         return self._episode is not None and self._episode.done
 
 
-_ENGINES: dict[int, SearchEngine] = {}
+def _check_reset_arguments(env_ids: tuple[str, ...], env_id: object, seed: object) -> None:
+    """Fail loudly on arguments that would otherwise be coerced or silently replaced by a draw."""
+    if env_id is not None and (not isinstance(env_id, str) or env_id not in env_ids):
+        raise ValueError(f"env_id must be one of this env's ids ({', '.join(env_ids)}) or None to draw one, "
+                         f"got {short_text(repr(env_id), 60)}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise ValueError(f"seed must be an integer in [0, 2**63) or None, got {short_text(repr(seed), 60)}")
+
+
+_ENGINE_ATTRIBUTE = "_ecomrlve_shared_search_engine"
 
 
 def shared_search_engine(catalog: Catalog) -> SearchEngine:
-    """One search engine (and index) per catalog object in this process."""
-    engine = _ENGINES.get(id(catalog))
-    if engine is None or engine.catalog is not catalog:
-        engine = _ENGINES[id(catalog)] = SearchEngine(catalog)
+    """One search engine (and index) per catalog object, kept on the catalog itself.
+
+    A module-level cache would keep every catalog ever used alive; stored on the catalog, the
+    engine is freed together with it.
+    """
+    engine = vars(catalog).get(_ENGINE_ATTRIBUTE)
+    if engine is None:
+        engine = vars(catalog)[_ENGINE_ATTRIBUTE] = SearchEngine(catalog)
     return engine
 
 
@@ -234,12 +246,13 @@ class _Episode:
     # -- one turn -------------------------------------------------------------------------------
 
     def step(self, raw: Any) -> Observation:
-        self.actions.append(_assistant_message(raw) if isinstance(raw, AgentAction) else raw)
+        raw = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
+        self.actions.append(raw)
         try:
             action = parse_action(raw, turn=self.turns, max_chars=MAX_ACTION_CHARS)
             validated = [(call, self._tool(call.name).validate(call.arguments)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
-            return self._finish("invalid_output", invalid_reason=str(exc))
+            return self._finish("invalid_output", invalid_reason=short_text(str(exc)))
         self.turns += 1
         self.messages.append(_assistant_message(action))
         user = self.problem.user
@@ -280,7 +293,8 @@ class _Episode:
     def _tool(self, name: str) -> Tool:
         tool = self.tools.get(name)
         if tool is None:
-            raise InvalidActionError("unknown_tool", f"unknown tool {name!r}; available: {', '.join(self.tools)}")
+            raise InvalidActionError("unknown_tool", f"unknown tool {short_text(repr(name), 60)}; "
+                                     f"available: {', '.join(self.tools)}")
         return tool
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
