@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import glob
 import json
 import os
 import random
@@ -71,8 +72,10 @@ class AdaptiveScheduler:
         self._ids = ids
         self._windows = {e: DifficultyWindow(0, 0, 0, 0) for e in ids}
         self._checkpoint = None if checkpoint_path is None else Path(checkpoint_path)
-        if self._checkpoint is not None and self._checkpoint.exists():
-            self.load_state_dict(_read_json(self._checkpoint))
+        if self._checkpoint is not None:
+            _remove_stale_temp_files(self._checkpoint)
+            if self._checkpoint.exists():
+                self.load_state_dict(_read_json(self._checkpoint))
 
     @property
     def config(self) -> SchedulerConfig:
@@ -140,6 +143,7 @@ class AdaptiveScheduler:
     def save(self, path: _Path) -> None:
         """Write the state atomically: readers see either the old file or the new one."""
         with self._lock:
+            _remove_stale_temp_files(Path(path))
             _write_json(Path(path), self._state_dict_locked())
 
     @classmethod
@@ -184,10 +188,22 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"scheduler checkpoint {path} is corrupt or truncated: {exc}") from None
+    except OSError as exc:
+        raise ValueError(f"scheduler checkpoint {path} cannot be read: {exc.strerror or exc}") from None
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def _remove_stale_temp_files(path: Path) -> None:
+    """Delete temp files of ``path`` left by a process killed mid-write (one writer per checkpoint)."""
+    for stale in path.parent.glob(f"{glob.escape(_temp_prefix(path))}*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 def _write_json(path: Path, state: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(state, f, sort_keys=True)
