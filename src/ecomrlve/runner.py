@@ -12,6 +12,7 @@ from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.base import Agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.rng import derive_rng, derive_seed
 
 
@@ -28,7 +29,7 @@ def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | N
         if endpoint is None:
             raise ValueError("the openai agent needs an endpoint: use `ecomrlve eval --agent openai --model NAME --base-url URL`")
         return LLMAgent(endpoint, sampling)
-    raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
+    raise UnknownNameError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
 
 
 def episode_seed(base_seed: int, env_id: str, difficulty: int | str, index: int) -> int:
@@ -91,9 +92,9 @@ def parse_difficulty(text: str) -> tuple[int, ...] | None:
     try:
         lo, hi = int(low), int(high) if sep else int(low)
     except ValueError:
-        raise ValueError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
+        raise UserInputError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
     if lo < 0 or hi < lo:
-        raise ValueError(f"bad difficulty range {text!r}")
+        raise UserInputError(f"bad difficulty range {text!r}")
     return tuple(range(lo, hi + 1))
 
 

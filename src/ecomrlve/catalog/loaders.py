@@ -60,6 +60,7 @@ from ecomrlve.catalog.taxonomy import (
     NUMERIC_ATTRIBUTES,
     VARIANT_PRIORITY,
 )
+from ecomrlve.errors import UserInputError
 from ecomrlve.rng import derive_seed
 
 DESCRIPTION_CHARS = 400
@@ -95,7 +96,7 @@ _SYNONYMS = {
 }
 
 
-class CatalogLoadError(ValueError):
+class CatalogLoadError(UserInputError):
     """A source that cannot be read at all (names the file and, where known, the line)."""
 
 

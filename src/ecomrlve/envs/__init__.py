@@ -6,6 +6,7 @@ import difflib
 import importlib
 
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.errors import UnknownNameError
 
 #: env id -> "module:Class", imported on first use.
 ENTRY_POINTS: dict[str, str] = {
@@ -30,10 +31,10 @@ COLLECTIONS: dict[str, tuple[str, ...]] = {
 _instances: dict[str, Environment] = {}
 
 
-def _unknown(kind: str, name: str, known: list[str]) -> KeyError:
+def _unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
     hint = difflib.get_close_matches(name, known, n=1)
     suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
+    return UnknownNameError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
 
 
 def get_environment(env_id: str) -> Environment:
