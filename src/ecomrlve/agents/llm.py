@@ -23,6 +23,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel
+
 from ecomrlve.episode import Observation
 from ecomrlve.prompts import tool_responses_prompt, tools_prompt
 
@@ -203,9 +205,9 @@ class TokenUsage:
 
     def add(self, usage: Any) -> None:
         self.requests += 1
-        if usage is not None:
-            self.prompt_tokens += usage.prompt_tokens or 0
-            self.completion_tokens += usage.completion_tokens or 0
+        prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+        self.prompt_tokens += prompt if isinstance(prompt, int) else 0  # servers may omit or garble usage
+        self.completion_tokens += completion if isinstance(completion, int) else 0
 
 
 class LLMAgent:
@@ -255,10 +257,8 @@ class LLMAgent:
         return out
 
     def _accept(self, completion: Any) -> dict[str, Any] | str:
+        message = _completion_message(completion, self.endpoint.config.base_url)
         self.usage.add(getattr(completion, "usage", None))
-        if not completion.choices:
-            raise EndpointError(f"{self.endpoint.config.base_url} returned a completion without choices")
-        message = completion.choices[0].message
         if self.mode == "text":
             text = message.content or ""
             self.history.append({"role": "assistant", "content": text})
@@ -271,6 +271,26 @@ class LLMAgent:
         self.history.append(action)
         self.turn += 1
         return action
+
+
+def _completion_message(completion: Any, base_url: str) -> Any:
+    """The first choice's message, after checking the shape the rest of the agent relies on.
+
+    The client hands back whatever a server sent with HTTP 200 (a plain string for a non-JSON
+    body, objects with missing or mistyped fields): anything else is an :class:`EndpointError`.
+    """
+    choices = getattr(completion, "choices", None)
+    if not isinstance(completion, BaseModel) or not isinstance(choices, list):
+        body = " ".join(str(completion).split())[:80]
+        raise EndpointError(f"{base_url} did not answer with a chat completion (body starts {body!r})")
+    if not choices:
+        raise EndpointError(f"{base_url} returned a completion without choices")
+    message = getattr(choices[0], "message", None)
+    content, calls = getattr(message, "content", None), getattr(message, "tool_calls", None)
+    if message is None or not isinstance(content, (str, type(None))) or not isinstance(calls, (list, type(None))):
+        raise EndpointError(f"{base_url} returned a malformed completion message (content must be text or null, "
+                            "tool_calls a list)")
+    return message
 
 
 def _call_dict(call: Any, default_id: str) -> dict[str, Any]:
