@@ -142,12 +142,16 @@ class ChatEndpoint:
             return self.sync_client.chat.completions.create(**kwargs)
         except self._openai.APIError as exc:
             raise self.explain(exc) from exc
+        except ValueError as exc:  # the client could not decode the body it got with HTTP 200
+            raise self.unreadable(exc) from exc
 
     async def complete_async(self, kwargs: dict[str, Any]) -> Any:
         try:
             return await self.async_client.chat.completions.create(**kwargs)
         except self._openai.APIError as exc:
             raise self.explain(exc) from exc
+        except ValueError as exc:  # the client could not decode the body it got with HTTP 200
+            raise self.unreadable(exc) from exc
 
     async def check(self) -> None:
         """Fail before the first episode if the endpoint is down or does not serve the model."""
@@ -160,6 +164,11 @@ class ChatEndpoint:
         if served and self.config.model not in served:
             raise EndpointError(f"model {self.config.model!r} is not served at {self.config.base_url}; "
                                 f"it serves: {', '.join(served)}")
+
+    def unreadable(self, exc: ValueError) -> EndpointError:
+        detail = " ".join(str(exc).split())[:120]
+        return EndpointError(f"{self.config.base_url} (model {self.config.model!r}) answered with a body that is "
+                             f"not a chat completion ({type(exc).__name__}: {detail})")
 
     def explain(self, exc: Exception) -> EndpointError:
         """Turn a client exception (after the client's own retries) into a message that says what to fix."""
