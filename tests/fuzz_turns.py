@@ -56,9 +56,11 @@ class FuzzStats:
     by_mutation: Counter = field(default_factory=Counter)
     terminations: Counter = field(default_factory=Counter)
     reasons: Counter = field(default_factory=Counter)  # invalid reasons by their code
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # the first 20, in full
+    failure_kinds: Counter = field(default_factory=Counter)  # all of them, by kind
 
-    def fail(self, what: str) -> None:
+    def fail(self, kind: str, what: str) -> None:
+        self.failure_kinds[kind] += 1
         if len(self.failures) < 20:
             self.failures.append(what)
 
@@ -241,7 +243,7 @@ def fuzz(turns: int, seed: int, catalog, search, *, env_ids: tuple[str, ...] = t
             try:
                 observation = env.step(raw)
             except Exception:  # noqa: BLE001 - the property under test: nothing escapes step
-                stats.fail(f"{where} turn {stats.turns} ({path}, {mutation}): {traceback.format_exc(limit=-3)}")
+                stats.fail("uncaught exception", f"{where} turn {stats.turns} ({path}, {mutation}): {traceback.format_exc(limit=-3)}")
                 break
             termination = observation.info.get("termination")
             if termination == "invalid_output":
@@ -249,9 +251,9 @@ def fuzz(turns: int, seed: int, catalog, search, *, env_ids: tuple[str, ...] = t
                 reason = observation.info.get("invalid_reason") or ""
                 stats.reasons[reason.split(":", 1)[0]] += 1
                 if observation.reward != -1.0 or not reason or len(reason) > MAX_REASON_CHARS:
-                    stats.fail(f"{where}: invalid turn with reward {observation.reward} and reason {reason[:80]!r}")
+                    stats.fail("bad invalid-turn reward/reason", f"{where}: invalid turn with reward {observation.reward} and reason {reason[:80]!r}")
             elif mutation in MUST_BE_INVALID and generator.certain:
-                stats.fail(f"{where}: a {mutation} turn ({path}) was accepted")
+                stats.fail("must-be-invalid turn accepted", f"{where}: a {mutation} turn ({path}) was accepted")
         if not env.done:
             continue
         stats.terminations[env.record.reward.termination if env.record.reward else "none"] += 1
@@ -264,7 +266,7 @@ def _check_record(env: EcomEnv, again: EcomEnv, where: str, stats: FuzzStats) ->
         line = env.record.to_json()
         replayed = replay(again, EpisodeRecord.model_validate_json(line)).to_json()
     except Exception:  # noqa: BLE001 - an unwritable or unreplayable record is the failure reported
-        stats.fail(f"{where}: record not writable/replayable: {traceback.format_exc(limit=-3)}")
+        stats.fail("record not writable or replayable", f"{where}: record not writable/replayable: {traceback.format_exc(limit=-3)}")
         return
     if replayed != line:
-        stats.fail(f"{where}: replay differs from the live episode")
+        stats.fail("replay differs", f"{where}: replay differs from the live episode")
