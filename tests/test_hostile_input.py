@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import weakref
 from typing import Any
 
@@ -157,3 +158,13 @@ def test_a_discarded_catalog_frees_its_search_engine() -> None:
     del catalog, engine, env
     gc.collect()
     assert catalog_ref() is None and engine_ref() is None
+
+
+@pytest.mark.parametrize(("overrides", "fragment"), [
+    ({"p_noise": 5}, "probability in [0, 1]"), ({"eps_rank": -0.1}, "probability"), ({"slack": -1}, ">= 0"),
+    ({"top_k": 0}, "integer >= 1"), ({"B_tool": 2.5}, "integer >= 1"), ({"p_oos": float("nan")}, "finite"),
+    ({"T_max": True}, "finite number"),
+])
+def test_overrides_out_of_range_are_refused(make_env, overrides: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        make_env(overrides=overrides).reset(difficulty=0, seed=0)
