@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from pydantic import ValidationError
@@ -31,7 +31,7 @@ from ecomrlve.runner import Plan, episode_seed, parse_difficulty, play, replay, 
 class _OneLineErrors(typer.core.TyperGroup):
     """The CLI's error boundary: a :class:`UserInputError` from any command becomes one line on stderr, exit 2."""
 
-    def invoke(self, ctx: typer.Context) -> object:
+    def invoke(self, ctx: Any) -> Any:  # ctx: the click Context typer vendors
         try:
             return super().invoke(ctx)
         except UserInputError as exc:
