@@ -44,7 +44,15 @@ class Delay:
     reply: dict[str, Any]
 
 
-Policy = Callable[[dict[str, Any]], "dict[str, Any] | Status | Delay"]
+@dataclass(frozen=True)
+class Raw:
+    """Answer HTTP 200 with exactly this body (a broken or impostor server)."""
+
+    body: bytes
+    content_type: str = "application/json"
+
+
+Policy = Callable[[dict[str, Any]], "dict[str, Any] | Status | Delay | Raw"]
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -82,6 +90,16 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout) before we answered
 
+            def _send_raw(self, reply: Raw) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [
@@ -103,6 +121,9 @@ class ChatServer:
                 reply = server.policy(body)
                 if isinstance(reply, Status):
                     self._send(reply.code, {"error": {"message": reply.message, "code": reply.code}}, reply.headers)
+                    return
+                if isinstance(reply, Raw):
+                    self._send_raw(reply)
                     return
                 if isinstance(reply, Delay):
                     time.sleep(reply.seconds)

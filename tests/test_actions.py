@@ -13,12 +13,15 @@ from pydantic import ValidationError
 
 from ecomrlve.actions import (
     INVALID_JSON,
+    INVALID_NOT_JSON,
     INVALID_STRUCTURE,
     INVALID_TOO_LONG,
+    MAX_REASON_CHARS,
     AgentAction,
     InvalidActionError,
     ToolCall,
     parse_action,
+    wire_form,
 )
 
 
@@ -220,9 +223,13 @@ def test_json_object_after_think_is_still_json():
 # --- general behaviour ------------------------------------------------------------------------
 
 
-def test_agent_action_is_returned_as_is():
-    action = AgentAction(message="x", tool_calls=[ToolCall(id="i", name="n", arguments={})])
-    assert parse_action(action, turn=0, max_chars=1) is action
+def test_agent_action_goes_through_the_same_checks_as_wire_formats():
+    action = AgentAction(message=" x ", tool_calls=[ToolCall(id="i", name="n", arguments={"a": [1]})])
+    assert parse_action(action, turn=0) == AgentAction(message="x", tool_calls=action.tool_calls)
+    expect_error(action, INVALID_TOO_LONG, max_chars=10)
+    twice = AgentAction(tool_calls=[ToolCall(id="i", name="n", arguments={})] * 2)
+    expect_error(twice, INVALID_STRUCTURE, "duplicate id")
+    assert parse_action(AgentAction(message=" \n\t"), turn=0).message is None
 
 
 def test_empty_string_is_an_empty_action():
@@ -297,7 +304,7 @@ def test_bad_json_arguments_in_openai_format():
 
 def test_non_string_argument_names_are_rejected():
     raw = {"role": "assistant", "tool_calls": [openai_call("f", {1: "x"})]}
-    expect_error(raw, INVALID_STRUCTURE, "tool_calls[0]", "argument names")
+    expect_error(raw, INVALID_NOT_JSON, "tool_calls[0]", "key 1 is not a string")
 
 
 @pytest.mark.parametrize(
@@ -388,20 +395,68 @@ def test_openai_id_must_be_non_empty_string(call_id):
         ({"role": "assistant", "tool_calls": [{"type": "function"}]}, "tool_calls[0].function"),
         ({"role": "assistant", "tool_calls": [dict(openai_call("f", "{}"), type="code")]}, "type"),
         ({"role": "assistant", "function_call": {"name": "f"}}, "function_call"),
-        ({"role": "assistant", "content": {1, 2}}, "JSON-serialisable"),
-        (["not", "a", "message"], "got list"),
-        (None, "got NoneType"),
-        (b"bytes", "got bytes"),
     ],
 )
 def test_other_structure_errors(raw, fragment):
     expect_error(raw, INVALID_STRUCTURE, fragment)
 
 
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ({"role": "assistant", "content": {1, 2}}, "action.content: a set is not a JSON value"),
+        ({"message": float("nan")}, "nan is not a JSON number"),
+        ({"message": b"x"}, "a bytes is not a JSON value"),
+        ({"tool_calls": [{"name": "f", "arguments": {"x": json.loads("[" * 40 + "]" * 40)}}]},
+         "nested deeper than 32"),
+        ({"message": 10**30}, "integer out of range"),
+        (["not", "a", "message"], "got list"),
+        (None, "got NoneType"),
+        (b"bytes", "got bytes"),
+    ],
+)
+def test_values_json_cannot_carry_are_rejected_with_a_short_reason(raw, fragment):
+    expect_error(raw, INVALID_NOT_JSON, fragment)
+
+
+@pytest.mark.parametrize("nesting", [40, 1_000, 100_000])
+@pytest.mark.parametrize("wrap", [
+    lambda deep: "<tool_call>" + json.dumps({"name": "f"})[:-1] + ', "arguments": {"x": ' + deep + "}}</tool_call>",
+    lambda deep: '{"message": ' + deep + "}",
+    lambda deep: {"role": "assistant", "tool_calls": [openai_call("f", '{"x": ' + deep + "}")]},
+])
+def test_deep_nesting_in_any_format_is_invalid_json_not_a_crash(nesting, wrap):
+    deep = "[" * nesting + "]" * nesting
+    err = expect_error(wrap(deep), INVALID_JSON, "nested deeper", max_chars=10**6)
+    assert len(str(err)) <= MAX_REASON_CHARS
+
+
+def test_wire_form_is_json_and_never_raises():
+    assert wire_form("a\ud800b") == "a\ufffdb"
+    assert wire_form({"message": ("a", "\udfff")}) == {"message": ["a", "\ufffd"]}
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    stand_in = wire_form({"message": nested})
+    assert list(stand_in) == ["unrepresentable_action"]
+    assert stand_in["unrepresentable_action"].endswith("nested deeper than 32 levels")
+    action = AgentAction(tool_calls=[ToolCall(id="c", name="f", arguments={"q": "\ud800"})])
+    assert wire_form(action) == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"q": "\ufffd"}'}}]}
+
+
+def test_reasons_never_echo_huge_input():
+    name = "a" * 31_301
+    for raw in ({"tool_calls": [{"name": name + "-"}]}, {"role": name}, {name: 1},
+                {"role": "assistant", "tool_calls": [openai_call("f", "{}", name)] * 2}):
+        err = expect_error(raw, INVALID_STRUCTURE, max_chars=10**6)
+        assert len(str(err)) <= MAX_REASON_CHARS
+
+
 # --- properties -------------------------------------------------------------------------------
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3)
     | st.dictionaries(st.text(max_size=5), inner, max_size=3),

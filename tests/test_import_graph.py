@@ -18,7 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ecomrlve"
 
 #: lowest first; a module may import only from strictly lower layers (and from inside itself)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rng", "actions", "difficulty", "rewards", "prompts"),  # foundation: no package imports
+    ("rng", "errors"),  # foundation: no package imports
+    ("actions", "difficulty", "rewards", "prompts"),  # foundation: import only rng and errors
     ("registry",),  # the environment specs: read by every layer above, imports only the difficulty table
     ("protocol",),  # what agents and episodes exchange
     ("catalog",),

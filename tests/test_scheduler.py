@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -383,3 +385,30 @@ def test_threads_on_one_env_count_every_promotion_once() -> None:
     assert promotions == w.high > 0
     assert w.low == max(0, w.high - 4) and w.correct == w.attempts < 10
     assert promotions * 10 + w.attempts <= THREADS * PER_THREAD
+
+
+def test_a_write_killed_midway_leaves_no_temp_file_after_restart(tmp_path: Path) -> None:
+    """SIGKILL inside the atomic write (between creating the temp file and the rename)."""
+    path = tmp_path / "ckpt.json"
+    script = (
+        "import os, signal, sys\n"
+        "import ecomrlve.difficulty.scheduler as sch\n"
+        "real = sch.os.replace\n"
+        "sch.os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"s = sch.AdaptiveScheduler(['{ENV}'], checkpoint_path={str(path)!r})\n"
+        f"s.update('{ENV}', 0, True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ}, check=False)
+    assert done.returncode == -signal.SIGKILL
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # the kill left one
+    (tmp_path / "other.json.x.tmp").write_text("not ours")
+    s = AdaptiveScheduler([ENV], checkpoint_path=path)
+    assert sorted(os.listdir(tmp_path)) == ["other.json.x.tmp"]
+    s.update(ENV, 0, True)
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.json", "other.json.x.tmp"]
+
+
+def test_an_unreadable_checkpoint_is_a_value_error(tmp_path: Path) -> None:
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ValueError, match="cannot be read"):
+        AdaptiveScheduler([ENV], checkpoint_path=tmp_path / "dir.json")

@@ -2,11 +2,16 @@
 wire formats it came in (OpenAI message dict, Hermes/Qwen ``<tool_call>`` text, JSON object).
 Malformed turns raise :class:`InvalidActionError`; the runtime ends the episode with reward -1.
 Whether a tool *exists* is the tools layer's check, not this module's.
+
+Every input path, a Python :class:`AgentAction` included, first goes through :func:`wire_form`:
+the one normalisation that turns a turn into the JSON value that is both parsed and recorded,
+so a live episode and its replay see exactly the same input.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -16,9 +21,16 @@ from pydantic import BaseModel, ConfigDict
 INVALID_JSON = "invalid_json"  # unparseable tool-call / action JSON
 INVALID_STRUCTURE = "invalid_structure"  # wrong shape, keys, types, unclosed tags, role
 INVALID_TOO_LONG = "too_long"  # the raw output exceeds max_chars
+INVALID_NOT_JSON = "not_json"  # a Python action holding values JSON cannot carry (sets, bytes, NaN, ...)
+
+MAX_DEPTH = 32  # deepest JSON nesting an action may have; real actions need about 8 levels
+MAX_INTEGER = 2**63  # larger integers are not portable JSON numbers
+MAX_REASON_CHARS = 240  # invalid reasons are for people and logs: never an echo of the input
+_UNREPRESENTABLE = "unrepresentable_action"  # recorded stand-in for a turn that is not JSON
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _FLAT_KEYS = frozenset({"name", "arguments"})
 _JSON_KEYS = frozenset({"message", "tool_calls"})
@@ -45,6 +57,7 @@ class AgentAction(BaseModel):
 class InvalidActionError(ValueError):
     """A malformed turn: ``code`` is one of the ``INVALID_*`` constants, ``detail`` says where."""
     def __init__(self, code: str, detail: str) -> None:
+        detail = short_text(detail, MAX_REASON_CHARS - len(code) - 2)
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
@@ -53,15 +66,113 @@ class InvalidActionError(ValueError):
         return (type(self), (self.code, self.detail))
 
 
+def short_text(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (marked with an ellipsis), for reasons and messages."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
 def _structure(detail: str) -> InvalidActionError:
     return InvalidActionError(INVALID_STRUCTURE, detail)
 
 
+def _clean_text(text: str) -> str:
+    """Lone surrogates cannot be written as UTF-8: they become U+FFFD, as any UTF-8 transport would."""
+    return text if text.isascii() else _SURROGATE_RE.sub("\ufffd", text)
+
+
+class _NotJson(Exception):
+    """Raised inside :func:`_json_value`; becomes an ``INVALID_NOT_JSON`` or ``INVALID_JSON`` error."""
+
+
+def _json_value(value: Any) -> Any:
+    """A copy of ``value`` made only of JSON types (tuples become lists, text is valid UTF-8).
+
+    Iterative, so hostile nesting cannot exhaust the stack; raises :class:`_NotJson` for nesting
+    deeper than ``MAX_DEPTH``, non-finite or huge numbers, non-string keys and non-JSON objects.
+    """
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int, str]] = [(value, root, 0, 1, "action")]
+    while stack:
+        item, parent, slot, depth, where = stack.pop()
+        if isinstance(item, str):
+            parent[slot] = _clean_text(item)
+        elif item is None or isinstance(item, bool):
+            parent[slot] = item
+        elif isinstance(item, int):
+            if abs(item) > MAX_INTEGER:
+                raise _NotJson(f"{where}: integer out of range (|n| > 2**63)")
+            parent[slot] = int(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise _NotJson(f"{where}: {item!r} is not a JSON number")
+            parent[slot] = float(item)
+        elif isinstance(item, (Mapping, list, tuple)):
+            if depth > MAX_DEPTH:
+                raise _NotJson(f"{where}: nested deeper than {MAX_DEPTH} levels")
+            if isinstance(item, Mapping):
+                copy: Any = {}
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        raise _NotJson(f"{where}: key {short_text(repr(key), 40)} is not a string")
+                    key = _clean_text(key)
+                    copy[key] = None
+                    stack.append((child, copy, key, depth + 1, f"{where}.{short_text(key, 40)}"))
+            else:
+                copy = [None] * len(item)
+                stack.extend((child, copy, i, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
+            parent[slot] = copy
+        else:
+            raise _NotJson(f"{where}: a {type(item).__name__} is not a JSON value")
+    return root[0]
+
+
+def _agent_action_wire(action: AgentAction) -> dict[str, Any]:
+    """An :class:`AgentAction` as the OpenAI assistant message it stands for."""
+    message: dict[str, Any] = {"role": "assistant", "content": action.message}
+    calls = []
+    for i, call in enumerate(action.tool_calls):
+        if not isinstance(call, ToolCall):
+            raise _NotJson(f"tool_calls[{i}]: a {type(call).__name__} is not a ToolCall")
+        calls.append({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}})
+    if calls:
+        message["tool_calls"] = calls
+    message = _json_value(message)
+    for call in message.get("tool_calls", ()):  # recorded as an OpenAI server sends them: JSON text
+        function = call["function"]
+        if isinstance(function["arguments"], dict):
+            function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
+    return message
+
+
+def wire_form(raw: Any) -> Any:
+    """The JSON value of one turn, whatever its input path; what the runtime parses and records.
+
+    Text stays text (lone surrogates replaced); mappings are copied to plain JSON; an
+    :class:`AgentAction` becomes its OpenAI assistant message. A turn that is not JSON (a set,
+    bytes, NaN, a non-string key, nesting deeper than ``MAX_DEPTH``) becomes a small stand-in
+    that :func:`parse_action` rejects with the same reason, live and on replay. Never raises.
+    """
+    try:
+        if isinstance(raw, str):
+            return _clean_text(raw)
+        if isinstance(raw, AgentAction):
+            return _agent_action_wire(raw)
+        if isinstance(raw, Mapping):
+            return _json_value(raw)
+        raise _NotJson(f"expected a str, a mapping or an AgentAction, got {type(raw).__name__}")
+    except _NotJson as exc:
+        return {_UNREPRESENTABLE: short_text(str(exc))}
+
+
 def _loads(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return _json_value(json.loads(text))
     except json.JSONDecodeError as exc:
         raise InvalidActionError(INVALID_JSON, f"{where}: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidActionError(INVALID_JSON, f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except (_NotJson, ValueError) as exc:  # ValueError: integers too long to convert
+        raise InvalidActionError(INVALID_JSON, f"{where}: {exc}") from None
 
 
 def _object(obj: Any, allowed: frozenset[str], where: str) -> dict[str, Any]:
@@ -69,7 +180,8 @@ def _object(obj: Any, allowed: frozenset[str], where: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise _structure(f"{where}: expected an object, got {type(obj).__name__}")
     if extra := obj.keys() - allowed:
-        raise _structure(f"{where}: unknown keys {sorted(extra)}; allowed: {sorted(allowed)}")
+        unknown = sorted(short_text(repr(key), 40) for key in extra)
+        raise _structure(f"{where}: unknown keys [{', '.join(unknown)}]; allowed: {sorted(allowed)}")
     return obj
 
 
@@ -82,14 +194,12 @@ def _entries(value: Any) -> list[Any] | tuple[Any, ...]:
 def _make_call(call_id: str, name: Any, arguments: Any, where: str) -> ToolCall:
     """Validate name and arguments once, by hand, then build without re-validating."""
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
-        why = "missing tool name" if name is None else f"invalid tool name {name!r}"
+        why = "missing tool name" if name is None else f"invalid tool name {short_text(repr(name), 60)}"
         raise _structure(f"{where}: {why} (need a string matching [A-Za-z_][A-Za-z0-9_]*)")
     if isinstance(arguments, str):  # OpenAI style; other formats may double-encode too
         arguments = _loads(arguments, f"{where} ({name}) arguments") if arguments.strip() else None
-    if arguments is None or isinstance(arguments, Mapping):
+    if arguments is None or isinstance(arguments, dict):  # keys are strings: see wire_form
         arguments = dict(arguments or ())
-        if not all(isinstance(key, str) for key in arguments):
-            raise _structure(f"{where} ({name}): argument names must be strings")
     else:
         kind = type(arguments).__name__
         raise _structure(f"{where} ({name}): arguments must be a JSON object, got {kind}")
@@ -110,7 +220,7 @@ def _action(message: Any, field: str, calls: list[ToolCall]) -> AgentAction:
     for i, call in enumerate(calls):
         j = seen.setdefault(call.id, i)
         if j != i:
-            raise _structure(f"tool_calls[{i}]: duplicate id {call.id!r} (as tool_calls[{j}])")
+            raise _structure(f"tool_calls[{i}]: duplicate id {short_text(repr(call.id), 60)} (as tool_calls[{j}])")
     message = (message.strip() or None) if message else None
     return AgentAction.model_construct(message=message, tool_calls=tuple(calls))
 
@@ -118,7 +228,7 @@ def _action(message: Any, field: str, calls: list[ToolCall]) -> AgentAction:
 def _from_openai(raw: dict[str, Any], turn: int) -> AgentAction:
     _object(raw, _OPENAI_KEYS, "OpenAI message")
     if (role := raw.get("role", "assistant")) != "assistant":
-        raise _structure(f"role must be 'assistant', got {role!r}")
+        raise _structure(f"role must be 'assistant', got {short_text(repr(role), 60)}")
     if raw.get("function_call") is not None:
         raise _structure("legacy 'function_call' is not supported; use 'tool_calls'")
     calls = []
@@ -126,13 +236,13 @@ def _from_openai(raw: dict[str, Any], turn: int) -> AgentAction:
         where = f"tool_calls[{i}]"
         entry = _object(entry, _OPENAI_CALL_KEYS, where)
         if entry.get("type", "function") != "function":
-            raise _structure(f"{where}: type must be 'function', got {entry['type']!r}")
+            raise _structure(f"{where}: type must be 'function', got {short_text(repr(entry['type']), 60)}")
         fn = _object(entry.get("function"), _FLAT_KEYS, f"{where}.function")
         call_id = entry.get("id")
         if call_id is None:
             call_id = f"call_{turn}_{i}"
         elif not isinstance(call_id, str) or not call_id:
-            raise _structure(f"{where}: id must be a non-empty string, got {call_id!r}")
+            raise _structure(f"{where}: id must be a non-empty string, got {short_text(repr(call_id), 60)}")
         calls.append(_make_call(call_id, fn.get("name"), fn.get("arguments"), where))
     return _action(raw.get("content"), "content", calls)
 
@@ -171,12 +281,13 @@ def _from_hermes(text: str, turn: int) -> AgentAction:
     return _action(outside, "message", calls)
 
 
-def parse_action(
-    raw: str | Mapping[str, Any] | AgentAction, *, turn: int, max_chars: int = 32_000
-) -> AgentAction:
-    """Parse one turn in any of the three formats; ``turn`` keeps generated ids unique."""
-    if isinstance(raw, AgentAction):
-        return raw
+def parse_action(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAction:
+    """Parse one turn in any of the three formats or as an :class:`AgentAction`.
+
+    Every path goes through :func:`wire_form` first, so the same checks (size, duplicate ids,
+    blank messages, JSON-only values) apply to all; ``turn`` keeps generated ids unique.
+    """
+    raw = wire_form(raw)
     if isinstance(raw, str):
         if len(raw) > max_chars:
             raise InvalidActionError(INVALID_TOO_LONG, f"{len(raw)} chars > max {max_chars}")
@@ -184,15 +295,11 @@ def parse_action(
         if text.startswith("{") and text.endswith("}"):
             return _from_json_object(_loads(text, "action JSON object"), turn)
         return _from_hermes(text, turn)
-    if isinstance(raw, Mapping):
-        raw = raw if isinstance(raw, dict) else dict(raw)
-        try:
-            size = len(json.dumps(raw, ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            raise _structure(f"action is not JSON-serialisable: {exc}") from None
-        if size > max_chars:
-            raise InvalidActionError(INVALID_TOO_LONG, f"{size} chars as JSON > max {max_chars}")
-        if "role" in raw or "content" in raw:
-            return _from_openai(raw, turn)
-        return _from_json_object(raw, turn)
-    raise _structure(f"expected a str, a mapping or an AgentAction, got {type(raw).__name__}")
+    if raw.keys() == {_UNREPRESENTABLE}:
+        raise InvalidActionError(INVALID_NOT_JSON, str(raw[_UNREPRESENTABLE]))
+    size = len(json.dumps(raw, ensure_ascii=False))
+    if size > max_chars:
+        raise InvalidActionError(INVALID_TOO_LONG, f"{size} chars as JSON > max {max_chars}")
+    if "role" in raw or "content" in raw:
+        return _from_openai(raw, turn)
+    return _from_json_object(raw, turn)

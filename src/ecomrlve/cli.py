@@ -1,30 +1,51 @@
-"""The ``ecomrlve`` command line: run, replay, difficulty."""
+"""The ``ecomrlve`` command line: run, replay, difficulty.
+
+Every user mistake (an unknown name, a bad range, an unreadable file, a broken catalog
+directory or endpoint) is a :class:`~ecomrlve.errors.UserInputError` raised where it is found;
+:class:`_OneLineErrors`, the app's one error boundary, prints it as one line on stderr and exits 2.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
-from ecomrlve.episode import EcomEnv
+from ecomrlve.episode import EcomEnv, shared_search_engine
+from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
 from ecomrlve.session import EpisodeRecord
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Adaptive, verifiable e-commerce agent environments.")
+
+class _OneLineErrors(typer.core.TyperGroup):
+    """The CLI's error boundary: a :class:`UserInputError` from any command becomes one line on stderr, exit 2."""
+
+    def invoke(self, ctx: Any) -> Any:  # ctx: the click Context typer vendors
+        try:
+            return super().invoke(ctx)
+        except UserInputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="Adaptive, verifiable e-commerce agent environments.")
 console = Console()
 
 
@@ -52,21 +73,23 @@ def run(
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
-    try:
-        env_ids = resolve_env_ids(env or collection or "C1")
-        difficulties = parse_difficulty(difficulty)
-        overrides = parse_overrides(override)
-        cat = load_catalog(catalog)
-    except (KeyError, ValueError) as exc:
-        raise typer.BadParameter(str(exc.args[0] if exc.args else exc)) from None
+    if agent not in BUILTIN_AGENTS:
+        raise UnknownNameError(f"--agent: unknown agent {agent!r}; choose {', '.join(BUILTIN_AGENTS)} "
+                               "(models: `ecomrlve eval --agent openai`)")
+    env_ids = resolve_env_ids(env or collection or "C1")
+    difficulties = parse_difficulty(difficulty)
+    overrides = parse_overrides(override)
+    config = SchedulerConfig(tau_acc, tau_num, d_delta)
+    cat = load_catalog(catalog)
     scheduler = None
     if difficulties is None:
-        scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
+        scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
     _print_load_report(cat)
     try:
         require_support(cat, env_ids)
     except CatalogUnsupportedError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise UserInputError(str(exc)) from None
+    shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
     loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides),
                    Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
@@ -123,12 +146,12 @@ def replay_command(
 ) -> None:
     """Re-run every recorded episode from its seed and actions; fail on any difference."""
     mismatches = 0
-    lines = [line for line in runs.read_text().splitlines() if line.strip()]
+    lines = _record_lines(runs)
     environments: dict[str, EcomEnv] = {}
     with _progress() as progress:
         task = progress.add_task("replaying", total=len(lines))
-        for number, line in enumerate(lines, 1):
-            record = EpisodeRecord.model_validate_json(line)
+        for number, line in lines:
+            record = _parse_record(runs, number, line)
             environment = environments.get(record.catalog)
             if environment is None:
                 environment = environments[record.catalog] = EcomEnv(record.env_id, catalog=load_catalog(record.catalog))
@@ -148,13 +171,37 @@ def replay_command(
     console.print(f"[green]all {len(lines)} episodes reproduced exactly")
 
 
+def _record_lines(runs: Path) -> list[tuple[int, str]]:
+    """The non-blank lines of a runs file with their 1-based line numbers; none at all is an error."""
+    try:
+        text = runs.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"cannot read {runs}: {getattr(exc, 'strerror', None) or exc}") from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise UserInputError(f"{runs} holds no episode records")
+    return lines
+
+
+def _parse_record(runs: Path, number: int, line: str) -> EpisodeRecord:
+    try:
+        return EpisodeRecord.model_validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        raise UserInputError(f"{runs}:{number}: not an episode record ({where}: {first['msg']}; "
+                             "truncated or not written by `ecomrlve run --out`?)") from None
+
+
 @app.command("difficulty")
 def difficulty_command(
     levels: Annotated[str, typer.Option(help="Difficulty range LOW-HIGH.")] = "0-15",
     override: Annotated[list[str], typer.Option(help="AXIS=VALUE (repeatable).")] = [],  # noqa: B006
 ) -> None:
     """Print every difficulty axis for a range of d, with the environments that read it."""
-    ds = parse_difficulty(levels) or ()
+    ds = parse_difficulty(levels)
+    if ds is None:
+        raise UserInputError("--levels takes N or LOW-HIGH; 'adaptive' is a scheduler, not a level")
     overrides = parse_overrides(override)
     table = Table(title="Difficulty axes")
     table.add_column("axis")
@@ -204,7 +251,7 @@ def catalog_build(
                                          threads=threads, schema=schema,
                                          describe=lambda c: {"capabilities": capabilities(c).as_dict()})
         except (ValueError, FileNotFoundError) as exc:
-            raise typer.BadParameter(str(exc)) from None
+            raise UserInputError(str(exc)) from None  # a bad source spec or a missing source file
     _print_manifest(out, manifest)
 
 
@@ -228,7 +275,7 @@ def catalog_info(
     try:
         manifest = read_manifest(directory)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise UserInputError(str(exc)) from None
     _print_manifest(directory, manifest)
     if verify:
         bad = verify_checksums(directory)

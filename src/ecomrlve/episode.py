@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ecomrlve.actions import AgentAction
+from ecomrlve.actions import AgentAction, short_text
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
@@ -63,9 +63,8 @@ class EcomEnv:
 
     def reset(self, *, env_id: str | None = None, difficulty: int = 0, seed: int | None = None) -> Observation:
         """Start a new episode; an unspecified env or seed is drawn from this object's seeded stream."""
+        _check_reset_arguments(self.env_ids, env_id, seed)
         env_id = env_id or self._rng.choice(self.env_ids)
-        if env_id not in self.env_ids:
-            resolve_env_ids(env_id)  # raises a helpful error for unknown ids
         require_support(self.catalog, (env_id,))
         if seed is None:
             seed = self._rng.getrandbits(31)
@@ -104,12 +103,25 @@ class EcomEnv:
         return self._session is not None and self._session.done
 
 
-_ENGINES: dict[int, SearchEngine] = {}
+def _check_reset_arguments(env_ids: tuple[str, ...], env_id: object, seed: object) -> None:
+    """Fail loudly on arguments that would otherwise be coerced or silently replaced by a draw."""
+    if env_id is not None and (not isinstance(env_id, str) or env_id not in env_ids):
+        raise ValueError(f"env_id must be one of this env's ids ({', '.join(env_ids)}) or None to draw one, "
+                         f"got {short_text(repr(env_id), 60)}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise ValueError(f"seed must be an integer in [0, 2**63) or None, got {short_text(repr(seed), 60)}")
+
+
+_ENGINE_ATTRIBUTE = "_ecomrlve_shared_search_engine"
 
 
 def shared_search_engine(catalog: Catalog) -> SearchEngine:
-    """One search engine (and index) per catalog object in this process."""
-    engine = _ENGINES.get(id(catalog))
-    if engine is None or engine.catalog is not catalog:
-        engine = _ENGINES[id(catalog)] = SearchEngine(catalog)
+    """One search engine (and index) per catalog object, kept on the catalog itself.
+
+    A module-level cache would keep every catalog ever used alive; stored on the catalog, the
+    engine is freed together with it.
+    """
+    engine = vars(catalog).get(_ENGINE_ATTRIBUTE)
+    if engine is None:
+        engine = vars(catalog)[_ENGINE_ATTRIBUTE] = SearchEngine(catalog)
     return engine

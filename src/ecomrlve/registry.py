@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecomrlve.difficulty.axes import AXES
+from ecomrlve.errors import UnknownNameError
 
 #: The module whose import registers the built-in environments.
 BUILTINS_MODULE = "ecomrlve.envs"
@@ -88,11 +89,11 @@ _snapshot: tuple[EnvSpec, ...] = ()  # _specs' values, rebuilt on every change (
 _builtins_loaded = False
 
 
-def unknown(kind: str, name: str, known: list[str]) -> KeyError:
-    """A KeyError for an unknown name, with a "Did you mean" hint and the known names."""
+def unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
+    """An error for an unknown name (a ``KeyError`` and a ``ValueError``), with a "Did you mean" hint."""
     hint = difflib.get_close_matches(name, known, n=1)
     suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return KeyError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
+    return UnknownNameError(f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(known)}")
 
 
 def _check(spec: EnvSpec) -> None:

@@ -24,6 +24,7 @@ from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UnknownNameError
 from ecomrlve.protocol import Agent
 from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
@@ -45,7 +46,7 @@ def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | N
         if endpoint is None:
             raise ValueError("the openai agent needs an endpoint: use `ecomrlve eval --agent openai --model NAME --base-url URL`")
         return LLMAgent(endpoint, sampling)
-    raise ValueError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
+    raise UnknownNameError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
 
 
 # -- the plan ----------------------------------------------------------------------------------

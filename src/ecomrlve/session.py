@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_action
+from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_action, short_text, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
@@ -233,7 +233,7 @@ class EpisodeSession:
             raise RuntimeError("a turn is already open; call end_turn() first")
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message must be a str or None, got {type(message).__name__}")
-        turn = self._open_turn(message)
+        turn = self._open_turn(None if message is None else wire_form(message))  # text a record can hold
         self._actions.append(turn.assistant)  # replayable: step() accepts OpenAI assistant messages
 
     def call_tool(self, call: ToolCall) -> ToolResult:
@@ -248,10 +248,14 @@ class EpisodeSession:
         if not isinstance(call, ToolCall):
             raise TypeError(f"call must be an ecomrlve.actions.ToolCall, got {type(call).__name__}")
         try:
+            # the same normalisation as a whole turn's: what runs is what the record replays
+            [call] = parse_action(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
+                                  max_chars=MAX_ACTION_CHARS).tool_calls
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
-            result = self._add_result(turn, call, {"error": "invalid_output", "message": str(exc)}, executed=False)
-            self._finish("invalid_output", turn.new_messages, invalid_reason=str(exc))
+            reason = short_text(str(exc))
+            result = self._add_result(turn, call, {"error": "invalid_output", "message": reason}, executed=False)
+            self._finish("invalid_output", turn.new_messages, invalid_reason=reason)
             return result
         return self._run_call(turn, call, tool, arguments)
 
@@ -288,12 +292,13 @@ class EpisodeSession:
         self._require_running()
         if self._turn is not None:
             raise RuntimeError("a turn begun with begin_turn() is open; end it with end_turn()")
-        self._actions.append(_assistant_message(raw) if isinstance(raw, AgentAction) else raw)
+        raw = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
+        self._actions.append(raw)
         try:
             action = parse_action(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
             validated = [(call, *self._validate(call)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
-            return self._finish("invalid_output", invalid_reason=str(exc))
+            return self._finish("invalid_output", invalid_reason=short_text(str(exc)))
         turn = self._open_turn(action.message)
         for call, tool, arguments in validated:
             self._run_call(turn, call, tool, arguments)
@@ -368,7 +373,8 @@ class EpisodeSession:
     def _validate(self, call: ToolCall) -> tuple[Tool, BaseModel]:
         tool = self._tools.get(call.name)
         if tool is None:
-            raise InvalidActionError("unknown_tool", f"unknown tool {call.name!r}; available: {', '.join(self._tools)}")
+            raise InvalidActionError("unknown_tool", f"unknown tool {short_text(repr(call.name), 60)}; "
+                                     f"available: {', '.join(self._tools)}")
         return tool, tool.validate(call.arguments)
 
     def _run_call(self, turn: _Turn, call: ToolCall, tool: Tool, arguments: BaseModel) -> ToolResult:

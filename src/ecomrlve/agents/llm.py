@@ -23,6 +23,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel
+
 from ecomrlve.prompts import tool_responses_prompt, tools_prompt
 from ecomrlve.protocol import Observation
 
@@ -140,12 +142,16 @@ class ChatEndpoint:
             return self.sync_client.chat.completions.create(**kwargs)
         except self._openai.APIError as exc:
             raise self.explain(exc) from exc
+        except ValueError as exc:  # the client could not decode the body it got with HTTP 200
+            raise self.unreadable(exc) from exc
 
     async def complete_async(self, kwargs: dict[str, Any]) -> Any:
         try:
             return await self.async_client.chat.completions.create(**kwargs)
         except self._openai.APIError as exc:
             raise self.explain(exc) from exc
+        except ValueError as exc:  # the client could not decode the body it got with HTTP 200
+            raise self.unreadable(exc) from exc
 
     async def check(self) -> None:
         """Fail before the first episode if the endpoint is down or does not serve the model."""
@@ -158,6 +164,11 @@ class ChatEndpoint:
         if served and self.config.model not in served:
             raise EndpointError(f"model {self.config.model!r} is not served at {self.config.base_url}; "
                                 f"it serves: {', '.join(served)}")
+
+    def unreadable(self, exc: ValueError) -> EndpointError:
+        detail = " ".join(str(exc).split())[:120]
+        return EndpointError(f"{self.config.base_url} (model {self.config.model!r}) answered with a body that is "
+                             f"not a chat completion ({type(exc).__name__}: {detail})")
 
     def explain(self, exc: Exception) -> EndpointError:
         """Turn a client exception (after the client's own retries) into a message that says what to fix."""
@@ -203,9 +214,9 @@ class TokenUsage:
 
     def add(self, usage: Any) -> None:
         self.requests += 1
-        if usage is not None:
-            self.prompt_tokens += usage.prompt_tokens or 0
-            self.completion_tokens += usage.completion_tokens or 0
+        prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+        self.prompt_tokens += prompt if isinstance(prompt, int) else 0  # servers may omit or garble usage
+        self.completion_tokens += completion if isinstance(completion, int) else 0
 
 
 class LLMAgent:
@@ -255,10 +266,8 @@ class LLMAgent:
         return out
 
     def _accept(self, completion: Any) -> dict[str, Any] | str:
+        message = _completion_message(completion, self.endpoint.config.base_url)
         self.usage.add(getattr(completion, "usage", None))
-        if not completion.choices:
-            raise EndpointError(f"{self.endpoint.config.base_url} returned a completion without choices")
-        message = completion.choices[0].message
         if self.mode == "text":
             text = message.content or ""
             self.history.append({"role": "assistant", "content": text})
@@ -271,6 +280,26 @@ class LLMAgent:
         self.history.append(action)
         self.turn += 1
         return action
+
+
+def _completion_message(completion: Any, base_url: str) -> Any:
+    """The first choice's message, after checking the shape the rest of the agent relies on.
+
+    The client hands back whatever a server sent with HTTP 200 (a plain string for a non-JSON
+    body, objects with missing or mistyped fields): anything else is an :class:`EndpointError`.
+    """
+    choices = getattr(completion, "choices", None)
+    if not isinstance(completion, BaseModel) or not isinstance(choices, list):
+        body = " ".join(str(completion).split())[:80]
+        raise EndpointError(f"{base_url} did not answer with a chat completion (body starts {body!r})")
+    if not choices:
+        raise EndpointError(f"{base_url} returned a completion without choices")
+    message = getattr(choices[0], "message", None)
+    content, calls = getattr(message, "content", None), getattr(message, "tool_calls", None)
+    if message is None or not isinstance(content, (str, type(None))) or not isinstance(calls, (list, type(None))):
+        raise EndpointError(f"{base_url} returned a malformed completion message (content must be text or null, "
+                            "tool_calls a list)")
+    return message
 
 
 def _call_dict(call: Any, default_id: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from ecomrlve.catalog.synthetic import (
     default_catalog,
     generate_synthetic_catalog,
 )
+from ecomrlve.errors import UserInputError
 
 
 def load_catalog(spec: str) -> Catalog:
@@ -29,18 +30,23 @@ def load_catalog(spec: str) -> Catalog:
         try:
             return default_catalog(int(size or DEFAULT_SIZE), int(seed or DEFAULT_SEED))
         except ValueError as exc:
-            raise ValueError(f"bad catalog spec {spec!r}: {exc}") from None
+            raise UserInputError(f"bad catalog spec {spec!r}: {exc}") from None
     path = Path(spec)
-    if path.is_dir() and (path / "manifest.json").exists():
+    if path.is_dir() and not _is_datasets_folder(path):
         from ecomrlve.catalog.store import load_catalog_dir
 
-        return load_catalog_dir(path)
+        return load_catalog_dir(path)  # says what is wrong if it is not a complete catalog directory
     if path.is_file() or kind == "hf" or path.is_dir():
         from ecomrlve.catalog.loaders import load_products
 
         return load_products(spec)[0]
-    raise ValueError(f"unknown catalog spec {spec!r}; expected 'default', 'synthetic:N[:SEED]', "
-                     "a catalog directory or a product file")
+    raise UserInputError(f"unknown catalog spec {spec!r}; expected 'default', 'synthetic:N[:SEED]', "
+                         "a catalog directory or a product file")
+
+
+def _is_datasets_folder(path: Path) -> bool:
+    """A Hugging Face ``save_to_disk`` folder (Dataset or DatasetDict), told apart without importing datasets."""
+    return any((path / name).is_file() for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
 
 
 __all__ = ["Catalog", "Category", "default_catalog", "generate_synthetic_catalog", "load_catalog"]

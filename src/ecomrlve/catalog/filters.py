@@ -20,7 +20,7 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 class ProductFilter(BaseModel):
     """Conditions a product must meet; every given field must hold (logical AND)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     category: str | None = Field(None, description="Category name, e.g. 'Chargers' or 'Electronics'.")
     brand: str | None = Field(None, description="Exact brand name.")
@@ -51,6 +51,14 @@ _NUMERIC_BOUNDS = (
     ("screen_size", "screen_size_min", "screen_size_max"),
     ("weight", "weight_min", "weight_max"),
 )
+
+
+_LIMIT = 1e30  # beyond any price in cents or attribute value, yet finite as int and as float32
+
+
+def _bounded(value: float) -> float:
+    """``value`` clamped to ±1e30, so a bound such as 1e308 means "no bound" instead of overflowing."""
+    return min(_LIMIT, max(-_LIMIT, value))
 
 
 def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
@@ -87,9 +95,9 @@ def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int,
         if value is not None:
             mask &= col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
     if flt.price_min is not None:
-        mask &= col(catalog.price_cents) >= math.ceil(flt.price_min * 100 - 1e-6)
+        mask &= col(catalog.price_cents) >= math.ceil(_bounded(flt.price_min * 100 - 1e-6))
     if flt.price_max is not None:
-        mask &= col(catalog.price_cents) <= math.floor(flt.price_max * 100 + 1e-6)
+        mask &= col(catalog.price_cents) <= math.floor(_bounded(flt.price_max * 100 + 1e-6))
     if flt.rating_min is not None:
         mask &= col(catalog.rating_x10) >= math.ceil(flt.rating_min * 10 - 1e-6)
     if flt.ship_days_max is not None:
@@ -97,9 +105,9 @@ def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int,
     for attr, low_field, high_field in _NUMERIC_BOUNDS:
         low, high = getattr(flt, low_field), getattr(flt, high_field)
         if low is not None:
-            mask &= col(catalog.numeric[attr]) >= np.float32(low) - np.float32(1e-4)
+            mask &= col(catalog.numeric[attr]) >= np.float32(_bounded(low)) - np.float32(1e-4)
         if high is not None:
-            mask &= col(catalog.numeric[attr]) <= np.float32(high) + np.float32(1e-4)
+            mask &= col(catalog.numeric[attr]) <= np.float32(_bounded(high)) + np.float32(1e-4)
     if flt.in_stock is not None:
         in_stock = in_stock_mask(catalog, stock_overrides) if rows is None else _in_stock_rows(catalog, rows, stock_overrides)
         mask &= in_stock if flt.in_stock else ~in_stock

@@ -66,6 +66,7 @@ from ecomrlve.catalog.taxonomy import (
     NUMERIC_ATTRIBUTES,
     VARIANT_PRIORITY,
 )
+from ecomrlve.errors import UserInputError
 from ecomrlve.rng import derive_seed
 
 DESCRIPTION_CHARS = 400
@@ -101,7 +102,7 @@ _SYNONYMS = {
 }
 
 
-class CatalogLoadError(ValueError):
+class CatalogLoadError(UserInputError):
     """A source that cannot be read at all (names the file and, where known, the line)."""
 
 

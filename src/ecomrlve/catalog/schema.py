@@ -105,7 +105,9 @@ class Catalog:
 
     def index_of(self, product_id: str) -> int | None:
         """Row of ``product_id`` (O(log n)), or None if the catalog has no such product."""
-        key = product_id.encode("ascii", "ignore")
+        if not isinstance(product_id, str) or not product_id.isascii() or not product_id.isprintable():
+            return None  # an id is exactly an id: junk inside (zero-width, accents, NUL) never resolves
+        key = product_id.encode("ascii")
         if not key or len(key) > self.ids.dtype.itemsize:
             return None
         pos = int(np.searchsorted(self._sorted_ids, key))

@@ -31,17 +31,25 @@ import pyarrow as pa
 
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
+from ecomrlve.catalog.validate import (
+    CHECKSUM_KEY,
+    FORMAT_VERSION,
+    MANIFEST,
+    CatalogDirectoryError,
+    check_embedder_name,
+    check_files,
+    check_text_rows,
+    column_dtypes,
+    load_columns,
+    read_manifest,
+    write_manifest,
+)
 
-FORMAT_VERSION = 1
 EMBED_CHUNK = 50_000
 _FINGERPRINT_PROBE = ("usb c charger 65w", "stainless steel frying pan", "kids running shoes size 11")
 
 #: progress(stage, total) -> advance(n): how a long step reports; the CLI passes rich bars.
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
-
-class CatalogDirectoryError(ValueError):
-    """A catalog directory that is incomplete, corrupt or built for another embedder."""
 
 
 def _no_progress(stage: str, total: int) -> Callable[[int], None]:
@@ -189,33 +197,29 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
         "categories": [{"path": list(c.path), "noun": c.noun, "variant_attribute": c.variant_attribute}
                        for c in catalog.categories],
         "brands": list(catalog.brands), "embedder": embedder_info, "build_seconds": timings,
-        "files": checksums, "source_metadata": _jsonable(catalog.metadata), **(extra or {}),
+        "files": checksums, "columns": column_dtypes(_column_arrays(catalog)),
+        "source_metadata": _jsonable(catalog.metadata), **(extra or {}),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    return manifest
+    return write_manifest(out, manifest)
 
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
-    path = Path(directory) / "manifest.json"
-    if not path.exists():
-        raise CatalogDirectoryError(f"{directory}: not a catalog directory (no manifest.json; an interrupted build?)")
-    manifest = json.loads(path.read_text())
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise CatalogDirectoryError(f"{directory}: format version {manifest.get('format_version')}, expected {FORMAT_VERSION}")
-    return manifest
-
-
 def verify_checksums(directory: Path) -> list[str]:
-    """Files whose size or SHA-256 differs from the manifest (empty: the directory is intact)."""
+    """Files whose size or SHA-256 differs from the manifest (empty: the directory is intact).
+
+    The manifest itself is listed when it carries no checksum (a directory built before
+    manifests were sealed cannot be verified); an edited manifest fails in :func:`read_manifest`.
+    """
     directory = Path(directory)
-    bad = []
-    for name, expected in read_manifest(directory)["files"].items():
+    manifest = read_manifest(directory)
+    bad = [] if CHECKSUM_KEY in manifest else [MANIFEST]
+    for name, expected in manifest["files"].items():
         path = directory / name
-        if not path.exists() or path.stat().st_size != expected["bytes"] or _sha256(path) != expected["sha256"]:
+        if (not path.is_file() or not isinstance(expected, dict) or path.stat().st_size != expected.get("bytes")
+                or _sha256(path) != expected.get("sha256")):
             bad.append(name)
     return bad
 
@@ -227,12 +231,20 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
     """
     directory = Path(directory).resolve()
     manifest = read_manifest(directory)
+    check_files(directory, manifest)
+    check_embedder_name(directory, manifest)
     built_with = (manifest.get("embedder") or {}).get("name")
     if embedder is not None and embedder != built_with:
         raise CatalogDirectoryError(f"{directory}: vectors were built with embedder {built_with!r}, not {embedder!r}")
-    columns = {p.stem: np.load(p, mmap_mode="r") for p in (directory / "columns").glob("*.npy")}
-    with pa.memory_map(str(directory / "text.arrow")) as source:
-        text = pa.ipc.open_file(source).read_all()
+    columns = load_columns(directory, manifest)
+    try:
+        with pa.memory_map(str(directory / "text.arrow")) as source:
+            text = pa.ipc.open_file(source).read_all()
+        check_text_rows(directory, text.num_rows, manifest["n_products"])
+        categories = tuple(Category(path=tuple(c["path"]), noun=c["noun"], variant_attribute=c["variant_attribute"])
+                           for c in manifest["categories"])
+    except (OSError, pa.ArrowException, KeyError, TypeError) as exc:
+        raise CatalogDirectoryError(f"{directory}: text.arrow or categories unreadable ({exc})") from None
     def text_column(name: str) -> pa.Array | None:
         if name not in text.column_names:
             return None
@@ -240,9 +252,7 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
         return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     catalog = Catalog(
         name=str(directory), ids=columns["ids"], titles=text_column("titles"), category=columns["category"],
-        categories=tuple(Category(path=tuple(c["path"]), noun=c["noun"], variant_attribute=c["variant_attribute"])
-                         for c in manifest["categories"]),
-        brand=columns["brand"], brands=tuple(manifest["brands"]), price_cents=columns["price_cents"],
+        categories=categories, brand=columns["brand"], brands=tuple(manifest["brands"]), price_cents=columns["price_cents"],
         rating_x10=columns["rating_x10"], rating_count=columns["rating_count"], ship_days=columns["ship_days"],
         stock=columns["stock"],
         categorical={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("categorical.")},
@@ -264,18 +274,42 @@ def load_retriever(directory: Path, catalog: Catalog | None = None, *, threads: 
 
     directory = Path(directory)
     manifest = read_manifest(directory)
+    check_files(directory, manifest)
+    check_embedder_name(directory, manifest)
     set_threads(threads or int(os.environ.get("ECOMRLVE_SEARCH_THREADS", "1")))
-    lexical = BM25Retriever.load(directory / "lexical")
+    with _index_errors(directory, "lexical index"):
+        lexical = BM25Retriever.load(directory / "lexical")
+        if lexical._n != manifest["n_products"]:
+            raise ValueError(f"{lexical._n} documents for {manifest['n_products']} products")
     info = manifest.get("embedder")
     if info is None:
         return lexical
     from ecomrlve.catalog.embedders import get_embedder
 
-    embedder = get_embedder(info["name"])
-    if embedder.dim != info["dim"] or embedder_fingerprint(embedder) != info["fingerprint"]:
+    with _index_errors(directory, f"embedder {info['name']!r}"):
+        embedder = get_embedder(info["name"])
+        fingerprint = embedder_fingerprint(embedder)
+    if embedder.dim != info["dim"] or fingerprint != info["fingerprint"]:
         raise CatalogDirectoryError(f"{directory}: vectors were built with a different {info['name']!r} model "
                                     f"(dim {info['dim']}, fingerprint {info['fingerprint']}); rebuild the directory")
-    return HybridRetriever(lexical, DenseRetriever.load(embedder, directory))
+    with _index_errors(directory, "dense index"):
+        dense = DenseRetriever.load(embedder, directory)
+        if dense.index.ntotal != manifest["n_products"] or dense.vectors.shape != (manifest["n_products"], info["dim"]):
+            raise ValueError(f"{dense.index.ntotal} vectors indexed, vectors file {dense.vectors.shape}")
+    return HybridRetriever(lexical, dense)
+
+
+@contextmanager
+def _index_errors(directory: Path, what: str) -> Iterator[None]:
+    """Index files are parsed by third-party readers (bm25s, FAISS, model loaders) that raise
+    anything from ValueError to RuntimeError: report any of them as one line about the directory."""
+    try:
+        yield
+    except CatalogDirectoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        detail = " ".join(str(exc).split())[:200]
+        raise CatalogDirectoryError(f"{directory}: {what} unreadable ({type(exc).__name__}: {detail})") from None
 
 
 def build_from_source(source: str, out: Path, *, embedder_name: str | None, progress: ProgressFactory = _no_progress,
@@ -312,5 +346,4 @@ def build_from_source(source: str, out: Path, *, embedder_name: str | None, prog
                                  extra={"source": source, "built_with_ray": bool(embed_chunk),
                                         **described})
     manifest["build_seconds"] = {**timings, **manifest["build_seconds"]}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    return manifest
+    return write_manifest(out, manifest)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ecomrlve.errors import UserInputError
+
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
@@ -105,14 +107,33 @@ class Difficulty:
         for name, value in (overrides or {}).items():
             if name not in _AXIS_NAMES:
                 raise ValueError(f"unknown difficulty axis {name!r}; known: {sorted(_AXIS_NAMES)}")
-            expected = type(values[name])
-            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"axis {name!r} takes an integer, got {value!r}")
-            values[name] = expected(value)
+            values[name] = check_override(name, value)
         return cls(d=d, **values)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+_PROBABILITY_AXES = frozenset({"p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty"})
+
+
+def check_override(name: str, value: Any) -> float | int:
+    """``value`` as the type of axis ``name`` if it is in the axis's range, else ValueError.
+
+    Probabilities (and the distractor share ``eps_rank``) lie in [0, 1], ``slack`` is >= 0 and
+    every integer axis (counts, budgets, ``top_k``) is >= 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserInputError(f"axis {name!r} takes a finite number, got {value!r}")
+    if isinstance(_AXIS_BY_NAME[name].value(0), int):
+        if not isinstance(value, int) or value < 1:
+            raise UserInputError(f"axis {name!r} takes an integer >= 1, got {value!r}")
+        return value
+    if name in _PROBABILITY_AXES and not 0 <= value <= 1:
+        raise UserInputError(f"axis {name!r} is a probability in [0, 1], got {value!r}")
+    if value < 0:
+        raise UserInputError(f"axis {name!r} must be >= 0, got {value!r}")
+    return float(value)
 
 
 def parse_overrides(items: list[str]) -> dict[str, float | int]:
@@ -122,10 +143,14 @@ def parse_overrides(items: list[str]) -> dict[str, float | int]:
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep or name not in _AXIS_NAMES:
-            raise ValueError(f"override {item!r} must be AXIS=VALUE with AXIS one of {sorted(_AXIS_NAMES)}")
+            raise UserInputError(f"override {item!r} must be AXIS=VALUE with AXIS one of {sorted(_AXIS_NAMES)}")
         integer_axis = isinstance(_AXIS_BY_NAME[name].value(0), int)
         try:
-            overrides[name] = int(raw) if integer_axis else float(raw)
+            value = int(raw) if integer_axis else float(raw)
         except ValueError:
-            raise ValueError(f"override {item!r}: {raw!r} is not a number") from None
+            raise UserInputError(f"override {item!r}: {raw!r} is not a number") from None
+        try:
+            overrides[name] = check_override(name, value)
+        except ValueError as exc:
+            raise UserInputError(f"override {item!r}: {exc}") from None
     return overrides

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import glob
 import json
 import os
 import random
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ecomrlve.errors import UserInputError
 
 _VERSION = 1
 _FIELDS = ("low", "high", "correct", "attempts")
@@ -41,11 +44,11 @@ class SchedulerConfig:
     def __post_init__(self) -> None:
         acc = self.tau_acc
         if isinstance(acc, bool) or not isinstance(acc, (int, float)) or not 0 < acc <= 1:
-            raise ValueError(f"tau_acc must be a number in (0, 1], got {acc!r}")
+            raise UserInputError(f"tau_acc must be a number in (0, 1], got {acc!r}")
         if not _is_int(self.tau_num) or self.tau_num < 1:
-            raise ValueError(f"tau_num must be an integer >= 1, got {self.tau_num!r}")
+            raise UserInputError(f"tau_num must be an integer >= 1, got {self.tau_num!r}")
         if not _is_int(self.d_delta) or self.d_delta < 0:
-            raise ValueError(f"d_delta must be an integer >= 0, got {self.d_delta!r}")
+            raise UserInputError(f"d_delta must be an integer >= 0, got {self.d_delta!r}")
 
 
 @dataclass(frozen=True)
@@ -65,14 +68,16 @@ class AdaptiveScheduler:
                  checkpoint_path: _Path | None = None) -> None:
         ids = tuple(env_ids)
         if not ids or len(set(ids)) != len(ids):
-            raise ValueError(f"env_ids must be non-empty and unique, got {list(ids)}")
+            raise UserInputError(f"env_ids must be non-empty and unique, got {list(ids)}")
         self._config = config
         self._lock = threading.Lock()
         self._ids = ids
         self._windows = {e: DifficultyWindow(0, 0, 0, 0) for e in ids}
         self._checkpoint = None if checkpoint_path is None else Path(checkpoint_path)
-        if self._checkpoint is not None and self._checkpoint.exists():
-            self.load_state_dict(_read_json(self._checkpoint))
+        if self._checkpoint is not None:
+            _remove_stale_temp_files(self._checkpoint)
+            if self._checkpoint.exists():
+                self.load_state_dict(_read_json(self._checkpoint))
 
     @property
     def config(self) -> SchedulerConfig:
@@ -140,6 +145,7 @@ class AdaptiveScheduler:
     def save(self, path: _Path) -> None:
         """Write the state atomically: readers see either the old file or the new one."""
         with self._lock:
+            _remove_stale_temp_files(Path(path))
             _write_json(Path(path), self._state_dict_locked())
 
     @classmethod
@@ -150,32 +156,32 @@ class AdaptiveScheduler:
             config = config or SchedulerConfig(**state["config"])
             sched = cls(sorted(state["windows"]), config)  # empty 'windows' -> ValueError
         except (TypeError, KeyError) as exc:
-            raise ValueError(f"{path}: malformed scheduler state ({exc!r})") from None
+            raise UserInputError(f"{path}: malformed scheduler state ({exc!r})") from None
         sched.load_state_dict(state)
         return sched
 
 
 def _validate(state: Any, config: SchedulerConfig) -> dict[str, DifficultyWindow]:
     if not isinstance(state, dict):
-        raise ValueError(f"scheduler state must be a dict, got {type(state).__name__}")
+        raise UserInputError(f"scheduler state must be a dict, got {type(state).__name__}")
     if state.get("version") != _VERSION:
-        raise ValueError(f"unsupported scheduler state version {state.get('version')!r}")
+        raise UserInputError(f"unsupported scheduler state version {state.get('version')!r}")
     if state.get("config") != dataclasses.asdict(config):
-        raise ValueError(f"scheduler config mismatch: state has {state.get('config')!r}, scheduler "
+        raise UserInputError(f"scheduler config mismatch: state has {state.get('config')!r}, scheduler "
                          f"has {dataclasses.asdict(config)!r}; use the stored config or a new file")
     if not isinstance(state.get("windows"), dict):
-        raise ValueError("scheduler state 'windows' must be a dict of env_id -> window")
+        raise UserInputError("scheduler state 'windows' must be a dict of env_id -> window")
     out: dict[str, DifficultyWindow] = {}
     for env, w in state["windows"].items():
         if not isinstance(env, str) or not isinstance(w, dict) or set(w) != set(_FIELDS):
-            raise ValueError(f"window {env!r} must be a dict with exactly the keys {_FIELDS}")
+            raise UserInputError(f"window {env!r} must be a dict with exactly the keys {_FIELDS}")
         if not all(_is_int(w[k]) for k in _FIELDS):
-            raise ValueError(f"window {env!r} values must be integers, got {w!r}")
+            raise UserInputError(f"window {env!r} values must be integers, got {w!r}")
         out[env] = win = DifficultyWindow(**w)
         if not 0 <= win.low <= win.high <= win.low + config.d_delta:
-            raise ValueError(f"window {env!r} violates 0 <= low <= high <= low + d_delta: {w!r}")
+            raise UserInputError(f"window {env!r} violates 0 <= low <= high <= low + d_delta: {w!r}")
         if not 0 <= win.correct <= win.attempts < config.tau_num:
-            raise ValueError(f"window {env!r} violates 0 <= correct <= attempts < tau_num: {w!r}")
+            raise UserInputError(f"window {env!r} violates 0 <= correct <= attempts < tau_num: {w!r}")
     return out
 
 
@@ -183,11 +189,23 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"scheduler checkpoint {path} is corrupt or truncated: {exc}") from None
+        raise UserInputError(f"scheduler checkpoint {path} is corrupt or truncated: {exc}") from None
+    except OSError as exc:
+        raise UserInputError(f"scheduler checkpoint {path} cannot be read: {exc.strerror or exc}") from None
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def _remove_stale_temp_files(path: Path) -> None:
+    """Delete temp files of ``path`` left by a process killed mid-write (one writer per checkpoint)."""
+    for stale in path.parent.glob(f"{glob.escape(_temp_prefix(path))}*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 def _write_json(path: Path, state: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(state, f, sort_keys=True)

@@ -23,6 +23,7 @@ from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
+from ecomrlve.errors import UserInputError
 from ecomrlve.evaluation import compare as comparison
 from ecomrlve.evaluation.report import (
     HTML_FILE,
@@ -50,7 +51,7 @@ def _api_key(variable: str | None) -> str:
     if variable is None:
         return os.environ.get("OPENAI_API_KEY", "EMPTY")
     if variable not in os.environ:
-        raise typer.BadParameter(f"environment variable {variable} is not set", param_hint="--api-key-env")
+        raise UserInputError(f"--api-key-env: environment variable {variable} is not set")
     return os.environ[variable]
 
 
@@ -58,13 +59,13 @@ def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode:
                 top_p: float | None, max_tokens: int | None, sampling_seed: int | None, timeout: float,
                 max_retries: int, extra_body: str | None) -> LLMConfig:
     if not model:
-        raise typer.BadParameter("--agent openai needs --model (the served model name)", param_hint="--model")
+        raise UserInputError("--model: --agent openai needs --model (the served model name)")
     try:
         body = json.loads(extra_body) if extra_body else {}
     except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--extra-body") from None
+        raise UserInputError(f"--extra-body: not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise typer.BadParameter("must be a JSON object", param_hint="--extra-body")
+        raise UserInputError("--extra-body: must be a JSON object")
     return LLMConfig(model=model, base_url=base_url, api_key=_api_key(api_key_env), mode=mode,  # type: ignore[arg-type]
                      sampling=SamplingParams(temperature, top_p, max_tokens, sampling_seed), timeout=timeout,
                      max_retries=max_retries, extra_body=body)
@@ -105,9 +106,9 @@ def eval_command(
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
-        raise typer.BadParameter(f"choose one of {', '.join(AGENTS)}", param_hint="--agent")
+        raise UserInputError(f"--agent: choose one of {', '.join(AGENTS)}")
     if mode not in MODES:
-        raise typer.BadParameter(f"choose one of {', '.join(MODES)}", param_hint="--mode")
+        raise UserInputError(f"--mode: choose one of {', '.join(MODES)}")
     try:
         require_report_dependencies()
         env_ids = resolve_env_ids(env or collection or "C1")
@@ -125,10 +126,9 @@ def eval_command(
             _discard(out)
         evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
     except (ReportDependencyError, EndpointError) as exc:
-        console.print(str(exc), style="red", markup=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-    except (KeyError, ValueError) as exc:  # EvalConfigMismatch included
-        raise typer.BadParameter(str(exc.args[0] if exc.args else exc)) from None
+        raise UserInputError(str(exc)) from None
+    except (KeyError, ValueError) as exc:  # EvalConfigMismatch and damaged records included
+        raise UserInputError(str(exc.args[0] if exc.args else exc)) from None
     done = len(evaluation.records)
     if done:
         console.print(f"resuming {out}: {done} of {spec.planned_episodes} episodes already finished")
@@ -140,8 +140,9 @@ def eval_command(
         _print_results(summary)
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
     if failure is not None:
-        console.print(f"{failure}\n{len(evaluation.records)} of {spec.planned_episodes} episodes are finished "
-                      "and saved; run the same command again to resume.", style="red", markup=False, soft_wrap=True)
+        one_line = " ".join(failure.split())
+        typer.echo(f"error: {one_line}; {len(evaluation.records)} of {spec.planned_episodes} episodes are finished "
+                   "and saved; run the same command again to resume", err=True)
         raise typer.Exit(2)
 
 
@@ -203,7 +204,7 @@ def compare_command(
     try:
         a, b = comparison.load_summary(first), comparison.load_summary(second)
     except (FileNotFoundError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise UserInputError(str(exc)) from None
     rows = comparison.compare(a, b)
     if not rows:
         console.print("[red]the two evaluations have no environment and difficulty in common")

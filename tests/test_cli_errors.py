@@ -1,0 +1,107 @@
+"""Every ordinary CLI mistake ends with one line on stderr and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ecomrlve.cli import app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def assert_one_line_error(result, *fragments: str) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def good_record(tmp_path_factory) -> str:
+    """One real record line, written by `ecomrlve run --out`."""
+    out = tmp_path_factory.mktemp("runs") / "one.jsonl"
+    assert invoke("run", "--env", "CART", "--episodes", "1", "--catalog", "synthetic:450", "--out", str(out)).exit_code == 0
+    return out.read_text().strip()
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (["run", "--agent", "smart"], ["unknown agent 'smart'", "oracle"]),
+    (["run", "--env", "NOPE"], ["unknown environment or collection 'NOPE'"]),
+    (["run", "--difficulty", "3-1"], ["bad difficulty range"]),
+    (["run", "--tau-acc", "5", "--difficulty", "adaptive"], ["tau_acc must be a number in (0, 1]"]),
+    (["run", "--override", "p_noise=5"], ["probability in [0, 1]"]),
+    (["run", "--override", "top_k=0"], ["integer >= 1"]),
+    (["run", "--catalog", "synthetic:abc"], ["bad catalog spec"]),
+    (["run", "--catalog", "no/such/file.jsonl"], ["unknown catalog spec"]),
+    (["difficulty", "--levels", "abc"], ["difficulty must be N, LOW-HIGH"]),
+    (["difficulty", "--levels", "adaptive"], ["--levels takes N or LOW-HIGH"]),
+    (["difficulty", "--override", "foo=1"], ["override 'foo=1' must be AXIS=VALUE"]),
+    (["difficulty", "--override", "p_noise=5"], ["p_noise", "[0, 1]"]),
+    (["difficulty", "--override", "slack=-1"], ["slack", ">= 0"]),
+    (["difficulty", "--override", "p_oos=nan"], ["finite number"]),
+    (["replay", "no/such/runs.jsonl"], ["cannot read no/such/runs.jsonl"]),
+    (["eval", "--out", "unused", "--agent", "smart"], ["--agent"]),
+    (["compare", "no/a", "no/b"], []),
+])
+def test_argument_mistakes(args: list[str], fragments: list[str]) -> None:
+    assert_one_line_error(invoke(*args), *fragments)
+
+
+def test_catalog_that_is_not_a_catalog_directory(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    assert_one_line_error(invoke("run", "--catalog", str(tmp_path), "--env", "CART", "--episodes", "1"),
+                          "not a catalog directory (no manifest.json")
+
+
+def test_catalog_directory_message_does_not_need_the_hf_extra(tmp_path: Path, monkeypatch) -> None:
+    """Without ``datasets`` installed the message is the same: nothing suggests installing it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
+    line = assert_one_line_error(invoke("run", "--catalog", str(tmp_path), "--env", "CART", "--episodes", "1"),
+                                 "not a catalog directory")
+    assert "pip install" not in line
+
+
+def test_corrupt_scheduler_state(tmp_path: Path) -> None:
+    state = tmp_path / "sched.json"
+    for content in ("{broken", "[1, 2]", json.dumps({"version": 1, "config": {}, "windows": {}})):
+        state.write_text(content)
+        assert_one_line_error(invoke("run", "--env", "CART", "--difficulty", "adaptive", "--episodes", "1",
+                                     "--scheduler-state", str(state)), "sched")
+
+
+@pytest.mark.parametrize(("content", "fragments"), [
+    ("", ["holds no episode records"]),
+    ("\n  \n\n", ["holds no episode records"]),
+    ('{"env_id": "CART"}\n', [":1: not an episode record"]),
+    ("not json at all\n", [":1: not an episode record"]),
+    ("\n\n[1, 2]\n", [":3: not an episode record"]),
+])
+def test_replay_of_files_that_are_not_records(tmp_path: Path, content: str, fragments: list[str]) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(content)
+    assert_one_line_error(invoke("replay", str(runs)), *fragments)
+
+
+def test_replay_of_a_truncated_file_names_the_line(tmp_path: Path, good_record: str) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(good_record + "\n\n" + good_record[: len(good_record) // 2])
+    assert_one_line_error(invoke("replay", str(runs)), "runs.jsonl:3: not an episode record", "truncated")
+    runs.write_text(good_record + "\n")
+    assert invoke("replay", str(runs)).exit_code == 0
+
+
+def test_replay_of_an_undecodable_file(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(b"\xff\xfe\x00garbage")
+    assert_one_line_error(invoke("replay", str(runs)), "cannot read")
