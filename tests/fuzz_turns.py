@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecomrlve.actions import MAX_REASON_CHARS, AgentAction, ToolCall
-from ecomrlve.envs import ENTRY_POINTS
-from ecomrlve.episode import EcomEnv, EpisodeRecord, Observation
+from ecomrlve.envs import env_collections
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import Observation
 from ecomrlve.runner import replay
+from ecomrlve.session import EpisodeRecord
 
 PATHS = ("openai", "hermes", "json_text", "json_dict", "agent_action")
 JUNK = ("\u200b", "\u00e9", "\x00", "\ufeff", "\u2060", "\ud800", "\udfff", "\x1b[31m", "\n", "\t")
@@ -220,9 +222,10 @@ class HostileTurns:
         return text
 
 
-def fuzz(turns: int, seed: int, catalog, search, *, env_ids: tuple[str, ...] = tuple(ENTRY_POINTS),
+def fuzz(turns: int, seed: int, catalog, search, *, env_ids: tuple[str, ...] | None = None,
          max_difficulty: int = 12) -> FuzzStats:
     """Play hostile episodes until ``turns`` turns were stepped; check every promise; return stats."""
+    env_ids = env_ids or env_collections()["C8"]
     rng = random.Random(f"fuzz:{seed}")
     env = EcomEnv(list(env_ids), catalog=catalog, search=search)
     again = EcomEnv(list(env_ids), catalog=catalog, search=search)

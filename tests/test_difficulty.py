@@ -8,6 +8,7 @@ import pytest
 
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.difficulty.axes import AXES, parse_overrides
+from ecomrlve.episode import EcomEnv
 
 
 def sigma(x: float) -> float:
@@ -150,15 +151,16 @@ def test_env_applies_overrides(make_env) -> None:
 
 
 @pytest.mark.parametrize("d", [9, 15])
-def test_env_curves_are_overridable(make_env, d: int) -> None:
+def test_env_curves_are_overridable(catalog, search, d: int) -> None:
     """Environment curves come from the table: overriding them changes the episode they generate."""
-    env = make_env(overrides={"order_reference": 0, "bundle_budget": 0})
+    env = EcomEnv(("STATUS", "BUNDLE"), catalog=catalog, search=search,
+                  overrides={"order_reference": 0, "bundle_budget": 0})
     env.reset(env_id="STATUS", difficulty=d, seed=1)
-    assert env.problem.goal.target.order_id in env.problem.opening  # named by id, as at low d
+    assert env.audit().problem.goal.target.order_id in env.audit().problem.opening  # named by id, as at low d
     env.reset(env_id="BUNDLE", difficulty=d, seed=1)
-    assert env.problem.goal.budget is None
-    default = make_env()
+    assert env.audit().problem.goal.budget is None
+    default = EcomEnv(("STATUS", "BUNDLE"), catalog=catalog, search=search)
     default.reset(env_id="STATUS", difficulty=d, seed=1)
-    assert default.problem.goal.target.order_id not in default.problem.opening
+    assert default.audit().problem.goal.target.order_id not in default.audit().problem.opening
     default.reset(env_id="BUNDLE", difficulty=d, seed=1)
-    assert default.problem.goal.budget is not None
+    assert default.audit().problem.goal.budget is not None

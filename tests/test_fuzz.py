@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fuzz_turns import PATHS, fuzz
 
-from ecomrlve.envs import ENTRY_POINTS
+from ecomrlve.envs import env_collections
 
 TURNS = 10_000
 
@@ -21,4 +21,4 @@ def test_ten_thousand_hostile_turns(catalog, search) -> None:
     assert set(stats.by_path) == set(PATHS) and min(stats.by_path.values()) > TURNS // 10
     assert stats.invalid_turns > 0 and stats.terminations["invalid_output"] == stats.invalid_turns
     assert {"turn_budget", "answered"} <= set(stats.terminations)  # long episodes too, not only early -1s
-    assert stats.episodes >= len(ENTRY_POINTS) * 50
+    assert stats.episodes >= len(env_collections()["C8"]) * 50

@@ -13,11 +13,14 @@ import pytest
 from ecomrlve.actions import MAX_REASON_CHARS, AgentAction, ToolCall
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
-from ecomrlve.episode import EcomEnv, EpisodeRecord, shared_search_engine
+from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.runner import replay
+from ecomrlve.session import EpisodeRecord
 
 
 def _replays_identically(env: EcomEnv) -> EpisodeRecord:
+    if not env.done:
+        env.session.finish("stopped")  # the record exists once the episode is over
     record = env.record
     line = record.to_json()  # must be writable
     again = replay(env, EpisodeRecord.model_validate_json(line))

@@ -24,11 +24,11 @@ from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
-from ecomrlve.errors import UnknownNameError
+from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.protocol import Agent
 from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
-from ecomrlve.session import EpisodeRecord
+from ecomrlve.session import RUNTIME_TERMINATIONS, EpisodeRecord
 
 # -- agents ------------------------------------------------------------------------------------
 
@@ -115,9 +115,9 @@ def parse_difficulty(text: str) -> tuple[int, ...] | None:
     try:
         lo, hi = int(low), int(high) if sep else int(low)
     except ValueError:
-        raise ValueError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
+        raise UserInputError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
     if lo < 0 or hi < lo:
-        raise ValueError(f"bad difficulty range {text!r}")
+        raise UserInputError(f"bad difficulty range {text!r}")
     return tuple(range(lo, hi + 1))
 
 
@@ -265,6 +265,9 @@ def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
         if observation.done:
             break
         observation = env.step(action)
+    if not observation.done:  # it was ended from outside (a trainer's limit, a closed connection), or it differs
+        recorded = record.reward.termination if record.reward is not None else ""
+        env.session.finish(recorded if recorded not in RUNTIME_TERMINATIONS else "replay_unfinished")
     return env.record.model_copy(update={"run": record.run})
 
 

@@ -23,12 +23,17 @@ def _sigmoid(x: float) -> float:
 
 @dataclass(frozen=True)
 class Axis:
-    """One named curve of d: its formula as shown to people and the function computing it."""
+    """One named curve of d: its formula as shown to people and the function computing it.
+
+    ``bounds`` is the range an override may take when it is not the default one (probabilities in
+    [0, 1], other real axes >= 0, integer axes >= 1); ``None`` as the upper bound means unbounded.
+    """
 
     name: str
     formula: str
     effect: str
     value: Callable[[int], float | int]
+    bounds: tuple[float, float | None] | None = None
 
 
 AXES: tuple[Axis, ...] = (
@@ -54,15 +59,16 @@ AXES: tuple[Axis, ...] = (
     Axis("slack", "0.5·e^(−d/5)", "numeric constraint slack", lambda d: 0.5 * math.exp(-d / 5)),
     Axis("journey_intents", "min(5, 2 + ⌊d/4⌋)", "JOURNEY intents", lambda d: min(5, 2 + d // 4)),
     Axis("bundle_categories", "min(12, 3 + ⌊d/2⌋)", "BUNDLE categories", lambda d: min(12, 3 + d // 2)),
-    Axis("bundle_budget", "1 if d ≥ 2 else 0", "BUNDLE states an overall budget (1) or not (0)", lambda d: int(d >= 2)),
+    Axis("bundle_budget", "1 if d ≥ 2 else 0", "BUNDLE states an overall budget (1) or not (0)", lambda d: int(d >= 2), bounds=(0, 1)),
     Axis("cart_history_lookalikes", "1 + ⌊d/4⌋", "CART same-category products added to the visit history per item",
-         lambda d: 1 + d // 4),
+         lambda d: 1 + d // 4, bounds=(0, None)),
     Axis("order_reference", "min(2, ⌊d/4⌋)",
          "RETURN/STATUS: the customer names the order by id (0), title and date (1), or type and rough time (2)",
-         lambda d: min(2, d // 4)),
+         lambda d: min(2, d // 4), bounds=(0, 2)),
     Axis("p_ineligible", "min(0.5, 0.05·d)", "RETURN chance the item cannot be returned", lambda d: min(0.5, 0.05 * d)),
     Axis("return_window_edge", "1 if d ≥ 6 else 0",
-         "RETURN dates cluster within a few days of the return window's end (1) or not (0)", lambda d: int(d >= 6)),
+         "RETURN dates cluster within a few days of the return window's end (1) or not (0)", lambda d: int(d >= 6),
+         bounds=(0, 1)),
 )
 
 _AXIS_BY_NAME = {axis.name: axis for axis in AXES}
@@ -114,19 +120,28 @@ class Difficulty:
         return dataclasses.asdict(self)
 
 
-_PROBABILITY_AXES = frozenset({"p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty"})
+_PROBABILITY_AXES = frozenset({"p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty",
+                               "p_ineligible"})
 
 
 def check_override(name: str, value: Any) -> float | int:
     """``value`` as the type of axis ``name`` if it is in the axis's range, else ValueError.
 
-    Probabilities (and the distractor share ``eps_rank``) lie in [0, 1], ``slack`` is >= 0 and
-    every integer axis (counts, budgets, ``top_k``) is >= 1.
+    An axis with ``bounds`` takes values in them (levels and on/off switches such as
+    ``order_reference`` and ``bundle_budget`` start at 0); otherwise probabilities (and the
+    distractor share ``eps_rank``) lie in [0, 1], ``slack`` is >= 0 and every integer axis
+    (counts, budgets, ``top_k``) is >= 1.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UserInputError(f"axis {name!r} takes a finite number, got {value!r}")
-    if isinstance(_AXIS_BY_NAME[name].value(0), int):
-        if not isinstance(value, int) or value < 1:
+    axis = _AXIS_BY_NAME[name]
+    if axis.bounds is not None:
+        low, high = axis.bounds
+        if not low <= value or (high is not None and value > high):
+            span = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            raise UserInputError(f"axis {name!r} takes a value {span}, got {value!r}")
+    if isinstance(axis.value(0), int):
+        if not isinstance(value, int) or (axis.bounds is None and value < 1):
             raise UserInputError(f"axis {name!r} takes an integer >= 1, got {value!r}")
         return value
     if name in _PROBABILITY_AXES and not 0 <= value <= 1:
