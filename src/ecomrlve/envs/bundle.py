@@ -26,6 +26,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -272,7 +273,7 @@ def _in_stock_count(world: World, category: int) -> int:
 
 class BundleEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)

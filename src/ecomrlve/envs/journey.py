@@ -25,6 +25,7 @@ Episode end
     The answer to the last open request, the turn budget, or the shopper giving up.
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ class JourneyUser(SimulatedUser):
 
 class JourneyEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
 
     def __init__(self) -> None:
         self.intent_envs = intent_environments()

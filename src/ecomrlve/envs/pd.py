@@ -25,6 +25,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 2
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

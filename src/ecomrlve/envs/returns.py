@@ -29,6 +29,7 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -259,7 +260,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer

@@ -26,6 +26,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 2
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
