@@ -1,6 +1,7 @@
 """(env, d, seed) reproduces an episode exactly: across processes, hash seeds and repeated resets.
 
-The cross-process check covers every environment (collection C8); the rest use CART.
+The cross-process check covers every environment (collection C8) and every shipped agent; the rest
+use CART.
 """
 
 from __future__ import annotations
@@ -19,42 +20,36 @@ from ecomrlve.runner import play
 
 DIFFICULTIES = (0, 7, 15)
 SEEDS = range(5)
+AGENTS = ("oracle", "heuristic", "random")
 
 _SCRIPT = """
 import json, sys
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import play
 catalog = generate_synthetic_catalog({n}, {catalog_seed})
 env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog))
 out = []
-for env_id in {env_ids!r}:
-    for d in {difficulties!r}:
-        for seed in {seeds!r}:
-            obs = env.reset(env_id=env_id, difficulty=d, seed=seed)
-            oracle = env.environment.oracle(env.problem)
-            while not obs.done:
-                obs = env.step(oracle.act(obs))
-            out.append(env.record.to_json())
+for agent in {agents!r}:
+    for env_id in {env_ids!r}:
+        for d in {difficulties!r}:
+            for seed in {seeds!r}:
+                out.append(play(env, agent, env_id=env_id, difficulty=d, seed=seed).to_json())
 json.dump(out, sys.stdout)
 """
 
 
 def _in_process_records(env) -> list[str]:
-    records = []
-    for env_id in COLLECTIONS["C8"]:
-        for d in DIFFICULTIES:
-            for seed in SEEDS:
-                play(env, "oracle", env_id=env_id, difficulty=d, seed=seed)
-                records.append(env.record.to_json())
-    return records
+    return [play(env, agent, env_id=env_id, difficulty=d, seed=seed).to_json()
+            for agent in AGENTS for env_id in COLLECTIONS["C8"] for d in DIFFICULTIES for seed in SEEDS]
 
 
 def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> None:
-    """Oracle episodes of every environment at d in {0,7,15} give byte-identical record JSON in other
-    processes with other PYTHONHASHSEEDs."""
+    """Episodes of every shipped agent (oracle, heuristic, random) in every environment at d in {0,7,15}
+    give byte-identical record JSON in other processes with other PYTHONHASHSEEDs."""
     env = EcomEnv("C8", catalog=catalog, search=search)
-    script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"],
+    script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"], agents=AGENTS,
                             env_ids=COLLECTIONS["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
     processes = []
     for hash_seed in ("1", "4242"):
@@ -66,10 +61,12 @@ def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> N
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr[-2000:]
         there = json.loads(stdout)
-        assert len(there) == len(here) == len(COLLECTIONS["C8"]) * len(DIFFICULTIES) * len(SEEDS)
-        for a, b in zip(here, there):
-            assert a == b, "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
-    assert all(json.loads(r)["reward"]["is_correct"] for r in here)
+        assert len(there) == len(here) == len(AGENTS) * len(COLLECTIONS["C8"]) * len(DIFFICULTIES) * len(SEEDS)
+        for index, (a, b) in enumerate(zip(here, there)):
+            agent = AGENTS[index // (len(here) // len(AGENTS))]
+            assert a == b, f"{agent}: " + "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
+    oracle_records = here[: len(here) // len(AGENTS)]
+    assert all(json.loads(r)["reward"]["is_correct"] for r in oracle_records)
 
 
 def test_replaying_actions_reproduces_record(env) -> None:
