@@ -11,6 +11,7 @@ from typing import Any
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.base import Agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
+from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.episode import EcomEnv, EpisodeRecord
 from ecomrlve.rng import derive_rng, derive_seed
 
@@ -92,8 +93,8 @@ def parse_difficulty(text: str) -> tuple[int, ...] | None:
         lo, hi = int(low), int(high) if sep else int(low)
     except ValueError:
         raise ValueError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
-    if lo < 0 or hi < lo:
-        raise ValueError(f"bad difficulty range {text!r}")
+    if not 0 <= lo <= hi <= MAX_DIFFICULTY:
+        raise ValueError(f"difficulty {text!r} is outside the supported range 0..{MAX_DIFFICULTY} (or LOW > HIGH)")
     return tuple(range(lo, hi + 1))
 
 

@@ -1,6 +1,9 @@
 """The twelve difficulty axes and the environment curves, as one table of functions of d.
 
-One integer ``d`` sets every axis at once (SPEC §3). :class:`Difficulty` is the resolved,
+One integer ``d`` in ``0..MAX_DIFFICULTY`` sets every axis at once. The range is capped where the
+curves saturate (m, T_max, H_orders and B_tool still grow a little past 15, but every bounded
+axis has reached its ceiling and the oracles are proven on every env only up to 15), so a larger
+d is rejected rather than silently accepted. :class:`Difficulty` is the resolved,
 immutable set of values an episode runs with; any axis can be overridden per run, e.g.
 ``Difficulty.at(6, overrides={"p_noise": 0.0})``. Environments read these values and never
 compute their own curves.
@@ -13,6 +16,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+MAX_DIFFICULTY = 15  # the supported range is 0..15: the oracles are proven there; the scheduler stops here
 
 
 def _sigmoid(x: float) -> float:
@@ -85,8 +90,8 @@ class Difficulty:
     @classmethod
     def at(cls, d: int, overrides: Mapping[str, Any] | None = None) -> Difficulty:
         """Resolve every axis at ``d``; ``overrides`` replaces named axes by fixed values."""
-        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
-            raise ValueError(f"difficulty must be an integer >= 0, got {d!r}")
+        if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be an integer in 0..{MAX_DIFFICULTY}, got {d!r}")
         values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
         for name, value in (overrides or {}).items():
             if name not in _AXIS_NAMES:
