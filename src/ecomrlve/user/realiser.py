@@ -174,6 +174,7 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
 
 
 _REQUIREMENT_PHRASES: dict[str, tuple[str, ...]] = {
+    "category": ("that is a {v}", "that is actually a {v}"),  # a product of another category was named
     "price_max": ("for ${v} or less", "for at most ${v}", "costing no more than ${v}", "with a budget of ${v}"),
     "price_min": ("costing at least ${v}", "not cheaper than ${v}", "priced at ${v} or more"),
     "rating_min": ("rated {v} stars or higher", "with a rating of at least {v}", "with {v}+ stars"),
