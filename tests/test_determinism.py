@@ -21,6 +21,7 @@ from ecomrlve.runner import play
 DIFFICULTIES = (0, 7, 15)
 SEEDS = range(5)
 AGENTS = ("oracle", "heuristic", "random")
+SECRET = "determinism-test"  # a deployment secret shared by every process, as a reproducible run sets it
 
 _SCRIPT = """
 import json, sys
@@ -29,7 +30,7 @@ from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play
 catalog = generate_synthetic_catalog({n}, {catalog_seed})
-env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog))
+env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog), secret={secret!r})
 out = []
 for agent in {agents!r}:
     for env_id in {env_ids!r}:
@@ -48,8 +49,8 @@ def _in_process_records(env) -> list[str]:
 def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> None:
     """Episodes of every shipped agent (oracle, heuristic, random) in every environment at d in {0,7,15}
     give byte-identical record JSON in other processes with other PYTHONHASHSEEDs."""
-    env = EcomEnv("C8", catalog=catalog, search=search)
-    script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"], agents=AGENTS,
+    env = EcomEnv("C8", catalog=catalog, search=search, secret=SECRET)
+    script = _SCRIPT.format(secret=SECRET, n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"], agents=AGENTS,
                             env_ids=COLLECTIONS["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
     processes = []
     for hash_seed in ("1", "4242"):
@@ -100,6 +101,6 @@ def test_same_key_twice_gives_identical_first_observation(env, make_env, d: int,
     second = env.reset(env_id="CART", difficulty=d, seed=seed)
     assert second.model_dump() == first.model_dump()
     assert env.problem.goal == goal
-    other = make_env(seed=77)
+    other = make_env(seed=77, secret=env.secret)
     third = other.reset(env_id="CART", difficulty=d, seed=seed)
     assert third.model_dump_json() == first.model_dump_json()

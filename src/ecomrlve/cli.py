@@ -36,6 +36,9 @@ def run(
     episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
+    secret: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
+                                                  help="Deployment secret mixed into every episode (records keep it "
+                                                  "for replay); default: a fresh random one per run.")] = None,
     catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
                                             "(`ecomrlve catalog build`) or a product file.")] = "default",
     override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
@@ -57,7 +60,7 @@ def run(
     scheduler = None
     if difficulties is None:
         scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
-    environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed)
+    environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed, secret=secret)
     plan = Plan(env_ids, difficulties, episodes, seed)
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None

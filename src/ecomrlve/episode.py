@@ -3,14 +3,19 @@
 It owns everything environments share: the world, the tools and their per-turn budget
 ``B_tool(d)``, the three action wire formats, the turn budget ``T_max(d)`` and the user-caused
 turns that do not count against it, surfacing of ids for ``r_hall``, the final reward, and the
-episode record. ``(env_id, difficulty, seed)`` determines the episode completely.
+episode record. ``(env_id, difficulty, seed, secret)`` determines the episode completely: the
+per-deployment ``secret`` is mixed into every random stream so that an agent that learns (or
+guesses) env, difficulty and seed still cannot regenerate the hidden goal with the open-source
+package. The agent never sees the key; the record (kept by the trainer/evaluator) holds it all.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
+import secrets
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,7 +35,8 @@ from ecomrlve.user.realiser import Realiser, TemplateRealiser
 from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the episode key includes the deployment secret (``secret`` field)
+SECRET_ENV_VAR = "ECOMRLVE_SECRET"
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
 _PRODUCT_ID = re.compile(r"\bP[0-9A-Z]{8}\b")
@@ -66,6 +72,8 @@ class EpisodeRecord(BaseModel):
     env_version: int
     difficulty: int
     seed: int
+    secret: str = Field(description="The deployment secret of the episode key; needed to replay. Never shown "
+                        "to the agent: records belong to the trainer/evaluator.")
     catalog: str
     axes: dict[str, Any]
     tools: list[str]
@@ -95,14 +103,19 @@ class EcomEnv:
         realiser: how the user phrases things (default: templates with noise at ``p_noise``).
         denied_categories: category names the store must never sell (safety rule).
         seed: seeds the choice of env, difficulty and episode seed when ``reset`` is not told.
+        secret: the deployment secret mixed into every episode's random streams (see
+            :func:`resolve_secret`): default ``$ECOMRLVE_SECRET``, else a fresh random secret per
+            ``EcomEnv``, so an unconfigured deployment cannot be replayed by the agent. Pass one
+            explicitly (or set the variable) for runs that must be reproducible across processes.
     """
 
     def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *, catalog: Catalog | None = None,
                  search: SearchEngine | None = None, scheduler: AdaptiveScheduler | None = None,
                  overrides: dict[str, Any] | None = None, weights: RewardWeights = RewardWeights(),
                  realiser: Realiser | None = None, denied_categories: tuple[str, ...] = (),
-                 seed: int = 0) -> None:
+                 seed: int = 0, secret: str | None = None) -> None:
         self.env_ids = resolve_env_ids(env_ids)
+        self.secret = resolve_secret(secret)
         self.catalog = catalog if catalog is not None else default_catalog()
         self.search = search if search is not None else shared_search_engine(self.catalog)
         self.scheduler = scheduler
@@ -165,6 +178,15 @@ class EcomEnv:
         return self._episode is not None and self._episode.done
 
 
+def resolve_secret(secret: str | None = None) -> str:
+    """``secret`` if given, else ``$ECOMRLVE_SECRET``, else a fresh random one (128 bits)."""
+    if secret is None:
+        secret = os.environ.get(SECRET_ENV_VAR) or secrets.token_hex(16)
+    if not isinstance(secret, str) or not secret:
+        raise ValueError(f"secret must be a non-empty string, got {secret!r}")
+    return secret
+
+
 _ENGINES: dict[int, SearchEngine] = {}
 
 
@@ -180,10 +202,10 @@ class _Episode:
     """The state of one episode; created by :meth:`EcomEnv.reset`."""
 
     def __init__(self, owner: EcomEnv, env: Environment, difficulty: Difficulty, seed: int) -> None:
-        self.env, self.difficulty, self.seed = env, difficulty, seed
+        self.env, self.difficulty, self.seed, self.secret = env, difficulty, seed, owner.secret
         self.weights = owner.weights
         self.catalog_name = owner.catalog.name
-        key = (env.env_id, difficulty.d, seed)
+        key = (env.env_id, difficulty.d, seed, owner.secret)
         today = _EPOCH + dt.timedelta(days=derive_rng(*key, "clock").randrange(730))
         self.world = World(owner.catalog, key, today, denied_categories=owner._denied)
         self.ctx = ToolContext(world=self.world, search=owner.search, difficulty=difficulty,
@@ -211,8 +233,8 @@ class _Episode:
                                              info=self._info())
 
     def _info(self) -> dict[str, Any]:
-        return {"env_id": self.env.env_id, "difficulty": self.difficulty.d, "seed": self.seed,
-                "turn": self.turns, "user_caused_turns": self.user_caused_turns,
+        """Turn counters only: the episode key (env, difficulty, seed) stays out of the agent's view."""
+        return {"turn": self.turns, "user_caused_turns": self.user_caused_turns,
                 "turns_left": self.t_max - (self.turns - self.user_caused_turns)}
 
     # -- callbacks used by tools --------------------------------------------------------------
@@ -308,7 +330,7 @@ class _Episode:
     def record(self) -> EpisodeRecord:
         return EpisodeRecord(
             env_id=self.env.env_id, env_version=self.env.version, difficulty=self.difficulty.d, seed=self.seed,
-            catalog=self.catalog_name, axes=self.difficulty.as_dict(), tools=list(self.tools),
+            secret=self.secret, catalog=self.catalog_name, axes=self.difficulty.as_dict(), tools=list(self.tools),
             messages=self.messages, actions=self.actions, goal=self.problem.goal.model_dump(mode="json"),
             reward=self.reward,
         )

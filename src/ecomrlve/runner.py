@@ -47,7 +47,9 @@ def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int | None, 
 
 
 def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
-    """Re-run a recorded episode from its key and actions; returns the new record (same ``run`` metadata)."""
+    """Re-run a recorded episode from its key (secret included) and actions; returns the new record (same
+    ``run`` metadata). ``env`` adopts the record's secret."""
+    env.secret = record.secret
     observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
     for action in record.actions:
         if observation.done:

@@ -3,7 +3,9 @@
 An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed run is the same
 run), ``episodes.jsonl`` (one :class:`~ecomrlve.episode.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
-``summary.json`` and the reports. Restarting with the same directory plays only the episodes
+``summary.json`` and the reports, and ``secret``, the deployment secret mixed into every episode
+(``$ECOMRLVE_SECRET`` when set, else random; set the same one to compare models on identical
+episodes). Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
 replaying the recorded outcomes in the order they finished, so nothing else needs saving.
 """
@@ -25,12 +27,13 @@ from ecomrlve.agents.llm import ChatEndpoint
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.episode import EcomEnv, EpisodeRecord
+from ecomrlve.episode import EcomEnv, EpisodeRecord, resolve_secret
 from ecomrlve.rng import derive_rng, derive_seed
 from ecomrlve.runner import episode_seed, make_agent
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
+SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else random)
 SUMMARY_FILE = "summary.json"
 
 
@@ -147,12 +150,14 @@ def read_records(path: Path) -> list[EpisodeRecord]:
 class Evaluation:
     """One evaluation directory: plan, finished records, scheduler, and the loop that fills it."""
 
-    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None) -> None:
+    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None,
+                 secret: str | None = None) -> None:
         self.spec = spec
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._adopt_config()
+        self.secret = self._adopt_secret(secret)
         self.episodes_path = self.out_dir / EPISODES_FILE
         self.records = read_records(self.episodes_path)
         self.scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler) if spec.adaptive and spec.scheduler else None
@@ -166,6 +171,19 @@ class Evaluation:
             self._difficulty[run["slot"]] = record.difficulty
             if self.scheduler is not None and record.reward is not None:
                 self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
+
+    def _adopt_secret(self, wanted: str | None) -> str:
+        """One deployment secret per evaluation directory (kept apart from the agent), reused on resume."""
+        path = self.out_dir / SECRET_FILE
+        if path.exists():
+            stored = resolve_secret(path.read_text(encoding="utf-8").strip())
+            if wanted is not None and wanted != stored:
+                raise EvalConfigMismatch(f"{self.out_dir} was played with another secret; use another output "
+                                         "directory or --overwrite")
+            return stored
+        secret = resolve_secret(wanted)
+        path.write_text(secret + "\n", encoding="utf-8")
+        return secret
 
     def _adopt_config(self) -> None:
         """Refuse to resume a different evaluation; where the model is served may change."""
@@ -199,7 +217,8 @@ class Evaluation:
         jobs = iter(self.pending())
         with self.episodes_path.open("a", encoding="utf-8") as sink:
             async def worker() -> None:
-                env = EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides)
+                env = EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides,
+                              secret=self.secret)
                 for task, trial in jobs:  # one shared iterator: each job goes to one worker
                     record = await self._play(env, make_agent, task, trial)
                     sink.write(record.to_json() + "\n")
