@@ -27,6 +27,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
+    COARSE_FEEDBACK_FROM,
+    FEEDBACK_PER_MESSAGE,
     TOPIC_OF_FIELD,
     RecommendAnswer,
     RecommendUser,
@@ -224,6 +227,7 @@ class BundleUser(RecommendUser):
     def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
         catalog = world.catalog
         acts: list[A.DialogueAct] = []
+        judged = 0
         for product_id in list(dict.fromkeys(re.findall(r"\bP[0-9A-Z]{8}\b", text)))[:3]:
             row = catalog.index_of(product_id)
             if row is None:
@@ -234,15 +238,13 @@ class BundleUser(RecommendUser):
                 acts.append(A.SoldOut(name))
             elif category not in self.categories:
                 acts.append(A.NotNeeded(name))
-            else:
+            elif judged < FEEDBACK_PER_MESSAGE:
+                judged += 1
                 slot = self.categories.index(category)
                 indices = [i for i, s in enumerate(self.slots) if s == slot]
                 failed = first_failed(catalog, row, [self.requirements[i] for i in indices])
-                if failed is None:
-                    acts.append(A.LooksGood(name))
-                else:
-                    self.withheld.discard(indices[[self.requirements[i] for i in indices].index(failed)])
-                    acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+                index = None if failed is None else indices[[self.requirements[i] for i in indices].index(failed)]
+                acts.append(self.judge(name, failed, index))
         return acts
 
 
@@ -273,7 +275,7 @@ def _in_stock_count(world: World, category: int) -> int:
 
 class BundleEnvironment(Environment):
     env_id = ENV_ID
-    version = 2
+    version = 3
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
@@ -320,7 +322,8 @@ class BundleEnvironment(Environment):
             slots.append(-1)
         user = BundleUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience,
                           requirements=requirements, withheld=set(withheld), catalog=catalog, slots=slots,
-                          nouns=goal.nouns, categories=categories)
+                          nouns=goal.nouns, categories=categories,
+                          feedback_detail=difficulty.d < COARSE_FEEDBACK_FROM)
         stated = tuple((goal.nouns[ir.slot], ir.requirement.field, ir.requirement.text())
                        for i, ir in enumerate(item_requirements) if i not in withheld)
         opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),

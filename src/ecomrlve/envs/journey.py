@@ -26,6 +26,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ class JourneyUser(SimulatedUser):
 
 class JourneyEnvironment(Environment):
     env_id = ENV_ID
-    version = 2
+    version = 3
 
     def __init__(self) -> None:
         self.intent_envs = intent_environments()

@@ -26,6 +26,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
+    COARSE_FEEDBACK_FROM,
     RankedRecommendation,
     RecommendGoal,
     available_fields,
@@ -63,7 +65,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 2
+    version = 3
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -91,6 +93,7 @@ class ProductDiscoveryEnvironment(RankedRecommendation):
                              target_id=catalog.product_id(target), target_row=target)
         goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
+        user.feedback_detail = difficulty.d < COARSE_FEEDBACK_FROM
         opening = user.say(A.RequestProducts(goal.noun, self.stated(goal)))
         return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
 

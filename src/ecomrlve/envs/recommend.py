@@ -46,6 +46,8 @@ from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 BASE_PATIENCE = 3  # annoyances tolerated (repeated or pointless questions), plus 0-2 per shopper
+FEEDBACK_PER_MESSAGE = 1  # in-stock products the shopper judges per message (the first one named)
+COARSE_FEEDBACK_FROM = 8  # from this d on the shopper says a product does not fit, not which requirement it misses
 SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to the agent's first turn
 RELEVANCE_FLOOR = 0.05  # every valid product has relevance >= this, so IDCG > 0
 NDCG_WEIGHT, SATISFACTION_WEIGHT = 1.5, 0.5  # r_task = -1 + 1.5·nDCG + 0.5·satisfaction - oos share
@@ -432,6 +434,8 @@ class RecommendUser(SimulatedUser):
     surfaced: set[str] = field(default_factory=set)
     catalog: Catalog | None = None  # the shared read-only catalog (for the oracle's searches)
     turn: int = 0
+    feedback_detail: bool = True  # says which requirement a named product misses (d < COARSE_FEEDBACK_FROM)
+    judged: int = 0  # products judged for the agent so far
     _no_preference_asked: set[str] = field(default_factory=set)
 
     # The runtime's two entry points.
@@ -518,6 +522,7 @@ class RecommendUser(SimulatedUser):
                 and self.stock_out_name.lower() in text.lower()):
             mentioned.append(self.stock_out)
         acts: list[A.DialogueAct] = []
+        judged = 0
         for row in mentioned[:3]:
             name = catalog.title(row).split(",")[0]
             if world.stock(row) == 0:
@@ -526,14 +531,27 @@ class RecommendUser(SimulatedUser):
                     self.mark_user_caused()
                 acts.append(A.SoldOut(name))
                 continue
-            failed = first_failed(catalog, row, self.requirements)
-            if failed is None:
-                acts.append(A.LooksGood(name))
+            if judged >= FEEDBACK_PER_MESSAGE:
                 continue
-            index = self.requirements.index(failed)
-            self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
-            acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+            judged += 1
+            failed = first_failed(catalog, row, self.requirements)
+            acts.append(self.judge(name, failed, self.requirements.index(failed) if failed is not None else None))
         return acts
+
+    def judge(self, name: str, failed: Requirement | None, index: int | None) -> A.DialogueAct:
+        """The shopper's verdict on one named product. A real shopper is not a free validity checker: below
+        COARSE_FEEDBACK_FROM the first verdict is free and every later one costs patience; from there on
+        every verdict costs patience and a miss is not explained (the missed requirement stays withheld)."""
+        self.judged += 1
+        if self.judged > 1 or not self.feedback_detail:
+            self.lose_patience()
+        if failed is None:
+            return A.LooksGood(name)
+        if not self.feedback_detail:
+            return A.MissesRequirement(name, None)
+        if index is not None:
+            self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
+        return A.MissesRequirement(name, (failed.field, failed.text()))
 
 
 # -- the oracle -----------------------------------------------------------------------------------

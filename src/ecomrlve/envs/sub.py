@@ -27,6 +27,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
 from ecomrlve.envs.recommend import (
+    COARSE_FEEDBACK_FROM,
     RankedRecommendation,
     RecommendGoal,
     attribute_overlap,
@@ -70,7 +72,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 2
+    version = 3
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -97,6 +99,7 @@ class SubstitutionEnvironment(RankedRecommendation):
                              original_title=short_title(catalog, original))
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
+        user.feedback_detail = difficulty.d < COARSE_FEEDBACK_FROM
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
         return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
 
