@@ -72,21 +72,21 @@ def test_replay_uses_the_records_secret(catalog, search) -> None:
 
 
 def test_seed_replay_attack_scores_low(catalog, search) -> None:
-    """The agent knows env, d and seed, rebuilds the episode locally (default secret), solves the copy
-    with the oracle and replays its actions: in every env it scores low (mean r_total <= 0.1 at d >= 3,
-    success near chance) while the same actions solve the copy."""
-    real = _c8(catalog, search)
-    by_band: dict[tuple[str, str], list] = {}
+    """The agent knows env, d and seed, rebuilds the episode locally (its own secret, as the default
+    gives it), solves the copy with the oracle and replays its actions: in every env the mean r_total is
+    <= 0.1 at d >= 3, and success stays at the level of guessing (before the secret it was 100%)."""
+    real = _c8(catalog, search, secret="deployment")
+    rewards: dict[str, list] = {}
     for env_id in COLLECTIONS["C8"]:
         for d in (3, 8, 15):
             for seed in range(4):
-                transcript = play(real, lambda e, env_id=env_id, d=d, seed=seed: SeedReplayPolicy(e, env_id, d, seed),
-                                  difficulty=d, seed=seed, env_id=env_id)
-                by_band.setdefault((env_id, "3-15"), []).append(transcript.reward)
-    for (env_id, _), rewards in by_band.items():
-        mean = statistics.fmean(r["r_total"] for r in rewards)
-        success = statistics.fmean(r["is_correct"] for r in rewards)
-        assert mean <= 0.1 and success <= 0.25, (env_id, mean, success)
+                transcript = play(real, lambda e, env_id=env_id, d=d, seed=seed: SeedReplayPolicy(
+                    e, env_id, d, seed, secret=f"attacker-{seed}"), difficulty=d, seed=seed, env_id=env_id)
+                rewards.setdefault(env_id, []).append(transcript.reward)
+    for env_id, rs in rewards.items():
+        assert statistics.fmean(r["r_total"] for r in rs) <= 0.1, env_id
+    every = [r for rs in rewards.values() for r in rs]
+    assert statistics.fmean(r["is_correct"] for r in every) <= 0.1
 
 
 def test_cli_secret_makes_runs_reproducible_and_replayable(tmp_path) -> None:
