@@ -1,6 +1,7 @@
 """(env, d, seed) reproduces an episode exactly: across processes, hash seeds and repeated resets.
 
-The cross-process check covers every environment (collection C8); the rest use CART.
+The cross-process check covers every environment (collection C8) and every shipped agent; the rest
+use CART.
 """
 
 from __future__ import annotations
@@ -19,42 +20,37 @@ from ecomrlve.runner import play
 
 DIFFICULTIES = (0, 7, 15)
 SEEDS = range(5)
+AGENTS = ("oracle", "heuristic", "random")
+SECRET = "determinism-test"  # a deployment secret shared by every process, as a reproducible run sets it
 
 _SCRIPT = """
 import json, sys
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import play
 catalog = generate_synthetic_catalog({n}, {catalog_seed})
-env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog))
+env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog), secret={secret!r})
 out = []
-for env_id in {env_ids!r}:
-    for d in {difficulties!r}:
-        for seed in {seeds!r}:
-            obs = env.reset(env_id=env_id, difficulty=d, seed=seed)
-            oracle = env.audit().oracle()
-            while not obs.done:
-                obs = env.step(oracle.act(obs))
-            out.append(env.record.to_json())
+for agent in {agents!r}:
+    for env_id in {env_ids!r}:
+        for d in {difficulties!r}:
+            for seed in {seeds!r}:
+                out.append(play(env, agent, env_id=env_id, difficulty=d, seed=seed).to_json())
 json.dump(out, sys.stdout)
 """
 
 
 def _in_process_records(env) -> list[str]:
-    records = []
-    for env_id in env_collections()["C8"]:
-        for d in DIFFICULTIES:
-            for seed in SEEDS:
-                play(env, "oracle", env_id=env_id, difficulty=d, seed=seed)
-                records.append(env.record.to_json())
-    return records
+    return [play(env, agent, env_id=env_id, difficulty=d, seed=seed).to_json()
+            for agent in AGENTS for env_id in env_collections()["C8"] for d in DIFFICULTIES for seed in SEEDS]
 
 
 def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> None:
-    """Oracle episodes of every environment at d in {0,7,15} give byte-identical record JSON in other
-    processes with other PYTHONHASHSEEDs."""
-    env = EcomEnv("C8", catalog=catalog, search=search)
-    script = _SCRIPT.format(n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"],
+    """Episodes of every shipped agent (oracle, heuristic, random) in every environment at d in {0,7,15}
+    give byte-identical record JSON in other processes with other PYTHONHASHSEEDs."""
+    env = EcomEnv("C8", catalog=catalog, search=search, secret=SECRET)
+    script = _SCRIPT.format(secret=SECRET, n=catalog.metadata["n_products"], catalog_seed=catalog.metadata["seed"], agents=AGENTS,
                             env_ids=env_collections()["C8"], difficulties=DIFFICULTIES, seeds=list(SEEDS))
     processes = []
     for hash_seed in ("1", "4242"):
@@ -66,10 +62,12 @@ def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> N
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr[-2000:]
         there = json.loads(stdout)
-        assert len(there) == len(here) == len(env_collections()["C8"]) * len(DIFFICULTIES) * len(SEEDS)
-        for a, b in zip(here, there):
-            assert a == b, "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
-    assert all(json.loads(r)["reward"]["is_correct"] for r in here)
+        assert len(there) == len(here) == len(AGENTS) * len(env_collections()["C8"]) * len(DIFFICULTIES) * len(SEEDS)
+        for index, (a, b) in enumerate(zip(here, there)):
+            agent = AGENTS[index // (len(here) // len(AGENTS))]
+            assert a == b, f"{agent}: " + "record differs for {env_id} d={difficulty} seed={seed}".format(**json.loads(a))
+    oracle_records = here[: len(here) // len(AGENTS)]
+    assert all(json.loads(r)["reward"]["is_correct"] for r in oracle_records)
 
 
 def test_replaying_actions_reproduces_record(env) -> None:
@@ -103,6 +101,6 @@ def test_same_key_twice_gives_identical_first_observation(env, make_env, d: int,
     second = env.reset(env_id="CART", difficulty=d, seed=seed)
     assert second.model_dump() == first.model_dump()
     assert env.audit().problem.goal == goal
-    other = make_env(seed=77)
+    other = make_env(seed=77, secret=env.secret)
     third = other.reset(env_id="CART", difficulty=d, seed=seed)
     assert third.model_dump_json() == first.model_dump_json()

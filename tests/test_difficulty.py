@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from ecomrlve.difficulty import Difficulty
+from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
 from ecomrlve.difficulty.axes import AXES, parse_overrides
 from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import parse_difficulty
 
 
 def sigma(x: float) -> float:
@@ -68,7 +69,7 @@ def test_spec_table_anchor_values() -> None:
     assert (d0.m, d6.m, d12.m) == (2, 5, 8)
 
 
-@pytest.mark.parametrize("d", range(0, 40))
+@pytest.mark.parametrize("d", range(0, MAX_DIFFICULTY))
 def test_axes_monotone_and_bounded(d: int) -> None:
     """Harder never means easier: every axis moves one way with d and probabilities stay in [0, 1]."""
     now, nxt = Difficulty.at(d), Difficulty.at(d + 1)
@@ -116,11 +117,28 @@ def test_wrong_type_override_raises(overrides: dict) -> None:
         Difficulty.at(3, overrides)
 
 
-@pytest.mark.parametrize("d", [-1, 1.5, True, "3", None], ids=["negative", "float", "bool", "str", "none"])
+@pytest.mark.parametrize("d", [-1, 1.5, True, "3", None, MAX_DIFFICULTY + 1, 100, 10**9],
+                         ids=["negative", "float", "bool", "str", "none", "ceiling+1", "100", "1e9"])
 def test_bad_difficulty_raises(d) -> None:
-    """Difficulty must be an integer >= 0."""
-    with pytest.raises(ValueError):
+    """Difficulty must be an integer in the supported range 0..15; anything else fails at once (no hang)."""
+    with pytest.raises(ValueError, match="difficulty must be an integer in 0..15"):
         Difficulty.at(d)
+
+
+def test_supported_range_is_zero_to_fifteen(make_env) -> None:
+    """Every d in 0..15 resolves; reset refuses 16 with the same clear error."""
+    assert MAX_DIFFICULTY == 15
+    assert [Difficulty.at(d).d for d in range(MAX_DIFFICULTY + 1)] == list(range(16))
+    with pytest.raises(ValueError, match="0..15"):
+        make_env().reset(env_id="CART", difficulty=16, seed=0)
+
+
+@pytest.mark.parametrize("text", ["16", "0-16", "10-100", "1000000000", "5-3", "-1"])
+def test_cli_difficulty_ranges_are_validated(text: str) -> None:
+    """A run's --difficulty outside 0..15 (or reversed) is a ValueError naming the supported range."""
+    with pytest.raises(ValueError):
+        parse_difficulty(text)
+    assert parse_difficulty("0-15") == tuple(range(16)) and parse_difficulty("15") == (15,)
 
 
 def test_parse_overrides() -> None:

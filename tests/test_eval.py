@@ -85,7 +85,8 @@ def spec(**changes) -> EvalSpec:
     return EvalSpec(**(fields | changes))
 
 
-def test_an_interrupted_run_resumes_without_redoing_finished_episodes(tmp_path, catalog, search):
+def test_an_interrupted_run_resumes_without_redoing_finished_episodes(tmp_path, catalog, search, monkeypatch):
+    monkeypatch.setenv("ECOMRLVE_SECRET", "eval-test")  # the clean run below must play the same episodes
     first = Evaluation(spec(), tmp_path, catalog=catalog, search=search)
     with pytest.raises(Interrupt):
         run(first, stop_after=5)
@@ -93,7 +94,9 @@ def test_an_interrupted_run_resumes_without_redoing_finished_episodes(tmp_path, 
     finished = read_records(tmp_path / "episodes.jsonl")
     assert len(finished) == 5
 
+    monkeypatch.delenv("ECOMRLVE_SECRET")  # a resume reads the directory's own secret
     resumed = Evaluation(spec(), tmp_path, catalog=catalog, search=search)
+    assert resumed.secret == "eval-test"
     assert len(resumed.pending()) == 12 - 5
     assert not {(t.slot, trial) for t, trial in resumed.pending()} & {(r.run["slot"], r.run["trial"]) for r in finished}
     played = []
@@ -111,6 +114,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_episodes(tmp_path, 
     keys = [(r.run["slot"], r.run["trial"]) for r in records]
     assert len(keys) == len(set(keys)) == 12
 
+    monkeypatch.setenv("ECOMRLVE_SECRET", "eval-test")
     uninterrupted = Evaluation(spec(), tmp_path / "clean", catalog=catalog, search=search)
     run(uninterrupted)
     clean = {(r.run["slot"], r.run["trial"]): r for r in uninterrupted.records}
@@ -141,7 +145,8 @@ def adaptive_spec() -> EvalSpec:
                 scheduler=SchedulerConfig(tau_acc=0.5, tau_num=2, d_delta=2))
 
 
-def test_adaptive_runs_climb_record_the_window_and_resume_to_the_same_state(tmp_path, catalog, search):
+def test_adaptive_runs_climb_record_the_window_and_resume_to_the_same_state(tmp_path, catalog, search, monkeypatch):
+    monkeypatch.setenv("ECOMRLVE_SECRET", "eval-test")  # both directories play the same episodes
     whole = Evaluation(adaptive_spec(), tmp_path / "whole", catalog=catalog, search=search)
     run(whole, "oracle", concurrency=1)
     windows = [r.run["window"] for r in whole.records]

@@ -51,7 +51,7 @@ def evaluate(out: Path, catalog, search, *, agent: str, config: LLMConfig | None
              concurrency: int = 4) -> Evaluation:
     spec = EvalSpec(("CART",), difficulties, tasks, trials, agent=agent, catalog=catalog.name,
                     llm=config.describe() if config else None)
-    evaluation = Evaluation(spec, out, catalog=catalog, search=search)
+    evaluation = Evaluation(spec, out, catalog=catalog, search=search, secret="llm-test")  # same episodes in every run
     endpoint = ChatEndpoint(config) if config else None
 
     async def main() -> None:
@@ -234,7 +234,7 @@ def test_sync_act_for_single_episodes(catalog, search, serve, heuristic_run):
     server = serve(HeuristicPolicy())
     endpoint = ChatEndpoint(LLMConfig(MODEL, server.base_url))
     expected = by_episode(heuristic_run.records)[("CART/0/0", 0)]
-    env = EcomEnv("CART", catalog=catalog, search=search)
+    env = EcomEnv("CART", catalog=catalog, search=search, secret=expected.secret)
     observation = env.reset(env_id="CART", difficulty=0, seed=expected.seed)
     agent = LLMAgent(endpoint)
     while not observation.done:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.catalog.taxonomy import LEAVES
+from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.envs.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
@@ -92,11 +93,14 @@ def independent_answer(kind: str, s: Situation) -> float | str:
 
 
 def test_expected_answers_match_an_independent_recomputation(env) -> None:
+    """Every kind's expected answer, at every d and at B_branch 7 (refund_full's 7 conditions lie past the
+    supported range: d = 15 has B_branch 6, so only the override reaches it)."""
     kinds = Counter()
-    for d in ALL_D + [18]:  # B_branch reaches 7 conditions (refund_full) at d = 18
+    seven = EcomEnv(ENV, catalog=env.catalog, search=env.search, overrides={"B_branch": 7})
+    for d, env_d in [(d, env) for d in ALL_D] + [(MAX_DIFFICULTY, seven)]:
         for seed in range(60):
-            env.reset(env_id=ENV, difficulty=d, seed=seed)
-            goal = env.audit().problem.goal
+            env_d.reset(env_id=ENV, difficulty=d, seed=seed)
+            goal = env_d.audit().problem.goal
             expected = goal.expected_yes_no if goal.expected_yes_no is not None else goal.expected_number
             assert independent_answer(goal.kind, goal.situation) == expected, (d, seed, goal.kind)
             kinds[goal.kind] += 1

@@ -96,6 +96,26 @@ def test_invalid_or_unsafe_is_minus_one(inputs: dict, kind: str) -> None:
     assert reward.is_correct is False
 
 
+@settings(max_examples=300)
+@given(reward_inputs)
+def test_failed_episode_never_earns_efficiency(inputs: dict) -> None:
+    """On an episode that is not correct r_eff is capped at 0 (failing fast earns nothing); a correct
+    one keeps the uncapped r_eff."""
+    reward = compose_reward(**inputs)
+    raw = efficiency_reward(inputs["turns"], inputs["user_caused_turns"], inputs["t_max"])
+    if reward.is_correct:
+        assert reward.r_eff == raw
+    else:
+        assert reward.r_eff == min(raw, 0.0) <= 0.0
+
+
+def test_immediate_wrong_answer_scores_no_efficiency() -> None:
+    """A one-turn wrong answer (raw r_eff = +1) gets r_eff 0, so r_total is the task part alone."""
+    reward = _compose(r_task=-1 / 3, is_correct=False, turns=1, t_max=4)
+    assert reward.r_eff == 0.0
+    assert reward.r_total == pytest.approx(0.75 * -1 / 3)
+
+
 @given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(1, 30))
 def test_efficiency_monotone_in_turns(t1: int, t2: int, user: int, t_max: int) -> None:
     """r_eff never increases when the agent takes more turns (same user-caused turns and budget)."""

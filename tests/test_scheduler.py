@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.difficulty import scheduler as scheduler_mod
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, DifficultyWindow, SchedulerConfig
 
@@ -146,6 +147,18 @@ def test_sample_covers_the_window_uniformly() -> None:
     assert all(800 < draws.count(d) < 1200 for d in range(2, 6))
 
 
+def test_window_never_passes_the_difficulty_ceiling() -> None:
+    """A perfect policy promotes up to d=15 and stays there (RETURN once reached 37)."""
+    s = AdaptiveScheduler([ENV], SchedulerConfig(tau_acc=0.5, tau_num=2, d_delta=4))
+    for _ in range(200):
+        s.update(ENV, s.window(ENV).high, True)
+    assert (s.window(ENV).low, s.window(ENV).high) == (MAX_DIFFICULTY - 4, MAX_DIFFICULTY)
+    state = s.state_dict()
+    state["windows"][ENV] = {"low": 14, "high": 16, "correct": 0, "attempts": 0}
+    with pytest.raises(ValueError, match="high <= 15"):
+        s.load_state_dict(state)
+
+
 # --------------------------------------------------------------------------- property tests
 
 configs = st.builds(
@@ -176,7 +189,7 @@ def test_invariants_and_reference_model(config: SchedulerConfig, seq: list, seed
         if d == high:
             correct, attempts = correct + ok, attempts + 1
             if attempts >= config.tau_num:
-                expect_promote = correct / attempts >= config.tau_acc
+                expect_promote = correct / attempts >= config.tau_acc and high < MAX_DIFFICULTY
                 assert attempts == config.tau_num
                 if expect_promote:
                     high += 1
@@ -185,7 +198,7 @@ def test_invariants_and_reference_model(config: SchedulerConfig, seq: list, seed
         assert promoted == expect_promote  # promotion only when window accuracy >= tau_acc
         w = s.window(ENV)
         assert w == DifficultyWindow(low, high, correct, attempts)
-        assert 0 <= w.low <= w.high and w.high - w.low <= config.d_delta
+        assert 0 <= w.low <= w.high <= MAX_DIFFICULTY and w.high - w.low <= config.d_delta
         assert 0 <= w.correct <= w.attempts < config.tau_num
         assert w.low <= s.sample(ENV, rng) <= w.high
 
@@ -355,7 +368,8 @@ def _run_threads(target) -> list:
 def test_threads_each_at_their_upper_edge_account_exactly() -> None:
     """Every update is at the upper edge (one writer per env, shared scheduler and lock)."""
     envs = [f"env{i}" for i in range(THREADS)]
-    s = AdaptiveScheduler(envs, SchedulerConfig(tau_acc=0.9, tau_num=10, d_delta=4))
+    tau_num = 200  # PER_THREAD // tau_num = 10 promotions, below the difficulty ceiling
+    s = AdaptiveScheduler(envs, SchedulerConfig(tau_acc=0.9, tau_num=tau_num, d_delta=4))
 
     def work(i: int) -> int:
         return sum(s.update(envs[i], s.window(envs[i]).high, True) for _ in range(PER_THREAD))
@@ -363,8 +377,8 @@ def test_threads_each_at_their_upper_edge_account_exactly() -> None:
     promotions = _run_threads(work)
     for env, p in zip(envs, promotions):
         w = s.window(env)
-        assert p * 10 + w.attempts == PER_THREAD
-        assert w.high == p == PER_THREAD // 10 and w.low == w.high - 4
+        assert p * tau_num + w.attempts == PER_THREAD
+        assert w.high == p == PER_THREAD // tau_num and w.low == w.high - 4
 
 
 @pytest.mark.usefixtures("fast_thread_switching")

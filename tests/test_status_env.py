@@ -10,7 +10,7 @@ import pytest
 from account_helpers import call, find_episode, reply
 from exploits import play
 
-from ecomrlve.actions import AgentAction
+from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.envs.status import TARGET_STATUSES, status_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
@@ -60,11 +60,29 @@ def test_every_asked_field_is_scored() -> None:
 def test_a_missing_or_wrong_eta_is_not_correct(env) -> None:
     find_episode(env, ENV, 0, lambda g: g.want_eta)
     goal = env.audit().problem.goal
+    env.step(call("order_list"))
     observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status))
     assert not observation.info["is_correct"] and observation.info["reward"]["r_task"] < 1.0
     env.reset(env_id=ENV, difficulty=0, seed=env.audit().seed)
+    env.step(call("order_get_details", order_id=goal.target.order_id))
     observation = env.step(call("answer", order_id=goal.target.order_id, status=goal.status, eta=goal.eta.isoformat()))
     assert observation.info["is_correct"]
+
+
+@pytest.mark.parametrize("d", [2, 3])  # B_tool 2: a lookup and the answer fit in one turn
+def test_an_unverified_answer_earns_nothing(env, d: int) -> None:
+    """Echoing the quoted order id with the right status, but before any tool showed that order (or in the
+    same turn as the lookup), scores -1: credit comes from a verified status, not the shopper's words."""
+    find_episode(env, ENV, d, lambda g: True)
+    goal = env.audit().problem.goal
+    right = {"order_id": goal.target.order_id, "status": goal.status} | (
+        {"eta": goal.eta.isoformat()} if goal.want_eta else {})
+    observation = env.step(call("answer", **right))
+    assert observation.info["reward"]["r_task"] == -1.0 and not observation.info["reward"]["task"]["verified"]
+    env.reset(env_id=ENV, difficulty=d, seed=env.audit().seed)
+    observation = env.step(AgentAction(tool_calls=(ToolCall(id="a", name="order_list", arguments={}),
+                                                   ToolCall(id="b", name="answer", arguments=right))))
+    assert observation.done and observation.info["reward"]["r_task"] == -1.0
 
 
 def test_clarification_names_the_exact_order_once_for_free(env) -> None:

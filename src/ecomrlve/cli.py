@@ -30,7 +30,7 @@ from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
-from ecomrlve.session import EpisodeRecord
+from ecomrlve.session import EpisodeRecord, resolve_secret
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -62,6 +62,9 @@ def run(
     episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
+    secret: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
+                                                  help="Deployment secret mixed into every episode (records keep it "
+                                                  "for replay); default: a fresh random one per run.")] = None,
     catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
                                             "(`ecomrlve catalog build`) or a product file.")] = "default",
     override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
@@ -84,6 +87,7 @@ def run(
     scheduler = None
     if difficulties is None:
         scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
+    run_secret = resolve_secret(secret)  # one secret for the whole run: records keep it for replay
     _print_load_report(cat)
     try:
         require_support(cat, env_ids)
@@ -91,7 +95,7 @@ def run(
         raise UserInputError(str(exc)) from None
     shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
-    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides),
+    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret),
                    Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None

@@ -4,6 +4,10 @@ The episode itself (tools, budgets, surfacing, reward, record) is :mod:`ecomrlve
 module picks which episode to play and keeps one search engine per catalog. Difficulty comes
 from the caller: the adaptive scheduler lives in the run loop (:mod:`ecomrlve.runner`), which
 reports each outcome once per finished episode.
+
+``(env_id, difficulty, seed, secret)`` determines an episode completely: the per-deployment
+``secret`` is mixed into every random stream, so an agent that learns (or guesses) env,
+difficulty and seed still cannot regenerate the hidden goal with the open-source package.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ecomrlve.envs.capabilities import require_support
 from ecomrlve.protocol import Observation
 from ecomrlve.rewards import RewardWeights
 from ecomrlve.rng import derive_rng
-from ecomrlve.session import EpisodeAudit, EpisodeRecord, EpisodeSession
+from ecomrlve.session import EpisodeAudit, EpisodeRecord, EpisodeSession, resolve_secret
 from ecomrlve.user.realiser import Realiser
 
 
@@ -41,14 +45,19 @@ class EcomEnv:
         realiser: how the user phrases things (default: templates with noise at ``p_noise``).
         denied_categories: category names the store must never sell (safety rule).
         seed: seeds the choice of env and episode seed when ``reset`` is not told.
+        secret: the deployment secret mixed into every episode's random streams (see
+            :func:`resolve_secret`): default ``$ECOMRLVE_SECRET``, else a fresh random secret per
+            ``EcomEnv``, so an unconfigured deployment cannot be replayed by the agent. Pass one
+            explicitly (or set the variable) for runs that must be reproducible across processes.
     """
 
     def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *,
                  catalog: Catalog | str | os.PathLike[str] | None = None,
                  search: SearchEngine | None = None, overrides: dict[str, Any] | None = None,
                  weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
-                 denied_categories: tuple[str, ...] = (), seed: int = 0) -> None:
+                 denied_categories: tuple[str, ...] = (), seed: int = 0, secret: str | None = None) -> None:
         self.env_ids = resolve_env_ids(env_ids)
+        self.secret = resolve_secret(secret)
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
         require_support(self.catalog, self.env_ids)
@@ -70,7 +79,8 @@ class EcomEnv:
             seed = self._rng.getrandbits(31)
         self._session = EpisodeSession(
             get_environment(env_id), Difficulty.at(difficulty, self.overrides), seed, catalog=self.catalog,
-            search=self.search, weights=self.weights, realiser=self.realiser, denied_categories=self._denied)
+            search=self.search, weights=self.weights, realiser=self.realiser, denied_categories=self._denied,
+            secret=self.secret)
         return self._session.first_observation
 
     def step(self, action: AgentAction | str | dict[str, Any]) -> Observation:

@@ -6,7 +6,8 @@
 * ``r_task ∈ [-1, 1]`` from the environment's verifier (-1 when the episode ended unanswered),
 * ``r_eff = clip(1 - 2·(T_eff - 1)/(T_max - 1), -1, 1)``, ``T_eff = max(1, T - T_user)``, where
   ``T_user`` counts the turns the user caused (withheld constraints revealed, user-side events,
-  confirmations the user asked for),
+  confirmations the user asked for); on an episode that is not correct ``r_eff`` is capped at 0,
+  so failing fast never earns efficiency credit,
 * ``r_hall = -(share of ids the agent acted on that no discovery tool or user message surfaced)``.
 """
 
@@ -76,10 +77,14 @@ def compose_reward(*, r_task: float, is_correct: bool, turns: int, user_caused_t
                    safety_violation: str | None = None, task_details: dict | None = None) -> RewardBreakdown:
     """Combine the parts into a :class:`RewardBreakdown` (the formula in the module docstring)."""
     used = sorted(set(used_ids))
+    voided = invalid_reason is not None or safety_violation is not None
+    is_correct = is_correct and not voided
     r_eff = efficiency_reward(turns, user_caused_turns, t_max)
+    if not is_correct:
+        r_eff = min(r_eff, 0.0)  # efficiency credits finishing the task, never failing fast
     r_hall = hallucination_reward(used, surfaced_ids)
-    if invalid_reason is not None or safety_violation is not None:
-        r_total, is_correct = -1.0, False
+    if voided:
+        r_total = -1.0
     else:
         r_total = _clip(weights.task * r_task + weights.efficiency * r_eff + weights.hallucination * r_hall)
     return RewardBreakdown(

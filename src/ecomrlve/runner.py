@@ -22,6 +22,7 @@ from typing import Any
 
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
+from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UnknownNameError, UserInputError
@@ -116,8 +117,8 @@ def parse_difficulty(text: str) -> tuple[int, ...] | None:
         lo, hi = int(low), int(high) if sep else int(low)
     except ValueError:
         raise UserInputError(f"difficulty must be N, LOW-HIGH or 'adaptive', got {text!r}") from None
-    if lo < 0 or hi < lo:
-        raise UserInputError(f"bad difficulty range {text!r}")
+    if not 0 <= lo <= hi <= MAX_DIFFICULTY:
+        raise UserInputError(f"difficulty {text!r} is outside the supported range 0..{MAX_DIFFICULTY} (or LOW > HIGH)")
     return tuple(range(lo, hi + 1))
 
 
@@ -259,7 +260,9 @@ def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int, seed: i
 
 
 def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
-    """Re-run a recorded episode from its key and actions; returns the new record (same ``run`` metadata)."""
+    """Re-run a recorded episode from its key (secret included) and actions; returns the new record (same
+    ``run`` metadata). ``env`` adopts the record's secret."""
+    env.secret = record.secret
     observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
     for action in record.actions:
         if observation.done:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -40,7 +41,8 @@ from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import USER_SOURCE
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the episode key includes the deployment secret (``secret`` field)
+SECRET_ENV_VAR = "ECOMRLVE_SECRET"
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
 _ORDER_ID = re.compile(ORDER_ID)
@@ -58,6 +60,8 @@ class EpisodeRecord(BaseModel):
     env_version: int
     difficulty: int
     seed: int
+    secret: str = Field(description="The deployment secret of the episode key; needed to replay. Never shown "
+                        "to the agent: records belong to the trainer/evaluator.")
     catalog: str
     axes: dict[str, Any]
     tools: list[str]
@@ -132,6 +136,15 @@ class EpisodeAudit:
         return self.context.surfaced_ids()
 
 
+def resolve_secret(secret: str | None = None) -> str:
+    """``secret`` if given, else ``$ECOMRLVE_SECRET``, else a fresh random one (128 bits)."""
+    if secret is None:
+        secret = os.environ.get(SECRET_ENV_VAR) or secrets.token_hex(16)
+    if not isinstance(secret, str) or not secret:
+        raise ValueError(f"secret must be a non-empty string, got {secret!r}")
+    return secret
+
+
 @dataclass
 class _Turn:
     message: str | None
@@ -157,12 +170,14 @@ class EpisodeSession:
 
     def __init__(self, family: TaskFamily, difficulty: Difficulty, seed: int, *, catalog: Catalog,
                  search: SearchEngine, weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
-                 denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None) -> None:
+                 denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None,
+                 secret: str | None = None) -> None:
         self._episode_id = episode_id or secrets.token_hex(12)
         self._family, self._difficulty, self._seed = family, difficulty, seed
+        self._secret = resolve_secret(secret)
         self._weights = weights
         self._catalog_name = catalog.name
-        key = (family.env_id, difficulty.d, seed)
+        key = (family.env_id, difficulty.d, seed, self._secret)  # the secret keeps the agent from regenerating it
         today = _EPOCH + dt.timedelta(days=derive_rng(*key, "clock").randrange(730))
         self._world = World(catalog, key, today, denied_categories=denied_categories)
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
@@ -333,7 +348,7 @@ class EpisodeSession:
             raise RuntimeError("the record (with the hidden goal) exists only once the episode is over")
         return EpisodeRecord(
             env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
-            catalog=self._catalog_name, axes=self._difficulty.as_dict(), tools=list(self._tools),
+            secret=self._secret, catalog=self._catalog_name, axes=self._difficulty.as_dict(), tools=list(self._tools),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
             reward=self._reward,
         )
@@ -346,8 +361,8 @@ class EpisodeSession:
     # -- internals ------------------------------------------------------------------------------
 
     def _info(self) -> dict[str, Any]:
-        return {"env_id": self.env_id, "difficulty": self._difficulty.d, "seed": self._seed,
-                "turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
+        """Turn counters only: the episode key (env, difficulty, seed) stays out of the agent's view."""
+        return {"turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
 
     def _turns_left(self) -> int:
         return self._t_max - (self._turns - self._user_caused_turns)

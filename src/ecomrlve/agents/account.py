@@ -27,6 +27,11 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+def _ordered_words(text: str) -> list[str]:
+    """The distinct words of ``text`` in reading order (never set order: that changes with PYTHONHASHSEED)."""
+    return list(dict.fromkeys(_WORD.findall(text.lower())))
+
+
 def _call(name: str, index: int, **arguments: Any) -> ToolCall:
     return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
 
@@ -142,7 +147,7 @@ class PolicyHeuristic:
 
     def _number(self) -> float:
         text = self.sections[0]["text"] if self.sections else ""
-        anchors = [w for w in _words(self.question) if len(w) > 3] + ([self.tier.lower()] if self.tier else [])
+        anchors = [w for w in _ordered_words(self.question) if len(w) > 3] + ([self.tier.lower()] if self.tier else [])
         lowered = text.lower()
         for anchor in anchors:
             at = lowered.find(anchor)

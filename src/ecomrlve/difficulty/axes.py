@@ -1,6 +1,9 @@
 """The twelve difficulty axes and the environment curves, as one table of functions of d.
 
-One integer ``d`` sets every axis at once (SPEC §3). :class:`Difficulty` is the resolved,
+One integer ``d`` in ``0..MAX_DIFFICULTY`` sets every axis at once. The range is capped where the
+curves saturate (m, T_max, H_orders and B_tool still grow a little past 15, but every bounded
+axis has reached its ceiling and the oracles are proven on every env only up to 15), so a larger
+d is rejected rather than silently accepted. :class:`Difficulty` is the resolved,
 immutable set of values an episode runs with; any axis can be overridden per run, e.g.
 ``Difficulty.at(6, overrides={"p_noise": 0.0})``. Environments read these values and never
 compute their own curves.
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecomrlve.errors import UserInputError
+
+MAX_DIFFICULTY = 15  # the supported range is 0..15: the oracles are proven there; the scheduler stops here
 
 
 def _sigmoid(x: float) -> float:
@@ -69,6 +74,9 @@ AXES: tuple[Axis, ...] = (
     Axis("return_window_edge", "1 if d ≥ 6 else 0",
          "RETURN dates cluster within a few days of the return window's end (1) or not (0)", lambda d: int(d >= 6),
          bounds=(0, 1)),
+    Axis("feedback_detail", "1 if d < 8 else 0",
+         "PD/SUB/BUNDLE: the shopper says which requirement a named product misses (1), or only that it does "
+         "not fit, every verdict costing patience (0)", lambda d: int(d < 8), bounds=(0, 1)),
 )
 
 _AXIS_BY_NAME = {axis.name: axis for axis in AXES}
@@ -103,12 +111,13 @@ class Difficulty:
     order_reference: int
     p_ineligible: float
     return_window_edge: int
+    feedback_detail: int
 
     @classmethod
     def at(cls, d: int, overrides: Mapping[str, Any] | None = None) -> Difficulty:
         """Resolve every axis at ``d``; ``overrides`` replaces named axes by fixed values."""
-        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
-            raise ValueError(f"difficulty must be an integer >= 0, got {d!r}")
+        if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be an integer in 0..{MAX_DIFFICULTY}, got {d!r}")
         values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
         for name, value in (overrides or {}).items():
             if name not in _AXIS_NAMES:

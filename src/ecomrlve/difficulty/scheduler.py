@@ -3,7 +3,9 @@
 Each env ``i`` keeps ``(l_i, h_i, a_i, b_i)``, all 0 at first; ``d ~ Uniform{l_i..h_i}``. Only
 episodes at the upper edge (``d == h_i``) count: ``b_i += 1; a_i += is_correct``. Once
 ``b_i >= tau_num``: if ``a_i / b_i >= tau_acc`` then ``h_i += 1; l_i = max(l_i, h_i - d_delta)``;
-either way ``a_i = b_i = 0``. So training stays where the policy is almost competent. The state
+either way ``a_i = b_i = 0``. So training stays where the policy is almost competent. ``h_i`` never
+passes :data:`~ecomrlve.difficulty.axes.MAX_DIFFICULTY` (the supported range); at the ceiling the
+counts still reset per decision but the window no longer moves. The state
 is shared by a whole run (hence the lock) and checkpointed as JSON via atomic replace.
 """
 
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecomrlve.difficulty.axes import MAX_DIFFICULTY
 from ecomrlve.errors import UserInputError
 
 _VERSION = 1
@@ -108,7 +111,7 @@ class AdaptiveScheduler:
             if difficulty != high:
                 return False  # only the upper edge is evidence about promotion
             c, correct, attempts = self._config, correct + bool(is_correct), attempts + 1
-            promoted = attempts >= c.tau_num and correct / attempts >= c.tau_acc
+            promoted = attempts >= c.tau_num and correct / attempts >= c.tau_acc and high < MAX_DIFFICULTY
             if promoted:
                 high, low = high + 1, max(low, high + 1 - c.d_delta)
             if attempts >= c.tau_num:  # a decision was made: start a fresh count either way
@@ -178,8 +181,9 @@ def _validate(state: Any, config: SchedulerConfig) -> dict[str, DifficultyWindow
         if not all(_is_int(w[k]) for k in _FIELDS):
             raise UserInputError(f"window {env!r} values must be integers, got {w!r}")
         out[env] = win = DifficultyWindow(**w)
-        if not 0 <= win.low <= win.high <= win.low + config.d_delta:
-            raise UserInputError(f"window {env!r} violates 0 <= low <= high <= low + d_delta: {w!r}")
+        if not 0 <= win.low <= win.high <= min(win.low + config.d_delta, MAX_DIFFICULTY):
+            raise UserInputError(f"window {env!r} violates 0 <= low <= high <= low + d_delta, high <= "
+                                 f"{MAX_DIFFICULTY}: {w!r}")
         if not 0 <= win.correct <= win.attempts < config.tau_num:
             raise UserInputError(f"window {env!r} violates 0 <= correct <= attempts < tau_num: {w!r}")
     return out

@@ -26,6 +26,8 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from ecomrlve.envs.recommend import (
     requirement_filter,
 )
 from ecomrlve.envs.recommend_task import RecommendAnswer, SurfacingOracle, shopper_catalog
-from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
+from ecomrlve.envs.recommend_user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
@@ -220,6 +222,7 @@ class BundleUser(RecommendUser):
     def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
         catalog = world.catalog
         acts: list[A.DialogueAct] = []
+        judged = 0
         for row in catalog.ids_in_text(text)[:3]:
             name = catalog.short_title(row)
             category = int(catalog.category[row])
@@ -227,15 +230,13 @@ class BundleUser(RecommendUser):
                 acts.append(A.SoldOut(name))
             elif category not in self.categories:
                 acts.append(A.NotNeeded(name))
-            else:
+            elif judged < FEEDBACK_PER_MESSAGE:
+                judged += 1
                 slot = self.categories.index(category)
                 indices = [i for i, s in enumerate(self.slots) if s == slot]
                 failed = first_failed(catalog, row, [self.requirements[i] for i in indices])
-                if failed is None:
-                    acts.append(A.LooksGood(name))
-                else:
-                    self.withheld.discard(indices[[self.requirements[i] for i in indices].index(failed)])
-                    acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+                index = None if failed is None else indices[[self.requirements[i] for i in indices].index(failed)]
+                acts.append(self.judge(name, failed, index))
         return acts
 
 
@@ -266,7 +267,7 @@ def _in_stock_count(world: World, category: int) -> int:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 3
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
@@ -313,7 +314,8 @@ class BundleFamily(TaskFamily):
             slots.append(-1)
         state = RecommendState(requirements=requirements, withheld=set(withheld))
         user = BundleUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience,
-                          state=state, catalog=catalog, slots=slots, nouns=goal.nouns, categories=categories)
+                          state=state, catalog=catalog, slots=slots, nouns=goal.nouns, categories=categories,
+                          feedback_detail=bool(difficulty.feedback_detail))
         stated = tuple((goal.nouns[ir.slot], ir.requirement.field, ir.requirement.text())
                        for i, ir in enumerate(item_requirements) if i not in withheld)
         opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),

@@ -24,6 +24,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -301,7 +302,7 @@ def _cart_key(world: World) -> tuple:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

@@ -27,6 +27,8 @@ Episode end
     The answer to the last open request, the turn budget, or the shopper giving up.
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
 """
 
 from __future__ import annotations
@@ -205,7 +207,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 3
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

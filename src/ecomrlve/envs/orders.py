@@ -5,7 +5,9 @@ line at the ``order_reference`` level of the difficulty table: by id (low d), by
 exact order date (middle), or only by product type and a rough time ("the blender I ordered
 about 3 weeks ago", high d).
 A vague reference is *ambiguous* when another line with the same noun was ordered less than
-:data:`DISTINCT_DAYS` days apart; then the customer gives the exact item when asked.
+:data:`DISTINCT_DAYS` days apart; then the customer gives the exact item when asked: with the
+exact order date below the :data:`BY_TYPE_AND_TIME` level, from there on only with a rough time (what,
+roughly when), so the agent still has to match the description against the order list.
 """
 
 from __future__ import annotations
@@ -48,15 +50,11 @@ class LineRef(BaseModel):
     phrase: str  # how the customer first refers to it
     exact: tuple[str, ...]  # parts of the phrase that must reach the agent verbatim (ids, dates)
     ambiguous: bool  # the phrase fits other lines too; the customer identifies the item when asked
+    identification: str  # what the customer says when asked which item they mean (never an id)
 
     @property
     def names(self) -> ItemNames:
         return ItemNames(self.product_id, self.brand.lower(), self.model.lower(), self.noun.lower())
-
-    @property
-    def identification(self) -> str:
-        """The unambiguous description the customer gives when asked which item they mean."""
-        return f"the {self.title} I ordered on {spoken_date(self.placed)}"
 
 
 def line_names(world: World, row: int) -> ItemNames:
@@ -186,9 +184,11 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
             and abs((o.placed - order.placed).days) < DISTINCT_DAYS
             for o in world.account.orders for other in o.lines
         )
+    identification = (f"the {title} I ordered on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME
+                      else f"the {title} I ordered {rough_time(world.today, order.placed)}")
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
-                   phrase=phrase, exact=exact, ambiguous=ambiguous)
+                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification)
 
 
 @dataclass(frozen=True)

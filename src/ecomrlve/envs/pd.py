@@ -25,6 +25,8 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 3
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -89,6 +91,7 @@ class ProductDiscoveryFamily(RankedRecommendation):
                              target_id=catalog.product_id(target), target_row=target)
         goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
+        user.feedback_detail = bool(difficulty.feedback_detail)
         opening = user.say(A.RequestProducts(goal.noun, self.stated(goal)))
         return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 

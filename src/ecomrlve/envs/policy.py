@@ -23,6 +23,7 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
 """
 
 from __future__ import annotations
@@ -270,7 +271,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "

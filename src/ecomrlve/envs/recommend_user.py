@@ -23,6 +23,7 @@ from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
 
 SWITCH_AFTER_TURN = 1  # the context switch comes with the shopper's reply to the agent's first turn
+FEEDBACK_PER_MESSAGE = 1  # in-stock products the shopper judges per message (the first one named)
 
 
 @dataclass
@@ -57,6 +58,8 @@ class RecommendUser(SimulatedUser):
     stock_out: int | None = None  # planned: row the world sells out once the agent has seen it
     stock_out_name: str = ""
     catalog: Catalog | None = None  # the shared read-only catalog (for the oracle's searches)
+    feedback_detail: bool = True  # says which requirement a named product misses (the feedback_detail axis)
+    judged: int = 0  # products judged for the agent so far
     _no_preference_asked: set[str] = field(default_factory=set)
 
     @property
@@ -145,6 +148,7 @@ class RecommendUser(SimulatedUser):
                 and self.stock_out_name.lower() in text.lower()):
             mentioned.append(self.stock_out)
         acts: list[A.DialogueAct] = []
+        judged = 0
         for row in mentioned[:3]:
             name = catalog.short_title(row)
             if world.stock(row) == 0:
@@ -153,11 +157,24 @@ class RecommendUser(SimulatedUser):
                     self.mark_user_caused()
                 acts.append(A.SoldOut(name))
                 continue
-            failed = first_failed(catalog, row, self.requirements)
-            if failed is None:
-                acts.append(A.LooksGood(name))
+            if judged >= FEEDBACK_PER_MESSAGE:
                 continue
-            index = self.requirements.index(failed)
-            self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
-            acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
+            judged += 1
+            failed = first_failed(catalog, row, self.requirements)
+            acts.append(self.judge(name, failed, self.requirements.index(failed) if failed is not None else None))
         return acts
+
+    def judge(self, name: str, failed: Requirement | None, index: int | None) -> A.DialogueAct:
+        """The shopper's verdict on one named product. A real shopper is not a free validity checker:
+        with ``feedback_detail`` the first verdict is free and every later one costs patience; without
+        it every verdict costs patience and a miss is not explained (the missed requirement stays withheld)."""
+        self.judged += 1
+        if self.judged > 1 or not self.feedback_detail:
+            self.lose_patience()
+        if failed is None:
+            return A.LooksGood(name)
+        if not self.feedback_detail:
+            return A.MissesRequirement(name, None)
+        if index is not None:
+            self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
+        return A.MissesRequirement(name, (failed.field, failed.text()))

@@ -6,7 +6,9 @@ Description
     look-alike lines may force a clarifying question). The agent finds the line, checks it
     against the store policy, starts the return with the customer's reason, or, when the item
     cannot be returned (past the window, final sale), starts nothing and says why. Half of the
-    customers also want a replacement product with m(d)−1 constraints.
+    customers also want a replacement product with m(d)−1 constraints. Delivered background orders
+    get the target's age distribution and the target order is created at a random point of the
+    history, so its position in ``order_list`` says nothing about it.
 Hidden goal
     :class:`ReturnGoal`: the target line and how it was described, its eligibility (from the
     policy rule engine), the reason (maybe withheld), whether to confirm first, the replacement
@@ -29,6 +31,8 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: the target order is created at a random point of the history and delivered background lines share its age distribution (no position bias); asked which item, the customer gives the product and a rough time from d 8 on, never the exact date.
 """
 
 from __future__ import annotations
@@ -263,7 +267,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 3
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
@@ -284,20 +288,27 @@ class ReturnFamily(TaskFamily):
         ineligible = rng.random() < difficulty.p_ineligible
         final_sale = ineligible and rng.random() < FINAL_SALE_SHARE
         target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
-        window = return_window_days(catalog.category_of(target_row).path[0], account.profile.tier)
-        if final_sale:
-            age = rng.randint(1, 10)
-        elif ineligible:
-            age = window + rng.randint(1, EDGE_DAYS if difficulty.return_window_edge else 30)
-        elif difficulty.return_window_edge and rng.random() < 0.5:
-            age = window - rng.randint(0, EDGE_DAYS)
-        else:
-            age = rng.randint(1, max(1, window // 2))
+        own: list = []
+
+        def background() -> None:
+            # Delivered lines get the target's age distribution, so "the newest delivered order" says nothing.
+            rows = [sample_row(world, rng, exclude={target_row})]
+            rows += fillers(world, rng, {target_row, rows[0]})
+            status = rng.choice(BACKGROUND_STATUSES)
+            if status == "delivered":
+                late = rng.random() < difficulty.p_ineligible
+                own.append(place(world, rng, rows, status, self._age(world, rng, difficulty, rows[0], late, False)))
+            else:
+                own.append(random_status_order(world, rng, rows, status))
+
+        for _ in range(rng.randint(0, difficulty.H_orders - 1)):  # the target is created at a random point
+            background()
+        age = self._age(world, rng, difficulty, target_row, ineligible, final_sale)
         rows = [target_row] + fillers(world, rng, {target_row})
         rng.shuffle(rows)
         order = place(world, rng, rows, "delivered", age)
         line = next(li for li in order.lines if li.row == target_row)
-        own = [order]
+        own.append(order)
         distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
             own.append(place(world, rng, [target_row] + fillers(world, rng, {target_row}), "delivered",
@@ -306,9 +317,7 @@ class ReturnFamily(TaskFamily):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, age + rng.randint(-5, 5))))
         while len(own) < difficulty.H_orders:
-            status = rng.choice(BACKGROUND_STATUSES)
-            rows = [sample_row(world, rng, exclude={target_row})]
-            own.append(random_status_order(world, rng, rows + fillers(world, rng, {target_row, rows[0]}), status))
+            background()
         verdict = account.verdict(world, order, line)
         if verdict.eligible == ineligible:
             raise RuntimeError(f"RETURN generator and rule engine disagree: wanted eligible={not ineligible}, "
@@ -322,11 +331,25 @@ class ReturnFamily(TaskFamily):
                           reason_phrase=rng.choice(REASON_PHRASES[reason]),
                           reason_withheld=rng.random() < difficulty.p_missing,
                           confirm_first=rng.random() < CONFIRM_PROBABILITY, replacement=replacement,
-                          order_ids=[o.order_id for o in own],
+                          order_ids=sorted(o.order_id for o in own),
                           prior_returns=[r.return_id for r in account.returns],
                           patience=BASE_PATIENCE + rng.randint(0, 2))
         user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
+
+    @staticmethod
+    def _age(world: World, rng: random.Random, difficulty: Difficulty, row: int, ineligible: bool,
+             final_sale: bool) -> int:
+        """Days since delivery of a delivered line: recent, near the return-window edge (the
+        ``return_window_edge`` curve) or past it."""
+        window = return_window_days(world.catalog.category_of(row).path[0], world.account.profile.tier)
+        if final_sale:
+            return rng.randint(1, 10)
+        if ineligible:
+            return window + rng.randint(1, EDGE_DAYS if difficulty.return_window_edge else 30)
+        if difficulty.return_window_edge and rng.random() < 0.5:
+            return window - rng.randint(0, EDGE_DAYS)
+        return rng.randint(1, max(1, window // 2))
 
     @staticmethod
     def _replacement(world: World, rng: random.Random, original: int, difficulty: Difficulty) -> ReplacementGoal | None:

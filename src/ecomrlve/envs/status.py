@@ -4,7 +4,10 @@ Description
     The customer asks where an order is: by order id at low d, by product and order date in the
     middle, and at high d only by product type and a rough time or by the day it was supposed
     to arrive ("my headlamp order that's supposed to arrive on Tuesday"); look-alike orders may
-    force a clarifying question. The agent reports the order's status and, when asked, its ETA.
+    force a clarifying question, which at high d gets the product and a rough time, never an id
+    or an exact date. The target order's status is drawn like every other order's and it is
+    created at a random point of the history, so its position in ``order_list`` says nothing. The
+    agent reports the order's status and, when asked, its ETA.
 Hidden goal
     :class:`StatusGoal`: the target order (a :class:`~ecomrlve.envs.orders.LineRef` of its
     first-named line), its status and ETA, whether the ETA was asked, the orders placed.
@@ -13,13 +16,17 @@ Tools
 Scoring
     :func:`status_score`: fields are the order id, the status and (only when asked) the ETA;
     status and ETA count only for the right order. ``r_task = 2·(right fields / fields) − 1``;
-    no answer −1. is_correct iff every field is right.
+    no answer −1. is_correct iff every field is right. Credit needs a verified status: an answer
+    given before a tool result (order_list or order_get_details, in an earlier turn) showed the
+    answered order scores as wrong in every field (echoing the quoted id with a guess pays nothing).
 Difficulty axes used
     H_orders, p_noise, B_tool, T_max, order_reference (how the order is named, and the look-alike orders).
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: credit needs a verified status (an order shown by order_list/order_get_details in an earlier turn); the target's status is drawn like every order's and it is created at a random point (no position bias); high-d clarification gives the product and a rough time.
 """
 
 from __future__ import annotations
@@ -59,13 +66,16 @@ if TYPE_CHECKING:
     from ecomrlve.protocol import Observation
 
 ENV_ID = "STATUS"
-TARGET_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled")
 UNDELIVERED = ("processing", "shipped", "in_transit")
 ETA_QUESTION_PROBABILITY = 0.7  # customers with an undelivered order who also ask when it arrives
 ARRIVAL_PHRASE_PROBABILITY = 0.5  # high d, undelivered: named by the day it should arrive
 BACKGROUND_STATUSES: tuple[OrderStatus, ...] = ("delivered", "delivered", "in_transit", "processing", "cancelled",
                                                 "returned", "shipped")
+# The asked-about order's status is drawn like any other order's (returned orders are not asked about), so
+# neither its status nor (through its dates) its place in the order list singles it out.
+TARGET_STATUSES: tuple[OrderStatus, ...] = tuple(s for s in BACKGROUND_STATUSES if s != "returned")
 BASE_PATIENCE = 3
+ORDER_LOOKUPS = ("order_list", "order_get_details")  # the tools whose results show an order's status
 WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
                         "when did you order", "order number", "order id")
 
@@ -117,6 +127,15 @@ class StatusState(TaskState):
     """What the STATUS dialogue established: whether the customer said which order they mean."""
 
     identified: bool = False
+    handled_turns: list[int] = field(default_factory=list)  # turns that ended with the request open
+
+
+def status_shown(world: World, order_id: str, turns: list[int]) -> bool:
+    """Whether ``order_list`` or ``order_get_details`` showed ``order_id``'s status during ``turns``:
+    credit needs a verified status, not the customer's own words echoed back."""
+    shown = world.surfacing.account_ids_shown(ORDER_LOOKUPS, turns)
+    order = world.account.order(order_id)
+    return order_id in shown or (order is not None and any(line.line_id in shown for line in order.lines))
 
 
 @dataclass
@@ -129,6 +148,9 @@ class StatusUser(SimulatedUser):
 
     def on_question(self, question: str, world: World) -> str:
         return self.say(*self._respond(question))
+
+    def note_turn(self, turn: int) -> None:
+        self.state.handled_turns.append(turn)
 
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         return self.say(*self._respond(message)) if message else None
@@ -152,7 +174,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 1
+    version = 3
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)
@@ -168,8 +190,17 @@ class StatusFamily(TaskFamily):
         catalog = world.catalog
         status: OrderStatus = rng.choice(TARGET_STATUSES)
         target_row = sample_row(world, rng, exclude=set())
+        own: list = []
+
+        def background() -> None:
+            row = sample_row(world, rng, exclude={target_row})
+            own.append(random_status_order(world, rng, [row] + fillers(world, rng, {target_row, row}),
+                                           rng.choice(BACKGROUND_STATUSES)))
+
+        for _ in range(rng.randint(0, difficulty.H_orders - 1)):  # the target is created at a random point
+            background()
         order = random_status_order(world, rng, [target_row] + fillers(world, rng, {target_row}), status)
-        own = [order]
+        own.append(order)
         placed_days = (world.today - order.placed).days
         distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
@@ -178,15 +209,13 @@ class StatusFamily(TaskFamily):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, placed_days - 3)))  # placed within days
         while len(own) < difficulty.H_orders:
-            row = sample_row(world, rng, exclude={target_row})
-            own.append(random_status_order(world, rng, [row] + fillers(world, rng, {target_row, row}),
-                                           rng.choice(BACKGROUND_STATUSES)))
+            background()
         target = reference(world, order, order.lines[0], level, rng)
         phrase, exact, ambiguous = self._phrase(world, order.status, order.eta, target, level, rng)
         goal = StatusGoal(target=target, phrase=phrase, exact=exact, ambiguous=ambiguous, status=order.status,
                           eta=order.eta if order.status in UNDELIVERED else None,
                           want_eta=order.status in UNDELIVERED and rng.random() < ETA_QUESTION_PROBABILITY,
-                          order_ids=[o.order_id for o in own], patience=BASE_PATIENCE + rng.randint(0, 2))
+                          order_ids=sorted(o.order_id for o in own), patience=BASE_PATIENCE + rng.randint(0, 2))
         user = StatusUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 
@@ -209,14 +238,15 @@ class StatusFamily(TaskFamily):
         return f"my order with the {target.phrase[4:]}", target.exact, target.ambiguous
 
     def verify(self, goal: StatusGoal, state: StatusState, world: World, answer: StatusAnswer | None) -> TaskOutcome:
-        order_ok = answer is not None and answer.order_id == goal.target.order_id
+        verified = answer is not None and status_shown(world, answer.order_id, state.handled_turns)
+        order_ok = verified and answer is not None and answer.order_id == goal.target.order_id
         status_ok = answer is not None and answer.status == goal.status
         eta_ok = answer is not None and goal.eta is not None and parse_eta(answer.eta) == goal.eta
         r_task, is_correct = status_score(answered=answer is not None, order_ok=order_ok, status_ok=status_ok,
                                           eta_asked=goal.want_eta, eta_ok=eta_ok)
         return TaskOutcome(r_task=r_task, is_correct=is_correct, details={
             "order_ok": order_ok, "status_ok": status_ok, "eta_asked": goal.want_eta, "eta_ok": eta_ok,
-            "answered": answer is not None})
+            "answered": answer is not None, "verified": verified})
 
     def oracle(self, problem: Problem[StatusGoal, StatusState]) -> StatusOracle:
         return StatusOracle(problem)

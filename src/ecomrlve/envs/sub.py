@@ -26,6 +26,8 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 3
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -94,6 +96,7 @@ class SubstitutionFamily(RankedRecommendation):
                              original_title=catalog.short_title(original))
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
+        user.feedback_detail = bool(difficulty.feedback_detail)
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
         return Problem(goal=goal, state=user.state, user=user, opening=opening, difficulty=difficulty)
 

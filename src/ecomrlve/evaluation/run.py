@@ -3,7 +3,9 @@
 An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed run is the same
 run), ``episodes.jsonl`` (one :class:`~ecomrlve.session.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
-``summary.json`` and the reports. Restarting with the same directory plays only the episodes
+``summary.json`` and the reports, and ``secret``, the deployment secret mixed into every episode
+(``$ECOMRLVE_SECRET`` when set, else random; set the same one to compare models on identical
+episodes). Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
 replaying the recorded outcomes in the order they finished, so nothing else needs saving.
 """
@@ -25,10 +27,11 @@ from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent
 from ecomrlve.runner import AgentFactory, Curriculum, Plan, RunLoop, Task
-from ecomrlve.session import EpisodeRecord
+from ecomrlve.session import EpisodeRecord, resolve_secret
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
+SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else random)
 SUMMARY_FILE = "summary.json"
 
 
@@ -118,12 +121,14 @@ def read_records(path: Path) -> list[EpisodeRecord]:
 class Evaluation:
     """One evaluation directory: plan, finished records, curriculum, and the loop that fills it."""
 
-    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None) -> None:
+    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None,
+                 secret: str | None = None) -> None:
         self.spec = spec
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._adopt_config()
+        self.secret = self._adopt_secret(secret)
         self.episodes_path = self.out_dir / EPISODES_FILE
         self.records = read_records(self.episodes_path)
         scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler) if spec.adaptive and spec.scheduler else None
@@ -140,6 +145,19 @@ class Evaluation:
     @property
     def scheduler(self) -> AdaptiveScheduler | None:
         return self.curriculum.scheduler
+
+    def _adopt_secret(self, wanted: str | None) -> str:
+        """One deployment secret per evaluation directory (kept apart from the agent), reused on resume."""
+        path = self.out_dir / SECRET_FILE
+        if path.exists():
+            stored = resolve_secret(path.read_text(encoding="utf-8").strip())
+            if wanted is not None and wanted != stored:
+                raise EvalConfigMismatch(f"{self.out_dir} was played with another secret; use another output "
+                                         "directory or --overwrite")
+            return stored
+        secret = resolve_secret(wanted)
+        path.write_text(secret + "\n", encoding="utf-8")
+        return secret
 
     def _adopt_config(self) -> None:
         """Refuse to resume a different evaluation; where the model is served may change."""
@@ -182,7 +200,8 @@ class Evaluation:
             await loop.run(self.pending(), finished, concurrency=concurrency)
 
     def _make_env(self) -> EcomEnv:
-        return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides)
+        return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides,
+                       secret=self.secret)
 
     def _annotate(self, task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> EpisodeRecord:
         """Add who played and how (``record.run``) and keep the record."""

@@ -226,7 +226,7 @@ class LooksGood:
 @dataclass(frozen=True)
 class MissesRequirement:
     phrase: str
-    requirement: tuple[str, str]
+    requirement: tuple[str, str] | None  # None: the shopper says it does not fit, not why (high d)
 
 
 @dataclass(frozen=True)
@@ -295,7 +295,7 @@ def recommend_values(act: RecommendAct) -> tuple[str, ...]:
     elif isinstance(act, StateRequirements):
         pairs = list(act.stated + act.repeated)
     elif isinstance(act, (ChangeRequirement, MissesRequirement)):
-        pairs = [act.requirement]
+        pairs = [act.requirement] if act.requirement is not None else []
     if isinstance(act, (SoldOut, LooksGood, MissesRequirement, NotNeeded)):
         names = [act.phrase]
     return tuple(names) + tuple(v for _, v in pairs)

@@ -291,6 +291,8 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
                            "I just checked: the {p} is out of stock."]).replace("{p}", act.phrase)
     if isinstance(act, A.LooksGood):
         return rng.choice(["The {p} looks good.", "I like the {p}."]).replace("{p}", act.phrase)
+    if isinstance(act, A.MissesRequirement) and act.requirement is None:
+        return rng.choice(["The {p} isn't quite what I'm looking for.", "Hm, not the {p}."]).replace("{p}", act.phrase)
     if isinstance(act, A.MissesRequirement):
         return rng.choice(["The {p} doesn't work for me - I need it {r}.", "Not the {p}: it has to be {r}."]).replace(
             "{p}", act.phrase).replace("{r}", _requirements_text([act.requirement], rng))

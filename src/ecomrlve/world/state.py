@@ -72,7 +72,7 @@ class World:
     """Everything an episode may change, on top of one shared catalog."""
 
     catalog: Catalog
-    key: tuple  # (env_id, difficulty, seed): salts every id and lazily drawn value
+    key: tuple  # (env_id, difficulty, seed, secret): salts every id and lazily drawn value
     today: dt.date
     stock_overrides: dict[int, int] = field(default_factory=dict)
     visit_history: list[int] = field(default_factory=list)

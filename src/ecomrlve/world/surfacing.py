@@ -50,6 +50,10 @@ class SurfacingLedger:
     def account_ids(self) -> set[str]:
         return {i for entry in self.entries for i in entry.account_ids}
 
+    def account_ids_shown(self, sources: Collection[str], turns: Collection[int]) -> set[str]:
+        """Order and order-line ids that one of ``sources`` showed during one of ``turns``."""
+        return {i for entry in self.entries if entry.source in sources and entry.turn in turns for i in entry.account_ids}
+
     def rows_shown(self, sources: Collection[str], turns: Collection[int]) -> set[int]:
         """Products that one of ``sources`` showed during one of ``turns``."""
         return {row for entry in self.entries if entry.source in sources and entry.turn in turns for row in entry.rows}
