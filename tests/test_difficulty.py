@@ -42,6 +42,7 @@ def spec_axes(d: int) -> dict[str, float]:
         "order_reference": min(2, d // 4),
         "p_ineligible": min(0.5, 0.05 * d),
         "return_window_edge": int(d >= 6),
+        "feedback_detail": int(d < 8),
     }
 
 
@@ -77,7 +78,7 @@ def test_axes_monotone_and_bounded(d: int) -> None:
                  "B_branch", "B_tool", "cart_items", "p_variant", "p_multi_qty", "journey_intents", "bundle_categories",
                  "bundle_budget", "cart_history_lookalikes", "order_reference", "p_ineligible", "return_window_edge"):
         assert getattr(nxt, name) >= getattr(now, name), name
-    assert nxt.top_k <= now.top_k and nxt.slack < now.slack
+    assert nxt.top_k <= now.top_k and nxt.slack < now.slack and nxt.feedback_detail <= now.feedback_detail
     for name in ("p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty", "p_ineligible"):
         assert 0.0 <= getattr(now, name) <= 1.0
 

@@ -51,6 +51,7 @@ def test_secret_changes_the_episode_and_the_record_keeps_it(catalog, search) -> 
             env.reset(env_id=env_id, difficulty=6, seed=11)
             goals.append(env.audit().problem.goal.model_dump_json())
         assert goals[0] == goals[1] != goals[2], env_id
+    a.session.finish("stopped")
     assert a.record.secret == "alpha"
 
 

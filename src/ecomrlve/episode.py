@@ -74,7 +74,6 @@ class EcomEnv:
         """Start a new episode; an unspecified env or seed is drawn from this object's seeded stream."""
         _check_reset_arguments(self.env_ids, env_id, seed)
         env_id = env_id or self._rng.choice(self.env_ids)
-        require_support(self.catalog, (env_id,))
         if seed is None:
             seed = self._rng.getrandbits(31)
         self._session = EpisodeSession(
