@@ -308,7 +308,8 @@ class _Episode:
     def record(self) -> EpisodeRecord:
         return EpisodeRecord(
             env_id=self.env.env_id, env_version=self.env.version, difficulty=self.difficulty.d, seed=self.seed,
-            catalog=self.catalog_name, axes=self.difficulty.as_dict(), tools=list(self.tools),
+            catalog=self.catalog_name, tools=list(self.tools),
+            axes=self.difficulty.as_dict() | ({"adapted": self.problem.adapted} if self.problem.adapted else {}),
             messages=self.messages, actions=self.actions, goal=self.problem.goal.model_dump(mode="json"),
             reward=self.reward,
         )

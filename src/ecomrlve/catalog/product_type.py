@@ -195,3 +195,63 @@ def spoken_noun(noun: str) -> str:
     if _plural_form(last) in PAIRED:
         return " ".join([*noun.split()[:-1], _plural_form(last)])
     return noun
+
+
+# -- the name a shopper uses ----------------------------------------------------------------------
+
+MAX_MODEL_WORDS = 3
+_HAS_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class SpokenName:
+    """How a shopper names one product: "Zentari Pro 5 smartwatch", not the 200-character listing title."""
+
+    text: str  # without an article
+    model: str  # the model words in it ("Pro 5"), possibly empty
+    unique: bool  # no other product of the category answers to the same name
+
+
+def model_tokens(text: str, brand: str, noun: str) -> str:
+    """Model words of ``text``: tokens with a digit and the word right before one ("Pro 5",
+    "Nova 21 65W"), leaving out the brand and the product noun; at most three."""
+    rest = _pattern({fold(noun): noun}).sub(" ", text.lower()) if noun else text.lower()
+    brand_words = {w.lower() for w in brand.split()}
+    originals = {t.lower(): t for t in _WORD.findall(text)}
+    tokens = [t for t in _WORD.findall(rest) if t not in brand_words]
+    keep = [originals.get(t, t) for i, t in enumerate(tokens)
+            if _HAS_DIGIT.search(t) or (i + 1 < len(tokens) and _HAS_DIGIT.search(tokens[i + 1]))]
+    return " ".join(keep[:MAX_MODEL_WORDS])
+
+
+def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
+    """Every product of ``category`` -> the name a shopper says, cached per category.
+
+    Brand + model words + product type, the model words taken from the title's head, else its
+    first clause, else the whole title: the first of these that singles the product out within
+    its category. When none does, the title's first clause, then the whole title (``unique``
+    tells whether even that is shared).
+    """
+    cache = catalog.__dict__.setdefault("_spoken_names", {})
+    if category not in cache:
+        info = category_types(catalog, category)
+        rows = info.rows.tolist()
+        titles = catalog.titles.take(info.rows).to_pylist() if rows else []
+        options: dict[int, list[tuple[str, str]]] = {}
+        for row, title in zip(rows, titles):
+            noun, brand = info.types[row], catalog.brand_of(row)
+            models = [model_tokens(text, brand, noun) for text in (title_head(title), title.split(",")[0], title)]
+            options[row] = [(" ".join(p for p in (brand, m, spoken_noun(noun)) if p), m) for m in models]
+            options[row] += [(title.split(",")[0], models[1]), (title, models[2])]
+        taken = [Counter(opts[i][0].lower() for opts in options.values()) for i in range(5)]
+        names = {}
+        for row, opts in options.items():
+            level = next((i for i in range(5) if taken[i][opts[i][0].lower()] == 1), 4)
+            names[row] = SpokenName(opts[level][0], opts[level][1], taken[level][opts[level][0].lower()] == 1)
+        cache[category] = names
+    return cache[category]
+
+
+def spoken_name(catalog: Catalog, row: int) -> SpokenName:
+    """The name a shopper uses for product ``row`` (see :func:`spoken_names`)."""
+    return spoken_names(catalog, int(catalog.category[row]))[int(row)]

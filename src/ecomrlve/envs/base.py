@@ -35,6 +35,9 @@ class Problem:
     user: SimulatedUser
     opening: str
     difficulty: Difficulty
+    #: How the generator adapted to a catalog that lacks something (feature -> what it did
+    #: instead, e.g. no final-sale category); recorded with the episode's axes as ``adapted``.
+    adapted: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
@@ -231,7 +232,7 @@ class BundleUser(RecommendUser):
             category = int(catalog.category[row])
             if world.stock(row) == 0:
                 acts.append(A.SoldOut(name))
-            elif category not in self.categories:
+            elif category not in self.categories or not is_main_type(catalog, row):
                 acts.append(A.NotNeeded(name))
             else:
                 slot = self.categories.index(category)
@@ -295,6 +296,8 @@ class BundleEnvironment(Environment):
             raise RuntimeError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
         enough = [o for o in options if len(o[1]) >= n]
         project, usable = rng.choice(enough) if enough else max(options, key=lambda o: len(o[1]))
+        adapted = {} if enough else {"bundle_categories": f"the catalog has at most {len(usable)} of the "
+                                                          f"{n} categories a project needs; the bundle has {len(usable)}"}
         core = min(2, n, len(usable))  # the project's essentials, then a random pick of the rest
         chosen = list(range(core)) + sorted(rng.sample(range(core, len(usable)), min(n, len(usable)) - core))
         categories = [usable[i] for i in chosen]
@@ -309,7 +312,7 @@ class BundleEnvironment(Environment):
             budget = float(math.ceil(sum(catalog.price(r) for r in references) * (1 + difficulty.slack)))
         withheld = [i for i in range(len(item_requirements)) if rng.random() < difficulty.p_missing]
         goal = BundleGoal(
-            project=project.phrase, categories=categories, nouns=[catalog.categories[c].noun for c in categories],
+            project=project.phrase, categories=categories, nouns=[main_type(catalog, c) for c in categories],
             budget=budget, item_requirements=item_requirements, withheld=withheld,
             reference_ids=[catalog.product_id(r) for r in references], patience=BASE_PATIENCE + rng.randint(0, 2))
         requirements = [ir.requirement for ir in item_requirements]
@@ -324,7 +327,7 @@ class BundleEnvironment(Environment):
                        for i, ir in enumerate(item_requirements) if i not in withheld)
         opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),
                                            None if budget is None else f"{budget:g}", stated))
-        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, user=user, opening=opening, difficulty=difficulty, adapted=adapted)
 
     @staticmethod
     def _cheap_rows(world: World, category: int) -> np.ndarray:
@@ -333,13 +336,13 @@ class BundleEnvironment(Environment):
         catalog = world.catalog
         cache = catalog.__dict__.setdefault("_bundle_cheap", {})
         if category not in cache:
-            rows = catalog.category_rows[category]
+            rows = category_types(catalog, category).main_rows()
             cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
         in_stock = ProductFilter(in_stock=True)
         overrides = world.planning_overrides()
         rows = cache[category][filter_mask(catalog, in_stock, overrides, rows=cache[category])]
         if rows.size == 0:
-            rows = catalog.category_rows[category]
+            rows = category_types(catalog, category).main_rows()
             rows = _cheapest(catalog, rows[filter_mask(catalog, in_stock, overrides, rows=rows)])
         return rows
 
@@ -375,7 +378,8 @@ class BundleEnvironment(Environment):
                 continue
             rows.append(row)
             category = int(catalog.category[row])
-            if category in goal.categories and category not in covered and world.stock(row) > 0:
+            if (category in goal.categories and category not in covered and world.stock(row) > 0
+                    and is_main_type(catalog, row)):
                 requirements = goal.requirements_of(goal.categories.index(category))
                 if not requirements or filter_mask(catalog, requirement_filter(requirements), world.stock_overrides,
                                                    rows=np.asarray([row]))[0]:

@@ -33,6 +33,7 @@ import random
 
 import numpy as np
 
+from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
@@ -101,7 +102,7 @@ class ProductDiscoveryEnvironment(RankedRecommendation):
         best, best_count = None, -1
         for _ in range(_TARGET_TRIES):
             row = rng.randrange(len(catalog))
-            if not world.available(row) or world.is_denied(row):
+            if not world.available(row) or world.is_denied(row) or not is_main_type(catalog, row):
                 continue
             count = len(available_fields(catalog, [row]))
             if count >= wanted:

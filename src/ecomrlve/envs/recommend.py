@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
@@ -206,9 +207,11 @@ class CategoryView:
 
 
 def category_view(catalog: Catalog, category: int) -> CategoryView:
+    """The products a request for ``category`` can mean: its rows of the category's main type
+    (a "Smartwatches" request never means the straps and chargers filed next to the watches)."""
     views = catalog.__dict__.setdefault("_category_views", {})
     if category not in views:
-        rows = np.sort(catalog.category_rows[category])
+        rows = np.sort(category_types(catalog, category).main_rows())
         sub = Catalog(
             name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
             category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
@@ -249,7 +252,7 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
 def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
     """Share of the requirements (the leaf category counts as one) that product ``row`` meets."""
     one = np.asarray([row])
-    met = int(catalog.category[row]) == category
+    met = int(catalog.category[row]) == category and is_main_type(catalog, row)
     for requirement in requirements:
         if requirement.field != "category":
             met += bool(filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0])
@@ -260,7 +263,7 @@ def first_failed(catalog: Catalog, row: int, requirements: list[Requirement]) ->
     one = np.asarray([row])
     for requirement in requirements:
         if requirement.field == "category":
-            if catalog.category_of(row).name != requirement.value:
+            if catalog.category_of(row).name != requirement.value or not is_main_type(catalog, row):
                 return requirement
         elif not filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0]:
             return requirement
@@ -530,6 +533,9 @@ class RecommendUser(SimulatedUser):
             if failed is None:
                 acts.append(A.LooksGood(name))
                 continue
+            if failed.field == "category":  # another kind of product (an accessory, another category)
+                acts.append(A.NotNeeded(name))
+                continue
             index = self.requirements.index(failed)
             self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
             acts.append(A.MissesRequirement(name, (failed.field, failed.text())))
@@ -695,7 +701,7 @@ class RankedRecommendation(Environment):
                  price_reference: float, difficulty: Difficulty, rng: random.Random, **extra: Any) -> RecommendGoal:
         """A goal with preferences and patience drawn, before :meth:`plan` adds the events."""
         return goal_type(
-            category=category, noun=catalog.categories[category].noun, requirements=requirements, withheld=[],
+            category=category, noun=main_type(catalog, category), requirements=requirements, withheld=[],
             switch=None, stock_out_id=None, stock_out_row=None,
             preferences=draw_preferences(requirements, price_reference, rng), k=difficulty.k_rec,
             ideal_ids=[], patience=BASE_PATIENCE + rng.randint(0, 2), **extra)

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
+from ecomrlve.catalog.product_type import is_main_type, main_type
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.orders import (
@@ -50,6 +51,7 @@ from ecomrlve.envs.orders import (
     Distractors,
     LineRef,
     fillers,
+    has_category,
     has_look_alike,
     line_names,
     place,
@@ -69,7 +71,7 @@ from ecomrlve.envs.recommend import (
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser
-from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, return_window_days
+from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, is_final_sale, return_window_days
 from ecomrlve.world.state import World
 
 ENV_ID = "RETURN"
@@ -279,6 +281,10 @@ class ReturnEnvironment(Environment):
         catalog = world.catalog
         ineligible = rng.random() < ineligible_share(d)
         final_sale = ineligible and rng.random() < FINAL_SALE_SHARE
+        adapted: dict[str, str] = {}
+        if final_sale and not has_category(world, lambda c: is_final_sale(c.name)):
+            final_sale = False
+            adapted["final_sale"] = "the catalog has no final-sale category; the target is ineligible by its return window"
         target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
         window = return_window_days(catalog.category_of(target_row).path[0], account.profile.tier)
         if final_sale:
@@ -322,12 +328,14 @@ class ReturnEnvironment(Environment):
                           prior_returns=[r.return_id for r in account.returns],
                           patience=BASE_PATIENCE + rng.randint(0, 2))
         user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty, adapted=adapted)
 
     @staticmethod
     def _replacement(world: World, rng: random.Random, original: int, difficulty: Difficulty) -> ReplacementGoal | None:
         """m(d)−1 requirements (category first) that the in-stock product closest to the original meets."""
         catalog = world.catalog
+        if not is_main_type(catalog, original):  # an accessory: its category's requests name another product
+            return None
         reference_row = closest_partner(world, original, rng)
         if reference_row is None:
             return None
@@ -339,7 +347,7 @@ class ReturnEnvironment(Environment):
         return ReplacementGoal(category=category, requirements=requirements,
                                reference_id=catalog.product_id(reference_row),
                                reference_title=short_title(world, reference_row),
-                               noun=catalog.categories[category].noun)
+                               noun=main_type(catalog, category))
 
     def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:
         goal: ReturnGoal = problem.goal  # type: ignore[assignment]

@@ -35,6 +35,7 @@ import random
 import numpy as np
 
 from ecomrlve.catalog.filters import ProductFilter
+from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem
@@ -105,7 +106,8 @@ class SubstitutionEnvironment(RankedRecommendation):
         catalog = world.catalog
         for _ in range(_ORIGINAL_TRIES):
             row = rng.randrange(len(catalog))
-            if world.is_denied(row) or row in world.stock_overrides or row in world.doomed or not world.can_sell_out(row):
+            if (world.is_denied(row) or row in world.stock_overrides or row in world.doomed
+                    or not world.can_sell_out(row) or not is_main_type(catalog, row)):
                 continue
             cap = derive_requirement(catalog, [row], "price_max", slack).value
             substitute = closest_partner(world, row, rng, ProductFilter(price_max=cap, in_stock=True))
