@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Category
-from ecomrlve.user.dialogue import ItemNames, model_words
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
 from ecomrlve.world.state import World
@@ -61,15 +62,13 @@ class LineRef(BaseModel):
 def line_names(world: World, row: int) -> ItemNames:
     """The words that name a product in conversation (brand, model words, noun)."""
     catalog = world.catalog
-    title, brand = short_title(world, row), catalog.brand_of(row)
-    return ItemNames(catalog.product_id(row), brand.lower(), model_words(title, brand).lower(),
-                     catalog.category_of(row).noun.lower())
+    return ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), spoken_name(catalog, row).model.lower(),
+                     spoken_noun(product_type(catalog, row)))
 
 
 def same_noun(world: World, row: int, other: int) -> bool:
-    """Whether two products are called the same in conversation (real catalogs give several categories one noun)."""
-    categories = world.catalog.categories
-    return categories[int(world.catalog.category[row])].noun.lower() == categories[int(world.catalog.category[other])].noun.lower()
+    """Whether two products are called the same in conversation (their product types agree)."""
+    return same_type(product_type(world.catalog, row), product_type(world.catalog, other))
 
 
 def spoken_date(day: dt.date) -> str:
@@ -89,7 +88,8 @@ def rough_time(today: dt.date, day: dt.date) -> str:
 
 
 def short_title(world: World, row: int) -> str:
-    return world.catalog.title(row).split(",")[0]
+    """How the customer names a product: brand, model words and type, not the listing title."""
+    return spoken_name(world.catalog, row).text
 
 
 def has_look_alike(world: World, row: int) -> bool:
@@ -174,8 +174,8 @@ def reference(world: World, order: Order, line: OrderLine, d: int, rng: random.R
     catalog = world.catalog
     title = short_title(world, line.row)
     brand = catalog.brand_of(line.row)
-    noun = catalog.category_of(line.row).noun
-    model = model_words(title, brand)
+    noun = spoken_noun(product_type(catalog, line.row))
+    model = spoken_name(catalog, line.row).model
     if d < ID_LEVEL_BELOW:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
     elif d < DATE_LEVEL_BELOW:

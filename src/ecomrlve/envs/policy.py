@@ -35,6 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import indefinite, product_type
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
@@ -414,15 +415,15 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
     the documents decide the answer on any catalog.
     """
     category = catalog.category_of(row)
-    noun = category.noun.lower()
+    noun = product_type(catalog, row)
 
     def rules(c: Category) -> tuple[str, bool]:
         return P.rule_department(c.path[0]), P.is_final_sale(c.name)
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}
-    if meanings <= {rules(category)}:
-        return f"It's about a {noun}.", []
-    return (f"It's about a {noun} from the {category.name} category of the {category.path[0]} department.",
+    if meanings and meanings <= {rules(category)}:
+        return f"It's about {indefinite(noun)}.", []
+    return (f"It's about {indefinite(noun)} from the {category.name} category of the {category.path[0]} department.",
             [category.name, category.path[0]])
 
 

@@ -92,6 +92,8 @@ class ItemNames:
         noun = self.noun
         if _contains(text, noun) or _contains(text, noun + "s") or (noun.endswith("s") and _contains(text, noun[:-1])):
             score += 1
+        if not self.model and score == 3:  # no model words: brand and type are its whole name
+            return NAMED
         return score
 
 
