@@ -255,3 +255,17 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
 def spoken_name(catalog: Catalog, row: int) -> SpokenName:
     """The name a shopper uses for product ``row`` (see :func:`spoken_names`)."""
     return spoken_names(catalog, int(catalog.category[row]))[int(row)]
+
+
+#: Last words of types that run on power: "it won't turn on" fits them, not a case or a strap.
+POWERED_WORDS = frozenset({
+    "charger", "headphones", "headphone", "earbuds", "earbud", "speaker", "monitor", "keyboard", "mouse", "smartwatch",
+    "tracker", "lamp", "headlamp", "light", "clock", "maker", "blender", "dryer", "drill", "bank", "camera", "router",
+    "tablet", "laptop", "phone", "console", "vacuum", "fan", "heater", "kettle", "toaster", "shaver", "trimmer",
+    "toothbrush", "machine", "printer", "projector", "tv"})
+
+
+def is_powered(noun: str) -> bool:
+    """Whether a product of type ``noun`` runs on power (batteries or mains)."""
+    words = noun.lower().replace("-", " ").split()
+    return bool(words) and words[-1] in POWERED_WORDS

@@ -25,6 +25,11 @@ from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
     from ecomrlve.agents.base import Agent
+    from ecomrlve.catalog.schema import Catalog
+
+
+class GenerationError(RuntimeError):
+    """The catalog (or what other tasks on the same world already hold) cannot host this task."""
 
 
 @dataclass
@@ -75,6 +80,10 @@ class Environment(ABC):
         the answer does not fit the request being handled.
         """
         return True
+
+    def unsupported(self, catalog: Catalog) -> str | None:
+        """Why this environment cannot run on ``catalog`` at all (one line), or None if it can."""
+        return None
 
     @abstractmethod
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:

@@ -26,6 +26,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Environment, GenerationError, Problem, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
@@ -273,7 +274,7 @@ def _in_stock_count(world: World, category: int) -> int:
 
 class BundleEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
@@ -284,6 +285,11 @@ class BundleEnvironment(Environment):
         return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. Extra or "
                 "unsuitable products and going over the budget lower the score. This ends the task.")
 
+    def unsupported(self, catalog: Catalog) -> str | None:
+        if not any(resolve_projects(catalog)):
+            return "BUNDLE needs a category some project uses (e.g. Backpacks, Water Bottles); the catalog has none"
+        return None
+
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
         n = difficulty.bundle_categories
@@ -293,7 +299,7 @@ class BundleEnvironment(Environment):
             if usable:
                 options.append((project, usable))
         if not options:
-            raise RuntimeError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
+            raise GenerationError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
         enough = [o for o in options if len(o[1]) >= n]
         project, usable = rng.choice(enough) if enough else max(options, key=lambda o: len(o[1]))
         adapted = {} if enough else {"bundle_categories": f"the catalog has at most {len(usable)} of the "

@@ -23,6 +23,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards, tool_results
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Environment, GenerationError, Problem, TaskOutcome
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
     Constraint,
@@ -287,7 +288,7 @@ def _cart_key(world: World) -> tuple:
 
 class CartEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
@@ -353,7 +354,7 @@ class CartEnvironment(Environment):
                     and row not in exclude_rows and not world.is_denied(row)
                     and (bool(world.variants(row)) or not needs_variant) and spoken_name(catalog, row).unique):
                 return row
-        raise RuntimeError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
+        raise GenerationError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
 
     @staticmethod
     def _item(world: World, row: int, rng: random.Random, needs_variant: bool, quantity: int,

@@ -25,6 +25,7 @@ Episode end
     The answer to the last open request, the turn budget, or the shopper giving up.
 Version history
     1: first release.
+    2: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import ENTRY_POINTS, get_environment
-from ecomrlve.envs.base import Environment, Problem, TaskOutcome
+from ecomrlve.envs.base import Environment, GenerationError, Problem, TaskOutcome
 from ecomrlve.episode import Observation
 from ecomrlve.tools import ToolError
 from ecomrlve.user import acts as A
@@ -175,7 +176,7 @@ class JourneyUser(SimulatedUser):
 
 class JourneyEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
 
     def __init__(self) -> None:
         self.intent_envs = intent_environments()
@@ -201,9 +202,22 @@ class JourneyEnvironment(Environment):
                 f"request; the conversation continues until every request is answered. {kinds}")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
-        count = min(difficulty.journey_intents, len(self.intent_envs))
-        envs = rng.sample(self.intent_envs, count)
-        problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
+        supported = [env for env in self.intent_envs if env.unsupported(world.catalog) is None]
+        adapted = {"intents": "not supported by the catalog: " + ", ".join(
+            env.env_id for env in self.intent_envs if env not in supported)} if len(supported) < len(self.intent_envs) else {}
+        count = min(difficulty.journey_intents, len(supported))
+        envs = rng.sample(supported, count)
+        problems, spare = [], [env for env in supported if env not in envs]
+        for i in range(count):
+            while True:
+                try:
+                    problems.append(envs[i].generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser))
+                    break
+                except GenerationError as exc:  # the world the earlier intents left cannot host this one
+                    if not spare:
+                        raise
+                    adapted[f"intent_{i}"] = f"{envs[i].env_id} replaced: {exc}"
+                    envs[i] = spare.pop(rng.randrange(len(spare)))
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
         user = JourneyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=_NEVER_GIVES_UP,
                            problems=problems, env_ids=[env.env_id for env in envs], interrupts=interrupts)
@@ -211,7 +225,8 @@ class JourneyEnvironment(Environment):
             JourneyIntent(env_id=env.env_id, goal=p.goal.model_dump(mode="json"), interrupted=interrupted)
             for env, p, interrupted in zip(envs, problems, interrupts)
         ])
-        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, user=user, opening=user.opening(), difficulty=difficulty,
+                       adapted=adapted | {k: v for p in problems for k, v in p.adapted.items()})
 
     def turn_budget(self, problem: Problem) -> int:
         user: JourneyUser = problem.user  # type: ignore[assignment]

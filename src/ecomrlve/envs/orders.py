@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Category
+from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
@@ -122,7 +123,7 @@ def sample_row(world: World, rng: random.Random, *, exclude: set[int], category:
         row = int(pool[rng.randrange(len(pool))])
         if row not in exclude and not world.is_denied(row):
             return row
-    raise RuntimeError(f"could not sample an order product from catalog {catalog.name}")
+    raise GenerationError(f"could not sample an order product from catalog {catalog.name}")
 
 
 def has_category(world: World, accept: Callable[[Category], bool]) -> bool:

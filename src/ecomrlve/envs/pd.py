@@ -25,6 +25,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: asks for the category's main product type (accessories are not valid); the shopper's wording (articles, per-message noise) changed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import numpy as np
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem
+from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
     RankedRecommendation,
     RecommendGoal,
@@ -63,7 +64,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 2
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -110,5 +111,5 @@ class ProductDiscoveryEnvironment(RankedRecommendation):
             if count > best_count:
                 best, best_count = row, count
         if best is None:
-            raise RuntimeError(f"no in-stock, allowed product found in catalog {catalog.name}")
+            raise GenerationError(f"no in-stock, allowed product found in catalog {catalog.name}")
         return best

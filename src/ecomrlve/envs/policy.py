@@ -23,6 +23,7 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: the item's kind is its product type with the right article; noise per message.
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def _money(cents: int) -> str:
 
 class PolicyEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "

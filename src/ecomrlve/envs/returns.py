@@ -29,6 +29,7 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: without a final-sale category ineligibility is by window only (axes.adapted); reasons fit the product (no "won't turn on" for a case); items named by brand, model words and type; noise per message.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
-from ecomrlve.catalog.product_type import is_main_type, main_type
+from ecomrlve.catalog.product_type import is_main_type, is_powered, main_type, product_type
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.orders import (
@@ -86,6 +87,7 @@ UNCONFIRMED_CAP = 0.0
 BACKGROUND_STATUSES = ("delivered", "delivered", "delivered", "in_transit", "processing", "cancelled", "returned")
 REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "defective": ("it stopped working after a few days", "it's faulty, it won't turn on properly"),
+    "defective_unpowered": ("it broke after a few days", "it's faulty, it came apart the first time I used it"),
     "damaged": ("it arrived damaged", "it came broken, the box was crushed"),
     "wrong_item": ("you sent me the wrong item", "what arrived is not what I ordered"),
     "not_as_described": ("it doesn't match the description on the site", "it's not as described"),
@@ -94,6 +96,13 @@ REASON_PHRASES: dict[str, tuple[str, ...]] = {
 REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
 WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
                         "when did you order")
+
+
+def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
+    """How a customer says ``reason`` about a product of type ``noun`` (a case does not "turn on")."""
+    if reason == "defective" and not is_powered(noun):
+        return REASON_PHRASES["defective_unpowered"]
+    return REASON_PHRASES[reason]
 
 
 def ineligible_share(d: int) -> float:
@@ -261,7 +270,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
@@ -321,7 +330,7 @@ class ReturnEnvironment(Environment):
         replacement = (self._replacement(world, rng, target_row, difficulty)
                        if rng.random() < REPLACEMENT_PROBABILITY else None)
         goal = ReturnGoal(target=target, eligible=verdict.eligible, verdict_code=verdict.code, reason=reason,
-                          reason_phrase=rng.choice(REASON_PHRASES[reason]),
+                          reason_phrase=rng.choice(reason_phrases(reason, product_type(catalog, target_row))),
                           reason_withheld=rng.random() < difficulty.p_missing,
                           confirm_first=rng.random() < CONFIRM_PROBABILITY, replacement=replacement,
                           order_ids=[o.order_id for o in own],

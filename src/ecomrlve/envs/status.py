@@ -20,6 +20,7 @@ Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
     1: first release.
+    2: items named by brand, model words and product type; noise per message.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class StatusUser(SimulatedUser):
 
 class StatusEnvironment(Environment):
     env_id = ENV_ID
-    version = 1
+    version = 2
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

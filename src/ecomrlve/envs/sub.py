@@ -26,6 +26,7 @@ Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
     1: first release.
+    2: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem
+from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
     RankedRecommendation,
     RecommendGoal,
@@ -70,7 +71,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionEnvironment(RankedRecommendation):
     env_id = ENV_ID
-    version = 1
+    version = 2
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -113,4 +114,4 @@ class SubstitutionEnvironment(RankedRecommendation):
             substitute = closest_partner(world, row, rng, ProductFilter(price_max=cap, in_stock=True))
             if substitute is not None:
                 return row, substitute
-        raise RuntimeError(f"no product with an in-stock substitute found in catalog {catalog.name}")
+        raise GenerationError(f"no product with an in-stock substitute found in catalog {catalog.name}")

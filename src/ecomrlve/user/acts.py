@@ -253,17 +253,18 @@ def protected_values(act: DialogueAct) -> tuple[str, ...]:
     if isinstance(act, RequestItems):
         out: list[str] = []
         for item in act.items:
+            out.append(item.phrase)
             if item.variant:
                 out.append(item.variant[1])
             if item.quantity:
                 out.append(str(item.quantity))
         return tuple(out)
     if isinstance(act, Inform):
-        return tuple(f.value for f in act.facts)
+        return tuple(v for f in act.facts for v in (f.value, f.phrase))
     if isinstance(act, CartCorrection):
-        return tuple(v for i in act.issues for v in (i.wanted, i.got) if v)
+        return tuple(v for i in act.issues for v in (i.wanted, i.got, i.phrase) if v)
     if isinstance(act, StockOutAlternative):
-        return (act.alternative,)
+        return (act.alternative, act.original)
     if isinstance(act, JourneyAct):
         return (act.request,)  # already realised (and noised) by its own environment's user
     if isinstance(act, RequestReturn) and act.replacement:

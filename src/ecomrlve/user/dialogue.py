@@ -157,4 +157,4 @@ class SimulatedUser:
             self.gave_up = True
             acts = (A.GiveUp(),)
         self.acts.extend(acts)
-        return " ".join(self.realiser.realise(act, self.rng) for act in acts)
+        return self.realiser.realise(tuple(acts), self.rng)
