@@ -40,7 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.catalog.product_type import category_types, is_main_type, main_type
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, GenerationError, Problem, TaskOutcome
@@ -55,7 +55,6 @@ from ecomrlve.envs.recommend import (
     derive_requirement,
     first_failed,
     requirement_filter,
-    short_title,
 )
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
@@ -229,7 +228,7 @@ class BundleUser(RecommendUser):
             row = catalog.index_of(product_id)
             if row is None:
                 continue
-            name = short_title(catalog, row)
+            name = spoken_name(catalog, row).text
             category = int(catalog.category[row])
             if world.stock(row) == 0:
                 acts.append(A.SoldOut(name))

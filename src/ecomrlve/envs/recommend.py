@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.catalog.product_type import category_types, is_main_type, main_type
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
@@ -522,7 +522,7 @@ class RecommendUser(SimulatedUser):
             mentioned.append(self.stock_out)
         acts: list[A.DialogueAct] = []
         for row in mentioned[:3]:
-            name = catalog.title(row).split(",")[0]
+            name = spoken_name(catalog, row).text
             if world.stock(row) == 0:
                 if row == self.stock_out and self.sold_out and not self.sold_out_announced:
                     self.sold_out_announced = True
@@ -589,7 +589,7 @@ class SurfacingOracle:
         pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
         if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
                 and self.turn > 1 and not messages):
-            name = short_title(catalog, self.mention)
+            name = spoken_name(catalog, self.mention).text
             messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
             self.mentioned = True
         for row in pending[: self.b_tool]:
@@ -756,7 +756,7 @@ class RankedRecommendation(Environment):
             requirements=list(goal.requirements), withheld=set(goal.withheld), noun=goal.noun,
             switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
-            stock_out_name="" if goal.stock_out_row is None else short_title(catalog, goal.stock_out_row),
+            stock_out_name="" if goal.stock_out_row is None else spoken_name(catalog, goal.stock_out_row).text,
             catalog=catalog)
 
     def verify(self, problem: Problem, world: World, answer: BaseModel | None) -> TaskOutcome:

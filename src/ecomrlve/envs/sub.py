@@ -36,7 +36,7 @@ import random
 import numpy as np
 
 from ecomrlve.catalog.filters import ProductFilter
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.product_type import is_main_type, spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
@@ -49,7 +49,6 @@ from ecomrlve.envs.recommend import (
     derive_requirement,
     derive_requirements,
     relevance,
-    short_title,
     title_overlap,
     utility,
 )
@@ -95,7 +94,7 @@ class SubstitutionEnvironment(RankedRecommendation):
         requirements[1] = derive_requirement(catalog, [original], "price_max", difficulty.slack)  # the original's price + slack
         goal = self.new_goal(SUBGoal, catalog, category, requirements, catalog.price(original), difficulty, rng,
                              original_id=catalog.product_id(original), original_row=original,
-                             original_title=short_title(catalog, original))
+                             original_title=spoken_name(catalog, original).text)
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         opening = user.say(A.RequestSubstitute(goal.original_title, goal.noun, self.stated(goal)))
