@@ -193,3 +193,10 @@ def test_cart_names_each_item_by_its_own_type(real) -> None:
                     alternatives += 1
                     assert same_type(product_type(catalog, item.alternative.row), item.noun)
     assert alternatives > 0
+
+
+def test_an_unsupported_env_is_refused_at_start(real) -> None:
+    catalog, search = real["no_attributes"]
+    with pytest.raises(ValueError, match=r"^BUNDLE cannot run on catalog .*: BUNDLE needs a category") as caught:
+        EcomEnv("BUNDLE", catalog=catalog, search=search)
+    assert "\n" not in str(caught.value)

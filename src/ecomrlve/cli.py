@@ -52,12 +52,12 @@ def run(
         difficulties = parse_difficulty(difficulty)
         overrides = parse_overrides(override)
         cat = load_catalog(catalog)
+        scheduler = None
+        if difficulties is None:
+            scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
+        environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed)
     except (KeyError, ValueError) as exc:
         raise typer.BadParameter(str(exc.args[0] if exc.args else exc)) from None
-    scheduler = None
-    if difficulties is None:
-        scheduler = AdaptiveScheduler(env_ids, SchedulerConfig(tau_acc, tau_num, d_delta), checkpoint_path=scheduler_state)
-    environment = EcomEnv(env_ids, catalog=cat, scheduler=scheduler, overrides=overrides, seed=seed)
     plan = Plan(env_ids, difficulties, episodes, seed)
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None

@@ -104,6 +104,10 @@ class EcomEnv:
                  seed: int = 0) -> None:
         self.env_ids = resolve_env_ids(env_ids)
         self.catalog = catalog if catalog is not None else default_catalog()
+        for env_id in self.env_ids:  # refuse at start, in one line, what the catalog cannot host
+            reason = get_environment(env_id).unsupported(self.catalog)
+            if reason is not None:
+                raise ValueError(f"{env_id} cannot run on catalog {self.catalog.name}: {reason}")
         self.search = search if search is not None else shared_search_engine(self.catalog)
         self.scheduler = scheduler
         self.overrides = dict(overrides or {})
