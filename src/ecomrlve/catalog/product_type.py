@@ -45,12 +45,14 @@ _LEADING_GROUP = re.compile(r"^\s*(?:\[[^\]]*\]|\([^)]*\))\s*")
 _WORD = re.compile(r"[A-Za-z0-9][\w'./+-]*")
 
 
+@lru_cache(maxsize=65536)
 def fold(noun: str) -> str:
     """Case and plural folded key: "Running Shoes", "running shoe" and "RUNNING-SHOES" agree."""
     words = re.findall(r"[a-z0-9]+", noun.lower())
     return " ".join(_singular(w) for w in words)
 
 
+@lru_cache(maxsize=65536)
 def _singular(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
@@ -61,6 +63,9 @@ def _singular(word: str) -> str:
     return word
 
 
+_FOLDED_LEXICON = {fold(k): v for k, v in LEXICON.items()}
+
+
 def title_head(title: str) -> str:
     """The part of a listing title that names the product ("[2 Pack] X Case for Y, Blue" -> "X Case")."""
     text = _LEADING_GROUP.sub("", title)
@@ -68,26 +73,35 @@ def title_head(title: str) -> str:
     return head or text.split(",")[0].strip()
 
 
-def _pattern(nouns: dict[str, str]) -> re.Pattern:
-    alternatives = sorted({n for n in nouns}, key=len, reverse=True)
+@lru_cache(maxsize=4096)
+def _pattern(nouns: tuple[str, ...]) -> re.Pattern:
+    """One regex matching any of the (folded) ``nouns``, singular or plural, compiled once."""
+    alternatives = sorted(set(nouns), key=len, reverse=True)
     words = "|".join(r"[\s-]?".join(re.escape(_singular(w)) for w in n.split()) + r"(?:e?s)?" for n in alternatives)
     return re.compile(r"(?<![a-z0-9])(" + words + r")(?![a-z0-9])")
 
 
+MAX_NOUN_WORDS = 4
+
+
 def type_of_title(title: str, own: dict[str, str]) -> str:
-    """The type a title names, given the category's own nouns (folded key -> display name)."""
-    nouns = {**{fold(k): v for k, v in LEXICON.items()}, **own}
-    head = title_head(title).lower()
-    best: tuple[int, int, int] | None = None  # (end, own noun first, length) of the rightmost match
-    for match in _pattern(nouns).finditer(head):
-        key = fold(match.group(1))
-        rank = (match.end(), key in own, match.end() - match.start())
-        if key in nouns and (best is None or rank > best):
-            best, found = rank, nouns[key]
-    if best is not None:
-        return found
-    words = _WORD.findall(head)
-    return words[-1].lower() if words else next(iter(own.values()))
+    """The type a title names, given the category's own nouns (folded key -> display name).
+
+    Scans the head's words from the right; at the first position where a known noun ends, the
+    category's own noun wins, else the longest. O(words) dictionary lookups, no regex search.
+    """
+    words = [_singular(w) for w in re.findall(r"[a-z0-9]+", title_head(title).lower())]
+    for end in range(len(words), 0, -1):
+        found = None
+        for size in range(min(MAX_NOUN_WORDS, end), 0, -1):
+            key = " ".join(words[end - size: end])
+            if key in own:
+                return own[key]
+            if found is None and key in _FOLDED_LEXICON:
+                found = _FOLDED_LEXICON[key]
+        if found is not None:
+            return found
+    return words[-1] if words else next(iter(own.values()))
 
 
 @dataclass(frozen=True)
@@ -142,12 +156,6 @@ def is_main_type(catalog: Catalog, row: int) -> bool:
 
 def same_type(a: str, b: str) -> bool:
     return fold(a) == fold(b)
-
-
-def type_mask(catalog: Catalog, rows: np.ndarray, wanted: str) -> np.ndarray:
-    """Boolean mask over ``rows`` (any categories): the product is of type ``wanted``."""
-    key = fold(wanted)
-    return np.fromiter((fold(product_type(catalog, int(r))) == key for r in rows), dtype=bool, count=len(rows))
 
 
 # -- how a shopper says it ------------------------------------------------------------------------
@@ -215,7 +223,7 @@ class SpokenName:
 def model_tokens(text: str, brand: str, noun: str) -> str:
     """Model words of ``text``: tokens with a digit and the word right before one ("Pro 5",
     "Nova 21 65W"), leaving out the brand and the product noun; at most three."""
-    rest = _pattern({fold(noun): noun}).sub(" ", text.lower()) if noun else text.lower()
+    rest = _pattern((fold(noun),)).sub(" ", text.lower()) if noun else text.lower()
     brand_words = {w.lower() for w in brand.split()}
     originals = {t.lower(): t for t in _WORD.findall(text)}
     tokens = [t for t in _WORD.findall(rest) if t not in brand_words]
@@ -236,18 +244,29 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
     if category not in cache:
         info = category_types(catalog, category)
         rows = info.rows.tolist()
-        titles = catalog.titles.take(info.rows).to_pylist() if rows else []
-        options: dict[int, list[tuple[str, str]]] = {}
-        for row, title in zip(rows, titles):
+        titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+
+        def option(row: int, level: int) -> tuple[str, str]:
+            title = titles[row]
+            if level >= 3:
+                return (title.split(",")[0] if level == 3 else title), ""
+            text = (title_head(title), title.split(",")[0], title)[level]
             noun, brand = info.types[row], catalog.brand_of(row)
-            models = [model_tokens(text, brand, noun) for text in (title_head(title), title.split(",")[0], title)]
-            options[row] = [(" ".join(p for p in (brand, m, spoken_noun(noun)) if p), m) for m in models]
-            options[row] += [(title.split(",")[0], models[1]), (title, models[2])]
-        taken = [Counter(opts[i][0].lower() for opts in options.values()) for i in range(5)]
-        names = {}
-        for row, opts in options.items():
-            level = next((i for i in range(5) if taken[i][opts[i][0].lower()] == 1), 4)
-            names[row] = SpokenName(opts[level][0], opts[level][1], taken[level][opts[level][0].lower()] == 1)
+            model = model_tokens(text, brand, noun)
+            return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
+
+        names: dict[int, SpokenName] = {}
+        pending = rows
+        for level in range(5):  # a longer name only for the rows whose shorter one is shared
+            options = {row: option(row, level) for row in rows}
+            taken = Counter(text.lower() for text, _ in options.values())
+            for row in pending:
+                text, model = options[row]
+                if taken[text.lower()] == 1 or level == 4:
+                    names[row] = SpokenName(text, model, taken[text.lower()] == 1)
+            pending = [row for row in pending if row not in names]
+            if not pending:
+                break
         cache[category] = names
     return cache[category]
 
