@@ -196,6 +196,11 @@ def _vowel_sound(phrase: str) -> bool:
     return text.startswith(_VOWEL_SOUND) or text[:1] in "aeiou"
 
 
+def is_plural(noun: str) -> bool:
+    """Whether ``noun`` takes a plural verb ("the running shoes are", "the keyboard is")."""
+    return indefinite(noun).startswith(("a pair of", "some ", "a similar pair"))
+
+
 def spoken_noun(noun: str) -> str:
     """The noun as said after "the": "the running shoes", "the smartwatch"."""
     noun = noun.lower().strip()

@@ -267,9 +267,13 @@ def protected_values(act: DialogueAct) -> tuple[str, ...]:
         return (act.alternative, act.original)
     if isinstance(act, JourneyAct):
         return (act.request,)  # already realised (and noised) by its own environment's user
-    if isinstance(act, RequestReturn) and act.replacement:
-        return act.exact + tuple(value for _, value in act.replacement[1])
-    if isinstance(act, (RequestReturn, AskOrderStatus, AskPolicy, IdentifyItem, WrongItem)):
+    if isinstance(act, RequestReturn):  # the item as named: a typo must not make it another item
+        return act.exact + (act.item,) + tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
+    if isinstance(act, AskOrderStatus):
+        return act.exact + (act.order,)
+    if isinstance(act, (IdentifyItem, WrongItem)):
+        return act.exact + ((act.item,) if isinstance(act, IdentifyItem) else (act.wanted,))
+    if isinstance(act, AskPolicy):
         return act.exact
     if isinstance(act, RecommendAct):
         return recommend_values(act)

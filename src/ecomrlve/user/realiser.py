@@ -11,7 +11,7 @@ import random
 import re
 from typing import Protocol
 
-from ecomrlve.catalog.product_type import indefinite, spoken_noun
+from ecomrlve.catalog.product_type import indefinite, is_plural, spoken_noun
 from ecomrlve.user import acts as A
 from ecomrlve.user.noise import add_noise
 
@@ -53,7 +53,7 @@ def _item_text(item: A.RequestedItem, rng: random.Random) -> str:
         text = rng.choice(["{q} of {p}", "{q}x {p}", "{p} (x{q})", "{q} units of {p}"]).format(q=item.quantity, p=text)
     if item.variant:
         attribute, value = item.variant
-        text += rng.choice([" in {v}", " ({v})", ", the {v} one", " in {v}, {w}"]).format(v=value, w=attribute_word(attribute))
+        text += rng.choice([" in {v}", " ({v})", ", the {v} one", " in the {v} {w}"]).format(v=value, w=attribute_word(attribute))
     return text
 
 
@@ -245,11 +245,13 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
                            "I need {a}{r}. What do you suggest?", "Hey, I want to buy {a}{r} - any recommendations?",
                            "Hi there, I'm shopping for {a}{r}."]).replace("{a}", _a(act.noun)).replace("{r}", reqs)
     if isinstance(act, A.RequestSubstitute):
-        text = rng.choice(["I wanted to buy the {o}, but it's out of stock. Can you suggest something similar?",
-                           "The {o} I wanted is sold out - what would be a good alternative?",
-                           "Hi, I was going to get the {o} but it's unavailable. Could you find me {sim}?",
-                           "Hello! The {o} is out of stock. What else would you recommend instead?"])
-        text = text.replace("{sim}", indefinite(act.noun, "similar")).replace("{o}", act.original)
+        text = rng.choice(["I wanted to buy the {o}, but {it} out of stock. Can you suggest something similar?",
+                           "The {o} I wanted {is} sold out - what would be a good alternative?",
+                           "Hi, I was going to get the {o} but {it} unavailable. Could you find me {sim}?",
+                           "Hello! The {o} {is} out of stock. What else would you recommend instead?"])
+        plural = is_plural(act.noun)
+        text = (text.replace("{sim}", indefinite(act.noun, "similar")).replace("{o}", act.original)
+                .replace("{it}", "they're" if plural else "it's").replace("{is}", "are" if plural else "is"))
         if act.requirements:
             text += " " + rng.choice(["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
                 "{r}", _requirements_text(act.requirements, rng))
