@@ -200,3 +200,19 @@ def test_an_unsupported_env_is_refused_at_start(real) -> None:
     with pytest.raises(ValueError, match=r"^BUNDLE cannot run on catalog .*: BUNDLE needs a category") as caught:
         EcomEnv("BUNDLE", catalog=catalog, search=search)
     assert "\n" not in str(caught.value)
+
+
+def test_adapted_episodes_replay_from_their_record(tmp_path) -> None:
+    """`run --out` then `replay` on a real file: records carrying axes.adapted replay byte for byte."""
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    out = tmp_path / "runs.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["run", "--env", "CART,RETURN", "--agent", "oracle", "--difficulty", "8-10",
+                                 "--episodes", "3", "--catalog", str(DATA / "no_attributes.jsonl"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert any('"adapted"' in line for line in out.read_text().splitlines())
+    replayed = runner.invoke(app, ["replay", str(out)])
+    assert replayed.exit_code == 0, replayed.output
