@@ -13,6 +13,7 @@ from recommend_support import (
 )
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.envs.recommend import valid_rows
 from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.episode import EcomEnv
@@ -46,15 +47,17 @@ def test_original_product_scores_minus_one(sub_env) -> None:
         assert transcript.reward["r_task"] == -1.0, seed
 
 
-def test_opening_names_the_original_by_title(quiet_sub, catalog) -> None:
-    """The opening holds the original's title words (never a template slot) and the original is sold out."""
+def test_opening_names_the_original_by_its_spoken_name(quiet_sub, catalog) -> None:
+    """The opening names the original as a shopper would (brand, model words, type; never a template
+    slot) and the original is sold out."""
     for d in (0, 4, 8, 12, 15):
         for seed in range(20):
             observation = quiet_sub.reset(env_id=ENV, difficulty=d, seed=seed)
             goal = quiet_sub.audit().problem.goal
             opening = observation.messages[-1]["content"]
             assert goal.original_title in opening
-            assert goal.original_title == catalog.title(goal.original_row).split(",")[0]
+            assert goal.original_title == spoken_name(catalog, goal.original_row).text
+            assert goal.original_title.startswith(catalog.brand_of(goal.original_row))
             assert "{" not in opening and "original" not in opening.lower()
             assert quiet_sub.audit().world.stock(goal.original_row) == 0
 

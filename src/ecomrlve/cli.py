@@ -160,7 +160,7 @@ def replay_command(
             if environment is None:
                 environment = environments[record.catalog] = EcomEnv(record.env_id, catalog=load_catalog(record.catalog))
             environment.env_ids = resolve_env_ids(record.env_id)
-            environment.overrides = {k: v for k, v in record.axes.items() if k != "d"}
+            environment.overrides = {k: v for k, v in record.axes.items() if k not in ("d", "adapted")}
             again = replay(environment, record)
             if again.to_json() != record.to_json():
                 mismatches += 1

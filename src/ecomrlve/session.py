@@ -348,7 +348,8 @@ class EpisodeSession:
             raise RuntimeError("the record (with the hidden goal) exists only once the episode is over")
         return EpisodeRecord(
             env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
-            secret=self._secret, catalog=self._catalog_name, axes=self._difficulty.as_dict(), tools=list(self._tools),
+            secret=self._secret, catalog=self._catalog_name, tools=list(self._tools),
+            axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
             reward=self._reward,
         )

@@ -47,7 +47,7 @@ AXES: tuple[Axis, ...] = (
     Axis("T_max", "4 + ⌊d/2⌋", "agent turn budget", lambda d: 4 + d // 2),
     Axis("p_missing", "0.8·σ((d−3)/1.5)", "chance a non-essential constraint is withheld",
          lambda d: 0.8 * _sigmoid((d - 3) / 1.5)),
-    Axis("p_noise", "clip(0.01·d, 0, 0.125)", "per-character typo rate", lambda d: min(0.125, max(0.0, 0.01 * d))),
+    Axis("p_noise", "clip(0.01·d, 0, 0.125)", "noise level (≈24·p typos per message)", lambda d: min(0.125, max(0.0, 0.01 * d))),
     Axis("p_switch", "0.6·σ((d−5)/2)", "chance of a context switch", lambda d: 0.6 * _sigmoid((d - 5) / 2)),
     Axis("top_k", "max(20, 200 − 10·d)", "search results returned at most", lambda d: max(20, 200 - 10 * d)),
     Axis("eps_rank", "min(0.4, 0.02·d)", "share of search results replaced by distractors",

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from ecomrlve.protocol import Agent
 
 
+class GenerationError(RuntimeError):
+    """The catalog (or what other tasks on the same world already hold) cannot host this task."""
+
+
 @dataclass
 class TaskState:
     """Base of the per-environment task states: what the dialogue has established so far."""
@@ -51,6 +55,9 @@ class Problem(Generic[GoalT, StateT]):
     user: SimulatedUser
     opening: str
     difficulty: Difficulty
+    #: How the generator adapted to a catalog that lacks something (feature -> what it did
+    #: instead, e.g. no final-sale category); recorded with the episode's axes as ``adapted``.
+    adapted: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
+    4: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.recommend import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
@@ -224,11 +226,11 @@ class BundleUser(RecommendUser):
         acts: list[A.DialogueAct] = []
         judged = 0
         for row in catalog.ids_in_text(text)[:3]:
-            name = catalog.short_title(row)
+            name = spoken_name(catalog, row).text
             category = int(catalog.category[row])
             if world.stock(row) == 0:
                 acts.append(A.SoldOut(name))
-            elif category not in self.categories:
+            elif category not in self.categories or not is_main_type(catalog, row):
                 acts.append(A.NotNeeded(name))
             elif judged < FEEDBACK_PER_MESSAGE:
                 judged += 1
@@ -267,7 +269,7 @@ def _in_stock_count(world: World, category: int) -> int:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
@@ -287,9 +289,11 @@ class BundleFamily(TaskFamily):
             if usable:
                 options.append((project, usable))
         if not options:
-            raise RuntimeError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
+            raise GenerationError(f"catalog {catalog.name} has none of the categories any BUNDLE project needs")
         enough = [o for o in options if len(o[1]) >= n]
         project, usable = rng.choice(enough) if enough else max(options, key=lambda o: len(o[1]))
+        adapted = {} if enough else {"bundle_categories": f"the catalog has at most {len(usable)} of the "
+                                                          f"{n} categories a project needs; the bundle has {len(usable)}"}
         core = min(2, n, len(usable))  # the project's essentials, then a random pick of the rest
         chosen = list(range(core)) + sorted(rng.sample(range(core, len(usable)), min(n, len(usable)) - core))
         categories = [usable[i] for i in chosen]
@@ -304,7 +308,7 @@ class BundleFamily(TaskFamily):
             budget = float(math.ceil(sum(catalog.price(r) for r in references) * (1 + difficulty.slack)))
         withheld = [i for i in range(len(item_requirements)) if rng.random() < difficulty.p_missing]
         goal = BundleGoal(
-            project=project.phrase, categories=categories, nouns=[catalog.categories[c].noun for c in categories],
+            project=project.phrase, categories=categories, nouns=[main_type(catalog, c) for c in categories],
             budget=budget, item_requirements=item_requirements, withheld=withheld,
             reference_ids=[catalog.product_id(r) for r in references], patience=BASE_PATIENCE + rng.randint(0, 2))
         requirements = [ir.requirement for ir in item_requirements]
@@ -320,7 +324,8 @@ class BundleFamily(TaskFamily):
                        for i, ir in enumerate(item_requirements) if i not in withheld)
         opening = user.say(A.RequestBundle(project.phrase, tuple(goal.nouns),
                                            None if budget is None else f"{budget:g}", stated))
-        return Problem(goal=goal, state=state, user=user, opening=opening, difficulty=difficulty)
+        return Problem(goal=goal, state=state, user=user, opening=opening, difficulty=difficulty,
+                       adapted=adapted)
 
     @staticmethod
     def _cheap_rows(world: World, category: int) -> np.ndarray:
@@ -329,13 +334,13 @@ class BundleFamily(TaskFamily):
         catalog = world.catalog
         cache = catalog.__dict__.setdefault("_bundle_cheap", {})
         if category not in cache:
-            rows = catalog.category_rows[category]
+            rows = category_types(catalog, category).main_rows()
             cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
         in_stock = ProductFilter(in_stock=True)
         overrides = world.planning_overrides()
         rows = cache[category][filter_mask(catalog, in_stock, overrides, rows=cache[category])]
         if rows.size == 0:
-            rows = catalog.category_rows[category]
+            rows = category_types(catalog, category).main_rows()
             rows = _cheapest(catalog, rows[filter_mask(catalog, in_stock, overrides, rows=rows)])
         return rows
 
@@ -370,7 +375,8 @@ class BundleFamily(TaskFamily):
                 continue
             rows.append(row)
             category = int(catalog.category[row])
-            if category in goal.categories and category not in covered and world.stock(row) > 0:
+            if (category in goal.categories and category not in covered and world.stock(row) > 0
+                    and is_main_type(catalog, row)):
                 requirements = goal.requirements_of(goal.categories.index(category))
                 if not requirements or filter_mask(catalog, requirement_filter(requirements), world.stock_overrides,
                                                    rows=np.asarray([row]))[0]:

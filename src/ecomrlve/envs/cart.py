@@ -25,6 +25,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
@@ -48,7 +50,6 @@ from ecomrlve.user.dialogue import (
     asks_confirmation,
     is_question,
     mentions_stock_out,
-    model_words,
     referenced,
 )
 from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
@@ -75,7 +76,8 @@ class CartItemGoal(BaseModel):
     phrase: str
     full_phrase: str
     brand: str
-    noun: str
+    noun: str  # the product type ("strap", "running shoes"), not the category
+    category: str  # the leaf category's name
     model: str
     variant_attribute: str | None = None
     variant_value: str | None = None  # required variant (None: any variant is fine)
@@ -236,7 +238,7 @@ class CartUser(SimulatedUser):
                 kind = "quantity" if attribute == "quantity" else "variant"
                 if kind == "variant" and attribute not in ("variant", item.variant_attribute):
                     continue
-                word = "quantity" if kind == "quantity" else item.variant_attribute
+                word = "quantity" if kind == "quantity" else (item.variant_attribute or "variant")
                 constraint = self._constraint(i, kind)
                 if constraint is None:
                     key = (i, kind)
@@ -263,7 +265,7 @@ class CartUser(SimulatedUser):
         wrong_variant: set[int] = set()
         for line in world.cart.lines:
             if line.row not in by_row:
-                issues.append(A.Issue("unwanted", "the " + catalog.short_title(line.row)))
+                issues.append(A.Issue("unwanted", "the " + spoken_name(catalog, line.row).text))
                 continue
             i, item = by_row[line.row]
             if item.variant_id is not None and line.variant_id != item.variant_id:
@@ -302,7 +304,7 @@ def _cart_key(world: World) -> tuple:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 2
+    version = 3
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
@@ -317,10 +319,16 @@ class CartFamily(TaskFamily):
         items: list[CartItemGoal] = []
         used_categories: set[int] = set()
         used_rows: set[int] = set()
+        adapted: dict[str, str] = {}
         for _ in range(difficulty.cart_items):
             needs_variant = rng.random() < difficulty.p_variant
             quantity = rng.randint(2, 4) if rng.random() < difficulty.p_multi_qty else 1
-            row = self._sample_row(world, rng, quantity, needs_variant, exclude_categories=used_categories)
+            if len(used_categories) == len(catalog.categories):  # a small catalog: items share categories
+                adapted["cart_items"] = (f"the catalog has {len(catalog.categories)} categories for "
+                                         f"{difficulty.cart_items} items; items share categories")
+                used_categories = set()
+            row = self._sample_row(world, rng, quantity, needs_variant, exclude_categories=used_categories,
+                                   exclude_rows=used_rows)
             used_categories.add(int(catalog.category[row]))
             used_rows.add(row)
             item = self._item(world, row, rng, needs_variant, quantity)
@@ -350,35 +358,37 @@ class CartFamily(TaskFamily):
                 state.constraints.append(Constraint(i, "quantity", str(item.quantity), (i, "quantity") in withheld_set))
         user = CartUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal,
                         state=state)
-        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty,
+                       adapted=adapted)
 
     @staticmethod
     def _sample_row(world: World, rng: random.Random, quantity: int, needs_variant: bool,
-                    exclude_categories: set[int], category: int | None = None) -> int:
+                    exclude_categories: set[int], exclude_rows: set[int], category: int | None = None) -> int:
+        """A target the shopper can name unambiguously, in stock, allowed, with variants if needed."""
         catalog = world.catalog
         pool = catalog.category_rows[category] if category is not None else None
         for _ in range(_SAMPLE_TRIES):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
             if (world.available(row, quantity) and int(catalog.category[row]) not in exclude_categories
-                    and not world.is_denied(row) and (bool(world.variants(row)) or not needs_variant)):
+                    and row not in exclude_rows and not world.is_denied(row)
+                    and (bool(world.variants(row)) or not needs_variant) and spoken_name(catalog, row).unique):
                 return row
-        raise RuntimeError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
+        raise GenerationError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
 
     @staticmethod
     def _item(world: World, row: int, rng: random.Random, needs_variant: bool, quantity: int,
               variant_value: str | None = None) -> CartItemGoal:
         catalog = world.catalog
-        brand, noun = catalog.brand_of(row), catalog.category_of(row).noun
-        short = catalog.short_title(row)
-        model = model_words(short, brand)
+        name = spoken_name(catalog, row)
+        brand, noun, model = catalog.brand_of(row), product_type(catalog, row), name.model
         variants = world.variants(row)
         variant = None
         if needs_variant:
             variant = (next(v for v in variants if v.value == variant_value) if variant_value
                        else rng.choice(variants))
         return CartItemGoal(
-            product_id=catalog.product_id(row), row=row, phrase="the " + short, full_phrase="the " + short,
-            brand=brand, noun=noun, model=model,
+            product_id=catalog.product_id(row), row=row, phrase="the " + name.text, full_phrase="the " + name.text,
+            brand=brand, noun=noun, category=catalog.category_of(row).name, model=model,
             variant_attribute=variants[0].attribute if variants else None,
             variant_value=variant.value if variant else None, variant_id=variant.variant_id if variant else None,
             quantity=quantity,
@@ -389,7 +399,8 @@ class CartFamily(TaskFamily):
         pool = world.catalog.category_rows[category]
         for _ in range(_SAMPLE_TRIES // 4):
             row = int(pool[rng.randrange(len(pool))])
-            if row in used_rows or not world.available(row, item.quantity) or world.is_denied(row):
+            if (row in used_rows or not world.available(row, item.quantity) or world.is_denied(row)
+                    or not same_type(product_type(world.catalog, row), item.noun) or not spoken_name(world.catalog, row).unique):
                 continue
             if item.variant_value is not None and item.variant_value not in {v.value for v in world.variants(row)}:
                 continue
@@ -416,7 +427,7 @@ class CartFamily(TaskFamily):
             key = (int(catalog.brand[it.row]), int(catalog.category[it.row]))
             in_history = it.row in history
             if in_history and keys.count(key) == 1 and rng.random() < VAGUE_REFERENCE_PROBABILITY:
-                it = it.model_copy(update={"phrase": f"the {it.brand} {it.noun.lower()} I was looking at earlier"})
+                it = it.model_copy(update={"phrase": f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"})
             out.append(it.model_copy(update={"in_history": in_history}))
         return out
 
@@ -497,7 +508,7 @@ class CartOracle:
                 self.history_checked = True
                 continue
             attempt = self.searched.get(item.product_id, 0)
-            filters = {"brand": item.brand, "category": item.noun}
+            filters = {"brand": item.brand, "category": item.category}
             call("catalog_search", query=item.full_phrase[4:], filters=filters,
                  **({"top_k": 50} if attempt else {}))
             self.searched[item.product_id] = attempt + 1

@@ -29,6 +29,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
+    4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationErr
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.capabilities import capabilities
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
@@ -207,7 +208,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()
@@ -234,10 +235,22 @@ class JourneyFamily(TaskFamily):
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         report = capabilities(world.catalog)  # only request kinds the catalog supports (all, on the synthetic one)
-        runnable = [env for env in self.intent_envs if report.supports(env.env_id)]
-        count = min(difficulty.journey_intents, len(runnable))
-        envs = rng.sample(runnable, count)
-        problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
+        supported = [env for env in self.intent_envs if report.supports(env.env_id)]
+        adapted = {"intents": "not supported by the catalog: " + ", ".join(
+            env.env_id for env in self.intent_envs if env not in supported)} if len(supported) < len(self.intent_envs) else {}
+        count = min(difficulty.journey_intents, len(supported))
+        envs = rng.sample(supported, count)
+        problems, spare = [], [env for env in supported if env not in envs]
+        for i in range(count):
+            while True:
+                try:
+                    problems.append(envs[i].generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser))
+                    break
+                except GenerationError as exc:  # the world the earlier intents left cannot host this one
+                    if not spare:
+                        raise
+                    adapted[f"intent_{i}"] = f"{envs[i].env_id} replaced: {exc}"
+                    envs[i] = spare.pop(rng.randrange(len(spare)))
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
         state = JourneyState(intents=[p.state for p in problems])
         user = JourneyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=_NEVER_GIVES_UP,
@@ -246,7 +259,8 @@ class JourneyFamily(TaskFamily):
             JourneyIntent(env_id=env.env_id, goal=p.goal, interrupted=interrupted)
             for env, p, interrupted in zip(envs, problems, interrupts)
         ])
-        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=state, user=user, opening=user.opening(), difficulty=difficulty,
+                       adapted=adapted | {k: v for p in problems for k, v in p.adapted.items()})
 
     def turn_budget(self, problem: Problem) -> int:
         return sum(get_environment(intent.env_id).turn_budget(p)

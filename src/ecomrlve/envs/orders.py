@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Category
-from ecomrlve.user.dialogue import ItemNames, model_words
+from ecomrlve.envs.base import GenerationError
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
 from ecomrlve.world.state import World
@@ -60,15 +62,13 @@ class LineRef(BaseModel):
 def line_names(world: World, row: int) -> ItemNames:
     """The words that name a product in conversation (brand, model words, noun)."""
     catalog = world.catalog
-    title, brand = catalog.short_title(row), catalog.brand_of(row)
-    return ItemNames(catalog.product_id(row), brand.lower(), model_words(title, brand).lower(),
-                     catalog.category_of(row).noun.lower())
+    return ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), spoken_name(catalog, row).model.lower(),
+                     spoken_noun(product_type(catalog, row)))
 
 
 def same_noun(world: World, row: int, other: int) -> bool:
-    """Whether two products are called the same in conversation (real catalogs give several categories one noun)."""
-    categories = world.catalog.categories
-    return categories[int(world.catalog.category[row])].noun.lower() == categories[int(world.catalog.category[other])].noun.lower()
+    """Whether two products are called the same in conversation (their product types agree)."""
+    return same_type(product_type(world.catalog, row), product_type(world.catalog, other))
 
 
 def spoken_date(day: dt.date) -> str:
@@ -117,7 +117,7 @@ def sample_row(world: World, rng: random.Random, *, exclude: set[int], category:
         row = int(pool[rng.randrange(len(pool))])
         if row not in exclude and not world.is_denied(row):
             return row
-    raise RuntimeError(f"could not sample an order product from catalog {catalog.name}")
+    raise GenerationError(f"could not sample an order product from catalog {catalog.name}")
 
 
 def has_category(world: World, accept: Callable[[Category], bool]) -> bool:
@@ -167,10 +167,10 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    title = catalog.short_title(line.row)
+    title = spoken_name(catalog, line.row).text  # brand, model words and type: how people name it
     brand = catalog.brand_of(line.row)
-    noun = catalog.category_of(line.row).noun
-    model = model_words(title, brand)
+    noun = spoken_noun(product_type(catalog, line.row))
+    model = spoken_name(catalog, line.row).model
     if level == BY_ORDER_ID:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
     elif level == BY_TITLE_AND_DATE:

@@ -27,6 +27,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
+    4: asks for the category's main product type (accessories are not valid); the shopper's wording (articles, per-message noise) changed.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ import random
 
 import numpy as np
 
+from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem
+from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
     available_fields,
     category_requirement,
@@ -63,7 +65,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 3
+    version = 4
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -103,7 +105,7 @@ class ProductDiscoveryFamily(RankedRecommendation):
         best, best_count = None, -1
         for _ in range(_TARGET_TRIES):
             row = rng.randrange(len(catalog))
-            if not world.available(row) or world.is_denied(row):
+            if not world.available(row) or world.is_denied(row) or not is_main_type(catalog, row):
                 continue
             count = len(available_fields(catalog, [row]))
             if count >= wanted:
@@ -111,5 +113,5 @@ class ProductDiscoveryFamily(RankedRecommendation):
             if count > best_count:
                 best, best_count = row, count
         if best is None:
-            raise RuntimeError(f"no in-stock, allowed product found in catalog {catalog.name}")
+            raise GenerationError(f"no in-stock, allowed product found in catalog {catalog.name}")
         return best

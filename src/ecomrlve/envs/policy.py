@@ -24,6 +24,7 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: the item's kind is its product type with the right article; noise per message.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import indefinite, product_type
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
@@ -271,7 +273,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 2
+    version = 3
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "
@@ -423,15 +425,15 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
     the documents decide the answer on any catalog.
     """
     category = catalog.category_of(row)
-    noun = category.noun.lower()
+    noun = product_type(catalog, row)
 
     def rules(c: Category) -> tuple[str, bool]:
         return P.rule_department(c.path[0]), P.is_final_sale(c.name)
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}
-    if meanings <= {rules(category)}:
-        return f"It's about a {noun}.", []
-    return (f"It's about a {noun} from the {category.name} category of the {category.path[0]} department.",
+    if meanings and meanings <= {rules(category)}:
+        return f"It's about {indefinite(noun)}.", []
+    return (f"It's about {indefinite(noun)} from the {category.name} category of the {category.path[0]} department.",
             [category.name, category.path[0]])
 
 

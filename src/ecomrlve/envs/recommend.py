@@ -31,6 +31,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.product_type import category_types, is_main_type
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.world.state import World
@@ -193,9 +194,11 @@ class CategoryView:
 
 
 def category_view(catalog: Catalog, category: int) -> CategoryView:
+    """The products a request for ``category`` can mean: its rows of the category's main type
+    (a "Smartwatches" request never means the straps and chargers filed next to the watches)."""
     views = catalog.__dict__.setdefault("_category_views", {})
     if category not in views:
-        rows = np.sort(catalog.category_rows[category])
+        rows = np.sort(category_types(catalog, category).main_rows())
         sub = Catalog(
             name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
             category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
@@ -236,7 +239,7 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
 def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
     """Share of the requirements (the leaf category counts as one) that product ``row`` meets."""
     one = np.asarray([row])
-    met = int(catalog.category[row]) == category
+    met = int(catalog.category[row]) == category and is_main_type(catalog, row)
     for requirement in requirements:
         if requirement.field != "category":
             met += bool(filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0])
@@ -247,7 +250,7 @@ def first_failed(catalog: Catalog, row: int, requirements: list[Requirement]) ->
     one = np.asarray([row])
     for requirement in requirements:
         if requirement.field == "category":
-            if catalog.category_of(row).name != requirement.value:
+            if catalog.category_of(row).name != requirement.value or not is_main_type(catalog, row):
                 return requirement
         elif not filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0]:
             return requirement

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import main_type, spoken_name
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.difficulty import Difficulty
@@ -92,7 +93,7 @@ class SurfacingOracle:
         pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
         if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
                 and self.turn > 1 and not messages):
-            name = catalog.short_title(self.mention)
+            name = spoken_name(catalog, self.mention).text
             messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
             self.mentioned = True
         for row in pending[: self.b_tool]:
@@ -204,7 +205,7 @@ class RankedRecommendation(TaskFamily):
                  price_reference: float, difficulty: Difficulty, rng: random.Random, **extra: Any) -> RecommendGoal:
         """A goal with preferences and patience drawn, before :meth:`plan` adds the events."""
         return goal_type(
-            category=category, noun=catalog.categories[category].noun, requirements=requirements, withheld=[],
+            category=category, noun=main_type(catalog, category), requirements=requirements, withheld=[],
             switch=None, stock_out_id=None, stock_out_row=None,
             preferences=draw_preferences(requirements, price_reference, rng), k=difficulty.k_rec,
             ideal_ids=[], patience=BASE_PATIENCE + rng.randint(0, 2), **extra)
@@ -262,7 +263,7 @@ class RankedRecommendation(TaskFamily):
             realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, state=state,
             noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
-            stock_out_name="" if goal.stock_out_row is None else catalog.short_title(goal.stock_out_row),
+            stock_out_name="" if goal.stock_out_row is None else spoken_name(catalog, goal.stock_out_row).text,
             catalog=catalog)
 
     def verify(self, goal: RecommendGoal, state: RecommendState, world: World,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.recommend import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
@@ -150,17 +151,20 @@ class RecommendUser(SimulatedUser):
         acts: list[A.DialogueAct] = []
         judged = 0
         for row in mentioned[:3]:
-            name = catalog.short_title(row)
+            name = spoken_name(catalog, row).text
             if world.stock(row) == 0:
                 if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
                     self.state.sold_out_announced = True
                     self.mark_user_caused()
                 acts.append(A.SoldOut(name))
                 continue
+            failed = first_failed(catalog, row, self.requirements)
+            if failed is not None and failed.field == "category":  # another kind of product (an accessory)
+                acts.append(A.NotNeeded(name))
+                continue
             if judged >= FEEDBACK_PER_MESSAGE:
                 continue
             judged += 1
-            failed = first_failed(catalog, row, self.requirements)
             acts.append(self.judge(name, failed, self.requirements.index(failed) if failed is not None else None))
         return acts
 

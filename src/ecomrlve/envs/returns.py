@@ -33,6 +33,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: the target order is created at a random point of the history and delivered background lines share its age distribution (no position bias); asked which item, the customer gives the product and a rough time from d 8 on, never the exact date.
+    4: without a final-sale category ineligibility is by window only (axes.adapted); reasons fit the product (no "won't turn on" for a case); items named by brand, model words and type; noise per message.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.product_type import is_main_type, is_powered, main_type, product_type, spoken_name
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.orders import (
@@ -53,6 +55,7 @@ from ecomrlve.envs.orders import (
     Distractors,
     LineRef,
     fillers,
+    has_category,
     has_look_alike,
     line_names,
     place,
@@ -72,7 +75,7 @@ from ecomrlve.protocol import tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser
-from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, return_window_days
+from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, is_final_sale, return_window_days
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
@@ -89,6 +92,7 @@ UNCONFIRMED_CAP = 0.0
 BACKGROUND_STATUSES = ("delivered", "delivered", "delivered", "in_transit", "processing", "cancelled", "returned")
 REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "defective": ("it stopped working after a few days", "it's faulty, it won't turn on properly"),
+    "defective_unpowered": ("it broke after a few days", "it's faulty, it came apart the first time I used it"),
     "damaged": ("it arrived damaged", "it came broken, the box was crushed"),
     "wrong_item": ("you sent me the wrong item", "what arrived is not what I ordered"),
     "not_as_described": ("it doesn't match the description on the site", "it's not as described"),
@@ -97,6 +101,13 @@ REASON_PHRASES: dict[str, tuple[str, ...]] = {
 REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
 WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
                         "when did you order")
+
+
+def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
+    """How a customer says ``reason`` about a product of type ``noun`` (a case does not "turn on")."""
+    if reason == "defective" and not is_powered(noun):
+        return REASON_PHRASES["defective_unpowered"]
+    return REASON_PHRASES[reason]
 
 
 
@@ -267,7 +278,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
@@ -287,6 +298,10 @@ class ReturnFamily(TaskFamily):
         catalog = world.catalog
         ineligible = rng.random() < difficulty.p_ineligible
         final_sale = ineligible and rng.random() < FINAL_SALE_SHARE
+        adapted: dict[str, str] = {}
+        if final_sale and not has_category(world, lambda c: is_final_sale(c.name)):
+            final_sale = False
+            adapted["final_sale"] = "the catalog has no final-sale category; the target is ineligible by its return window"
         target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
         own: list = []
 
@@ -328,14 +343,15 @@ class ReturnFamily(TaskFamily):
         replacement = (self._replacement(world, rng, target_row, difficulty)
                        if rng.random() < REPLACEMENT_PROBABILITY else None)
         goal = ReturnGoal(target=target, eligible=verdict.eligible, verdict_code=verdict.code, reason=reason,
-                          reason_phrase=rng.choice(REASON_PHRASES[reason]),
+                          reason_phrase=rng.choice(reason_phrases(reason, product_type(catalog, target_row))),
                           reason_withheld=rng.random() < difficulty.p_missing,
                           confirm_first=rng.random() < CONFIRM_PROBABILITY, replacement=replacement,
                           order_ids=sorted(o.order_id for o in own),
                           prior_returns=[r.return_id for r in account.returns],
                           patience=BASE_PATIENCE + rng.randint(0, 2))
         user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
-        return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
+        return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty,
+                       adapted=adapted)
 
     @staticmethod
     def _age(world: World, rng: random.Random, difficulty: Difficulty, row: int, ineligible: bool,
@@ -355,6 +371,8 @@ class ReturnFamily(TaskFamily):
     def _replacement(world: World, rng: random.Random, original: int, difficulty: Difficulty) -> ReplacementGoal | None:
         """m(d)−1 requirements (category first) that the in-stock product closest to the original meets."""
         catalog = world.catalog
+        if not is_main_type(catalog, original):  # an accessory: its category's requests name another product
+            return None
         reference_row = closest_partner(world, original, rng)
         if reference_row is None:
             return None
@@ -365,8 +383,8 @@ class ReturnFamily(TaskFamily):
             catalog, [reference_row], difficulty.m - 2, difficulty.slack, rng)
         return ReplacementGoal(category=category, requirements=requirements,
                                reference_id=catalog.product_id(reference_row),
-                               reference_title=world.catalog.short_title(reference_row),
-                               noun=catalog.categories[category].noun)
+                               reference_title=spoken_name(world.catalog, reference_row).text,
+                               noun=main_type(catalog, category))
 
     def verify(self, goal: ReturnGoal, state: ReturnState, world: World, answer: ReturnAnswer | None) -> TaskOutcome:
         target = goal.target

@@ -27,6 +27,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: credit needs a verified status (an order shown by order_list/order_get_details in an earlier turn); the target's status is drawn like every order's and it is created at a random point (no position bias); high-d clarification gives the product and a rough time.
+    4: items named by brand, model words and product type; noise per message.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

@@ -28,6 +28,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
+    4: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ import random
 import numpy as np
 
 from ecomrlve.catalog.filters import ProductFilter
+from ecomrlve.catalog.product_type import is_main_type, spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem
+from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
     attribute_overlap,
     category_requirement,
@@ -69,7 +71,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 3
+    version = 4
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -93,7 +95,7 @@ class SubstitutionFamily(RankedRecommendation):
         requirements[1] = derive_requirement(catalog, [original], "price_max", difficulty.slack)  # the original's price + slack
         goal = self.new_goal(SUBGoal, catalog, category, requirements, catalog.price(original), difficulty, rng,
                              original_id=catalog.product_id(original), original_row=original,
-                             original_title=catalog.short_title(original))
+                             original_title=spoken_name(catalog, original).text)
         goal = self.plan(world, difficulty, rng, goal, [substitute], want_stock_out)
         user = self.user_for(world, goal, rng, realiser)
         user.feedback_detail = bool(difficulty.feedback_detail)
@@ -106,10 +108,11 @@ class SubstitutionFamily(RankedRecommendation):
         catalog = world.catalog
         for _ in range(_ORIGINAL_TRIES):
             row = rng.randrange(len(catalog))
-            if world.is_denied(row) or row in world.stock_overrides or row in world.doomed or not world.can_sell_out(row):
+            if (world.is_denied(row) or row in world.stock_overrides or row in world.doomed
+                    or not world.can_sell_out(row) or not is_main_type(catalog, row)):
                 continue
             cap = derive_requirement(catalog, [row], "price_max", slack).value
             substitute = closest_partner(world, row, rng, ProductFilter(price_max=cap, in_stock=True))
             if substitute is not None:
                 return row, substitute
-        raise RuntimeError(f"no product with an in-stock substitute found in catalog {catalog.name}")
+        raise GenerationError(f"no product with an in-stock substitute found in catalog {catalog.name}")

@@ -254,17 +254,18 @@ def cart_values(act: CartAct) -> tuple[str, ...]:
     if isinstance(act, RequestItems):
         out: list[str] = []
         for item in act.items:
+            out.append(item.phrase)
             if item.variant:
                 out.append(item.variant[1])
             if item.quantity:
                 out.append(str(item.quantity))
         return tuple(out)
     if isinstance(act, Inform):
-        return tuple(f.value for f in act.facts)
+        return tuple(v for f in act.facts for v in (f.value, f.phrase))
     if isinstance(act, CartCorrection):
-        return tuple(v for i in act.issues for v in (i.wanted, i.got) if v)
+        return tuple(v for i in act.issues for v in (i.wanted, i.got, i.phrase) if v)
     if isinstance(act, StockOutAlternative):
-        return (act.alternative,)
+        return (act.alternative, act.original)
     return ()
 
 
@@ -274,10 +275,15 @@ def journey_values(act: JourneyAct) -> tuple[str, ...]:
 
 
 def account_values(act: AccountAct) -> tuple[str, ...]:
-    """The ids, dates and values of an account act (RETURN, STATUS, POLICY)."""
-    if isinstance(act, RequestReturn) and act.replacement:
-        return act.exact + tuple(value for _, value in act.replacement[1])
-    if isinstance(act, (RequestReturn, AskOrderStatus, AskPolicy, IdentifyItem, WrongItem)):
+    """The ids, dates, values and item names of an account act (RETURN, STATUS, POLICY): a typo
+    must not make the item another item."""
+    if isinstance(act, RequestReturn):
+        return act.exact + (act.item,) + tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
+    if isinstance(act, AskOrderStatus):
+        return act.exact + (act.order,)
+    if isinstance(act, (IdentifyItem, WrongItem)):
+        return act.exact + ((act.item,) if isinstance(act, IdentifyItem) else (act.wanted,))
+    if isinstance(act, AskPolicy):
         return act.exact
     return ()
 

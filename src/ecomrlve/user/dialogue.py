@@ -98,6 +98,8 @@ class ItemNames:
         noun = self.noun
         if _contains(text, noun) or _contains(text, noun + "s") or (noun.endswith("s") and _contains(text, noun[:-1])):
             score += 1
+        if not self.model and score == 3:  # no model words: brand and type are its whole name
+            return NAMED
         return score
 
 
@@ -178,4 +180,4 @@ class SimulatedUser(ABC):
             self.gave_up = True
             acts = (A.GiveUp(),)
         self.acts.extend(acts)
-        return " ".join(self.realiser.realise(act, self.rng) for act in acts)
+        return self.realiser.realise(tuple(acts), self.rng)

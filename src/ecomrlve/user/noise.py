@@ -1,14 +1,22 @@
-"""Surface noise: typos, abbreviations and slang at the per-character rate ``p_noise(d)``.
+"""Surface noise: typos, abbreviations and slang, at a rate per message set by ``p_noise(d)``.
 
-Values the user must convey exactly (variant values, quantities, model names) are passed as
-``protected`` spans and never altered, so noise makes text harder to read without making the
-task ambiguous.
+A message gets about ``TYPOS_PER_UNIT_NOISE · p_noise`` typos (three at the top difficulty),
+never in more than a quarter of its words and at most one per word, and common phrases are
+swapped for slang ("please" -> "pls") with probability ``SLANG_PER_UNIT_NOISE · p_noise``: hard
+to read for a brittle parser, easy for a person. Values the user must convey exactly (variant
+values, quantities, product names) are passed as ``protected`` spans and never altered, so noise
+makes text harder to read without making the task ambiguous.
 """
 
 from __future__ import annotations
 
 import random
 import re
+
+TYPOS_PER_UNIT_NOISE = 24  # expected typos per message = 24 · p_noise (p_noise ≤ 0.125: at most ~3)
+SLANG_PER_UNIT_NOISE = 4  # chance that a slang-able phrase is swapped = 4 · p_noise (≤ 0.5)
+MAX_TYPO_SHARE = 0.25  # of a message's words
+MIN_TYPO_LENGTH = 3  # shorter words stay intact ("a", "in", "to" with a typo read as another word)
 
 _KEYBOARD_NEIGHBOURS = {
     "a": "qsz", "b": "vgn", "c": "xdv", "d": "sfe", "e": "wrd", "f": "dgr", "g": "fht", "h": "gjy",
@@ -22,6 +30,7 @@ _SLANG = {
     "probably": "prob", "okay": "ok", "really": "rly", "great": "gr8",
 }
 _SLANG_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _SLANG), key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -37,30 +46,43 @@ def _typo(word: str, rng: random.Random) -> str:
     return word[:i] + (rng.choice(neighbours) if neighbours else word[i]) + word[i + 1:]
 
 
-def _noisy(segment: str, p: float, rng: random.Random) -> str:
-    segment = _SLANG_RE.sub(lambda m: _SLANG[m.group(0).lower()] if rng.random() < min(1.0, 6 * p) else m.group(0), segment)
-    out = []
-    for token in re.split(r"(\W+)", segment):
-        if token and token[0].isalpha() and rng.random() < 1 - (1 - p) ** len(token):
-            token = _typo(token, rng)
-        out.append(token)
-    return "".join(out)
-
-
-def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...] = ()) -> str:
-    """Corrupt ``text`` outside the ``protected`` spans; ``p = 0`` returns it unchanged."""
-    if p <= 0:
-        return text
-    # Longest match first at each position, so "Bluetooth" wins over its prefix "Blue".
+def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_protected); the longest protected match wins at each position."""
     spans = sorted({(m.start(), m.end()) for value in protected if value
                     for m in re.finditer(re.escape(value), text, re.IGNORECASE)},
                    key=lambda span: (span[0], -span[1]))
-    out, cursor = [], 0
+    out: list[tuple[str, bool]] = []
+    cursor = 0
     for start, end in spans:
         if start < cursor:
             continue
-        out.append(_noisy(text[cursor:start], p, rng))
-        out.append(text[start:end])
+        out.append((text[cursor:start], False))
+        out.append((text[start:end], True))
         cursor = end
-    out.append(_noisy(text[cursor:], p, rng))
-    return "".join(out)
+    out.append((text[cursor:], False))
+    return out
+
+
+def typo_count(p: float, words: int, rng: random.Random) -> int:
+    """How many typos one message of ``words`` typo-able words gets at noise level ``p``."""
+    expected = TYPOS_PER_UNIT_NOISE * p
+    count = int(expected) + (rng.random() < expected - int(expected))
+    return min(count, int(words * MAX_TYPO_SHARE) or min(1, words))
+
+
+def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...] = ()) -> str:
+    """Corrupt one message outside the ``protected`` spans; ``p = 0`` returns it unchanged."""
+    if p <= 0:
+        return text
+    swap = min(1.0, SLANG_PER_UNIT_NOISE * p)
+    pieces = [(piece if kept else _SLANG_RE.sub(
+        lambda m: _SLANG[m.group(0).lower()] if rng.random() < swap else m.group(0), piece), kept)
+        for piece, kept in _segments(text, protected)]
+    words = [(i, m.start(), m.end()) for i, (piece, kept) in enumerate(pieces) if not kept
+             for m in _WORD.finditer(piece) if m.end() - m.start() >= MIN_TYPO_LENGTH]
+    chosen = sorted(rng.sample(range(len(words)), typo_count(p, len(words), rng)), reverse=True)
+    texts = [piece for piece, _ in pieces]
+    for index in chosen:  # right to left, so earlier offsets stay valid
+        i, start, end = words[index]
+        texts[i] = texts[i][:start] + _typo(texts[i][start:end], rng) + texts[i][end:]
+    return "".join(texts)

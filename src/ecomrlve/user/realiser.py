@@ -8,11 +8,13 @@ the same :class:`Realiser` protocol and plugs in without touching the dialogue m
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Protocol
 
+from ecomrlve.catalog.product_type import indefinite, is_plural, spoken_noun
 from ecomrlve.registry import env_specs, load
 from ecomrlve.user import acts as A
 from ecomrlve.user.noise import add_noise
@@ -24,7 +26,23 @@ ATTRIBUTE_WORDS = {
 
 
 class Realiser(Protocol):
-    def realise(self, act: A.DialogueAct, rng: random.Random) -> str: ...
+    def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
+        """One message saying every act, in order."""
+        ...
+
+
+REDRAWS = 6  # phrasings tried per act to avoid a sentence the message already has
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a message (split after . ! ? followed by a space)."""
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def attribute_word(attribute: str | None) -> str:
+    """How a shopper calls an attribute ("connector"); "option" for one without a word."""
+    return ATTRIBUTE_WORDS.get(attribute or "", "option")
 
 
 def _join(parts: list[str]) -> str:
@@ -39,7 +57,7 @@ def _item_text(item: A.RequestedItem, rng: random.Random) -> str:
         text = rng.choice(["{q} of {p}", "{q}x {p}", "{p} (x{q})", "{q} units of {p}"]).format(q=item.quantity, p=text)
     if item.variant:
         attribute, value = item.variant
-        text += rng.choice([" in {v}", " ({v})", ", the {v} one", " in {v}, {w}"]).format(v=value, w=ATTRIBUTE_WORDS[attribute])
+        text += rng.choice([" in {v}", " ({v})", ", the {v} one", " in the {v} {w}"]).format(v=value, w=attribute_word(attribute))
     return text
 
 
@@ -62,9 +80,21 @@ class TemplateRealiser:
     def __init__(self, p_noise: float = 0.0) -> None:
         self.p_noise = p_noise
 
-    def realise(self, act: A.DialogueAct, rng: random.Random) -> str:
-        templates = templates_for(act)
-        return add_noise(templates.text(act, rng), self.p_noise, rng, templates.protected(act))
+    def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
+        """Phrase each act, never repeating a sentence within the message (another phrasing is
+        drawn, and a filler sentence that still repeats is left out), then add the message's noise."""
+        said: set[str] = set()
+        parts: list[str] = []
+        for act in acts:
+            for _ in range(REDRAWS):
+                text = templates_for(act).text(act, rng)
+                if not any(s.lower() in said for s in sentences(text)):
+                    break
+            fresh = [s for s in sentences(text) if s.lower() not in said]
+            said.update(s.lower() for s in fresh)
+            parts.append(" ".join(fresh))
+        protected = tuple(v for act in acts for v in templates_for(act).protected(act))
+        return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected)
 
 
 def templates_for(act: Any) -> ActTemplates:
@@ -144,7 +174,7 @@ def _journey_text(act: A.JourneyAct, rng: random.Random) -> str:
 
 
 def _fact_text(fact: A.Fact, rng: random.Random) -> str:
-    word = ATTRIBUTE_WORDS[fact.attribute]
+    word = attribute_word(fact.attribute)
     if fact.value == "any":
         if fact.attribute == "quantity":
             return rng.choice(["Just one of {p}.", "Only one of {p}, please."]).format(p=fact.phrase)
@@ -178,7 +208,7 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
             text += " " + rng.choice(["The problem: {r}.", "Reason: {r}.", "{R}."]).format(r=act.reason, R=act.reason[0].upper() + act.reason[1:])
         if act.replacement:
             noun, requirements = act.replacement
-            wanted = " ".join(part for part in (f"another {noun.lower()}", _requirements_text(requirements, rng)) if part)
+            wanted = " ".join(part for part in (_another(noun), _requirements_text(requirements, rng)) if part)
             text += " " + rng.choice(["I'd also like a replacement: {x}.", "Could you also recommend {x} instead?",
                                       "And please suggest a replacement - {x}."]).format(x=wanted)
         if act.confirm_first:
@@ -233,10 +263,15 @@ def _requirements_text(pairs, rng: random.Random) -> str:
 
 
 def _a(noun: str) -> str:
-    noun = noun.lower()
-    if noun.endswith("s"):
-        return "some " + noun
-    return ("an " if noun[0] in "aeiou" else "a ") + noun
+    return indefinite(noun)
+
+
+def _another(noun: str) -> str:
+    """"another keyboard", "another pair of running shoes"."""
+    phrase = indefinite(noun)
+    if phrase.startswith("some "):
+        return "other " + phrase[5:]
+    return "another " + phrase.split(" ", 1)[1]
 
 
 def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
@@ -247,11 +282,13 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
                            "I need {a}{r}. What do you suggest?", "Hey, I want to buy {a}{r} - any recommendations?",
                            "Hi there, I'm shopping for {a}{r}."]).replace("{a}", _a(act.noun)).replace("{r}", reqs)
     if isinstance(act, A.RequestSubstitute):
-        text = rng.choice(["I wanted to buy the {o}, but it's out of stock. Can you suggest something similar?",
-                           "The {o} I wanted is sold out - what would be a good alternative?",
-                           "Hi, I was going to get the {o} but it's unavailable. Could you find me a similar {n}?",
-                           "Hello! The {o} is out of stock. What else would you recommend instead?"])
-        text = text.replace("{n}", act.noun.lower()).replace("{o}", act.original)
+        text = rng.choice(["I wanted to buy the {o}, but {it} out of stock. Can you suggest something similar?",
+                           "The {o} I wanted {is} sold out - what would be a good alternative?",
+                           "Hi, I was going to get the {o} but {it} unavailable. Could you find me {sim}?",
+                           "Hello! The {o} {is} out of stock. What else would you recommend instead?"])
+        plural = is_plural(act.noun)
+        text = (text.replace("{sim}", indefinite(act.noun, "similar")).replace("{o}", act.original)
+                .replace("{it}", "they're" if plural else "it's").replace("{is}", "are" if plural else "is"))
         if act.requirements:
             text += " " + rng.choice(["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
                 "{r}", _requirements_text(act.requirements, rng))
@@ -268,7 +305,7 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
             by_noun.setdefault(noun, []).append((f, v))
         for noun, pairs in by_noun.items():
             text += " " + rng.choice(["The {n} should be {r}.", "For the {n}: {r}, please."]).replace(
-                "{n}", noun.lower()).replace("{r}", _requirements_text(pairs, rng))
+                "{n}", spoken_noun(noun)).replace("{r}", _requirements_text(pairs, rng))
         return text
     if isinstance(act, A.StateRequirements):
         parts: list[str] = []
@@ -285,7 +322,7 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
     if isinstance(act, A.ChangeRequirement):
         return rng.choice(["Actually, I changed my mind: I'd like it {r} instead.", "Oh, one change - make that {r}.",
                            "Sorry, an update: the {n} should be {r}."]).replace(
-            "{n}", act.noun.lower()).replace("{r}", _requirements_text([act.requirement], rng))
+            "{n}", spoken_noun(act.noun)).replace("{r}", _requirements_text([act.requirement], rng))
     if isinstance(act, A.SoldOut):
         return rng.choice(["Hm, the {p} is sold out now.", "That one is sold out now - the {p} isn't available anymore.",
                            "I just checked: the {p} is out of stock."]).replace("{p}", act.phrase)

@@ -154,9 +154,12 @@ class World:
     def variants(self, row: int) -> tuple[Variant, ...]:
         """This episode's variants of a product, drawn on first use from the episode key.
 
-        Variants vary the category's variant attribute; the product's own value is always one of
-        them, so catalog filters and variants agree. One BLAKE2b digest per product supplies both
-        the choice of values and the (unguessable) variant ids.
+        Variants vary the category's variant attribute. When the product has its own value, that
+        value is always one of them, so catalog filters and variants agree. A product without a
+        value (real catalogs often list only a brand) gets variants synthesised from the values
+        its category carries, or from the attribute's whole vocabulary when the category has
+        fewer than three. One BLAKE2b digest per product supplies both the choice of values and
+        the (unguessable) variant ids.
         """
         cached = self._variants.get(row)
         if cached is not None:
@@ -164,18 +167,28 @@ class World:
         attribute = self.catalog.category_of(row).variant_attribute
         vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
         variants: tuple[Variant, ...] = ()
-        own = int(self.catalog.categorical[attribute][row]) if vocab is not None else NO_VALUE
-        if own != NO_VALUE:
-            others = [c for c in self.catalog.category_values(attribute)[int(self.catalog.category[row])] if c != own]
-            if len(others) >= VARIANTS_PER_PRODUCT - 1:
-                digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
-                first = others.pop(int.from_bytes(digest[0:4], "little") % len(others))
-                second = others[int.from_bytes(digest[4:8], "little") % len(others)]
-                codes = sorted((own, first, second))
-                variants = tuple(
-                    Variant(crockford("V", int.from_bytes(digest[8 + 8 * i: 16 + 8 * i], "little"), 7), attribute, vocab[c])
-                    for i, c in enumerate(codes)
-                )
+        if vocab is not None:
+            own = int(self.catalog.categorical[attribute][row])
+            seen = list(self.catalog.category_values(attribute)[int(self.catalog.category[row])])
+            digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
+            codes: list[int] = []
+            if own != NO_VALUE:
+                others = [c for c in seen if c != own]
+                if len(others) >= VARIANTS_PER_PRODUCT - 1:
+                    first = others.pop(int.from_bytes(digest[0:4], "little") % len(others))
+                    second = others[int.from_bytes(digest[4:8], "little") % len(others)]
+                    codes = sorted((own, first, second))
+            else:
+                pool = seen if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
+                draw = int.from_bytes(digest[0:8], "little")
+                for _ in range(VARIANTS_PER_PRODUCT):
+                    draw, pick = divmod(draw, len(pool))
+                    codes.append(pool.pop(pick))
+                codes.sort()
+            variants = tuple(
+                Variant(crockford("V", int.from_bytes(digest[8 + 8 * i: 16 + 8 * i], "little"), 7), attribute, vocab[c])
+                for i, c in enumerate(codes)
+            )
         self._variants[row] = variants
         return variants
 
