@@ -6,6 +6,7 @@ that plays episodes shares the same ``SearchEngine`` (pass ``catalog=..., search
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,9 +16,14 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
+from ecomrlve.session import SECRET_ENV_VAR
 
 # tests/ is not a package: make tests/exploits.py importable as ``exploits`` from any rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
+
+# One deployment secret for the whole suite (and the processes it starts), so every test plays the
+# same episodes on every run; tests of the unconfigured default remove it with ``monkeypatch``.
+os.environ[SECRET_ENV_VAR] = "ecomrlve-test-suite"
 
 CATALOG_SIZE = 3000
 CATALOG_SEED = 0

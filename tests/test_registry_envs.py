@@ -88,12 +88,12 @@ def test_doing_nothing_earns_nothing(env, case, agent) -> None:
 
 @pytest.mark.parametrize("case", [(e, d, 11) for e in ENV_IDS for d in (3, 14)], ids=case_id)
 def test_same_key_gives_an_identical_record(catalog, search, case) -> None:
-    """Two separate EcomEnv objects, the same (env, d, seed): byte-identical records (oracle and silent)."""
+    """Two separate EcomEnv objects, the same (env, d, seed, secret): byte-identical records (oracle and silent)."""
     env_id, d, seed = case
     for make_agent in (lambda e: e.audit().oracle(), lambda e: Silent()):
         records = []
         for _ in range(2):
-            fresh = EcomEnv(env_id, catalog=catalog, search=search)
+            fresh = EcomEnv(env_id, catalog=catalog, search=search, secret="same-key-test")
             play(fresh, make_agent, difficulty=d, seed=seed, env_id=env_id)
             records.append(fresh.record.to_json())
         assert records[0] == records[1]

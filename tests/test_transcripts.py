@@ -69,7 +69,7 @@ def test_messages_are_short_unrepeated_and_filled(catalogs, name) -> None:
             problems.append(("repeated sentence", env_id, d, seed, text))
         if _SLOT.search(text):
             problems.append(("unfilled slot", env_id, d, seed, text))
-    assert count > 100
+    assert count > 60  # enough messages checked: every env (but refused ones) at 3 levels x 2 seeds
     assert not problems, f"{name}: {len(problems)} problems, e.g. {problems[:3]}"
 
 
