@@ -39,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
@@ -335,10 +336,10 @@ class BundleEnvironment(Environment):
         if category not in cache:
             rows = catalog.category_rows[category]
             cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
-        in_stock = ProductFilter(in_stock=True)
         overrides = world.planning_overrides()
-        rows = cache[category][filter_mask(catalog, in_stock, overrides, rows=cache[category])]
+        rows = without_sold_out(cache[category], overrides)  # cached rows are in stock in the catalog
         if rows.size == 0:
+            in_stock = ProductFilter(in_stock=True)
             rows = catalog.category_rows[category]
             rows = _cheapest(catalog, rows[filter_mask(catalog, in_stock, overrides, rows=rows)])
         return rows

@@ -30,14 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.user import acts as A
@@ -171,53 +172,16 @@ def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilt
     attributes, so that requirements true of both are plenty (vectorised; None if there is none)."""
     view = category_view(world.catalog, int(world.catalog.category[row]))
     sub, own = view.catalog, view.local(row)
-    mask = filter_mask(sub, flt or ProductFilter(in_stock=True), view.overrides(world.planning_overrides()))
-    mask[own] = False
-    if not mask.any():
+    candidates = view.matching(flt or ProductFilter(in_stock=True), world.planning_overrides())
+    candidates = candidates[candidates != own]
+    if len(candidates) == 0:
         return None
-    candidates = np.flatnonzero(mask)
     shared = (sub.brand[candidates] == sub.brand[own]).astype(np.int32)
     for codes in sub.categorical.values():
         if codes[own] != NO_VALUE:
             shared += codes[candidates] == codes[own]
     best = candidates[shared == shared.max()]
     return int(view.rows[best[rng.randrange(len(best))]])
-
-
-@dataclass(frozen=True)
-class CategoryView:
-    """One leaf category's products as a contiguous sub-catalog (local row ``i`` is global
-    ``rows[i]``): filtering and scoring it reads contiguous memory instead of gathering from the
-    whole catalog. Built once per catalog and category (:func:`category_view`)."""
-
-    rows: np.ndarray  # global rows, ascending
-    catalog: Catalog
-
-    def local(self, row: int) -> int:
-        return int(np.searchsorted(self.rows, row))
-
-    def contains(self, row: int) -> bool:
-        position = self.local(row)
-        return position < len(self.rows) and int(self.rows[position]) == row
-
-    def overrides(self, stock_overrides: dict[int, int]) -> dict[int, int]:
-        """The episode's stock changes that concern this category, in local rows."""
-        return {self.local(row): stock for row, stock in stock_overrides.items() if self.contains(row)}
-
-
-def category_view(catalog: Catalog, category: int) -> CategoryView:
-    views = catalog.__dict__.setdefault("_category_views", {})
-    if category not in views:
-        rows = np.sort(catalog.category_rows[category])
-        sub = Catalog(
-            name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
-            category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
-            brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
-            rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
-            categorical={a: c[rows] for a, c in catalog.categorical.items()},
-            numeric={a: v[rows] for a, v in catalog.numeric.items()})
-        views[category] = CategoryView(rows, sub)
-    return views[category]
 
 
 def category_requirement(catalog: Catalog, category: int) -> Requirement:
@@ -239,11 +203,9 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
                 exclude: tuple[int, ...] = ()) -> np.ndarray:
     """:func:`valid_rows` as local rows of ``view``."""
     others = [r for r in requirements if r.field != "category"]
-    mask = filter_mask(view.catalog, requirement_filter(others), view.overrides(stock_overrides))
-    for row in exclude:
-        if view.contains(row):
-            mask[view.local(row)] = False
-    return np.flatnonzero(mask)
+    local = view.matching(requirement_filter(others), stock_overrides)
+    excluded = [view.local(row) for row in exclude if view.contains(row)]
+    return local[~np.isin(local, excluded)] if excluded else local
 
 
 def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
@@ -336,11 +298,10 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
                 postings.setdefault(word, []).append(i)
         index = catalog.__dict__["_title_words"] = {w: np.asarray(r, dtype=np.int64) for w, r in postings.items()}
     hits = np.zeros(len(rows))
-    present = np.zeros(len(catalog), dtype=bool)
     for word in words:
-        present[:] = False
-        present[index.get(word, np.empty(0, dtype=np.int64))] = True
-        hits += present[rows]
+        postings = index.get(word)  # ascending rows
+        if postings is not None:
+            hits += postings[np.minimum(np.searchsorted(postings, rows), len(postings) - 1)] == rows
     return hits / len(words)
 
 
@@ -767,7 +728,7 @@ class RankedRecommendation(Environment):
         items = listed_items(world, ids, goal.category, user.requirements, valid, rel, goal.k)
         r_task, scores = ranking_reward(items, ideal, goal.k)
         first = catalog.index_of(ids[0]) if ids else None
-        first_valid = first is not None and bool(np.isin(first, valid))
+        first_valid = first is not None and contains_sorted(valid, first)
         unseen = [i for i in ids if i not in user.surfaced]
         denied = [i for i in ids if (row := catalog.index_of(i)) is not None and world.is_denied(row)]
         details.update(scores, first_valid=first_valid, unseen_ids=unseen)

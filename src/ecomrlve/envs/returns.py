@@ -38,11 +38,11 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import tool_results
+from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Environment, Problem, TaskOutcome
 from ecomrlve.envs.orders import (
@@ -357,7 +357,7 @@ class ReturnEnvironment(Environment):
             row = world.catalog.index_of(answer.replacement_product_id)
             valid = valid_rows(world.catalog, goal.replacement.category, goal.replacement.requirements,
                                world.stock_overrides, exclude=(target.row,))
-            replacement_ok = row is not None and bool(np.isin(row, valid))
+            replacement_ok = row is not None and contains_sorted(valid, row)
         r_task, is_correct, s = return_score(
             eligible=goal.eligible, answered=answer is not None, line_ok=line_ok,
             answer_eligible=answer.eligible if answer is not None else None, returned=returned,
