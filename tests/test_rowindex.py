@@ -15,7 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
-from ecomrlve.catalog.rowindex import contains_sorted, matching_rows, without_sold_out
+from ecomrlve.catalog.rowindex import (
+    _ascii_title_words,
+    _python_title_words,
+    contains_sorted,
+    matching_rows,
+    title_word_index,
+    without_sold_out,
+)
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
@@ -148,3 +155,25 @@ def test_title_overlap_counts_the_original_words(data) -> None:
     words = set(catalog.title(original).split(",")[0].lower().split())
     expected = [len(words & set(catalog.title(r).lower().replace(",", " ").split())) / len(words) for r in rows]
     assert np.array_equal(title_overlap(catalog, original, rows), np.asarray(expected, dtype=float).reshape(len(rows)))
+
+
+@SETTINGS
+@given(titles=st.lists(st.text(alphabet="aZz09 ,-.'/", max_size=20), max_size=12))
+def test_arrow_title_words_equal_the_python_ones(titles) -> None:
+    column = pa.array(titles, type=pa.string())
+    fast, slow = _ascii_title_words(column), _python_title_words(column)
+    assert fast.keys() == slow.keys()
+    assert all(fast[word].dtype == np.int64 and np.array_equal(fast[word], slow[word]) for word in slow)
+
+
+def test_non_ascii_titles_are_indexed_title_by_title() -> None:
+    """Python lower-cases "İ" to "i" plus a combining dot, which ends the word; Arrow would not."""
+    catalog_titles = pa.array(["İstanbul Lamp", "istanbul lamp, KELVIN \u212a"])
+    index = title_word_index(Catalog(
+        name="t", ids=np.asarray([b"P1", b"P2"]), titles=catalog_titles, category=np.zeros(2, np.int16),
+        categories=CATEGORIES, brand=np.zeros(2, np.int32), brands=BRANDS, price_cents=np.zeros(2, np.int32),
+        rating_x10=np.full(2, 10, np.int16), rating_count=np.zeros(2, np.int32), ship_days=np.ones(2, np.int16),
+        stock=np.ones(2, np.int32), categorical={}, numeric={}))
+    assert index.keys() == _python_title_words(catalog_titles).keys()
+    assert np.array_equal(index["stanbul"], [0]) and np.array_equal(index["istanbul"], [1])
+    assert np.array_equal(index["k"], [1])

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents.base import cards
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.catalog.rowindex import contains_sorted
+from ecomrlve.catalog.rowindex import contains_sorted, title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView, category_view
@@ -290,13 +290,7 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
     words = sorted(set(_WORD.findall(catalog.title(original).split(",")[0].lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
-    index = catalog.__dict__.get("_title_words")
-    if index is None:
-        postings: dict[str, list[int]] = {}
-        for i, title in enumerate(catalog.titles.to_pylist()):
-            for word in set(_WORD.findall(title.lower())):
-                postings.setdefault(word, []).append(i)
-        index = catalog.__dict__["_title_words"] = {w: np.asarray(r, dtype=np.int64) for w, r in postings.items()}
+    index = title_word_index(catalog)
     hits = np.zeros(len(rows))
     for word in words:
         postings = index.get(word)  # ascending rows

@@ -7,6 +7,7 @@ task ambiguous.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -22,6 +23,16 @@ _SLANG = {
     "probably": "prob", "okay": "ok", "really": "rly", "great": "gr8",
 }
 _SLANG_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _SLANG), key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+_NON_WORD = re.compile(r"(\W+)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(value: str) -> re.Pattern[str]:
+    """``value`` as a case-insensitive pattern; cached here because product names are too many for
+    ``re``'s own cache, which they would otherwise keep flushing."""
+    return re.compile(re.escape(value), re.IGNORECASE)
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -40,7 +51,7 @@ def _typo(word: str, rng: random.Random) -> str:
 def _noisy(segment: str, p: float, rng: random.Random) -> str:
     segment = _SLANG_RE.sub(lambda m: _SLANG[m.group(0).lower()] if rng.random() < min(1.0, 6 * p) else m.group(0), segment)
     out = []
-    for token in re.split(r"(\W+)", segment):
+    for token in _NON_WORD.split(segment):
         if token and token[0].isalpha() and rng.random() < 1 - (1 - p) ** len(token):
             token = _typo(token, rng)
         out.append(token)
@@ -53,7 +64,7 @@ def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...
         return text
     # Longest match first at each position, so "Bluetooth" wins over its prefix "Blue".
     spans = sorted({(m.start(), m.end()) for value in protected if value
-                    for m in re.finditer(re.escape(value), text, re.IGNORECASE)},
+                    for m in _literal(value).finditer(text)},
                    key=lambda span: (span[0], -span[1]))
     out, cursor = [], 0
     for start, end in spans:
