@@ -349,9 +349,13 @@ def ranking_reward(listed: list[ListedItem], ideal: list[float], k: int) -> tupl
 
 def listed_items(world: World, product_ids: list[str], category: int, requirements: list[Requirement],
                  valid: np.ndarray, rel: np.ndarray, k: int) -> list[ListedItem]:
-    """Score each recommended id against the final world (``rel`` aligned with ``valid``)."""
+    """Score each recommended id against the final world (``rel`` aligned with ``valid``, ascending)."""
     catalog = world.catalog
-    rel_of = dict(zip(valid.tolist(), rel.tolist()))
+
+    def rel_of(row: int) -> float:  # a binary search: the valid set can hold most of a category
+        position = int(np.searchsorted(valid, row))
+        return float(rel[position]) if position < len(valid) and int(valid[position]) == row else 0.0
+
     seen: set[int] = set()
     out: list[ListedItem] = []
     for position, product_id in enumerate(product_ids):
@@ -360,7 +364,7 @@ def listed_items(world: World, product_ids: list[str], category: int, requiremen
             out.append(ListedItem(0.0, 0.0, row is not None and world.stock(row) == 0))
             continue
         seen.add(row)
-        out.append(ListedItem(rel_of.get(row, 0.0), satisfaction(catalog, row, category, requirements),
+        out.append(ListedItem(rel_of(row), satisfaction(catalog, row, category, requirements),
                               world.stock(row) == 0))
     return out
 
