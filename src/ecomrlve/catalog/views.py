@@ -1,9 +1,10 @@
 """Per-category sub-catalogs: one leaf category's products as contiguous columns.
 
 Filtering and scoring within a category (valid sets, substitutes, searches filtered to a
-category) reads a :class:`CategoryView` built once per catalog and category, together with its
-sorted column indexes (:mod:`ecomrlve.catalog.rowindex`), so the per-episode cost follows the
-matching rows rather than the size of the category, which grows with the catalog.
+category) reads a :class:`CategoryView` built once per catalog and category, so a filter is a
+few contiguous, vectorised comparisons over the category's rows instead of gathers from the
+whole catalog. (Binary searches in per-column sort orders were tried and measured slower at
+1M products: the Python cost of choosing candidates outweighs comparing 22k contiguous rows.)
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.filters import ProductFilter
-from ecomrlve.catalog.rowindex import matching_rows
+from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.schema import Catalog
 
 
@@ -43,7 +43,7 @@ class CategoryView:
         this one) with the episode's ``stock_overrides`` (global rows)."""
         if flt.category is not None:
             flt = flt.model_copy(update={"category": None})
-        return matching_rows(self.catalog, flt, self.overrides(stock_overrides))
+        return np.flatnonzero(filter_mask(self.catalog, flt, self.overrides(stock_overrides)))
 
 
 def category_view(catalog: Catalog, category: int) -> CategoryView:
