@@ -292,10 +292,11 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
         return np.zeros(len(rows))
     index = title_word_index(catalog)
     hits = np.zeros(len(rows))
+    present = np.zeros(len(catalog), dtype=bool)
     for word in words:
-        postings = index.get(word)  # ascending rows
-        if postings is not None:
-            hits += postings[np.minimum(np.searchsorted(postings, rows), len(postings) - 1)] == rows
+        present[:] = False
+        present[index.get(word, np.empty(0, dtype=np.int64))] = True
+        hits += present[rows]
     return hits / len(words)
 
 
