@@ -88,7 +88,7 @@ def reset_one_size(size: int, seeds: int) -> dict:
     out: dict = {"generate_s": time.perf_counter() - t0}
     t0 = time.perf_counter()  # one-off per catalog: contiguous category views and their title text
     for category in range(len(catalog.categories)):
-        view = category_view(catalog, category)
+        view = category_view(catalog, category, main_type_only=True)
         title_overlap(view.catalog, 0, np.arange(1))
     out["category_views_s"] = time.perf_counter() - t0
     for env_id in ENVS:

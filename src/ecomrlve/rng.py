@@ -34,13 +34,18 @@ def derive_generator(*parts: object) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(derive_seed(*parts)))
 
 
+_CROCKFORD_PAIRS = tuple(low + high for high in _CROCKFORD for low in _CROCKFORD)  # 10 bits -> 2 digits, low first
+
+
 def crockford(prefix: str, value: int, length: int) -> str:
     """``prefix`` + ``length`` Crockford base-32 digits of ``value`` (low digits first)."""
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 32)
-        chars.append(_CROCKFORD[digit])
-    return prefix + "".join(chars)
+    chars = [prefix]
+    for _ in range(length >> 1):  # two digits at a time: ids are made on every reset and product card
+        chars.append(_CROCKFORD_PAIRS[value & 1023])
+        value >>= 10
+    if length & 1:
+        chars.append(_CROCKFORD[value & 31])
+    return "".join(chars)
 
 
 def opaque_id(prefix: str, *parts: object, length: int = 8) -> str:

@@ -168,12 +168,15 @@ class AllowedRows:
 
 def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
     """The rows matching ``flt``: the same set as :func:`filter_mask`, computed within the filter's
-    categories (their row index) when it names one, so the cost is O(category size)."""
+    categories when it names any: for one category through its view's sorted column indexes
+    (:mod:`ecomrlve.catalog.views`), so the cost follows the matching rows, not the catalog."""
     if flt.category is None:
         return AllowedRows.from_mask(filter_mask(catalog, flt, stock_overrides))
     categories = catalog.category_index.get(flt.category.strip().lower(), ())
     if len(categories) == 1:
-        rows = catalog.category_rows[categories[0]]
-    else:
-        rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
+        from ecomrlve.catalog.views import category_view  # views build on this module
+
+        view = category_view(catalog, categories[0])
+        return AllowedRows(len(catalog), rows=view.rows[view.matching(flt, stock_overrides or {})])
+    rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
     return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

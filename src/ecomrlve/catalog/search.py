@@ -212,6 +212,30 @@ def _score_rows(data, indptr, indices, token_ids, rows, member):  # pragma: no c
     return scores
 
 
+_warmed = threading.Event()
+
+
+def warm_kernels() -> None:
+    """Compile the kernels above, or load them from numba's on-disk cache (``cache=True``: kept
+    next to this module, or in the user's cache directory when it is read-only), for the array
+    types an index has: writable when built in memory, read-only when memory-mapped from a
+    catalog directory. Called when a :class:`SearchEngine` is made, so that the first search
+    does not pay for it; the kernels run on empty inputs and change nothing. Once per process.
+    """
+    if _warmed.is_set():
+        return
+    for writable in (True, False):
+        data, indptr, indices = np.zeros(1, np.float32), np.zeros(2, np.int64), np.zeros(1, np.int32)
+        for array in (data, indptr, indices):
+            array.flags.writeable = writable
+        no_terms = np.zeros(0, dtype=np.int64)
+        scores = np.zeros(1, dtype=np.float32)
+        _accumulate(scores, data, indptr, indices, no_terms)
+        _positive_rows(scores, indptr, indices, no_terms, np.zeros(0, dtype=bool), 0)
+        _score_rows(data, indptr, indices, no_terms, np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.uint8))
+    _warmed.set()
+
+
 def best_first(rows: np.ndarray, scores: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` (default all) best (row, score) pairs: score descending, then row ascending."""
     if k is not None and len(rows) > k:
@@ -323,6 +347,7 @@ class SearchEngine:
         self.catalog = catalog
         self._retriever = retriever
         self._lock = threading.Lock()
+        warm_kernels()
         self._popularity_key = -catalog.rating_count.astype(np.int64)
 
     @property

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
+from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome
@@ -336,10 +337,10 @@ class BundleFamily(TaskFamily):
         if category not in cache:
             rows = category_types(catalog, category).main_rows()
             cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
-        in_stock = ProductFilter(in_stock=True)
         overrides = world.planning_overrides()
-        rows = cache[category][filter_mask(catalog, in_stock, overrides, rows=cache[category])]
+        rows = without_sold_out(cache[category], overrides)  # cached rows are in stock in the catalog
         if rows.size == 0:
+            in_stock = ProductFilter(in_stock=True)
             rows = category_types(catalog, category).main_rows()
             rows = _cheapest(catalog, rows[filter_mask(catalog, in_stock, overrides, rows=rows)])
         return rows

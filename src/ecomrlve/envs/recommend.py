@@ -27,13 +27,14 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.catalog.product_type import category_types, is_main_type
+from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.world.state import World
 
 BASE_PATIENCE = 3  # annoyances tolerated (repeated or pointless questions), plus 0-2 per shopper
@@ -157,57 +158,18 @@ def derive_requirements(catalog: Catalog, rows: list[int], count: int, slack: fl
 def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilter | None = None) -> int | None:
     """An in-stock product of ``row``'s category (meeting ``flt``) sharing the most of its brand and
     attributes, so that requirements true of both are plenty (vectorised; None if there is none)."""
-    view = category_view(world.catalog, int(world.catalog.category[row]))
+    view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
     sub, own = view.catalog, view.local(row)
-    mask = filter_mask(sub, flt or ProductFilter(in_stock=True), view.overrides(world.planning_overrides()))
-    mask[own] = False
-    if not mask.any():
+    candidates = view.matching(flt or ProductFilter(in_stock=True), world.planning_overrides())
+    candidates = candidates[candidates != own]
+    if len(candidates) == 0:
         return None
-    candidates = np.flatnonzero(mask)
     shared = (sub.brand[candidates] == sub.brand[own]).astype(np.int32)
     for codes in sub.categorical.values():
         if codes[own] != NO_VALUE:
             shared += codes[candidates] == codes[own]
     best = candidates[shared == shared.max()]
     return int(view.rows[best[rng.randrange(len(best))]])
-
-
-@dataclass(frozen=True)
-class CategoryView:
-    """One leaf category's products as a contiguous sub-catalog (local row ``i`` is global
-    ``rows[i]``): filtering and scoring it reads contiguous memory instead of gathering from the
-    whole catalog. Built once per catalog and category (:func:`category_view`)."""
-
-    rows: np.ndarray  # global rows, ascending
-    catalog: Catalog
-
-    def local(self, row: int) -> int:
-        return int(np.searchsorted(self.rows, row))
-
-    def contains(self, row: int) -> bool:
-        position = self.local(row)
-        return position < len(self.rows) and int(self.rows[position]) == row
-
-    def overrides(self, stock_overrides: dict[int, int]) -> dict[int, int]:
-        """The episode's stock changes that concern this category, in local rows."""
-        return {self.local(row): stock for row, stock in stock_overrides.items() if self.contains(row)}
-
-
-def category_view(catalog: Catalog, category: int) -> CategoryView:
-    """The products a request for ``category`` can mean: its rows of the category's main type
-    (a "Smartwatches" request never means the straps and chargers filed next to the watches)."""
-    views = catalog.__dict__.setdefault("_category_views", {})
-    if category not in views:
-        rows = np.sort(category_types(catalog, category).main_rows())
-        sub = Catalog(
-            name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
-            category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
-            brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
-            rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
-            categorical={a: c[rows] for a, c in catalog.categorical.items()},
-            numeric={a: v[rows] for a, v in catalog.numeric.items()})
-        views[category] = CategoryView(rows, sub)
-    return views[category]
 
 
 def category_requirement(catalog: Catalog, category: int) -> Requirement:
@@ -221,7 +183,7 @@ def valid_rows(catalog: Catalog, category: int, requirements: list[Requirement],
     Exact for the whole catalog because the leaf category is always required; only that
     category's rows are checked, with the vectorised filter (O(category), no Python loop).
     """
-    view = category_view(catalog, category)
+    view = category_view(catalog, category, main_type_only=True)
     return view.rows[valid_local(view, requirements, stock_overrides, exclude)]
 
 
@@ -229,11 +191,9 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
                 exclude: tuple[int, ...] = ()) -> np.ndarray:
     """:func:`valid_rows` as local rows of ``view``."""
     others = [r for r in requirements if r.field != "category"]
-    mask = filter_mask(view.catalog, requirement_filter(others), view.overrides(stock_overrides))
-    for row in exclude:
-        if view.contains(row):
-            mask[view.local(row)] = False
-    return np.flatnonzero(mask)
+    local = view.matching(requirement_filter(others), stock_overrides)
+    excluded = [view.local(row) for row in exclude if view.contains(row)]
+    return local[~np.isin(local, excluded)] if excluded else local
 
 
 def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
@@ -318,13 +278,7 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
     words = sorted(set(_WORD.findall(catalog.short_title(original).lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
-    index = catalog.__dict__.get("_title_words")
-    if index is None:
-        postings: dict[str, list[int]] = {}
-        for i, title in enumerate(catalog.titles.to_pylist()):
-            for word in set(_WORD.findall(title.lower())):
-                postings.setdefault(word, []).append(i)
-        index = catalog.__dict__["_title_words"] = {w: np.asarray(r, dtype=np.int64) for w, r in postings.items()}
+    index = title_word_index(catalog)
     hits = np.zeros(len(rows))
     present = np.zeros(len(catalog), dtype=bool)
     for word in words:
@@ -384,9 +338,13 @@ def ranking_reward(listed: list[ListedItem], ideal: list[float], k: int) -> tupl
 
 def listed_items(world: World, product_ids: list[str], category: int, requirements: list[Requirement],
                  valid: np.ndarray, rel: np.ndarray, k: int) -> list[ListedItem]:
-    """Score each recommended id against the final world (``rel`` aligned with ``valid``)."""
+    """Score each recommended id against the final world (``rel`` aligned with ``valid``, ascending)."""
     catalog = world.catalog
-    rel_of = dict(zip(valid.tolist(), rel.tolist()))
+
+    def rel_of(row: int) -> float:  # a binary search: the valid set can hold most of a category
+        position = int(np.searchsorted(valid, row))
+        return float(rel[position]) if position < len(valid) and int(valid[position]) == row else 0.0
+
     seen: set[int] = set()
     out: list[ListedItem] = []
     for position, product_id in enumerate(product_ids):
@@ -395,7 +353,7 @@ def listed_items(world: World, product_ids: list[str], category: int, requiremen
             out.append(ListedItem(0.0, 0.0, row is not None and world.stock(row) == 0))
             continue
         seen.add(row)
-        out.append(ListedItem(rel_of.get(row, 0.0), satisfaction(catalog, row, category, requirements),
+        out.append(ListedItem(rel_of(row), satisfaction(catalog, row, category, requirements),
                               world.stock(row) == 0))
     return out
 

@@ -219,7 +219,7 @@ class RankedRecommendation(TaskFamily):
                      stock_overrides: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The valid set (global rows) and its relevance, scored on the category's contiguous view
         (stock as it is now unless ``stock_overrides`` says otherwise)."""
-        view = category_view(world.catalog, goal.category)
+        view = category_view(world.catalog, goal.category, main_type_only=True)
         overrides = world.stock_overrides if stock_overrides is None else stock_overrides
         local = valid_local(view, requirements, overrides, self.excluded(goal))
         return view.rows[local], self.relevance(view.catalog, goal, local)

@@ -43,11 +43,11 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import is_main_type, is_powered, main_type, product_type, spoken_name
+from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.orders import (
@@ -400,7 +400,7 @@ class ReturnFamily(TaskFamily):
             row = world.catalog.index_of(answer.replacement_product_id)
             valid = valid_rows(world.catalog, goal.replacement.category, goal.replacement.requirements,
                                world.stock_overrides, exclude=(target.row,))
-            replacement_ok = row is not None and bool(np.isin(row, valid))
+            replacement_ok = row is not None and contains_sorted(valid, row)
         r_task, is_correct, s = return_score(
             eligible=goal.eligible, answered=answer is not None, line_ok=line_ok,
             answer_eligible=answer.eligible if answer is not None else None, returned=returned,

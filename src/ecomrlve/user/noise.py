@@ -10,6 +10,7 @@ makes text harder to read without making the task ambiguous.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -33,6 +34,16 @@ _SLANG_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _SLANG), key=len,
 _WORD = re.compile(r"[A-Za-z]+")
 
 
+_NON_WORD = re.compile(r"(\W+)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(value: str) -> re.Pattern[str]:
+    """``value`` as a case-insensitive pattern; cached here because product names are too many for
+    ``re``'s own cache, which they would otherwise keep flushing."""
+    return re.compile(re.escape(value), re.IGNORECASE)
+
+
 def _typo(word: str, rng: random.Random) -> str:
     i = rng.randrange(len(word))
     kind = rng.randrange(4)
@@ -49,7 +60,7 @@ def _typo(word: str, rng: random.Random) -> str:
 def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:
     """``text`` cut into (piece, is_protected); the longest protected match wins at each position."""
     spans = sorted({(m.start(), m.end()) for value in protected if value
-                    for m in re.finditer(re.escape(value), text, re.IGNORECASE)},
+                    for m in _literal(value).finditer(text)},
                    key=lambda span: (span[0], -span[1]))
     out: list[tuple[str, bool]] = []
     cursor = 0

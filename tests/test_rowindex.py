@@ -1,0 +1,166 @@
+"""Per-category views and row-set helpers give exactly what the exhaustive whole-catalog paths give.
+
+Every fast path (``CategoryView.matching``, ``allowed_rows`` for a category, valid sets,
+``without_sold_out``, ``contains_sorted``, the title word index and ``title_overlap``) is compared,
+row for row and in order, with an O(catalog) evaluation on small random catalogs whose
+columns have few distinct values (ties, equal prices, missing attributes, NaNs), so that bounds
+falling exactly on a value and empty results are common.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
+from ecomrlve.catalog.rowindex import (
+    _ascii_title_words,
+    _python_title_words,
+    contains_sorted,
+    title_word_index,
+    without_sold_out,
+)
+from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.recommend import Requirement, title_overlap, valid_rows
+
+CATEGORIES = (Category(("Electronics", "Chargers"), "charger", "color"),
+              Category(("Electronics", "Cables"), "cable", "color"),
+              Category(("Home", "Lamps"), "lamp", "color"))
+BRANDS = ("Brightix", "Volta", "Nimbus")
+WORDS = ("fast", "usb", "lamp", "mini", "pro")
+PRICES = (999, 1000, 1999, 2000, 4550)  # cents: 9.99, 10.00, 19.99, 20.00, 45.50
+NUMERIC_VALUES = (float("nan"), 5.0, 12.5, 12.5001, 65.0)
+
+
+@st.composite
+def catalogs(draw) -> Catalog:
+    n = draw(st.integers(1, 40))
+
+    def column(values, dtype) -> np.ndarray:
+        return np.asarray(draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)), dtype=dtype)
+
+    titles = [" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))) + ", Black" for _ in range(n)]
+    return Catalog(
+        name="random", ids=np.asarray([f"P{i:08d}".encode() for i in range(n)], dtype="S9"), titles=pa.array(titles),
+        category=column(range(len(CATEGORIES)), np.int16), categories=CATEGORIES,
+        brand=column(range(len(BRANDS)), np.int32), brands=BRANDS, price_cents=column(PRICES, np.int32),
+        rating_x10=column((10, 35, 40, 50), np.int16), rating_count=column((0, 7, 300), np.int32),
+        ship_days=column((1, 3, 7), np.int16), stock=column((0, 1, 5), np.int32),
+        categorical={attr: column((NO_VALUE, 0, 1, 2), np.int16) for attr in CATEGORICAL_ATTRIBUTES},
+        numeric={attr: column(NUMERIC_VALUES, np.float32) for attr in NUMERIC_ATTRIBUTES})
+
+
+def _value(draw, field: str):
+    if field == "category":
+        return draw(st.sampled_from([c.name for c in CATEGORIES] + ["Electronics", "Toys"]))
+    if field == "brand":
+        return draw(st.sampled_from([*BRANDS, "volta ", "Unknown"]))
+    if field in CATEGORICAL_ATTRIBUTES:
+        return draw(st.sampled_from([*CATEGORICAL_ATTRIBUTES[field][:3], "nonsense"]))
+    if field.startswith("price"):
+        return draw(st.sampled_from([9.99, 10.0, 19.99, 20.0, 45.5, 0.0, 1e9]))
+    if field == "rating_min":
+        return draw(st.sampled_from([0.0, 3.5, 4.0, 5.0]))
+    if field == "ship_days_max":
+        return draw(st.sampled_from([0, 3, 7, 10**6]))
+    if field == "in_stock":
+        return draw(st.booleans())
+    return draw(st.sampled_from([0.0, 5.0, 12.5, 12.50005, 65.0, 100.0]))
+
+
+@st.composite
+def filters(draw, *, category: bool = True) -> ProductFilter:
+    fields = [f for f in ProductFilter.model_fields if category or f != "category"]
+    chosen = draw(st.lists(st.sampled_from(fields), unique=True, max_size=5))
+    return ProductFilter(**{field: _value(draw, field) for field in chosen})
+
+
+def overrides(n: int):
+    return st.dictionaries(st.integers(0, n - 1), st.sampled_from([0, 2]), max_size=4)
+
+
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_category_paths_equal_the_whole_catalog_mask(data) -> None:
+    """A filter naming one leaf category: ``allowed_rows`` (search) and ``CategoryView.matching``
+    give the rows of the whole-catalog mask, ascending."""
+    catalog = data.draw(catalogs())
+    category = data.draw(st.integers(0, len(CATEGORIES) - 1))
+    flt = data.draw(filters(category=False)).model_copy(update={"category": CATEGORIES[category].name})
+    stock = data.draw(overrides(len(catalog)))
+    expected = np.flatnonzero(filter_mask(catalog, flt, stock))
+    view = category_view(catalog, category)
+    assert np.array_equal(allowed_rows(catalog, flt, stock).rows, expected)
+    assert np.array_equal(view.rows[view.matching(flt, stock)], expected)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_valid_rows_equal_the_exhaustive_valid_set(data) -> None:
+    catalog = data.draw(catalogs())
+    category = data.draw(st.integers(0, len(CATEGORIES) - 1))
+    flt = data.draw(filters(category=False))
+    requirements = [Requirement(field=f, value=v) for f, v in flt.model_dump(exclude_none=True).items() if f != "in_stock"]
+    stock = data.draw(overrides(len(catalog)))
+    exclude = tuple(data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=2)))
+    whole = ProductFilter(**{r.field: r.value for r in requirements}, in_stock=True)
+    mask = filter_mask(catalog, whole, stock) & (catalog.category == category)
+    mask[list(exclude)] = False
+    assert np.array_equal(valid_rows(catalog, category, requirements, stock, exclude), np.flatnonzero(mask))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_without_sold_out_equals_the_in_stock_filter(data) -> None:
+    catalog = data.draw(catalogs())
+    rows = np.flatnonzero(catalog.stock > 0)
+    rows = rows[data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))] if len(rows) else rows
+    stock = data.draw(overrides(len(catalog)))
+    expected = rows[filter_mask(catalog, ProductFilter(in_stock=True), stock, rows=rows)]
+    assert np.array_equal(without_sold_out(rows, stock), expected)
+
+
+@SETTINGS
+@given(rows=st.lists(st.integers(0, 50), unique=True).map(sorted), row=st.integers(-1, 51))
+def test_contains_sorted_is_membership(rows, row) -> None:
+    assert contains_sorted(np.asarray(rows, dtype=np.int64), row) == (row in rows)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_title_overlap_counts_the_original_words(data) -> None:
+    catalog = data.draw(catalogs())
+    original = data.draw(st.integers(0, len(catalog) - 1))
+    rows = np.asarray(sorted(data.draw(st.sets(st.integers(0, len(catalog) - 1)))), dtype=np.int64)
+    words = set(catalog.title(original).split(",")[0].lower().split())
+    expected = [len(words & set(catalog.title(r).lower().replace(",", " ").split())) / len(words) for r in rows]
+    assert np.array_equal(title_overlap(catalog, original, rows), np.asarray(expected, dtype=float).reshape(len(rows)))
+
+
+@SETTINGS
+@given(titles=st.lists(st.text(alphabet="aZz09 ,-.'/", max_size=20), max_size=12))
+def test_arrow_title_words_equal_the_python_ones(titles) -> None:
+    column = pa.array(titles, type=pa.string())
+    fast, slow = _ascii_title_words(column), _python_title_words(column)
+    assert fast.keys() == slow.keys()
+    assert all(fast[word].dtype == np.int64 and np.array_equal(fast[word], slow[word]) for word in slow)
+
+
+def test_non_ascii_titles_are_indexed_title_by_title() -> None:
+    """Python lower-cases "İ" to "i" plus a combining dot, which ends the word; Arrow would not."""
+    catalog_titles = pa.array(["İstanbul Lamp", "istanbul lamp, KELVIN \u212a"])
+    index = title_word_index(Catalog(
+        name="t", ids=np.asarray([b"P1", b"P2"]), titles=catalog_titles, category=np.zeros(2, np.int16),
+        categories=CATEGORIES, brand=np.zeros(2, np.int32), brands=BRANDS, price_cents=np.zeros(2, np.int32),
+        rating_x10=np.full(2, 10, np.int16), rating_count=np.zeros(2, np.int32), ship_days=np.ones(2, np.int16),
+        stock=np.ones(2, np.int32), categorical={}, numeric={}))
+    assert index.keys() == _python_title_words(catalog_titles).keys()
+    assert np.array_equal(index["stanbul"], [0]) and np.array_equal(index["istanbul"], [1])
+    assert np.array_equal(index["k"], [1])
