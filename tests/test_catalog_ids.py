@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog import generate_synthetic_catalog
+from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.episode import EcomEnv
 from ecomrlve.user.realiser import TemplateRealiser
@@ -121,7 +122,7 @@ def test_the_shopper_reacts_to_a_named_id(scheme, env_id):
     row = 123
     reply = env.step(AgentAction(message=f"What do you think of {NAMED[scheme].format(id=catalog.product_id(row))}?"))
     text = reply.messages[-1]["content"]
-    assert catalog.short_title(row) in text and "not sure what you mean" not in text
+    assert spoken_name(catalog, row).text in text and "not sure what you mean" not in text
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))

@@ -36,7 +36,7 @@ def good_record(tmp_path_factory) -> str:
 @pytest.mark.parametrize(("args", "fragments"), [
     (["run", "--agent", "smart"], ["unknown agent 'smart'", "oracle"]),
     (["run", "--env", "NOPE"], ["unknown environment or collection 'NOPE'"]),
-    (["run", "--difficulty", "3-1"], ["bad difficulty range"]),
+    (["run", "--difficulty", "3-1"], ["outside the supported range"]),
     (["run", "--tau-acc", "5", "--difficulty", "adaptive"], ["tau_acc must be a number in (0, 1]"]),
     (["run", "--override", "p_noise=5"], ["probability in [0, 1]"]),
     (["run", "--override", "top_k=0"], ["integer >= 1"]),

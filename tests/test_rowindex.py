@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
+from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
     _python_title_words,
@@ -112,6 +113,7 @@ def test_valid_rows_equal_the_exhaustive_valid_set(data) -> None:
     exclude = tuple(data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=2)))
     whole = ProductFilter(**{r.field: r.value for r in requirements}, in_stock=True)
     mask = filter_mask(catalog, whole, stock) & (catalog.category == category)
+    mask &= np.asarray([is_main_type(catalog, row) for row in range(len(catalog))])  # a request means the main type
     mask[list(exclude)] = False
     assert np.array_equal(valid_rows(catalog, category, requirements, stock, exclude), np.flatnonzero(mask))
 
