@@ -72,7 +72,7 @@ def document_texts(catalog: Catalog, start: int = 0, stop: int | None = None) ->
     brands, cats = catalog.brand[start:stop].tolist(), catalog.category[start:stop].tolist()
     texts = []
     for i, title in enumerate(titles):
-        attributes = " ".join(column[i] for column in columns if column[i] is not None)
+        attributes = " ".join(value for column in columns if (value := column[i]) is not None)
         texts.append(f"{title} {catalog.brands[brands[i]]} {category_text[cats[i]]} {attributes}")
     if catalog.descriptions is not None:
         descriptions = catalog.descriptions.slice(start, stop - start).to_pylist()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ecomrlve.catalog.filters import in_stock_mask
@@ -106,7 +107,7 @@ class World:
     # unsolvable or change its ideal answer. Generators plan with ``planning_overrides`` and
     # ``available``, and sell out only what ``can_sell_out`` allows.
 
-    def reserve(self, rows) -> None:
+    def reserve(self, rows: Iterable[int]) -> None:
         self.reserved.update(int(r) for r in rows)
 
     def protect(self, category: int) -> None:
@@ -165,7 +166,7 @@ class World:
         vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
         variants: tuple[Variant, ...] = ()
         own = int(self.catalog.categorical[attribute][row]) if vocab is not None else NO_VALUE
-        if own != NO_VALUE:
+        if vocab is not None and own != NO_VALUE:
             others = [c for c in self.catalog.category_values(attribute)[int(self.catalog.category[row])] if c != own]
             if len(others) >= VARIANTS_PER_PRODUCT - 1:
                 digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
