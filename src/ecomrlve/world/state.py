@@ -11,6 +11,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
@@ -149,7 +151,7 @@ class World:
     def sold_out_as_planned(self, row: int) -> bool:
         return any(event.done and event.row == row for event in self.planned_sell_outs)
 
-    def in_stock_mask(self):
+    def in_stock_mask(self) -> np.ndarray:
         return in_stock_mask(self.catalog, self.stock_overrides)
 
     def variants(self, row: int) -> tuple[Variant, ...]:
