@@ -148,7 +148,7 @@ class CartState(TaskState):
 
 @dataclass
 class CartUser(SimulatedUser):
-    goal: CartGoal = None  # type: ignore[assignment]
+    goal: CartGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: CartState = field(default_factory=CartState)
     _confirmation_counted: bool = False
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)

@@ -255,7 +255,8 @@ class JourneyFamily(TaskFamily):
                    for intent, p in zip(problem.goal.intents, sub_problems(problem)))
 
     def accept_answer(self, problem: Problem, answer: BaseModel) -> bool:
-        user: JourneyUser = problem.user  # type: ignore[assignment]
+        user = problem.user
+        assert isinstance(user, JourneyUser)
         current = problem.state.current
         if current is None:
             raise ToolError("no_open_request", "There is no open request to answer; wait for the shopper.")

@@ -255,7 +255,7 @@ class PolicyState(TaskState):
 class PolicyUser(SimulatedUser):
     """States the question; everything else it knows is in the account, so questions only cost patience."""
 
-    goal: PolicyGoal = None  # type: ignore[assignment]
+    goal: PolicyGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: PolicyState = field(default_factory=PolicyState)
 
     def opening(self) -> str:

@@ -180,7 +180,7 @@ class ReturnState(TaskState):
 
 @dataclass
 class ReturnUser(SimulatedUser):
-    goal: ReturnGoal = None  # type: ignore[assignment]
+    goal: ReturnGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: ReturnState = field(default_factory=ReturnState)
     _confirmation_counted: bool = False
 
