@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -19,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ecomrlve.agents import BUILTIN_AGENTS
-from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog import Catalog, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
@@ -245,7 +246,7 @@ def catalog_build(
     from ecomrlve.catalog.store import build_from_source
 
     with _progress() as progress:
-        def stage(name: str, total: int):
+        def stage(name: str, total: int) -> Callable[[int], None]:
             task = progress.add_task(name, total=total or None)
             return lambda n: progress.advance(task, n)
 
@@ -317,7 +318,7 @@ def _report_rows(load_report: dict | None, report: dict | None) -> list[tuple[st
     return rows
 
 
-def _print_load_report(cat) -> None:
+def _print_load_report(cat: Catalog) -> None:
     """``run --catalog FILE``: what the load read and dropped, one short block on stderr."""
     from ecomrlve.catalog.loaders import format_load_report
 

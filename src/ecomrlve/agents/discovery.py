@@ -22,7 +22,10 @@ _NEEDS = re.compile(r"\b(?:a|an|some)\s+([a-z][a-z' -]*?)(?=,| and |\.|\?| for m
 
 def _setup(observation: Observation) -> tuple[int, int, str]:
     """(tool budget, k_rec, opening) from the first observation."""
-    b_tool = int(_B_TOOL.search(observation.messages[0]["content"]).group(1))
+    budget = _B_TOOL.search(observation.messages[0]["content"])
+    if budget is None:
+        raise ValueError("the system prompt states no tool budget")
+    b_tool = int(budget.group(1))
     answer = next(t for t in observation.tools or [] if t["function"]["name"] == "answer")
     k = _K_REC.search(answer["function"]["description"])
     return b_tool, int(k.group(1)) if k else 10, observation.messages[-1]["content"]

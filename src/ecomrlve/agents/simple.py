@@ -114,7 +114,10 @@ class CartHeuristic:
         self.turns += 1
         if observation.tools is not None:
             prompt = observation.messages[0]["content"]
-            self.b_tool = int(re.search(r"at most (\d+) tools", prompt).group(1))
+            budget = re.search(r"at most (\d+) tools", prompt)
+            if budget is None:
+                raise ValueError("the system prompt states no tool budget")
+            self.b_tool = int(budget.group(1))
             opening = observation.messages[1]["content"]
             self.pending = self._phrases(opening)
             self.confirm_wanted = _CONFIRM_WISH.search(opening) is not None

@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from ecomrlve.catalog.embedders import Embedder
 from ecomrlve.catalog.filters import AllowedRows
+from ecomrlve.catalog.search import BM25Retriever
 
 FLAT_MAX = 200_000
 DENSE_WEIGHT = 0.5
@@ -50,7 +51,7 @@ def set_threads(n: int) -> None:
     """Use ``n`` threads in FAISS, numba, BLAS, torch and the tokenizer (1 for serving single queries)."""
     faiss.omp_set_num_threads(n)
     os.environ["RAYON_NUM_THREADS"] = str(n)  # tokenizers, read when its pool starts
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # set via globals()
 
     threadpool_limits(n)
     torch = sys.modules.get("torch")  # only when an st: embedder brought it in
@@ -86,12 +87,23 @@ def build_index(vectors: np.ndarray, *, progress: Callable[[int], None] | None =
 
 
 @numba.njit(nogil=True, cache=True)
-def _bitmap(rows, n):  # pragma: no cover - compiled
+def _bitmap(rows: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover - compiled
     """FAISS ``IDSelectorBitmap`` bits (little-endian) with the given rows set, without an n-row mask."""
     bits = np.zeros((n + 7) // 8, dtype=np.uint8)
     for row in rows:
         bits[row >> 3] |= np.uint8(1 << (row & 7))
     return bits
+
+
+def _search_params(selector: faiss.IDSelector, nprobe: int | None = None) -> faiss.SearchParameters:
+    """Search parameters restricted to ``selector`` (IVF ones probing ``nprobe`` lists when given).
+
+    faiss's Python wrapper takes the fields as keywords and keeps ``selector`` alive with the
+    parameters; its stubs only know the bare C++ constructors.
+    """
+    if nprobe is None:
+        return faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
+    return faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)  # type: ignore[call-arg]
 
 
 class DenseRetriever:
@@ -135,10 +147,11 @@ class DenseRetriever:
             return self._exact(vector, allowed.rows, k)
         clustered = count <= CLUSTER_PROBE_MAX_SHARE * n
         bits = _bitmap(allowed.rows, n) if clustered else np.packbits(allowed.mask, bitorder="little")
-        selector = faiss.IDSelectorBitmap(bits)
+        # faiss's stubs know only the C++ (n, pointer) constructor; its wrapper takes the array (and keeps it alive)
+        selector = faiss.IDSelectorBitmap(bits)  # type: ignore[call-arg, arg-type]
         ivf = faiss.try_extract_index_ivf(self.index)
         if ivf is None:
-            return self._search(vector, k, faiss.SearchParameters(sel=selector))
+            return self._search(vector, k, _search_params(selector))
         if clustered:
             return self._search_holding_lists(vector, k, allowed.rows, ivf, selector)
         # Enough lists to hold ~FILTER_OVERSCAN * k allowed rows if they were spread evenly;
@@ -146,7 +159,8 @@ class DenseRetriever:
         # measured first: 26 ms at 2M for a 1.5 % filter.)
         nprobe = min(ivf.nlist, max(NPROBE, math.ceil(FILTER_OVERSCAN * k * ivf.nlist / count)))
         while True:
-            rows, scores = self._search(vector, k, faiss.SearchParametersIVF(sel=selector, nprobe=nprobe))
+            params = _search_params(selector, nprobe)
+            rows, scores = self._search(vector, k, params)
             if len(rows) >= min(k, count) or nprobe == ivf.nlist:
                 return rows, scores
             nprobe = min(ivf.nlist, 4 * nprobe)
@@ -165,10 +179,11 @@ class DenseRetriever:
         assign = np.ascontiguousarray(lists[None, :], dtype=np.int64)
         assign_scores = np.ascontiguousarray(centroid_scores[lists][None, :], dtype=np.float32)
         scores, ids = np.empty((1, k), dtype=np.float32), np.empty((1, k), dtype=np.int64)
-        params = faiss.SearchParametersIVF(sel=selector, nprobe=len(lists))
+        params = _search_params(selector, len(lists))
         # the C++ call: faiss' Python wrapper of search_preassigned does not pass search parameters
-        ivf.search_preassigned_c(1, faiss.swig_ptr(query), k, faiss.swig_ptr(assign), faiss.swig_ptr(assign_scores),
-                                 faiss.swig_ptr(scores), faiss.swig_ptr(ids), False, params)
+        ivf.search_preassigned_c(  # type: ignore[attr-defined]  # SWIG's raw method, not in faiss's stubs
+            1, faiss.swig_ptr(query), k, faiss.swig_ptr(assign), faiss.swig_ptr(assign_scores),
+            faiss.swig_ptr(scores), faiss.swig_ptr(ids), False, params)
         keep = ids[0] >= 0
         return ids[0][keep], scores[0][keep]
 
@@ -176,11 +191,13 @@ class DenseRetriever:
     def _row_lists(self) -> np.ndarray:
         """The IVF list of every row (read once from the inverted lists)."""
         ivf = faiss.extract_index_ivf(self.index)
+        invlists = ivf.invlists
+        assert invlists is not None  # a built IVF index has its lists
         lists = np.empty(self.index.ntotal, dtype=np.int32)
         for number in range(ivf.nlist):
-            size = ivf.invlists.list_size(number)
+            size = invlists.list_size(number)
             if size:
-                lists[faiss.rev_swig_ptr(ivf.invlists.get_ids(number), size)] = number
+                lists[faiss.rev_swig_ptr(invlists.get_ids(number), size)] = number
         return lists
 
     @cached_property
@@ -188,7 +205,8 @@ class DenseRetriever:
         ivf = faiss.extract_index_ivf(self.index)
         return ivf.quantizer.reconstruct_n(0, ivf.nlist)
 
-    def _search(self, vector: np.ndarray, k: int, params) -> tuple[np.ndarray, np.ndarray]:
+    def _search(self, vector: np.ndarray, k: int,
+                params: faiss.SearchParameters | None) -> tuple[np.ndarray, np.ndarray]:
         scores, ids = self.index.search(vector[None, :], k, params=params)
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), scores[0][keep]
@@ -208,7 +226,7 @@ class DenseRetriever:
     def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         return self.top_vector(self.embed_query(query), k, allowed)[0]
 
-    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
+    def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray:
         """Dense scores are never zero, so "matching" is the nearest ``HybridRetriever.POOL`` rows."""
         return self.top(query, HybridRetriever.POOL, allowed)
 
@@ -224,7 +242,7 @@ class HybridRetriever:
 
     POOL = 100  # rows taken from each ranking before fusion; dense fallback size for sorted search
 
-    def __init__(self, lexical, dense: DenseRetriever, *, dense_weight: float = DENSE_WEIGHT) -> None:
+    def __init__(self, lexical: BM25Retriever, dense: DenseRetriever, *, dense_weight: float = DENSE_WEIGHT) -> None:
         self.lexical = lexical
         self.dense = dense
         self.dense_weight = dense_weight

@@ -51,10 +51,10 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pyarrow as pa
@@ -288,7 +288,7 @@ def _singular(word: str) -> str:
     return word
 
 
-def category_noun(leaf: str, titles: list[str] = ()) -> str:
+def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     """What one product of a leaf category is called: "USB Cables" -> "USB Cable".
 
     Shoppers and agents name products by their titles, so when most of the category's
@@ -476,7 +476,7 @@ def map_row(row: Any, report: LoadReport, schema: str = "auto") -> _Product:
 # -- sources --------------------------------------------------------------------------------------
 
 
-def _open_text(path: Path):
+def _open_text(path: Path) -> TextIO:
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
 
 
@@ -605,7 +605,7 @@ def assemble(products: list[_Product], name: str, metadata: dict[str, Any]) -> C
     vocab_code = {attr: {v: i for i, v in enumerate(vocab)} for attr, vocab in CATEGORICAL_ATTRIBUTES.items()}
     category = np.fromiter((path_code[p.path] for p in products), dtype=np.int16, count=n)
     categorical = {
-        attr: np.fromiter((NO_VALUE if p.categorical[attr] is None else vocab_code[attr][p.categorical[attr]]
+        attr: np.fromiter((NO_VALUE if (value := p.categorical[attr]) is None else vocab_code[attr][value]
                            for p in products), dtype=np.int16, count=n)
         for attr in CATEGORICAL_ATTRIBUTES
     }

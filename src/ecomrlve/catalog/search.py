@@ -72,7 +72,7 @@ def document_texts(catalog: Catalog, start: int = 0, stop: int | None = None) ->
     brands, cats = catalog.brand[start:stop].tolist(), catalog.category[start:stop].tolist()
     texts = []
     for i, title in enumerate(titles):
-        attributes = " ".join(column[i] for column in columns if column[i] is not None)
+        attributes = " ".join(value for column in columns if (value := column[i]) is not None)
         texts.append(f"{title} {catalog.brands[brands[i]]} {category_text[cats[i]]} {attributes}")
     if catalog.descriptions is not None:
         descriptions = catalog.descriptions.slice(start, stop - start).to_pylist()
@@ -93,7 +93,8 @@ class Retriever(Protocol):
 
 
 @numba.njit(nogil=True, cache=True)
-def _accumulate(scores, data, indptr, indices, token_ids):  # pragma: no cover - compiled
+def _accumulate(scores: np.ndarray, data: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                token_ids: np.ndarray) -> None:  # pragma: no cover - compiled
     """BM25 of every row into all-zero ``scores``: the terms' posting lists summed in term order
     (as bm25s does)."""
     for t in token_ids:
@@ -102,13 +103,13 @@ def _accumulate(scores, data, indptr, indices, token_ids):  # pragma: no cover -
 
 
 @numba.njit(nogil=True, cache=True)
-def _worse(value_a, row_a, value_b, row_b):  # pragma: no cover - compiled
+def _worse(value_a: float, row_a: int, value_b: float, row_b: int) -> bool:  # pragma: no cover - compiled
     """Ranks below: lower score, or the same score and a later row."""
     return value_a < value_b or (value_a == value_b and row_a > row_b)
 
 
 @numba.njit(nogil=True, cache=True)
-def _sift_down(values, rows, position, size):  # pragma: no cover - compiled
+def _sift_down(values: np.ndarray, rows: np.ndarray, position: int, size: int) -> None:  # pragma: no cover - compiled
     """Restore the heap (worst result at the root) below ``position``."""
     while True:
         worst, left = position, 2 * position + 1
@@ -123,7 +124,8 @@ def _sift_down(values, rows, position, size):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True)
-def _positive_rows(scores, indptr, indices, token_ids, mask, k):  # pragma: no cover - compiled
+def _positive_rows(scores: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token_ids: np.ndarray,
+                   mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """(rows, scores) of the rows in the terms' posting lists with a positive score and, when
     ``mask`` is non-empty, allowed by it, unordered: all of them when ``k`` is 0, else only the
     ``k`` best (score, then row), kept in a heap with the worst at the root. Leaves ``scores``
@@ -157,7 +159,7 @@ def _positive_rows(scores, indptr, indices, token_ids, mask, k):  # pragma: no c
 
 
 @numba.njit(nogil=True, cache=True)
-def _gallop(values, low, high, x):  # pragma: no cover - compiled
+def _gallop(values: np.ndarray, low: int, high: int, x: int) -> int:  # pragma: no cover - compiled
     """First i in [low, high) with values[i] >= x (ascending values), or high: steps 1, 2, 4...
     from ``low``, then bisects, so a short hop costs O(1) and a long one O(log distance)."""
     step, previous, i = 1, low, low
@@ -176,7 +178,8 @@ def _gallop(values, low, high, x):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True)
-def _score_rows(data, indptr, indices, token_ids, rows, member):  # pragma: no cover - compiled
+def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token_ids: np.ndarray, rows: np.ndarray,
+                member: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """BM25 of the ascending ``rows`` only, bit-identical to :func:`_accumulate` on them (the same
     per-row summation order).
 

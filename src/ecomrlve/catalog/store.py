@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,9 @@ from ecomrlve.catalog.validate import (
     write_manifest,
 )
 
+if TYPE_CHECKING:  # embedders load lazily, with the dense index
+    from ecomrlve.catalog.embedders import Embedder
+
 EMBED_CHUNK = 50_000
 _FINGERPRINT_PROBE = ("usb c charger 65w", "stainless steel frying pan", "kids running shoes size 11")
 
@@ -56,7 +59,7 @@ def _no_progress(stage: str, total: int) -> Callable[[int], None]:
     return lambda n: None
 
 
-def embedder_fingerprint(embedder) -> str:
+def embedder_fingerprint(embedder: Embedder) -> str:
     """A short digest of what the embedder makes of fixed probe texts: catches a swapped model."""
     vectors = np.round(embedder.embed(list(_FINGERPRINT_PROBE)).astype(np.float64), 2) + 0.0
     return hashlib.blake2b(vectors.tobytes(), digest_size=8).hexdigest()

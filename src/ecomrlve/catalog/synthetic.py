@@ -121,7 +121,8 @@ def generate_synthetic_catalog(n_products: int = DEFAULT_SIZE, seed: int = DEFAU
     )
 
 
-def _titles(category, brand, brands, line, model_number, feature, categorical, numeric) -> pa.Array:
+def _titles(category: np.ndarray, brand: np.ndarray, brands: tuple[str, ...], line: np.ndarray, model_number: np.ndarray,
+            feature: np.ndarray, categorical: dict[str, np.ndarray], numeric: dict[str, np.ndarray]) -> pa.Array:
     """Titles people would type: ``"Brightix Nova 21 65W Charger, GaN, Black"``."""
     spec_units = {"wattage": "W", "screen_size": "-Inch"}
     cat_l, brand_l, line_l, num_l, feat_l = (a.tolist() for a in (category, brand, line, model_number, feature))

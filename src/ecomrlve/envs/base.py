@@ -79,10 +79,10 @@ class TaskFamily(ABC):
 
     env_id: ClassVar[str]
     version: ClassVar[int]
-    tool_names: ClassVar[tuple[str, ...]]
-    answer_arguments: ClassVar[type[BaseModel]]
-    answer_id_arguments: ClassVar[tuple[str, ...]] = ()
-    instructions: ClassVar[str]
+    tool_names: tuple[str, ...]
+    answer_arguments: type[BaseModel]
+    answer_id_arguments: tuple[str, ...] = ()
+    instructions: str
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."

@@ -37,6 +37,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -170,7 +171,7 @@ class BundleGoal(BaseModel):
 
 # -- scoring (pure) -------------------------------------------------------------------------------
 
-def bundle_reward(covered: int, listed: int, required: int, total: float, budget: float | None) -> tuple[float, dict[str, float]]:
+def bundle_reward(covered: int, listed: int, required: int, total: float, budget: float | None) -> tuple[float, dict[str, Any]]:
     """``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``: 1 exactly when every required
     category is covered by exactly one listed id and the total is within budget."""
     precision = covered / listed if listed else 0.0

@@ -150,7 +150,7 @@ class CartState(TaskState):
 
 @dataclass
 class CartUser(SimulatedUser):
-    goal: CartGoal = None  # type: ignore[assignment]
+    goal: CartGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: CartState = field(default_factory=CartState)
     _confirmation_counted: bool = False
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
@@ -163,7 +163,7 @@ class CartUser(SimulatedUser):
         requested = []
         for i, item in enumerate(self.goal.items):
             variant = None
-            if item.variant_value is not None and (i, "variant") not in withheld:
+            if item.variant_attribute is not None and item.variant_value is not None and (i, "variant") not in withheld:
                 variant = (item.variant_attribute, item.variant_value)
             quantity = item.quantity if item.quantity > 1 and (i, "quantity") not in withheld else None
             requested.append(A.RequestedItem(item.phrase, quantity, variant))
@@ -220,7 +220,9 @@ class CartUser(SimulatedUser):
         for i in chosen:
             self.state.switched.add(i)
             self.mark_user_caused()
-            replies.append(A.StockOutAlternative(self.goal.items[i].phrase, self.goal.items[i].alternative.full_phrase))
+            alternative = self.goal.items[i].alternative
+            assert alternative is not None  # pending items are planned stock-outs, each with its alternative
+            replies.append(A.StockOutAlternative(self.goal.items[i].phrase, alternative.full_phrase))
         return replies
 
     def _constraint(self, i: int, kind: str) -> Constraint | None:
@@ -339,7 +341,7 @@ class CartFamily(TaskFamily):
                     world.sell_out(row)
                     item = item.model_copy(update={"stock_out": True, "alternative": alternative})
             items.append(item)
-        world.reserve(it.alternative.row if it.stock_out else it.row for it in items)
+        world.reserve(it.alternative.row if it.stock_out and it.alternative is not None else it.row for it in items)
         items = self._with_history(world, rng, items, difficulty)
         withheld: list[tuple[int, Literal["variant", "quantity"]]] = []
         for i, item in enumerate(items):
@@ -496,8 +498,8 @@ class CartOracle:
             messages.append("Quick questions: " + " Also, ".join(questions))
             self.asked_withheld = True
         for i, item in enumerate(items):
-            card = self.cards.get(item.product_id)
-            if card is not None and not card["in_stock"] and i not in self.announced and item.stock_out and i not in self.state.switched:
+            shown = self.cards.get(item.product_id)
+            if shown is not None and not shown["in_stock"] and i not in self.announced and item.stock_out and i not in self.state.switched:
                 messages.append(f"Sorry, {item.full_phrase} is out of stock.")
                 self.announced.add(i)
         for item in items:

@@ -83,15 +83,17 @@ def merged_answer_model(envs: tuple[TaskFamily, ...]) -> type[BaseModel]:
     Two environments that name a field alike must agree on its type; the check runs when the
     journey environment is created, so a clash can never reach an episode.
     """
-    fields: dict[str, tuple[Any, Any]] = {}
+    fields: dict[str, Any] = {}  # name -> (type, default), as create_model takes them
     owners: dict[str, str] = {}
     for env in envs:
         for name, info in env.answer_arguments.model_fields.items():
+            assert info.annotation is not None  # a model's fields are annotated
+            annotation = info.annotation | None
             if name in fields:
-                if fields[name][0] != info.annotation | None:
+                if fields[name][0] != annotation:
                     raise TypeError(f"answer field {name!r} has different types in {owners[name]} and {env.env_id}")
                 continue
-            fields[name] = (info.annotation | None, Field(None, description=info.description))
+            fields[name] = (annotation, Field(None, description=info.description))
             owners[name] = env.env_id
     return create_model("JourneyAnswer", __config__=ConfigDict(extra="forbid", strict=True), **fields)
 
@@ -267,7 +269,8 @@ class JourneyFamily(TaskFamily):
                    for intent, p in zip(problem.goal.intents, sub_problems(problem)))
 
     def accept_answer(self, problem: Problem, answer: BaseModel) -> bool:
-        user: JourneyUser = problem.user  # type: ignore[assignment]
+        user = problem.user
+        assert isinstance(user, JourneyUser)
         current = problem.state.current
         if current is None:
             raise ToolError("no_open_request", "There is no open request to answer; wait for the shopper.")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -106,13 +106,25 @@ class Kind:
     fixed: dict[str, Any] | None = None  # situation values stated but not varied (not counted as conditions)
 
 
+_V = TypeVar("_V")
+
+
+def _stated(value: _V | None) -> _V:
+    """A condition's value in a situation: a kind's rule and facts read only the conditions its situation states."""
+    if value is None:
+        raise ValueError("the situation does not state a condition its kind reads")
+    return value
+
+
 def _dept(s: Situation) -> str:
-    return P.rule_department(s.department)
+    return P.rule_department(_stated(s.department))
 
 
 def _refund(s: Situation) -> float:
-    return P.refund_cents(category=s.category, department=s.department, tier=s.tier, days_since_delivery=s.days_since_delivery, opened=s.opened,
-                          reason=s.reason, method=s.return_method, price_cents=s.price_cents) / 100
+    return P.refund_cents(category=_stated(s.category), department=_stated(s.department), tier=_stated(s.tier),
+                          days_since_delivery=_stated(s.days_since_delivery), opened=_stated(s.opened),
+                          reason=_stated(s.reason), method=_stated(s.return_method),
+                          price_cents=_stated(s.price_cents)) / 100
 
 
 _REFUND_SECTIONS = ("departments", "return-window", "final-sale", "restocking-fee", "return-shipping", "refunds")
@@ -121,39 +133,39 @@ KINDS: tuple[Kind, ...] = (
          "What is the base return window for that kind of item, before any membership bonus, in days?",
          ("departments", "return-window"), lambda s: float(P.STORE_POLICY.return_window_days[_dept(s)])),
     Kind("final_sale", ("category",), "yes_no", "Can that kind of item be returned at all (yes or no)?",
-         ("final-sale",), lambda s: not P.is_final_sale(s.category)),
+         ("final-sale",), lambda s: not P.is_final_sale(_stated(s.category))),
     Kind("shipping_days", ("shipping_method",), "number",
          "How many days does that shipping method take to deliver once the order has shipped?",
-         ("shipping-methods",), lambda s: float(P.STORE_POLICY.shipping_days[s.shipping_method])),
+         ("shipping-methods",), lambda s: float(P.STORE_POLICY.shipping_days[_stated(s.shipping_method)])),
     Kind("free_shipping_threshold", ("tier",), "number",
          "What order subtotal do I need for free standard shipping, in dollars?",
-         ("free-shipping",), lambda s: P.STORE_POLICY.free_shipping_threshold_cents[s.tier] / 100),
+         ("free-shipping",), lambda s: P.STORE_POLICY.free_shipping_threshold_cents[_stated(s.tier)] / 100),
     Kind("price_match_window", ("tier",), "number",
          "For how many days after ordering can I get a price adjustment?",
-         ("price-adjustment",), lambda s: float(P.STORE_POLICY.price_match_days[s.tier])),
+         ("price-adjustment",), lambda s: float(P.STORE_POLICY.price_match_days[_stated(s.tier)])),
     Kind("return_window", ("category", "tier"), "number",
          "How many days do I have to return it, counted from delivery?",
-         ("departments", "return-window"), lambda s: float(P.return_window_days(_dept(s), s.tier))),
+         ("departments", "return-window"), lambda s: float(P.return_window_days(_dept(s), _stated(s.tier)))),
     Kind("warranty_months", ("category", "tier"), "number", "How many months of warranty does it have for me?",
-         ("departments", "warranty"), lambda s: float(P.warranty_months(_dept(s), s.tier))),
+         ("departments", "warranty"), lambda s: float(P.warranty_months(_dept(s), _stated(s.tier)))),
     Kind("shipping_cost", ("shipping_method", "tier", "subtotal_cents"), "number",
          "How much will shipping cost for that order, in dollars?",
          ("shipping-methods", "free-shipping", "expedited-shipping"),
-         lambda s: P.shipping_cost_cents(s.shipping_method, s.tier, s.subtotal_cents) / 100),
+         lambda s: P.shipping_cost_cents(_stated(s.shipping_method), _stated(s.tier), _stated(s.subtotal_cents)) / 100),
     Kind("can_return", ("category", "tier", "days_since_delivery"), "yes_no",
          "Can I still return it today (yes or no)?", ("departments", "return-window", "final-sale"),
-         lambda s: not P.is_final_sale(s.category)
-         and s.days_since_delivery <= P.return_window_days(_dept(s), s.tier)),
+         lambda s: not P.is_final_sale(_stated(s.category))
+         and _stated(s.days_since_delivery) <= P.return_window_days(_dept(s), _stated(s.tier))),
     Kind("under_warranty", ("category", "tier", "days_since_delivery"), "yes_no",
          "Is it still covered by the store warranty today (yes or no)?", ("departments", "warranty"),
-         lambda s: P.under_warranty(_dept(s), s.tier, s.days_since_delivery)),
+         lambda s: P.under_warranty(_dept(s), _stated(s.tier), _stated(s.days_since_delivery))),
     Kind("restocking_fee", ("category", "tier", "opened", "price_cents"), "number",
          "What restocking fee would I pay to return it because I changed my mind, in dollars?",
          ("departments", "restocking-fee"),
-         lambda s: P.restocking_fee_cents(_dept(s), s.tier, s.opened, "no_longer_needed", s.price_cents) / 100),
+         lambda s: P.restocking_fee_cents(_dept(s), _stated(s.tier), _stated(s.opened), "no_longer_needed", _stated(s.price_cents)) / 100),
     Kind("price_adjustment", ("tier", "days_since_order", "price_cents", "new_price_cents"), "number",
          "How much would you refund me for the price drop, in dollars?", ("price-adjustment",),
-         lambda s: P.price_match_refund_cents(s.tier, s.days_since_order, s.price_cents, s.new_price_cents) / 100),
+         lambda s: P.price_match_refund_cents(_stated(s.tier), _stated(s.days_since_order), _stated(s.price_cents), _stated(s.new_price_cents)) / 100),
     Kind("refund", ("category", "tier", "days_since_delivery", "opened", "price_cents"), "number",
          "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund,
          fixed={"reason": "no_longer_needed", "return_method": "drop_off"}),
@@ -245,7 +257,7 @@ class PolicyState(TaskState):
 class PolicyUser(SimulatedUser):
     """States the question; everything else it knows is in the account, so questions only cost patience."""
 
-    goal: PolicyGoal = None  # type: ignore[assignment]
+    goal: PolicyGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: PolicyState = field(default_factory=PolicyState)
 
     def opening(self) -> str:
@@ -288,8 +300,8 @@ class PolicyFamily(TaskFamily):
         kind = rng.choice(kinds_for(difficulty.B_branch))
         account = world.account
         for _ in range(max(0, difficulty.H_orders - 1)):  # orders that have nothing to do with the question
-            row = sample_row(world, rng, exclude=set())
-            random_status_order(world, rng, [row], rng.choice(("delivered", "in_transit", "processing", "cancelled")))
+            unrelated = sample_row(world, rng, exclude=set())
+            random_status_order(world, rng, [unrelated], rng.choice(("delivered", "in_transit", "processing", "cancelled")))
         situation, row = self._situation(world, kind, rng)
         hidden = [c for c in kind.conditions if c == "tier" and rng.random() < difficulty.p_missing]
         item_conditions = [c for c in kind.conditions if c in ITEM_FIELDS]
@@ -374,10 +386,12 @@ class PolicyFamily(TaskFamily):
         stated = [c for c in kind.conditions if c not in hidden] + list(kind.fixed or {})
         if order_id is not None:
             order = world.account.order(order_id)
+            assert order is not None  # placed by _order_for
             title, when = world.catalog.short_title(order.lines[0].row), spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
             exact.append(when)
         elif "category" in stated:
+            assert row is not None  # a kind with a category condition is about a drawn item
             fact, names = category_fact(world.catalog, row)
             facts.append(fact)
             exact.extend(names)
@@ -390,7 +404,7 @@ class PolicyFamily(TaskFamily):
             elif condition == "opened":
                 facts.append("I've opened it." if s.opened else "It's still sealed, I never opened it.")
             elif condition == "reason":
-                facts.append(f"I want to return it because {REASON_WORDS[s.reason]}.")
+                facts.append(f"I want to return it because {REASON_WORDS[_stated(s.reason)]}.")
         return facts, exact
 
     def verify(self, goal: PolicyGoal, state: PolicyState, world: World, answer: PolicyAnswer | None) -> TaskOutcome:
@@ -406,14 +420,14 @@ class PolicyFamily(TaskFamily):
 
 #: condition -> (the customer's sentence, how its value is said); the value must reach the agent verbatim.
 _FACTS: dict[str, tuple[str, Callable[[Situation], str]]] = {
-    "tier": ("I'm a {v} member.", lambda s: P.TIER_NAMES[s.tier]),
-    "days_since_delivery": ("It was delivered {v} days ago.", lambda s: str(s.days_since_delivery)),
-    "days_since_order": ("I ordered it {v} days ago.", lambda s: str(s.days_since_order)),
-    "price_cents": ("I paid {v} for it.", lambda s: _money(s.price_cents)),
-    "new_price_cents": ("Now it's listed at {v}.", lambda s: _money(s.new_price_cents)),
-    "return_method": ("I'd send it back by {v}.", lambda s: P.RETURN_METHOD_NAMES[s.return_method]),
-    "shipping_method": ("I'm thinking of {v} shipping.", lambda s: s.shipping_method),
-    "subtotal_cents": ("My order subtotal is {v}.", lambda s: _money(s.subtotal_cents)),
+    "tier": ("I'm a {v} member.", lambda s: P.TIER_NAMES[_stated(s.tier)]),
+    "days_since_delivery": ("It was delivered {v} days ago.", lambda s: str(_stated(s.days_since_delivery))),
+    "days_since_order": ("I ordered it {v} days ago.", lambda s: str(_stated(s.days_since_order))),
+    "price_cents": ("I paid {v} for it.", lambda s: _money(_stated(s.price_cents))),
+    "new_price_cents": ("Now it's listed at {v}.", lambda s: _money(_stated(s.new_price_cents))),
+    "return_method": ("I'd send it back by {v}.", lambda s: P.RETURN_METHOD_NAMES[_stated(s.return_method)]),
+    "shipping_method": ("I'm thinking of {v} shipping.", lambda s: _stated(s.shipping_method)),
+    "subtotal_cents": ("My order subtotal is {v}.", lambda s: _money(_stated(s.subtotal_cents))),
 }
 
 

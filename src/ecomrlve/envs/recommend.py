@@ -98,7 +98,7 @@ class Requirement(BaseModel):
 
 def requirement_filter(requirements: list[Requirement], *, in_stock: bool | None = True) -> ProductFilter:
     """The ``catalog_search`` filter expressing every requirement (and, by default, in stock)."""
-    return ProductFilter(**{r.field: r.value for r in requirements}, in_stock=in_stock)
+    return ProductFilter.model_validate({**{r.field: r.value for r in requirements}, "in_stock": in_stock})
 
 
 def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
@@ -199,7 +199,7 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
 def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
     """Share of the requirements (the leaf category counts as one) that product ``row`` meets."""
     one = np.asarray([row])
-    met = int(catalog.category[row]) == category and is_main_type(catalog, row)
+    met = int(int(catalog.category[row]) == category and is_main_type(catalog, row))
     for requirement in requirements:
         if requirement.field != "category":
             met += bool(filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -179,6 +179,9 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
     return rng.choice(options) if options else None
 
 
+_RecommendGoalT = TypeVar("_RecommendGoalT", bound=RecommendGoal)
+
+
 class RankedRecommendation(TaskFamily):
     """PD and SUB: the agent answers a ranked list of product ids, scored by :func:`ranking_reward`."""
 
@@ -201,8 +204,8 @@ class RankedRecommendation(TaskFamily):
         return ()
 
     @staticmethod
-    def new_goal(goal_type: type[RecommendGoal], catalog: Catalog, category: int, requirements: list[Requirement],
-                 price_reference: float, difficulty: Difficulty, rng: random.Random, **extra: Any) -> RecommendGoal:
+    def new_goal(goal_type: type[_RecommendGoalT], catalog: Catalog, category: int, requirements: list[Requirement],
+                 price_reference: float, difficulty: Difficulty, rng: random.Random, **extra: Any) -> _RecommendGoalT:
         """A goal with preferences and patience drawn, before :meth:`plan` adds the events."""
         return goal_type(
             category=category, noun=main_type(catalog, category), requirements=requirements, withheld=[],
@@ -224,8 +227,8 @@ class RankedRecommendation(TaskFamily):
         local = valid_local(view, requirements, overrides, self.excluded(goal))
         return view.rows[local], self.relevance(view.catalog, goal, local)
 
-    def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: RecommendGoal,
-             anchors: list[int], want_stock_out: bool) -> RecommendGoal:
+    def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: _RecommendGoalT,
+             anchors: list[int], want_stock_out: bool) -> _RecommendGoalT:
         """Withheld requirements, the context switch, the stock-out and the ideal answer for ``goal``.
 
         ``anchors`` are products that meet every requirement; switches keep them valid, and only

@@ -75,6 +75,7 @@ from ecomrlve.protocol import tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, is_final_sale, return_window_days
 from ecomrlve.world.state import World
 
@@ -89,7 +90,7 @@ EDGE_DAYS = 3  # with return_window_edge, targets often sit within this many day
 BASE_PATIENCE = 3
 WRONG_RETURN_PENALTY = 0.5  # per other line returned
 UNCONFIRMED_CAP = 0.0
-BACKGROUND_STATUSES = ("delivered", "delivered", "delivered", "in_transit", "processing", "cancelled", "returned")
+BACKGROUND_STATUSES: tuple[OrderStatus, ...] = ("delivered", "delivered", "delivered", "in_transit", "processing", "cancelled", "returned")
 REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "defective": ("it stopped working after a few days", "it's faulty, it won't turn on properly"),
     "defective_unpowered": ("it broke after a few days", "it's faulty, it came apart the first time I used it"),
@@ -190,7 +191,7 @@ class ReturnState(TaskState):
 
 @dataclass
 class ReturnUser(SimulatedUser):
-    goal: ReturnGoal = None  # type: ignore[assignment]
+    goal: ReturnGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: ReturnState = field(default_factory=ReturnState)
     _confirmation_counted: bool = False
 
@@ -488,7 +489,7 @@ class ReturnOracle:
         done = (self.initiated if goal.eligible else self.checked is not None) and (
             goal.replacement is None or self.replacement_id is not None)
         if done and not calls and not messages:
-            if not goal.eligible:
+            if not goal.eligible and self.checked is not None:  # done: an ineligible line was checked
                 messages.append(f"I'm sorry, this item can't be returned. {self.checked['explanation']}")
             call("answer", order_id=target.order_id, line_id=target.line_id, eligible=goal.eligible,
                  **({"replacement_product_id": self.replacement_id} if goal.replacement is not None else {}))

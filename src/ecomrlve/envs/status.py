@@ -141,7 +141,7 @@ def status_shown(world: World, order_id: str, turns: list[int]) -> bool:
 
 @dataclass
 class StatusUser(SimulatedUser):
-    goal: StatusGoal = None  # type: ignore[assignment]
+    goal: StatusGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: StatusState = field(default_factory=StatusState)
 
     def opening(self) -> str:

@@ -76,12 +76,15 @@ class SubstitutionFamily(RankedRecommendation):
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
     def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
-        original = catalog.index_of(goal.original_id)  # type: ignore[attr-defined]
+        assert isinstance(goal, SUBGoal)  # SUB's goals are SUBGoals (new_goal)
+        original = catalog.index_of(goal.original_id)
+        assert original is not None  # the original comes from this catalog
         similarity = 0.6 * attribute_overlap(catalog, original, rows) + 0.4 * title_overlap(catalog, original, rows)
         return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, rows, goal.preferences))
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
-        return (goal.original_row,)  # type: ignore[attr-defined]
+        assert isinstance(goal, SUBGoal)
+        return (goal.original_row,)
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
@@ -112,6 +115,7 @@ class SubstitutionFamily(RankedRecommendation):
                     or not world.can_sell_out(row) or not is_main_type(catalog, row)):
                 continue
             cap = derive_requirement(catalog, [row], "price_max", slack).value
+            assert not isinstance(cap, str)  # a price bound is a number
             substitute = closest_partner(world, row, rng, ProductFilter(price_max=cap, in_stock=True))
             if substitute is not None:
                 return row, substitute

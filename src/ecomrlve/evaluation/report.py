@@ -233,14 +233,14 @@ def make_plots(summary: dict[str, Any], records: list[EpisodeRecord]) -> dict[st
         ax.legend(fontsize=8)
         plots["pass_k.png"] = _png(fig)
 
-    adaptive = sorted((r for r in records if r.run and "window" in r.run), key=lambda r: r.run["completed"])  # type: ignore[index]
+    adaptive = sorted((r for r in records if r.run and "window" in r.run), key=lambda r: _run(r)["completed"])
     if adaptive:
         env_ids = [e for e in results if any(r.env_id == e for r in adaptive)]
         fig, axes = plt.subplots(len(env_ids), 1, figsize=(7, 0.6 + 1.7 * len(env_ids)), squeeze=False, sharex=True)
         for ax, env_id in zip(axes[:, 0], env_ids):
             played = [r for r in adaptive if r.env_id == env_id]
-            x = [r.run["completed"] for r in played]  # type: ignore[index]
-            low, high = zip(*(r.run["window"] for r in played))  # type: ignore[index]
+            x = [_run(r)["completed"] for r in played]
+            low, high = zip(*(_run(r)["window"] for r in played))
             ax.fill_between(x, low, high, step="post", alpha=0.25, label="window [l, h] after the episode")
             ax.scatter(x, [r.difficulty for r in played], s=8, c=["tab:green" if r.reward and r.reward.is_correct
                                                                  else "tab:red" for r in played],
@@ -252,6 +252,11 @@ def make_plots(summary: dict[str, Any], records: list[EpisodeRecord]) -> dict[st
         axes[-1, 0].set_xlabel("episodes finished (whole run)")
         plots["scheduler_windows.png"] = _png(fig)
     return plots
+
+
+def _run(record: EpisodeRecord) -> dict[str, Any]:
+    """The scheduler's view of an adaptive episode (present on every record the plot keeps)."""
+    return record.run or {}
 
 
 def _png(fig: Any) -> bytes:

@@ -78,7 +78,7 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
     verdict = world.account.verdict(world, order, line)
     result: dict[str, Any] = {"order_id": order_id, "line_id": line_id, "eligible": verdict.eligible,
                               "code": verdict.code, "explanation": verdict.explanation()}
-    if verdict.window_days is not None:
+    if verdict.window_days is not None and verdict.deadline is not None:  # set together
         result.update({"return_window_days": verdict.window_days, "last_return_day": verdict.deadline.isoformat()})
     if verdict.eligible:
         tier = world.account.profile.tier

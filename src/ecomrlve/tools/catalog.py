@@ -62,8 +62,8 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     if k < 1:
         raise ToolError("invalid_top_k", "top_k must be at least 1.")
     k = min(k, cap)
-    rows = ctx.search.search(query, filters, sort_by, k, ctx.world.stock_overrides)
-    rows, _ = inject_distractors(rows.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng)
+    found = ctx.search.search(query, filters, sort_by, k, ctx.world.stock_overrides)
+    rows, _ = inject_distractors(found.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng)
     ctx.surface(rows, "catalog_search")
     return {"results": [product_card(ctx.world, row) for row in rows], "count": len(rows), "top_k_cap": cap}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Protocol
@@ -258,7 +258,7 @@ _REQUIREMENT_PHRASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _requirements_text(pairs, rng: random.Random) -> str:
+def _requirements_text(pairs: Iterable[tuple[str, str]], rng: random.Random) -> str:
     return _join([rng.choice(_REQUIREMENT_PHRASES[f]).replace("{v}", v) for f, v in pairs])
 
 
@@ -330,7 +330,7 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
         return rng.choice(["The {p} looks good.", "I like the {p}."]).replace("{p}", act.phrase)
     if isinstance(act, A.MissesRequirement) and act.requirement is None:
         return rng.choice(["The {p} isn't quite what I'm looking for.", "Hm, not the {p}."]).replace("{p}", act.phrase)
-    if isinstance(act, A.MissesRequirement):
+    if isinstance(act, A.MissesRequirement) and act.requirement is not None:
         return rng.choice(["The {p} doesn't work for me - I need it {r}.", "Not the {p}: it has to be {r}."]).replace(
             "{p}", act.phrase).replace("{r}", _requirements_text([act.requirement], rng))
     if isinstance(act, A.NotNeeded):

@@ -173,6 +173,7 @@ class Account:
                       opaque_id("1Z", *self._key, "tracking", n, length=12) if shipped else None)
         self.orders.append(order)
         if status == "returned":
+            assert when.delivered is not None  # schedule() dates every returned order's delivery
             for line in lines:
                 self.returns.append(ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7),
                                                  order.order_id, line.line_id, "no_longer_needed",

@@ -19,7 +19,7 @@ Money is handled in integer cents with round-half-up; durations in calendar days
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -213,7 +213,7 @@ def _money(cents: int) -> str:
     return f"${cents // 100}.{cents % 100:02d}"
 
 
-def _tiers(values: dict[str, int], fmt) -> str:
+def _tiers(values: dict[str, int], fmt: Callable[[int], str]) -> str:
     return "; ".join(f"{TIER_NAMES[t]} members: {fmt(values[t])}" for t in TIERS)
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
@@ -106,7 +109,7 @@ class World:
     # unsolvable or change its ideal answer. Generators plan with ``planning_overrides`` and
     # ``available``, and sell out only what ``can_sell_out`` allows.
 
-    def reserve(self, rows) -> None:
+    def reserve(self, rows: Iterable[int]) -> None:
         self.reserved.update(int(r) for r in rows)
 
     def protect(self, category: int) -> None:
@@ -148,7 +151,7 @@ class World:
     def sold_out_as_planned(self, row: int) -> bool:
         return any(event.done and event.row == row for event in self.planned_sell_outs)
 
-    def in_stock_mask(self):
+    def in_stock_mask(self) -> np.ndarray:
         return in_stock_mask(self.catalog, self.stock_overrides)
 
     def variants(self, row: int) -> tuple[Variant, ...]:
