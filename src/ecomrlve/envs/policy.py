@@ -59,11 +59,14 @@ IS_CORRECT_AT = 0.95
 RATIO_POWER = 4
 BASE_PATIENCE = 3
 # Draws are tilted so that numeric answers are rarely 0 (answering 0 must not pay) and yes/no
-# answers are balanced (answering always "yes" must not pay).
-FINAL_SALE_SHARE = {"yes_no": 0.3, "number": 0.1}  # items drawn from final-sale categories (return questions)
-FEE_DEPARTMENT_SHARE = 0.9  # restocking/warranty questions: items from departments where the rule bites
-INSIDE_SHARE = 0.85  # numeric questions: day counts inside the window (yes/no questions: half)
-OPENED_SHARE = 0.9
+# answers are "yes" half the time (answering a constant must not pay): a yes/no question first draws
+# its answer, then a situation that has it.
+YES_SHARE = 0.5
+NO_BY_ITEM_SHARE = 0.4  # a "no" that comes from the item (final sale, no warranty) rather than the date
+FINAL_SALE_SHARE = 0.05  # numeric return questions: items drawn from final-sale categories
+FEE_DEPARTMENT_SHARE = 0.95  # numeric restocking/warranty questions: items from departments where the rule bites
+INSIDE_SHARE = 0.9  # numeric questions: day counts inside the window
+OPENED_SHARE = 0.95
 EDGE_DAYS = 6  # day counts are drawn within this distance of the window or warranty edge
 REASON_WORDS = {"defective": "it stopped working", "damaged": "it arrived damaged", "wrong_item": "you sent the wrong item",
                 "not_as_described": "it isn't as described", "no_longer_needed": "I changed my mind"}
@@ -100,58 +103,55 @@ class Kind:
     answer: Literal["number", "yes_no"]
     question: str
     sections: tuple[str, ...]  # policy sections that hold the rules it needs
-    rule: Callable[[Situation], float | bool]
+    rule: Callable[[Situation, P.StorePolicy], float | bool]  # the answer under the episode's store policy
     fixed: dict[str, Any] | None = None  # situation values stated but not varied (not counted as conditions)
 
 
-def _dept(s: Situation) -> str:
-    return P.rule_department(s.department)
-
-
-def _refund(s: Situation) -> float:
-    return P.refund_cents(category=s.category, department=s.department, tier=s.tier, days_since_delivery=s.days_since_delivery, opened=s.opened,
-                          reason=s.reason, method=s.return_method, price_cents=s.price_cents) / 100
+def _refund(s: Situation, p: P.StorePolicy) -> float:
+    return P.refund_cents(category=s.category, department=s.department, tier=s.tier,
+                          days_since_delivery=s.days_since_delivery, opened=s.opened, reason=s.reason,
+                          method=s.return_method, price_cents=s.price_cents, policy=p) / 100
 
 
 _REFUND_SECTIONS = ("departments", "return-window", "final-sale", "restocking-fee", "return-shipping", "refunds")
 KINDS: tuple[Kind, ...] = (
     Kind("base_window", ("category",), "number",
          "What is the base return window for that kind of item, before any membership bonus, in days?",
-         ("departments", "return-window"), lambda s: float(P.STORE_POLICY.return_window_days[_dept(s)])),
+         ("departments", "return-window"), lambda s, p: float(p.return_window_days[P.rule_department(s.department, p)])),
     Kind("final_sale", ("category",), "yes_no", "Can that kind of item be returned at all (yes or no)?",
-         ("final-sale",), lambda s: not P.is_final_sale(s.category)),
-    Kind("shipping_days", ("shipping_method",), "number",
-         "How many days does that shipping method take to deliver once the order has shipped?",
-         ("shipping-methods",), lambda s: float(P.STORE_POLICY.shipping_days[s.shipping_method])),
+         ("final-sale",), lambda s, p: not P.is_final_sale(s.category, p)),
+    Kind("delivery_days", ("shipping_method",), "number",
+         "If I order today with that shipping method, in how many days would it arrive?",
+         ("shipping-methods",), lambda s, p: float(p.handling_days + p.shipping_days[s.shipping_method])),
     Kind("free_shipping_threshold", ("tier",), "number",
          "What order subtotal do I need for free standard shipping, in dollars?",
-         ("free-shipping",), lambda s: P.STORE_POLICY.free_shipping_threshold_cents[s.tier] / 100),
+         ("free-shipping",), lambda s, p: p.free_shipping_threshold_cents[s.tier] / 100),
     Kind("price_match_window", ("tier",), "number",
          "For how many days after ordering can I get a price adjustment?",
-         ("price-adjustment",), lambda s: float(P.STORE_POLICY.price_match_days[s.tier])),
+         ("price-adjustment",), lambda s, p: float(p.price_match_days[s.tier])),
     Kind("return_window", ("category", "tier"), "number",
          "How many days do I have to return it, counted from delivery?",
-         ("departments", "return-window"), lambda s: float(P.return_window_days(_dept(s), s.tier))),
+         ("departments", "return-window"), lambda s, p: float(P.return_window_days(s.department, s.tier, p))),
     Kind("warranty_months", ("category", "tier"), "number", "How many months of warranty does it have for me?",
-         ("departments", "warranty"), lambda s: float(P.warranty_months(_dept(s), s.tier))),
+         ("departments", "warranty"), lambda s, p: float(P.warranty_months(s.department, s.tier, p))),
     Kind("shipping_cost", ("shipping_method", "tier", "subtotal_cents"), "number",
          "How much will shipping cost for that order, in dollars?",
          ("shipping-methods", "free-shipping", "expedited-shipping"),
-         lambda s: P.shipping_cost_cents(s.shipping_method, s.tier, s.subtotal_cents) / 100),
+         lambda s, p: P.shipping_cost_cents(s.shipping_method, s.tier, s.subtotal_cents, p) / 100),
     Kind("can_return", ("category", "tier", "days_since_delivery"), "yes_no",
          "Can I still return it today (yes or no)?", ("departments", "return-window", "final-sale"),
-         lambda s: not P.is_final_sale(s.category)
-         and s.days_since_delivery <= P.return_window_days(_dept(s), s.tier)),
+         lambda s, p: not P.is_final_sale(s.category, p)
+         and s.days_since_delivery <= P.return_window_days(s.department, s.tier, p)),
     Kind("under_warranty", ("category", "tier", "days_since_delivery"), "yes_no",
          "Is it still covered by the store warranty today (yes or no)?", ("departments", "warranty"),
-         lambda s: P.under_warranty(_dept(s), s.tier, s.days_since_delivery)),
+         lambda s, p: P.under_warranty(s.department, s.tier, s.days_since_delivery, p)),
     Kind("restocking_fee", ("category", "tier", "opened", "price_cents"), "number",
          "What restocking fee would I pay to return it because I changed my mind, in dollars?",
          ("departments", "restocking-fee"),
-         lambda s: P.restocking_fee_cents(_dept(s), s.tier, s.opened, "no_longer_needed", s.price_cents) / 100),
+         lambda s, p: P.restocking_fee_cents(s.department, s.tier, s.opened, "no_longer_needed", s.price_cents, p) / 100),
     Kind("price_adjustment", ("tier", "days_since_order", "price_cents", "new_price_cents"), "number",
          "How much would you refund me for the price drop, in dollars?", ("price-adjustment",),
-         lambda s: P.price_match_refund_cents(s.tier, s.days_since_order, s.price_cents, s.new_price_cents) / 100),
+         lambda s, p: P.price_match_refund_cents(s.tier, s.days_since_order, s.price_cents, s.new_price_cents, p) / 100),
     Kind("refund", ("category", "tier", "days_since_delivery", "opened", "price_cents"), "number",
          "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund,
          fixed={"reason": "no_longer_needed", "return_method": "drop_off"}),
@@ -176,16 +176,22 @@ def _near(edge: int, inside: bool, rng: random.Random) -> int:
     return max(1, edge - rng.randint(0, EDGE_DAYS)) if inside and edge >= 1 else edge + rng.randint(1, EDGE_DAYS)
 
 
-def _item_filter(world: World, kind: Kind, rng: random.Random) -> Callable[[Category], bool] | None:
-    """Which categories the question's item may come from (see the draw shares above); no filter when
-    the catalog has no category that passes it."""
+def _item_filter(world: World, kind: Kind, yes: bool | None, rng: random.Random) -> Callable[[Category], bool] | None:
+    """Which categories the question's item may come from: for a yes/no question one that can give the
+    drawn answer ``yes``, for a numeric one mostly where the rule bites (see the shares above); no filter
+    when the catalog has no category that passes it."""
+    policy = world.policy
     accept = None
     if kind.name in ("final_sale", "can_return") or kind.name.startswith("refund"):
-        final_sale = rng.random() < FINAL_SALE_SHARE[kind.answer]
-        accept = lambda c: P.is_final_sale(c.name) == final_sale
-    elif kind.name in ("restocking_fee", "warranty_months", "under_warranty") and rng.random() < FEE_DEPARTMENT_SHARE:
-        table = P.STORE_POLICY.restocking_fee_percent if kind.name == "restocking_fee" else P.STORE_POLICY.warranty_months
-        accept = lambda c: table[P.rule_department(c.path[0])] > 0
+        if yes is None:
+            final_sale = rng.random() < FINAL_SALE_SHARE
+        else:
+            final_sale = not yes and (kind.name == "final_sale" or rng.random() < NO_BY_ITEM_SHARE)
+        accept = lambda c: P.is_final_sale(c.name, policy) == final_sale
+    elif kind.name in ("restocking_fee", "warranty_months", "under_warranty"):
+        table = policy.restocking_fee_percent if kind.name == "restocking_fee" else policy.warranty_months
+        bites = rng.random() < FEE_DEPARTMENT_SHARE if yes is None else yes or rng.random() >= NO_BY_ITEM_SHARE
+        accept = lambda c: (table[P.rule_department(c.path[0], policy)] > 0) == bites
     return accept if accept is not None and has_category(world, accept) else None
 
 
@@ -284,6 +290,7 @@ class PolicyFamily(TaskFamily):
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         kind = rng.choice(kinds_for(difficulty.B_branch))
+        world.install_policy(P.draw_store_policy(random.Random(rng.getrandbits(64))))
         account = world.account
         for _ in range(max(0, difficulty.H_orders - 1)):  # orders that have nothing to do with the question
             row = sample_row(world, rng, exclude=set())
@@ -299,7 +306,7 @@ class PolicyFamily(TaskFamily):
         if "tier" in kind.conditions and situation.tier != account.profile.tier:
             raise RuntimeError("POLICY situation tier must be the profile's tier")
         facts, exact = self._facts(world, kind, situation, hidden, order_id, row)
-        value = kind.rule(situation)
+        value = kind.rule(situation, world.policy)
         goal = PolicyGoal(kind=kind.name, situation=situation, hidden=hidden, order_id=order_id,
                           expected_number=None if kind.answer == "yes_no" else round(float(value), 2),
                           expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
@@ -313,23 +320,24 @@ class PolicyFamily(TaskFamily):
         every branch is exercised."""
         values: dict[str, Any] = dict(kind.fixed or {})
         conditions = set(kind.conditions)
-        tier = world.account.profile.tier
+        tier, policy = world.account.profile.tier, world.policy
+        yes = rng.random() < YES_SHARE if kind.answer == "yes_no" else None
         row = None
         if conditions & {"category", "price_cents"}:
-            row = sample_row(world, rng, exclude=set(), accept=_item_filter(world, kind, rng))
+            row = sample_row(world, rng, exclude=set(), accept=_item_filter(world, kind, yes, rng))
             category = world.catalog.category_of(row)
             values["category"], values["department"] = category.name, category.path[0]
             values["price_cents"] = int(world.catalog.price_cents[row])
         if "tier" in conditions:
             values["tier"] = tier
-        inside = rng.random() < (0.5 if kind.answer == "yes_no" else INSIDE_SHARE)
+        inside = yes if yes is not None else rng.random() < INSIDE_SHARE
         if "days_since_delivery" in conditions:
             department = values["department"]
-            edge = (P.warranty_months(department, tier) * P.DAYS_PER_WARRANTY_MONTH if kind.name == "under_warranty"
-                    else P.return_window_days(department, tier))
+            edge = (P.warranty_months(department, tier, policy) * P.DAYS_PER_WARRANTY_MONTH
+                    if kind.name == "under_warranty" else P.return_window_days(department, tier, policy))
             values["days_since_delivery"] = _near(edge, inside, rng)
         if "days_since_order" in conditions:
-            values["days_since_order"] = _near(P.STORE_POLICY.price_match_days[tier], inside, rng)
+            values["days_since_order"] = _near(policy.price_match_days[tier], inside, rng)
         if "new_price_cents" in conditions:
             values["new_price_cents"] = values["price_cents"] - rng.randint(1, max(1, values["price_cents"] // 3))
         if "opened" in conditions:
@@ -341,7 +349,7 @@ class PolicyFamily(TaskFamily):
         if "shipping_method" in conditions:
             values["shipping_method"] = rng.choice(P.SHIPPING_METHODS)
         if "subtotal_cents" in conditions:
-            threshold = P.STORE_POLICY.free_shipping_threshold_cents[tier]
+            threshold = policy.free_shipping_threshold_cents[tier]
             values["subtotal_cents"] = (max(500, threshold + rng.choice((-1, 1)) * rng.randint(1, 2000)) if threshold
                                         else rng.randint(1000, 12000))
         return Situation(**values), row
@@ -350,7 +358,7 @@ class PolicyFamily(TaskFamily):
     def _order_for(world: World, situation: Situation, row: int, rng: random.Random) -> str | None:
         """Place the order the question's item came from (so its facts can be looked up); None if impossible."""
         method = rng.choice(P.SHIPPING_METHODS)
-        transit = P.STORE_POLICY.handling_days + P.STORE_POLICY.shipping_days[method]
+        transit = world.policy.handling_days + world.policy.shipping_days[method]
         if situation.days_since_order is not None:
             age = situation.days_since_order - transit
             if age < 0:
@@ -425,7 +433,7 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
     category = catalog.category_of(row)
     noun = category.noun.lower()
 
-    def rules(c: Category) -> tuple[str, bool]:
+    def rules(c: Category) -> tuple[str, bool]:  # what decides an answer; never varies between episodes
         return P.rule_department(c.path[0]), P.is_final_sale(c.name)
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}

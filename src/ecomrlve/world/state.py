@@ -15,6 +15,7 @@ from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford, opaque_id
 from ecomrlve.world.account import Account
+from ecomrlve.world.policy import StorePolicy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 VARIANTS_PER_PRODUCT = 3
@@ -96,6 +97,17 @@ class World:
         if self._account is None:
             self._account = Account(self.key, self.today)
         return self._account
+
+    @property
+    def policy(self) -> StorePolicy:
+        """The store policy in force: what the tools, ``policy_search`` and the verifiers apply."""
+        return self.account.policy
+
+    def install_policy(self, policy: StorePolicy) -> None:
+        """Run this world under ``policy`` (POLICY's per-episode numbers); call before placing any order."""
+        if self.account.orders:
+            raise RuntimeError("the store policy must be installed before any order is placed")
+        self.account.policy = policy
 
     def stock(self, row: int) -> int:
         return self.stock_overrides.get(row, int(self.catalog.stock[row]))
