@@ -108,10 +108,11 @@ def test_departments_the_policy_does_not_name_follow_an_alias_or_the_fallback_ro
     assert f"{other} {policy.warranty_months[other]} months" in text
 
 
-def test_documents_render_every_rule_value() -> None:
-    """Whatever the engine uses is written in some section (so the documents suffice to answer)."""
-    text = " ".join(s.text for s in P.policy_documents())
-    policy = P.STORE_POLICY
+@pytest.mark.parametrize("policy", [P.STORE_POLICY] + [P.draw_store_policy(random.Random(seed)) for seed in range(20)])
+def test_documents_render_every_rule_value(policy: P.StorePolicy) -> None:
+    """Whatever the engine uses is written in some section (so the documents suffice to answer), for the
+    default policy and for per-episode drawn ones."""
+    text = " ".join(s.text for s in P.policy_documents(policy))
     for department, days in policy.return_window_days.items():
         assert f"{department} {days} days" in text
     for department, percent in policy.restocking_fee_percent.items():
@@ -131,15 +132,23 @@ def test_every_section_is_found_first_by_its_title() -> None:
         assert index.search(section.title)[0].section_id == section.section_id
 
 
-def test_policy_search_output_does_not_depend_on_the_episode(catalog, search) -> None:
-    """The documents are one static rendering of the rules: no question-specific text can leak in."""
-    env = EcomEnv("POLICY", catalog=catalog, search=search)
+def test_policy_search_renders_the_episode_policy_and_nothing_else(catalog, search) -> None:
+    """policy_search shows the rendering of the world's policy (a function of the policy and the catalog
+    only, so no question-specific text can leak in); POLICY episodes each draw their own numbers, the
+    other environments keep the default policy."""
+    env = EcomEnv(["POLICY", "RETURN"], catalog=catalog, search=search)
+    tool, query = TOOLS["policy_search"], "refund restocking fee"
     results = set()
     for seed in range(5):
         env.reset(env_id="POLICY", difficulty=9, seed=seed)
         ctx = env.audit().context
-        results.add(repr(TOOLS["policy_search"].run(ctx, TOOLS["policy_search"].validate({"query": "refund restocking fee"}))))
-    assert len(results) == 1
+        result = tool.run(ctx, tool.validate({"query": query}))
+        rendered = policy_index(catalog, ctx.world.policy).search(query)
+        assert result["sections"] == [{"section_id": s.section_id, "title": s.title, "text": s.text} for s in rendered]
+        results.add(repr(result))
+    assert len(results) == 5
+    env.reset(env_id="RETURN", difficulty=9, seed=0)
+    assert env.audit().world.policy == P.STORE_POLICY
 
 
 @pytest.mark.parametrize("status", ORDER_STATUSES)
