@@ -76,6 +76,7 @@ class TaskFamily(ABC):
     answer_arguments: ClassVar[type[BaseModel]]
     answer_id_arguments: ClassVar[tuple[str, ...]] = ()
     instructions: ClassVar[str]
+    draws_store_policy: ClassVar[bool] = False  # runs under per-episode store policy numbers (World.install_episode_policy)
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."

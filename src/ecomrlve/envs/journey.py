@@ -29,6 +29,7 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
+    4: a journey with a POLICY request runs all its requests under that episode's drawn store policy (POLICY 3).
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()
@@ -237,6 +238,8 @@ class JourneyFamily(TaskFamily):
         runnable = [env for env in self.intent_envs if report.supports(env.env_id)]
         count = min(difficulty.journey_intents, len(runnable))
         envs = rng.sample(runnable, count)
+        if any(env.draws_store_policy for env in envs):  # every request then runs under the drawn numbers
+            world.install_episode_policy(random.Random(rng.getrandbits(64)))
         problems = [env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser) for env in envs]
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
         state = JourneyState(intents=[p.state for p in problems])

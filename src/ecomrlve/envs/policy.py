@@ -24,6 +24,9 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
+    3: per-episode store policy numbers (a constant answer per question wording was right 29% of the
+       time without a tool call); yes/no answers drawn 50/50; the shipping-time question counts from
+       ordering (handling + shipping days).
 """
 
 from __future__ import annotations
@@ -277,7 +280,8 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 2
+    version = 3
+    draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "
@@ -290,7 +294,7 @@ class PolicyFamily(TaskFamily):
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         kind = rng.choice(kinds_for(difficulty.B_branch))
-        world.install_policy(P.draw_store_policy(random.Random(rng.getrandbits(64))))
+        world.install_episode_policy(random.Random(rng.getrandbits(64)))
         account = world.account
         for _ in range(max(0, difficulty.H_orders - 1)):  # orders that have nothing to do with the question
             row = sample_row(world, rng, exclude=set())

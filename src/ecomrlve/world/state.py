@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import random
 from dataclasses import dataclass, field
 
 from ecomrlve.catalog.filters import in_stock_mask
@@ -15,7 +16,7 @@ from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford, opaque_id
 from ecomrlve.world.account import Account
-from ecomrlve.world.policy import StorePolicy
+from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 VARIANTS_PER_PRODUCT = 3
@@ -103,11 +104,15 @@ class World:
         """The store policy in force: what the tools, ``policy_search`` and the verifiers apply."""
         return self.account.policy
 
-    def install_policy(self, policy: StorePolicy) -> None:
-        """Run this world under ``policy`` (POLICY's per-episode numbers); call before placing any order."""
+    def install_episode_policy(self, rng: random.Random) -> None:
+        """Run this world under store policy numbers drawn from ``rng`` (:func:`draw_store_policy`): POLICY
+        episodes, and a JOURNEY with a POLICY request before any of its requests is generated. Once per
+        world (later calls keep the numbers), and before any order is placed (their dates follow them)."""
+        if self.policy is not STORE_POLICY:
+            return
         if self.account.orders:
-            raise RuntimeError("the store policy must be installed before any order is placed")
-        self.account.policy = policy
+            raise RuntimeError("the episode's store policy must be drawn before any order is placed")
+        self.account.policy = draw_store_policy(rng)
 
     def stock(self, row: int) -> int:
         return self.stock_overrides.get(row, int(self.catalog.stock[row]))
