@@ -78,7 +78,8 @@ def test_every_department_and_category_is_covered_by_the_rules() -> None:
         assert set(table) == departments
     assert set(policy.final_sale_categories) <= set(DEPARTMENT_OF)
     for per_tier in (policy.tier_window_bonus_days, policy.restocking_tier_share_percent,
-                     policy.free_shipping_threshold_cents, policy.price_match_days, policy.tier_warranty_bonus_months):
+                     policy.free_shipping_threshold_cents, policy.price_match_days, policy.price_match_share_percent,
+                     policy.tier_warranty_bonus_months):
         assert set(per_tier) == set(P.TIERS)
 
 
@@ -123,6 +124,21 @@ def test_documents_render_every_rule_value(policy: P.StorePolicy) -> None:
         assert category in text
     for category in DEPARTMENT_OF:
         assert category in text
+    money = lambda cents: f"${cents // 100}.{cents % 100:02d}"  # noqa: E731
+    tier_tables = [(policy.tier_window_bonus_days, "+{} days"), (policy.restocking_tier_share_percent, "{}%"),
+                   (policy.free_shipping_threshold_cents, None), (policy.expedited_tier_share_percent, "{}%"),
+                   (policy.price_match_days, "{} days"), (policy.tier_warranty_bonus_months, "+{} months")]
+    tier_tables += [(policy.return_shipping_fee_cents[m], None) for m in P.RETURN_METHODS]
+    if set(policy.price_match_share_percent.values()) != {100}:
+        tier_tables.append((policy.price_match_share_percent, "{}%"))
+    for table, form in tier_tables:
+        rendered = "; ".join(f"{P.TIER_NAMES[t]} members: {money(table[t]) if form is None else form.format(table[t])}"
+                             for t in P.TIERS)
+        assert rendered in text, rendered
+    for method in P.SHIPPING_METHODS:
+        days = policy.shipping_days[method]
+        assert f"{method} {days} day{'s' if days != 1 else ''}, {money(policy.shipping_cost_cents[method])}" in text
+    assert f"warehouse {policy.handling_days} day" in text
     assert "{" not in text and "}" not in text and "None" not in text
 
 

@@ -84,7 +84,8 @@ def independent_answer(kind: str, s: Situation, RULES: StorePolicy) -> float | s
         return fee / 100
     if kind == "price_adjustment":
         inside = s.days_since_order <= RULES.price_match_days[s.tier]
-        return (s.price_cents - s.new_price_cents) / 100 if inside and s.new_price_cents < s.price_cents else 0.0
+        drop = s.price_cents - s.new_price_cents
+        return _cents_percent(drop, RULES.price_match_share_percent[s.tier]) / 100 if inside and drop > 0 else 0.0
     assert kind.startswith("refund"), kind
     if final or s.days_since_delivery > window:
         return 0.0

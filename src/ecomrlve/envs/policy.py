@@ -70,6 +70,7 @@ FINAL_SALE_SHARE = 0.05  # numeric return questions: items drawn from final-sale
 FEE_DEPARTMENT_SHARE = 0.95  # numeric restocking/warranty questions: items from departments where the rule bites
 INSIDE_SHARE = 0.9  # numeric questions: day counts inside the window
 OPENED_SHARE = 0.95
+STORE_FAULT_SHARE = 0.3  # refund questions with a stated reason: reasons that waive every fee
 EDGE_DAYS = 6  # day counts are drawn within this distance of the window or warranty edge
 REASON_WORDS = {"defective": "it stopped working", "damaged": "it arrived damaged", "wrong_item": "you sent the wrong item",
                 "not_as_described": "it isn't as described", "no_longer_needed": "I changed my mind"}
@@ -347,7 +348,8 @@ class PolicyFamily(TaskFamily):
         if "opened" in conditions:
             values["opened"] = rng.random() < OPENED_SHARE
         if "reason" in conditions:
-            values["reason"] = rng.choice(P.RETURN_REASONS)
+            fault = rng.random() < STORE_FAULT_SHARE  # a store-fault return pays no fee: refunded in full
+            values["reason"] = rng.choice([r for r in P.RETURN_REASONS if (r in policy.store_fault_reasons) == fault])
         if "return_method" in conditions:
             values["return_method"] = rng.choice(P.RETURN_METHODS)
         if "shipping_method" in conditions:

@@ -65,6 +65,7 @@ class StorePolicy:
     free_shipping_threshold_cents: dict[str, int]  # tier -> subtotal at or above which standard shipping is free
     expedited_tier_share_percent: dict[str, int]  # share of the expedited cost each tier pays
     price_match_days: dict[str, int]  # tier -> days after the order date a price drop is refunded
+    price_match_share_percent: dict[str, int]  # tier -> share of the price drop refunded
     warranty_months: dict[str, int]  # department -> months from delivery
     tier_warranty_bonus_months: dict[str, int]
     department_aliases: dict[str, str]  # catalog department name -> the rule row it follows
@@ -89,6 +90,7 @@ STORE_POLICY = StorePolicy(
     free_shipping_threshold_cents={"standard": 5000, "plus": 2500, "premier": 0},
     expedited_tier_share_percent={"standard": 100, "plus": 100, "premier": 50},
     price_match_days={"standard": 7, "plus": 14, "premier": 30},
+    price_match_share_percent={"standard": 100, "plus": 100, "premier": 100},
     warranty_months={"Electronics": 12, "Home": 12, "Kitchen": 24, "Clothing": 0, "Beauty": 0, "Sports": 6,
                      "Outdoor": 12, "Office": 12, "Toys": 6, "Pets": 6, "Other": 6},
     tier_warranty_bonus_months={"standard": 0, "plus": 0, "premier": 12},
@@ -153,6 +155,8 @@ def draw_store_policy(rng: random.Random, base: StorePolicy = STORE_POLICY) -> S
                                                (500, 1000, 1500, 2000, 2500)),
         expedited_tier_share_percent=_falling(rng, 100, 0, (0, 10, 20, 25, 30, 50)),
         price_match_days=_rising(rng, rng.choice((3, 5, 7, 10, 14)), (3, 4, 5, 7, 10, 14, 16)),
+        price_match_share_percent={t: min(100, share) for t, share in
+                                   _rising(rng, rng.choice((50, 60, 70, 75, 80)), (0, 5, 10, 15, 20)).items()},
         warranty_months={d: rng.choice(WARRANTY_MONTHS) for d in rows},
         tier_warranty_bonus_months=_rising(rng, 0, (0, 3, 6, 12)),
         department_aliases=base.department_aliases,
@@ -218,7 +222,7 @@ def price_match_refund_cents(tier: str, days_since_order: int, paid_cents: int, 
                              policy: StorePolicy = STORE_POLICY) -> int:
     if days_since_order > policy.price_match_days[tier] or new_price_cents >= paid_cents:
         return 0
-    return paid_cents - new_price_cents
+    return percent_of(paid_cents - new_price_cents, policy.price_match_share_percent[tier])
 
 
 def warranty_months(department: str, tier: str, policy: StorePolicy = STORE_POLICY) -> int:
@@ -289,6 +293,14 @@ def _fault_items(policy: StorePolicy) -> str:
     """The store-fault reasons as words: "defective, damaged or wrong items"."""
     words = [r.replace("_item", "").replace("_", " ") for r in policy.store_fault_reasons]
     return ", ".join(words[:-1]) + " or " + words[-1] + " items"
+
+
+def _price_match_share(policy: StorePolicy) -> str:
+    """What share of a price drop is refunded (the whole difference unless a tier gets less)."""
+    if all(share == 100 for share in policy.price_match_share_percent.values()):
+        return "the difference per unit is refunded on request."
+    return ("a share of the difference per unit is refunded on request, rounded to the nearest cent: "
+            + _tiers(policy.price_match_share_percent, lambda v: f"{v}%") + ".")
 
 
 @dataclass(frozen=True)
@@ -377,8 +389,8 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
                       "tier pays: " + _tiers(policy.expedited_tier_share_percent, lambda v: f"{v}%")
                       + ". Overnight shipping is always charged in full."),
         PolicySection("price-adjustment", "Price adjustment", "If the price of an item drops within the price "
-                      "adjustment window, counted in calendar days from the order date, the difference per unit is "
-                      "refunded on request. Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
+                      "adjustment window, counted in calendar days from the order date, " + _price_match_share(policy)
+                      + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
                       + ". After the window no adjustment is made."),
         PolicySection("warranty", "Warranty", "Products are covered by the store warranty from the delivery date. "
                       f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days. Warranty by department: "
