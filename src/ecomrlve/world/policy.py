@@ -303,6 +303,12 @@ def _price_match_share(policy: StorePolicy) -> str:
             + _tiers(policy.price_match_share_percent, lambda v: f"{v}%") + ".")
 
 
+def _warranty_bonus_holders(policy: StorePolicy) -> str:
+    """Who the warranty bonus row is about: "Premier members" when only they get one, else "Members"."""
+    bonus_tiers = [t for t in TIERS if policy.tier_warranty_bonus_months[t]]
+    return "Premier members" if bonus_tiers == ["premier"] else "Members"
+
+
 @dataclass(frozen=True)
 class PolicySection:
     section_id: str
@@ -395,7 +401,7 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
         PolicySection("warranty", "Warranty", "Products are covered by the store warranty from the delivery date. "
                       f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days. Warranty by department: "
                       + "; ".join(f"{d} {policy.warranty_months[d]} months" for d in departments)
-                      + ". Membership adds extra months on every department that has a warranty: "
+                      + ". " + _warranty_bonus_holders(policy) + " get extra months on every department that has a warranty: "
                       + _tiers(policy.tier_warranty_bonus_months, lambda v: f"+{v} months")
                       + ". Departments with 0 months have no warranty at any tier."),
     ]
