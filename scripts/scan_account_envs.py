@@ -62,7 +62,7 @@ def check(env: EcomEnv, env_id: str, counts: Counter) -> None:
         counts["status_and_eta_listed"] += 1
     else:
         expected = goal.expected_yes_no if goal.expected_yes_no is not None else goal.expected_number
-        assert independent_answer(goal.kind, goal.situation) == expected
+        assert independent_answer(goal.kind, goal.situation, env.audit().world.policy) == expected
         counts["policy_answer_recomputed"] += 1
 
 

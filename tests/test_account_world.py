@@ -78,7 +78,8 @@ def test_every_department_and_category_is_covered_by_the_rules() -> None:
         assert set(table) == departments
     assert set(policy.final_sale_categories) <= set(DEPARTMENT_OF)
     for per_tier in (policy.tier_window_bonus_days, policy.restocking_tier_share_percent,
-                     policy.free_shipping_threshold_cents, policy.price_match_days, policy.tier_warranty_bonus_months):
+                     policy.free_shipping_threshold_cents, policy.price_match_days, policy.price_match_share_percent,
+                     policy.tier_warranty_bonus_months):
         assert set(per_tier) == set(P.TIERS)
 
 
@@ -108,10 +109,11 @@ def test_departments_the_policy_does_not_name_follow_an_alias_or_the_fallback_ro
     assert f"{other} {policy.warranty_months[other]} months" in text
 
 
-def test_documents_render_every_rule_value() -> None:
-    """Whatever the engine uses is written in some section (so the documents suffice to answer)."""
-    text = " ".join(s.text for s in P.policy_documents())
-    policy = P.STORE_POLICY
+@pytest.mark.parametrize("policy", [P.STORE_POLICY] + [P.draw_store_policy(random.Random(seed)) for seed in range(20)])
+def test_documents_render_every_rule_value(policy: P.StorePolicy) -> None:
+    """Whatever the engine uses is written in some section (so the documents suffice to answer), for the
+    default policy and for per-episode drawn ones."""
+    text = " ".join(s.text for s in P.policy_documents(policy))
     for department, days in policy.return_window_days.items():
         assert f"{department} {days} days" in text
     for department, percent in policy.restocking_fee_percent.items():
@@ -122,6 +124,21 @@ def test_documents_render_every_rule_value() -> None:
         assert category in text
     for category in DEPARTMENT_OF:
         assert category in text
+    money = lambda cents: f"${cents // 100}.{cents % 100:02d}"  # noqa: E731
+    tier_tables = [(policy.tier_window_bonus_days, "+{} days"), (policy.restocking_tier_share_percent, "{}%"),
+                   (policy.free_shipping_threshold_cents, None), (policy.expedited_tier_share_percent, "{}%"),
+                   (policy.price_match_days, "{} days"), (policy.tier_warranty_bonus_months, "+{} months")]
+    tier_tables += [(policy.return_shipping_fee_cents[m], None) for m in P.RETURN_METHODS]
+    if set(policy.price_match_share_percent.values()) != {100}:
+        tier_tables.append((policy.price_match_share_percent, "{}%"))
+    for table, form in tier_tables:
+        rendered = "; ".join(f"{P.TIER_NAMES[t]} members: {money(table[t]) if form is None else form.format(table[t])}"
+                             for t in P.TIERS)
+        assert rendered in text, rendered
+    for method in P.SHIPPING_METHODS:
+        days = policy.shipping_days[method]
+        assert f"{method} {days} day{'s' if days != 1 else ''}, {money(policy.shipping_cost_cents[method])}" in text
+    assert f"warehouse {policy.handling_days} day" in text
     assert "{" not in text and "}" not in text and "None" not in text
 
 
@@ -131,15 +148,23 @@ def test_every_section_is_found_first_by_its_title() -> None:
         assert index.search(section.title)[0].section_id == section.section_id
 
 
-def test_policy_search_output_does_not_depend_on_the_episode(catalog, search) -> None:
-    """The documents are one static rendering of the rules: no question-specific text can leak in."""
-    env = EcomEnv("POLICY", catalog=catalog, search=search)
+def test_policy_search_renders_the_episode_policy_and_nothing_else(catalog, search) -> None:
+    """policy_search shows the rendering of the world's policy (a function of the policy and the catalog
+    only, so no question-specific text can leak in); POLICY episodes each draw their own numbers, the
+    other environments keep the default policy."""
+    env = EcomEnv(["POLICY", "RETURN"], catalog=catalog, search=search)
+    tool, query = TOOLS["policy_search"], "refund restocking fee"
     results = set()
     for seed in range(5):
         env.reset(env_id="POLICY", difficulty=9, seed=seed)
         ctx = env.audit().context
-        results.add(repr(TOOLS["policy_search"].run(ctx, TOOLS["policy_search"].validate({"query": "refund restocking fee"}))))
-    assert len(results) == 1
+        result = tool.run(ctx, tool.validate({"query": query}))
+        rendered = policy_index(catalog, ctx.world.policy).search(query)
+        assert result["sections"] == [{"section_id": s.section_id, "title": s.title, "text": s.text} for s in rendered]
+        results.add(repr(result))
+    assert len(results) == 5
+    env.reset(env_id="RETURN", difficulty=9, seed=0)
+    assert env.audit().world.policy == P.STORE_POLICY
 
 
 @pytest.mark.parametrize("status", ORDER_STATUSES)

@@ -83,6 +83,7 @@ class TaskFamily(ABC):
     answer_arguments: type[BaseModel]
     answer_id_arguments: tuple[str, ...] = ()
     instructions: str
+    draws_store_policy: bool = False  # runs under per-episode store policy numbers (World.install_episode_policy)
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."

@@ -30,6 +30,7 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
     4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
+    5: a journey with a POLICY request runs all its requests under that episode's drawn store policy (POLICY 3).
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 4
+    version = 5
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()
@@ -242,6 +243,8 @@ class JourneyFamily(TaskFamily):
             env.env_id for env in self.intent_envs if env not in supported)} if len(supported) < len(self.intent_envs) else {}
         count = min(difficulty.journey_intents, len(supported))
         envs = rng.sample(supported, count)
+        if any(env.draws_store_policy for env in envs):  # every request then runs under the drawn numbers
+            world.install_episode_policy(random.Random(rng.getrandbits(64)))
         problems, spare = [], [env for env in supported if env not in envs]
         for i in range(count):
             while True:

@@ -25,7 +25,7 @@ from ecomrlve.catalog.schema import Category
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
-from ecomrlve.world.policy import SHIPPING_METHODS, STORE_POLICY, is_final_sale
+from ecomrlve.world.policy import SHIPPING_METHODS, is_final_sale
 from ecomrlve.world.state import World
 
 DISTINCT_DAYS = 14  # orders of the same category closer than this are told apart only by the exact item
@@ -146,11 +146,11 @@ def random_status_order(world: World, rng: random.Random, rows: list[int], statu
     """An order in ``status`` with plausible random dates."""
     if status == "in_transit":
         method = rng.choice(("standard", "expedited"))
-        return place(world, rng, rows, status, rng.randint(1, STORE_POLICY.shipping_days[method] - 1), method)
+        return place(world, rng, rows, status, rng.randint(1, world.policy.shipping_days[method] - 1), method)
     if status == "shipped":
         return place(world, rng, rows, status, 0)
     if status == "processing":
-        return place(world, rng, rows, status, rng.randint(0, STORE_POLICY.handling_days - 1))
+        return place(world, rng, rows, status, rng.randint(0, world.policy.handling_days - 1))
     if status == "cancelled":
         return place(world, rng, rows, status, rng.randint(2, 90))
     return place(world, rng, rows, status, rng.randint(1, 150))

@@ -24,7 +24,10 @@ Episode end
 Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
-    3: the item's kind is its product type with the right article; noise per message.
+    3: per-episode store policy numbers (a constant answer per question wording was right 29% of the
+       time without a tool call); yes/no answers drawn 50/50; the shipping-time question counts from
+       ordering (handling + shipping days).
+    4: the item's kind is its product type with the right article; noise per message.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.product_type import indefinite, product_type
+from ecomrlve.catalog.product_type import indefinite, product_type, spoken_name
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
@@ -61,11 +64,15 @@ IS_CORRECT_AT = 0.95
 RATIO_POWER = 4
 BASE_PATIENCE = 3
 # Draws are tilted so that numeric answers are rarely 0 (answering 0 must not pay) and yes/no
-# answers are balanced (answering always "yes" must not pay).
-FINAL_SALE_SHARE = {"yes_no": 0.3, "number": 0.1}  # items drawn from final-sale categories (return questions)
-FEE_DEPARTMENT_SHARE = 0.9  # restocking/warranty questions: items from departments where the rule bites
-INSIDE_SHARE = 0.85  # numeric questions: day counts inside the window (yes/no questions: half)
-OPENED_SHARE = 0.9
+# answers are "yes" half the time (answering a constant must not pay): a yes/no question first draws
+# its answer, then a situation that has it.
+YES_SHARE = 0.5
+NO_BY_ITEM_SHARE = 0.4  # a "no" that comes from the item (final sale, no warranty) rather than the date
+FINAL_SALE_SHARE = 0.05  # numeric return questions: items drawn from final-sale categories
+FEE_DEPARTMENT_SHARE = 0.95  # numeric restocking/warranty questions: items from departments where the rule bites
+INSIDE_SHARE = 0.9  # numeric questions: day counts inside the window
+OPENED_SHARE = 0.95
+STORE_FAULT_SHARE = 0.3  # refund questions with a stated reason: reasons that waive every fee
 EDGE_DAYS = 6  # day counts are drawn within this distance of the window or warranty edge
 REASON_WORDS = {"defective": "it stopped working", "damaged": "it arrived damaged", "wrong_item": "you sent the wrong item",
                 "not_as_described": "it isn't as described", "no_longer_needed": "I changed my mind"}
@@ -102,7 +109,7 @@ class Kind:
     answer: Literal["number", "yes_no"]
     question: str
     sections: tuple[str, ...]  # policy sections that hold the rules it needs
-    rule: Callable[[Situation], float | bool]
+    rule: Callable[[Situation, P.StorePolicy], float | bool]  # the answer under the episode's store policy
     fixed: dict[str, Any] | None = None  # situation values stated but not varied (not counted as conditions)
 
 
@@ -116,56 +123,51 @@ def _stated(value: _V | None) -> _V:
     return value
 
 
-def _dept(s: Situation) -> str:
-    return P.rule_department(_stated(s.department))
-
-
-def _refund(s: Situation) -> float:
+def _refund(s: Situation, p: P.StorePolicy) -> float:
     return P.refund_cents(category=_stated(s.category), department=_stated(s.department), tier=_stated(s.tier),
-                          days_since_delivery=_stated(s.days_since_delivery), opened=_stated(s.opened),
-                          reason=_stated(s.reason), method=_stated(s.return_method),
-                          price_cents=_stated(s.price_cents)) / 100
+                          days_since_delivery=_stated(s.days_since_delivery), opened=_stated(s.opened), reason=_stated(s.reason),
+                          method=_stated(s.return_method), price_cents=_stated(s.price_cents), policy=p) / 100
 
 
 _REFUND_SECTIONS = ("departments", "return-window", "final-sale", "restocking-fee", "return-shipping", "refunds")
 KINDS: tuple[Kind, ...] = (
     Kind("base_window", ("category",), "number",
          "What is the base return window for that kind of item, before any membership bonus, in days?",
-         ("departments", "return-window"), lambda s: float(P.STORE_POLICY.return_window_days[_dept(s)])),
+         ("departments", "return-window"), lambda s, p: float(p.return_window_days[P.rule_department(_stated(s.department), p)])),
     Kind("final_sale", ("category",), "yes_no", "Can that kind of item be returned at all (yes or no)?",
-         ("final-sale",), lambda s: not P.is_final_sale(_stated(s.category))),
-    Kind("shipping_days", ("shipping_method",), "number",
-         "How many days does that shipping method take to deliver once the order has shipped?",
-         ("shipping-methods",), lambda s: float(P.STORE_POLICY.shipping_days[_stated(s.shipping_method)])),
+         ("final-sale",), lambda s, p: not P.is_final_sale(_stated(s.category), p)),
+    Kind("delivery_days", ("shipping_method",), "number",
+         "If I order today with that shipping method, in how many days would it arrive?",
+         ("shipping-methods",), lambda s, p: float(p.handling_days + p.shipping_days[_stated(s.shipping_method)])),
     Kind("free_shipping_threshold", ("tier",), "number",
          "What order subtotal do I need for free standard shipping, in dollars?",
-         ("free-shipping",), lambda s: P.STORE_POLICY.free_shipping_threshold_cents[_stated(s.tier)] / 100),
+         ("free-shipping",), lambda s, p: p.free_shipping_threshold_cents[_stated(s.tier)] / 100),
     Kind("price_match_window", ("tier",), "number",
          "For how many days after ordering can I get a price adjustment?",
-         ("price-adjustment",), lambda s: float(P.STORE_POLICY.price_match_days[_stated(s.tier)])),
+         ("price-adjustment",), lambda s, p: float(p.price_match_days[_stated(s.tier)])),
     Kind("return_window", ("category", "tier"), "number",
          "How many days do I have to return it, counted from delivery?",
-         ("departments", "return-window"), lambda s: float(P.return_window_days(_dept(s), _stated(s.tier)))),
+         ("departments", "return-window"), lambda s, p: float(P.return_window_days(_stated(s.department), _stated(s.tier), p))),
     Kind("warranty_months", ("category", "tier"), "number", "How many months of warranty does it have for me?",
-         ("departments", "warranty"), lambda s: float(P.warranty_months(_dept(s), _stated(s.tier)))),
+         ("departments", "warranty"), lambda s, p: float(P.warranty_months(_stated(s.department), _stated(s.tier), p))),
     Kind("shipping_cost", ("shipping_method", "tier", "subtotal_cents"), "number",
          "How much will shipping cost for that order, in dollars?",
          ("shipping-methods", "free-shipping", "expedited-shipping"),
-         lambda s: P.shipping_cost_cents(_stated(s.shipping_method), _stated(s.tier), _stated(s.subtotal_cents)) / 100),
+         lambda s, p: P.shipping_cost_cents(_stated(s.shipping_method), _stated(s.tier), _stated(s.subtotal_cents), p) / 100),
     Kind("can_return", ("category", "tier", "days_since_delivery"), "yes_no",
          "Can I still return it today (yes or no)?", ("departments", "return-window", "final-sale"),
-         lambda s: not P.is_final_sale(_stated(s.category))
-         and _stated(s.days_since_delivery) <= P.return_window_days(_dept(s), _stated(s.tier))),
+         lambda s, p: not P.is_final_sale(_stated(s.category), p)
+         and _stated(s.days_since_delivery) <= P.return_window_days(_stated(s.department), _stated(s.tier), p)),
     Kind("under_warranty", ("category", "tier", "days_since_delivery"), "yes_no",
          "Is it still covered by the store warranty today (yes or no)?", ("departments", "warranty"),
-         lambda s: P.under_warranty(_dept(s), _stated(s.tier), _stated(s.days_since_delivery))),
+         lambda s, p: P.under_warranty(_stated(s.department), _stated(s.tier), _stated(s.days_since_delivery), p)),
     Kind("restocking_fee", ("category", "tier", "opened", "price_cents"), "number",
          "What restocking fee would I pay to return it because I changed my mind, in dollars?",
          ("departments", "restocking-fee"),
-         lambda s: P.restocking_fee_cents(_dept(s), _stated(s.tier), _stated(s.opened), "no_longer_needed", _stated(s.price_cents)) / 100),
+         lambda s, p: P.restocking_fee_cents(_stated(s.department), _stated(s.tier), _stated(s.opened), "no_longer_needed", _stated(s.price_cents), p) / 100),
     Kind("price_adjustment", ("tier", "days_since_order", "price_cents", "new_price_cents"), "number",
          "How much would you refund me for the price drop, in dollars?", ("price-adjustment",),
-         lambda s: P.price_match_refund_cents(_stated(s.tier), _stated(s.days_since_order), _stated(s.price_cents), _stated(s.new_price_cents)) / 100),
+         lambda s, p: P.price_match_refund_cents(_stated(s.tier), _stated(s.days_since_order), _stated(s.price_cents), _stated(s.new_price_cents), p) / 100),
     Kind("refund", ("category", "tier", "days_since_delivery", "opened", "price_cents"), "number",
          "If I return it, how much money would I get back, in dollars?", _REFUND_SECTIONS, _refund,
          fixed={"reason": "no_longer_needed", "return_method": "drop_off"}),
@@ -190,16 +192,22 @@ def _near(edge: int, inside: bool, rng: random.Random) -> int:
     return max(1, edge - rng.randint(0, EDGE_DAYS)) if inside and edge >= 1 else edge + rng.randint(1, EDGE_DAYS)
 
 
-def _item_filter(world: World, kind: Kind, rng: random.Random) -> Callable[[Category], bool] | None:
-    """Which categories the question's item may come from (see the draw shares above); no filter when
-    the catalog has no category that passes it."""
+def _item_filter(world: World, kind: Kind, yes: bool | None, rng: random.Random) -> Callable[[Category], bool] | None:
+    """Which categories the question's item may come from: for a yes/no question one that can give the
+    drawn answer ``yes``, for a numeric one mostly where the rule bites (see the shares above); no filter
+    when the catalog has no category that passes it."""
+    policy = world.policy
     accept = None
     if kind.name in ("final_sale", "can_return") or kind.name.startswith("refund"):
-        final_sale = rng.random() < FINAL_SALE_SHARE[kind.answer]
-        accept = lambda c: P.is_final_sale(c.name) == final_sale
-    elif kind.name in ("restocking_fee", "warranty_months", "under_warranty") and rng.random() < FEE_DEPARTMENT_SHARE:
-        table = P.STORE_POLICY.restocking_fee_percent if kind.name == "restocking_fee" else P.STORE_POLICY.warranty_months
-        accept = lambda c: table[P.rule_department(c.path[0])] > 0
+        if yes is None:
+            final_sale = rng.random() < FINAL_SALE_SHARE
+        else:
+            final_sale = not yes and (kind.name == "final_sale" or rng.random() < NO_BY_ITEM_SHARE)
+        accept = lambda c: P.is_final_sale(c.name, policy) == final_sale
+    elif kind.name in ("restocking_fee", "warranty_months", "under_warranty"):
+        table = policy.restocking_fee_percent if kind.name == "restocking_fee" else policy.warranty_months
+        bites = rng.random() < FEE_DEPARTMENT_SHARE if yes is None else yes or rng.random() >= NO_BY_ITEM_SHARE
+        accept = lambda c: (table[P.rule_department(c.path[0], policy)] > 0) == bites
     return accept if accept is not None and has_category(world, accept) else None
 
 
@@ -285,7 +293,8 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
+    draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "
@@ -298,6 +307,7 @@ class PolicyFamily(TaskFamily):
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         kind = rng.choice(kinds_for(difficulty.B_branch))
+        world.install_episode_policy(random.Random(rng.getrandbits(64)))
         account = world.account
         for _ in range(max(0, difficulty.H_orders - 1)):  # orders that have nothing to do with the question
             unrelated = sample_row(world, rng, exclude=set())
@@ -313,7 +323,7 @@ class PolicyFamily(TaskFamily):
         if "tier" in kind.conditions and situation.tier != account.profile.tier:
             raise RuntimeError("POLICY situation tier must be the profile's tier")
         facts, exact = self._facts(world, kind, situation, hidden, order_id, row)
-        value = kind.rule(situation)
+        value = kind.rule(situation, world.policy)
         goal = PolicyGoal(kind=kind.name, situation=situation, hidden=hidden, order_id=order_id,
                           expected_number=None if kind.answer == "yes_no" else round(float(value), 2),
                           expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
@@ -327,35 +337,37 @@ class PolicyFamily(TaskFamily):
         every branch is exercised."""
         values: dict[str, Any] = dict(kind.fixed or {})
         conditions = set(kind.conditions)
-        tier = world.account.profile.tier
+        tier, policy = world.account.profile.tier, world.policy
+        yes = rng.random() < YES_SHARE if kind.answer == "yes_no" else None
         row = None
         if conditions & {"category", "price_cents"}:
-            row = sample_row(world, rng, exclude=set(), accept=_item_filter(world, kind, rng))
+            row = sample_row(world, rng, exclude=set(), accept=_item_filter(world, kind, yes, rng))
             category = world.catalog.category_of(row)
             values["category"], values["department"] = category.name, category.path[0]
             values["price_cents"] = int(world.catalog.price_cents[row])
         if "tier" in conditions:
             values["tier"] = tier
-        inside = rng.random() < (0.5 if kind.answer == "yes_no" else INSIDE_SHARE)
+        inside = yes if yes is not None else rng.random() < INSIDE_SHARE
         if "days_since_delivery" in conditions:
             department = values["department"]
-            edge = (P.warranty_months(department, tier) * P.DAYS_PER_WARRANTY_MONTH if kind.name == "under_warranty"
-                    else P.return_window_days(department, tier))
+            edge = (P.warranty_months(department, tier, policy) * P.DAYS_PER_WARRANTY_MONTH
+                    if kind.name == "under_warranty" else P.return_window_days(department, tier, policy))
             values["days_since_delivery"] = _near(edge, inside, rng)
         if "days_since_order" in conditions:
-            values["days_since_order"] = _near(P.STORE_POLICY.price_match_days[tier], inside, rng)
+            values["days_since_order"] = _near(policy.price_match_days[tier], inside, rng)
         if "new_price_cents" in conditions:
             values["new_price_cents"] = values["price_cents"] - rng.randint(1, max(1, values["price_cents"] // 3))
         if "opened" in conditions:
             values["opened"] = rng.random() < OPENED_SHARE
         if "reason" in conditions:
-            values["reason"] = rng.choice(P.RETURN_REASONS)
+            fault = rng.random() < STORE_FAULT_SHARE  # a store-fault return pays no fee: refunded in full
+            values["reason"] = rng.choice([r for r in P.RETURN_REASONS if (r in policy.store_fault_reasons) == fault])
         if "return_method" in conditions:
             values["return_method"] = rng.choice(P.RETURN_METHODS)
         if "shipping_method" in conditions:
             values["shipping_method"] = rng.choice(P.SHIPPING_METHODS)
         if "subtotal_cents" in conditions:
-            threshold = P.STORE_POLICY.free_shipping_threshold_cents[tier]
+            threshold = policy.free_shipping_threshold_cents[tier]
             values["subtotal_cents"] = (max(500, threshold + rng.choice((-1, 1)) * rng.randint(1, 2000)) if threshold
                                         else rng.randint(1000, 12000))
         return Situation(**values), row
@@ -364,7 +376,7 @@ class PolicyFamily(TaskFamily):
     def _order_for(world: World, situation: Situation, row: int, rng: random.Random) -> str | None:
         """Place the order the question's item came from (so its facts can be looked up); None if impossible."""
         method = rng.choice(P.SHIPPING_METHODS)
-        transit = P.STORE_POLICY.handling_days + P.STORE_POLICY.shipping_days[method]
+        transit = world.policy.handling_days + world.policy.shipping_days[method]
         if situation.days_since_order is not None:
             age = situation.days_since_order - transit
             if age < 0:
@@ -386,12 +398,14 @@ class PolicyFamily(TaskFamily):
         stated = [c for c in kind.conditions if c not in hidden] + list(kind.fixed or {})
         if order_id is not None:
             order = world.account.order(order_id)
-            assert order is not None  # placed by _order_for
-            title, when = world.catalog.short_title(order.lines[0].row), spoken_date(order.placed)
+            if order is None:
+                raise RuntimeError(f"POLICY's order {order_id} is not in the account it was placed in")
+            title, when = spoken_name(world.catalog, order.lines[0].row).text, spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
             exact.append(when)
         elif "category" in stated:
-            assert row is not None  # a kind with a category condition is about a drawn item
+            if row is None:
+                raise RuntimeError(f"POLICY kind {kind.name} states a category but its situation drew no item")
             fact, names = category_fact(world.catalog, row)
             facts.append(fact)
             exact.extend(names)
@@ -441,7 +455,7 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
     category = catalog.category_of(row)
     noun = product_type(catalog, row)
 
-    def rules(c: Category) -> tuple[str, bool]:
+    def rules(c: Category) -> tuple[str, bool]:  # what decides an answer; never varies between episodes
         return P.rule_department(c.path[0]), P.is_final_sale(c.name)
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}

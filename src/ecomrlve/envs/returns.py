@@ -359,7 +359,7 @@ class ReturnFamily(TaskFamily):
              final_sale: bool) -> int:
         """Days since delivery of a delivered line: recent, near the return-window edge (the
         ``return_window_edge`` curve) or past it."""
-        window = return_window_days(world.catalog.category_of(row).path[0], world.account.profile.tier)
+        window = return_window_days(world.catalog.category_of(row).path[0], world.account.profile.tier, world.policy)
         if final_sale:
             return rng.randint(1, 10)
         if ineligible:

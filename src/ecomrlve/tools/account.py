@@ -14,7 +14,6 @@ from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.account import Order, OrderLine, department, order_details, order_summary
 from ecomrlve.world.policy import (
     RETURN_METHODS,
-    STORE_POLICY,
     ReturnReason,
     restocking_fee_cents,
     return_shipping_fee_cents,
@@ -85,10 +84,12 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
         price = line.unit_price_cents * line.quantity
         dept = department(world, line.row)
         result["fees_if_not_store_fault"] = {
-            "restocking_fee_if_opened": restocking_fee_cents(dept, tier, True, "no_longer_needed", price) / 100,
-            "return_shipping": {m: return_shipping_fee_cents(m, tier, "no_longer_needed") / 100 for m in RETURN_METHODS},
+            "restocking_fee_if_opened": restocking_fee_cents(dept, tier, True, "no_longer_needed", price,
+                                                             world.policy) / 100,
+            "return_shipping": {m: return_shipping_fee_cents(m, tier, "no_longer_needed", world.policy) / 100
+                                for m in RETURN_METHODS},
         }
-        result["fee_free_reasons"] = list(STORE_POLICY.store_fault_reasons)
+        result["fee_free_reasons"] = list(world.policy.store_fault_reasons)
     return result
 
 
@@ -108,7 +109,7 @@ def return_initiate(ctx: ToolContext, order_id: str, line_id: str, reason: Retur
         raise ToolError(f"not_eligible_{verdict.code}", verdict.explanation())
     tier = world.account.profile.tier
     price = line.unit_price_cents * line.quantity
-    fees = return_shipping_fee_cents("mail", tier, reason)
+    fees = return_shipping_fee_cents("mail", tier, reason, world.policy)
     record = world.account.record_return(order, line, reason, max(0, price - fees))
     return {"status": "return_started", "return_id": record.return_id, "order_id": order_id, "line_id": line_id,
             "reason": reason, "label": "prepaid mail label sent by email",

@@ -1,14 +1,15 @@
 """``policy_search``: BM25 over the sections of the store policy documents.
 
-The index is built once per catalog from :func:`ecomrlve.world.policy.policy_documents` (the
-rules, with the catalog's own categories listed by department); the sections state rules, so the
-tool can never print the answer to a particular question.
+The index is built from :func:`ecomrlve.world.policy.policy_documents` for the world's store policy
+(per-episode numbers in POLICY episodes) and catalog (its own categories listed by department), and
+kept for the few most recent (policy, catalog) pairs; the sections state rules, so the tool can
+never print the answer to a particular question.
 """
 
 from __future__ import annotations
 
 import weakref
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Annotated, Any
 
 import bm25s
@@ -18,7 +19,7 @@ from pydantic import Field
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import tokenize
 from ecomrlve.tools.base import ToolContext, tool
-from ecomrlve.world.policy import PolicySection, policy_documents
+from ecomrlve.world.policy import STORE_POLICY, PolicySection, StorePolicy, policy_documents
 
 POLICY_RESULTS = 3  # sections returned per query
 MAX_QUERY_CHARS = 500
@@ -44,22 +45,28 @@ class PolicyIndex:
         return [self.sections[i] for i in order if scores[i] > 0]
 
 
-@lru_cache(maxsize=8)
-def _index_for(category_paths: tuple[tuple[str, ...], ...] | None) -> PolicyIndex:
-    return PolicyIndex(policy_documents() if category_paths is None else policy_documents(category_paths=category_paths))
+INDEXES_KEPT = 8
+_INDEXES: OrderedDict[tuple[str, tuple[tuple[str, ...], ...] | None], PolicyIndex] = OrderedDict()
+_PATHS_BY_CATALOG: weakref.WeakKeyDictionary[Catalog, tuple[tuple[str, ...], ...]] = weakref.WeakKeyDictionary()
 
 
-_BY_CATALOG: weakref.WeakKeyDictionary[Catalog, PolicyIndex] = weakref.WeakKeyDictionary()
-
-
-def policy_index(catalog: Catalog | None = None) -> PolicyIndex:
-    """The policy index of ``catalog``'s store (the synthetic store's when None); catalogs with the same
-    categories share one index."""
-    if catalog is None:
-        return _index_for(None)
-    index = _BY_CATALOG.get(catalog)
+def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POLICY) -> PolicyIndex:
+    """The index of ``policy``'s documents for ``catalog``'s store (the synthetic store's when None);
+    catalogs with the same categories share one index. Kept least-recently-used, keyed by the
+    policy's text form (its tables are dicts, so it is not hashable)."""
+    paths = None
+    if catalog is not None:
+        paths = _PATHS_BY_CATALOG.get(catalog)
+        if paths is None:
+            paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
+    key = (repr(policy), paths)
+    index = _INDEXES.get(key)
     if index is None:
-        index = _BY_CATALOG[catalog] = _index_for(tuple(sorted({c.path for c in catalog.categories})))
+        index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))
+        _INDEXES[key] = index
+        while len(_INDEXES) > INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
+    _INDEXES.move_to_end(key)
     return index
 
 
@@ -70,5 +77,5 @@ def policy_search(ctx: ToolContext, query: Annotated[str, Field(min_length=1, ma
     Args:
         query: What to look up, e.g. "return window kitchen" or "free shipping threshold".
     """
-    sections = policy_index(ctx.world.catalog).search(query)
+    sections = policy_index(ctx.world.catalog, ctx.world.policy).search(query)
     return {"sections": [{"section_id": s.section_id, "title": s.title, "text": s.text} for s in sections]}

@@ -20,6 +20,7 @@ from ecomrlve.world.policy import (
     TIER_NAMES,
     TIERS,
     ReturnVerdict,
+    StorePolicy,
     Tier,
     return_verdict,
     rule_department,
@@ -118,15 +119,16 @@ class Schedule:
     eta: dt.date | None
 
 
-def schedule(status: OrderStatus, method: str, today: dt.date, age_days: int) -> Schedule:
+def schedule(status: OrderStatus, method: str, today: dt.date, age_days: int,
+             policy: StorePolicy = STORE_POLICY) -> Schedule:
     """Dates consistent with ``status`` and the policy's handling and shipping times.
 
     ``age_days`` is how long ago the decisive event happened: delivery for delivered/returned
     orders, the order itself for processing/cancelled, shipment for shipped/in-transit ones
     (in transit needs ``1 <= age_days < shipping days``; shipped means it left today, age 0).
     """
-    handling = dt.timedelta(days=STORE_POLICY.handling_days)
-    transit = dt.timedelta(days=STORE_POLICY.shipping_days[method])
+    handling = dt.timedelta(days=policy.handling_days)
+    transit = dt.timedelta(days=policy.shipping_days[method])
     ago = dt.timedelta(days=age_days)
     if status in ("delivered", "returned"):
         delivered = today - ago
@@ -144,6 +146,7 @@ class Account:
     """Profile (drawn lazily), orders (appended by generators) and the returns ledger."""
 
     def __init__(self, key: tuple, today: dt.date) -> None:
+        self.policy: StorePolicy = STORE_POLICY  # the store policy in force (POLICY episodes install their own)
         self._key = key
         self._today = today
         self._profile: Profile | None = None
@@ -166,7 +169,7 @@ class Account:
             lines.append(OrderLine(opaque_id("OL", *self._key, "order-line", self._lines, length=6),
                                    row, variant_id, quantity, price))
             self._lines += 1
-        when = schedule(status, method, self._today, age_days)
+        when = schedule(status, method, self._today, age_days, self.policy)
         shipped = when.shipped is not None
         order = Order(opaque_id("O", *self._key, "order", n), when.placed, status, method, lines, when.shipped,
                       when.delivered, when.eta, rng.choice(CARRIERS) if shipped else None,
@@ -191,7 +194,8 @@ class Account:
         category = world.catalog.category_of(line.row)
         return return_verdict(status=order.status, delivered=order.delivered, category=category.name,
                               department=category.path[0], tier=self.profile.tier,
-                              already_returned=self.is_returned(line.line_id), today=world.today)
+                              already_returned=self.is_returned(line.line_id), today=world.today,
+                              policy=self.policy)
 
     def record_return(self, order: Order, line: OrderLine, reason: str, refund_cents: int) -> ReturnRecord:
         record = ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7), order.order_id,

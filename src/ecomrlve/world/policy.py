@@ -13,12 +13,20 @@ a known alias (Amazon-style names such as "Home & Kitchen") uses the row it maps
 other department uses the :attr:`StorePolicy.fallback_department` row ("Other"), which the
 documents state as well. :func:`rule_department` is that one mapping.
 
+Per-episode numbers. :data:`STORE_POLICY` is the policy every environment runs under by default.
+POLICY episodes run under their own numbers instead (:func:`draw_store_policy`, drawn from the
+episode's RNG within realistic ranges and installed as the world's policy), so a policy answer can
+only be known by reading that episode's documents: the tools, the documents and the verifier all
+read the world's policy. What the catalog capability analysis depends on (final-sale categories,
+store-fault reasons, department aliases) never varies.
+
 Money is handled in integer cents with round-half-up; durations in calendar days.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -57,6 +65,7 @@ class StorePolicy:
     free_shipping_threshold_cents: dict[str, int]  # tier -> subtotal at or above which standard shipping is free
     expedited_tier_share_percent: dict[str, int]  # share of the expedited cost each tier pays
     price_match_days: dict[str, int]  # tier -> days after the order date a price drop is refunded
+    price_match_share_percent: dict[str, int]  # tier -> share of the price drop refunded
     warranty_months: dict[str, int]  # department -> months from delivery
     tier_warranty_bonus_months: dict[str, int]
     department_aliases: dict[str, str]  # catalog department name -> the rule row it follows
@@ -81,6 +90,7 @@ STORE_POLICY = StorePolicy(
     free_shipping_threshold_cents={"standard": 5000, "plus": 2500, "premier": 0},
     expedited_tier_share_percent={"standard": 100, "plus": 100, "premier": 50},
     price_match_days={"standard": 7, "plus": 14, "premier": 30},
+    price_match_share_percent={"standard": 100, "plus": 100, "premier": 100},
     warranty_months={"Electronics": 12, "Home": 12, "Kitchen": 24, "Clothing": 0, "Beauty": 0, "Sports": 6,
                      "Outdoor": 12, "Office": 12, "Toys": 6, "Pets": 6, "Other": 6},
     tier_warranty_bonus_months={"standard": 0, "plus": 0, "premier": 12},
@@ -91,6 +101,68 @@ STORE_POLICY = StorePolicy(
                         "Toys & Games": "Toys", "Pet Supplies": "Pets"},
     fallback_department="Other",
 )
+
+
+# -- per-episode numbers --------------------------------------------------------------------------
+
+WINDOW_DAYS = (7, 10, 14, 15, 20, 21, 28, 30, 35, 40, 45, 60, 75, 90)
+WARRANTY_MONTHS = (0, 3, 6, 9, 12, 18, 24, 36)
+RESTOCKING_PERCENTS = (0, 5, 10, 12, 15, 20, 25)
+
+
+def _cents(rng: random.Random, low_dollars: int, high_dollars: int) -> int:
+    """A shelf price between the bounds ending in .99 or .49 (in cents)."""
+    return rng.randint(low_dollars, high_dollars) * 100 - rng.choice((1, 51))
+
+
+def _rising(rng: random.Random, start: int, steps: tuple[int, ...]) -> dict[str, int]:
+    """Per tier, ``start`` for Standard and a value that grows by a drawn step per tier above it."""
+    plus = start + rng.choice(steps)
+    return {"standard": start, "plus": plus, "premier": plus + rng.choice(steps)}
+
+
+def _falling(rng: random.Random, start: int, floor: int, steps: tuple[int, ...]) -> dict[str, int]:
+    """Per tier, ``start`` for Standard and a value that shrinks by a drawn step per tier (not below ``floor``)."""
+    plus = max(floor, start - rng.choice(steps))
+    return {"standard": start, "plus": plus, "premier": max(floor, plus - rng.choice(steps))}
+
+
+def draw_store_policy(rng: random.Random, base: StorePolicy = STORE_POLICY) -> StorePolicy:
+    """A store policy with ``base``'s structure and its numbers drawn from ``rng`` within realistic ranges.
+
+    Every department row and every tier gets its own draw (windows 7-90 days, warranties 0-36 months,
+    fees and shipping prices in ordinary ranges, tier perks that never make a higher tier worse off);
+    final-sale categories, store-fault reasons and department aliases are ``base``'s.
+    """
+    rows = sorted(base.return_window_days)
+    mail = _cents(rng, 4, 9)
+    pickup = _cents(rng, 10, 19)
+    return StorePolicy(
+        return_window_days={d: rng.choice(WINDOW_DAYS) for d in rows},
+        tier_window_bonus_days=_rising(rng, 0, (5, 7, 10, 14, 15, 21, 30)),
+        final_sale_categories=base.final_sale_categories,
+        store_fault_reasons=base.store_fault_reasons,
+        restocking_fee_percent={d: rng.choice(RESTOCKING_PERCENTS) for d in rows},
+        restocking_tier_share_percent=_falling(rng, 100, 0, (10, 20, 25, 30, 40, 50)),
+        return_shipping_fee_cents={"mail": _falling(rng, mail, 0, (100, 200, 300, 400, mail)),
+                                   "drop_off": {t: 0 for t in TIERS},
+                                   "pickup": _falling(rng, pickup, 0, (300, 500, 700, 1000, pickup))},
+        handling_days=rng.randint(1, 3),
+        shipping_days={"standard": rng.randint(4, 9), "expedited": rng.randint(2, 3), "overnight": 1},
+        shipping_cost_cents={"standard": _cents(rng, 4, 9), "expedited": _cents(rng, 10, 19),
+                             "overnight": _cents(rng, 20, 39)},
+        free_shipping_threshold_cents=_falling(rng, rng.choice((25, 29, 35, 39, 45, 49, 50, 59, 75, 99)) * 100, 0,
+                                               (500, 1000, 1500, 2000, 2500)),
+        expedited_tier_share_percent=_falling(rng, 100, 0, (0, 10, 20, 25, 30, 50)),
+        price_match_days=_rising(rng, rng.choice((3, 5, 7, 10, 14)), (3, 4, 5, 7, 10, 14, 16)),
+        price_match_share_percent={t: min(100, share) for t, share in
+                                   _rising(rng, rng.choice((50, 60, 70, 75, 80)), (0, 5, 10, 15, 20)).items()},
+        warranty_months={d: rng.choice(WARRANTY_MONTHS) for d in rows},
+        tier_warranty_bonus_months=_rising(rng, 0, (0, 3, 6, 12)),
+        department_aliases=base.department_aliases,
+        fallback_department=base.fallback_department,
+    )
+
 
 def percent_of(cents: int, percent: int) -> int:
     """``percent`` % of an amount in cents, rounded half up to a cent."""
@@ -150,7 +222,7 @@ def price_match_refund_cents(tier: str, days_since_order: int, paid_cents: int, 
                              policy: StorePolicy = STORE_POLICY) -> int:
     if days_since_order > policy.price_match_days[tier] or new_price_cents >= paid_cents:
         return 0
-    return paid_cents - new_price_cents
+    return percent_of(paid_cents - new_price_cents, policy.price_match_share_percent[tier])
 
 
 def warranty_months(department: str, tier: str, policy: StorePolicy = STORE_POLICY) -> int:
@@ -221,6 +293,20 @@ def _fault_items(policy: StorePolicy) -> str:
     """The store-fault reasons as words: "defective, damaged or wrong items"."""
     words = [r.replace("_item", "").replace("_", " ") for r in policy.store_fault_reasons]
     return ", ".join(words[:-1]) + " or " + words[-1] + " items"
+
+
+def _price_match_share(policy: StorePolicy) -> str:
+    """What share of a price drop is refunded (the whole difference unless a tier gets less)."""
+    if all(share == 100 for share in policy.price_match_share_percent.values()):
+        return "the difference per unit is refunded on request."
+    return ("a share of the difference per unit is refunded on request, rounded to the nearest cent: "
+            + _tiers(policy.price_match_share_percent, lambda v: f"{v}%") + ".")
+
+
+def _warranty_bonus_holders(policy: StorePolicy) -> str:
+    """Who the warranty bonus row is about: "Premier members" when only they get one, else "Members"."""
+    bonus_tiers = [t for t in TIERS if policy.tier_warranty_bonus_months[t]]
+    return "Premier members" if bonus_tiers == ["premier"] else "Members"
 
 
 @dataclass(frozen=True)
@@ -297,7 +383,7 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
                       "fee minus the return shipping fee, never below $0.00. Items that cannot be returned are not "
                       "refunded. Refunds go back to the original payment method."),
         PolicySection("shipping-methods", "Shipping methods and delivery times", "Orders leave the warehouse "
-                      f"{policy.handling_days} day after they are placed. Delivery time after shipping and cost by "
+                      f"{policy.handling_days} day{'s' if policy.handling_days != 1 else ''} after they are placed. Delivery time after shipping and cost by "
                       "method: " + "; ".join(
                           f"{m} {policy.shipping_days[m]} day{'s' if policy.shipping_days[m] != 1 else ''}, "
                           f"{_money(policy.shipping_cost_cents[m])}" for m in SHIPPING_METHODS) + "."),
@@ -309,13 +395,13 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
                       "tier pays: " + _tiers(policy.expedited_tier_share_percent, lambda v: f"{v}%")
                       + ". Overnight shipping is always charged in full."),
         PolicySection("price-adjustment", "Price adjustment", "If the price of an item drops within the price "
-                      "adjustment window, counted in calendar days from the order date, the difference per unit is "
-                      "refunded on request. Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
+                      "adjustment window, counted in calendar days from the order date, " + _price_match_share(policy)
+                      + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
                       + ". After the window no adjustment is made."),
         PolicySection("warranty", "Warranty", "Products are covered by the store warranty from the delivery date. "
                       f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days. Warranty by department: "
                       + "; ".join(f"{d} {policy.warranty_months[d]} months" for d in departments)
-                      + ". Premier members get extra months on every department that has a warranty: "
+                      + ". " + _warranty_bonus_holders(policy) + " get extra months on every department that has a warranty: "
                       + _tiers(policy.tier_warranty_bonus_months, lambda v: f"+{v} months")
                       + ". Departments with 0 months have no warranty at any tier."),
     ]

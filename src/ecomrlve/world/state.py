@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford, opaque_id
 from ecomrlve.world.account import Account
+from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 VARIANTS_PER_PRODUCT = 3
@@ -99,6 +101,21 @@ class World:
         if self._account is None:
             self._account = Account(self.key, self.today)
         return self._account
+
+    @property
+    def policy(self) -> StorePolicy:
+        """The store policy in force: what the tools, ``policy_search`` and the verifiers apply."""
+        return self.account.policy
+
+    def install_episode_policy(self, rng: random.Random) -> None:
+        """Run this world under store policy numbers drawn from ``rng`` (:func:`draw_store_policy`): POLICY
+        episodes, and a JOURNEY with a POLICY request before any of its requests is generated. Once per
+        world (later calls keep the numbers), and before any order is placed (their dates follow them)."""
+        if self.policy is not STORE_POLICY:
+            return
+        if self.account.orders:
+            raise RuntimeError("the episode's store policy must be drawn before any order is placed")
+        self.account.policy = draw_store_policy(rng)
 
     def stock(self, row: int) -> int:
         return self.stock_overrides.get(row, int(self.catalog.stock[row]))
