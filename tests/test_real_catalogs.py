@@ -217,3 +217,13 @@ def test_adapted_episodes_replay_from_their_record(tmp_path) -> None:
     assert any('"adapted"' in line for line in out.read_text().splitlines())
     replayed = runner.invoke(app, ["replay", str(out)])
     assert replayed.exit_code == 0, replayed.output
+
+
+@pytest.mark.parametrize("d, seed", [(5, 1), (6, 10)])
+def test_journey_replacing_an_intent_never_needs_a_policy_drawn_too_late(real, d, seed) -> None:
+    """On a catalog where a request cannot be hosted, JOURNEY replaces it; the replacement is never a
+    POLICY request when the store policy was not drawn before the first order (it crashed at these keys)."""
+    catalog, search = real["no_attributes"]
+    env = EcomEnv("JOURNEY", catalog=catalog, search=search, secret="fixture-sweep")
+    record = play(env, "oracle", env_id="JOURNEY", difficulty=d, seed=seed)
+    assert record.reward.r_task == 1.0 and record.reward.is_correct

@@ -243,9 +243,11 @@ class JourneyFamily(TaskFamily):
             env.env_id for env in self.intent_envs if env not in supported)} if len(supported) < len(self.intent_envs) else {}
         count = min(difficulty.journey_intents, len(supported))
         envs = rng.sample(supported, count)
-        if any(env.draws_store_policy for env in envs):  # every request then runs under the drawn numbers
+        policy_drawn = any(env.draws_store_policy for env in envs)
+        if policy_drawn:  # every request then runs under the drawn numbers
             world.install_episode_policy(random.Random(rng.getrandbits(64)))
-        problems, spare = [], [env for env in supported if env not in envs]
+        # A replacement comes after orders exist, so it may need the drawn store policy only if it was drawn.
+        problems, spare = [], [env for env in supported if env not in envs and (policy_drawn or not env.draws_store_policy)]
         for i in range(count):
             while True:
                 try:
