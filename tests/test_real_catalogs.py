@@ -221,8 +221,8 @@ def test_adapted_episodes_replay_from_their_record(tmp_path) -> None:
 
 @pytest.mark.parametrize("d, seed", [(5, 1), (6, 10)])
 def test_journey_replacing_an_intent_never_needs_a_policy_drawn_too_late(real, d, seed) -> None:
-    """On a catalog where a request cannot be hosted, JOURNEY replaces it; the replacement is never a
-    POLICY request when the store policy was not drawn before the first order (it crashed at these keys)."""
+    """On a catalog where a request cannot be hosted, JOURNEY replaces it, possibly with a POLICY request:
+    the store policy is drawn before the first order (a late draw crashed at these keys)."""
     catalog, search = real["no_attributes"]
     env = EcomEnv("JOURNEY", catalog=catalog, search=search, secret="fixture-sweep")
     record = play(env, "oracle", env_id="JOURNEY", difficulty=d, seed=seed)

@@ -30,7 +30,7 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
     4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
-    5: a journey with a POLICY request runs all its requests under that episode's drawn store policy (POLICY 3).
+    5: every request of a journey runs under the episode's drawn store policy numbers (POLICY 3), so a POLICY request can also replace one the catalog cannot host.
 """
 
 from __future__ import annotations
@@ -243,11 +243,9 @@ class JourneyFamily(TaskFamily):
             env.env_id for env in self.intent_envs if env not in supported)} if len(supported) < len(self.intent_envs) else {}
         count = min(difficulty.journey_intents, len(supported))
         envs = rng.sample(supported, count)
-        policy_drawn = any(env.draws_store_policy for env in envs)
-        if policy_drawn:  # every request then runs under the drawn numbers
+        if any(env.draws_store_policy for env in supported):  # drawn before any order: a replacement may need it
             world.install_episode_policy(random.Random(rng.getrandbits(64)))
-        # A replacement comes after orders exist, so it may need the drawn store policy only if it was drawn.
-        problems, spare = [], [env for env in supported if env not in envs and (policy_drawn or not env.draws_store_policy)]
+        problems, spare = [], [env for env in supported if env not in envs]
         for i in range(count):
             while True:
                 try:
