@@ -242,8 +242,8 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
 
     Brand + model words + product type, the model words taken from the title's head, else its
     first clause, else the whole title: the first of these that singles the product out within
-    its category. When none does, the title's first clause, then the whole title (``unique``
-    tells whether even that is shared).
+    its category. When none does, the title's first clause (``unique`` tells whether even that is
+    shared); never the whole listing title.
     """
     cache = catalog.__dict__.setdefault("_spoken_names", {})
     if category not in cache:
@@ -253,8 +253,8 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
 
         def option(row: int, level: int) -> tuple[str, str]:
             title = titles[row]
-            if level >= 3:
-                return (title.split(",")[0] if level == 3 else title), ""
+            if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
+                return title.split(",")[0], ""
             text = (title_head(title), title.split(",")[0], title)[level]
             noun, brand = info.types[row], catalog.brand_of(row)
             model = model_tokens(text, brand, noun)
