@@ -206,7 +206,7 @@ def _env_support(features: dict[str, Feature]) -> dict[str, EnvSupport]:
                              f"known: {sorted(features)}")
     envs = {spec.id: EnvSupport(spec.id, tuple(features[f].reason for f in spec.catalog_needs if not features[f].supported),
                                 tuple(f for f in spec.catalog_uses if not features[f].supported))
-            for spec in specs if spec.journey is not None or spec.catalog_needs or spec.catalog_uses}
+            for spec in specs}
     intents = [s.id for s in sorted((s for s in specs if s.journey is not None), key=lambda s: s.journey.draw_order if s.journey else 0)]
     runnable = [e for e in intents if envs[e].supported]
     missing = () if len(runnable) >= JOURNEY_MIN_INTENTS else (
