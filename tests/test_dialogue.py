@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from ecomrlve.user.dialogue import ItemNames, model_words, referenced
-
-
-def test_model_words_follow_the_brand_wherever_it_stands():
-    assert model_words("Brightix Nova 21 65W Charger, GaN, Black", "Brightix") == "Nova 21"
-    assert model_words("Official Ostrava Home Classic 66 Running Shoe, Deluxe", "Ostrava Home") == "Classic 66"
-    assert model_words("Trail Runner 3 by Acme", "Zeta") == "Trail Runner"
-
+from ecomrlve.user.dialogue import ItemNames, referenced
 
 SHIRT = ItemNames("PAAAAAAA1", "tavernel", "air 68", "t-shirt")
 SHOE = ItemNames("PAAAAAAA2", "ostrava home", "classic 66", "running shoe")

@@ -6,7 +6,7 @@ on. :meth:`EpisodeSession.step` is the same turn from one agent output in any of
 formats (a malformed one ends the episode with reward -1). ``finish(reason)`` ends an episode
 from outside. The session owns everything environments share: the world, the tools and their
 per-turn budget ``B_tool(d)``, the turn budget ``T_max(d)``, surfacing of ids for ``r_hall``,
-the final reward and the record. ``(env_id, difficulty, seed)`` determines the episode.
+the final reward and the record. ``(env_id, difficulty, seed, secret)`` determines the episode.
 
 What an agent may see is :meth:`~EpisodeSession.public_state`; the hidden goal is reachable only
 through the record once the episode is over, or through :meth:`~EpisodeSession.audit`, which is
@@ -457,12 +457,12 @@ class EpisodeSession:
         return self._final
 
 
-_TOOLSETS: dict[tuple[str, Difficulty], tuple[dict[str, Tool], str]] = {}
+_TOOLSETS: dict[tuple[TaskFamily, Difficulty], tuple[dict[str, Tool], str]] = {}
 
 
 def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool], str]:
     """The tools of ``family`` at ``difficulty`` and their schemas (as JSON), built once per process."""
-    key = (family.env_id, difficulty)
+    key = (family, difficulty)  # the family object: an id registered again gets its own tools
     if key not in _TOOLSETS:
         tools = {name: TOOLS[name] for name in family.tool_names}
         tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
@@ -470,13 +470,3 @@ def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool]
         _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])
     return _TOOLSETS[key]
 
-
-def _assistant_message(action: AgentAction) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": action.message}
-    if action.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-            for c in action.tool_calls
-        ]
-    return message

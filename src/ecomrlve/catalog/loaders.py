@@ -59,7 +59,7 @@ from typing import Any, TextIO
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
+from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category, short_title
 from ecomrlve.catalog.taxonomy import (
     CATEGORICAL_ATTRIBUTES,
     DEFAULT_VARIANT_PRIORITY,
@@ -303,7 +303,7 @@ def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     pattern = re.compile(r"(?<![a-z0-9])" + re.escape(noun.lower()) + r"(?![a-z0-9])")
     if sum(bool(pattern.search(t.lower())) for t in titles) * 2 >= len(titles):
         return noun
-    heads = Counter(t.split(",")[0].split(" - ")[0].split()[-1] for t in titles if t.split(",")[0].split())
+    heads = Counter(words[-1] for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)
     return heads.most_common(1)[0][0] if heads else noun
 
 

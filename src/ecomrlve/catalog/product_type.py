@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import Catalog, short_title
 
 #: Known nouns (lower case) -> the type they name; the lexicon adds to a category's own nouns.
 LEXICON: dict[str, str] = {
@@ -70,7 +70,7 @@ def title_head(title: str) -> str:
     """The part of a listing title that names the product ("[2 Pack] X Case for Y, Blue" -> "X Case")."""
     text = _LEADING_GROUP.sub("", title)
     head = _CUT.split(text, maxsplit=1)[0].strip()
-    return head or text.split(",")[0].strip()
+    return head or short_title(text).strip()
 
 
 @lru_cache(maxsize=4096)
@@ -254,8 +254,8 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
         def option(row: int, level: int) -> tuple[str, str]:
             title = titles[row]
             if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
-                return title.split(",")[0], ""
-            text = (title_head(title), title.split(",")[0], title)[level]
+                return short_title(title), ""
+            text = (title_head(title), short_title(title), title)[level]
             noun, brand = info.types[row], catalog.brand_of(row)
             model = model_tokens(text, brand, noun)
             return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model

@@ -19,7 +19,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ecomrlve.catalog.schema import short_title
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
 
@@ -66,15 +65,6 @@ def mentions_stock_out(text: str) -> bool:
 
 def asks_confirmation(text: str) -> bool:
     return any(w in text for w in CONFIRM_WORDS)
-
-
-def model_words(title: str, brand: str) -> str:
-    """The two words after the brand in a product's short title ("Brightix Nova 21 Charger, GaN"
-    -> "Nova 21"), wherever the brand stands; the first two words if the title lacks the brand."""
-    short = short_title(title)
-    at = short.lower().find(brand.lower()) if brand else -1
-    rest = short[at + len(brand):] if at >= 0 else short
-    return " ".join(rest.split()[:2])
 
 
 @dataclass(frozen=True)
