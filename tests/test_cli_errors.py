@@ -49,6 +49,8 @@ def good_record(tmp_path_factory) -> str:
     (["difficulty", "--override", "slack=-1"], ["slack", ">= 0"]),
     (["difficulty", "--override", "p_oos=nan"], ["finite number"]),
     (["replay", "no/such/runs.jsonl"], ["cannot read no/such/runs.jsonl"]),
+    (["run", "--secret", ""], ["secret must be a non-empty string"]),
+    (["catalog", "info", "no/such/products.jsonl"], ["no such file"]),
     (["eval", "--out", "unused", "--agent", "smart"], ["--agent"]),
     (["compare", "no/a", "no/b"], []),
 ])
@@ -69,6 +71,16 @@ def test_catalog_directory_message_does_not_need_the_hf_extra(tmp_path: Path, mo
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
     line = assert_one_line_error(invoke("run", "--catalog", str(tmp_path), "--env", "CART", "--episodes", "1"),
                                  "not a catalog directory")
+    assert "pip install" not in line
+
+
+def test_catalog_info_of_a_folder_that_is_not_a_catalog(tmp_path: Path, monkeypatch) -> None:
+    """`catalog info` tells a non-catalog folder apart as `run` does, with or without the hf extra."""
+    import sys
+
+    (tmp_path / "notes.txt").write_text("hello")
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
+    line = assert_one_line_error(invoke("catalog", "info", str(tmp_path)), "not a catalog directory (no manifest.json")
     assert "pip install" not in line
 
 

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ecomrlve.agents import BUILTIN_AGENTS
-from ecomrlve.catalog import Catalog, load_catalog
+from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
@@ -274,11 +274,11 @@ def catalog_info(
     from ecomrlve.catalog.store import read_manifest, verify_checksums
 
     directory = Path(source)
-    if not (directory / "manifest.json").exists():
+    if not is_catalog_directory(directory):  # a product file, a datasets folder or a spec
         _print_catalog_file(source, schema)
         return
     try:
-        manifest = read_manifest(directory)
+        manifest = read_manifest(directory)  # says in one line if the folder is not a catalog directory
     except ValueError as exc:
         raise UserInputError(str(exc)) from None
     _print_manifest(directory, manifest)
@@ -299,7 +299,7 @@ def _print_catalog_file(source: str, schema: str) -> None:
         else:
             cat, _ = load_products(source, schema=schema)
     except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise UserInputError(str(exc)) from None
     table = Table(title=f"Catalog {source}", show_header=False)
     for key, value in _report_rows(cat.metadata.get("load_report"), capabilities(cat).as_dict()):
         table.add_row(key, value)

@@ -30,6 +30,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import Problem, TaskFamily, TaskOutcome
+from ecomrlve.errors import UserInputError
 from ecomrlve.prompts import system_prompt
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
@@ -141,7 +142,7 @@ def resolve_secret(secret: str | None = None) -> str:
     if secret is None:
         secret = os.environ.get(SECRET_ENV_VAR) or secrets.token_hex(16)
     if not isinstance(secret, str) or not secret:
-        raise ValueError(f"secret must be a non-empty string, got {secret!r}")
+        raise UserInputError(f"secret must be a non-empty string, got {secret!r}")
     return secret
 
 

@@ -32,7 +32,7 @@ def load_catalog(spec: str) -> Catalog:
         except ValueError as exc:
             raise UserInputError(f"bad catalog spec {spec!r}: {exc}") from None
     path = Path(spec)
-    if path.is_dir() and not _is_datasets_folder(path):
+    if is_catalog_directory(path):
         from ecomrlve.catalog.store import load_catalog_dir
 
         return load_catalog_dir(path)  # says what is wrong if it is not a complete catalog directory
@@ -44,9 +44,11 @@ def load_catalog(spec: str) -> Catalog:
                          "a catalog directory or a product file")
 
 
-def _is_datasets_folder(path: Path) -> bool:
-    """A Hugging Face ``save_to_disk`` folder (Dataset or DatasetDict), told apart without importing datasets."""
-    return any((path / name).is_file() for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
+def is_catalog_directory(path: Path) -> bool:
+    """Whether ``path`` is meant as a catalog directory: a folder that is not a Hugging Face
+    ``save_to_disk`` folder (Dataset or DatasetDict, told apart without importing datasets)."""
+    return path.is_dir() and not any((path / name).is_file()
+                                     for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
 
 
-__all__ = ["Catalog", "Category", "default_catalog", "generate_synthetic_catalog", "load_catalog"]
+__all__ = ["Catalog", "Category", "default_catalog", "generate_synthetic_catalog", "is_catalog_directory", "load_catalog"]
