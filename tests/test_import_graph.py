@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agents",),
     ("runner",),  # the one run path
     ("evaluation",),
+    ("integrations",),  # Gymnasium, Ray (and trainers): adapters over the run path and the runtime
     ("cli",),
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
