@@ -27,10 +27,22 @@ from ecomrlve.envs import resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError
+from ecomrlve.evaluation import commands as evaluation_commands
 from ecomrlve.evaluation.commands import compare_command, eval_command
+from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
-from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
+from ecomrlve.runner import (
+    Curriculum,
+    EpisodeLoop,
+    Plan,
+    RunLoop,
+    Task,
+    agent_factory,
+    parse_difficulty,
+    replay,
+    summarise,
+)
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 
@@ -75,6 +87,10 @@ def run(
     tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum.")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
+    ray_address: Annotated[Optional[str], typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
+                                                       "else a local Ray).")] = None,
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
     if agent not in BUILTIN_AGENTS:
@@ -96,8 +112,16 @@ def run(
         raise UserInputError(str(exc)) from None
     shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
-    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret),
-                   Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
+    curriculum = Curriculum.sequential(scheduler, seed) if scheduler else Curriculum()
+    loop: EpisodeLoop
+    if ray:
+        from ecomrlve.integrations.ray import EnvRecipe, run_pool
+
+        loop = run_pool(EnvRecipe(env_ids, catalog, overrides, run_secret), curriculum, agent,
+                        workers=workers, address=ray_address)
+    else:
+        loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret), curriculum,
+                       agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
@@ -341,6 +365,13 @@ def _print_manifest(directory: Path, manifest: dict) -> None:
     console.print(table)
 
 
+def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | None) -> EpisodeLoop:
+    from ecomrlve.integrations.ray import evaluation_pool  # imports ray: only for `eval --ray`
+
+    return evaluation_pool(evaluation, workers=workers, address=address)
+
+
+evaluation_commands.ray_pool = _ray_evaluation_pool
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 

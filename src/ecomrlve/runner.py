@@ -18,7 +18,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
@@ -175,6 +175,12 @@ class Curriculum:
         if self.scheduler is not None:
             self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
 
+    def adopt(self, other: Curriculum) -> None:
+        """Take over the state of ``other``: a copy of this curriculum that went on elsewhere (a Ray actor)."""
+        self._difficulty, self._rng_for = dict(other._difficulty), other._rng_for
+        if self.scheduler is not None and other.scheduler is not None:
+            self.scheduler.load_state_dict(other.scheduler.state_dict())
+
 
 # -- the loop ------------------------------------------------------------------------------------
 
@@ -182,6 +188,14 @@ class Curriculum:
 AgentFactory = Callable[[EcomEnv, Task, int], Agent]
 #: called once per finished episode, after the curriculum has seen it
 EpisodeCallback = Callable[[Task, int, EpisodeRecord, Agent], None]
+
+
+class EpisodeLoop(Protocol):
+    """What plays a run's ``(task, trial)`` jobs: :class:`RunLoop` in this process, or a pool elsewhere
+    (``ecomrlve.integrations.ray.RayPool``); ``on_episode`` runs here, once per finished episode."""
+
+    async def run(self, jobs: Iterable[tuple[Task, int]], on_episode: EpisodeCallback, *,
+                  concurrency: int = 1) -> None: ...
 
 
 def trial_sampling_seed(base: int, task: Task, trial: int) -> int:

@@ -82,6 +82,15 @@ class AdaptiveScheduler:
             if self._checkpoint.exists():
                 self.load_state_dict(_read_json(self._checkpoint))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (a Ray actor, another process): everything but the lock, which is per process."""
+        with self._lock:
+            return {k: v for k, v in vars(self).items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+
     @property
     def config(self) -> SchedulerConfig:
         return self._config

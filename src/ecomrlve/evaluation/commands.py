@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,10 +42,13 @@ from ecomrlve.evaluation.run import (
     EvalSpec,
     Evaluation,
 )
-from ecomrlve.runner import agent_factory, parse_difficulty
+from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
+#: ``eval --ray``: (evaluation, workers, Ray address) -> the pool that plays it. The Ray integration is a
+#: layer above this one, so :mod:`ecomrlve.cli` installs it (``ecomrlve.integrations.ray.evaluation_pool``).
+ray_pool: Callable[[Evaluation, int, str | None], EpisodeLoop] | None = None
 
 
 def _api_key(variable: str | None) -> str:
@@ -103,12 +107,20 @@ def eval_command(
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
+    ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum "
+                                      "(built-in agents).")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
+    ray_address: Annotated[str | None, typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
+                                                    "else a local Ray).")] = None,
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
         raise UserInputError(f"--agent: choose one of {', '.join(AGENTS)}")
     if mode not in MODES:
         raise UserInputError(f"--mode: choose one of {', '.join(MODES)}")
+    if ray and agent == "openai":
+        raise UserInputError("--ray plays built-in agents; a model's episodes wait on its endpoint, so raise "
+                             "--concurrency instead")
     try:
         require_report_dependencies()
         env_ids = resolve_env_ids(env or collection or "C1")
@@ -132,7 +144,12 @@ def eval_command(
     done = len(evaluation.records)
     if done:
         console.print(f"resuming {out}: {done} of {spec.planned_episodes} episodes already finished")
-    failure = _play(evaluation, agent, endpoint, concurrency)
+    loop = None
+    if ray:
+        if ray_pool is None:
+            raise UserInputError("--ray: the Ray integration is not installed in this command")
+        loop = ray_pool(evaluation, workers, ray_address)
+    failure = _play(evaluation, agent, endpoint, concurrency, loop)
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
@@ -153,7 +170,8 @@ def _discard(out: Path) -> None:
         png.unlink()
 
 
-def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, concurrency: int) -> str | None:
+def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, concurrency: int,
+          loop: EpisodeLoop | None) -> str | None:
     """Run the pending episodes with a progress bar; returns what stopped the run early, if anything."""
     pending = len(evaluation.pending())
     if not pending:
@@ -164,7 +182,7 @@ def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, con
             if endpoint is not None:
                 await endpoint.check()
             await evaluation.run(agent_factory(agent, endpoint), concurrency=concurrency,
-                                 on_episode=lambda record: advance())
+                                 on_episode=lambda record: advance(), loop=loop)
         finally:
             if endpoint is not None:
                 await endpoint.aclose()

@@ -26,7 +26,7 @@ from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent
-from ecomrlve.runner import AgentFactory, Curriculum, Plan, RunLoop, Task
+from ecomrlve.runner import AgentFactory, Curriculum, EpisodeLoop, Plan, RunLoop, Task
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 CONFIG_FILE = "eval_config.json"
@@ -182,13 +182,14 @@ class Evaluation:
         return len(self._finished) >= self.spec.planned_episodes
 
     async def run(self, make_agent: AgentFactory, *, concurrency: int = 8,
-                  on_episode: Callable[[EpisodeRecord], None] | None = None) -> None:
+                  on_episode: Callable[[EpisodeRecord], None] | None = None, loop: EpisodeLoop | None = None) -> None:
         """Play every pending episode, ``concurrency`` at a time; each is written as soon as it ends.
 
-        The first error (e.g. the endpoint went away) stops the run: episodes in flight are
-        abandoned, finished ones are already on disk, and running again resumes.
+        ``loop`` plays them elsewhere (a Ray pool over this evaluation's curriculum) instead of in
+        this process. The first error (e.g. the endpoint went away) stops the run: episodes in
+        flight are abandoned, finished ones are already on disk, and running again resumes.
         """
-        loop = RunLoop(self._make_env, self.curriculum, make_agent)
+        loop = loop or RunLoop(self._make_env, self.curriculum, make_agent)
         with self.episodes_path.open("a", encoding="utf-8") as sink:
             def finished(task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> None:
                 record = self._annotate(task, trial, record, agent)

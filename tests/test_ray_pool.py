@@ -1,0 +1,121 @@
+"""Ray scale-out on a local Ray (one per module: ``ray.init`` costs seconds, and each pool's workers load
+the catalog and compile the search kernels, so the tests start few pools): the pool gives the same
+records as a single process for the same plan, and its curriculum actor is the run's one curriculum.
+
+Fixed difficulties (``run --ray`` and ``eval --ray``): identical record files, in the same order. Adaptive: one worker reproduces the
+single-process run (difficulties, records and windows); with two, every record still replays
+exactly and the driver's curriculum ends holding every task's difficulty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from conftest import CATALOG_SEED, CATALOG_SIZE  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from ecomrlve.cli import app  # noqa: E402
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig  # noqa: E402
+from ecomrlve.episode import EcomEnv  # noqa: E402
+from ecomrlve.integrations.ray import EnvRecipe, RayPool  # noqa: E402
+from ecomrlve.runner import Curriculum, Plan, RunLoop, agent_factory, replay  # noqa: E402
+from ecomrlve.session import EpisodeRecord  # noqa: E402
+
+CATALOG = f"synthetic:{CATALOG_SIZE}:{CATALOG_SEED}"
+SECRET = os.environ["ECOMRLVE_SECRET"]  # conftest sets it; the CLI runs read it too
+ENV_IDS = ("CART", "STATUS")
+CONFIG = SchedulerConfig(tau_acc=0.5, tau_num=2)  # windows move within a few episodes
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield
+    ray.shutdown()
+
+
+def play(loop, plan: Plan) -> list[EpisodeRecord]:
+    records: list[EpisodeRecord] = []
+    asyncio.run(loop.run(((task, 0) for task in plan), lambda task, trial, record, agent: records.append(record)))
+    return records
+
+
+def in_process(catalog, search, curriculum: Curriculum, plan: Plan, agent: str) -> list[EpisodeRecord]:
+    make_env = lambda: EcomEnv(ENV_IDS, catalog=catalog, search=search, secret=SECRET)
+    return play(RunLoop(make_env, curriculum, agent_factory(agent)), plan)
+
+
+def on_ray(curriculum: Curriculum, plan: Plan, agent: str, workers: int) -> list[EpisodeRecord]:
+    pool = RayPool(EnvRecipe(ENV_IDS, CATALOG, secret=SECRET), curriculum, agent_factory(agent), workers=workers,
+                   cpus_per_worker=0.5)  # leave a CPU free, as on a shared machine
+    return play(pool, plan)
+
+
+def adaptive(seed: int) -> Curriculum:
+    return Curriculum.sequential(AdaptiveScheduler(ENV_IDS, CONFIG), seed)
+
+
+def test_adaptive_with_one_worker_is_the_single_process_run(catalog, search) -> None:
+    plan = Plan(ENV_IDS, None, 8, seed=5, draw_envs=True)
+    local, remote = adaptive(5), adaptive(5)
+    expected = in_process(catalog, search, local, plan, "oracle")
+    assert [r.to_json() for r in on_ray(remote, plan, "oracle", workers=1)] == [r.to_json() for r in expected]
+    assert remote.scheduler.state_dict() == local.scheduler.state_dict()
+    assert max(w.high for w in local.scheduler.windows().values()) >= 1  # the windows did move
+    assert all(remote.difficulty(task) == local.difficulty(task) for task in plan)
+
+
+def test_adaptive_with_two_workers_feeds_one_scheduler_and_replays(catalog) -> None:
+    plan = Plan(ENV_IDS, None, 8, seed=5, draw_envs=True)
+    curriculum = adaptive(5)
+    records = on_ray(curriculum, plan, "oracle", workers=2)
+    assert [(r.env_id, r.seed) for r in records] == [(t.env_id, t.seed) for t in plan]
+    assert [curriculum.difficulty(task) for task in plan] == [r.difficulty for r in records]
+    fed = AdaptiveScheduler(ENV_IDS, CONFIG)  # every outcome reached the one scheduler (order aside)
+    windows = curriculum.scheduler.windows()
+    for record in records:
+        assert record.difficulty <= windows[record.env_id].high
+        fed.update(record.env_id, record.difficulty, record.reward.is_correct)
+    assert sum(w.high for w in windows.values()) >= 1
+    env = EcomEnv(ENV_IDS, catalog=catalog, secret=SECRET)
+    assert all(replay(env, record).to_json() == record.to_json() for record in records)
+
+
+def test_an_error_in_a_worker_stops_the_run_and_keeps_what_finished() -> None:
+    plan = Plan(("CART",), (0,), 3, seed=0)
+    delivered: list[EpisodeRecord] = []
+    pool = RayPool(EnvRecipe(("CART",), CATALOG, secret=SECRET), Curriculum(), agent_factory("nobody"), workers=1,
+                   cpus_per_worker=0.5)
+    with pytest.raises(ray.exceptions.RayTaskError, match="unknown agent"):
+        asyncio.run(pool.run(((t, 0) for t in plan), lambda *args: delivered.append(args[2])))
+    assert delivered == []
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--env", "CART,STATUS", "--difficulty", "2-3", "--episodes", "2", "--agent", "heuristic"],
+    ["eval", "--env", "CART", "--difficulty", "1-2", "--tasks", "2", "--trials", "2", "--agent", "oracle"],
+])
+def test_cli_ray_writes_the_same_records_as_one_process(tmp_path, command: list[str]) -> None:
+    runner = CliRunner()
+    outputs = []
+    for name, extra in (("local", []), ("ray", ["--ray", "--workers", "2"])):
+        out = tmp_path / name
+        if command[0] == "run":
+            path, flags = out.with_suffix(".jsonl"), ["--out", str(out.with_suffix(".jsonl"))]
+        else:
+            path, flags = out / "episodes.jsonl", ["--out", str(out)]
+        result = runner.invoke(app, [*command, "--catalog", CATALOG, *flags, *extra])
+        assert result.exit_code == 0, result.output
+        outputs.append(path.read_text())
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") == 8
+
+
+def test_eval_ray_refuses_a_model() -> None:
+    result = CliRunner().invoke(app, ["eval", "--out", "unused", "--agent", "openai", "--model", "m", "--ray"])
+    assert result.exit_code == 2 and "--ray plays built-in agents" in result.output
