@@ -112,7 +112,8 @@ class EnvWorker:
 
     def __init__(self, recipe: EnvRecipe, curriculum: Any, make_agent: AgentFactory) -> None:
         self._env = recipe.make()
-        self._loop = RunLoop(recipe.make, _SharedCurriculum(curriculum), make_agent)
+        shared = Curriculum() if curriculum is None else _SharedCurriculum(curriculum)
+        self._loop = RunLoop(recipe.make, shared, make_agent)
 
     def play(self, task: Task, trial: int) -> tuple[EpisodeRecord, Any]:
         """One episode; returns its record and the agent's token usage (None for built-in agents)."""
@@ -154,14 +155,16 @@ class RayPool:
         next one queued). The first error stops the run: the actors are killed, episodes handed over
         are kept, the curriculum holds every outcome observed so far.
         """
-        here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
-        shared: Any = ray.remote(CurriculumActor).options(num_cpus=0, scheduling_strategy=here).remote(self.curriculum)
+        scheduler = self.curriculum.scheduler
+        shared: Any = None  # fixed difficulties share nothing: the driver observes each episode itself
+        if scheduler is not None:
+            here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+            shared = ray.remote(CurriculumActor).options(num_cpus=0, scheduling_strategy=here).remote(self.curriculum)
         worker_class: Any = ray.remote(EnvWorker).options(num_cpus=self.cpus_per_worker)
         workers: list[Any] = [worker_class.remote(self.recipe, shared, self.make_agent) for _ in range(self.workers)]
         queue = enumerate(jobs)
         in_flight: dict[Any, tuple[int, Task, int, Any]] = {}  # object ref -> (job number, task, trial, worker)
-        finished: dict[int, tuple[Task, int, EpisodeRecord, Any]] = {}
-        delivered = 0
+        finished: dict[int, tuple[Task, int, EpisodeRecord, Any]] = {}  # by job number, until its turn comes
 
         def submit(worker: Any) -> None:
             job = next(queue, None)
@@ -170,8 +173,9 @@ class RayPool:
                 in_flight[worker.play.remote(task, trial)] = (number, task, trial, worker)
 
         try:
-            for _ in range(max(concurrency, 2 * self.workers)):
-                submit(workers[len(in_flight) % self.workers])
+            for n in range(max(concurrency, 2 * self.workers)):
+                submit(workers[n % self.workers])
+            delivered = 0
             while in_flight:
                 [ref], _ = ray.wait(list(in_flight), num_returns=1)
                 number, task, trial, worker = in_flight.pop(ref)
@@ -180,15 +184,18 @@ class RayPool:
                 submit(worker)
                 while delivered in finished:
                     task, trial, record, usage = finished.pop(delivered)
-                    if self.curriculum.scheduler is not None:  # the windows as the caller reads them now
-                        self.curriculum.scheduler.load_state_dict(ray.get(shared.scheduler_state.remote()))
+                    if scheduler is None:
+                        self.curriculum.observe(task, record)
+                    else:  # the windows as they are now, for a caller that annotates records with them
+                        scheduler.load_state_dict(ray.get(shared.scheduler_state.remote()))
                     on_episode(task, trial, record, PlayedRemotely(usage))
                     delivered += 1
         finally:
             try:
-                self.curriculum.adopt(ray.get(shared.curriculum.remote()))
+                if shared is not None:
+                    self.curriculum.adopt(ray.get(shared.curriculum.remote()))
             finally:
-                for actor in (*workers, shared):
+                for actor in [*workers, *([shared] if shared is not None else [])]:
                     ray.kill(actor)
 
 
