@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -426,3 +427,13 @@ def test_an_unreadable_checkpoint_is_a_value_error(tmp_path: Path) -> None:
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(ValueError, match="cannot be read"):
         AdaptiveScheduler([ENV], checkpoint_path=tmp_path / "dir.json")
+
+
+def test_a_pickled_scheduler_keeps_its_state_and_gets_its_own_lock(tmp_path) -> None:
+    """Ray ships the run's scheduler to its curriculum actor by pickling it."""
+    sched = AdaptiveScheduler(["CART"], SchedulerConfig(tau_acc=0.5, tau_num=1), checkpoint_path=tmp_path / "s.json")
+    sched.update("CART", 0, True)
+    copy = pickle.loads(pickle.dumps(sched))
+    assert copy.state_dict() == sched.state_dict() and copy._lock is not sched._lock
+    copy.update("CART", 1, True)  # the copy checkpoints to the same file
+    assert AdaptiveScheduler.load(tmp_path / "s.json").window("CART").high == 2
