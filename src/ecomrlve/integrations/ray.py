@@ -2,10 +2,11 @@
 
 Each :class:`EnvWorker` actor builds its own :class:`~ecomrlve.episode.EcomEnv` (its own catalog,
 search engine and sessions) from an :class:`EnvRecipe` and plays jobs with the run path's
-:class:`~ecomrlve.runner.RunLoop`. The run's :class:`~ecomrlve.runner.Curriculum` (and so the
-adaptive scheduler) lives in one :class:`CurriculumActor`: every worker asks it for an adaptive
-task's difficulty when the episode starts and reports the outcome when it ends. The actor is placed
-on the driver's node, so a ``--scheduler-state`` checkpoint is written where the run was started.
+:class:`~ecomrlve.runner.RunLoop`. An adaptive run's :class:`~ecomrlve.runner.Curriculum` (and so
+its scheduler) lives in one :class:`CurriculumActor`: every worker asks it for a task's difficulty
+when the episode starts and reports the outcome when it ends. The actor is placed on the driver's
+node, so a ``--scheduler-state`` checkpoint is written where the run was started. With fixed
+difficulties there is nothing to share: the driver's curriculum observes each episode as it arrives.
 
 :class:`RayPool` has the contract of :meth:`RunLoop.run <ecomrlve.runner.RunLoop.run>` (``run`` and
 ``eval`` pass it where they would pass a ``RunLoop``): finished episodes are handed to ``on_episode``
@@ -108,7 +109,10 @@ class _SharedCurriculum(Curriculum):
 
 
 class EnvWorker:
-    """One environment actor: its own ``EcomEnv``, episodes played with the run path's ``RunLoop``."""
+    """One environment actor: its own ``EcomEnv``, episodes played with the run path's ``RunLoop``.
+
+    ``curriculum`` is the :class:`CurriculumActor` handle of an adaptive run, or None (fixed difficulties).
+    """
 
     def __init__(self, recipe: EnvRecipe, curriculum: Any, make_agent: AgentFactory) -> None:
         self._env = recipe.make()
