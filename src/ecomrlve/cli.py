@@ -11,6 +11,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, Optional
 
 import typer
@@ -115,10 +116,9 @@ def run(
     curriculum = Curriculum.sequential(scheduler, seed) if scheduler else Curriculum()
     loop: EpisodeLoop
     if ray:
-        from ecomrlve.integrations.ray import EnvRecipe, run_pool
-
-        loop = run_pool(EnvRecipe(env_ids, catalog, overrides, run_secret), curriculum, agent,
-                        workers=workers, address=ray_address)
+        integration = _ray_integration()
+        loop = integration.run_pool(integration.EnvRecipe(env_ids, catalog, overrides, run_secret), curriculum,
+                                    agent, workers=workers, address=ray_address)
     else:
         loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret), curriculum,
                        agent_factory(agent))
@@ -365,10 +365,18 @@ def _print_manifest(directory: Path, manifest: dict) -> None:
     console.print(table)
 
 
-def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | None) -> EpisodeLoop:
-    from ecomrlve.integrations.ray import evaluation_pool  # imports ray: only for `eval --ray`
+def _ray_integration() -> ModuleType:
+    """``ecomrlve.integrations.ray``, imported (and ray with it) only for ``--ray``; ray missing is one line."""
+    try:
+        from ecomrlve.integrations import ray as integration
+    except ImportError as exc:
+        raise UserInputError(f"--ray: {exc}") from None
+    return integration
 
-    return evaluation_pool(evaluation, workers=workers, address=address)
+
+def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | None) -> EpisodeLoop:
+    pool: EpisodeLoop = _ray_integration().evaluation_pool(evaluation, workers=workers, address=address)
+    return pool
 
 
 evaluation_commands.ray_pool = _ray_evaluation_pool

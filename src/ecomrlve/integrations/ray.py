@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +38,13 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ecomrlve.catalog import load_catalog
 from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UserInputError
 from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.protocol import Observation
 from ecomrlve.runner import AgentFactory, Curriculum, EpisodeCallback, RunLoop, Task, agent_factory
 from ecomrlve.session import EpisodeRecord
+
+CONNECT_TIMEOUT_S = 5.0
 
 
 def connect(address: str | None = None) -> None:
@@ -50,9 +54,21 @@ def connect(address: str | None = None) -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
+        _check_reachable(address)
         ray.init(address=address)
     else:
         ray.init(include_dashboard=False)
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in one line on a ``host:port`` nothing listens on (``ray.init`` would retry for minutes)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local" and other forms Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise UserInputError(f"no Ray cluster answers at {address}: {exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True)
