@@ -162,3 +162,14 @@ def test_text_turns_call_tools(turn: str) -> None:
     [message] = [m for m in json.loads(text)["messages"] if m["role"] == "tool"]
     assert message["name"] == "catalog_search" and "results" in json.loads(message["content"])
     assert not (terminated or truncated) and info["turn"] == 1
+
+
+def test_vector_envs_share_the_catalog_and_seed_like_single_envs() -> None:
+    """``make_vec`` seeds sub-env i with seed + i (Gymnasium's rule): each plays the single env's episode."""
+    envs = gymnasium.make_vec("ecomrlve/C8-v0", num_envs=2, vectorization_mode="sync", difficulty=2,
+                              catalog=CATALOG, secret="gym-test")
+    observations, _ = envs.reset(seed=4)
+    assert list(observations) == [make("ecomrlve/C8-v0", difficulty=2).reset(seed=4 + i)[0] for i in range(2)]
+    catalogs = {id(env.unwrapped.ecom_env.catalog) for env in envs.unwrapped.envs}
+    assert catalogs == {id(gym_api.shared_catalog(CATALOG))}
+    envs.close()
