@@ -19,7 +19,7 @@ from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.integrations import gymnasium as gym_api  # noqa: E402
 from ecomrlve.registry import env_specs  # noqa: E402
 from ecomrlve.runner import replay  # noqa: E402
-from ecomrlve.session import MAX_ACTION_CHARS  # noqa: E402
+from ecomrlve.session import MAX_ACTION_CHARS, RUNTIME_TERMINATIONS  # noqa: E402
 
 ENV_IDS = [spec.id for spec in env_specs()]
 
@@ -118,16 +118,18 @@ def test_malformed_action_ends_with_minus_one_and_terminated(catalog, search) ->
     assert json.loads(text) == {"messages": []}
 
 
-def test_running_out_of_turns_is_truncated(catalog, search) -> None:
-    """A patient shopper (patience axis fixed high) and an agent that only chats: the turn budget ends it."""
+def test_running_out_of_turns_is_truncated() -> None:
+    """An agent that only chats with a budget of three turns: the turn budget ends it, as ``truncated``."""
     env = make("ecomrlve/CART-v0", overrides={"T_max": 3})
     env.reset(seed=1)
     for _ in range(3):
         _, reward, terminated, truncated, info = env.step("Could you tell me a bit more?")
-    assert info["termination"] in gym_api.TRUNCATED | gym_api.TERMINATED
-    assert (terminated, truncated) == (info["termination"] in gym_api.TERMINATED,
-                                       info["termination"] in gym_api.TRUNCATED)
-    assert truncated and info["termination"] == "turn_budget" and reward <= 0
+    assert (terminated, truncated, info["termination"]) == (False, True, "turn_budget") and reward <= 0
+
+
+def test_every_runtime_ending_maps_to_exactly_one_flag() -> None:
+    assert gym_api.TRUNCATED < RUNTIME_TERMINATIONS
+    assert RUNTIME_TERMINATIONS - gym_api.TRUNCATED == {"answered", "user_gave_up", "invalid_output"}
 
 
 def test_adaptive_difficulty_draws_from_and_feeds_one_shared_scheduler(catalog, search) -> None:

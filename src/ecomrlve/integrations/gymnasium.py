@@ -61,8 +61,7 @@ VERSION = 0
 ENTRY_POINT = "ecomrlve.integrations.gymnasium:EcomGymEnv"
 #: the longest observation the space admits; a reset (prompt + tool schemas) is ~10k characters
 MAX_OBSERVATION_CHARS = 1 << 20
-#: how each of the session's own endings maps onto Gymnasium's two flags
-TERMINATED = frozenset({"answered", "user_gave_up", "invalid_output"})
+#: the endings that mean "out of time" (Gymnasium's ``truncated``); every other ending terminates the episode
 TRUNCATED = frozenset({"turn_budget"})
 #: every Basic Multilingual Plane character except the surrogate halves: any text, any language, JSON
 CHARSET = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
@@ -167,8 +166,8 @@ class EcomGymEnv(gymnasium.Env[str, str]):
         terminated = truncated = False
         if observation.done:
             record = self._env.record
-            termination = record.reward.termination if record.reward else ""
-            terminated, truncated = termination in TERMINATED, termination in TRUNCATED
+            truncated = record.reward is not None and record.reward.termination in TRUNCATED
+            terminated = not truncated
             self._curriculum.observe(self._task, record)
         return (render_observation(observation, with_tools=False), observation.reward, terminated, truncated,
                 dict(observation.info))
