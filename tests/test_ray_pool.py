@@ -107,3 +107,11 @@ def test_cli_ray_writes_the_same_records_as_one_process(tmp_path, command: list[
 def test_eval_ray_refuses_a_model() -> None:
     result = CliRunner().invoke(app, ["eval", "--out", "unused", "--agent", "openai", "--model", "m", "--ray"])
     assert result.exit_code == 2 and "--ray plays built-in agents" in result.output
+
+
+def test_the_recipe_fixes_one_secret_in_the_driver(monkeypatch) -> None:
+    """Without one, each worker would draw its own secret and the run's records would not replay together."""
+    monkeypatch.delenv("ECOMRLVE_SECRET")
+    assert isinstance(EnvRecipe(ENV_IDS).secret, str) and EnvRecipe(ENV_IDS).secret != EnvRecipe(ENV_IDS).secret
+    monkeypatch.setenv("ECOMRLVE_SECRET", "from-the-driver")
+    assert EnvRecipe(ENV_IDS).secret == "from-the-driver"

@@ -42,7 +42,7 @@ from ecomrlve.errors import UserInputError
 from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.protocol import Observation
 from ecomrlve.runner import AgentFactory, Curriculum, EpisodeCallback, RunLoop, Task, agent_factory
-from ecomrlve.session import EpisodeRecord
+from ecomrlve.session import EpisodeRecord, resolve_secret
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -73,7 +73,11 @@ def _check_reachable(address: str) -> None:
 
 @dataclass(frozen=True)
 class EnvRecipe:
-    """How a worker builds its environment: a catalog spec (loaded on the worker), never a ``Catalog`` object."""
+    """How a worker builds its environment: a catalog spec (loaded on the worker), never a ``Catalog`` object.
+
+    The secret is resolved here, in the driver (``$ECOMRLVE_SECRET``, else a fresh one), so every
+    worker plays with the same one and the records replay with it.
+    """
 
     env_ids: tuple[str, ...]
     catalog: str = "default"
@@ -81,6 +85,7 @@ class EnvRecipe:
     secret: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "secret", resolve_secret(self.secret))
         if Path(self.catalog).exists():  # a local path: workers may start in another directory
             object.__setattr__(self, "catalog", str(Path(self.catalog).resolve()))
 
