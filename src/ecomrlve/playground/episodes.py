@@ -1,0 +1,141 @@
+"""Playground episodes: one per "Reset", owned by the page that made it, dropped when idle.
+
+Each episode lives behind an opaque random handle that only the page which reset it knows, so
+two tabs (or two visitors) never share one. The store is bounded: episodes idle for longer than
+``idle_seconds`` expire, and beyond ``max_episodes`` the least recently used one is dropped.
+
+What a view holds is :meth:`EpisodeSession.public_state` plus the episode's settings; the
+hidden goal, the verifier's details and the reward breakdown join it only once the episode is
+over (from :meth:`EpisodeSession.record`).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecomrlve.actions import AgentAction, wire_form
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import Agent, Observation
+from ecomrlve.playground.store import IdleStore
+from ecomrlve.registry import RUNTIME_AXES, env_spec, env_specs
+
+MAX_DIFFICULTY = 15
+MAX_SEED = 2**31 - 1
+
+
+class EpisodeNotFound(KeyError):
+    """No live episode has this handle (never made, expired, or evicted)."""
+
+
+@dataclass
+class PlayEpisode:
+    """One visitor's episode: the environment running it and the oracle that gives hints."""
+
+    env: EcomEnv
+    difficulty: int
+    seed: int
+    catalog: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _unseen: list[Observation] = field(default_factory=list)  # observations the oracle has not read yet
+    _oracle: Agent | None = None
+    _hint: tuple[int, Any] | None = None  # (turn, action): one hint per turn, however often it is asked for
+
+    @property
+    def handle(self) -> str:
+        return self.env.session.episode_id
+
+    def step(self, raw: AgentAction | str | dict[str, Any]) -> Observation:
+        """One agent turn (any wire format) through the session's parser: malformed input ends it at -1."""
+        observation = self.env.step(raw)
+        self._unseen.append(observation)
+        return observation
+
+    def hint(self) -> Any:
+        """The oracle's next action in wire form (an OpenAI assistant message).
+
+        The oracle reads every observation the visitor got, in order, and follows its own plan
+        from what the tools showed; after a detour it carries on from there.
+        """
+        session = self.env.session
+        if session.done:
+            raise RuntimeError("the episode is over")
+        if self._hint is None or self._hint[0] != session.turns:
+            if self._oracle is None:
+                self._oracle = session.audit().oracle()
+                self._unseen.insert(0, session.first_observation)
+            action: Any = None
+            for observation in self._unseen:  # it answers each; only the answer to the latest is the hint
+                action = self._oracle.act(observation)
+            self._unseen.clear()
+            self._hint = (session.turns, wire_form(action))
+        return self._hint[1]
+
+    def view(self) -> dict[str, Any]:
+        """What the page shows: the public state, the axes in force, and, once over, the outcome and goal."""
+        session = self.env.session
+        state = session.public_state()
+        spec = env_spec(session.env_id)
+        axes = session.audit().difficulty.as_dict()  # the settings of the episode, not its goal
+        view: dict[str, Any] = {
+            "episode": state.episode_id, "env_id": state.env_id, "difficulty": self.difficulty, "seed": self.seed,
+            "catalog": self.catalog,
+            "axes": {name: axes[name] for name in (*RUNTIME_AXES, *spec.axes) if name in axes},
+            "tools": self.env.session.first_observation.tools, "messages": state.messages, "cart": state.cart,
+            "turn": state.turn, "user_caused_turns": state.user_caused_turns, "turns_left": state.turns_left,
+            "done": state.done, "termination": state.termination, "reward": state.reward,
+        }
+        if state.done:
+            record = session.record()
+            view["outcome"] = {"reward": record.reward.model_dump(mode="json") if record.reward else None,
+                               "goal": record.goal}
+        return view
+
+
+class EpisodeStore:
+    """The live playground episodes, by handle: bounded, expiring when idle (see :class:`IdleStore`)."""
+
+    def __init__(self, catalogs: Mapping[str, Catalog], *, secret: str | None = None, idle_seconds: float = 1800.0,
+                 max_episodes: int = 256, clock: Callable[[], float] = time.monotonic) -> None:
+        if not catalogs:
+            raise ValueError("the playground needs at least one catalog")
+        self.catalogs = dict(catalogs)
+        self.secret = secret
+        self._episodes: IdleStore[PlayEpisode] = IdleStore(idle_seconds=idle_seconds, max_entries=max_episodes,
+                                                           clock=clock)
+        self._seeds = random.SystemRandom()  # "random seed": a visitor's choice, not part of any episode key
+
+    @staticmethod
+    def env_ids() -> list[str]:
+        return [spec.id for spec in env_specs()]
+
+    def create(self, env_id: str, difficulty: int, seed: int | None = None, catalog: str | None = None) -> PlayEpisode:
+        """Reset a new episode; raises ``ValueError`` (unknown env or catalog, bad range, unsupported catalog)."""
+        catalog = catalog or next(iter(self.catalogs))
+        if catalog not in self.catalogs:
+            raise ValueError(f"unknown catalog {catalog!r}; loaded: {', '.join(self.catalogs)}")
+        if not 0 <= difficulty <= MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be 0-{MAX_DIFFICULTY}, got {difficulty}")
+        if seed is None:
+            seed = self._seeds.randint(0, MAX_SEED)
+        env_spec(env_id)  # "unknown environment ... Did you mean"
+        env = EcomEnv(env_id, catalog=self.catalogs[catalog], secret=self.secret)
+        env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
+        episode = PlayEpisode(env, difficulty, seed, catalog)
+        self._episodes.add(episode, episode.handle)
+        return episode
+
+    def get(self, handle: str) -> PlayEpisode:
+        """The live episode ``handle`` names (and mark it used); :class:`EpisodeNotFound` otherwise."""
+        episode = self._episodes.get(handle)
+        if episode is None:
+            raise EpisodeNotFound(handle)
+        return episode
+
+    def __len__(self) -> int:
+        return len(self._episodes)
