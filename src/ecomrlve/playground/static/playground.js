@@ -201,6 +201,7 @@
       const fresh = !view || view.episode !== next.episode;
       view = next;
       $("game").hidden = false;
+      $("game").dataset.episode = view.episode;
       $("episode-meta").textContent = view.env_id + " · d=" + view.difficulty + " · seed " + view.seed;
       $("chat").replaceChildren(...view.messages.map(renderMessage));
       $("chat").scrollTop = $("chat").scrollHeight;
