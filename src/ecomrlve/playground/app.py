@@ -89,10 +89,12 @@ def _prefix(request: Request) -> str:
 
 
 def _number(value: Any, places: int = 3) -> str:
-    """Rewards and rates for people: at most ``places`` decimals, no trailing zeros."""
+    """Values for people, as the page's script shows them: at most ``places`` decimals, JSON words."""
+    if value is None:
+        return "–"
     if isinstance(value, float) and math.isfinite(value):
         return f"{value:.{places}f}".rstrip("0").rstrip(".") or "0"
-    return str(value)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def playground_router(playground: Playground, *, prefix: str = "", token: str | None = None) -> APIRouter:

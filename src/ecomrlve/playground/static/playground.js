@@ -254,10 +254,10 @@
     $("show-me").addEventListener("click", () => run(async () => {
       const { action } = await api("POST", "/api/episodes/" + view.episode + "/hint");
       const use = () => { $("raw").value = pretty(action); $("raw-box").open = true; };
-      $("hint").replaceChildren(el("strong", { text: "The oracle would do: " }),
+      $("hint").replaceChildren(el("div", {}, el("strong", { text: "The oracle would do:" }),
         action.content ? el("div", { class: "text", text: "say: " + action.content }) : null,
         el("ul", {}, (action.tool_calls || []).map((c) => el("li", {}, el("code", { text: callText(c) })))),
-        el("button", { type: "button", onclick: use, text: "Put it in the raw box" }));
+        el("button", { type: "button", onclick: use, text: "Put it in the raw box" })));
       $("hint").hidden = false;
     }));
   }
