@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agents",),
     ("runner",),  # the one run path
     ("evaluation",),
+    ("playground",),  # browser playground and run viewer: plays through the runtime, reads runs files
     ("cli",),
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

@@ -27,8 +27,18 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import TOKEN_COOKIE, TokenGuard
 from ecomrlve.playground.episodes import MAX_DIFFICULTY, MAX_SEED, EpisodeNotFound, EpisodeStore, PlayEpisode
-from ecomrlve.playground.runs import (FACETS, MAX_RUNS_BYTES, SORTS, RunsFile, RunsFileError, facet_values,
-                                      parse_runs, select, success_grid, transcript)
+from ecomrlve.playground.runs import (
+    FACETS,
+    MAX_RUNS_BYTES,
+    SORTS,
+    RunsFile,
+    RunsFileError,
+    facet_values,
+    parse_runs,
+    select,
+    success_grid,
+    transcript,
+)
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
 

@@ -21,8 +21,8 @@ from typing import Any
 from ecomrlve.actions import AgentAction, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.episode import EcomEnv
-from ecomrlve.protocol import Agent, Observation
 from ecomrlve.playground.store import IdleStore
+from ecomrlve.protocol import Agent, Observation
 from ecomrlve.registry import RUNTIME_AXES, env_spec, env_specs
 
 MAX_DIFFICULTY = 15
