@@ -265,3 +265,34 @@ def test_cli_refuses_an_open_address_without_a_token(tmp_path) -> None:
     assert result.exit_code == 2 and "runs.jsonl:1: not an episode record" in result.output
     result = CliRunner().invoke(cli, ["playground", "--runs", str(tmp_path / "missing.jsonl")])
     assert result.exit_code == 2 and "cannot read" in result.output
+
+
+def test_the_command_serves_the_pages(tmp_path, records) -> None:
+    """`ecomrlve playground` in a subprocess on a free loopback port: pages, API and preloaded runs answer."""
+    import os
+    import select
+    import subprocess
+    import sys
+    import urllib.request
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(r.to_json() + "\n" for r in records))
+    command = [sys.executable, "-m", "ecomrlve.cli", "playground", "--port", "0", "--catalog", "synthetic:450",
+               "--runs", str(runs)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert process.stdout is not None
+        assert select.select([process.stdout], [], [], 120)[0], "the command printed nothing in 120 s"
+        line = process.stdout.readline()  # "playground on http://127.0.0.1:PORT/ ..." once it listens
+        assert line.startswith("playground on http://127.0.0.1:"), line
+        url = line.split()[2]
+        with urllib.request.urlopen(url, timeout=30) as page:
+            assert "Reset episode" in page.read().decode()
+        with urllib.request.urlopen(url + "api/envs", timeout=30) as envs:
+            assert json.load(envs)["catalogs"] == ["synthetic:450:0"]
+        with urllib.request.urlopen(url + "runs/file0", timeout=30) as viewer:
+            assert "runs.jsonl" in viewer.read().decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -23,8 +23,8 @@ def playground_command(
     host: Annotated[str, typer.Option(help="Address to bind; anything but loopback needs --token or --insecure.")]
     = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,
-    catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory or a product "
-                                              "file.")] = "default",
+    catalog: Annotated[list[str], typer.Option(help="'default', synthetic:N[:SEED], a catalog directory or a "
+                                                    "product file (repeatable: the page offers each).")] = ["default"],  # noqa: B006
     runs: Annotated[list[Path], typer.Option(help="A runs file (JSONL of episode records) to open in the run "
                                                   "viewer (repeatable); more can be opened from the page.")] = [],  # noqa: B006
     token: Annotated[str | None, typer.Option(envvar=TOKEN_ENV_VAR, show_envvar=True,
@@ -54,8 +54,13 @@ def playground_command(
             raise UserInputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
         except RunsFileError as exc:
             raise UserInputError(str(exc)) from None
-    cat = load_catalog(catalog)
-    app = create_playground_app({cat.name: cat}, token=token, secret=secret, runs=runs_files,
+    catalogs = {}
+    for spec in catalog:
+        loaded = load_catalog(spec)
+        if loaded.name in catalogs:
+            raise UserInputError(f"--catalog {spec}: a catalog named {loaded.name!r} is already loaded")
+        catalogs[loaded.name] = loaded
+    app = create_playground_app(catalogs, token=token, secret=secret, runs=runs_files,
                                 idle_seconds=idle_minutes * 60)
     listener = bind(host, port)
     bound = listener.getsockname()[1]

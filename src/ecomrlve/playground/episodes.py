@@ -20,7 +20,7 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, wire_form
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.episode import EcomEnv
+from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.registry import RUNTIME_AXES, env_spec, env_specs
@@ -105,6 +105,8 @@ class EpisodeStore:
         if not catalogs:
             raise ValueError("the playground needs at least one catalog")
         self.catalogs = dict(catalogs)
+        for catalog in self.catalogs.values():
+            shared_search_engine(catalog)  # index built before the first visitor, never by two threads at once
         self.secret = secret
         self._episodes: IdleStore[PlayEpisode] = IdleStore(idle_seconds=idle_seconds, max_entries=max_episodes,
                                                            clock=clock)

@@ -218,6 +218,7 @@
       }
       $("hint").hidden = true;
       $("composer").hidden = view.done;
+      $("over").hidden = !view.done;
       renderOutcome(view);
     }
 
