@@ -10,10 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import struct
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,11 +25,10 @@ CHROMIUM = os.environ.get("ECOMRLVE_CHROMIUM", "/usr/bin/chromium")
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (Debian package `chromium`; .ci/run installs it)", allow_module_level=True)
 
-import uvicorn  # noqa: E402
-
 from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.playground import create_playground_app  # noqa: E402
 from ecomrlve.playground.app import Playground  # noqa: E402
+from ecomrlve.playground.command import serve_in_thread  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -41,36 +37,18 @@ TIMEOUT_MS = 20_000
 
 
 class Server:
-    """uvicorn in a thread on a free loopback port; ``playground`` is the app's state (for the tests' audits)."""
+    """The playground on a free loopback port; ``playground`` is the app's state (for the tests' audits)."""
 
-    def __init__(self, catalog: Any) -> None:
-        self.app = create_playground_app({catalog.name: catalog}, secret="browser-tests")
-        self.playground: Playground = self.app.state.playground
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the playground server did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.socket.close()
+    def __init__(self, url: str, playground: Playground) -> None:
+        self.url = url
+        self.playground = playground
 
 
 @pytest.fixture(scope="module")
 def server(catalog) -> Iterator[Server]:
-    with Server(catalog) as running:
-        yield running
+    app = create_playground_app({catalog.name: catalog}, secret="browser-tests")
+    with serve_in_thread(app) as url:
+        yield Server(url, app.state.playground)
 
 
 @pytest.fixture(scope="module")

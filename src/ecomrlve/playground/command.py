@@ -1,14 +1,19 @@
 """``ecomrlve playground``: load the catalog and runs files, check the token rule, serve with uvicorn.
 
 Registered on the main CLI in :mod:`ecomrlve.cli`; FastAPI and uvicorn (the ``playground``
-extra) are imported only when the command runs.
+extra) are imported only when the command runs. :func:`serve_in_thread` is the same server in a
+background thread, for tests and scripts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -84,3 +89,30 @@ def bind(host: str, port: int) -> socket.socket:
         listener.close()
         raise UserInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return listener
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, *, start_timeout: float = 30.0
+                    ) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread; yields its base URL and stops it on exit.
+
+    For tests and scripts (a real server on a free loopback port, in-process so they can audit the
+    episodes the browser plays).
+    """
+    import uvicorn
+
+    listener = bind(host, port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError(f"the server did not start within {start_timeout:g} s")
+            time.sleep(0.05)
+        yield f"http://{host}:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=start_timeout)
+        listener.close()
