@@ -103,6 +103,15 @@ def test_hint_is_stable_within_a_turn_and_follows_the_episode(client) -> None:
     assert second["tool_calls"][0]["function"]["name"] == "cart_add"
 
 
+@pytest.mark.parametrize("as_text", [False, True])
+def test_an_openai_message_is_taken_as_an_object_or_as_pasted_text(client, as_text: bool) -> None:
+    handle = _reset(client)["episode"]
+    hint = client.post(f"/api/episodes/{handle}/hint").json()["action"]
+    assert hint["role"] == "assistant"
+    view = client.post(f"/api/episodes/{handle}/step", json={"action": json.dumps(hint) if as_text else hint}).json()
+    assert not view["done"] and [m["name"] for m in view["messages"] if m["role"] == "tool"] == ["catalog_search"]
+
+
 def test_malformed_turn_ends_at_minus_one_and_later_steps_are_409(client) -> None:
     handle = _reset(client)["episode"]
     action = {"tool_calls": [{"name": "cart_emtpy", "arguments": {}}]}

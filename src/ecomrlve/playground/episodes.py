@@ -11,6 +11,7 @@ over (from :meth:`EpisodeSession.record`).
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -51,8 +52,12 @@ class PlayEpisode:
         return self.env.session.episode_id
 
     def step(self, raw: AgentAction | str | dict[str, Any]) -> Observation:
-        """One agent turn (any wire format) through the session's parser: malformed input ends it at -1."""
-        observation = self.env.step(raw)
+        """One agent turn (any wire format) through the session's parser: malformed input ends it at -1.
+
+        Text is Hermes ``<tool_call>`` text or a JSON action, except an OpenAI assistant message
+        pasted as text (a JSON object with a ``role``), which is that message.
+        """
+        observation = self.env.step(openai_message(raw) if isinstance(raw, str) else raw)
         self._unseen.append(observation)
         return observation
 
@@ -95,6 +100,17 @@ class PlayEpisode:
             view["outcome"] = {"reward": record.reward.model_dump(mode="json") if record.reward else None,
                                "goal": record.goal}
         return view
+
+
+def openai_message(text: str) -> str | dict[str, Any]:
+    """``text`` as the OpenAI message it spells, if it is one (a JSON object with ``role``); else ``text``."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # not JSON after all: the session's parser names what is wrong
+    return value if isinstance(value, dict) and "role" in value else text
 
 
 class EpisodeStore:
