@@ -145,7 +145,11 @@ def test_bad_requests_are_4xx(client, method: str, path: str, body: object, stat
 def test_step_body_must_be_an_action(client) -> None:
     handle = _reset(client)["episode"]
     assert client.post(f"/api/episodes/{handle}/step", json={"action": 5}).status_code == 422
+    huge = json.dumps({"action": "x" * (2**20 + 1)})
+    assert client.post(f"/api/episodes/{handle}/step", content=huge).status_code == 413
     assert client.get(f"/api/episodes/{handle}").json()["done"] is False
+    too_long = client.post(f"/api/episodes/{handle}/step", json={"action": "x" * 40_000}).json()
+    assert too_long["done"] and too_long["outcome"]["reward"]["invalid_reason"].startswith("too_long")
 
 
 def test_idle_entries_expire_and_the_store_is_bounded() -> None:

@@ -43,6 +43,9 @@ from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
 
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+#: the largest JSON body a reset or step may send; the session itself ends a turn over 32,000 characters
+#: at -1 (``too_long``), this only keeps a huge body from being read into memory at all
+MAX_BODY_BYTES = 2**20
 _PAGE_ROWS = 200  # rows the run list shows at once
 
 
@@ -63,8 +66,9 @@ class StepRequest(BaseModel):
 class Playground:
     """The state behind the router: live episodes, loaded runs files, the templates."""
 
-    def __init__(self, catalogs: Mapping[str, Catalog], *, secret: str | None = None,
+    def __init__(self, catalogs: Mapping[str, Catalog], *, token: str | None = None, secret: str | None = None,
                  runs: Sequence[RunsFile] = (), idle_seconds: float = 1800.0, max_episodes: int = 256) -> None:
+        self.token = token
         self.episodes = EpisodeStore(catalogs, secret=secret, idle_seconds=idle_seconds, max_episodes=max_episodes)
         self.runs: IdleStore[RunsFile] = IdleStore(idle_seconds=idle_seconds, max_entries=32)
         self.preloaded = [(self.runs_key(i), f) for i, f in enumerate(runs)]
@@ -87,9 +91,9 @@ class Playground:
         prefix = _prefix(request)
         html = self.templates.get_template(template).render(prefix=prefix, **context)
         response = HTMLResponse(html)
-        token = request.query_params.get("token")
-        if token:  # TokenGuard already checked it: keep it in a cookie for the page's own requests
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict", path=prefix or "/")
+        if self.token is not None and request.query_params.get("token"):
+            # TokenGuard let the request in: keep the token in a cookie for the page's own requests
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path=prefix or "/")
         return response
 
 
@@ -107,13 +111,20 @@ def _number(value: Any, places: int = 3) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def playground_router(playground: Playground, *, prefix: str = "", token: str | None = None) -> APIRouter:
-    """Every page and API route, guarded by the token rule (open when ``token`` is None)."""
+def small_body(request: Request) -> None:
+    """413 for a declared body over :data:`MAX_BODY_BYTES` (before it is read)."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"request bodies here are at most {MAX_BODY_BYTES // 1024} KiB")
+
+
+def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
+    """Every page and API route, guarded by the playground's token (open when it is None)."""
 
     def mark_prefix(request: Request) -> None:
         request.scope["playground_prefix"] = prefix
 
-    router = APIRouter(prefix=prefix, dependencies=[Depends(TokenGuard(token)), Depends(mark_prefix)])
+    router = APIRouter(prefix=prefix, dependencies=[Depends(TokenGuard(playground.token)), Depends(mark_prefix)])
     store = playground.episodes
 
     def episode(handle: str) -> PlayEpisode:
@@ -132,7 +143,7 @@ def playground_router(playground: Playground, *, prefix: str = "", token: str | 
         return {"envs": [{"id": s.id, "collection": s.collection, "axes": list(s.axes)} for s in env_specs()],
                 "catalogs": list(store.catalogs), "max_difficulty": MAX_DIFFICULTY}
 
-    @router.post("/api/episodes")
+    @router.post("/api/episodes", dependencies=[Depends(small_body)])
     def reset(body: ResetRequest) -> dict[str, Any]:
         try:
             created = store.create(body.env_id, body.difficulty, body.seed, body.catalog)
@@ -147,7 +158,7 @@ def playground_router(playground: Playground, *, prefix: str = "", token: str | 
         with found.lock:
             return found.view()
 
-    @router.post("/api/episodes/{handle}/step")
+    @router.post("/api/episodes/{handle}/step", dependencies=[Depends(small_body)])
     def step(handle: str, body: StepRequest) -> dict[str, Any]:
         found = episode(handle)
         with found.lock:
@@ -220,8 +231,8 @@ def mount_playground(app: FastAPI, catalogs: Mapping[str, Catalog], *, prefix: s
                      token: str | None = None, secret: str | None = None, runs: Sequence[RunsFile] = (),
                      idle_seconds: float = 1800.0) -> Playground:
     """Add the playground's pages and API to ``app`` under ``prefix`` (same token rule as the app)."""
-    playground = Playground(catalogs, secret=secret, runs=runs, idle_seconds=idle_seconds)
-    app.include_router(playground_router(playground, prefix=prefix.rstrip("/"), token=token))
+    playground = Playground(catalogs, token=token, secret=secret, runs=runs, idle_seconds=idle_seconds)
+    app.include_router(playground_router(playground, prefix=prefix.rstrip("/")))
     return playground
 
 
