@@ -205,6 +205,15 @@ def test_mounts_under_a_prefix_on_another_app(catalog) -> None:
     assert client.post("/playground/api/episodes", json={"env_id": "CART", "difficulty": 0}).status_code == 200
 
 
+def test_links_follow_where_the_app_is_mounted(catalog) -> None:
+    outer = FastAPI()
+    outer.mount("/tools/gym", create_playground_app({catalog.name: catalog}, secret="unit"))
+    client = TestClient(outer)
+    page = client.get("/tools/gym/")
+    assert page.status_code == 200 and 'href="/tools/gym/static/playground.css"' in page.text
+    assert client.get("/tools/gym/static/playground.js").status_code == 200
+
+
 def test_pages_use_no_remote_assets(client) -> None:
     for path in ("/", "/runs", "/static/playground.js", "/static/playground.css"):
         text = client.get(path).text

@@ -87,19 +87,13 @@ class Playground:
             raise HTTPException(404, "no such runs file here (uploads expire when idle); open it again")
         return found
 
-    def page(self, request: Request, template: str, **context: Any) -> HTMLResponse:
-        prefix = _prefix(request)
-        html = self.templates.get_template(template).render(prefix=prefix, **context)
-        response = HTMLResponse(html)
+    def page(self, request: Request, base: str, template: str, **context: Any) -> HTMLResponse:
+        """A rendered page whose links start at ``base`` (where the router is reachable)."""
+        response = HTMLResponse(self.templates.get_template(template).render(prefix=base, **context))
         if self.token is not None and request.query_params.get("token"):
             # TokenGuard let the request in: keep the token in a cookie for the page's own requests
-            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path=prefix or "/")
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict", path=base or "/")
         return response
-
-
-def _prefix(request: Request) -> str:
-    """Where the router is mounted, so pages link within it (``""`` standalone, ``/playground`` on a server)."""
-    return str(request.scope.get("playground_prefix", ""))
 
 
 def _number(value: Any, places: int = 3) -> str:
@@ -121,11 +115,15 @@ def small_body(request: Request) -> None:
 def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
     """Every page and API route, guarded by the playground's token (open when it is None)."""
 
-    def mark_prefix(request: Request) -> None:
-        request.scope["playground_prefix"] = prefix
-
-    router = APIRouter(prefix=prefix, dependencies=[Depends(TokenGuard(playground.token)), Depends(mark_prefix)])
+    router = APIRouter(prefix=prefix, dependencies=[Depends(TokenGuard(playground.token))])
     store = playground.episodes
+
+    def base(request: Request) -> str:
+        """The router's URL path: its prefix under wherever the app itself is mounted."""
+        return str(request.scope.get("root_path", "")) + prefix
+
+    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
+        return playground.page(request, base(request), template, **context)
 
     def episode(handle: str) -> PlayEpisode:
         try:
@@ -135,7 +133,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
 
     @router.get("/", response_class=HTMLResponse)
     def play_page(request: Request) -> HTMLResponse:
-        return playground.page(request, "play.html", envs=[s.id for s in env_specs()], catalogs=list(store.catalogs),
+        return page(request, "play.html", envs=[s.id for s in env_specs()], catalogs=list(store.catalogs),
                                max_difficulty=MAX_DIFFICULTY)
 
     @router.get("/api/envs")
@@ -177,7 +175,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
 
     @router.get("/runs", response_class=HTMLResponse)
     def runs_index(request: Request) -> HTMLResponse:
-        return playground.page(request, "runs.html", preloaded=playground.preloaded)
+        return page(request, "runs.html", preloaded=playground.preloaded)
 
     @router.post("/api/runs")
     async def upload_runs(request: Request) -> dict[str, Any]:
@@ -194,7 +192,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         except RunsFileError as exc:
             raise HTTPException(400, str(exc)) from None
         key = playground.runs.add(runs_file)
-        return {"id": key, "url": f"{prefix}/runs/{key}", "episodes": len(runs_file.records)}
+        return {"id": key, "url": f"{base(request)}/runs/{key}", "episodes": len(runs_file.records)}
 
     @router.get("/runs/{key}", response_class=HTMLResponse)
     def runs_list(request: Request, key: str, sort: str = "file", offset: int = 0) -> HTMLResponse:
@@ -202,7 +200,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         filters = {k: request.query_params.get(k, "") for k in FACETS}
         chosen = select(runs_file.records, filters, sort if sort in SORTS else "file")
         offset = max(0, min(offset, len(chosen)))
-        return playground.page(request, "run.html", key=key, runs=runs_file, filters=filters, sort=sort,
+        return page(request, "run.html", key=key, runs=runs_file, filters=filters, sort=sort,
                                values=facet_values(runs_file.records), facets=FACETS, sorts=SORTS,
                                rows=chosen[offset:offset + _PAGE_ROWS], total=len(chosen), offset=offset,
                                page_rows=_PAGE_ROWS, grid=success_grid([r for _, r in chosen]))
@@ -213,7 +211,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         if not 0 <= index < len(runs_file.records):
             raise HTTPException(404, f"{runs_file.name} has episodes 0-{len(runs_file.records) - 1}")
         record = runs_file.records[index]
-        return playground.page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
+        return page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
                                messages=transcript(record))
 
     @router.get("/static/{name}")
