@@ -313,6 +313,8 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
             assert "Reset episode" in page.read().decode()
         with urllib.request.urlopen(url + "api/envs", timeout=30) as envs:
             assert json.load(envs)["catalogs"] == ["synthetic:450:0"]
+        with urllib.request.urlopen(url + "runs", timeout=30) as index:
+            assert 'href="/runs/file0"' in index.read().decode()
         with urllib.request.urlopen(url + "runs/file0", timeout=30) as viewer:
             assert "runs.jsonl" in viewer.read().decode()
     finally:

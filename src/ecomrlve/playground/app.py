@@ -42,7 +42,7 @@ from ecomrlve.playground.runs import (
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
 
-STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 #: the largest JSON body a reset or step may send; the session itself ends a turn over 32,000 characters
 #: at -1 (``too_long``), this only keeps a huge body from being read into memory at all
 MAX_BODY_BYTES = 2**20
@@ -71,18 +71,14 @@ class Playground:
         self.token = token
         self.episodes = EpisodeStore(catalogs, secret=secret, idle_seconds=idle_seconds, max_episodes=max_episodes)
         self.runs: IdleStore[RunsFile] = IdleStore(idle_seconds=idle_seconds, max_entries=32)
-        self.preloaded = [(self.runs_key(i), f) for i, f in enumerate(runs)]
+        self.preloaded = {f"file{i}": runs_file for i, runs_file in enumerate(runs)}  # given at start: never expire
         self.templates = Environment(loader=PackageLoader("ecomrlve.playground", "templates"),
                                      autoescape=select_autoescape(), trim_blocks=True, lstrip_blocks=True)
         self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
         self.templates.filters["num"] = _number
 
-    @staticmethod
-    def runs_key(index: int) -> str:
-        return f"file{index}"
-
     def runs_file(self, key: str) -> RunsFile:
-        found = dict(self.preloaded).get(key) or self.runs.get(key)
+        found = self.preloaded.get(key) or self.runs.get(key)
         if found is None:
             raise HTTPException(404, "no such runs file here (uploads expire when idle); open it again")
         return found
