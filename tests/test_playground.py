@@ -320,3 +320,17 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_the_cli_works_without_the_playground_extra() -> None:
+    """Core installs have no FastAPI: every other command still loads, and this one says what to install."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "for name in ('fastapi', 'uvicorn', 'jinja2', 'starlette'): sys.modules[name] = None\n"
+            "from ecomrlve.cli import app\n"
+            "app(['playground'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "pip install 'ecomrlve[playground]'" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -1,4 +1,5 @@
-"""Who may reach the playground: loopback by default, a token for anything else.
+"""Who may reach the playground: loopback by default, a token for anything else (no FastAPI here:
+the CLI checks the rule before the ``playground`` extra is imported).
 
 Binding to an address other than loopback exposes episodes (and, in the run viewer, recorded
 goals) to the network, so it needs a token unless the operator says ``--insecure``. With a
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-
-from fastapi import HTTPException, Request
 
 from ecomrlve.errors import UserInputError
 
@@ -39,24 +38,6 @@ def check_binding(host: str, token: str | None, insecure: bool) -> None:
                              "so requests must carry it, or pass --insecure to serve without one")
 
 
-def request_token(request: Request) -> str | None:
-    """The token a request carries, from the header, the cookie or the query string (in that order)."""
-    auth = request.headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip()
-    return request.cookies.get(TOKEN_COOKIE) or request.query_params.get("token")
-
-
-class TokenGuard:
-    """A FastAPI dependency: 401 unless the request carries the token (no token configured: open)."""
-
-    def __init__(self, token: str | None) -> None:
-        self.token = token
-
-    def __call__(self, request: Request) -> None:
-        if self.token is None:
-            return
-        given = request_token(request)
-        if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
-            raise HTTPException(401, "this playground needs its token: Authorization: Bearer TOKEN, or open "
-                                     "a page once with ?token=TOKEN")
+def token_matches(given: str | None, token: str) -> bool:
+    """Constant-time comparison, so response times do not reveal how much of a guess was right."""
+    return given is not None and hmac.compare_digest(given.encode(), token.encode())

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.errors import UserInputError
-from ecomrlve.playground.access import TOKEN_COOKIE, TokenGuard
+from ecomrlve.playground.access import TOKEN_COOKIE, token_matches
 from ecomrlve.playground.episodes import MAX_DIFFICULTY, MAX_SEED, EpisodeNotFound, EpisodeStore, PlayEpisode
 from ecomrlve.playground.runs import (
     FACETS,
@@ -99,6 +99,27 @@ def _number(value: Any, places: int = 3) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return f"{value:.{places}f}".rstrip("0").rstrip(".") or "0"
     return value if isinstance(value, str) else json.dumps(value)
+
+
+class TokenGuard:
+    """A dependency: 401 unless the request carries the token (none configured: open).
+
+    The token comes from ``Authorization: Bearer``, the ``ecomrlve_token`` cookie, or ``?token=``
+    on a page (which then sets the cookie, so the browser's later requests carry it).
+    """
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+
+    def __call__(self, request: Request) -> None:
+        if self.token is None:
+            return
+        auth = request.headers.get("authorization", "")
+        given = (auth[7:].strip() if auth.lower().startswith("bearer ")
+                 else request.cookies.get(TOKEN_COOKIE) or request.query_params.get("token"))
+        if not token_matches(given, self.token):
+            raise HTTPException(401, "this playground needs its token: Authorization: Bearer TOKEN, or open "
+                                     "a page once with ?token=TOKEN")
 
 
 def small_body(request: Request) -> None:
