@@ -214,11 +214,17 @@ def test_two_browser_contexts_keep_separate_episodes(browser, server) -> None:
             pages[0].click("#send-raw")
         pages[0].wait_for_selector("#chat .msg.tool[data-tool=cart_view]")
         assert "Let me look." in pages[0].inner_text("#chat")
-        pages[1].reload()  # a fresh page holds no episode: the other context's is not reachable from it
-        assert pages[1].locator("#game").is_hidden()
+        pages[1].click("#show-me")  # the other plays the oracle's hint, through the raw box
+        pages[1].click("#hint button")
+        with pages[1].expect_response(lambda r: r.url.endswith("/step")):
+            pages[1].click("#send-raw")
+        pages[1].wait_for_selector("#chat .msg.tool[data-tool=catalog_search]")
+        assert pages[0].locator("#chat .msg.tool[data-tool=catalog_search]").count() == 0
+        assert pages[1].locator("#chat .msg.tool[data-tool=cart_view]").count() == 0
         first, second = (server.playground.episodes.get(h) for h in handles)
-        assert first.env.session.turns == 1 and second.env.session.turns == 0
-        assert first.env is not second.env
+        assert first.env.session.turns == 1 and second.env.session.turns == 1
+        pages[1].reload()  # a fresh page holds no episode: the handle lived only in the page
+        assert pages[1].locator("#game").is_hidden()
     finally:
         for context in contexts:
             context.close()
