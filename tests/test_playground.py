@@ -122,6 +122,20 @@ def test_an_openai_message_is_taken_as_an_object_or_as_pasted_text(client, as_te
     assert not view["done"] and [m["name"] for m in view["messages"] if m["role"] == "tool"] == ["catalog_search"]
 
 
+def test_a_hint_the_oracle_cannot_give_is_409_not_500(client) -> None:
+    handle = _reset(client, "JOURNEY", 2, seed=1)["episode"]
+    first = client.post(f"/api/episodes/{handle}/hint").json()["action"]
+    calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+             for c in first["tool_calls"]]  # the same calls without the oracle's ids, as the forms send them
+    client.post(f"/api/episodes/{handle}/step", json={"action": {"tool_calls": calls}})
+    hint = client.post(f"/api/episodes/{handle}/hint")
+    assert hint.status_code in (200, 409)
+    if hint.status_code == 409:
+        assert "raw box" in hint.json()["detail"]
+        assert client.post(f"/api/episodes/{handle}/hint").status_code == 409
+    assert client.get(f"/api/episodes/{handle}").status_code == 200  # the episode itself plays on
+
+
 def test_malformed_turn_ends_at_minus_one_and_later_steps_are_409(client) -> None:
     handle = _reset(client)["episode"]
     action = {"tool_calls": [{"name": "cart_emtpy", "arguments": {}}]}

@@ -127,6 +127,15 @@ def send_turn(page: Any, action: dict[str, Any]) -> None:
         page.click("#send")
 
 
+def play_hints_through_forms(page: Any, episode: Any) -> None:
+    """Each turn: the oracle's next action (what "Show me" shows), typed into the forms and sent."""
+    for _ in range(30):  # bounded: these episodes take 2-6 turns
+        send_turn(page, episode.hint())
+        if episode.env.done:
+            break
+    page.wait_for_selector("#outcome:not([hidden])")
+
+
 def goal_markers(goal: dict[str, Any], seen: str) -> set[str]:
     """What would betray the hidden goal in a response: its field names (as JSON keys) and every
     string value the agent is never shown (``seen``: the transcript and tool schemas at the end)."""
@@ -159,11 +168,7 @@ def test_cart_d0_through_the_forms_with_the_oracle(page, server, tmp_path) -> No
     page.wait_for_selector("#hint:not([hidden])")
     assert first["tool_calls"][0]["function"]["name"] in page.inner_text("#hint")
     screenshots(page, tmp_path, "playground-hint")
-    for _ in range(20):  # bounded: a d=0 CART episode takes three turns
-        send_turn(page, episode.hint())
-        if episode.env.done:
-            break
-    page.wait_for_selector("#outcome:not([hidden])")
+    play_hints_through_forms(page, episode)
     record = episode.env.record
     assert record.reward is not None and record.reward.is_correct and record.reward.r_task == 1.0
     assert page.inner_text("#reward td[data-key=r_task]") == "1"
@@ -186,6 +191,33 @@ def test_cart_d0_through_the_forms_with_the_oracle(page, server, tmp_path) -> No
         assert not leaked, f"{url} showed the hidden goal before the end: {leaked}"
     # ... and the same scan finds it in the answer that ends the episode (it does detect the goal).
     assert all(m in bodies[final][1] for m in ('"withheld":', '"confirm_first":'))
+
+
+@pytest.mark.parametrize("env_id,difficulty", [("SUB", 1), ("PD", 1), ("RETURN", 2), ("STATUS", 2),
+                                                ("POLICY", 2), ("BUNDLE", 1)])
+def test_every_environment_plays_through_its_generated_forms(page, server, env_id: str, difficulty: int) -> None:
+    """Each answer schema (id lists, booleans, enums, optional numbers) and tool set, filled in by hand."""
+    episode = server.playground.episodes.get(reset(page, server, env_id, difficulty, 1))
+    play_hints_through_forms(page, episode)
+    record = episode.env.record
+    assert record.reward is not None and record.reward.is_correct, record.reward
+    assert page.inner_text("#reward td[data-key=is_correct]") == "true"
+    assert json.loads(page.inner_text("#goal")) == record.goal
+
+
+def test_journey_plays_the_oracle_hints_through_the_raw_box(page, server) -> None:
+    """JOURNEY's oracle routes results by its own call ids: its hints go in verbatim ("Put it in the raw box")."""
+    episode = server.playground.episodes.get(reset(page, server, "JOURNEY", 2, 1))
+    for _ in range(30):
+        page.click("#show-me")
+        page.click("#hint button")
+        with page.expect_response(lambda r: r.url.endswith("/step")):
+            page.click("#send-raw")
+        if episode.env.done:
+            break
+    page.wait_for_selector("#outcome:not([hidden])")
+    assert episode.env.record.reward.is_correct
+    assert page.inner_text("#reward td[data-key=is_correct]") == "true"
 
 
 def test_malformed_raw_turn_ends_at_minus_one_with_the_reason(page, server, tmp_path) -> None:

@@ -26,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import TOKEN_COOKIE, token_matches
-from ecomrlve.playground.episodes import MAX_DIFFICULTY, MAX_SEED, EpisodeNotFound, EpisodeStore, PlayEpisode
+from ecomrlve.playground.episodes import (
+    MAX_DIFFICULTY,
+    MAX_SEED,
+    EpisodeNotFound,
+    EpisodeStore,
+    HintUnavailable,
+    PlayEpisode,
+)
 from ecomrlve.playground.runs import (
     FACETS,
     MAX_RUNS_BYTES,
@@ -188,7 +195,10 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         with found.lock:
             if found.env.done:
                 raise HTTPException(409, "the episode is over: reset a new one")
-            return {"action": found.hint()}
+            try:
+                return {"action": found.hint()}
+            except HintUnavailable as exc:
+                raise HTTPException(409, str(exc)) from None
 
     @router.get("/runs", response_class=HTMLResponse)
     def runs_index(request: Request) -> HTMLResponse:

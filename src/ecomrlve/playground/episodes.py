@@ -34,6 +34,10 @@ class EpisodeNotFound(KeyError):
     """No live episode has this handle (never made, expired, or evicted)."""
 
 
+class HintUnavailable(RuntimeError):
+    """The oracle cannot follow this episode any more (it failed on a turn it did not plan)."""
+
+
 @dataclass
 class PlayEpisode:
     """One visitor's episode: the environment running it and the oracle that gives hints."""
@@ -46,6 +50,7 @@ class PlayEpisode:
     _unseen: list[Observation] = field(default_factory=list)  # observations the oracle has not read yet
     _oracle: Agent | None = None
     _hint: tuple[int, Any] | None = None  # (turn, action): one hint per turn, however often it is asked for
+    _oracle_lost: str | None = None  # why the oracle stopped following the episode
 
     @property
     def handle(self) -> str:
@@ -65,18 +70,28 @@ class PlayEpisode:
         """The oracle's next action in wire form (an OpenAI assistant message).
 
         The oracle reads every observation the visitor got, in order, and follows its own plan
-        from what the tools showed; after a detour it carries on from there.
+        from what the tools showed; after a detour it carries on from there. Oracles are written
+        for their own episodes: one that fails on a turn it did not plan (JOURNEY's routes tool
+        results by the call ids it chose) raises :class:`HintUnavailable` from then on.
         """
         session = self.env.session
         if session.done:
             raise RuntimeError("the episode is over")
+        if self._oracle_lost is not None:
+            raise HintUnavailable(self._oracle_lost)
         if self._hint is None or self._hint[0] != session.turns:
             if self._oracle is None:
                 self._oracle = session.audit().oracle()
                 self._unseen.insert(0, session.first_observation)
             action: Any = None
-            for observation in self._unseen:  # it answers each; only the answer to the latest is the hint
-                action = self._oracle.act(observation)
+            try:
+                for observation in self._unseen:  # it answers each; only the answer to the latest is the hint
+                    action = self._oracle.act(observation)
+            except Exception as exc:  # any failure of a scripted solver off its own path
+                self._oracle_lost = (f"the {session.env_id} oracle cannot follow this episode from here "
+                                     f"({type(exc).__name__}); its hints work when played as given, e.g. "
+                                     "through the raw box")
+                raise HintUnavailable(self._oracle_lost) from None
             self._unseen.clear()
             self._hint = (session.turns, wire_form(action))
         return self._hint[1]
