@@ -21,6 +21,7 @@ from ecomrlve.playground import create_playground_app, mount_playground  # noqa:
 from ecomrlve.playground.access import check_binding, is_loopback  # noqa: E402
 from ecomrlve.playground.runs import RunsFileError, facet_values, parse_runs, select, success_grid  # noqa: E402
 from ecomrlve.playground.store import IdleStore  # noqa: E402
+from ecomrlve.runner import replay  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +87,8 @@ def test_no_response_holds_the_goal_until_the_end(client, env_id: str, difficult
     for body in bodies:
         assert not [k for k in keys | unseen if k in body]
     assert all(k in step.text for k in keys | unseen)  # the scan finds the goal once it is revealed
+    record = episode.env.record  # what the page played replays byte for byte, like any runs-file record
+    assert replay(EcomEnv(env_id, catalog=episode.env.catalog), record).to_json() == record.to_json()
 
 
 def _goal_keys(value: object) -> set[str]:
