@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agents",),
     ("runner",),  # the one run path
     ("evaluation",),
+    ("playground",),  # browser playground and run viewer: plays through the runtime, reads runs files
     ("integrations",),  # Gymnasium, Ray (and trainers): adapters over the run path and the runtime
     ("cli",),
 )

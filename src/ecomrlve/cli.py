@@ -31,6 +31,7 @@ from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.evaluation import commands as evaluation_commands
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.evaluation.run import Evaluation
+from ecomrlve.playground.command import playground_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import (
@@ -382,6 +383,7 @@ def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | No
 evaluation_commands.ray_pool = _ray_evaluation_pool
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
+app.command("playground")(playground_command)
 
 
 if __name__ == "__main__":
