@@ -30,7 +30,6 @@ from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
-from ecomrlve.server.commands import serve_command, status_command
 from ecomrlve.runner import (
     Curriculum,
     Plan,
@@ -43,6 +42,7 @@ from ecomrlve.runner import (
     replay,
     summarise,
 )
+from ecomrlve.server.commands import serve_command, status_command
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 
