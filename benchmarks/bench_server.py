@@ -7,7 +7,10 @@ back for ``--seconds``: reset, then the same agent turn (a question to the shopp
 the simulated shopper answers) until the turn budget ends the episode. Only steps are timed
 (send to reply, wall-clock). The same episodes are then played in-process on
 :class:`~ecomrlve.episode.EcomEnv` for the overhead per step. Memory per open session is the
-server's resident-set growth while N sessions hold a running episode, divided by N::
+server's resident-set growth while N sessions hold a running episode, divided by N. CPU time per
+step (server process; client process) is reported too: on a shared machine it is the figure the
+other processes' load inflates least, and 1,000 / (server CPU ms per step) is the steps/s one
+server process sustains on a core of its own::
 
     python benchmarks/bench_server.py --sessions 1,16,256,1000 --seconds 10 --json /tmp/server.json
 """
@@ -50,6 +53,12 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (what a busy machine inflates least)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(port: int, catalog: str, max_sessions: int) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(SRC), os.environ.get("PYTHONPATH")))),
            "ECOMRLVE_SECRET": "bench"}
@@ -87,19 +96,21 @@ async def hold_sessions(url: str, n: int, seconds: float, pid: int) -> dict[str,
                 episode += 1
                 await client.reset(env_id="CART", difficulty=3, seed=index * 100_000 + episode)
 
-    began = time.perf_counter()
+    began, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(pid), time.process_time()
     await asyncio.gather(*(play(i, c) for i, c in enumerate(clients)))
     elapsed = time.perf_counter() - began
+    server_cpu, client_cpu = cpu_seconds(pid) - server_cpu, time.process_time() - client_cpu
     await asyncio.gather(*(c.close() for c in clients))
     return {"sessions": n, "steps": len(latencies), "steps_per_s": len(latencies) / elapsed,
             "p50_ms": 1000 * statistics.median(latencies), "p99_ms": 1000 * statistics.quantiles(latencies, n=100)[98],
-            "kib_per_session": memory}
+            "kib_per_session": memory, "server_cpu_ms_per_step": 1000 * server_cpu / len(latencies),
+            "client_cpu_ms_per_step": 1000 * client_cpu / len(latencies)}
 
 
 def in_process(catalog: str, seconds: float) -> dict[str, float]:
     env = EcomEnv("CART", catalog=load_catalog(catalog), secret="bench")
     latencies: list[float] = []
-    deadline, episode = time.perf_counter() + seconds, 0
+    deadline, episode, cpu = time.perf_counter() + seconds, 0, time.process_time()
     env.reset(env_id="CART", difficulty=3, seed=0)
     while time.perf_counter() < deadline:
         start = time.perf_counter()
@@ -108,7 +119,9 @@ def in_process(catalog: str, seconds: float) -> dict[str, float]:
         if observation.done:
             episode += 1
             env.reset(env_id="CART", difficulty=3, seed=episode)
-    return {"steps_per_s": len(latencies) / sum(latencies), "p50_ms": 1000 * statistics.median(latencies),
+    cpu = time.process_time() - cpu
+    return {"steps_per_s": len(latencies) / (time.perf_counter() - deadline + seconds), "p50_ms": 1000 * statistics.median(latencies),
+            "cpu_ms_per_step": 1000 * cpu / len(latencies),
             "p99_ms": 1000 * statistics.quantiles(latencies, n=100)[98]}
 
 
@@ -129,15 +142,17 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     table = Table(title=f"ecomrlve serve on loopback (CART, {args.catalog}, {args.seconds:g} s per level)")
-    for column in ("sessions", "steps/s", "p50 ms", "p99 ms", "KiB/session", "p50 overhead ms"):
+    for column in ("sessions", "steps/s", "p50 ms", "p99 ms", "p50 overhead ms", "server CPU ms/step",
+                   "client CPU ms/step", "KiB/session"):
         table.add_column(column, justify="right")
     table.add_row("in-process", f"{local['steps_per_s']:.0f}", f"{local['p50_ms']:.2f}", f"{local['p99_ms']:.2f}",
-                  "–", "–")
+                  "–", f"{local['cpu_ms_per_step']:.2f}", "–", "–")
     for row in rows:
         table.add_row(str(row["sessions"]), f"{row['steps_per_s']:.0f}", f"{row['p50_ms']:.2f}",
-                      f"{row['p99_ms']:.2f}", f"{row['kib_per_session']:.0f}",
-                      f"{row['p50_ms'] - local['p50_ms']:.2f}")
-    Console().print(table)
+                      f"{row['p99_ms']:.2f}", f"{row['p50_ms'] - local['p50_ms']:.2f}",
+                      f"{row['server_cpu_ms_per_step']:.2f}", f"{row['client_cpu_ms_per_step']:.2f}",
+                      f"{row['kib_per_session']:.0f}")
+    Console(width=160).print(table)
     if args.json:
         args.json.write_text(json.dumps({"in_process": local, "server": rows}, indent=2))
 

@@ -2,9 +2,10 @@
 
 Every session owns its own ``EcomEnv`` (its own episode, world and shopper: no mutable episode
 state is shared) and borrows what one server shares: the catalog and its search engine, the
-deployment secret and the one adaptive scheduler. Every session's work runs on one worker thread
-(``REQUIRES_SINGLE_THREAD_EXECUTOR``): episodes are CPU-bound Python, so threads would add no
-throughput, only contention on the shared search engine.
+deployment secret and the one adaptive scheduler. Episodes are CPU-bound Python, so worker threads
+would add no throughput, only GIL hand-offs and contention on the shared search engine: ``reset``
+and ``step`` run on the server's event loop (``reset_async``/``step_async``), creating and closing
+a session on one shared worker thread (``REQUIRES_SINGLE_THREAD_EXECUTOR``).
 """
 
 from __future__ import annotations
@@ -91,6 +92,14 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
                                       seed=seed)
         self._started, self._steps, self._oracle = True, 0, None
         return self._reply(observation)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          **kwargs: Any) -> EcomObservation:
+        """On the event loop, without a thread hand-off (see the module docstring)."""
+        return self.reset(seed, episode_id, **kwargs)
+
+    async def step_async(self, action: EcomAction, timeout_s: float | None = None, **kwargs: Any) -> EcomObservation:
+        return self.step(action, timeout_s, **kwargs)
 
     def _difficulty(self, env_id: str, seed: int, difficulty: object) -> int:
         if difficulty is None or difficulty == ADAPTIVE:
