@@ -20,6 +20,7 @@ pytest.importorskip("openenv")
 from server_support import free_port, running_server  # noqa: E402
 
 from ecomrlve.cli import app  # noqa: E402
+from ecomrlve.difficulty.scheduler import SchedulerConfig  # noqa: E402
 from ecomrlve.envs import resolve_env_ids  # noqa: E402
 from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.errors import UserInputError  # noqa: E402
@@ -220,7 +221,7 @@ def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url
 
 
 def _serve(port: int, state: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "ecomrlve.cli", "serve", "--env", "CART", "--catalog", "synthetic:2000",
+    command = [sys.executable, "-m", "ecomrlve.cli", "serve", "--env", "CART", "--catalog", "synthetic:500",
                "--port", str(port), "--scheduler-state", str(state), "--tau-num", "2", "--tau-acc", "0.5",
                "--allow-oracle"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[1] / "src"),
@@ -240,8 +241,12 @@ def _serve(port: int, state: Path) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_kill_9_then_restart_resumes_the_curriculum(tmp_path) -> None:
-    """Every finished episode is checkpointed atomically: a SIGKILL loses nothing that finished."""
+def test_kill_9_then_restart_resumes_the_curriculum(tmp_path, catalog) -> None:
+    """Every finished episode is checkpointed atomically: a SIGKILL loses nothing that finished.
+
+    The killed server is a real ``ecomrlve serve`` process; the restarted one is built from the same
+    ``--scheduler-state`` in this process (a second process start would only add import time).
+    """
     state, port = tmp_path / "scheduler.json", free_port()
     url = f"http://127.0.0.1:{port}"
     process = _serve(port, state)
@@ -259,9 +264,23 @@ def test_kill_9_then_restart_resumes_the_curriculum(tmp_path) -> None:
         process.wait(timeout=30)
     assert before["CART"]["high"] >= 1
     assert json.loads(state.read_text())["windows"] == before
-    process = _serve(port, state)
-    try:
-        assert httpx.get(f"{url}/scheduler").json()["windows"] == before
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    restarted = ServerConfig(env="CART", scheduler_state=state, scheduler=SchedulerConfig(0.5, 2))
+    with running_server(restarted, catalog) as base:
+        assert httpx.get(f"{base}/scheduler").json()["windows"] == before
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["serve", "--host", "0.0.0.0"], "--token"),
+    (["serve", "--env", "NOPE"], "NOPE"),
+    (["serve", "--idle-timeout", "-1"], "--idle-timeout"),
+    (["serve", "--max-message-bytes", "10"], "--max-message-bytes"),
+    (["serve", "--catalog", "synthetic:abc"], "bad catalog spec"),
+    (["status", "http://127.0.0.1:9"], "cannot reach"),
+    (["run", "--server", "http://127.0.0.1:9", "--override", "p_noise=0"], "--override"),
+    (["eval", "--out", "unused", "--server", "http://127.0.0.1:9"], "cannot reach"),
+])
+def test_cli_mistakes_are_one_line(args: list[str], fragment: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
