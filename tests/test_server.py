@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -83,6 +84,23 @@ def test_malformed_turn_ends_the_episode_with_minus_one(url, turn) -> None:
         assert result.observation.info["invalid_reason"]
         state = env.state()
         assert episode_record(state).reward.r_total == -1.0
+
+
+def test_the_async_client_plays_concurrent_sessions(url) -> None:
+    """``async with EcomEnvClient(url)``: one session per client, many at once on one event loop."""
+    async def episode(seed: int) -> tuple[float, str]:
+        async with EcomEnvClient(url) as env:
+            result = await env.reset(env_id="STATUS", difficulty=1, seed=seed)
+            while not result.done:
+                result = await env.step(EcomAction(oracle=True))
+            return float(result.reward), episode_record(await env.state()).to_json()
+
+    async def main() -> list[tuple[float, str]]:
+        return list(await asyncio.gather(*(episode(seed) for seed in (1, 2, 3))))
+
+    played = asyncio.run(main())
+    assert [json.loads(record)["seed"] for _, record in played] == [1, 2, 3]
+    assert all(reward == json.loads(record)["reward"]["r_total"] for reward, record in played)
 
 
 def test_observations_and_state_hold_no_goal_before_done(url) -> None:
