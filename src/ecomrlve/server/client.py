@@ -121,7 +121,7 @@ class RemoteEnv:
     def reset(self, *, env_id: str | None = None, difficulty: int | str = "adaptive",
               seed: int | None = None) -> Observation:
         result = self._client.reset(env_id=env_id, difficulty=difficulty, seed=seed)
-        self._env_id = self._client.state().env_id
+        self._env_id = env_id or self._client.state().env_id  # a drawn env: ask the session which
         return to_observation(result)
 
     def step(self, action: AgentAction | str | dict[str, Any]) -> Observation:
