@@ -31,8 +31,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("episode",),  # the runtime: reset/step over many
     ("agents",),
     ("runner",),  # the one run path
-    ("evaluation",),
     ("playground",),  # browser playground and run viewer: plays through the runtime, reads runs files
+    ("server",),  # the run path served (openenv) and its client, the playground mounted; `eval --server` uses it
+    ("evaluation",),
     ("integrations",),  # Gymnasium, Ray (and trainers): adapters over the run path and the runtime
     ("cli",),
 )

@@ -38,13 +38,16 @@ from ecomrlve.runner import (
     Curriculum,
     EpisodeLoop,
     Plan,
+    PlayableEnv,
     RunLoop,
+    Scheduler,
     Task,
     agent_factory,
     parse_difficulty,
     replay,
     summarise,
 )
+from ecomrlve.server.commands import serve_command, status_command
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 
@@ -93,6 +96,10 @@ def run(
     workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
     ray_address: Annotated[Optional[str], typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
                                                        "else a local Ray).")] = None,
+    server: Annotated[Optional[str], typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
+                                                  "secret and curriculum, instead of in-process.")] = None,
+    token: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                                 help="--server: its bearer token.")] = None,
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
     if agent not in BUILTIN_AGENTS:
@@ -102,17 +109,30 @@ def run(
     difficulties = parse_difficulty(difficulty)
     overrides = parse_overrides(override)
     config = SchedulerConfig(tau_acc, tau_num, d_delta)
-    cat = load_catalog(catalog)
-    scheduler = None
-    if difficulties is None:
-        scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
-    run_secret = resolve_secret(secret)  # one secret for the whole run: records keep it for replay
-    _print_load_report(cat)
-    try:
-        require_support(cat, env_ids)
-    except CatalogUnsupportedError as exc:
-        raise UserInputError(str(exc)) from None
-    shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
+    remote = None
+    scheduler: Scheduler | None = None
+    if server and ray:
+        raise UserInputError("--ray and --server: choose one (a server plays its own episodes)")
+    if server and override:
+        raise UserInputError("--override: with --server the server's own --override applies")
+    if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
+        from ecomrlve.server.commands import ServerSessions
+
+        remote = ServerSessions(server, token, env_ids)
+        make_env: Callable[[], PlayableEnv] = remote.make_env
+        scheduler, catalog_name = remote.scheduler if difficulties is None else None, server
+    else:
+        cat = load_catalog(catalog)
+        if difficulties is None:
+            scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
+        run_secret = resolve_secret(secret)  # one secret for the whole run: records keep it for replay
+        _print_load_report(cat)
+        try:
+            require_support(cat, env_ids)
+        except CatalogUnsupportedError as exc:
+            raise UserInputError(str(exc)) from None
+        shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
+        make_env, catalog_name = (lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret)), cat.name
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
     curriculum = Curriculum.sequential(scheduler, seed) if scheduler else Curriculum()
     loop: EpisodeLoop
@@ -121,8 +141,7 @@ def run(
         loop = integration.run_pool(integration.EnvRecipe(env_ids, catalog, overrides, run_secret), curriculum,
                                     agent, workers=workers, address=ray_address)
     else:
-        loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret), curriculum,
-                       agent_factory(agent))
+        loop = RunLoop(make_env, curriculum, agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
@@ -139,12 +158,14 @@ def run(
     finally:
         if sink:
             sink.close()
+        if remote:
+            remote.close()
     summary = summarise(records)
     _print_summary(summary)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
-        payload = {"agent": agent, "catalog": cat.name, "seed": seed, "results": summary}
+        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "results": summary}
         if scheduler is not None:
             payload["scheduler"] = scheduler.state_dict()
         summary_json.write_text(json.dumps(payload, indent=2))
@@ -161,12 +182,12 @@ def _print_summary(summary: dict) -> None:
     console.print(table)
 
 
-def _print_windows(scheduler: AdaptiveScheduler) -> None:
+def _print_windows(scheduler: Scheduler) -> None:
     table = Table(title="Adaptive difficulty windows")
     for column in ("env", "low", "high", "correct", "attempts"):
         table.add_column(column)
-    for env_id, w in scheduler.windows().items():
-        table.add_row(env_id, str(w.low), str(w.high), str(w.correct), str(w.attempts))
+    for env_id, w in scheduler.state_dict()["windows"].items():
+        table.add_row(env_id, str(w["low"]), str(w["high"]), str(w["correct"]), str(w["attempts"]))
     console.print(table)
 
 
@@ -384,6 +405,9 @@ evaluation_commands.ray_pool = _ray_evaluation_pool
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("playground")(playground_command)
+
+app.command("serve")(serve_command)
+app.command("status")(status_command)
 
 
 if __name__ == "__main__":

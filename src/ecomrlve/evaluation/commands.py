@@ -43,6 +43,7 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
+from ecomrlve.server.commands import ServerSessions
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
@@ -112,12 +113,18 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
     ray_address: Annotated[str | None, typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
                                                     "else a local Ray).")] = None,
+    server: Annotated[str | None, typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
+                                               "secret and curriculum, instead of in-process.")] = None,
+    token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                              help="--server: its bearer token.")] = None,
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
         raise UserInputError(f"--agent: choose one of {', '.join(AGENTS)}")
     if mode not in MODES:
         raise UserInputError(f"--mode: choose one of {', '.join(MODES)}")
+    if ray and server:
+        raise UserInputError("--ray and --server: choose one (a server plays its own episodes)")
     if ray and agent == "openai":
         raise UserInputError("--ray plays built-in agents; a model's episodes wait on its endpoint, so raise "
                              "--concurrency instead")
@@ -131,12 +138,20 @@ def eval_command(
             llm = _llm_config(model, base_url, api_key_env, mode, temperature, top_p, max_tokens, sampling_seed,
                               timeout, max_retries, extra_body)
         endpoint = ChatEndpoint(llm) if llm else None
-        spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, catalog, overrides,
+        if server and override:
+            raise UserInputError("--override: with --server the server's own --override applies")
+        remote = ServerSessions(server, token, env_ids) if server else None
+        spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, f"server:{server}" if server else catalog,
+                        overrides,
                         SchedulerConfig(tau_acc, tau_num, d_delta) if difficulties is None else None,
                         llm.describe() if llm else None)
         if overwrite:
             _discard(out)
-        evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        if remote is None:
+            evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        else:  # the server's episodes (its secret is in the records) and curriculum (it counts every outcome)
+            evaluation = Evaluation(spec, out, catalog=None, make_env=remote.make_env,
+                                    scheduler=remote.scheduler if difficulties is None else None)
     except (ReportDependencyError, EndpointError) as exc:
         raise UserInputError(str(exc)) from None
     except (KeyError, ValueError) as exc:  # EvalConfigMismatch and damaged records included
@@ -149,7 +164,11 @@ def eval_command(
         if ray_pool is None:
             raise UserInputError("--ray: the Ray integration is not installed in this command")
         loop = ray_pool(evaluation, workers, ray_address)
-    failure = _play(evaluation, agent, endpoint, concurrency, loop)
+    try:
+        failure = _play(evaluation, agent, endpoint, concurrency, loop)
+    finally:
+        if remote is not None:
+            remote.close()
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
