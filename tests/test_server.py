@@ -207,6 +207,19 @@ def test_a_token_guards_every_route_but_health(catalog) -> None:
             anonymous.reset(env_id="CART")
         with EcomEnvClient(base, token="s3cret").sync() as env:
             assert env.reset(env_id="CART", difficulty=0, seed=1).observation.tools
+        # the mounted playground takes the same token, also as ?token= (then a cookie) so a browser can open it
+        assert httpx.get(f"{base}/playground/").status_code == 401
+        page = httpx.get(f"{base}/playground/", params={"token": "s3cret"})
+        assert page.status_code == 200 and "ecomrlve_token" in page.headers.get("set-cookie", "")
+        assert httpx.get(f"{base}/playground/api/envs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+
+
+def test_serve_mounts_the_playground_on_its_catalog(url) -> None:
+    envs = httpx.get(f"{url}/playground/api/envs").json()
+    assert "CART" in json.dumps(envs)
+    started = httpx.post(f"{url}/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 3})
+    assert started.status_code == 200, started.text
+    assert sessions(url) == 0  # a browser episode is not a WebSocket session and never feeds the curriculum
 
 
 def test_a_reachable_host_needs_a_token_or_insecure() -> None:

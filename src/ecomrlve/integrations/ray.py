@@ -37,6 +37,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("Ray rollouts need ray: pip install 'ecomrlve[ray]'") from exc
 
 from ecomrlve.catalog import load_catalog
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError
 from ecomrlve.evaluation.run import Evaluation
@@ -181,6 +182,8 @@ class RayPool:
         are kept, the curriculum holds every outcome observed so far.
         """
         scheduler = self.curriculum.scheduler
+        if scheduler is not None and not isinstance(scheduler, AdaptiveScheduler):
+            raise TypeError("a Ray pool runs its own curriculum: give it an AdaptiveScheduler, not a server's")
         shared: Any = None  # fixed difficulties share nothing: the driver observes each episode itself
         if scheduler is not None:
             here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)

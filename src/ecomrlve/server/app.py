@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-import ipaddress
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, require_support
+from ecomrlve.playground.access import check_binding
 from ecomrlve.episode import shared_search_engine
 from ecomrlve.errors import UserInputError
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
@@ -48,6 +48,8 @@ UNAUTHORIZED, MESSAGE_TOO_LARGE, IDLE_TIMEOUT = "UNAUTHORIZED", "MESSAGE_TOO_LAR
 CLOSE_UNAUTHORIZED, CLOSE_TOO_LARGE, CLOSE_IDLE = 4401, 1009, 4408
 #: paths answered without a token (liveness probes)
 OPEN_PATHS = frozenset({"/health"})
+#: where ``ecomrlve serve`` mounts the playground, which checks the token itself (browsers send cookies, not headers)
+PLAYGROUND_PREFIX = "/playground"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class ServerConfig:
     bind a non-loopback ``host`` unless ``insecure``. ``idle_timeout``: seconds a WebSocket may stay
     silent before its session is closed (None: never). ``max_message_bytes``: largest client message.
     ``allow_oracle``: accept oracle turns (evaluation only; they play the hidden goal's solver).
+    ``playground``: mount the browser playground at ``/playground`` (it takes the same token as a
+    bearer header, its cookie or ``?token=``, so a browser can open it).
     """
 
     env: str = "C1"
@@ -74,6 +78,7 @@ class ServerConfig:
     scheduler: SchedulerConfig = SchedulerConfig()
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
+    playground: bool = True
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
@@ -82,20 +87,7 @@ class ServerConfig:
             raise UserInputError(f"--idle-timeout must be > 0 seconds, got {self.idle_timeout}")
         if self.max_message_bytes < 1024:
             raise UserInputError(f"--max-message-bytes must be >= 1024, got {self.max_message_bytes}")
-        if self.token is not None and not self.token:
-            raise UserInputError("--token must not be empty")
-        if not is_loopback(self.host) and self.token is None and not self.insecure:
-            raise UserInputError(f"--host {self.host} is reachable from other machines: give --token "
-                                 "(clients send it as a bearer token) or --insecure to serve without one")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name: assume reachable
+        check_binding(self.host, self.token, self.insecure)
 
 
 def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> Deployment:
@@ -136,6 +128,12 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
         return handler
 
     # the stateless HTTP /step has no episode; bad reset arguments are the caller's
+    if config.playground:
+        from ecomrlve.playground.app import mount_playground  # FastAPI and Jinja2: the serve extra has both
+
+        mount_playground(app, {deployment.catalog.name: deployment.catalog}, prefix=PLAYGROUND_PREFIX,
+                         token=config.token, secret=deployment.secret)
+
     app.add_exception_handler(EpisodeStateError, client_error(409))
     app.add_exception_handler(PermissionError, client_error(403))
     app.add_exception_handler(ValueError, client_error(400))
@@ -158,7 +156,8 @@ class SessionGuard:
         self.max_bytes, self.idle_timeout = max_message_bytes, idle_timeout
 
     def authorized(self, scope: Scope) -> bool:
-        if self.token is None or scope.get("path") in OPEN_PATHS:
+        path = scope.get("path", "")
+        if self.token is None or path in OPEN_PATHS or path == PLAYGROUND_PREFIX or path.startswith(PLAYGROUND_PREFIX + "/"):
             return True
         headers = dict(scope.get("headers") or [])
         given = headers.get(b"authorization", b"").decode("latin-1")

@@ -50,18 +50,21 @@ def serve_command(
     override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
     allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
+    playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
 ) -> None:
     """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
     require_serve_extra()
-    from ecomrlve.server.app import ServerConfig, is_loopback, serve
+    from ecomrlve.playground.access import is_loopback
+    from ecomrlve.server.app import ServerConfig, serve
 
     config = ServerConfig(env=env or collection or "C8", catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
-                          overrides=parse_overrides(override), allow_oracle=allow_oracle)
+                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground)
     where = f"http://{host}:{port}"
-    console.print(f"serving {config.env} on {where} (WebSocket sessions at ws://{host}:{port}/ws)"
+    console.print(f"serving {config.env} on {where} (WebSocket sessions at ws://{host}:{port}/ws"
+                  + (f", playground at {where}/playground)" if playground else ")")
                   + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
     serve(config)
 
