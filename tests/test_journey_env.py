@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 
 import exploits
@@ -175,3 +176,18 @@ def test_world_reservations_guard_stock_changes(catalog):
     world.doom(other)
     assert not world.available(other) and world.planning_overrides()[other] == 0
     assert other not in world.stock_overrides  # doomed is a plan, not yet a stock change
+
+
+@pytest.mark.parametrize("d", [0, 2])
+def test_the_oracle_follows_turns_whose_call_ids_it_did_not_choose(journey, d):
+    """A person in the playground (or a text wire format) retypes the oracle's hint: the call ids are new ones,
+    and the results still reach the sub-agent of the request being handled."""
+    for seed in range(4):
+        observation = journey.reset(env_id="JOURNEY", difficulty=d, seed=seed)
+        oracle = journey.audit().oracle()
+        while not journey.done:
+            action = oracle.act(observation)
+            retyped = {"message": action.message,
+                       "tool_calls": [{"name": call.name, "arguments": call.arguments} for call in action.tool_calls]}
+            observation = journey.step(json.dumps(retyped))
+        assert journey.record.reward.r_task == 1.0

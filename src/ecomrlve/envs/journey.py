@@ -339,10 +339,18 @@ class IntentRouter:
             self.system, self.tools = observation.messages[0], observation.tools
         for message in observation.messages:
             if message["role"] == "tool":
-                owner, _, call_id = message["tool_call_id"].partition(":")
-                self.inbox[int(owner[1:])].append(message | {"tool_call_id": call_id})
+                owner, call_id = self._owner(message["tool_call_id"], current)
+                self.inbox[owner].append(message | {"tool_call_id": call_id})
             elif message["role"] == "user" and user_messages:
                 self.inbox[current].append(message)
+
+    def _owner(self, tool_call_id: str, current: int) -> tuple[int, str]:
+        """The sub-agent a result belongs to, and its own call id. A call someone else made (a person in
+        the playground, a call id rewritten by a text wire format) belongs to the request being handled."""
+        owner, _, call_id = tool_call_id.partition(":")
+        if owner[:1] == "j" and owner[1:].isdigit() and int(owner[1:]) < len(self.agents):
+            return int(owner[1:]), call_id
+        return current, tool_call_id
 
     def play(self, current: int, info: dict[str, Any]) -> AgentAction:
         """One turn of sub-agent ``current`` on everything filed for it since its last turn."""
