@@ -115,3 +115,15 @@ def test_the_recipe_fixes_one_secret_in_the_driver(monkeypatch) -> None:
     assert isinstance(EnvRecipe(ENV_IDS).secret, str) and EnvRecipe(ENV_IDS).secret != EnvRecipe(ENV_IDS).secret
     monkeypatch.setenv("ECOMRLVE_SECRET", "from-the-driver")
     assert EnvRecipe(ENV_IDS).secret == "from-the-driver"
+
+
+def test_more_workers_than_the_cluster_has_cpus_share_them_out() -> None:
+    """Three one-CPU workers on a two-CPU Ray: each is given two thirds of a CPU, so all three are placed
+    and the run ends (a worker Ray could not place used to hold up every record queued behind its jobs)."""
+    plan = Plan(("CART",), (0,), 6, seed=2)
+    pool = RayPool(EnvRecipe(("CART",), CATALOG, secret=SECRET), Curriculum(), agent_factory("heuristic"), workers=3,
+                   cpus_per_worker=1.0)
+    records: list[EpisodeRecord] = []
+    asyncio.run(asyncio.wait_for(pool.run(((task, 0) for task in plan), lambda *args: records.append(args[2])),
+                                 timeout=300))
+    assert [(r.env_id, r.seed) for r in records] == [(t.env_id, t.seed) for t in plan]

@@ -50,12 +50,13 @@ CONNECT_TIMEOUT_S = 5.0
 
 def connect(address: str | None = None) -> None:
     """Join the Ray cluster at ``address`` or ``$RAY_ADDRESS``, else start a local Ray; no-op when connected."""
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address:
+        _check_reachable(address)  # also when connected: a wrong address is the user's mistake either way
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    address = address or os.environ.get("RAY_ADDRESS")
     if address:
-        _check_reachable(address)
         ray.init(address=address)
     else:
         ray.init(include_dashboard=False)
@@ -173,6 +174,14 @@ class RayPool:
         self.recipe, self.curriculum, self.make_agent = recipe, curriculum, make_agent
         self.workers, self.cpus_per_worker = workers, cpus_per_worker
 
+    def _cpus_per_worker(self) -> float:
+        """At most the cluster's CPUs shared out: a worker Ray cannot place would hold up every job queued
+        on it, and records are handed over in job order (seen on a one-CPU Ray: ``--workers 2`` waited forever)."""
+        cluster_cpus = float(ray.cluster_resources().get("CPU", 0.0))
+        if cluster_cpus <= 0:
+            return self.cpus_per_worker
+        return min(self.cpus_per_worker, cluster_cpus / self.workers)
+
     async def run(self, jobs: Iterable[tuple[Task, int]], on_episode: EpisodeCallback, *,
                   concurrency: int = 1) -> None:
         """Play every job, handing each finished one to ``on_episode`` in job order.
@@ -188,7 +197,7 @@ class RayPool:
         if scheduler is not None:
             here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
             shared = ray.remote(CurriculumActor).options(num_cpus=0, scheduling_strategy=here).remote(self.curriculum)
-        worker_class: Any = ray.remote(EnvWorker).options(num_cpus=self.cpus_per_worker)
+        worker_class: Any = ray.remote(EnvWorker).options(num_cpus=self._cpus_per_worker())
         workers: list[Any] = [worker_class.remote(self.recipe, shared, self.make_agent) for _ in range(self.workers)]
         queue = enumerate(jobs)
         in_flight: dict[Any, tuple[int, Task, int, Any]] = {}  # object ref -> (job number, task, trial, worker)

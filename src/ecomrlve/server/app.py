@@ -29,9 +29,9 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, require_support
-from ecomrlve.playground.access import check_binding
 from ecomrlve.episode import shared_search_engine
 from ecomrlve.errors import UserInputError
+from ecomrlve.playground.access import check_binding
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.session import resolve_secret
