@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session",),  # the runtime: one episode
     ("episode",),  # the runtime: reset/step over many
     ("agents",),
+    ("shopper",),  # the LLM shopper: realisers that call a model (through agents.llm's endpoint)
     ("runner",),  # the one run path
     ("evaluation",),
     ("cli",),

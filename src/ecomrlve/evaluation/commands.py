@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ecomrlve.agents import BUILTIN_AGENTS
-from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, Mode, SamplingParams
+from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, Mode, SamplingParams, api_key_from_env
 from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
@@ -47,14 +46,6 @@ console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
 
 
-def _api_key(variable: str | None) -> str:
-    if variable is None:
-        return os.environ.get("OPENAI_API_KEY", "EMPTY")
-    if variable not in os.environ:
-        raise UserInputError(f"--api-key-env: environment variable {variable} is not set")
-    return os.environ[variable]
-
-
 def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode: Mode, temperature: float | None,
                 top_p: float | None, max_tokens: int | None, sampling_seed: int | None, timeout: float,
                 max_retries: int, extra_body: str | None) -> LLMConfig:
@@ -66,7 +57,7 @@ def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode:
         raise UserInputError(f"--extra-body: not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise UserInputError("--extra-body: must be a JSON object")
-    return LLMConfig(model=model, base_url=base_url, api_key=_api_key(api_key_env), mode=mode,
+    return LLMConfig(model=model, base_url=base_url, api_key=api_key_from_env(api_key_env), mode=mode,
                      sampling=SamplingParams(temperature, top_p, max_tokens, sampling_seed), timeout=timeout,
                      max_retries=max_retries, extra_body=body)
 
