@@ -32,6 +32,17 @@ from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
 from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.shopper import ShopperOptions, shopper_summary
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+    print_shopper_summary,
+)
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -75,6 +86,12 @@ def run(
     tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "train",
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
     if agent not in BUILTIN_AGENTS:
@@ -95,8 +112,10 @@ def run(
     except CatalogUnsupportedError as exc:
         raise UserInputError(str(exc)) from None
     shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
+    shopper = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
+                             phrasing=phrasing).build()
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
-    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret),
+    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret, realiser=shopper),
                    Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
@@ -110,16 +129,22 @@ def run(
                     sink.write(record.to_json() + "\n")
                 progress.advance(bar)
 
-            asyncio.run(loop.run(((task, 0) for task in plan), finished))
+            asyncio.run(loop.run(((task, 0) for task in plan), finished))  # one at a time: records in plan order
     finally:
         if sink:
             sink.close()
+        getattr(shopper, "close", lambda: None)()
     summary = summarise(records)
     _print_summary(summary)
+    shopper_rows = shopper_summary(records)
+    if shopper_rows:
+        print_shopper_summary(console, shopper_rows)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
         payload = {"agent": agent, "catalog": cat.name, "seed": seed, "results": summary}
+        if shopper_rows:
+            payload["shopper"] = shopper_rows
         if scheduler is not None:
             payload["scheduler"] = scheduler.state_dict()
         summary_json.write_text(json.dumps(payload, indent=2))

@@ -41,6 +41,17 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import agent_factory, parse_difficulty
+from ecomrlve.shopper import ShopperOptions
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+    print_shopper_summary,
+)
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
@@ -94,6 +105,12 @@ def eval_command(
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "eval",
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
@@ -110,12 +127,14 @@ def eval_command(
             llm = _llm_config(model, base_url, api_key_env, mode, temperature, top_p, max_tokens, sampling_seed,
                               timeout, max_retries, extra_body)
         endpoint = ChatEndpoint(llm) if llm else None
+        shopper_options = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
+                                         phrasing=phrasing)
         spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, catalog, overrides,
                         SchedulerConfig(tau_acc, tau_num, d_delta) if difficulties is None else None,
-                        llm.describe() if llm else None)
+                        llm.describe() if llm else None, shopper_options.describe())
         if overwrite:
             _discard(out)
-        evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        evaluation = Evaluation(spec, out, catalog=load_catalog(catalog), realiser=shopper_options.build())
     except (ReportDependencyError, EndpointError) as exc:
         raise UserInputError(str(exc)) from None
     except (KeyError, ValueError) as exc:  # EvalConfigMismatch and damaged records included
@@ -123,12 +142,17 @@ def eval_command(
     done = len(evaluation.records)
     if done:
         console.print(f"resuming {out}: {done} of {spec.planned_episodes} episodes already finished")
-    failure = _play(evaluation, agent, endpoint, concurrency)
+    try:
+        failure = _play(evaluation, agent, endpoint, concurrency)
+    finally:
+        getattr(evaluation.realiser, "close", lambda: None)()
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
     if evaluation.records:
         _print_results(summary)
+    if summary.get("shopper"):
+        print_shopper_summary(console, summary["shopper"])
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
     if failure is not None:
         one_line = " ".join(failure.split())

@@ -28,6 +28,7 @@ from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent
 from ecomrlve.runner import AgentFactory, Curriculum, Plan, RunLoop, Task
 from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -53,6 +54,7 @@ class EvalSpec:
     overrides: dict[str, Any] = field(default_factory=dict)
     scheduler: SchedulerConfig | None = None
     llm: dict[str, Any] | None = None
+    shopper: dict[str, Any] | None = None  # how the shopper phrases (ShopperOptions.describe); None: train templates
 
     def __post_init__(self) -> None:
         if self.tasks < 1 or self.trials < 1:
@@ -122,8 +124,9 @@ class Evaluation:
     """One evaluation directory: plan, finished records, curriculum, and the loop that fills it."""
 
     def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None,
-                 secret: str | None = None) -> None:
+                 secret: str | None = None, realiser: Realiser | RealiserFactory | None = None) -> None:
         self.spec = spec
+        self.realiser = realiser
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -201,7 +204,7 @@ class Evaluation:
 
     def _make_env(self) -> EcomEnv:
         return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides,
-                       secret=self.secret)
+                       secret=self.secret, realiser=self.realiser)
 
     def _annotate(self, task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> EpisodeRecord:
         """Add who played and how (``record.run``) and keep the record."""

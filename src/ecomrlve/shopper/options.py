@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from ecomrlve.agents.llm import EndpointError, LLMConfig, SamplingParams, api_key_from_env
 from ecomrlve.errors import UserInputError
@@ -88,3 +90,14 @@ class ShopperOptions:
             out |= {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
                     "seed": self.seed}
         return out
+
+
+def print_shopper_summary(console: Console, rows: dict[str, dict[str, Any]]) -> None:
+    """The LLM shopper's per-environment counts (:func:`~ecomrlve.shopper.llm.shopper_summary`) as a table."""
+    table = Table(title="LLM shopper (messages per environment)")
+    for column in ("env", "messages", "by model", "fallbacks", "fallback rate", "rejected attempts"):
+        table.add_column(column, justify="left" if column == "env" else "right")
+    for env_id, row in rows.items():
+        table.add_row(env_id, str(row["messages"]), str(row["llm"]), str(row["fallbacks"]),
+                      f"{row['fallback_rate']:.1%}", str(row["rejected"]))
+    console.print(table)
