@@ -270,7 +270,7 @@ def test_leak_scan_no_withheld_value_reaches_the_agent_over_2000_episodes() -> N
             audit = env.audit()
             goal = [s for s in _strings(audit.problem.goal.model_dump(mode="json")) if len(s) >= 3]
             policy.leaks = goal + extras
-            agent = make_agent("oracle" if index % 2 else "heuristic", env, index)
+            agent = make_agent("heuristic" if index % 8 == 0 else "oracle", env, index)  # oracles: short episodes
             while not observation.done:
                 observation = env.step(agent.act(observation))
             record = env.record
@@ -319,3 +319,12 @@ def test_eval_phrasing_is_recorded_replays_and_keeps_the_oracle_at_one() -> None
             assert replay(EcomEnv(ENV_IDS, secret="other"), record).to_json() == record.to_json()
     default = play(EcomEnv("CART", secret="x"), "oracle", env_id="CART", difficulty=0, seed=0)
     assert default.shopper is None and '"shopper"' not in default.to_json()
+
+
+def test_the_goal_the_grounding_check_reads_is_the_episodes_goal() -> None:
+    """The check's goal comes from a dry generation (the opening is phrased before the goal exists)."""
+    env = EcomEnv(ENV_IDS, secret="dry")
+    for env_id in ENV_IDS:
+        for d in SAMPLE_D:
+            env.reset(env_id=env_id, difficulty=d, seed=d + 1)
+            assert env.session._hidden_goal() == env.audit().problem.goal.model_dump(mode="json")

@@ -37,7 +37,7 @@ from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
 from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
 from ecomrlve.tools.cart import cart_summary
-from ecomrlve.user.realiser import EpisodeContext, Realiser, RealiserFactory, TemplateShopper
+from ecomrlve.user.realiser import EpisodeContext, Realiser, RealiserFactory, TemplateRealiser, TemplateShopper
 from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import USER_SOURCE
@@ -193,7 +193,9 @@ class EpisodeSession:
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
         chosen = realiser if realiser is not None else TemplateShopper()
-        context = EpisodeContext(key, family.env_id, difficulty.d, difficulty.p_noise, catalog, self._shopper_history)
+        context = EpisodeContext(key, family.env_id, difficulty.d, difficulty.p_noise, catalog, self._shopper_history,
+                                 self._hidden_goal)
+        self._hidden: Any = None
         self._realiser: Realiser = chosen.for_episode(context) if hasattr(chosen, "for_episode") else chosen
         self._problem = family.generate(self._world, difficulty, derive_rng(*key, "generate"), self._realiser)
         self._tools, schemas = toolset(family, difficulty)
@@ -377,6 +379,17 @@ class EpisodeSession:
         info = {"turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
         stats = getattr(self._realiser, "stats", None)
         return info | {"shopper": stats()} if stats is not None else info
+
+    def _hidden_goal(self) -> Any:
+        """The goal as JSON data, for a realiser's checks. The opening is realised during generation,
+        before the goal is returned, so it comes from a dry generation with templates on a throwaway
+        world: the goal is drawn before, and independently of, anything the shopper says."""
+        if self._hidden is None:
+            family, d, key = self._family, self._difficulty, self._world.key
+            world = World(self._world.catalog, key, self._world.today, denied_categories=self._world.denied_categories)
+            dry = family.generate(world, d, derive_rng(*key, "generate"), TemplateRealiser(d.p_noise))
+            self._hidden = dry.goal.model_dump(mode="json")
+        return self._hidden
 
     def _shopper_history(self) -> list[dict[str, str]]:
         """The conversation as the shopper saw it: the agent's words and its own, no tool results."""

@@ -15,6 +15,8 @@ message the shopper has seen:
 * every catalog brand and attribute value (colour, size, material, ...) it names is in
   *allowed* (no withheld variant, no other requirement's value, no invented product of a known
   brand);
+* no text value of the episode's hidden goal (a withheld requirement, the expected answer, a
+  reason, a title) that *allowed* does not hold: the check, unlike the prompt, may read the goal;
 * length within bounds, and English: at least ``MIN_ASCII_SHARE`` printable ASCII and, from
   four words on, at least one common English function word (a heuristic: it rejects other
   languages, code and token soup, not bad English); no role labels or chat-template tokens.
@@ -28,6 +30,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ecomrlve.catalog.schema import CATEGORICAL_ATTRIBUTES, Catalog
 from ecomrlve.world.account import ORDER_ID
@@ -118,6 +121,7 @@ class Grounding:
     required: tuple[str, ...]  # exact values the act must state
     allowed: str  # draft + values + the conversation so far, joined
     draft: str
+    withheld: tuple[str, ...] = ()  # the hidden goal's text values that allowed does not hold (normalised)
 
     def failures(self, text: str, catalog: Catalog) -> list[str]:
         """Why ``text`` may not be shown to the agent (empty: it may)."""
@@ -142,6 +146,8 @@ class Grounding:
             reasons.append("unseen_product_id")
         if not set(_ORDER.findall(stripped)) <= set(_ORDER.findall(self.allowed)):
             reasons.append("unseen_order_id")
+        if any(_contains_word(normalise(stripped), value) for value in self.withheld):
+            reasons.append("withheld_value")
         said, allowed = _ngrams(stripped), _ngrams(self.allowed)
         if (said - allowed) & _brands(catalog):
             reasons.append("new_brand")
@@ -150,8 +156,27 @@ class Grounding:
         return reasons
 
 
-def grounding_for(draft: str, required: Iterable[str], history: Iterable[dict[str, str]]) -> Grounding:
-    """The check for one message: ``required`` values, allowed = draft + values + ``history``."""
+def hidden_strings(goal: Any) -> set[str]:
+    """The normalised text values (3+ characters) of a hidden goal, dumped as JSON data."""
+    if isinstance(goal, str):
+        return {normalise(goal)} if len(goal.strip()) >= MIN_NAME_CHARS else set()
+    if isinstance(goal, dict):
+        goal = list(goal.values())
+    if isinstance(goal, list):
+        return {s for value in goal for s in hidden_strings(value)}
+    return set()
+
+
+def grounding_for(draft: str, required: Iterable[str], history: Iterable[dict[str, str]],
+                  hidden: Iterable[str] = ()) -> Grounding:
+    """The check for one message: ``required`` values, allowed = draft + values + ``history``; ``hidden``
+    (the goal's text values, see :func:`hidden_strings`) may not appear unless allowed holds them."""
     required = tuple(v for v in dict.fromkeys(required) if v and normalise(v) != "any")
     allowed = "\n".join([draft, *required, *(m["content"] for m in history)])
-    return Grounding(required, allowed, draft)
+    allowed_n = normalise(allowed)
+    withheld = tuple(v for v in hidden if not _contains_word(allowed_n, v))
+    return Grounding(required, allowed, draft, withheld)
+
+
+def _contains_word(text: str, value: str) -> bool:
+    return re.search(r"(?<![a-z0-9])" + re.escape(value) + r"(?![a-z0-9])", text) is not None

@@ -4,7 +4,8 @@ The dialogue manager still decides every act (what to state, withhold, correct, 
 model only rewrites the act's template *draft* in the episode's persona. The prompt holds the
 draft (made from the act, which carries only what the shopper may say now), the values to keep
 verbatim, the persona, the noise level and the conversation the agent has already seen: never
-the hidden goal. Each reply passes :mod:`~ecomrlve.shopper.grounding` or is retried once, then
+the hidden goal (only the grounding check, in code, reads it). Each reply passes
+:mod:`~ecomrlve.shopper.grounding` or is retried once, then
 the turn falls back to the templates; fallbacks are counted in ``info["shopper"]``, in the
 episode record and in the run summary. Typing noise at ``p_noise(d)`` is added to accepted
 replies by the same code as for templates, so the difficulty's noise level holds for any model.
@@ -41,7 +42,7 @@ from typing import Any, TypeVar
 
 from ecomrlve.agents.llm import ChatEndpoint, EndpointError, LLMConfig, completion_message
 from ecomrlve.rng import derive_rng, derive_seed
-from ecomrlve.shopper.grounding import grounding_for, value_present
+from ecomrlve.shopper.grounding import grounding_for, hidden_strings, value_present
 from ecomrlve.shopper.persona import Persona, draw_persona
 from ecomrlve.user import acts as A
 from ecomrlve.user.noise import add_noise
@@ -214,6 +215,7 @@ class LLMRealiser:
         self.texts: list[str] = []
         self.sources: list[str] = []  # per message: llm | cache | retry | fallback | template
         self.failures: list[list[str]] = []  # per message: why each rejected attempt was rejected
+        self._hidden: set[str] | None = None  # the goal's text values: checked against, never shown to the model
 
     def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
         """One message for ``acts``; ``rng`` (the dialogue manager's) is never drawn from."""
@@ -240,7 +242,9 @@ class LLMRealiser:
         # the act's exact values that its draft states (some protect context from noise and are not said)
         values = tuple(dict.fromkeys(v for v in protected_values(acts) if v.lower() != "any" and value_present(v, draft)))
         history = self.context.history()
-        grounding = grounding_for(draft, values, history)
+        if self._hidden is None:
+            self._hidden = hidden_strings(self.context.hidden_goal())
+        grounding = grounding_for(draft, values, history, hidden=self._hidden)
         for attempt in range(ATTEMPTS):
             seed = derive_seed(config.sampling.seed or 0, *key, "shopper-sample", index, attempt) & 0x7FFFFFFF
             reply, how = self.shopper.reply(_request(config, self.persona, self.context.p_noise, draft, values,

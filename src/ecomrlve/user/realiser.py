@@ -60,10 +60,12 @@ def pick(rng: random.Random, options: Sequence[_T]) -> _T:
 
 @dataclass(frozen=True)
 class EpisodeContext:
-    """What a per-episode realiser may know: never the hidden goal.
+    """What a per-episode realiser is given.
 
     ``history()`` is the conversation the shopper has seen so far (the agent's messages and its
     own, as ``{"role", "content"}``), including a question being asked through ``ask_user``.
+    ``hidden_goal()`` is the episode's hidden goal as JSON data, for checks in code only (what
+    a message must not say): it must never reach a model's prompt or the agent.
     """
 
     key: tuple[Any, ...]  # (env_id, d, seed, secret): seeds the realiser's own random streams
@@ -72,6 +74,7 @@ class EpisodeContext:
     p_noise: float
     catalog: Catalog
     history: Callable[[], list[dict[str, str]]]
+    hidden_goal: Callable[[], Any]
 
 
 class RealiserFactory(Protocol):
