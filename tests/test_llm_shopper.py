@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chat_server import MODEL, SHOPPER_MODES, ChatServer, ShopperPolicy
 from typer.testing import CliRunner
 
-from chat_server import MODEL, SHOPPER_MODES, ChatServer, ShopperPolicy
 from ecomrlve.agents.llm import LLMConfig, SamplingParams
 from ecomrlve.catalog import default_catalog
 from ecomrlve.catalog.schema import CATEGORICAL_ATTRIBUTES

@@ -224,13 +224,12 @@ class LLMRealiser:
         phrasing = self.shopper.phrasing
         fallback_rng = derive_rng(*key, "shopper-fallback", index)
         failures: list[str] = []
-        if any(isinstance(act, _JOURNEY_ACTS) for act in acts):
-            # a journey's lead wraps a request its intent's shopper already phrased: templates, not a model
-            text, source = TemplateRealiser(self.context.p_noise, phrasing).realise(acts, fallback_rng), "template"
-        else:
+        text: str | None = None
+        source = "template"  # a journey's lead wraps a request its intent's shopper already phrased: no model
+        if not any(isinstance(act, _JOURNEY_ACTS) for act in acts):
             text, source = self._from_model(acts, index, failures)
-            if text is None:
-                text, source = TemplateRealiser(self.context.p_noise, phrasing).realise(acts, fallback_rng), "fallback"
+        if text is None:
+            text = TemplateRealiser(self.context.p_noise, phrasing).realise(acts, fallback_rng)
         self.texts.append(text)
         self.sources.append(source)
         self.failures.append(failures)
