@@ -112,6 +112,8 @@ def test_every_mode_over_http_is_used_or_caught_and_the_oracle_still_solves_ever
                     assert value and any(value.group(1).lower() in m.lower() for m in others), text
     else:
         assert total["llm"] == 0 and total["fallbacks"] > 0 and total["rejected"] == 2 * total["fallbacks"]
+        expected = {"error": "endpoint_error", "timeout": "endpoint_error", "empty": "empty", "garbage": "not_english"}
+        assert expected[mode] in {reason for row in rows.values() for reason in row["reasons"]}
     for record in records:  # the counts reach the agent's info and the record
         assert record.shopper is not None and len(record.shopper["texts"]) == len(record.shopper["sources"])
 

@@ -59,6 +59,7 @@ PROMPT_VERSION = 1  # part of every cache key: a new prompt never reuses old rep
 ATTEMPTS = 2  # one retry, then the template
 HISTORY_MESSAGES = 6  # the last messages of the conversation shown to the model
 HISTORY_CHARS = 400  # per message
+ENDPOINT_ERROR = "endpoint_error"  # the reason recorded for an attempt the endpoint failed
 _JOURNEY_ACTS = (A.OpenJourney, A.NextIntent, A.InterruptIntent, A.ResumeIntent)
 _T = TypeVar("_T")
 
@@ -153,7 +154,7 @@ class LLMShopper:
             with self._released(), self._slots:
                 text = self._transport(request)
         except EndpointError as exc:
-            return None, f"endpoint_error: {' '.join(str(exc).split())[:160]}"
+            return None, f"{ENDPOINT_ERROR}: {' '.join(str(exc).split())[:160]}"
         if self.cache is not None:
             self.cache.put(key, text)
         return text, "llm"
@@ -324,7 +325,10 @@ def shopper_summary(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
         for name, value in shopper_counts(note["sources"], note["failures"]).items():
             row[name] += value
         for attempt in (reason for message in note["failures"] for reason in message):
-            row["reasons"].update(r.split(":")[0] for r in attempt.split(","))
+            if attempt.startswith(ENDPOINT_ERROR):  # its message may hold commas
+                row["reasons"][ENDPOINT_ERROR] += 1
+            else:
+                row["reasons"].update(attempt.split(","))
     for row in out.values():
         asked = row["llm"] + row["fallbacks"]  # messages the model was asked for (journey leads are not)
         row["fallback_rate"] = round(row["fallbacks"] / asked, 4) if asked else 0.0
