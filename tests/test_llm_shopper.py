@@ -27,8 +27,9 @@ from ecomrlve.errors import UserInputError
 from ecomrlve.registry import env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, agent_factory, make_agent, play, replay
 from ecomrlve.session import EpisodeRecord
-from ecomrlve.shopper import LLMShopper, ShopperOptions, shopper_summary
+from ecomrlve.shopper import LLMShopper, shopper_summary
 from ecomrlve.shopper.grounding import grounding_for
+from ecomrlve.shopper.options import ShopperOptions
 from ecomrlve.shopper.persona import PERSONAS
 from ecomrlve.user import realiser as realiser_module
 from ecomrlve.user.realiser import PHRASINGS, TemplateShopper, phrasing_options

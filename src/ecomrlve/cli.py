@@ -32,10 +32,11 @@ from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
 from ecomrlve.session import EpisodeRecord, resolve_secret
-from ecomrlve.shopper import ShopperOptions, shopper_summary
+from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
+    ShopperOptions,
     UserApiKeyEnv,
     UserBaseUrl,
     UserCache,

@@ -41,10 +41,10 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import agent_factory, parse_difficulty
-from ecomrlve.shopper import ShopperOptions
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
+    ShopperOptions,
     UserApiKeyEnv,
     UserBaseUrl,
     UserCache,
