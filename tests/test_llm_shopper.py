@@ -73,6 +73,8 @@ def test_grounding_accepts_a_faithful_paraphrase_and_names_what_is_wrong_otherwi
     assert check.failures("", catalog) == ["empty"]
     assert "not_english" in check.failures("zxq vbn qwrt plk mnb Brightix Nova 21 charger Black", catalog)
     assert "role_label" in check.failures("Customer: the Brightix Nova 21 charger in Black", catalog)
+    assert "prompt_echo" in check.failures("DRAFT: the Brightix Nova 21 charger in Black", catalog)
+    assert "prompt_echo" in check.failures("Dear [Customer Name], the Brightix Nova 21 charger in Black", catalog)
     assert "too_long" in check.failures("the Brightix Nova 21 charger in Black. " + "so " * 400, catalog)
     two = grounding_for("I need 2 of the lamp.", ["2", "the lamp"], [])
     assert two.failures("i need two of the lamp", catalog) == []

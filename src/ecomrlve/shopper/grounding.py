@@ -19,7 +19,8 @@ message the shopper has seen:
   reason, a title) that *allowed* does not hold: the check, unlike the prompt, may read the goal;
 * length within bounds, and English: at least ``MIN_ASCII_SHARE`` printable ASCII and, from
   four words on, at least one common English function word (a heuristic: it rejects other
-  languages, code and token soup, not bad English); no role labels or chat-template tokens.
+  languages, code and token soup, not bad English); no role labels or chat-template tokens, no
+  echo of the prompt ("DRAFT:", "rewrite") and no placeholder in brackets ("[Customer Name]").
 
 It returns the reasons it failed (empty: grounded).
 """
@@ -46,6 +47,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&+-]*")
 _ORDER = re.compile(ORDER_ID)
 _ROLE_LABEL = re.compile(r"(^|\n)\s*(customer|assistant|user|shopper|system)\s*:|<\||\|>|```", re.IGNORECASE)
+#: the prompt's scaffolding echoed back, or a template placeholder: "DRAFT:", "Rewrite ...", "[Customer Name]"
+_SCAFFOLDING = re.compile(r"\b(draft|rewrite|chat message|as an ai)\b|\[[^\]]{1,40}\]", re.IGNORECASE)
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                 "eleven", "twelve")
 ENGLISH_WORDS = frozenset(  # common function and chat words (the language heuristic; short on purpose)
@@ -137,6 +140,8 @@ class Grounding:
             reasons.append("not_english")
         if _ROLE_LABEL.search(stripped):
             reasons.append("role_label")
+        if _SCAFFOLDING.search(stripped):
+            reasons.append("prompt_echo")
         missing = [v for v in self.required if not value_present(v, stripped)]
         if missing:
             reasons.append("missing_value")
