@@ -10,7 +10,7 @@
 #   /work/venv-llama/bin/pip install "llama-cpp-python[server]"
 #   SERVER_PYTHON=/work/venv-llama/bin/python bash scripts/llm_shopper_smollm2.sh [OUT_DIR]
 #
-# It plays 208 oracle episodes (8 environments x d 0-12 x 2) with the shopper phrased by
+# It plays 208 oracle episodes (each environment x d 0-12 x 2, one run per environment) with the shopper phrased by
 # SmolLM2, then replays them with the server stopped, and prints per environment the share of model
 # replies the grounding check rejected, the fallback rate, the latency per shopper turn and a few
 # accepted messages. A 135M model is expected to fail the check often: the numbers measure the check
@@ -56,34 +56,49 @@ else:
 EOF
 
 start=$(date +%s.%N)
-$ECOMRLVE run --collection C8 --agent oracle --difficulty "$DIFFICULTY" --episodes "$PER_D" --secret smollm2-shopper \
-    --user-model smollm2 --user-base-url "http://127.0.0.1:$PORT/v1" --user-cache "$OUT/cache" \
-    --out "$OUT/episodes.jsonl" --summary-json "$OUT/summary.json"
+: > "$OUT/episodes.jsonl"
+for env in CART SUB PD RETURN STATUS POLICY BUNDLE JOURNEY; do  # one run per environment: each gets its episodes
+    $ECOMRLVE run --env "$env" --agent oracle --difficulty "$DIFFICULTY" --episodes "$PER_D" \
+        --secret smollm2-shopper --user-model smollm2 --user-base-url "http://127.0.0.1:$PORT/v1" \
+        --user-cache "$OUT/cache" --out "$OUT/$env.jsonl"
+    cat "$OUT/$env.jsonl" >> "$OUT/episodes.jsonl"
+done
 end=$(date +%s.%N)
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 $ECOMRLVE replay "$OUT/episodes.jsonl"   # with the server gone: the recorded texts are played back
 
 python - "$OUT" "$start" "$end" <<'EOF'
-import json, pathlib, sys
+import collections, json, pathlib, sys
 out, start, end = pathlib.Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-summary = json.loads((out / "summary.json").read_text())
 assert all(r["reward"]["r_task"] == 1.0 for r in records), "the oracle must solve every episode"
-asked = sum(row["llm"] + row["fallbacks"] for row in summary["shopper"].values())
+rows = collections.defaultdict(collections.Counter)
+for r in records:
+    row = rows[r["env_id"]]
+    for source, failures in zip(r["shopper"]["sources"], r["shopper"]["failures"]):
+        if source == "template":
+            continue  # a journey's templated lead: never asked of the model
+        row["asked"] += 1
+        row["fallback"] += source == "fallback"
+        row["attempts"] += len(failures) + (source != "fallback")
+        row["rejected"] += len(failures)
+        for attempt in failures:
+            row.update("reason:" + f for f in (["endpoint_error"] if attempt.startswith("endpoint_error")
+                                               else attempt.split(",")))
+asked = sum(row["asked"] for row in rows.values())
 print(f"{len(records)} episodes, {asked} shopper messages asked of the model, {end - start:.0f} s in all, "
       f"{(end - start) / max(asked, 1):.2f} s per shopper turn (episode time included)")
-print("env      asked  rejected/attempt  fallback  reasons")
-for env_id, row in summary["shopper"].items():
-    attempts = row["llm"] + row["rejected"]
-    env_asked = row["llm"] + row["fallbacks"]
-    print(f"{env_id:8} {env_asked:5}  {row['rejected'] / max(attempts, 1):16.0%}  {row['fallback_rate']:8.0%}  "
-          f"{row['reasons']}")
+print("env      episodes asked  rejected/attempt  fallback  reasons")
+for env_id, row in rows.items():
+    reasons = {k[7:]: v for k, v in sorted(row.items()) if k.startswith("reason:")}
+    episodes = sum(r["env_id"] == env_id for r in records)
+    print(f"{env_id:8} {episodes:8} {row['asked']:5}  {row['rejected'] / max(row['attempts'], 1):16.0%}  "
+          f"{row['fallback'] / max(row['asked'], 1):8.0%}  {reasons}")
 print("accepted messages:")
 shown = 0
 for record in records:
-    note = record["shopper"]
-    for text, source in zip(note["texts"], note["sources"]):
-        if source in ("llm", "retry") and shown < 8:
+    for text, source in zip(record["shopper"]["texts"], record["shopper"]["sources"]):
+        if source in ("llm", "retry") and shown < 10:
             print(f"  [{record['env_id']} d={record['difficulty']}] {text}")
             shown += 1
 EOF
