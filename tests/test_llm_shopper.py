@@ -75,6 +75,8 @@ def test_grounding_accepts_a_faithful_paraphrase_and_names_what_is_wrong_otherwi
     assert "role_label" in check.failures("Customer: the Brightix Nova 21 charger in Black", catalog)
     assert "prompt_echo" in check.failures("DRAFT: the Brightix Nova 21 charger in Black", catalog)
     assert "prompt_echo" in check.failures("Dear [Customer Name], the Brightix Nova 21 charger in Black", catalog)
+    titled = grounding_for("I need the Brightix charger [2-pack] for my draft table.", ["Brightix charger [2-pack]"], [])
+    assert titled.failures("i need the brightix charger [2-pack] for my draft table", catalog) == []
     assert "too_long" in check.failures("the Brightix Nova 21 charger in Black. " + "so " * 400, catalog)
     two = grounding_for("I need 2 of the lamp.", ["2", "the lamp"], [])
     assert two.failures("i need two of the lamp", catalog) == []

@@ -140,7 +140,8 @@ class Grounding:
             reasons.append("not_english")
         if _ROLE_LABEL.search(stripped):
             reasons.append("role_label")
-        if _SCAFFOLDING.search(stripped):
+        allowed_n = normalise(self.allowed)
+        if any(normalise(m.group(0)) not in allowed_n for m in _SCAFFOLDING.finditer(stripped)):  # "[2-pack]" in a title is fine
             reasons.append("prompt_echo")
         missing = [v for v in self.required if not value_present(v, stripped)]
         if missing:
