@@ -7,12 +7,15 @@ an assistant message, or a :class:`Status` (an HTTP error) or :class:`Delay` (an
 
 :class:`HeuristicPolicy` plays the CART heuristic baseline through the protocol, rebuilding the
 observations the baseline would have seen from the request, in native or text (Hermes) mode.
+:class:`ShopperPolicy` stands in for the model behind the LLM shopper (faithful, leaking, omitting,
+garbage, failing), answering over HTTP or, for speed, as an in-process transport of the same requests.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -209,3 +212,72 @@ class HeuristicPolicy:
             else:
                 out.append(message)
         return out
+
+
+# -- the shopper side: a stand-in for the model that phrases the simulated shopper's messages ---------
+
+SHOPPER_MODES = ("faithful", "leak", "omit", "garbage", "empty", "error", "timeout")
+_DRAFT = re.compile(r"DRAFT: (.*)\Z", re.DOTALL)
+_VALUES = re.compile(r'Copy these values exactly as written: (.*)\.$', re.MULTILINE)
+_SWAPS = (("Hi, ", "hey - "), ("Hello, ", "hi, "), ("I'd like", "i want"), ("Could you", "can you"),
+          ("please", "pls"), ("I need", "i really need"), ("Thanks", "thank you"))
+
+
+def shopper_draft(body: dict[str, Any]) -> str:
+    """The template draft in an LLM-shopper request."""
+    match = _DRAFT.search(body["messages"][-1]["content"])
+    assert match, "not an LLM-shopper request"
+    return match.group(1)
+
+
+def shopper_values(body: dict[str, Any]) -> list[str]:
+    """The values the request says to copy verbatim."""
+    match = _VALUES.search(body["messages"][0]["content"])
+    return re.findall(r'"([^"]*)"', match.group(1)) if match else []
+
+
+def paraphrase(draft: str) -> str:
+    """A faithful rewording: greetings and stock phrases swapped, every value kept."""
+    for old, new in _SWAPS:
+        draft = draft.replace(old, new)
+    return draft
+
+
+@dataclass
+class ShopperPolicy:
+    """Answers LLM-shopper requests in one of :data:`SHOPPER_MODES`.
+
+    ``faithful`` paraphrases the draft; ``leak`` adds one of ``leaks`` the request does not hold
+    (a withheld value, an unseen id); ``omit`` drops the first value to copy; ``garbage`` and
+    ``empty`` are unusable text; ``error`` is HTTP 500; ``timeout`` answers after ``delay`` s.
+    """
+
+    mode: str
+    leaks: list[str] = field(default_factory=list)
+    delay: float = 1.0
+    calls: int = 0
+
+    def text(self, body: dict[str, Any]) -> str:
+        self.calls += 1
+        draft = shopper_draft(body)
+        if self.mode == "leak":
+            prompt = (body["messages"][0]["content"] + body["messages"][-1]["content"]).lower()
+            fresh = [v for v in self.leaks if v.lower() not in prompt]
+            leak = fresh[self.calls % len(fresh)] if fresh else "P00000000"
+            return f"{paraphrase(draft)} Also, it has to be {leak}."
+        if self.mode == "omit":
+            values = sorted(shopper_values(body), key=len, reverse=True)
+            return re.sub(re.escape(values[0]), "that", draft, flags=re.IGNORECASE) if values else paraphrase(draft)
+        if self.mode == "garbage":
+            return "zxq vbn qwrt plk mnb vcx lkj hgf dsa poi"
+        if self.mode == "empty":
+            return ""
+        return paraphrase(draft)
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any] | Status | Delay | Raw:
+        if self.mode == "error":
+            self.calls += 1
+            return Status(500, "the shopper model crashed")
+        if self.mode == "timeout":
+            return Delay(self.delay, {"role": "assistant", "content": self.text(body)})
+        return {"role": "assistant", "content": self.text(body)}

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session",),  # the runtime: one episode
     ("episode",),  # the runtime: reset/step over many
     ("agents",),
+    ("shopper",),  # the LLM shopper: realisers that call a model (through agents.llm's endpoint)
     ("runner",),  # the one run path
     ("playground",),  # browser playground and run viewer: plays through the runtime, reads runs files
     ("server",),  # the run path served (openenv) and its client, the playground mounted; `eval --server` uses it

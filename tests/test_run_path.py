@@ -25,7 +25,8 @@ def test_run_and_eval_play_the_same_episodes(tmp_path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["run", *common, "--episodes", "2", "--out", str(tmp_path / "run.jsonl")])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["eval", *common, "--tasks", "2", "--out", str(tmp_path / "eval")])
+    # eval phrases with the held-out half by default; the same half makes the same episodes
+    result = runner.invoke(app, ["eval", *common, "--tasks", "2", "--phrasing", "train", "--out", str(tmp_path / "eval")])
     assert result.exit_code == 0, result.output
     run = _episodes((tmp_path / "run.jsonl").read_text().splitlines())
     evaluated = _episodes((tmp_path / "eval" / "episodes.jsonl").read_text().splitlines())

@@ -49,6 +49,18 @@ from ecomrlve.runner import (
 )
 from ecomrlve.server.commands import serve_command, status_command
 from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.shopper import shopper_summary
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    ShopperOptions,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+    print_shopper_summary,
+)
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -100,6 +112,12 @@ def run(
                                                   "secret and curriculum, instead of in-process.")] = None,
     token: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                                  help="--server: its bearer token.")] = None,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "train",
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
     if agent not in BUILTIN_AGENTS:
@@ -109,12 +127,17 @@ def run(
     difficulties = parse_difficulty(difficulty)
     overrides = parse_overrides(override)
     config = SchedulerConfig(tau_acc, tau_num, d_delta)
+    shopper_options = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
+                                     phrasing=phrasing)
     remote = None
+    shopper = None
     scheduler: Scheduler | None = None
     if server and ray:
         raise UserInputError("--ray and --server: choose one (a server plays its own episodes)")
     if server and override:
         raise UserInputError("--override: with --server the server's own --override applies")
+    if server and shopper_options.describe() is not None:
+        raise UserInputError("--user-model/--phrasing: with --server the server's shopper applies (serve --user-model)")
     if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
         from ecomrlve.server.commands import ServerSessions
 
@@ -132,14 +155,17 @@ def run(
         except CatalogUnsupportedError as exc:
             raise UserInputError(str(exc)) from None
         shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
-        make_env, catalog_name = (lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret)), cat.name
+        shopper = None if ray else shopper_options.build()  # Ray workers build their own
+        make_env = lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret,
+                                   realiser=shopper)
+        catalog_name = cat.name
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
     curriculum = Curriculum.sequential(scheduler, seed) if scheduler else Curriculum()
     loop: EpisodeLoop
     if ray:
         integration = _ray_integration()
-        loop = integration.run_pool(integration.EnvRecipe(env_ids, catalog, overrides, run_secret), curriculum,
-                                    agent, workers=workers, address=ray_address)
+        recipe = integration.EnvRecipe(env_ids, catalog, overrides, run_secret, shopper_options)
+        loop = integration.run_pool(recipe, curriculum, agent, workers=workers, address=ray_address)
     else:
         loop = RunLoop(make_env, curriculum, agent_factory(agent))
     records: list[EpisodeRecord] = []
@@ -154,18 +180,24 @@ def run(
                     sink.write(record.to_json() + "\n")
                 progress.advance(bar)
 
-            asyncio.run(loop.run(((task, 0) for task in plan), finished))
+            asyncio.run(loop.run(((task, 0) for task in plan), finished))  # one at a time: records in plan order
     finally:
         if sink:
             sink.close()
         if remote:
             remote.close()
+        getattr(shopper, "close", lambda: None)()
     summary = summarise(records)
     _print_summary(summary)
+    shopper_rows = shopper_summary(records)
+    if shopper_rows:
+        print_shopper_summary(console, shopper_rows)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
         payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "results": summary}
+        if shopper_rows:
+            payload["shopper"] = shopper_rows
         if scheduler is not None:
             payload["scheduler"] = scheduler.state_dict()
         summary_json.write_text(json.dumps(payload, indent=2))
@@ -396,8 +428,10 @@ def _ray_integration() -> ModuleType:
     return integration
 
 
-def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | None) -> EpisodeLoop:
-    pool: EpisodeLoop = _ray_integration().evaluation_pool(evaluation, workers=workers, address=address)
+def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | None,
+                         shopper: ShopperOptions) -> EpisodeLoop:
+    pool: EpisodeLoop = _ray_integration().evaluation_pool(evaluation, workers=workers, address=address,
+                                                           shopper=shopper)
     return pool
 
 

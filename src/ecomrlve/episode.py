@@ -27,7 +27,7 @@ from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardWeights
 from ecomrlve.rng import derive_rng
 from ecomrlve.session import EpisodeAudit, EpisodeRecord, EpisodeSession, resolve_secret
-from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 
 class EcomEnv:
@@ -42,7 +42,8 @@ class EcomEnv:
         search: a search engine over ``catalog`` (default: lexical BM25, shared per catalog).
         overrides: fixed values for difficulty axes, e.g. ``{"p_noise": 0.0}``.
         weights: reward weights.
-        realiser: how the user phrases things (default: templates with noise at ``p_noise``).
+        realiser: how the user phrases things: a realiser or a per-episode factory (default: the
+            train-set templates with noise at ``p_noise``).
         denied_categories: category names the store must never sell (safety rule).
         seed: seeds the choice of env and episode seed when ``reset`` is not told.
         secret: the deployment secret mixed into every episode's random streams (see
@@ -54,7 +55,7 @@ class EcomEnv:
     def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *,
                  catalog: Catalog | str | os.PathLike[str] | None = None,
                  search: SearchEngine | None = None, overrides: dict[str, Any] | None = None,
-                 weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
+                 weights: RewardWeights = RewardWeights(), realiser: Realiser | RealiserFactory | None = None,
                  denied_categories: tuple[str, ...] = (), seed: int = 0, secret: str | None = None) -> None:
         self.env_ids = resolve_env_ids(env_ids)
         self.secret = resolve_secret(secret)

@@ -32,6 +32,7 @@ from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
 from ecomrlve.session import RUNTIME_TERMINATIONS, EpisodeRecord
+from ecomrlve.shopper import ReplayShopper
 
 # -- what the run path plays on ---------------------------------------------------------------------
 
@@ -252,7 +253,9 @@ class RunLoop:
     """Plays ``(task, trial)`` jobs: difficulty from the curriculum, one episode each, outcome observed once.
 
     Each worker owns one environment (``make_env``); agents with ``act_async`` (LLM agents) are
-    awaited, so ``concurrency`` episodes can wait on an endpoint at once.
+    awaited, so ``concurrency`` episodes can wait on an endpoint at once. An environment whose
+    shopper calls a model (its realiser has ``offload``, e.g. :class:`~ecomrlve.shopper.LLMShopper`)
+    resets and steps through it, so shopper requests of concurrent episodes overlap too.
     """
 
     make_env: Callable[[], PlayableEnv]
@@ -261,12 +264,18 @@ class RunLoop:
 
     async def play(self, env: PlayableEnv, task: Task, trial: int) -> tuple[EpisodeRecord, Agent]:
         """One episode of ``task``; the curriculum observes it before this returns."""
-        observation = env.reset(env_id=task.env_id, difficulty=self.curriculum.difficulty(task), seed=task.seed)
+        offload = getattr(getattr(env, "realiser", None), "offload", None)  # a server's env shops remotely
+
+        async def run(fn: Callable[..., Observation], *args: Any, **kwargs: Any) -> Observation:
+            return await offload(fn, *args, **kwargs) if offload else fn(*args, **kwargs)
+
+        observation = await run(env.reset, env_id=task.env_id, difficulty=self.curriculum.difficulty(task),
+                                seed=task.seed)
         agent = self.make_agent(env, task, trial)
         act_async = getattr(agent, "act_async", None)
         while not observation.done:
             action = await act_async(observation) if act_async else agent.act(observation)
-            observation = env.step(action)
+            observation = await run(env.step, action)
         record = env.record
         self.curriculum.observe(task, record)
         return record, agent
@@ -308,9 +317,16 @@ def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int, seed: i
 
 def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
     """Re-run a recorded episode from its key (secret included) and actions; returns the new record (same
-    ``run`` metadata). ``env`` adopts the record's secret."""
+    ``run`` metadata). ``env`` adopts the record's secret; a recorded shopper (phrasing set, or an LLM's
+    texts) is played back for this episode, with no model call."""
     env.secret = record.secret
-    observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
+    realiser = env.realiser
+    if record.shopper:
+        env.realiser = ReplayShopper(record.shopper)
+    try:
+        observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
+    finally:
+        env.realiser = realiser
     for action in record.actions:
         if observation.done:
             break

@@ -37,7 +37,7 @@ from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
 from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
 from ecomrlve.tools.cart import cart_summary
-from ecomrlve.user.realiser import Realiser, TemplateRealiser
+from ecomrlve.user.realiser import EpisodeContext, Realiser, RealiserFactory, TemplateRealiser, TemplateShopper
 from ecomrlve.world.account import ORDER_ID
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import USER_SOURCE
@@ -70,12 +70,16 @@ class EpisodeRecord(BaseModel):
     actions: list[Any] = Field(description="Agent outputs exactly as received, for replay.")
     goal: dict[str, Any] = Field(description="The hidden goal (revealed only after the episode).")
     reward: RewardBreakdown | None = None
+    shopper: dict[str, Any] | None = Field(
+        default=None, description="How the shopper's messages were phrased when not by the default templates "
+        "(phrasing set; for an LLM shopper the model, persona and every realised text, so replay needs no "
+        "model). Left out of the JSON when None.")
     run: dict[str, Any] | None = Field(
         default=None, description="Who played and how (agent, model, task, trial, token usage); set by "
         "evaluation code, not part of the episode, so replay carries it over unchanged.")
 
     def to_json(self) -> str:
-        return self.model_dump_json()
+        return self.model_dump_json(exclude={"shopper"} if self.shopper is None else None)
 
 
 class PublicState(BaseModel):
@@ -164,13 +168,15 @@ class EpisodeSession:
         seed: the episode seed.
         catalog, search: the shared catalog and its search engine.
         weights: reward weights.
-        realiser: how the shopper phrases things (default: templates with noise at ``p_noise``).
+        realiser: how the shopper phrases things: a realiser, or a factory of one per episode
+            (default: the train-set templates with noise at ``p_noise``).
         denied_categories: category indices the store must never sell.
         episode_id: an opaque id for servers and logs (default: random, so it reveals nothing).
     """
 
     def __init__(self, family: TaskFamily, difficulty: Difficulty, seed: int, *, catalog: Catalog,
-                 search: SearchEngine, weights: RewardWeights = RewardWeights(), realiser: Realiser | None = None,
+                 search: SearchEngine, weights: RewardWeights = RewardWeights(),
+                 realiser: Realiser | RealiserFactory | None = None,
                  denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None,
                  secret: str | None = None) -> None:
         self._episode_id = episode_id or secrets.token_hex(12)
@@ -184,8 +190,14 @@ class EpisodeSession:
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
                                 search_rng=derive_rng(*key, "search"), ask_user=self._ask_user,
                                 submit_answer=self._submit_answer)
-        realiser = realiser or TemplateRealiser(difficulty.p_noise)
-        self._problem = family.generate(self._world, difficulty, derive_rng(*key, "generate"), realiser)
+        self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
+        self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
+        chosen = realiser if realiser is not None else TemplateShopper()
+        context = EpisodeContext(key, family.env_id, difficulty.d, difficulty.p_noise, catalog, self._shopper_history,
+                                 self._hidden_goal)
+        self._hidden: Any = None
+        self._realiser: Realiser = chosen.for_episode(context) if hasattr(chosen, "for_episode") else chosen
+        self._problem = family.generate(self._world, difficulty, derive_rng(*key, "generate"), self._realiser)
         self._tools, schemas = toolset(family, difficulty)
         self._t_max = family.turn_budget(self._problem)
         self._turns = 0
@@ -198,7 +210,7 @@ class EpisodeSession:
         self._turn: _Turn | None = None
         self._final: Observation | None = None
         prompt = system_prompt(today=today, task_instructions=family.instructions, b_tool=difficulty.B_tool)
-        self._messages: list[dict[str, Any]] = [
+        self._messages = [
             {"role": "system", "content": prompt},
             {"role": "user", "content": self._problem.opening},
         ]
@@ -352,7 +364,7 @@ class EpisodeSession:
             secret=self._secret, catalog=self._catalog_name, tools=list(self._tools),
             axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
-            reward=self._reward,
+            reward=self._reward, shopper=getattr(self._realiser, "record", lambda: None)(),
         )
 
     def audit(self) -> EpisodeAudit:
@@ -363,8 +375,29 @@ class EpisodeSession:
     # -- internals ------------------------------------------------------------------------------
 
     def _info(self) -> dict[str, Any]:
-        """Turn counters only: the episode key (env, difficulty, seed) stays out of the agent's view."""
-        return {"turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
+        """Turn counters (and an LLM shopper's fallback counts): the episode key stays out of the agent's view."""
+        info = {"turn": self._turns, "user_caused_turns": self._user_caused_turns, "turns_left": self._turns_left()}
+        stats = getattr(self._realiser, "stats", None)
+        return info | {"shopper": stats()} if stats is not None else info
+
+    def _hidden_goal(self) -> Any:
+        """The goal as JSON data, for a realiser's checks. The opening is realised during generation,
+        before the goal is returned, so it comes from a dry generation with templates on a throwaway
+        world: the goal is drawn before, and independently of, anything the shopper says."""
+        if self._hidden is None:
+            family, d, key = self._family, self._difficulty, self._world.key
+            world = World(self._world.catalog, key, self._world.today, denied_categories=self._world.denied_categories)
+            dry = family.generate(world, d, derive_rng(*key, "generate"), TemplateRealiser(d.p_noise))
+            self._hidden = dry.goal.model_dump(mode="json")
+        return self._hidden
+
+    def _shopper_history(self) -> list[dict[str, str]]:
+        """The conversation as the shopper saw it: the agent's words and its own, no tool results."""
+        seen = [{"role": m["role"], "content": m["content"]} for m in self._messages
+                if m["role"] in ("user", "assistant") and isinstance(m.get("content"), str) and m["content"]]
+        if self._question is not None:
+            seen.append({"role": "assistant", "content": self._question})
+        return seen
 
     def _turns_left(self) -> int:
         return self._t_max - (self._turns - self._user_caused_turns)
@@ -425,7 +458,11 @@ class EpisodeSession:
         self._messages.append(message)
 
     def _ask_user(self, question: str) -> str:
-        reply = self._problem.user.on_question(question, self._world)
+        self._question = question
+        try:
+            reply = self._problem.user.on_question(question, self._world)
+        finally:
+            self._question = None
         self._surface_from_text(reply)
         return reply
 

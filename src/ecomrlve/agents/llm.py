@@ -20,11 +20,13 @@ what remains is raised as :class:`EndpointError` with a message that says what t
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from ecomrlve.errors import UserInputError
 from ecomrlve.prompts import tool_responses_prompt, tools_prompt
 from ecomrlve.protocol import Observation
 
@@ -46,6 +48,15 @@ def import_openai() -> Any:
     except ImportError:
         raise EndpointError("the LLM agent needs the openai client: pip install 'ecomrlve[llm]'") from None
     return openai
+
+
+def api_key_from_env(variable: str | None, option: str = "--api-key-env") -> str:
+    """The API key in ``$variable`` (default ``$OPENAI_API_KEY``, else a placeholder local servers accept)."""
+    if variable is None:
+        return os.environ.get("OPENAI_API_KEY", "EMPTY")
+    if variable not in os.environ:
+        raise UserInputError(f"{option}: environment variable {variable} is not set")
+    return os.environ[variable]
 
 
 @dataclass(frozen=True)
@@ -161,6 +172,19 @@ class ChatEndpoint:
             return  # no /models route on this server: the first request will tell
         except self._openai.APIError as exc:
             raise self.explain(exc) from exc
+        self._require_served(served)
+
+    def check_sync(self) -> None:
+        """:meth:`check` with the sync client (for code outside an event loop)."""
+        try:
+            served = [m.id for m in self.sync_client.models.list()]
+        except self._openai.NotFoundError:
+            return
+        except self._openai.APIError as exc:
+            raise self.explain(exc) from exc
+        self._require_served(served)
+
+    def _require_served(self, served: list[str]) -> None:
         if served and self.config.model not in served:
             raise EndpointError(f"model {self.config.model!r} is not served at {self.config.base_url}; "
                                 f"it serves: {', '.join(served)}")
@@ -266,7 +290,7 @@ class LLMAgent:
         return out
 
     def _accept(self, completion: Any) -> dict[str, Any] | str:
-        message = _completion_message(completion, self.endpoint.config.base_url)
+        message = completion_message(completion, self.endpoint.config.base_url)
         self.usage.add(getattr(completion, "usage", None))
         if self.mode == "text":
             text = message.content or ""
@@ -282,7 +306,7 @@ class LLMAgent:
         return action
 
 
-def _completion_message(completion: Any, base_url: str) -> Any:
+def completion_message(completion: Any, base_url: str) -> Any:
     """The first choice's message, after checking the shape the rest of the agent relies on.
 
     The client hands back whatever a server sent with HTTP 200 (a plain string for a non-JSON

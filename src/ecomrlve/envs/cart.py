@@ -306,7 +306,7 @@ def _cart_key(world: World) -> tuple:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 3
+    version = 4
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ecomrlve.agents import BUILTIN_AGENTS
-from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, Mode, SamplingParams
+from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, Mode, SamplingParams, api_key_from_env
 from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
@@ -44,20 +43,23 @@ from ecomrlve.evaluation.run import (
 )
 from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
 from ecomrlve.server.commands import ServerSessions
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    ShopperOptions,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+    print_shopper_summary,
+)
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
-#: ``eval --ray``: (evaluation, workers, Ray address) -> the pool that plays it. The Ray integration is a
+#: ``eval --ray``: (evaluation, workers, Ray address, shopper) -> the pool that plays it. The Ray integration is a
 #: layer above this one, so :mod:`ecomrlve.cli` installs it (``ecomrlve.integrations.ray.evaluation_pool``).
-ray_pool: Callable[[Evaluation, int, str | None], EpisodeLoop] | None = None
-
-
-def _api_key(variable: str | None) -> str:
-    if variable is None:
-        return os.environ.get("OPENAI_API_KEY", "EMPTY")
-    if variable not in os.environ:
-        raise UserInputError(f"--api-key-env: environment variable {variable} is not set")
-    return os.environ[variable]
+ray_pool: Callable[[Evaluation, int, str | None, ShopperOptions], EpisodeLoop] | None = None
 
 
 def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode: Mode, temperature: float | None,
@@ -71,7 +73,7 @@ def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode:
         raise UserInputError(f"--extra-body: not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise UserInputError("--extra-body: must be a JSON object")
-    return LLMConfig(model=model, base_url=base_url, api_key=_api_key(api_key_env), mode=mode,
+    return LLMConfig(model=model, base_url=base_url, api_key=api_key_from_env(api_key_env), mode=mode,
                      sampling=SamplingParams(temperature, top_p, max_tokens, sampling_seed), timeout=timeout,
                      max_retries=max_retries, extra_body=body)
 
@@ -117,6 +119,12 @@ def eval_command(
                                                "secret and curriculum, instead of in-process.")] = None,
     token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                               help="--server: its bearer token.")] = None,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "eval",
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
@@ -140,18 +148,25 @@ def eval_command(
         endpoint = ChatEndpoint(llm) if llm else None
         if server and override:
             raise UserInputError("--override: with --server the server's own --override applies")
+        if server and user_model:
+            raise UserInputError("--user-model: with --server the server's shopper applies (serve --user-model)")
         remote = ServerSessions(server, token, env_ids) if server else None
+        shopper_options = None if remote else ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
+                                                             user_concurrency, phrasing=phrasing)
         spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, f"server:{server}" if server else catalog,
                         overrides,
                         SchedulerConfig(tau_acc, tau_num, d_delta) if difficulties is None else None,
-                        llm.describe() if llm else None)
+                        llm.describe() if llm else None, shopper_options.describe() if shopper_options else None)
         if overwrite:
             _discard(out)
-        if remote is None:
-            evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
-        else:  # the server's episodes (its secret is in the records) and curriculum (it counts every outcome)
+        if remote is not None:  # the server's episodes (its secret and shopper) and curriculum (it counts every outcome)
             evaluation = Evaluation(spec, out, catalog=None, make_env=remote.make_env,
                                     scheduler=remote.scheduler if difficulties is None else None)
+        elif ray:  # each Ray worker builds its own shopper from the options
+            evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        else:
+            assert shopper_options is not None
+            evaluation = Evaluation(spec, out, catalog=load_catalog(catalog), realiser=shopper_options.build())
     except (ReportDependencyError, EndpointError) as exc:
         raise UserInputError(str(exc)) from None
     except (KeyError, ValueError) as exc:  # EvalConfigMismatch and damaged records included
@@ -163,17 +178,21 @@ def eval_command(
     if ray:
         if ray_pool is None:
             raise UserInputError("--ray: the Ray integration is not installed in this command")
-        loop = ray_pool(evaluation, workers, ray_address)
+        assert shopper_options is not None
+        loop = ray_pool(evaluation, workers, ray_address, shopper_options)
     try:
         failure = _play(evaluation, agent, endpoint, concurrency, loop)
     finally:
         if remote is not None:
             remote.close()
+        getattr(evaluation.realiser, "close", lambda: None)()
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
     if evaluation.records:
         _print_results(summary)
+    if summary.get("shopper"):
+        print_shopper_summary(console, summary["shopper"])
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
     if failure is not None:
         one_line = " ".join(failure.split())

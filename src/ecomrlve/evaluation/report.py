@@ -16,6 +16,7 @@ from typing import Any
 from ecomrlve.evaluation.run import SUMMARY_FILE, EvalSpec
 from ecomrlve.evaluation.stats import summarise
 from ecomrlve.session import EpisodeRecord
+from ecomrlve.shopper import shopper_summary
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
@@ -41,6 +42,9 @@ def build_summary(spec: EvalSpec, records: list[EpisodeRecord], *, scheduler_sta
     summary: dict[str, Any] = {"config": spec.to_dict(), "complete": complete, "episodes": len(records),
                                "planned_episodes": spec.planned_episodes}
     summary.update(summarise(records, spec.trials))
+    shopper = shopper_summary(records)
+    if shopper:
+        summary["shopper"] = shopper
     if scheduler_state is not None:
         summary["scheduler"] = scheduler_state
     return summary

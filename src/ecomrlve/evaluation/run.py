@@ -28,6 +28,7 @@ from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent
 from ecomrlve.runner import AgentFactory, Curriculum, EpisodeLoop, Plan, PlayableEnv, RunLoop, Scheduler, Task
 from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -53,6 +54,7 @@ class EvalSpec:
     overrides: dict[str, Any] = field(default_factory=dict)
     scheduler: SchedulerConfig | None = None
     llm: dict[str, Any] | None = None
+    shopper: dict[str, Any] | None = None  # how the shopper phrases (ShopperOptions.describe); None: train templates
 
     def __post_init__(self) -> None:
         if self.tasks < 1 or self.trials < 1:
@@ -123,10 +125,12 @@ class Evaluation:
 
     def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog | None, search: SearchEngine | None = None,
                  secret: str | None = None, make_env: Callable[[], PlayableEnv] | None = None,
-                 scheduler: Scheduler | None = None) -> None:
+                 scheduler: Scheduler | None = None, realiser: Realiser | RealiserFactory | None = None) -> None:
         """``make_env`` and ``scheduler`` play elsewhere (e.g. on a server and its curriculum: ``eval --server``);
-        by default episodes run in-process on ``catalog`` with a scheduler of the evaluation's own."""
+        by default episodes run in-process on ``catalog`` with a scheduler of the evaluation's own and the
+        shopper ``realiser`` (None: the default templates)."""
         self.spec = spec
+        self.realiser = realiser
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -207,7 +211,7 @@ class Evaluation:
 
     def _make_local_env(self) -> EcomEnv:
         return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides,
-                       secret=self.secret)
+                       secret=self.secret, realiser=self.realiser)
 
     def _annotate(self, task: Task, trial: int, record: EpisodeRecord, agent: Agent) -> EpisodeRecord:
         """Add who played and how (``record.run``) and keep the record."""

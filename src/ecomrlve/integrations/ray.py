@@ -44,6 +44,7 @@ from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.protocol import Observation
 from ecomrlve.runner import AgentFactory, Curriculum, EpisodeCallback, RunLoop, Task, agent_factory
 from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.shopper.options import ShopperOptions
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -85,6 +86,7 @@ class EnvRecipe:
     catalog: str = "default"
     overrides: dict[str, Any] = field(default_factory=dict)
     secret: str | None = None
+    shopper: ShopperOptions = field(default_factory=ShopperOptions)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "secret", resolve_secret(self.secret))
@@ -93,7 +95,7 @@ class EnvRecipe:
 
     def make(self) -> EcomEnv:
         return EcomEnv(self.env_ids, catalog=load_catalog(self.catalog), overrides=self.overrides,
-                       secret=self.secret)
+                       secret=self.secret, realiser=self.shopper.build())
 
 
 class CurriculumActor:
@@ -243,9 +245,11 @@ def run_pool(recipe: EnvRecipe, curriculum: Curriculum, agent: str, *, workers: 
     return RayPool(recipe, curriculum, agent_factory(agent), workers=workers)
 
 
-def evaluation_pool(evaluation: Evaluation, *, workers: int, address: str | None) -> RayPool:
-    """``ecomrlve eval --ray``: connect, then a pool over the evaluation's plan, curriculum and secret."""
+def evaluation_pool(evaluation: Evaluation, *, workers: int, address: str | None,
+                    shopper: ShopperOptions | None = None) -> RayPool:
+    """``ecomrlve eval --ray``: connect, then a pool over the evaluation's plan, curriculum, secret and shopper."""
     spec = evaluation.spec
     connect(address)
-    return RayPool(EnvRecipe(spec.env_ids, spec.catalog, spec.overrides, evaluation.secret), evaluation.curriculum,
+    recipe = EnvRecipe(spec.env_ids, spec.catalog, spec.overrides, evaluation.secret, shopper or ShopperOptions())
+    return RayPool(recipe, evaluation.curriculum,
                    agent_factory(spec.agent), workers=workers)

@@ -35,6 +35,7 @@ from ecomrlve.playground.access import check_binding
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.session import resolve_secret
+from ecomrlve.shopper.options import ShopperOptions
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -60,6 +61,7 @@ class ServerConfig:
     bind a non-loopback ``host`` unless ``insecure``. ``idle_timeout``: seconds a WebSocket may stay
     silent before its session is closed (None: never). ``max_message_bytes``: largest client message.
     ``allow_oracle``: accept oracle turns (evaluation only; they play the hidden goal's solver).
+    ``shopper``: how the shopper phrases its messages (templates of a phrasing half, or an LLM endpoint).
     ``playground``: mount the browser playground at ``/playground`` (it takes the same token as a
     bearer header, its cookie or ``?token=``, so a browser can open it).
     """
@@ -79,6 +81,7 @@ class ServerConfig:
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
     playground: bool = True
+    shopper: ShopperOptions = field(default_factory=ShopperOptions)
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
@@ -102,7 +105,7 @@ def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> De
     search.retriever  # noqa: B018 - open the indexes now: a broken catalog fails at start, not in a session
     scheduler = AdaptiveScheduler(env_ids, config.scheduler, checkpoint_path=config.scheduler_state)
     return Deployment(env_ids, catalog, search, resolve_secret(config.secret), scheduler, dict(config.overrides),
-                      config.allow_oracle)
+                      config.allow_oracle, config.shopper.build())
 
 
 def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAPI:

@@ -16,6 +16,16 @@ from rich.table import Table
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.errors import UserInputError
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    ShopperOptions,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+)
 
 if TYPE_CHECKING:
     from ecomrlve.server.client import RemoteEnv
@@ -51,6 +61,12 @@ def serve_command(
     allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
     playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "train",
 ) -> None:
     """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
     require_serve_extra()
@@ -61,7 +77,9 @@ def serve_command(
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
-                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground)
+                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
+                          shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
+                                                 user_concurrency, phrasing=phrasing))
     where = f"http://{host}:{port}"
     console.print(f"serving {config.env} on {where} (WebSocket sessions at ws://{host}:{port}/ws"
                   + (f", playground at {where}/playground)" if playground else ")")

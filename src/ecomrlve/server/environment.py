@@ -26,6 +26,7 @@ from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rng import derive_rng
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
+from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 #: ``reset(difficulty=ADAPTIVE)`` (the default) draws from the server's scheduler window
 ADAPTIVE = "adaptive"
@@ -46,6 +47,7 @@ class Deployment:
     scheduler: AdaptiveScheduler
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
+    realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
 
     def observe(self, env: EcomEnv) -> None:
         """The one scheduler update of a finished episode (the curriculum every session feeds)."""
@@ -64,7 +66,7 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         super().__init__()
         self._deployment = deployment
         self._env = EcomEnv(deployment.env_ids, catalog=deployment.catalog, search=deployment.search,
-                            overrides=deployment.overrides, secret=deployment.secret)
+                            overrides=deployment.overrides, secret=deployment.secret, realiser=deployment.realiser)
         self._draw = random.SystemRandom()  # unspecified env or seed: the server picks, unpredictably
         self._started = False
         self._steps = 0
@@ -95,10 +97,17 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
                           **kwargs: Any) -> EcomObservation:
-        """On the event loop, without a thread hand-off (see the module docstring)."""
+        """On the event loop, without a thread hand-off (see the module docstring), unless the shopper calls a
+        model: then through its worker threads, so one session waiting on the model holds up no other."""
+        offload = getattr(self._deployment.realiser, "offload", None)
+        if offload is not None:
+            return await offload(self.reset, seed, episode_id, **kwargs)
         return self.reset(seed, episode_id, **kwargs)
 
     async def step_async(self, action: EcomAction, timeout_s: float | None = None, **kwargs: Any) -> EcomObservation:
+        offload = getattr(self._deployment.realiser, "offload", None)
+        if offload is not None:
+            return await offload(self.step, action, timeout_s, **kwargs)
         return self.step(action, timeout_s, **kwargs)
 
     def _difficulty(self, env_id: str, seed: int, difficulty: object) -> int:

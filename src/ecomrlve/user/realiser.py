@@ -2,17 +2,28 @@
 
 :class:`TemplateRealiser` (the default) picks among many phrasings and adds noise at
 ``p_noise(d)``. Any other realiser (e.g. an LLM over an OpenAI-compatible endpoint) implements
-the same :class:`Realiser` protocol and plugs in without touching the dialogue manager.
+the same :class:`Realiser` protocol and plugs in without touching the dialogue manager. A
+:class:`RealiserFactory` builds one realiser per episode from an :class:`EpisodeContext` (the
+episode key, its noise level and the dialogue so far), which is what a realiser needs that
+phrases a message in context.
+
+Every list of phrasings is split in two disjoint halves (:data:`PHRASINGS`): ``train`` takes
+the even positions, ``eval`` the odd ones, so an agent evaluated on the ``eval`` set meets
+wording it was not trained on.
 """
 
 from __future__ import annotations
 
+import contextvars
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from ecomrlve.catalog.schema import Catalog
 
 from ecomrlve.catalog.product_type import indefinite, is_plural, spoken_noun
 from ecomrlve.registry import env_specs, load
@@ -28,6 +39,47 @@ ATTRIBUTE_WORDS = {
 class Realiser(Protocol):
     def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
         """One message saying every act, in order."""
+        ...
+
+
+Phrasing = Literal["train", "eval"]
+PHRASINGS: tuple[Phrasing, ...] = ("train", "eval")
+_T = TypeVar("_T")
+_phrasing: contextvars.ContextVar[Phrasing] = contextvars.ContextVar("phrasing", default="train")
+
+
+def phrasing_options(options: Sequence[_T], phrasing: Phrasing) -> Sequence[_T]:
+    """The half of ``options`` that belongs to ``phrasing`` (train: even positions, eval: odd)."""
+    return options[PHRASINGS.index(phrasing)::2]
+
+
+def pick(rng: random.Random, options: Sequence[_T]) -> _T:
+    """One of ``options`` from the phrasing set of the realiser now running (train by default)."""
+    return rng.choice(phrasing_options(options, _phrasing.get()))
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """What a per-episode realiser is given.
+
+    ``history()`` is the conversation the shopper has seen so far (the agent's messages and its
+    own, as ``{"role", "content"}``), including a question being asked through ``ask_user``.
+    ``hidden_goal()`` is the episode's hidden goal as JSON data, for checks in code only (what
+    a message must not say): it must never reach a model's prompt or the agent.
+    """
+
+    key: tuple[Any, ...]  # (env_id, d, seed, secret): seeds the realiser's own random streams
+    env_id: str
+    difficulty: int
+    p_noise: float
+    catalog: Catalog
+    history: Callable[[], list[dict[str, str]]]
+    hidden_goal: Callable[[], Any]
+
+
+class RealiserFactory(Protocol):
+    def for_episode(self, context: EpisodeContext) -> Realiser:
+        """The realiser of one episode."""
         ...
 
 
@@ -54,10 +106,10 @@ def _join(parts: list[str]) -> str:
 def _item_text(item: A.RequestedItem, rng: random.Random) -> str:
     text = item.phrase
     if item.quantity and item.quantity > 1:
-        text = rng.choice(["{q} of {p}", "{q}x {p}", "{p} (x{q})", "{q} units of {p}"]).format(q=item.quantity, p=text)
+        text = pick(rng, ["{q} of {p}", "{q}x {p}", "{p} (x{q})", "{q} units of {p}"]).format(q=item.quantity, p=text)
     if item.variant:
         attribute, value = item.variant
-        text += rng.choice([" in {v}", " ({v})", ", the {v} one", " in the {v} {w}"]).format(v=value, w=attribute_word(attribute))
+        text += pick(rng, [" in {v}", " ({v})", ", the {v} one", " in the {v} {w}"]).format(v=value, w=attribute_word(attribute))
     return text
 
 
@@ -75,14 +127,28 @@ class ActTemplates:
 
 
 class TemplateRealiser:
-    """Templates with several phrasings per act, plus typo/abbreviation/slang noise."""
+    """Templates with several phrasings per act (from one phrasing set), plus typo/abbreviation/slang noise."""
 
-    def __init__(self, p_noise: float = 0.0) -> None:
+    def __init__(self, p_noise: float = 0.0, phrasing: Phrasing = "train") -> None:
+        if phrasing not in PHRASINGS:
+            raise ValueError(f"phrasing must be one of {PHRASINGS}, got {phrasing!r}")
         self.p_noise = p_noise
+        self.phrasing = phrasing
 
     def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
         """Phrase each act, never repeating a sentence within the message (another phrasing is
         drawn, and a filler sentence that still repeats is left out), then add the message's noise."""
+        token = _phrasing.set(self.phrasing)
+        try:
+            return self._realise(acts, rng)
+        finally:
+            _phrasing.reset(token)
+
+    def record(self) -> dict[str, Any] | None:
+        """What an episode record notes about this shopper, for replay (None: the default train set)."""
+        return None if self.phrasing == "train" else {"realiser": "template", "phrasing": self.phrasing}
+
+    def _realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
         said: set[str] = set()
         parts: list[str] = []
         for act in acts:
@@ -93,8 +159,22 @@ class TemplateRealiser:
             fresh = [s for s in sentences(text) if s.lower() not in said]
             said.update(s.lower() for s in fresh)
             parts.append(" ".join(fresh))
-        protected = tuple(v for act in acts for v in templates_for(act).protected(act))
-        return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected)
+        return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected_values(acts))
+
+
+@dataclass(frozen=True)
+class TemplateShopper:
+    """The template realiser per episode: noise at the episode's ``p_noise``, phrasings from ``phrasing``."""
+
+    phrasing: Phrasing = "train"
+
+    def for_episode(self, context: EpisodeContext) -> TemplateRealiser:
+        return TemplateRealiser(context.p_noise, self.phrasing)
+
+
+def protected_values(acts: Iterable[A.DialogueAct]) -> tuple[str, ...]:
+    """The values the acts must convey verbatim (noise spares them; an LLM message must keep them)."""
+    return tuple(v for act in acts for v in templates_for(act).protected(act))
 
 
 def templates_for(act: Any) -> ActTemplates:
@@ -121,8 +201,8 @@ _dispatch_specs: tuple[Any, ...] = ()
 def _common_text(act: A.Acknowledge | A.GiveUp, rng: random.Random) -> str:
     """Acts every environment's user may say."""
     if isinstance(act, A.Acknowledge):
-        return rng.choice(["Ok.", "Sounds good.", "Alright, thanks."])
-    return rng.choice(["This is taking too long. Never mind, I'll do it myself.",
+        return pick(rng, ["Ok.", "Sounds good.", "Alright, thanks."])
+    return pick(rng, ["This is taking too long. Never mind, I'll do it myself.",
                        "Forget it, I'll shop somewhere else.", "I give up, bye."])
 
 
@@ -130,45 +210,45 @@ def _cart_text(act: A.CartAct, rng: random.Random) -> str:
     """Templates for the CART acts."""
     if isinstance(act, A.RequestItems):
         items = _join([_item_text(i, rng) for i in act.items])
-        text = rng.choice([
+        text = pick(rng, [
             "Hi! Could you add {items} to my cart?", "Hello, I'd like to buy {items}.",
             "Hey, please put {items} in my cart.", "I need {items}. Can you add them to my cart?",
             "Hi there, I'm shopping for {items} - can you set up my cart?",
         ]).format(items=items)
         if act.confirm_first:
-            text += " " + rng.choice(["Please check with me before you finish.",
+            text += " " + pick(rng, ["Please check with me before you finish.",
                                       "Let me confirm the cart before you're done.",
                                       "Show me the cart before wrapping up, please."])
         return text
     if isinstance(act, A.Inform):
         return " ".join(_fact_text(f, rng) for f in act.facts)
     if isinstance(act, A.StockOutAlternative):
-        return rng.choice([
+        return pick(rng, [
             "Oh no. Then {alt} would work instead.", "That's a shame - I'll take {alt} instead then.",
             "Ok, in that case please get {alt} instead.",
         ]).format(alt=act.alternative)
     if isinstance(act, A.CartCorrection):
         return " ".join(_issue_text(i, rng) for i in act.issues)
     if isinstance(act, A.Confirm):
-        return rng.choice(["Yes, that's everything. Thanks!", "Looks right to me, go ahead.",
+        return pick(rng, ["Yes, that's everything. Thanks!", "Looks right to me, go ahead.",
                            "Perfect, that's exactly what I wanted."])
-    return rng.choice(["Sorry, I'm not sure what you mean. I just need the items I asked for.",
+    return pick(rng, ["Sorry, I'm not sure what you mean. I just need the items I asked for.",
                        "Hm? I only want what I mentioned.", "I don't follow - can you just sort out my cart?"])
 
 
 def _journey_text(act: A.JourneyAct, rng: random.Random) -> str:
     """Templates for the JOURNEY acts: a lead, then the intent's own (already realised) request."""
     if isinstance(act, A.OpenJourney):
-        lead = rng.choice(["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here:",
+        lead = pick(rng, ["I have {n} things today. First:", "Hi, a few things ({n}) today - let's start here:",
                            "Hello! I've got {n} requests. To begin with:"]).format(n=act.count)
     elif isinstance(act, A.NextIntent):
-        lead = rng.choice(["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
+        lead = pick(rng, ["Thanks! Also:", "Great, thank you. Next thing:", "Perfect. One more thing:",
                            "Thanks. Another thing:"])
     elif isinstance(act, A.InterruptIntent):
-        lead = rng.choice(["Oh wait, before that - something more urgent:", "Sorry, quick interruption first:",
+        lead = pick(rng, ["Oh wait, before that - something more urgent:", "Sorry, quick interruption first:",
                            "Hold on, let's do this first:"])
     else:
-        lead = rng.choice(["Thanks! Now back to what I asked before:", "Great. Back to my earlier request:",
+        lead = pick(rng, ["Thanks! Now back to what I asked before:", "Great. Back to my earlier request:",
                            "OK, returning to the first thing:"])
     return f"{lead} {act.request}"
 
@@ -177,15 +257,15 @@ def _fact_text(fact: A.Fact, rng: random.Random) -> str:
     word = attribute_word(fact.attribute)
     if fact.value == "any":
         if fact.attribute == "quantity":
-            return rng.choice(["Just one of {p}.", "Only one of {p}, please."]).format(p=fact.phrase)
-        return rng.choice(["Any {w} is fine for {p}.", "I don't mind which {w} for {p}."]).format(w=word, p=fact.phrase)
+            return pick(rng, ["Just one of {p}.", "Only one of {p}, please."]).format(p=fact.phrase)
+        return pick(rng, ["Any {w} is fine for {p}.", "I don't mind which {w} for {p}."]).format(w=word, p=fact.phrase)
     if fact.attribute == "quantity":
         template = (["I already said: {v} of {p}.", "Like I said, {v} of {p}."] if fact.repeated
                     else ["I need {v} of {p}.", "{v} of {p}, please.", "Make it {v} for {p}."])
     else:
         template = (["I already told you, {p} in {v}.", "As I said: {v} for {p}."] if fact.repeated
                     else ["For {p}, {v} please.", "I need {p} in {v}.", "The {v} {w} for {p}."])
-    return rng.choice(template).format(v=fact.value, p=fact.phrase, w=word)
+    return pick(rng, template).format(v=fact.value, p=fact.phrase, w=word)
 
 
 def _issue_text(issue: A.Issue, rng: random.Random) -> str:
@@ -196,46 +276,46 @@ def _issue_text(issue: A.Issue, rng: random.Random) -> str:
         "unwanted": ["I didn't ask for {p}, please remove it.", "Why is {p} in my cart? I don't want it."],
         "missing": ["You're still missing {p}.", "{p} isn't in the cart yet."],
     }
-    return rng.choice(templates[issue.kind]).format(p=issue.phrase, wanted=issue.wanted, got=issue.got)
+    return pick(rng, templates[issue.kind]).format(p=issue.phrase, wanted=issue.wanted, got=issue.got)
 
 
 def _account_text(act: A.AccountAct, rng: random.Random) -> str:
     """Templates for the account acts (RETURN, STATUS, POLICY)."""
     if isinstance(act, A.RequestReturn):
-        text = rng.choice(["Hi, I'd like to return {item}.", "Hello, I want to send back {item}.",
+        text = pick(rng, ["Hi, I'd like to return {item}.", "Hello, I want to send back {item}.",
                            "Hey, can you help me return {item}?", "I need to return {item}, please."]).format(item=act.item)
         if act.reason:
-            text += " " + rng.choice(["The problem: {r}.", "Reason: {r}.", "{R}."]).format(r=act.reason, R=act.reason[0].upper() + act.reason[1:])
+            text += " " + pick(rng, ["The problem: {r}.", "Reason: {r}.", "{R}."]).format(r=act.reason, R=act.reason[0].upper() + act.reason[1:])
         if act.replacement:
             noun, requirements = act.replacement
             wanted = " ".join(part for part in (_another(noun), _requirements_text(requirements, rng)) if part)
-            text += " " + rng.choice(["I'd also like a replacement: {x}.", "Could you also recommend {x} instead?",
+            text += " " + pick(rng, ["I'd also like a replacement: {x}.", "Could you also recommend {x} instead?",
                                       "And please suggest a replacement - {x}."]).format(x=wanted)
         if act.confirm_first:
-            text += " " + rng.choice(["Please check with me before you start the return.",
+            text += " " + pick(rng, ["Please check with me before you start the return.",
                                       "Ask me to confirm before starting anything.",
                                       "Don't start the return until I confirm, please."])
         return text
     if isinstance(act, A.AskOrderStatus):
-        text = rng.choice(["Hi, where is {o}?", "Hello, what's the status of {o}?", "Can you check on {o} for me?",
+        text = pick(rng, ["Hi, where is {o}?", "Hello, what's the status of {o}?", "Can you check on {o} for me?",
                            "Hey, any news on {o}?"]).format(o=act.order)
         if act.want_eta:
-            text += " " + rng.choice(["When will it arrive?", "And when should I expect it?",
+            text += " " + pick(rng, ["When will it arrive?", "And when should I expect it?",
                                       "What's the expected delivery date?"])
         return text
     if isinstance(act, A.AskPolicy):
         facts = " ".join(act.facts)
-        lead = rng.choice(["Hi, a question about your policy.", "Hello!", "Quick question.", "Hi there."])
+        lead = pick(rng, ["Hi, a question about your policy.", "Hello!", "Quick question.", "Hi there."])
         return " ".join(part for part in (lead, facts, act.question) if part)
     if isinstance(act, A.IdentifyItem):
-        return rng.choice(["I mean {i}.", "It's {i}.", "Sorry, I meant {i}."]).format(i=act.item)
+        return pick(rng, ["I mean {i}.", "It's {i}.", "Sorry, I meant {i}."]).format(i=act.item)
     if isinstance(act, A.ExplainReason):
-        return rng.choice(["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
+        return pick(rng, ["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
     if isinstance(act, A.CheckMyAccount):
-        return rng.choice(["It should all be in my account - can you check?", "You can see that in my account, right?",
+        return pick(rng, ["It should all be in my account - can you check?", "You can see that in my account, right?",
                            "I already told you what I know; please look at my orders."])
     if isinstance(act, A.WrongItem):
-        return rng.choice(["That's not the one! I meant {w}.", "Wrong item - I was talking about {w}.",
+        return pick(rng, ["That's not the one! I meant {w}.", "Wrong item - I was talking about {w}.",
                            "No, not that one. I mean {w}."]).format(w=act.wanted)
     raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
@@ -259,7 +339,7 @@ _REQUIREMENT_PHRASES: dict[str, tuple[str, ...]] = {
 
 
 def _requirements_text(pairs: Iterable[tuple[str, str]], rng: random.Random) -> str:
-    return _join([rng.choice(_REQUIREMENT_PHRASES[f]).replace("{v}", v) for f, v in pairs])
+    return _join([pick(rng, _REQUIREMENT_PHRASES[f]).replace("{v}", v) for f, v in pairs])
 
 
 def _a(noun: str) -> str:
@@ -278,11 +358,11 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
     """Templates for the recommendation acts (PD, SUB, BUNDLE)."""
     if isinstance(act, A.RequestProducts):
         reqs = (" " + _requirements_text(act.requirements, rng)) if act.requirements else ""
-        return rng.choice(["Hi, I'm looking for {a}{r}.", "Hello! Can you recommend {a}{r}?",
+        return pick(rng, ["Hi, I'm looking for {a}{r}.", "Hello! Can you recommend {a}{r}?",
                            "I need {a}{r}. What do you suggest?", "Hey, I want to buy {a}{r} - any recommendations?",
                            "Hi there, I'm shopping for {a}{r}."]).replace("{a}", _a(act.noun)).replace("{r}", reqs)
     if isinstance(act, A.RequestSubstitute):
-        text = rng.choice(["I wanted to buy the {o}, but {it} out of stock. Can you suggest something similar?",
+        text = pick(rng, ["I wanted to buy the {o}, but {it} out of stock. Can you suggest something similar?",
                            "The {o} I wanted {is} sold out - what would be a good alternative?",
                            "Hi, I was going to get the {o} but {it} unavailable. Could you find me {sim}?",
                            "Hello! The {o} {is} out of stock. What else would you recommend instead?"])
@@ -290,53 +370,53 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
         text = (text.replace("{sim}", indefinite(act.noun, "similar")).replace("{o}", act.original)
                 .replace("{it}", "they're" if plural else "it's").replace("{is}", "are" if plural else "is"))
         if act.requirements:
-            text += " " + rng.choice(["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
+            text += " " + pick(rng, ["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
                 "{r}", _requirements_text(act.requirements, rng))
         return text
     if isinstance(act, A.RequestBundle):
-        text = rng.choice(["Hi! I'm {p} and need {l}.", "Hello, I'm {p}. Could you put together {l} for me?",
+        text = pick(rng, ["Hi! I'm {p} and need {l}.", "Hello, I'm {p}. Could you put together {l} for me?",
                            "Hey, I'm {p} - I need {l}. What would you recommend?"])
         text = text.replace("{p}", act.project).replace("{l}", _join([_a(n) for n in act.nouns]))
         if act.budget:
-            text += " " + rng.choice(["My total budget is ${b}.", "I can spend ${b} in total.",
+            text += " " + pick(rng, ["My total budget is ${b}.", "I can spend ${b} in total.",
                                       "Everything together should cost at most ${b}."]).replace("{b}", act.budget)
         by_noun: dict[str, list[tuple[str, str]]] = {}
         for noun, f, v in act.item_requirements:
             by_noun.setdefault(noun, []).append((f, v))
         for noun, pairs in by_noun.items():
-            text += " " + rng.choice(["The {n} should be {r}.", "For the {n}: {r}, please."]).replace(
+            text += " " + pick(rng, ["The {n} should be {r}.", "For the {n}: {r}, please."]).replace(
                 "{n}", spoken_noun(noun)).replace("{r}", _requirements_text(pairs, rng))
         return text
     if isinstance(act, A.StateRequirements):
         parts: list[str] = []
         if act.stated:
-            parts.append(rng.choice(["Sure - I'd like it {r}.", "Oh right: {r}.", "Good question. {R}."]).replace(
+            parts.append(pick(rng, ["Sure - I'd like it {r}.", "Oh right: {r}.", "Good question. {R}."]).replace(
                 "{r}", _requirements_text(act.stated, rng)).replace("{R}", _capital(_requirements_text(act.stated, rng))))
         if act.repeated:
-            parts.append(rng.choice(["As I said, {r}.", "I already told you: {r}."]).replace(
+            parts.append(pick(rng, ["As I said, {r}.", "I already told you: {r}."]).replace(
                 "{r}", _requirements_text(act.repeated, rng)))
         if act.no_preference:
-            parts.append(rng.choice(["No preference on {t}.", "I don't mind about {t}."]).replace(
+            parts.append(pick(rng, ["No preference on {t}.", "I don't mind about {t}."]).replace(
                 "{t}", _join(list(act.no_preference))))
-        return " ".join(parts) or rng.choice(["That's all I need.", "Nothing else, that's everything."])
+        return " ".join(parts) or pick(rng, ["That's all I need.", "Nothing else, that's everything."])
     if isinstance(act, A.ChangeRequirement):
-        return rng.choice(["Actually, I changed my mind: I'd like it {r} instead.", "Oh, one change - make that {r}.",
+        return pick(rng, ["Actually, I changed my mind: I'd like it {r} instead.", "Oh, one change - make that {r}.",
                            "Sorry, an update: the {n} should be {r}."]).replace(
             "{n}", spoken_noun(act.noun)).replace("{r}", _requirements_text([act.requirement], rng))
     if isinstance(act, A.SoldOut):
-        return rng.choice(["Hm, the {p} is sold out now.", "That one is sold out now - the {p} isn't available anymore.",
+        return pick(rng, ["Hm, the {p} is sold out now.", "That one is sold out now - the {p} isn't available anymore.",
                            "I just checked: the {p} is out of stock."]).replace("{p}", act.phrase)
     if isinstance(act, A.LooksGood):
-        return rng.choice(["The {p} looks good.", "I like the {p}."]).replace("{p}", act.phrase)
+        return pick(rng, ["The {p} looks good.", "I like the {p}."]).replace("{p}", act.phrase)
     if isinstance(act, A.MissesRequirement) and act.requirement is None:
-        return rng.choice(["The {p} isn't quite what I'm looking for.", "Hm, not the {p}."]).replace("{p}", act.phrase)
+        return pick(rng, ["The {p} isn't quite what I'm looking for.", "Hm, not the {p}."]).replace("{p}", act.phrase)
     if isinstance(act, A.MissesRequirement) and act.requirement is not None:
-        return rng.choice(["The {p} doesn't work for me - I need it {r}.", "Not the {p}: it has to be {r}."]).replace(
+        return pick(rng, ["The {p} doesn't work for me - I need it {r}.", "Not the {p}: it has to be {r}."]).replace(
             "{p}", act.phrase).replace("{r}", _requirements_text([act.requirement], rng))
     if isinstance(act, A.NotNeeded):
-        return rng.choice(["I don't need the {p} for this.", "The {p} isn't on my list."]).replace("{p}", act.phrase)
+        return pick(rng, ["I don't need the {p} for this.", "The {p} isn't on my list."]).replace("{p}", act.phrase)
     if isinstance(act, A.UnclearQuestion):
-        return rng.choice(["Sorry, I'm not sure what you mean. I just want good recommendations.",
+        return pick(rng, ["Sorry, I'm not sure what you mean. I just want good recommendations.",
                            "Hm? I don't follow.", "I'm not sure what you're asking - what do you suggest?"])
     raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
