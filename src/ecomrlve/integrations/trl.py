@@ -1,0 +1,399 @@
+"""Our environments inside TRL's ``GRPOTrainer`` (``environment_factory``), with the curriculum in the loop.
+
+TRL creates one environment object per rollout, calls ``reset(**row)`` with the dataset row,
+offers the object's public methods to the model as tools and scores the rollout with
+``get_reward()``. :class:`TRLEnvironments` builds those classes from the tool registry: one class
+per distinct toolset (an environment's tools at a difficulty; PD's ``answer`` states k_rec, so PD
+gets one class per k_rec), each method generated from the tool's argument model, so names,
+argument types and descriptions are those of the OpenAI schemas the session emits.
+
+How an episode maps onto TRL's rollout loop:
+
+- The row's prompt holds the episode's system prompt; ``reset`` starts the episode and returns the
+  shopper's opening, which TRL appends to the (empty) user message.
+- One assistant message is one turn. The tool methods are coroutines, and TRL runs the async calls
+  of one message together (``asyncio.gather``): the calls of a message are collected and played as
+  one turn (``begin_turn``, ``call_tool`` each, ``end_turn``), so ``B_tool`` and ``T_max`` mean what
+  they mean everywhere else. The shopper's reply at the end of the turn comes back inside the
+  turn's last tool result, under ``customer_says``.
+- A message without tool calls ends TRL's rollout (free text never reaches the shopper), hence the
+  prompt's note to talk to the customer through ``ask_user``. ``get_reward`` ends an episode still
+  running (termination ``rollout_ended``), reports it once to the curriculum and returns r_total.
+- A tool call with arguments that break the schema ends the episode with reward -1, as anywhere
+  else; a call to a tool the environment does not have is answered by TRL itself ("not found") and
+  shows in TRL's ``tools/failure_frequency``.
+
+The G rollouts of a prompt replay the same ``(env, d, seed)``. With adaptive difficulty the
+dataset is a stream whose rows draw ``d`` from the shared scheduler as training consumes them;
+every finished rollout updates it once. The scheduler lives in the training process: with several
+processes, each keeps its own (see the README's Training section).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import statistics
+import threading
+import time
+import types
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from ecomrlve.actions import ToolCall
+from ecomrlve.catalog import Catalog, load_catalog
+from ecomrlve.catalog.synthetic import default_catalog
+from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler
+from ecomrlve.envs import get_environment, resolve_env_ids
+from ecomrlve.episode import EcomEnv, shared_search_engine
+from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty
+from ecomrlve.session import EpisodeRecord, EpisodeSession, resolve_secret, toolset
+from ecomrlve.tools import Tool
+
+if TYPE_CHECKING:
+    from datasets import Dataset, IterableDataset
+    from datasets.iterable_dataset import ExamplesIterable
+
+#: appended to the system prompt: under TRL only tool calls reach the shopper
+TRL_NOTE = ("In this conversation only tool calls reach the customer: ask them things with ask_user, and their "
+            "replies come back in tool results (customer_says). A message without a tool call ends the "
+            "conversation.")
+ROLLOUT_ENDED = "rollout_ended"
+_EPISODE_OVER = {"error": "episode_over", "message": "The conversation has ended; do not call more tools."}
+
+
+# -- tool methods generated from the registry ----------------------------------------------------------
+
+
+def _hint(annotation: Any) -> Any:
+    """The argument's type as ``transformers.get_json_schema`` reads hints: a nested model becomes ``dict``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
+        return dict
+    if origin is Union or origin is types.UnionType:
+        mapped = tuple(_hint(a) for a in args)
+        return Union[mapped]  # noqa: UP007 - built from a tuple
+    if origin is list:
+        return list[_hint(args[0])] if args else list
+    if origin is Literal or origin is None:
+        return annotation
+    if len(args) >= 1 and getattr(annotation, "__metadata__", None) is not None:  # Annotated[T, ...]
+        return _hint(args[0])
+    return annotation
+
+
+def _json_type(schema: dict[str, Any]) -> str:
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    return " or ".join(str(s.get("type", "any")) for s in options) or "any"
+
+
+def _argument_description(schema: dict[str, Any]) -> str:
+    """The schema's description of one argument; an object argument also lists its fields (a hint can't)."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
+    for option in options:
+        if option.get("type") == "object" and option.get("properties"):
+            fields = "; ".join(f"{name} ({_json_type(prop)})" + (f": {prop['description'].rstrip('.')}"
+                                                                  if prop.get("description") else "")
+                               for name, prop in option["properties"].items())
+            text = f"{text} An object with the optional fields {fields}."
+    return " ".join(text.split())
+
+
+def tool_docstring(tool: Tool) -> str:
+    """The tool's Google docstring: its description, then one ``Args:`` line per argument."""
+    properties = tool.schema()["function"]["parameters"].get("properties", {})
+    lines = [tool.description]
+    if properties:
+        lines += ["", "Args:"] + [f"    {name}: {_argument_description(prop) or name.replace('_', ' ')}"
+                                  for name, prop in properties.items()]
+    return "\n".join(lines)
+
+
+def tool_method(tool: Tool) -> Callable[..., Any]:
+    """An async method named, typed and documented as ``tool``; every call goes to the episode's session.
+
+    It accepts any keywords (the signature TRL and transformers read is ``__signature__``), so
+    arguments that break the schema reach the session, which ends the episode as invalid output.
+    """
+    async def method(self: EcomToolEnv, **arguments: Any) -> str:
+        return await self._call(tool.name, arguments)
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name, info in tool.arguments.model_fields.items():
+        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=_hint(info.annotation)))
+    method.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    method.__annotations__ = {p.name: p.annotation for p in parameters[1:]}
+    method.__name__ = method.__qualname__ = tool.name
+    method.__doc__ = tool_docstring(tool)
+    return method
+
+
+# -- metrics ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Rollout:
+    record: EpisodeRecord
+    calls: int
+    invalid_calls: int
+    env_seconds: float
+
+
+@dataclass
+class RolloutStats:
+    """Finished rollouts since the last :meth:`flush`, summarised for the trainer's logger (thread-safe)."""
+
+    _rollouts: list[_Rollout] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rollout: _Rollout) -> None:
+        with self._lock:
+            self._rollouts.append(rollout)
+
+    def flush(self, scheduler: AdaptiveScheduler | None = None) -> dict[str, float]:
+        """Means per env × d and overall, scheduler windows; empties the buffer."""
+        with self._lock:
+            rollouts, self._rollouts = self._rollouts, []
+        metrics: dict[str, float] = {}
+        if rollouts:
+            groups: dict[tuple[str, int], list[_Rollout]] = defaultdict(list)
+            for rollout in rollouts:
+                groups[rollout.record.env_id, rollout.record.difficulty].append(rollout)
+            for (env_id, d), group in sorted(groups.items()):
+                rewards = [r.record.reward for r in group if r.record.reward is not None]
+                for name in ("r_total", "r_task", "r_eff", "r_hall"):
+                    metrics[f"ecom/{env_id}/d{d}/{name}"] = statistics.fmean(getattr(r, name) for r in rewards)
+                metrics[f"ecom/{env_id}/d{d}/success"] = statistics.fmean(float(r.is_correct) for r in rewards)
+                metrics[f"ecom/{env_id}/d{d}/episodes"] = float(len(group))
+            rewards = [r.record.reward for r in rollouts if r.record.reward is not None]
+            calls = sum(r.calls for r in rollouts)
+            metrics |= {
+                "ecom/episodes": float(len(rollouts)),
+                "ecom/success": statistics.fmean(float(r.is_correct) for r in rewards),
+                "ecom/r_total": statistics.fmean(r.r_total for r in rewards),
+                "ecom/r_hall_rate": statistics.fmean(float(r.r_hall < 0) for r in rewards),
+                "ecom/turns_per_episode": statistics.fmean(float(r.turns) for r in rewards),
+                "ecom/tool_calls_per_episode": calls / len(rollouts),
+                "ecom/tool_call_validity": 1.0 - sum(r.invalid_calls for r in rollouts) / calls if calls else 0.0,
+                "ecom/answered": statistics.fmean(float(r.termination == "answered") for r in rewards),
+                "ecom/env_seconds_per_rollout": statistics.fmean(r.env_seconds for r in rollouts),
+            }
+        if scheduler is not None:
+            for env_id, window in scheduler.windows().items():
+                metrics[f"ecom/{env_id}/window_low"] = float(window.low)
+                metrics[f"ecom/{env_id}/window_high"] = float(window.high)
+        return metrics
+
+
+# -- the environments -------------------------------------------------------------------------------------
+
+
+class EcomToolEnv:
+    """One rollout's episode (TRL makes one per rollout and reuses it via ``reset``).
+
+    Subclasses made by :class:`TRLEnvironments` add one generated method per tool of a toolset.
+    """
+
+    _environments: TRLEnvironments  # set on each generated subclass
+
+    def __init__(self) -> None:
+        self._env: EcomEnv | None = None
+        self._task: Task | None = None
+        self._pending: list[tuple[ToolCall, asyncio.Future[str]]] = []
+        self._calls = self._invalid_calls = 0
+        self._seconds = 0.0
+        self._reported = True
+
+    def reset(self, **row: Any) -> str:
+        """Start the row's episode (``env_id``, ``difficulty``, ``seed``, ``index``); returns the shopper's opening."""
+        started = time.perf_counter()
+        if self._env is None:
+            self._env = self._environments.make_env()
+        self._task = Task(row["env_id"], int(row["difficulty"]), int(row["index"]), int(row["seed"]))
+        observation = self._env.reset(env_id=self._task.env_id, difficulty=self._task.difficulty, seed=self._task.seed)
+        system = observation.messages[0]["content"]
+        prompt = row.get("prompt")
+        if prompt and prompt[0].get("content") != episode_system_prompt(system):
+            raise ValueError(f"the row {self._task.slot} was made for another episode key (secret, catalog or "
+                             "overrides differ from this TRLEnvironments)")
+        self._pending, self._calls, self._invalid_calls, self._reported = [], 0, 0, False
+        self._seconds = time.perf_counter() - started
+        return str(observation.messages[1]["content"])
+
+    def get_reward(self) -> float:
+        """r_total of the episode (ended here if still running); the curriculum sees it once."""
+        started = time.perf_counter()
+        session = self._session()
+        if not session.done:
+            session.finish(ROLLOUT_ENDED)
+        record = session.record()
+        if not self._reported and self._task is not None:
+            self._reported = True
+            self._seconds += time.perf_counter() - started
+            self._environments.observe(self._task, record, _Rollout(record, self._calls, self._invalid_calls,
+                                                                    self._seconds))
+        assert record.reward is not None
+        return record.reward.r_total
+
+    def _session(self) -> EpisodeSession:
+        if self._env is None:
+            raise RuntimeError("reset() was not called")
+        return self._env.session
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Queue one call; the first call of a message plays the whole message as one turn."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending.append((ToolCall(id=f"call_{self._calls + len(self._pending)}", name=name,
+                                       arguments=arguments), future))
+        if len(self._pending) == 1:
+            await asyncio.sleep(0)  # the other calls of this message (same gather) register meanwhile
+            pending, self._pending = self._pending, []
+            for (_, waiting), result in zip(pending, self._play_turn([call for call, _ in pending])):
+                waiting.set_result(result)
+        return await future
+
+    def _play_turn(self, calls: list[ToolCall]) -> list[str]:
+        started = time.perf_counter()
+        session = self._session()
+        if session.done:
+            return [json.dumps(_EPISODE_OVER)] * len(calls)
+        session.begin_turn(None)
+        contents: list[dict[str, Any]] = []
+        for call in calls:
+            if session.done:  # a malformed call ended the episode
+                contents.append(_EPISODE_OVER)
+                continue
+            result = session.call_tool(call)
+            self._calls += 1
+            self._invalid_calls += result.content.get("error") == "invalid_output"
+            contents.append(result.content)
+        observation = session.end_turn()
+        said = [m["content"] for m in observation.messages if m["role"] == "user"]
+        if said:
+            contents[-1] = {**contents[-1], "customer_says": "\n".join(said)}
+        self._seconds += time.perf_counter() - started
+        return [json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in contents]
+
+
+def episode_system_prompt(system: str) -> str:
+    """The system message of a TRL row: the episode's system prompt and :data:`TRL_NOTE`."""
+    return f"{system}\n- {TRL_NOTE}"
+
+
+class TRLEnvironments:
+    """The ``environment_factory`` classes, prompts and curriculum of one training run.
+
+    Args:
+        collection: environment ids or a collection (``"C1"``).
+        difficulty: ``"adaptive"`` (drawn from ``scheduler``), ``"N"`` or ``"LOW-HIGH"``.
+        catalog: a catalog or catalog spec (default: the embedded synthetic catalog).
+        secret: the deployment secret of every episode key (see :func:`~ecomrlve.session.resolve_secret`).
+        overrides: fixed values for difficulty axes.
+        scheduler: the adaptive scheduler (default: a fresh one over the collection when adaptive).
+        seed: the curriculum's draws.
+    """
+
+    def __init__(self, collection: str | list[str] = "C1", *, difficulty: str = "adaptive",
+                 catalog: Catalog | str | None = None, secret: str | None = None,
+                 overrides: dict[str, Any] | None = None, scheduler: AdaptiveScheduler | None = None,
+                 seed: int = 0) -> None:
+        self.env_ids = resolve_env_ids(collection)
+        self.difficulties = parse_difficulty(difficulty)
+        self.secret = resolve_secret(secret)
+        self.overrides = dict(overrides or {})
+        self.catalog = load_catalog(catalog) if isinstance(catalog, str) else catalog or default_catalog()
+        self.scheduler = (scheduler or AdaptiveScheduler(self.env_ids)) if self.difficulties is None else None
+        self.curriculum = Curriculum.per_task(self.scheduler, seed) if self.scheduler else Curriculum()
+        self.stats = RolloutStats()
+        self._prompt_env = self.make_env()
+        self._toolset_names, self.factories = self._build_classes()
+
+    def make_env(self) -> EcomEnv:
+        """An :class:`EcomEnv` over the shared catalog and search engine (one per rollout object)."""
+        return EcomEnv(self.env_ids, catalog=self.catalog, search=shared_search_engine(self.catalog),
+                       overrides=self.overrides, secret=self.secret)
+
+    def environment_name(self, env_id: str, d: int) -> str:
+        """The ``environment`` column of a row: which toolset class plays ``env_id`` at ``d``."""
+        return self._toolset_names[env_id, d]
+
+    def observe(self, task: Task, record: EpisodeRecord, rollout: _Rollout) -> None:
+        """One finished rollout: the curriculum (and scheduler) and the metrics see it."""
+        self.curriculum.observe(task, record)
+        self.stats.add(rollout)
+
+    def row(self, task: Task) -> dict[str, Any]:
+        """The prompt row of ``task`` (its difficulty drawn by the curriculum when adaptive)."""
+        d = self.curriculum.difficulty(task)
+        system = self._prompt_env.reset(env_id=task.env_id, difficulty=d, seed=task.seed).messages[0]["content"]
+        self._prompt_env.session.finish("prompt_only")
+        return {"prompt": [{"role": "system", "content": episode_system_prompt(system)},
+                           {"role": "user", "content": ""}],
+                "environment": self.environment_name(task.env_id, d), "env_id": task.env_id, "difficulty": d,
+                "seed": task.seed, "index": task.index}
+
+    def _build_classes(self) -> tuple[dict[tuple[str, int], str], dict[str, type[EcomToolEnv]]]:
+        difficulties = self.difficulties or tuple(range(MAX_DIFFICULTY + 1))
+        names: dict[tuple[str, int], str] = {}
+        classes: dict[str, type[EcomToolEnv]] = {}
+        for env_id in self.env_ids:
+            family = get_environment(env_id)
+            by_schema: dict[str, tuple[int, dict[str, Tool]]] = {}
+            for d in difficulties:
+                tools, schemas = toolset(family, Difficulty.at(d, self.overrides))
+                by_schema.setdefault(schemas, (d, tools))
+            for schemas, (first_d, tools) in by_schema.items():
+                name = env_id if len(by_schema) == 1 else f"{env_id}_d{first_d}"
+                methods = {tool.name: tool_method(tool) for tool in tools.values()}
+                classes[name] = type(name, (EcomToolEnv,), {"_environments": self, **methods})
+                for d in difficulties:
+                    if toolset(family, Difficulty.at(d, self.overrides))[1] == schemas:
+                        names[env_id, d] = name
+        return names, classes
+
+
+def make_dataset(environments: TRLEnvironments, n: int, *, seed: int = 0) -> Dataset | IterableDataset:
+    """Prompt rows (system prompt, ``environment``, env id, difficulty, seed) for ``GRPOTrainer``.
+
+    Fixed difficulties: ``n`` tasks per environment and difficulty, as a ``Dataset``. Adaptive:
+    ``n`` tasks (environments drawn uniformly) as an ``IterableDataset`` whose rows draw their
+    difficulty from the scheduler when training reaches them.
+    """
+    from datasets import Dataset, IterableDataset
+    from datasets.iterable_dataset import ExamplesIterable
+
+    plan = Plan(environments.env_ids, environments.difficulties, n, seed, draw_envs=environments.difficulties is None)
+    if environments.difficulties is not None:
+        return Dataset.from_list([environments.row(task) for task in plan])
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        yield from ((i, environments.row(task)) for i, task in enumerate(plan))
+
+    # built directly: ``from_generator`` would pickle the generator (and the scheduler) to fingerprint it
+    return IterableDataset(ExamplesIterable(rows, {}))
+
+
+def ecom_trainer_class() -> type:
+    """``GRPOTrainer`` that adds :class:`RolloutStats` (and the scheduler's windows) to every log entry."""
+    from trl import GRPOTrainer
+
+    class EcomGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+        def __init__(self, *args: Any, environments: TRLEnvironments, **kwargs: Any) -> None:
+            super().__init__(*args, environment_factory=environments.factories, **kwargs)
+            self.ecom_environments = environments
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.model.training:
+                logs.update(self.ecom_environments.stats.flush(self.ecom_environments.scheduler))
+            super().log(logs, start_time)
+
+    return EcomGRPOTrainer

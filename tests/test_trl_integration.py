@@ -1,0 +1,92 @@
+"""TRL: generated tools match our schemas, and one real GRPO optimizer step runs through our environments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("trl")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from transformers.utils import get_json_schema  # noqa: E402
+
+from ecomrlve.integrations.trl import ROLLOUT_ENDED, TRLEnvironments, make_dataset  # noqa: E402
+from ecomrlve.session import toolset  # noqa: E402
+
+
+def _non_null(schema: dict) -> dict:
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    return options[0]
+
+
+def test_generated_methods_are_the_toolsets_with_their_schemas() -> None:
+    envs = TRLEnvironments("C8", difficulty="adaptive", secret="test")
+    for (env_id, d), name in sorted(envs._toolset_names.items()):
+        if d % 5:
+            continue
+        from ecomrlve.difficulty import Difficulty
+        from ecomrlve.envs import get_environment
+
+        tools, _ = toolset(get_environment(env_id), Difficulty.at(d))
+        instance = envs.factories[name]()
+        public = sorted(n for n in vars(type(instance)) if not n.startswith("_"))
+        assert public == sorted(tools)
+        for tool in tools.values():
+            ours = tool.schema()["function"]
+            theirs = get_json_schema(getattr(instance, tool.name))["function"]
+            assert theirs["name"] == ours["name"] and theirs["description"] == ours["description"]
+            params = ours["parameters"]
+            assert set(theirs["parameters"]["properties"]) == set(params["properties"])
+            assert set(theirs["parameters"].get("required", [])) == set(params.get("required", []))
+            for arg, prop in params["properties"].items():
+                mine, got = _non_null(prop), theirs["parameters"]["properties"][arg]
+                assert got.get("type") == mine.get("type"), (tool.name, arg)
+                assert got.get("enum") == mine.get("enum"), (tool.name, arg)
+                if mine.get("description") or prop.get("description"):
+                    assert got["description"].startswith((prop.get("description") or mine["description"]).strip())
+
+
+def test_one_message_is_one_turn_and_the_reward_reaches_the_curriculum() -> None:
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    row = next(iter(make_dataset(envs, 1)))
+    env = envs.factories[row.pop("environment")]()
+    opening = env.reset(**row)
+    assert opening and opening in env._session().public_state().messages[1]["content"]
+
+    async def message(*calls: tuple[str, dict]) -> list[str]:  # what TRL does with one message's async calls
+        return await asyncio.gather(*(getattr(env, name)(**args) for name, args in calls))
+
+    results = asyncio.run(message(("cart_view", {}), ("catalog_search", {"query": "notebook"})))
+    state = env._session().public_state()
+    assert state.turn == 1  # both calls in one turn; at d=0 B_tool=1 refuses the second
+    assert json.loads(results[1])["error"] == "tool_budget_exceeded"
+    bad = asyncio.run(message(("cart_add", {"product_id": "P1", "colour": "red"})))
+    assert json.loads(bad[0])["error"] == "invalid_output" and env._session().done
+    assert env.get_reward() == -1.0
+    window = envs.scheduler.window("CART")
+    assert window.attempts == 1  # observed once, even if asked twice
+    env.get_reward()
+    assert envs.scheduler.window("CART").attempts == 1
+    metrics = envs.stats.flush(envs.scheduler)
+    assert metrics["ecom/episodes"] == 1 and metrics["ecom/tool_call_validity"] == pytest.approx(2 / 3)
+    assert metrics["ecom/CART/window_high"] == 0
+
+
+def test_an_unfinished_rollout_is_scored_as_it_stands() -> None:
+    envs = TRLEnvironments("C1", difficulty="0", secret="test")
+    row = make_dataset(envs, 1)[0]
+    env = envs.factories[row.pop("environment")]()
+    env.reset(**row)
+    assert env.get_reward() < 0
+    assert env._session().record().reward.termination == ROLLOUT_ENDED
+
+
+def test_a_row_from_another_secret_is_refused() -> None:
+    row = make_dataset(TRLEnvironments("C1", difficulty="0", secret="a"), 1)[0]
+    envs = TRLEnvironments("C1", difficulty="0", secret="b")
+    env = envs.factories[row.pop("environment")]()
+    with pytest.raises(ValueError, match="another episode key"):
+        env.reset(**row)
