@@ -90,3 +90,62 @@ def test_a_row_from_another_secret_is_refused() -> None:
     env = envs.factories[row.pop("environment")]()
     with pytest.raises(ValueError, match="another episode key"):
         env.reset(**row)
+
+
+def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
+    """One optimizer step of GRPOTrainer (DAPO loss): tools reached the episodes, rewards came from get_reward,
+    the scheduler saw every rollout, and our metrics were logged."""
+    from trl import GRPOConfig
+
+    from ecomrlve.integrations.trl import ecom_trainer_class
+    from trl_tiny import teach, tiny_model, tiny_tokenizer
+
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    dataset = make_dataset(envs, 1)  # the one task the model was taught to open with a tool call
+    row = next(iter(make_dataset(TRLEnvironments("C1", difficulty="adaptive", secret="test"), 1)))
+    probe = envs.factories[row["environment"]]()
+    opening = probe.reset(**{k: v for k, v in row.items() if k != "environment"})
+    tools = [getattr(probe, name) for name in sorted(vars(type(probe))) if not name.startswith("_")]
+    prompt = [row["prompt"][0], {"role": "user", "content": opening}]
+    tokenizer = tiny_tokenizer([tokenizer_text for tokenizer_text in (json.dumps([get_json_schema(t) for t in tools]),
+                                                                      prompt[0]["content"], opening)])
+    prompt_ids = tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=True,
+                                               return_dict=False)
+    call = '<tool_call>\n{"name": "cart_view", "arguments": {}}\n</tool_call><|im_end|>'
+    model = tiny_model(tokenizer)
+    teach(model, list(prompt_ids), tokenizer.encode(call))
+
+    calls: list[str] = []
+    original = type(probe)._play_turn
+
+    def spy(self, turn_calls):
+        calls.extend(c.name for c in turn_calls)
+        return original(self, turn_calls)
+
+    rewards: list[float] = []
+    get_reward = type(probe).get_reward
+
+    def spy_reward(self):
+        rewards.append(get_reward(self))
+        return rewards[-1]
+
+    cls = type(probe)
+    cls._play_turn, cls.get_reward = spy, spy_reward
+    try:
+        args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                          max_completion_length=48, max_tool_calling_iterations=1, loss_type="dapo", epsilon=0.2,
+                          epsilon_high=0.28, beta=0.0, learning_rate=1e-5, temperature=0.2, use_cpu=True,
+                          report_to="none", logging_steps=1, save_strategy="no", seed=0)
+        trainer = ecom_trainer_class()(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                                       environments=envs)
+        trainer.train()
+    finally:
+        cls._play_turn, cls.get_reward = original, get_reward
+    assert trainer.state.global_step == 1
+    assert "cart_view" in calls  # tool calls reached our episodes
+    assert len(rewards) == 2  # one get_reward per rollout (G = 2)
+    logged = trainer.state.log_history[0]
+    assert logged["rewards/CART/mean"] == pytest.approx(sum(rewards) / 2)
+    window = envs.scheduler.window("CART")
+    assert window.attempts == 2  # the scheduler saw both outcomes (d = 0 is the window's upper edge)
+    assert logged["ecom/episodes"] == 2 and "ecom/CART/d0/r_total" in logged and "ecom/CART/window_high" in logged
