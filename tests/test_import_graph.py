@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agents",),
     ("runner",),  # the one run path
     ("evaluation",),
+    ("integrations",),  # trainers and frameworks (TRL, ...) over the run path
     ("cli",),
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

@@ -50,3 +50,29 @@ def test_sft_trainer_takes_one_step_on_the_export(exported, tmp_path) -> None:
     trainer = SFTTrainer(model=tiny_model(tokenizer), args=args, train_dataset=train, processing_class=tokenizer)
     trainer.train()
     assert trainer.state.global_step == 1 and trainer.state.log_history[-1]["train_loss"] > 0
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["train", "--config", "no-such-config.yaml"], "no-such-config.yaml"),
+    (["export-sft", "--out", "x", "--difficulty", "adaptive"], "export-sft needs N or LOW-HIGH"),
+    (["export-sft", "--out", "x", "--collection", "NOPE"], "unknown environment or collection 'NOPE'"),
+])
+def test_training_commands_fail_in_one_line(args, fragment, tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
+
+
+def test_a_config_without_its_sections_fails_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    config = tmp_path / "bad.yaml"
+    config.write_text("grpo: {}\nmodels: {}\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(config)])
+    assert result.exit_code == 2 and "expected the sections model, grpo" in result.stderr

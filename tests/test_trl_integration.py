@@ -96,9 +96,9 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     """One optimizer step of GRPOTrainer (DAPO loss): tools reached the episodes, rewards came from get_reward,
     the scheduler saw every rollout, and our metrics were logged."""
     from trl import GRPOConfig
+    from trl_tiny import teach, tiny_model, tiny_tokenizer
 
     from ecomrlve.integrations.trl import ecom_trainer_class
-    from trl_tiny import teach, tiny_model, tiny_tokenizer
 
     envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
     dataset = make_dataset(envs, 1)  # the one task the model was taught to open with a tool call

@@ -51,4 +51,4 @@ def teach(model: Qwen2ForCausalLM, prompt_ids: list[int], completion_ids: list[i
         optimizer.step()
         if loss.item() < 0.05:
             break
-    return step
+    return step  # noqa: B007 - the loop's last step is the answer

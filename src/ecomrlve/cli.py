@@ -28,6 +28,7 @@ from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, ca
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.evaluation.commands import compare_command, eval_command
+from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
 from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
@@ -343,6 +344,8 @@ def _print_manifest(directory: Path, manifest: dict) -> None:
 
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
+app.command("train")(train_command)
+app.command("export-sft")(export_sft_command)
 
 
 if __name__ == "__main__":

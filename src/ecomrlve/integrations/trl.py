@@ -32,8 +32,10 @@ processes, each keeps its own (see the README's Training section).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
+import operator
 import statistics
 import threading
 import time
@@ -58,7 +60,6 @@ from ecomrlve.tools import Tool
 
 if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
-    from datasets.iterable_dataset import ExamplesIterable
 
 #: appended to the system prompt: under TRL only tool calls reach the shopper
 TRL_NOTE = ("In this conversation only tool calls reach the customer: ask them things with ask_user, and their "
@@ -77,10 +78,9 @@ def _hint(annotation: Any) -> Any:
     if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
         return dict
     if origin is Union or origin is types.UnionType:
-        mapped = tuple(_hint(a) for a in args)
-        return Union[mapped]  # noqa: UP007 - built from a tuple
+        return functools.reduce(operator.or_, (_hint(a) for a in args))
     if origin is list:
-        return list[_hint(args[0])] if args else list
+        return types.GenericAlias(list, (_hint(args[0]),)) if args else list
     if origin is Literal or origin is None:
         return annotation
     if len(args) >= 1 and getattr(annotation, "__metadata__", None) is not None:  # Annotated[T, ...]
@@ -218,8 +218,9 @@ class EcomToolEnv:
         started = time.perf_counter()
         if self._env is None:
             self._env = self._environments.make_env()
-        self._task = Task(row["env_id"], int(row["difficulty"]), int(row["index"]), int(row["seed"]))
-        observation = self._env.reset(env_id=self._task.env_id, difficulty=self._task.difficulty, seed=self._task.seed)
+        d = int(row["difficulty"])
+        self._task = Task(row["env_id"], d, int(row["index"]), int(row["seed"]))
+        observation = self._env.reset(env_id=self._task.env_id, difficulty=d, seed=self._task.seed)
         system = observation.messages[0]["content"]
         prompt = row.get("prompt")
         if prompt and prompt[0].get("content") != episode_system_prompt(system):
@@ -386,13 +387,14 @@ def ecom_trainer_class() -> type:
     """``GRPOTrainer`` that adds :class:`RolloutStats` (and the scheduler's windows) to every log entry."""
     from trl import GRPOTrainer
 
-    class EcomGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
-        def __init__(self, *args: Any, environments: TRLEnvironments, **kwargs: Any) -> None:
-            super().__init__(*args, environment_factory=environments.factories, **kwargs)
+    class EcomGRPOTrainer(GRPOTrainer):
+        def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
+            factories: dict[str, Callable[[], Any]] = dict(environments.factories)
+            super().__init__(model, environment_factory=factories, **kwargs)
             self.ecom_environments = environments
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.model.training:
+            if self.model is not None and self.model.training:
                 logs.update(self.ecom_environments.stats.flush(self.ecom_environments.scheduler))
             super().log(logs, start_time)
 
