@@ -50,5 +50,5 @@ def teach(model: Qwen2ForCausalLM, prompt_ids: list[int], completion_ids: list[i
         loss.backward()
         optimizer.step()
         if loss.item() < 0.05:
-            break
-    return step  # noqa: B007 - the loop's last step is the answer
+            return step
+    return steps
