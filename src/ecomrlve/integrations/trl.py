@@ -183,10 +183,11 @@ class RolloutStats:
                 "ecom/r_hall_rate": statistics.fmean(float(r.r_hall < 0) for r in rewards),
                 "ecom/turns_per_episode": statistics.fmean(float(r.turns) for r in rewards),
                 "ecom/tool_calls_per_episode": calls / len(rollouts),
-                "ecom/tool_call_validity": 1.0 - sum(r.invalid_calls for r in rollouts) / calls if calls else 0.0,
                 "ecom/answered": statistics.fmean(float(r.termination == "answered") for r in rewards),
                 "ecom/env_seconds_per_rollout": statistics.fmean(r.env_seconds for r in rollouts),
             }
+            if calls:  # no call, no validity to speak of
+                metrics["ecom/tool_call_validity"] = 1.0 - sum(r.invalid_calls for r in rollouts) / calls
         if scheduler is not None:
             for env_id, window in scheduler.windows().items():
                 metrics[f"ecom/{env_id}/window_low"] = float(window.low)
@@ -399,3 +400,4 @@ def ecom_trainer_class() -> type:
             super().log(logs, start_time)
 
     return EcomGRPOTrainer
+
