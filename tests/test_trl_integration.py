@@ -149,3 +149,17 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     window = envs.scheduler.window("CART")
     assert window.attempts == 2  # the scheduler saw both outcomes (d = 0 is the window's upper edge)
     assert logged["ecom/episodes"] == 2 and "ecom/CART/d0/r_total" in logged and "ecom/CART/window_high" in logged
+
+
+def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:
+    """What EcomGRPOTrainer does between processes: outcomes wait until every process's are applied."""
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    envs.hold_outcomes()
+    row = next(iter(make_dataset(envs, 1)))
+    env = envs.factories[row.pop("environment")]()
+    env.reset(**row)
+    env.get_reward()
+    assert envs.scheduler.window("CART").attempts == 0
+    outcomes = envs.take_outcomes()
+    envs.apply_outcomes(outcomes + outcomes)  # e.g. the same number from a second process
+    assert envs.scheduler.window("CART").attempts == 2 and envs.take_outcomes() == []

@@ -25,8 +25,9 @@ How an episode maps onto TRL's rollout loop:
 
 The G rollouts of a prompt replay the same ``(env, d, seed)``. With adaptive difficulty the
 dataset is a stream whose rows draw ``d`` from the shared scheduler as training consumes them;
-every finished rollout updates it once. The scheduler lives in the training process: with several
-processes, each keeps its own (see the README's Training section).
+every finished rollout updates it once. Each training process holds a copy of the scheduler;
+``EcomGRPOTrainer`` gathers every process's finished episodes after each optimizer step and applies
+them in the same order everywhere, so the copies agree and so do the rows every process draws.
 """
 
 from __future__ import annotations
@@ -316,6 +317,8 @@ class TRLEnvironments:
         self.scheduler = (scheduler or AdaptiveScheduler(self.env_ids)) if self.difficulties is None else None
         self.curriculum = Curriculum.per_task(self.scheduler, seed) if self.scheduler else Curriculum()
         self.stats = RolloutStats()
+        self._held: list[tuple[Task, EpisodeRecord]] | None = None
+        self._outcomes_lock = threading.Lock()
         self._prompt_env = self.make_env()
         self._toolset_names, self.factories = self._build_classes()
 
@@ -329,9 +332,34 @@ class TRLEnvironments:
         return self._toolset_names[env_id, d]
 
     def observe(self, task: Task, record: EpisodeRecord, rollout: _Rollout) -> None:
-        """One finished rollout: the curriculum (and scheduler) and the metrics see it."""
-        self.curriculum.observe(task, record)
+        """One finished rollout: the curriculum (and scheduler) and the metrics see it.
+
+        While a trainer shares outcomes between processes (:meth:`hold_outcomes`), the curriculum
+        sees them only in :meth:`apply_outcomes`, in the same order on every process.
+        """
         self.stats.add(rollout)
+        with self._outcomes_lock:
+            if self._held is not None:
+                self._held.append((task, record))
+                return
+        self.curriculum.observe(task, record)
+
+    def hold_outcomes(self) -> None:
+        """Keep finished episodes for :meth:`apply_outcomes` instead of observing them at once."""
+        with self._outcomes_lock:
+            self._held = [] if self._held is None else self._held
+
+    def take_outcomes(self) -> list[tuple[Task, EpisodeRecord]]:
+        """The held outcomes since the last call (to gather from every process)."""
+        with self._outcomes_lock:
+            held, self._held = self._held or [], []
+        return held
+
+    def apply_outcomes(self, outcomes: list[tuple[Task, EpisodeRecord]]) -> None:
+        """Every process's outcomes, in one agreed order: each process's scheduler moves identically, so
+        the rows all processes draw next (and so the G rollouts of a prompt) agree."""
+        for task, record in outcomes:
+            self.curriculum.observe(task, record)
 
     def row(self, task: Task) -> dict[str, Any]:
         """The prompt row of ``task`` (its difficulty drawn by the curriculum when adaptive)."""
@@ -385,13 +413,27 @@ def make_dataset(environments: TRLEnvironments, n: int, *, seed: int = 0) -> Dat
 
 
 def ecom_trainer_class() -> type:
-    """``GRPOTrainer`` that adds :class:`RolloutStats` (and the scheduler's windows) to every log entry."""
+    """``GRPOTrainer`` over ``environments``: :class:`RolloutStats` (and the scheduler's windows) in every log
+    entry, and the outcomes of all processes applied to every process's scheduler after each step."""
+    from accelerate.utils import gather_object
+    from transformers import TrainerCallback
     from trl import GRPOTrainer
+
+    class ShareOutcomes(TrainerCallback):
+        """After every optimizer step, every process's finished episodes update every process's scheduler."""
+
+        def __init__(self, environments: TRLEnvironments) -> None:
+            self.environments = environments
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.environments.apply_outcomes(gather_object(self.environments.take_outcomes()))
 
     class EcomGRPOTrainer(GRPOTrainer):
         def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
             factories: dict[str, Callable[[], Any]] = dict(environments.factories)
-            super().__init__(model, environment_factory=factories, **kwargs)
+            callbacks = [*(kwargs.pop("callbacks", None) or []), ShareOutcomes(environments)]
+            super().__init__(model, environment_factory=factories, callbacks=callbacks, **kwargs)
+            environments.hold_outcomes()
             self.ecom_environments = environments
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
