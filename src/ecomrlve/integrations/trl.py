@@ -15,7 +15,8 @@ How an episode maps onto TRL's rollout loop:
   of one message together (``asyncio.gather``): the calls of a message are collected and played as
   one turn (``begin_turn``, ``call_tool`` each, ``end_turn``), so ``B_tool`` and ``T_max`` mean what
   they mean everywhere else. The shopper's reply at the end of the turn comes back inside the
-  turn's last tool result, under ``customer_says``.
+  turn's last tool result, under ``customer_says``. (Were the calls run one at a time, each would
+  be a turn of its own: coarser accounting, never a wrong episode.)
 - A message without tool calls ends TRL's rollout (free text never reaches the shopper), hence the
   prompt's note to talk to the customer through ``ask_user``. ``get_reward`` ends an episode still
   running (termination ``rollout_ended``), reports it once to the curriculum and returns r_total.
