@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("episode",),  # the runtime: reset/step over many
     ("agents",),
     ("runner",),  # the one run path
+    ("server",),  # the run path served (openenv) and its client; `eval --server` plays through it
     ("evaluation",),
     ("integrations",),  # trainers and frameworks (TRL, ...) over the run path
     ("cli",),

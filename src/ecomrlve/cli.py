@@ -31,7 +31,19 @@ from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
-from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory, parse_difficulty, replay, summarise
+from ecomrlve.runner import (
+    Curriculum,
+    Plan,
+    PlayableEnv,
+    RunLoop,
+    Scheduler,
+    Task,
+    agent_factory,
+    parse_difficulty,
+    replay,
+    summarise,
+)
+from ecomrlve.server.commands import serve_command, status_command
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 
@@ -76,6 +88,10 @@ def run(
     tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    server: Annotated[Optional[str], typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
+                                                  "secret and curriculum, instead of in-process.")] = None,
+    token: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                                 help="--server: its bearer token.")] = None,
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
     if agent not in BUILTIN_AGENTS:
@@ -85,20 +101,30 @@ def run(
     difficulties = parse_difficulty(difficulty)
     overrides = parse_overrides(override)
     config = SchedulerConfig(tau_acc, tau_num, d_delta)
-    cat = load_catalog(catalog)
-    scheduler = None
-    if difficulties is None:
-        scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
-    run_secret = resolve_secret(secret)  # one secret for the whole run: records keep it for replay
-    _print_load_report(cat)
-    try:
-        require_support(cat, env_ids)
-    except CatalogUnsupportedError as exc:
-        raise UserInputError(str(exc)) from None
-    shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
+    remote = None
+    scheduler: Scheduler | None = None
+    if server and override:
+        raise UserInputError("--override: with --server the server's own --override applies")
+    if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
+        from ecomrlve.server.commands import ServerSessions
+
+        remote = ServerSessions(server, token, env_ids)
+        make_env: Callable[[], PlayableEnv] = remote.make_env
+        scheduler, catalog_name = remote.scheduler if difficulties is None else None, server
+    else:
+        cat = load_catalog(catalog)
+        if difficulties is None:
+            scheduler = AdaptiveScheduler(env_ids, config, checkpoint_path=scheduler_state)
+        run_secret = resolve_secret(secret)  # one secret for the whole run: records keep it for replay
+        _print_load_report(cat)
+        try:
+            require_support(cat, env_ids)
+        except CatalogUnsupportedError as exc:
+            raise UserInputError(str(exc)) from None
+        shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
+        make_env, catalog_name = (lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret)), cat.name
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
-    loop = RunLoop(lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret),
-                   Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
+    loop = RunLoop(make_env, Curriculum.sequential(scheduler, seed) if scheduler else Curriculum(), agent_factory(agent))
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
@@ -115,12 +141,14 @@ def run(
     finally:
         if sink:
             sink.close()
+        if remote:
+            remote.close()
     summary = summarise(records)
     _print_summary(summary)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
-        payload = {"agent": agent, "catalog": cat.name, "seed": seed, "results": summary}
+        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "results": summary}
         if scheduler is not None:
             payload["scheduler"] = scheduler.state_dict()
         summary_json.write_text(json.dumps(payload, indent=2))
@@ -137,12 +165,12 @@ def _print_summary(summary: dict) -> None:
     console.print(table)
 
 
-def _print_windows(scheduler: AdaptiveScheduler) -> None:
+def _print_windows(scheduler: Scheduler) -> None:
     table = Table(title="Adaptive difficulty windows")
     for column in ("env", "low", "high", "correct", "attempts"):
         table.add_column(column)
-    for env_id, w in scheduler.windows().items():
-        table.add_row(env_id, str(w.low), str(w.high), str(w.correct), str(w.attempts))
+    for env_id, w in scheduler.state_dict()["windows"].items():
+        table.add_row(env_id, str(w["low"]), str(w["high"]), str(w["correct"]), str(w["attempts"]))
     console.print(table)
 
 
@@ -346,6 +374,9 @@ app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("train")(train_command)
 app.command("export-sft")(export_sft_command)
+
+app.command("serve")(serve_command)
+app.command("status")(status_command)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import TaskFamily, get_environment, resolve_env_ids
 from ecomrlve.envs.capabilities import require_support
-from ecomrlve.protocol import Observation
+from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardWeights
 from ecomrlve.rng import derive_rng
 from ecomrlve.session import EpisodeAudit, EpisodeRecord, EpisodeSession, resolve_secret
@@ -101,6 +101,10 @@ class EcomEnv:
     def audit(self) -> EpisodeAudit:
         """The current episode's hidden problem and world, for oracles, evaluation code and tests only."""
         return self.session.audit()
+
+    def oracle(self) -> Agent:
+        """The current episode's scripted solver (it reads the hidden goal): for evaluation code, never a policy."""
+        return self.session.audit().oracle()
 
     @property
     def environment(self) -> TaskFamily:

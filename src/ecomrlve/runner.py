@@ -18,27 +18,60 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
+from ecomrlve.actions import AgentAction
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler
+from ecomrlve.difficulty.scheduler import DifficultyWindow
+from ecomrlve.envs import TaskFamily
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UnknownNameError, UserInputError
-from ecomrlve.protocol import Agent
+from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
 from ecomrlve.session import RUNTIME_TERMINATIONS, EpisodeRecord
 
+# -- what the run path plays on ---------------------------------------------------------------------
+
+
+class PlayableEnv(Protocol):
+    """An :class:`EcomEnv`, or a client of a remote server (:class:`ecomrlve.server.RemoteEnv`)."""
+
+    def reset(self, *, env_id: str | None = None, difficulty: int = 0, seed: int | None = None) -> Observation: ...
+
+    def step(self, action: AgentAction | str | dict[str, Any]) -> Observation: ...
+
+    @property
+    def record(self) -> EpisodeRecord: ...
+
+    @property
+    def environment(self) -> TaskFamily: ...
+
+    def oracle(self) -> Agent: ...
+
+
+class Scheduler(Protocol):
+    """An :class:`AdaptiveScheduler`, or a server's seen from a client (:class:`ecomrlve.server.ServerScheduler`)."""
+
+    def sample(self, env_id: str, rng: random.Random) -> int: ...
+
+    def update(self, env_id: str, difficulty: int, is_correct: bool) -> bool: ...
+
+    def window(self, env_id: str) -> DifficultyWindow: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+
 # -- agents ------------------------------------------------------------------------------------
 
 
-def make_agent(name: str, env: EcomEnv, seed: int, *, endpoint: ChatEndpoint | None = None,
+def make_agent(name: str, env: PlayableEnv, seed: int, *, endpoint: ChatEndpoint | None = None,
                sampling: SamplingParams | None = None) -> Agent:
     """A fresh agent for the episode that ``env`` has just reset (``openai`` needs an ``endpoint``)."""
     if name == "oracle":
-        return env.audit().oracle()
+        return env.oracle()
     if name == "heuristic":
         return heuristic_agent(env.environment.env_id)
     if name == "random":
@@ -138,7 +171,7 @@ class Curriculum:
         rng_for: the random stream a task's draw comes from.
     """
 
-    def __init__(self, scheduler: AdaptiveScheduler | None = None,
+    def __init__(self, scheduler: Scheduler | None = None,
                  rng_for: Callable[[Task], random.Random] | None = None) -> None:
         if scheduler is not None and rng_for is None:
             raise ValueError("an adaptive curriculum needs rng_for: use Curriculum.sequential or per_task")
@@ -147,13 +180,13 @@ class Curriculum:
         self._difficulty: dict[str, int] = {}
 
     @classmethod
-    def sequential(cls, scheduler: AdaptiveScheduler, seed: int) -> Curriculum:
+    def sequential(cls, scheduler: Scheduler, seed: int) -> Curriculum:
         """Draws from one stream in plan order (``ecomrlve run``: episodes play one after another)."""
         stream = derive_rng("ecomenv", seed)  # the stream EcomEnv sampled from before: adaptive runs reproduce
         return cls(scheduler, lambda task: stream)
 
     @classmethod
-    def per_task(cls, scheduler: AdaptiveScheduler, seed: int) -> Curriculum:
+    def per_task(cls, scheduler: Scheduler, seed: int) -> Curriculum:
         """Draws from a stream of the task's own (``ecomrlve eval``: concurrent, resumable)."""
         return cls(scheduler, lambda task: derive_rng("eval-difficulty", seed, task.slot))
 
@@ -179,7 +212,7 @@ class Curriculum:
 # -- the loop ------------------------------------------------------------------------------------
 
 #: builds the agent for one episode: (environment just reset, task, trial) -> agent
-AgentFactory = Callable[[EcomEnv, Task, int], Agent]
+AgentFactory = Callable[[PlayableEnv, Task, int], Agent]
 #: called once per finished episode, after the curriculum has seen it
 EpisodeCallback = Callable[[Task, int, EpisodeRecord, Agent], None]
 
@@ -191,7 +224,7 @@ def trial_sampling_seed(base: int, task: Task, trial: int) -> int:
 
 def agent_factory(name: str, endpoint: ChatEndpoint | None = None) -> AgentFactory:
     """Agents by name (:func:`make_agent`); with a sampling seed, each trial of an LLM gets its own."""
-    def make(env: EcomEnv, task: Task, trial: int) -> Agent:
+    def make(env: PlayableEnv, task: Task, trial: int) -> Agent:
         sampling = None
         if endpoint is not None and endpoint.config.sampling.seed is not None:
             sampling = replace(endpoint.config.sampling,
@@ -208,11 +241,11 @@ class RunLoop:
     awaited, so ``concurrency`` episodes can wait on an endpoint at once.
     """
 
-    make_env: Callable[[], EcomEnv]
+    make_env: Callable[[], PlayableEnv]
     curriculum: Curriculum
     make_agent: AgentFactory
 
-    async def play(self, env: EcomEnv, task: Task, trial: int) -> tuple[EpisodeRecord, Agent]:
+    async def play(self, env: PlayableEnv, task: Task, trial: int) -> tuple[EpisodeRecord, Agent]:
         """One episode of ``task``; the curriculum observes it before this returns."""
         observation = env.reset(env_id=task.env_id, difficulty=self.curriculum.difficulty(task), seed=task.seed)
         agent = self.make_agent(env, task, trial)

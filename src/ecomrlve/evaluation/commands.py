@@ -42,6 +42,7 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import agent_factory, parse_difficulty
+from ecomrlve.server.commands import ServerSessions
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
@@ -103,6 +104,10 @@ def eval_command(
     tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
     d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
+    server: Annotated[str | None, typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
+                                               "secret and curriculum, instead of in-process.")] = None,
+    token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                              help="--server: its bearer token.")] = None,
 ) -> None:
     """Evaluate an agent (built-in or any OpenAI-compatible model): k trials per task, pass^k, reports."""
     if agent not in AGENTS:
@@ -119,12 +124,20 @@ def eval_command(
             llm = _llm_config(model, base_url, api_key_env, mode, temperature, top_p, max_tokens, sampling_seed,
                               timeout, max_retries, extra_body)
         endpoint = ChatEndpoint(llm) if llm else None
-        spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, catalog, overrides,
+        if server and override:
+            raise UserInputError("--override: with --server the server's own --override applies")
+        remote = ServerSessions(server, token, env_ids) if server else None
+        spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, f"server:{server}" if server else catalog,
+                        overrides,
                         SchedulerConfig(tau_acc, tau_num, d_delta) if difficulties is None else None,
                         llm.describe() if llm else None)
         if overwrite:
             _discard(out)
-        evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        if remote is None:
+            evaluation = Evaluation(spec, out, catalog=load_catalog(catalog))
+        else:  # the server's episodes (its secret is in the records) and curriculum (it counts every outcome)
+            evaluation = Evaluation(spec, out, catalog=None, make_env=remote.make_env,
+                                    scheduler=remote.scheduler if difficulties is None else None)
     except (ReportDependencyError, EndpointError) as exc:
         raise UserInputError(str(exc)) from None
     except (KeyError, ValueError) as exc:  # EvalConfigMismatch and damaged records included
@@ -132,7 +145,11 @@ def eval_command(
     done = len(evaluation.records)
     if done:
         console.print(f"resuming {out}: {done} of {spec.planned_episodes} episodes already finished")
-    failure = _play(evaluation, agent, endpoint, concurrency)
+    try:
+        failure = _play(evaluation, agent, endpoint, concurrency)
+    finally:
+        if remote is not None:
+            remote.close()
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)

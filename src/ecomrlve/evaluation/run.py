@@ -26,7 +26,7 @@ from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent
-from ecomrlve.runner import AgentFactory, Curriculum, Plan, RunLoop, Task
+from ecomrlve.runner import AgentFactory, Curriculum, Plan, PlayableEnv, RunLoop, Scheduler, Task
 from ecomrlve.session import EpisodeRecord, resolve_secret
 
 CONFIG_FILE = "eval_config.json"
@@ -121,8 +121,11 @@ def read_records(path: Path) -> list[EpisodeRecord]:
 class Evaluation:
     """One evaluation directory: plan, finished records, curriculum, and the loop that fills it."""
 
-    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog, search: SearchEngine | None = None,
-                 secret: str | None = None) -> None:
+    def __init__(self, spec: EvalSpec, out_dir: Path, *, catalog: Catalog | None, search: SearchEngine | None = None,
+                 secret: str | None = None, make_env: Callable[[], PlayableEnv] | None = None,
+                 scheduler: Scheduler | None = None) -> None:
+        """``make_env`` and ``scheduler`` play elsewhere (e.g. on a server and its curriculum: ``eval --server``);
+        by default episodes run in-process on ``catalog`` with a scheduler of the evaluation's own."""
         self.spec = spec
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
@@ -131,7 +134,9 @@ class Evaluation:
         self.secret = self._adopt_secret(secret)
         self.episodes_path = self.out_dir / EPISODES_FILE
         self.records = read_records(self.episodes_path)
-        scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler) if spec.adaptive and spec.scheduler else None
+        if scheduler is None and spec.adaptive and spec.scheduler:
+            scheduler = AdaptiveScheduler(spec.env_ids, spec.scheduler)
+        self._make_env = make_env or self._make_local_env
         self.curriculum = Curriculum.per_task(scheduler, spec.seed) if scheduler else Curriculum()
         self._finished: set[tuple[str, int]] = set()
         tasks = {task.slot: task for task in spec.plan()}
@@ -143,7 +148,7 @@ class Evaluation:
             self.curriculum.observe(tasks[run["slot"]], record)
 
     @property
-    def scheduler(self) -> AdaptiveScheduler | None:
+    def scheduler(self) -> Scheduler | None:
         return self.curriculum.scheduler
 
     def _adopt_secret(self, wanted: str | None) -> str:
@@ -199,7 +204,7 @@ class Evaluation:
                     on_episode(record)
             await loop.run(self.pending(), finished, concurrency=concurrency)
 
-    def _make_env(self) -> EcomEnv:
+    def _make_local_env(self) -> EcomEnv:
         return EcomEnv(self.spec.env_ids, catalog=self.catalog, search=self.search, overrides=self.spec.overrides,
                        secret=self.secret)
 

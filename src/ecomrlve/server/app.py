@@ -1,0 +1,267 @@
+"""The FastAPI app of ``ecomrlve serve``: openenv's routes over our sessions, plus what a shared server needs.
+
+:func:`build_app` turns a :class:`ServerConfig` into the app (other front ends mount onto it);
+:func:`serve` runs it with uvicorn. openenv provides ``/ws`` (one stateful session per WebSocket),
+the stateless ``POST /reset`` and ``POST /step`` (a fresh environment per request, so no
+multi-step episode over HTTP), ``/health``, ``/schema``, ``/metadata``, ``/state``. This module
+adds ``GET /scheduler`` (the one curriculum's windows) and :class:`SessionGuard`: bearer token,
+message size and idle timeout, each answered with a clear error instead of a hang or a 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.types import ServerMode
+
+from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
+from ecomrlve.envs import resolve_env_ids
+from ecomrlve.envs.capabilities import CatalogUnsupportedError, require_support
+from ecomrlve.episode import shared_search_engine
+from ecomrlve.errors import UserInputError
+from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
+from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
+from ecomrlve.session import resolve_secret
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: error codes of the frames :class:`SessionGuard` sends (openenv's own: CAPACITY_REACHED, INVALID_JSON, ...)
+UNAUTHORIZED, MESSAGE_TOO_LARGE, IDLE_TIMEOUT = "UNAUTHORIZED", "MESSAGE_TOO_LARGE", "IDLE_TIMEOUT"
+#: WebSocket close codes that go with them
+CLOSE_UNAUTHORIZED, CLOSE_TOO_LARGE, CLOSE_IDLE = 4401, 1009, 4408
+#: paths answered without a token (liveness probes)
+OPEN_PATHS = frozenset({"/health"})
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything ``ecomrlve serve`` takes; :func:`build_app` builds the app from it.
+
+    ``token``: every request (but ``/health``) must carry ``Authorization: Bearer TOKEN``; required to
+    bind a non-loopback ``host`` unless ``insecure``. ``idle_timeout``: seconds a WebSocket may stay
+    silent before its session is closed (None: never). ``max_message_bytes``: largest client message.
+    ``allow_oracle``: accept oracle turns (evaluation only; they play the hidden goal's solver).
+    """
+
+    env: str = "C1"
+    catalog: str = "default"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_sessions: int = 1024
+    idle_timeout: float | None = 300.0
+    max_message_bytes: int = 1 << 20
+    token: str | None = None
+    insecure: bool = False
+    secret: str | None = None
+    scheduler_state: Path | None = None
+    scheduler: SchedulerConfig = SchedulerConfig()
+    overrides: dict[str, Any] = field(default_factory=dict)
+    allow_oracle: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise UserInputError(f"--max-sessions must be >= 1, got {self.max_sessions}")
+        if self.idle_timeout is not None and self.idle_timeout <= 0:
+            raise UserInputError(f"--idle-timeout must be > 0 seconds, got {self.idle_timeout}")
+        if self.max_message_bytes < 1024:
+            raise UserInputError(f"--max-message-bytes must be >= 1024, got {self.max_message_bytes}")
+        if self.token is not None and not self.token:
+            raise UserInputError("--token must not be empty")
+        if not is_loopback(self.host) and self.token is None and not self.insecure:
+            raise UserInputError(f"--host {self.host} is reachable from other machines: give --token "
+                                 "(clients send it as a bearer token) or --insecure to serve without one")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: assume reachable
+
+
+def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> Deployment:
+    """The catalog, search engine, secret and scheduler every session of the server shares."""
+    env_ids = resolve_env_ids(config.env)
+    catalog = catalog if catalog is not None else load_catalog(config.catalog)
+    try:
+        require_support(catalog, env_ids)
+    except CatalogUnsupportedError as exc:
+        raise UserInputError(str(exc)) from None
+    search = shared_search_engine(catalog)
+    search.retriever  # noqa: B018 - open the indexes now: a broken catalog fails at start, not in a session
+    scheduler = AdaptiveScheduler(env_ids, config.scheduler, checkpoint_path=config.scheduler_state)
+    return Deployment(env_ids, catalog, search, resolve_secret(config.secret), scheduler, dict(config.overrides),
+                      config.allow_oracle)
+
+
+def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAPI:
+    """The server's FastAPI app (``app.state.deployment``, ``app.state.sessions``); mount more onto it."""
+    deployment = build_deployment(config, catalog)
+    app = FastAPI(title="EcomRLVE-Gym", description="Adaptive, verifiable e-commerce agent environments "
+                  "(openenv protocol: WebSocket sessions at /ws).")
+    sessions = HTTPEnvServer(functools.partial(EcomServerEnvironment, deployment), EcomAction, EcomObservation,
+                             max_concurrent_envs=config.max_sessions, env_name="ecomrlve", state_cls=EcomState)
+    sessions.register_routes(app, mode=ServerMode.SIMULATION)
+    app.state.deployment, app.state.sessions = deployment, sessions
+
+    @app.get("/scheduler")
+    def scheduler_windows() -> dict[str, Any]:
+        """The one curriculum of this server: every env's window and upper-edge counts, and the open sessions."""
+        state = deployment.scheduler.state_dict()
+        return {"config": state["config"], "windows": state["windows"], "sessions": sessions.active_sessions,
+                "max_sessions": sessions.max_concurrent_envs}
+
+    def client_error(status: int) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
+        async def handler(request: Request, exc: Exception) -> JSONResponse:
+            return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+        return handler
+
+    # the stateless HTTP /step has no episode; bad reset arguments are the caller's
+    app.add_exception_handler(EpisodeStateError, client_error(409))
+    app.add_exception_handler(PermissionError, client_error(403))
+    app.add_exception_handler(ValueError, client_error(400))
+    app.add_middleware(SessionGuard, token=config.token, max_message_bytes=config.max_message_bytes,
+                       idle_timeout=config.idle_timeout)
+    return app
+
+
+class SessionGuard:
+    """ASGI middleware: bearer token, message size, WebSocket idle timeout.
+
+    A refused WebSocket is accepted, sent one openenv error frame (``{"type": "error", "data":
+    {"code", "message"}}``) and closed, so every client sees why; the app underneath sees a
+    disconnect and frees the session. A refused HTTP request gets 401 or 413.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str | None, max_message_bytes: int,
+                 idle_timeout: float | None) -> None:
+        self.app, self.token = app, token
+        self.max_bytes, self.idle_timeout = max_message_bytes, idle_timeout
+
+    def authorized(self, scope: Scope) -> bool:
+        if self.token is None or scope.get("path") in OPEN_PATHS:
+            return True
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(b"authorization", b"").decode("latin-1")
+        scheme, _, credential = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip().encode(), self.token.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.authorized(scope):
+            await _json_response(send, 401, {"detail": "missing or wrong bearer token", "error": UNAUTHORIZED})
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _json_response(send, 413, {"detail": f"request body over {self.max_bytes} bytes",
+                                             "error": MESSAGE_TOO_LARGE})
+            return
+        received = 0
+
+        async def bounded_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:  # a chunked body without a length
+                raise _BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, bounded_receive, send)
+        except _BodyTooLarge:
+            await _json_response(send, 413, {"detail": f"request body over {self.max_bytes} bytes",
+                                             "error": MESSAGE_TOO_LARGE})
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        closed = False
+
+        async def refuse(code: str, text: str, close_code: int) -> Message:
+            nonlocal closed
+            if not closed:
+                closed = True
+                frame = json.dumps({"type": "error", "data": {"code": code, "message": text}})
+                await send({"type": "websocket.send", "text": frame})
+                await send({"type": "websocket.close", "code": close_code, "reason": code})
+            return {"type": "websocket.disconnect", "code": close_code}
+
+        if not self.authorized(scope):
+            if (await receive())["type"] == "websocket.connect":
+                await send({"type": "websocket.accept"})
+                await refuse(UNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer TOKEN)",
+                             CLOSE_UNAUTHORIZED)
+            return
+
+        async def guarded_receive() -> Message:
+            if closed:
+                return {"type": "websocket.disconnect", "code": 1000}
+            try:
+                message = await asyncio.wait_for(receive(), self.idle_timeout)
+            except asyncio.TimeoutError:
+                return await refuse(IDLE_TIMEOUT, f"no message for {self.idle_timeout:g} s: session closed",
+                                    CLOSE_IDLE)
+            if message["type"] == "websocket.receive":
+                size = len(message.get("bytes") or b"") + len((message.get("text") or "").encode())
+                if size > self.max_bytes:
+                    return await refuse(MESSAGE_TOO_LARGE, f"message of {size} bytes is over the limit of "
+                                        f"{self.max_bytes} bytes: session closed", CLOSE_TOO_LARGE)
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            if not closed:  # after a refusal the app may still try to close: the socket is gone
+                await send(message)
+
+        await self.app(scope, guarded_receive, guarded_send)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+async def _json_response(send: Send, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def uvicorn_config(app: FastAPI, config: ServerConfig, **overrides: Any) -> Any:
+    """uvicorn settings for ``app``: its protocol-level frame limit sits well above ours, so our error frame wins."""
+    import uvicorn
+
+    settings: dict[str, Any] = {"host": config.host, "port": config.port, "log_level": "warning",
+                                "ws_max_size": 4 * config.max_message_bytes + (1 << 20),
+                                "timeout_graceful_shutdown": 5} | overrides
+    return uvicorn.Config(app, **settings)
+
+
+def serve(config: ServerConfig, *, catalog: Catalog | None = None) -> None:
+    """Build the app and serve it until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn_config(build_app(config, catalog=catalog), config)).run()

@@ -1,0 +1,131 @@
+"""``ecomrlve serve`` and ``ecomrlve status``, and what ``run|eval --server`` play through.
+
+Registered on the main CLI app in :mod:`ecomrlve.cli`. openenv, FastAPI and httpx (the ``serve``
+extra) are imported only when a command runs, so the core install runs every other command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ecomrlve.difficulty import parse_overrides
+from ecomrlve.difficulty.scheduler import SchedulerConfig
+from ecomrlve.errors import UserInputError
+
+if TYPE_CHECKING:
+    from ecomrlve.server.client import RemoteEnv
+
+console = Console()
+
+
+def serve_command(
+    env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
+    collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C8: all).")] = None,
+    catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
+    host: Annotated[str, typer.Option(help="Address to bind; anything but loopback needs --token or --insecure.")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to bind.")] = 8000,
+    max_sessions: Annotated[int, typer.Option(min=1, help="Concurrent WebSocket sessions; one more gets a "
+                                              "CAPACITY_REACHED error frame.")] = 1024,
+    idle_timeout: Annotated[float, typer.Option(help="Seconds a session may stay silent before it is closed "
+                                                "(IDLE_TIMEOUT); 0: never.")] = 300.0,
+    max_message_bytes: Annotated[int, typer.Option(help="Largest client message (MESSAGE_TOO_LARGE beyond).")]
+    = 1 << 20,
+    token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                              help="Bearer token every client must send.")] = None,
+    insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
+    secret: Annotated[str | None, typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
+                                               help="Deployment secret mixed into every episode; default: a "
+                                               "fresh random one.")] = None,
+    scheduler_state: Annotated[Path | None, typer.Option(help="The curriculum's checkpoint: loaded at start, "
+                                                         "rewritten atomically after every finished episode.")] = None,
+    tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
+    tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
+    d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
+    allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
+                                               "server); never on a server a policy trains on.")] = False,
+) -> None:
+    """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
+    require_serve_extra()
+    from ecomrlve.server.app import ServerConfig, is_loopback, serve
+
+    config = ServerConfig(env=env or collection or "C8", catalog=catalog, host=host, port=port,
+                          max_sessions=max_sessions, idle_timeout=idle_timeout or None,
+                          max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
+                          scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
+                          overrides=parse_overrides(override), allow_oracle=allow_oracle)
+    where = f"http://{host}:{port}"
+    console.print(f"serving {config.env} on {where} (WebSocket sessions at ws://{host}:{port}/ws)"
+                  + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
+    serve(config)
+
+
+def status_command(
+    url: Annotated[str, typer.Argument(help="The server, e.g. http://127.0.0.1:8000.")],
+    token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
+                                              help="Bearer token of the server.")] = None,
+) -> None:
+    """Print a server's curriculum: every environment's difficulty window and upper-edge counts."""
+    require_serve_extra()
+    from ecomrlve.server.client import server_windows
+
+    payload = server_windows(url, token)
+    table = Table(title=f"Curriculum of {url} ({payload['sessions']}/{payload['max_sessions']} sessions open)")
+    for column in ("env", "low", "high", "correct", "attempts"):
+        table.add_column(column, justify="left" if column == "env" else "right")
+    for env_id, window in payload["windows"].items():
+        table.add_row(env_id, *(str(window[k]) for k in ("low", "high", "correct", "attempts")))
+    console.print(table)
+    config = payload["config"]
+    console.print(f"tau_acc {config['tau_acc']}, tau_num {config['tau_num']}, d_delta {config['d_delta']}")
+
+
+def require_serve_extra() -> None:
+    """One line instead of an ImportError when the ``serve`` extra is missing."""
+    try:
+        import httpx  # noqa: F401
+        import openenv.core.env_server  # noqa: F401
+    except ImportError as exc:
+        raise UserInputError(f"this command needs the serve extra ({exc.name} is missing): "
+                             "pip install 'ecomrlve[serve]'") from None
+
+
+class ServerSessions:
+    """The remote environments of one ``run|eval --server``: one session per worker, all closed at the end."""
+
+    def __init__(self, url: str, token: str | None, env_ids: tuple[str, ...]) -> None:
+        require_serve_extra()
+        from ecomrlve.server.client import ServerScheduler, server_windows
+
+        self.url, self.token = url, token
+        served = server_windows(url, token)["windows"]  # reachable, and the token works: fail before episode 1
+        missing = [e for e in env_ids if e not in served]
+        if missing:
+            raise UserInputError(f"the server at {url} does not serve {', '.join(missing)} (it serves "
+                                 f"{', '.join(served)})")
+        self.scheduler = ServerScheduler(url, token)
+        self._open: list[RemoteEnv] = []
+
+    def make_env(self) -> RemoteEnv:
+        from ecomrlve.server.client import RemoteEnv
+
+        env = RemoteEnv(self.url, self.token)
+        self._open.append(env)
+        return env
+
+    def close(self) -> None:
+        for env in self._open:
+            env.close()
+        self._open.clear()
+
+    def __enter__(self) -> ServerSessions:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
