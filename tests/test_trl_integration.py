@@ -163,3 +163,37 @@ def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:
     outcomes = envs.take_outcomes()
     envs.apply_outcomes(outcomes + outcomes)  # e.g. the same number from a second process
     assert envs.scheduler.window("CART").attempts == 2 and envs.take_outcomes() == []
+
+
+def test_rollout_func_plays_on_a_real_server(tmp_path) -> None:
+    """GRPOTrainer with ServerRollouts: every rollout is an episode on a loopback `ecomrlve serve`, whose
+    scheduler sees each outcome; rewards reach the trainer through server_reward."""
+    pytest.importorskip("openenv")
+    import httpx
+    from server_support import running_server
+    from trl import GRPOConfig, GRPOTrainer
+    from trl_tiny import tiny_model, tiny_tokenizer
+
+    from ecomrlve.catalog.synthetic import default_catalog
+    from ecomrlve.integrations.trl import ServerRollouts, server_reward
+    from ecomrlve.server import ServerConfig
+
+    with running_server(ServerConfig(env="C1", secret="rollout-test", max_sessions=4), default_catalog()) as url:
+        rollouts = ServerRollouts(url, seed=0, max_new_tokens=6)
+        tokenizer = tiny_tokenizer(["catalog_search cart_add answer customer notebook <tool_call> {} []"])
+        args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                          max_completion_length=64, loss_type="dapo", beta=0.0, use_cpu=True, report_to="none",
+                          logging_steps=1, save_strategy="no", seed=0)
+        from datasets import Dataset
+
+        prompts = Dataset.from_dict({"prompt": [[{"role": "user", "content": "shop"}]] * 2})
+        trainer = GRPOTrainer(model=tiny_model(tokenizer), reward_funcs=[server_reward], args=args,
+                              train_dataset=prompts, processing_class=tokenizer, rollout_func=rollouts)
+        trainer.train()
+        windows = httpx.get(f"{url}/scheduler").json()["windows"]
+    assert trainer.state.global_step == 1
+    metrics = rollouts.stats.flush()
+    assert metrics["ecom/episodes"] == 2  # one prompt x G = 2, both played to the end on the server
+    assert metrics["ecom/turns_per_episode"] >= 1
+    assert windows["CART"]["attempts"] == 2  # the server's scheduler saw both outcomes
+    assert trainer.state.log_history[0]["rewards/server_reward/mean"] == pytest.approx(metrics["ecom/r_total"])

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import itertools
 import json
 import operator
 import statistics
@@ -444,3 +445,123 @@ def ecom_trainer_class() -> type:
 
     return EcomGRPOTrainer
 
+
+
+# -- rollouts on a running server -----------------------------------------------------------------------
+
+
+def _suffix_ids(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
+    """The tokens the chat template adds for ``messages`` after an assistant turn, and the next turn's header."""
+    prefix = [{"role": "user", "content": "."}, {"role": "assistant", "content": "."}]
+    before = list(tokenizer.apply_chat_template(prefix, tokenize=True, return_dict=False))
+    after = list(tokenizer.apply_chat_template(prefix + messages, add_generation_prompt=True, tokenize=True,
+                                               return_dict=False))
+    ends = [i for i, token in enumerate(before) if token == tokenizer.eos_token_id]
+    before = before[:ends[-1] + 1] if ends else before  # templates differ after the end-of-turn token
+    if after[:len(before)] != before:
+        raise ValueError("the chat template does not render a conversation as a prefix of its continuation")
+    return after[len(before):]
+
+
+@dataclass(frozen=True)
+class ServerRollouts:
+    """A ``rollout_func`` for ``GRPOTrainer`` that plays every rollout on a running ``ecomrlve serve``.
+
+    For each prompt of the batch (TRL passes its G copies) it draws an environment and a seed (from
+    ``seed``, the process and a counter; the prompt's text is not used), opens G sessions, resets them all with ``difficulty="adaptive"`` (the server's
+    curriculum draws the same d for the same key) and plays each to the end: the policy generates a
+    turn (text with ``<tool_call>`` blocks, parsed by the server like any agent output), the
+    server's tool results and the shopper's reply are appended as environment tokens (masked out
+    of the loss). The server updates its scheduler once per finished episode. The rewards reach the
+    trainer as the ``ecom_reward`` field: pass :func:`server_reward` as the reward function.
+
+    Args:
+        url: the server (``http://host:port``); ``token``: its bearer token, if any.
+        env_ids: the environments to draw from (default: every environment the server offers).
+        seed: base of the drawn episode keys.
+        max_new_tokens: tokens generated per turn.
+        stats: where finished episodes are reported for the trainer's log.
+    """
+
+    url: str
+    token: str | None = None
+    env_ids: tuple[str, ...] = ()
+    seed: int = 0
+    max_new_tokens: int = 256
+    stats: RolloutStats = field(default_factory=RolloutStats)
+    _counter: Iterator[int] = field(default_factory=itertools.count)  # prompts played by this process
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        from ecomrlve.rng import derive_rng
+        from ecomrlve.server.client import EcomEnvClient, server_windows
+
+        env_ids = self.env_ids or tuple(server_windows(self.url, self.token)["windows"])
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        group = trainer.num_generations if model.training else trainer.num_generations_eval
+        out: dict[str, Any] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
+                               "ecom_reward": []}
+        if len(prompts) % group:
+            raise ValueError(f"expected the batch's prompts in groups of G = {group}, got {len(prompts)}")
+        for _ in range(len(prompts) // group):  # TRL hands over each prompt's G copies, consecutively
+            rng = derive_rng("server-rollout", self.seed, trainer.accelerator.process_index, next(self._counter))
+            env_id, episode_seed = rng.choice(env_ids), rng.getrandbits(31)
+            clients = [EcomEnvClient(self.url, token=self.token).sync() for _ in range(group)]
+            try:
+                firsts = [client.reset(env_id=env_id, difficulty="adaptive", seed=episode_seed) for client in clients]
+                for client, first in zip(clients, firsts):
+                    prompt_ids, completion_ids, mask, reward = self._play(client, first, trainer, model)
+                    out["prompt_ids"].append(prompt_ids)
+                    out["completion_ids"].append(completion_ids)
+                    out["env_mask"].append(mask)
+                    out["ecom_reward"].append(reward)
+            finally:
+                for client in clients:
+                    client.close()
+        return out
+
+    def _play(self, client: Any, result: Any, trainer: Any, model: Any) -> tuple[list[int], list[int], list[int], float]:
+        import torch
+
+        from ecomrlve.server import EcomAction
+        from ecomrlve.server.client import episode_record
+
+        tokenizer = trainer.processing_class
+        started = time.perf_counter()
+        prompt_ids = list(tokenizer.apply_chat_template(result.observation.messages, tools=result.observation.tools,
+                                                        add_generation_prompt=True, tokenize=True, return_dict=False))
+        completion: list[int] = []
+        mask: list[int] = []
+        generating = 0.0
+        while not result.done:
+            budget = min(self.max_new_tokens, trainer.max_completion_length - len(completion))
+            if budget <= 0:
+                result = client.step(EcomAction(turn=""))  # out of tokens: empty turns run the turn budget out
+                continue
+            context = torch.tensor([prompt_ids + completion], device=model.device)
+            tick = time.perf_counter()
+            with torch.no_grad():
+                output = model.generate(context, attention_mask=torch.ones_like(context), max_new_tokens=budget,
+                                        do_sample=True, temperature=trainer.temperature,
+                                        pad_token_id=tokenizer.pad_token_id)
+            generating += time.perf_counter() - tick
+            generated = output[0, context.shape[1]:].tolist()
+            if tokenizer.eos_token_id in generated:
+                generated = generated[:generated.index(tokenizer.eos_token_id) + 1]
+            completion += generated
+            mask += [1] * len(generated)
+            result = client.step(EcomAction(turn=tokenizer.decode(generated, skip_special_tokens=True)))
+            if not result.done and result.observation.messages:
+                environment = _suffix_ids(tokenizer, result.observation.messages)
+                completion += environment
+                mask += [0] * len(environment)
+        record = episode_record(client.state())
+        assert record.reward is not None
+        calls = sum(len(m.get("tool_calls") or []) for m in record.messages if m["role"] == "assistant")
+        invalid = int(record.reward.termination == "invalid_output")
+        self.stats.add(_Rollout(record, calls, invalid, time.perf_counter() - started - generating))
+        return prompt_ids, completion, mask, record.reward.r_total
+
+
+def server_reward(completions: list[Any], ecom_reward: list[float], **_: Any) -> list[float]:
+    """The reward function of :class:`ServerRollouts`: r_total as the server scored each episode."""
+    return list(ecom_reward)
