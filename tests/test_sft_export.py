@@ -76,3 +76,14 @@ def test_a_config_without_its_sections_fails_in_one_line(tmp_path) -> None:
     config.write_text("grpo: {}\nmodels: {}\n")
     result = CliRunner().invoke(app, ["train", "--config", str(config)])
     assert result.exit_code == 2 and "expected the sections model, grpo" in result.stderr
+
+
+def test_resume_without_a_checkpoint_fails_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"model: {{name: x}}\ngrpo: {{output_dir: '{tmp_path / 'out'}', use_cpu: true}}\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(config), "--resume"])
+    assert result.exit_code == 2 and "no checkpoint" in result.stderr, result.stderr

@@ -76,6 +76,7 @@ def load_model(spec: dict[str, Any]) -> tuple[Any, Any]:
 
 def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
     """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry."""
+    from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOConfig
 
     from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
@@ -84,6 +85,8 @@ def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
     grpo = GRPOConfig(**config["grpo"])
     output = Path(str(grpo.output_dir))
     output.mkdir(parents=True, exist_ok=True)
+    if resume and get_last_checkpoint(str(output)) is None:
+        raise UserInputError(f"--resume: no checkpoint in {output} (set grpo.save_steps to write them)")
     difficulty = str(env_spec.get("difficulty", "adaptive"))
     collection = env_spec.get("collection", "C1")
     scheduler = None
