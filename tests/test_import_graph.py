@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("playground",),  # browser playground and run viewer: plays through the runtime, reads runs files
     ("server",),  # the run path served (openenv) and its client, the playground mounted; `eval --server` uses it
     ("evaluation",),
-    ("integrations",),  # Gymnasium, Ray (and trainers): adapters over the run path and the runtime
+    ("integrations",),  # Gymnasium, Ray, TRL: adapters over the run path, the runtime and the server
     ("cli",),
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

@@ -31,6 +31,7 @@ from ecomrlve.errors import UnknownNameError, UserInputError
 from ecomrlve.evaluation import commands as evaluation_commands
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.evaluation.run import Evaluation
+from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import RUNTIME_AXES, env_specs
@@ -439,6 +440,8 @@ evaluation_commands.ray_pool = _ray_evaluation_pool
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("playground")(playground_command)
+app.command("train")(train_command)
+app.command("export-sft")(export_sft_command)
 
 app.command("serve")(serve_command)
 app.command("status")(status_command)

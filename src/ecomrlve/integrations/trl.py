@@ -1,0 +1,567 @@
+"""Our environments inside TRL's ``GRPOTrainer`` (``environment_factory``), with the curriculum in the loop.
+
+TRL creates one environment object per rollout, calls ``reset(**row)`` with the dataset row,
+offers the object's public methods to the model as tools and scores the rollout with
+``get_reward()``. :class:`TRLEnvironments` builds those classes from the tool registry: one class
+per distinct toolset (an environment's tools at a difficulty; PD's ``answer`` states k_rec, so PD
+gets one class per k_rec), each method generated from the tool's argument model, so names,
+argument types and descriptions are those of the OpenAI schemas the session emits.
+
+How an episode maps onto TRL's rollout loop:
+
+- The row's prompt holds the episode's system prompt; ``reset`` starts the episode and returns the
+  shopper's opening, which TRL appends to the (empty) user message.
+- One assistant message is one turn. The tool methods are coroutines, and TRL runs the async calls
+  of one message together (``asyncio.gather``): the calls of a message are collected and played as
+  one turn (``begin_turn``, ``call_tool`` each, ``end_turn``), so ``B_tool`` and ``T_max`` mean what
+  they mean everywhere else. The shopper's reply at the end of the turn comes back inside the
+  turn's last tool result, under ``customer_says``. (Were the calls run one at a time, each would
+  be a turn of its own: coarser accounting, never a wrong episode.)
+- A message without tool calls ends TRL's rollout (free text never reaches the shopper), hence the
+  prompt's note to talk to the customer through ``ask_user``. ``get_reward`` ends an episode still
+  running (termination ``rollout_ended``), reports it once to the curriculum and returns r_total.
+- A tool call with arguments that break the schema ends the episode with reward -1, as anywhere
+  else; a call to a tool the environment does not have is answered by TRL itself ("not found") and
+  shows in TRL's ``tools/failure_frequency``.
+
+The G rollouts of a prompt replay the same ``(env, d, seed)``. With adaptive difficulty the
+dataset is a stream whose rows draw ``d`` from the shared scheduler as training consumes them;
+every finished rollout updates it once. Each training process holds a copy of the scheduler;
+``EcomGRPOTrainer`` gathers every process's finished episodes after each optimizer step and applies
+them in the same order everywhere, so the copies agree and so do the rows every process draws.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import itertools
+import json
+import operator
+import statistics
+import threading
+import time
+import types
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from ecomrlve.actions import ToolCall
+from ecomrlve.catalog import Catalog, load_catalog
+from ecomrlve.catalog.synthetic import default_catalog
+from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler
+from ecomrlve.envs import get_environment, resolve_env_ids
+from ecomrlve.episode import EcomEnv, shared_search_engine
+from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty
+from ecomrlve.session import EpisodeRecord, EpisodeSession, resolve_secret, toolset
+from ecomrlve.tools import Tool
+
+if TYPE_CHECKING:
+    from datasets import Dataset, IterableDataset
+
+#: appended to the system prompt: under TRL only tool calls reach the shopper
+TRL_NOTE = ("In this conversation only tool calls reach the customer: ask them things with ask_user, and their "
+            "replies come back in tool results (customer_says). A message without a tool call ends the "
+            "conversation.")
+ROLLOUT_ENDED = "rollout_ended"
+_EPISODE_OVER = {"error": "episode_over", "message": "The conversation has ended; do not call more tools."}
+
+
+# -- tool methods generated from the registry ----------------------------------------------------------
+
+
+def _hint(annotation: Any) -> Any:
+    """The argument's type as ``transformers.get_json_schema`` reads hints: a nested model becomes ``dict``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
+        return dict
+    if origin is Union or origin is types.UnionType:
+        return functools.reduce(operator.or_, (_hint(a) for a in args))
+    if origin is list:
+        return types.GenericAlias(list, (_hint(args[0]),)) if args else list
+    if origin is Literal or origin is None:
+        return annotation
+    if len(args) >= 1 and getattr(annotation, "__metadata__", None) is not None:  # Annotated[T, ...]
+        return _hint(args[0])
+    return annotation
+
+
+def _json_type(schema: dict[str, Any]) -> str:
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    return " or ".join(str(s.get("type", "any")) for s in options) or "any"
+
+
+def _argument_description(schema: dict[str, Any]) -> str:
+    """The schema's description of one argument; an object argument also lists its fields (a hint can't)."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
+    for option in options:
+        if option.get("type") == "object" and option.get("properties"):
+            fields = "; ".join(f"{name} ({_json_type(prop)})" + (f": {prop['description'].rstrip('.')}"
+                                                                  if prop.get("description") else "")
+                               for name, prop in option["properties"].items())
+            text = f"{text} An object with the optional fields {fields}."
+    return " ".join(text.split())
+
+
+def tool_docstring(tool: Tool) -> str:
+    """The tool's Google docstring: its description, then one ``Args:`` line per argument."""
+    properties = tool.schema()["function"]["parameters"].get("properties", {})
+    lines = [tool.description]
+    if properties:
+        lines += ["", "Args:"] + [f"    {name}: {_argument_description(prop) or name.replace('_', ' ')}"
+                                  for name, prop in properties.items()]
+    return "\n".join(lines)
+
+
+def tool_method(tool: Tool) -> Callable[..., Any]:
+    """An async method named, typed and documented as ``tool``; every call goes to the episode's session.
+
+    It accepts any keywords (the signature TRL and transformers read is ``__signature__``), so
+    arguments that break the schema reach the session, which ends the episode as invalid output.
+    """
+    async def method(self: EcomToolEnv, **arguments: Any) -> str:
+        return await self._call(tool.name, arguments)
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name, info in tool.arguments.model_fields.items():
+        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=_hint(info.annotation)))
+    method.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    method.__annotations__ = {p.name: p.annotation for p in parameters[1:]}
+    method.__name__ = method.__qualname__ = tool.name
+    method.__doc__ = tool_docstring(tool)
+    return method
+
+
+# -- metrics ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Rollout:
+    record: EpisodeRecord
+    calls: int
+    invalid_calls: int
+    env_seconds: float
+
+
+@dataclass
+class RolloutStats:
+    """Finished rollouts since the last :meth:`flush`, summarised for the trainer's logger (thread-safe)."""
+
+    _rollouts: list[_Rollout] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rollout: _Rollout) -> None:
+        with self._lock:
+            self._rollouts.append(rollout)
+
+    def flush(self, scheduler: AdaptiveScheduler | None = None) -> dict[str, float]:
+        """Means per env × d and overall, scheduler windows; empties the buffer."""
+        with self._lock:
+            rollouts, self._rollouts = self._rollouts, []
+        metrics: dict[str, float] = {}
+        if rollouts:
+            groups: dict[tuple[str, int], list[_Rollout]] = defaultdict(list)
+            for rollout in rollouts:
+                groups[rollout.record.env_id, rollout.record.difficulty].append(rollout)
+            for (env_id, d), group in sorted(groups.items()):
+                rewards = [r.record.reward for r in group if r.record.reward is not None]
+                for name in ("r_total", "r_task", "r_eff", "r_hall"):
+                    metrics[f"ecom/{env_id}/d{d}/{name}"] = statistics.fmean(getattr(r, name) for r in rewards)
+                metrics[f"ecom/{env_id}/d{d}/success"] = statistics.fmean(float(r.is_correct) for r in rewards)
+                metrics[f"ecom/{env_id}/d{d}/episodes"] = float(len(group))
+            rewards = [r.record.reward for r in rollouts if r.record.reward is not None]
+            calls = sum(r.calls for r in rollouts)
+            metrics |= {
+                "ecom/episodes": float(len(rollouts)),
+                "ecom/success": statistics.fmean(float(r.is_correct) for r in rewards),
+                "ecom/r_total": statistics.fmean(r.r_total for r in rewards),
+                "ecom/r_hall_rate": statistics.fmean(float(r.r_hall < 0) for r in rewards),
+                "ecom/turns_per_episode": statistics.fmean(float(r.turns) for r in rewards),
+                "ecom/tool_calls_per_episode": calls / len(rollouts),
+                "ecom/answered": statistics.fmean(float(r.termination == "answered") for r in rewards),
+                "ecom/env_seconds_per_rollout": statistics.fmean(r.env_seconds for r in rollouts),
+            }
+            if calls:  # no call, no validity to speak of
+                metrics["ecom/tool_call_validity"] = 1.0 - sum(r.invalid_calls for r in rollouts) / calls
+        if scheduler is not None:
+            for env_id, window in scheduler.windows().items():
+                metrics[f"ecom/{env_id}/window_low"] = float(window.low)
+                metrics[f"ecom/{env_id}/window_high"] = float(window.high)
+        return metrics
+
+
+# -- the environments -------------------------------------------------------------------------------------
+
+
+class EcomToolEnv:
+    """One rollout's episode (TRL makes one per rollout and reuses it via ``reset``).
+
+    Subclasses made by :class:`TRLEnvironments` add one generated method per tool of a toolset.
+    """
+
+    _environments: TRLEnvironments  # set on each generated subclass
+
+    def __init__(self) -> None:
+        self._env: EcomEnv | None = None
+        self._task: Task | None = None
+        self._pending: list[tuple[ToolCall, asyncio.Future[str]]] = []
+        self._calls = self._invalid_calls = 0
+        self._seconds = 0.0
+        self._reported = True
+
+    def reset(self, **row: Any) -> str:
+        """Start the row's episode (``env_id``, ``difficulty``, ``seed``, ``index``); returns the shopper's opening."""
+        started = time.perf_counter()
+        if self._env is None:
+            self._env = self._environments.make_env()
+        d = int(row["difficulty"])
+        self._task = Task(row["env_id"], d, int(row["index"]), int(row["seed"]))
+        observation = self._env.reset(env_id=self._task.env_id, difficulty=d, seed=self._task.seed)
+        system = observation.messages[0]["content"]
+        prompt = row.get("prompt")
+        if prompt and prompt[0].get("content") != episode_system_prompt(system):
+            raise ValueError(f"the row {self._task.slot} was made for another episode key (secret, catalog or "
+                             "overrides differ from this TRLEnvironments)")
+        self._pending, self._calls, self._invalid_calls, self._reported = [], 0, 0, False
+        self._seconds = time.perf_counter() - started
+        return str(observation.messages[1]["content"])
+
+    def get_reward(self) -> float:
+        """r_total of the episode (ended here if still running); the curriculum sees it once."""
+        started = time.perf_counter()
+        session = self._session()
+        if not session.done:
+            session.finish(ROLLOUT_ENDED)
+        record = session.record()
+        if not self._reported and self._task is not None:
+            self._reported = True
+            self._seconds += time.perf_counter() - started
+            self._environments.observe(self._task, record, _Rollout(record, self._calls, self._invalid_calls,
+                                                                    self._seconds))
+        assert record.reward is not None
+        return record.reward.r_total
+
+    def _session(self) -> EpisodeSession:
+        if self._env is None:
+            raise RuntimeError("reset() was not called")
+        return self._env.session
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Queue one call; the first call of a message plays the whole message as one turn."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending.append((ToolCall(id=f"call_{self._calls + len(self._pending)}", name=name,
+                                       arguments=arguments), future))
+        if len(self._pending) == 1:
+            await asyncio.sleep(0)  # the other calls of this message (same gather) register meanwhile
+            pending, self._pending = self._pending, []
+            for (_, waiting), result in zip(pending, self._play_turn([call for call, _ in pending])):
+                waiting.set_result(result)
+        return await future
+
+    def _play_turn(self, calls: list[ToolCall]) -> list[str]:
+        started = time.perf_counter()
+        session = self._session()
+        if session.done:
+            return [json.dumps(_EPISODE_OVER)] * len(calls)
+        session.begin_turn(None)
+        contents: list[dict[str, Any]] = []
+        for call in calls:
+            if session.done:  # a malformed call ended the episode
+                contents.append(_EPISODE_OVER)
+                continue
+            result = session.call_tool(call)
+            self._calls += 1
+            self._invalid_calls += result.content.get("error") == "invalid_output"
+            contents.append(result.content)
+        observation = session.end_turn()
+        said = [m["content"] for m in observation.messages if m["role"] == "user"]
+        if said:
+            contents[-1] = {**contents[-1], "customer_says": "\n".join(said)}
+        self._seconds += time.perf_counter() - started
+        return [json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in contents]
+
+
+def episode_system_prompt(system: str) -> str:
+    """The system message of a TRL row: the episode's system prompt and :data:`TRL_NOTE`."""
+    return f"{system}\n- {TRL_NOTE}"
+
+
+class TRLEnvironments:
+    """The ``environment_factory`` classes, prompts and curriculum of one training run.
+
+    Args:
+        collection: environment ids or a collection (``"C1"``).
+        difficulty: ``"adaptive"`` (drawn from ``scheduler``), ``"N"`` or ``"LOW-HIGH"``.
+        catalog: a catalog or catalog spec (default: the embedded synthetic catalog).
+        secret: the deployment secret of every episode key (see :func:`~ecomrlve.session.resolve_secret`).
+        overrides: fixed values for difficulty axes.
+        scheduler: the adaptive scheduler (default: a fresh one over the collection when adaptive).
+        seed: the curriculum's draws.
+    """
+
+    def __init__(self, collection: str | list[str] = "C1", *, difficulty: str = "adaptive",
+                 catalog: Catalog | str | None = None, secret: str | None = None,
+                 overrides: dict[str, Any] | None = None, scheduler: AdaptiveScheduler | None = None,
+                 seed: int = 0) -> None:
+        self.env_ids = resolve_env_ids(collection)
+        self.difficulties = parse_difficulty(difficulty)
+        self.secret = resolve_secret(secret)
+        self.overrides = dict(overrides or {})
+        self.catalog = load_catalog(catalog) if isinstance(catalog, str) else catalog or default_catalog()
+        self.scheduler = (scheduler or AdaptiveScheduler(self.env_ids)) if self.difficulties is None else None
+        self.curriculum = Curriculum.per_task(self.scheduler, seed) if self.scheduler else Curriculum()
+        self.stats = RolloutStats()
+        self._held: list[tuple[Task, EpisodeRecord]] | None = None
+        self._outcomes_lock = threading.Lock()
+        self._prompt_env = self.make_env()
+        self._toolset_names, self.factories = self._build_classes()
+
+    def make_env(self) -> EcomEnv:
+        """An :class:`EcomEnv` over the shared catalog and search engine (one per rollout object)."""
+        return EcomEnv(self.env_ids, catalog=self.catalog, search=shared_search_engine(self.catalog),
+                       overrides=self.overrides, secret=self.secret)
+
+    def environment_name(self, env_id: str, d: int) -> str:
+        """The ``environment`` column of a row: which toolset class plays ``env_id`` at ``d``."""
+        return self._toolset_names[env_id, d]
+
+    def observe(self, task: Task, record: EpisodeRecord, rollout: _Rollout) -> None:
+        """One finished rollout: the curriculum (and scheduler) and the metrics see it.
+
+        While a trainer shares outcomes between processes (:meth:`hold_outcomes`), the curriculum
+        sees them only in :meth:`apply_outcomes`, in the same order on every process.
+        """
+        self.stats.add(rollout)
+        with self._outcomes_lock:
+            if self._held is not None:
+                self._held.append((task, record))
+                return
+        self.curriculum.observe(task, record)
+
+    def hold_outcomes(self) -> None:
+        """Keep finished episodes for :meth:`apply_outcomes` instead of observing them at once."""
+        with self._outcomes_lock:
+            self._held = [] if self._held is None else self._held
+
+    def take_outcomes(self) -> list[tuple[Task, EpisodeRecord]]:
+        """The held outcomes since the last call (to gather from every process)."""
+        with self._outcomes_lock:
+            held, self._held = self._held or [], []
+        return held
+
+    def apply_outcomes(self, outcomes: list[tuple[Task, EpisodeRecord]]) -> None:
+        """Every process's outcomes, in one agreed order: each process's scheduler moves identically, so
+        the rows all processes draw next (and so the G rollouts of a prompt) agree."""
+        for task, record in outcomes:
+            self.curriculum.observe(task, record)
+
+    def row(self, task: Task) -> dict[str, Any]:
+        """The prompt row of ``task`` (its difficulty drawn by the curriculum when adaptive)."""
+        d = self.curriculum.difficulty(task)
+        system = self._prompt_env.reset(env_id=task.env_id, difficulty=d, seed=task.seed).messages[0]["content"]
+        self._prompt_env.session.finish("prompt_only")
+        return {"prompt": [{"role": "system", "content": episode_system_prompt(system)},
+                           {"role": "user", "content": ""}],
+                "environment": self.environment_name(task.env_id, d), "env_id": task.env_id, "difficulty": d,
+                "seed": task.seed, "index": task.index}
+
+    def _build_classes(self) -> tuple[dict[tuple[str, int], str], dict[str, type[EcomToolEnv]]]:
+        difficulties = self.difficulties or tuple(range(MAX_DIFFICULTY + 1))
+        names: dict[tuple[str, int], str] = {}
+        classes: dict[str, type[EcomToolEnv]] = {}
+        for env_id in self.env_ids:
+            family = get_environment(env_id)
+            by_schema: dict[str, tuple[int, dict[str, Tool]]] = {}
+            for d in difficulties:
+                tools, schemas = toolset(family, Difficulty.at(d, self.overrides))
+                by_schema.setdefault(schemas, (d, tools))
+            for schemas, (first_d, tools) in by_schema.items():
+                name = env_id if len(by_schema) == 1 else f"{env_id}_d{first_d}"
+                methods = {tool.name: tool_method(tool) for tool in tools.values()}
+                classes[name] = type(name, (EcomToolEnv,), {"_environments": self, **methods})
+                for d in difficulties:
+                    if toolset(family, Difficulty.at(d, self.overrides))[1] == schemas:
+                        names[env_id, d] = name
+        return names, classes
+
+
+def make_dataset(environments: TRLEnvironments, n: int, *, seed: int = 0) -> Dataset | IterableDataset:
+    """Prompt rows (system prompt, ``environment``, env id, difficulty, seed) for ``GRPOTrainer``.
+
+    Fixed difficulties: ``n`` tasks per environment and difficulty, as a ``Dataset``. Adaptive:
+    ``n`` tasks (environments drawn uniformly) as an ``IterableDataset`` whose rows draw their
+    difficulty from the scheduler when training reaches them.
+    """
+    from datasets import Dataset, IterableDataset
+    from datasets.iterable_dataset import ExamplesIterable
+
+    plan = Plan(environments.env_ids, environments.difficulties, n, seed, draw_envs=environments.difficulties is None)
+    if environments.difficulties is not None:
+        return Dataset.from_list([environments.row(task) for task in plan])
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        yield from ((i, environments.row(task)) for i, task in enumerate(plan))
+
+    # built directly: ``from_generator`` would pickle the generator (and the scheduler) to fingerprint it
+    return IterableDataset(ExamplesIterable(rows, {}))
+
+
+def ecom_trainer_class() -> type:
+    """``GRPOTrainer`` over ``environments``: :class:`RolloutStats` (and the scheduler's windows) in every log
+    entry, and the outcomes of all processes applied to every process's scheduler after each step."""
+    from accelerate.utils import gather_object
+    from transformers import TrainerCallback
+    from trl import GRPOTrainer
+
+    class ShareOutcomes(TrainerCallback):
+        """After every optimizer step, every process's finished episodes update every process's scheduler."""
+
+        def __init__(self, environments: TRLEnvironments) -> None:
+            self.environments = environments
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.environments.apply_outcomes(gather_object(self.environments.take_outcomes()))
+
+    class EcomGRPOTrainer(GRPOTrainer):
+        def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
+            factories: dict[str, Callable[[], Any]] = dict(environments.factories)
+            callbacks = [*(kwargs.pop("callbacks", None) or []), ShareOutcomes(environments)]
+            super().__init__(model, environment_factory=factories, callbacks=callbacks, **kwargs)
+            environments.hold_outcomes()
+            self.ecom_environments = environments
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.model is not None and self.model.training:
+                logs.update(self.ecom_environments.stats.flush(self.ecom_environments.scheduler))
+            super().log(logs, start_time)
+
+    return EcomGRPOTrainer
+
+
+
+# -- rollouts on a running server -----------------------------------------------------------------------
+
+
+def _suffix_ids(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
+    """The tokens the chat template adds for ``messages`` after an assistant turn, and the next turn's header."""
+    prefix = [{"role": "user", "content": "."}, {"role": "assistant", "content": "."}]
+    before = list(tokenizer.apply_chat_template(prefix, tokenize=True, return_dict=False))
+    after = list(tokenizer.apply_chat_template(prefix + messages, add_generation_prompt=True, tokenize=True,
+                                               return_dict=False))
+    ends = [i for i, token in enumerate(before) if token == tokenizer.eos_token_id]
+    before = before[:ends[-1] + 1] if ends else before  # templates differ after the end-of-turn token
+    if after[:len(before)] != before:
+        raise ValueError("the chat template does not render a conversation as a prefix of its continuation")
+    return after[len(before):]
+
+
+@dataclass(frozen=True)
+class ServerRollouts:
+    """A ``rollout_func`` for ``GRPOTrainer`` that plays every rollout on a running ``ecomrlve serve``.
+
+    For each prompt of the batch (TRL passes its G copies) it draws an environment and a seed (from
+    ``seed``, the process and a counter; the prompt's text is not used), opens G sessions, resets them all with ``difficulty="adaptive"`` (the server's
+    curriculum draws the same d for the same key) and plays each to the end: the policy generates a
+    turn (text with ``<tool_call>`` blocks, parsed by the server like any agent output), the
+    server's tool results and the shopper's reply are appended as environment tokens (masked out
+    of the loss). The server updates its scheduler once per finished episode. The rewards reach the
+    trainer as the ``ecom_reward`` field: pass :func:`server_reward` as the reward function.
+
+    Args:
+        url: the server (``http://host:port``); ``token``: its bearer token, if any.
+        env_ids: the environments to draw from (default: every environment the server offers).
+        seed: base of the drawn episode keys.
+        max_new_tokens: tokens generated per turn.
+        stats: where finished episodes are reported for the trainer's log.
+    """
+
+    url: str
+    token: str | None = None
+    env_ids: tuple[str, ...] = ()
+    seed: int = 0
+    max_new_tokens: int = 256
+    stats: RolloutStats = field(default_factory=RolloutStats)
+    _counter: Iterator[int] = field(default_factory=itertools.count)  # prompts played by this process
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        from ecomrlve.rng import derive_rng
+        from ecomrlve.server.client import EcomEnvClient, server_windows
+
+        env_ids = self.env_ids or tuple(server_windows(self.url, self.token)["windows"])
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        group = trainer.num_generations if model.training else trainer.num_generations_eval
+        out: dict[str, Any] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
+                               "ecom_reward": []}
+        if len(prompts) % group:
+            raise ValueError(f"expected the batch's prompts in groups of G = {group}, got {len(prompts)}")
+        for _ in range(len(prompts) // group):  # TRL hands over each prompt's G copies, consecutively
+            rng = derive_rng("server-rollout", self.seed, trainer.accelerator.process_index, next(self._counter))
+            env_id, episode_seed = rng.choice(env_ids), rng.getrandbits(31)
+            clients = [EcomEnvClient(self.url, token=self.token).sync() for _ in range(group)]
+            try:
+                firsts = [client.reset(env_id=env_id, difficulty="adaptive", seed=episode_seed) for client in clients]
+                for client, first in zip(clients, firsts):
+                    prompt_ids, completion_ids, mask, reward = self._play(client, first, trainer, model)
+                    out["prompt_ids"].append(prompt_ids)
+                    out["completion_ids"].append(completion_ids)
+                    out["env_mask"].append(mask)
+                    out["ecom_reward"].append(reward)
+            finally:
+                for client in clients:
+                    client.close()
+        return out
+
+    def _play(self, client: Any, result: Any, trainer: Any, model: Any) -> tuple[list[int], list[int], list[int], float]:
+        import torch
+
+        from ecomrlve.server import EcomAction
+        from ecomrlve.server.client import episode_record
+
+        tokenizer = trainer.processing_class
+        started = time.perf_counter()
+        prompt_ids = list(tokenizer.apply_chat_template(result.observation.messages, tools=result.observation.tools,
+                                                        add_generation_prompt=True, tokenize=True, return_dict=False))
+        completion: list[int] = []
+        mask: list[int] = []
+        generating = 0.0
+        while not result.done:
+            budget = min(self.max_new_tokens, trainer.max_completion_length - len(completion))
+            if budget <= 0:
+                result = client.step(EcomAction(turn=""))  # out of tokens: empty turns run the turn budget out
+                continue
+            context = torch.tensor([prompt_ids + completion], device=model.device)
+            tick = time.perf_counter()
+            with torch.no_grad():
+                output = model.generate(context, attention_mask=torch.ones_like(context), max_new_tokens=budget,
+                                        do_sample=True, temperature=trainer.temperature,
+                                        pad_token_id=tokenizer.pad_token_id)
+            generating += time.perf_counter() - tick
+            generated = output[0, context.shape[1]:].tolist()
+            if tokenizer.eos_token_id in generated:
+                generated = generated[:generated.index(tokenizer.eos_token_id) + 1]
+            completion += generated
+            mask += [1] * len(generated)
+            result = client.step(EcomAction(turn=tokenizer.decode(generated, skip_special_tokens=True)))
+            if not result.done and result.observation.messages:
+                environment = _suffix_ids(tokenizer, result.observation.messages)
+                completion += environment
+                mask += [0] * len(environment)
+        record = episode_record(client.state())
+        assert record.reward is not None
+        calls = sum(len(m.get("tool_calls") or []) for m in record.messages if m["role"] == "assistant")
+        invalid = int(record.reward.termination == "invalid_output")
+        self.stats.add(_Rollout(record, calls, invalid, time.perf_counter() - started - generating))
+        return prompt_ids, completion, mask, record.reward.r_total
+
+
+def server_reward(completions: list[Any], ecom_reward: list[float], **_: Any) -> list[float]:
+    """The reward function of :class:`ServerRollouts`: r_total as the server scored each episode."""
+    return list(ecom_reward)

@@ -1,0 +1,89 @@
+"""export-sft: a datasets dataset split by seed, every row replays to its reward, and SFTTrainer takes it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+datasets = pytest.importorskip("datasets")
+pytest.importorskip("trl")
+
+from ecomrlve.episode import EcomEnv  # noqa: E402
+from ecomrlve.integrations.sft import export_sft, replay_row  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sft") / "data"
+    counts = export_sft(EcomEnv("C2", secret="sft"), (0, 2), 3, out, agents=("oracle", "heuristic"),
+                        eval_fraction=0.3)
+    return out, counts
+
+
+def test_the_export_loads_split_by_seed_and_replays_to_its_reward(exported) -> None:
+    out, counts = exported
+    data = datasets.load_from_disk(str(out))
+    assert set(data) == {"train", "test"} and len(data["train"]) == counts["train"] and counts["train"] > 0
+    keys = {split: {(r["env_id"], r["difficulty"], r["seed"]) for r in data[split]} for split in data}
+    assert not keys["train"] & keys["test"]
+    assert {r["agent"] for r in data["train"]} <= {"oracle", "heuristic"}
+    env = EcomEnv("C2", secret="sft")
+    for split in data:
+        for row in data[split]:
+            record = replay_row(env, row)
+            assert record.reward.is_correct and record.reward.r_total == pytest.approx(row["r_total"])
+            assert [t["function"]["name"] for t in json.loads(row["tools"])] == record.tools
+    call = next(m for m in data["train"][0]["messages"] if m["tool_calls"])["tool_calls"][0]
+    assert isinstance(call["function"]["arguments"], dict)  # JSON objects, as chat templates render them
+
+
+def test_sft_trainer_takes_one_step_on_the_export(exported, tmp_path) -> None:
+    from trl import SFTConfig, SFTTrainer
+    from trl_tiny import tiny_model, tiny_tokenizer
+
+    out, _ = exported
+    train = datasets.load_from_disk(str(out))["train"].select(range(2))
+    tokenizer = tiny_tokenizer([json.dumps(row["messages"]) + row["tools"] for row in train])
+    args = SFTConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=1, use_cpu=True,
+                     report_to="none", save_strategy="no", max_length=4096, learning_rate=1e-3)
+    trainer = SFTTrainer(model=tiny_model(tokenizer), args=args, train_dataset=train, processing_class=tokenizer)
+    trainer.train()
+    assert trainer.state.global_step == 1 and trainer.state.log_history[-1]["train_loss"] > 0
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["train", "--config", "no-such-config.yaml"], "no-such-config.yaml"),
+    (["export-sft", "--out", "x", "--difficulty", "adaptive"], "export-sft needs N or LOW-HIGH"),
+    (["export-sft", "--out", "x", "--collection", "NOPE"], "unknown environment or collection 'NOPE'"),
+])
+def test_training_commands_fail_in_one_line(args, fragment, tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
+
+
+def test_a_config_without_its_sections_fails_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    config = tmp_path / "bad.yaml"
+    config.write_text("grpo: {}\nmodels: {}\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(config)])
+    assert result.exit_code == 2 and "expected the sections model, grpo" in result.stderr
+
+
+def test_resume_without_a_checkpoint_fails_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"model: {{name: x}}\ngrpo: {{output_dir: '{tmp_path / 'out'}', use_cpu: true}}\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(config), "--resume"])
+    assert result.exit_code == 2 and "no checkpoint" in result.stderr, result.stderr

@@ -1,0 +1,199 @@
+"""TRL: generated tools match our schemas, and one real GRPO optimizer step runs through our environments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("trl")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from transformers.utils import get_json_schema  # noqa: E402
+
+from ecomrlve.integrations.trl import ROLLOUT_ENDED, TRLEnvironments, make_dataset  # noqa: E402
+from ecomrlve.session import toolset  # noqa: E402
+
+
+def _non_null(schema: dict) -> dict:
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    return options[0]
+
+
+def test_generated_methods_are_the_toolsets_with_their_schemas() -> None:
+    envs = TRLEnvironments("C8", difficulty="adaptive", secret="test")
+    for (env_id, d), name in sorted(envs._toolset_names.items()):
+        if d % 5:
+            continue
+        from ecomrlve.difficulty import Difficulty
+        from ecomrlve.envs import get_environment
+
+        tools, _ = toolset(get_environment(env_id), Difficulty.at(d))
+        instance = envs.factories[name]()
+        public = sorted(n for n in vars(type(instance)) if not n.startswith("_"))
+        assert public == sorted(tools)
+        for tool in tools.values():
+            ours = tool.schema()["function"]
+            theirs = get_json_schema(getattr(instance, tool.name))["function"]
+            assert theirs["name"] == ours["name"] and theirs["description"] == ours["description"]
+            params = ours["parameters"]
+            assert set(theirs["parameters"]["properties"]) == set(params["properties"])
+            assert set(theirs["parameters"].get("required", [])) == set(params.get("required", []))
+            for arg, prop in params["properties"].items():
+                mine, got = _non_null(prop), theirs["parameters"]["properties"][arg]
+                assert got.get("type") == mine.get("type"), (tool.name, arg)
+                assert got.get("enum") == mine.get("enum"), (tool.name, arg)
+                if mine.get("description") or prop.get("description"):
+                    assert got["description"].startswith((prop.get("description") or mine["description"]).strip())
+
+
+def test_one_message_is_one_turn_and_the_reward_reaches_the_curriculum() -> None:
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    row = next(iter(make_dataset(envs, 1)))
+    env = envs.factories[row.pop("environment")]()
+    opening = env.reset(**row)
+    assert opening and opening in env._session().public_state().messages[1]["content"]
+
+    async def message(*calls: tuple[str, dict]) -> list[str]:  # what TRL does with one message's async calls
+        return await asyncio.gather(*(getattr(env, name)(**args) for name, args in calls))
+
+    results = asyncio.run(message(("cart_view", {}), ("catalog_search", {"query": "notebook"})))
+    state = env._session().public_state()
+    assert state.turn == 1  # both calls in one turn; at d=0 B_tool=1 refuses the second
+    assert json.loads(results[1])["error"] == "tool_budget_exceeded"
+    bad = asyncio.run(message(("cart_add", {"product_id": "P1", "colour": "red"})))
+    assert json.loads(bad[0])["error"] == "invalid_output" and env._session().done
+    assert env.get_reward() == -1.0
+    window = envs.scheduler.window("CART")
+    assert window.attempts == 1  # observed once, even if asked twice
+    env.get_reward()
+    assert envs.scheduler.window("CART").attempts == 1
+    metrics = envs.stats.flush(envs.scheduler)
+    assert metrics["ecom/episodes"] == 1 and metrics["ecom/tool_call_validity"] == pytest.approx(2 / 3)
+    assert metrics["ecom/CART/window_high"] == 0
+
+
+def test_an_unfinished_rollout_is_scored_as_it_stands() -> None:
+    envs = TRLEnvironments("C1", difficulty="0", secret="test")
+    row = make_dataset(envs, 1)[0]
+    env = envs.factories[row.pop("environment")]()
+    env.reset(**row)
+    assert env.get_reward() < 0
+    assert env._session().record().reward.termination == ROLLOUT_ENDED
+
+
+def test_a_row_from_another_secret_is_refused() -> None:
+    row = make_dataset(TRLEnvironments("C1", difficulty="0", secret="a"), 1)[0]
+    envs = TRLEnvironments("C1", difficulty="0", secret="b")
+    env = envs.factories[row.pop("environment")]()
+    with pytest.raises(ValueError, match="another episode key"):
+        env.reset(**row)
+
+
+def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
+    """One optimizer step of GRPOTrainer (DAPO loss): tools reached the episodes, rewards came from get_reward,
+    the scheduler saw every rollout, and our metrics were logged."""
+    from trl import GRPOConfig
+    from trl_tiny import teach, tiny_model, tiny_tokenizer
+
+    from ecomrlve.integrations.trl import ecom_trainer_class
+
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    dataset = make_dataset(envs, 1)  # the one task the model was taught to open with a tool call
+    row = next(iter(make_dataset(TRLEnvironments("C1", difficulty="adaptive", secret="test"), 1)))
+    probe = envs.factories[row["environment"]]()
+    opening = probe.reset(**{k: v for k, v in row.items() if k != "environment"})
+    tools = [getattr(probe, name) for name in sorted(vars(type(probe))) if not name.startswith("_")]
+    prompt = [row["prompt"][0], {"role": "user", "content": opening}]
+    tokenizer = tiny_tokenizer([tokenizer_text for tokenizer_text in (json.dumps([get_json_schema(t) for t in tools]),
+                                                                      prompt[0]["content"], opening)])
+    prompt_ids = tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=True,
+                                               return_dict=False)
+    call = '<tool_call>\n{"name": "cart_view", "arguments": {}}\n</tool_call><|im_end|>'
+    model = tiny_model(tokenizer)
+    teach(model, list(prompt_ids), tokenizer.encode(call))
+
+    calls: list[str] = []
+    original = type(probe)._play_turn
+
+    def spy(self, turn_calls):
+        calls.extend(c.name for c in turn_calls)
+        return original(self, turn_calls)
+
+    rewards: list[float] = []
+    get_reward = type(probe).get_reward
+
+    def spy_reward(self):
+        rewards.append(get_reward(self))
+        return rewards[-1]
+
+    cls = type(probe)
+    cls._play_turn, cls.get_reward = spy, spy_reward
+    try:
+        args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                          max_completion_length=48, max_tool_calling_iterations=1, loss_type="dapo", epsilon=0.2,
+                          epsilon_high=0.28, beta=0.0, learning_rate=1e-5, temperature=0.2, use_cpu=True,
+                          report_to="none", logging_steps=1, save_strategy="no", seed=0)
+        trainer = ecom_trainer_class()(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                                       environments=envs)
+        trainer.train()
+    finally:
+        cls._play_turn, cls.get_reward = original, get_reward
+    assert trainer.state.global_step == 1
+    assert "cart_view" in calls  # tool calls reached our episodes
+    assert len(rewards) == 2  # one get_reward per rollout (G = 2)
+    logged = trainer.state.log_history[0]
+    assert logged["rewards/CART/mean"] == pytest.approx(sum(rewards) / 2)
+    window = envs.scheduler.window("CART")
+    assert window.attempts == 2  # the scheduler saw both outcomes (d = 0 is the window's upper edge)
+    assert logged["ecom/episodes"] == 2 and "ecom/CART/d0/r_total" in logged and "ecom/CART/window_high" in logged
+
+
+def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:
+    """What EcomGRPOTrainer does between processes: outcomes wait until every process's are applied."""
+    envs = TRLEnvironments("C1", difficulty="adaptive", secret="test")
+    envs.hold_outcomes()
+    row = next(iter(make_dataset(envs, 1)))
+    env = envs.factories[row.pop("environment")]()
+    env.reset(**row)
+    env.get_reward()
+    assert envs.scheduler.window("CART").attempts == 0
+    outcomes = envs.take_outcomes()
+    envs.apply_outcomes(outcomes + outcomes)  # e.g. the same number from a second process
+    assert envs.scheduler.window("CART").attempts == 2 and envs.take_outcomes() == []
+
+
+def test_rollout_func_plays_on_a_real_server(tmp_path) -> None:
+    """GRPOTrainer with ServerRollouts: every rollout is an episode on a loopback `ecomrlve serve`, whose
+    scheduler sees each outcome; rewards reach the trainer through server_reward."""
+    pytest.importorskip("openenv")
+    import httpx
+    from server_support import running_server
+    from trl import GRPOConfig, GRPOTrainer
+    from trl_tiny import tiny_model, tiny_tokenizer
+
+    from ecomrlve.catalog.synthetic import default_catalog
+    from ecomrlve.integrations.trl import ServerRollouts, server_reward
+    from ecomrlve.server import ServerConfig
+
+    with running_server(ServerConfig(env="C1", secret="rollout-test", max_sessions=4), default_catalog()) as url:
+        rollouts = ServerRollouts(url, seed=0, max_new_tokens=6)
+        tokenizer = tiny_tokenizer(["catalog_search cart_add answer customer notebook <tool_call> {} []"])
+        args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                          max_completion_length=64, loss_type="dapo", beta=0.0, use_cpu=True, report_to="none",
+                          logging_steps=1, save_strategy="no", seed=0)
+        from datasets import Dataset
+
+        prompts = Dataset.from_dict({"prompt": [[{"role": "user", "content": "shop"}]] * 2})
+        trainer = GRPOTrainer(model=tiny_model(tokenizer), reward_funcs=[server_reward], args=args,
+                              train_dataset=prompts, processing_class=tokenizer, rollout_func=rollouts)
+        trainer.train()
+        windows = httpx.get(f"{url}/scheduler").json()["windows"]
+    assert trainer.state.global_step == 1
+    metrics = rollouts.stats.flush()
+    assert metrics["ecom/episodes"] == 2  # one prompt x G = 2, both played to the end on the server
+    assert metrics["ecom/turns_per_episode"] >= 1
+    assert windows["CART"]["attempts"] == 2  # the server's scheduler saw both outcomes
+    assert trainer.state.log_history[0]["rewards/server_reward/mean"] == pytest.approx(metrics["ecom/r_total"])

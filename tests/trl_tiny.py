@@ -1,0 +1,54 @@
+"""A tiny tool-calling chat model built offline, for the TRL tests (no download, seconds on CPU).
+
+A byte-level BPE tokenizer trained on the episode's own prompt, TRL's Qwen2.5 chat template (tool
+calls as ``<tool_call>`` blocks, which TRL knows how to parse), and a randomly initialised
+one-layer Qwen2 taught by a few dozen gradient steps to open with one tool call.
+"""
+
+from __future__ import annotations
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from trl.chat_template_utils import qwen2_5_chat_template
+
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def tiny_tokenizer(corpus: list[str]) -> PreTrainedTokenizerFast:
+    model = Tokenizer(models.BPE())
+    model.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    model.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=SPECIAL,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    model.train_from_iterator(corpus, trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=model, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                        additional_special_tokens=SPECIAL[1:])
+    tokenizer.chat_template = qwen2_5_chat_template
+    return tokenizer
+
+
+def tiny_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> Qwen2ForCausalLM:
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=48, intermediate_size=96, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                         tie_word_embeddings=True)
+    return Qwen2ForCausalLM(config)
+
+
+def teach(model: Qwen2ForCausalLM, prompt_ids: list[int], completion_ids: list[int], steps: int = 60) -> int:
+    """Gradient steps on one prompt -> completion until the model reproduces it (returns the steps taken)."""
+    ids = torch.tensor([prompt_ids + completion_ids])
+    labels = ids.clone()
+    labels[0, :len(prompt_ids)] = -100
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for step in range(1, steps + 1):
+        loss = model(input_ids=ids, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if loss.item() < 0.05:
+            return step
+    return steps
