@@ -212,6 +212,14 @@ def test_a_token_guards_every_route_but_health(catalog) -> None:
         page = httpx.get(f"{base}/playground/", params={"token": "s3cret"})
         assert page.status_code == 200 and "ecomrlve_token" in page.headers.get("set-cookie", "")
         assert httpx.get(f"{base}/playground/api/envs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        # no --allow-oracle: the playground gives no hints (a hint is the goal's solver for an episode key that
+        # agents under training or evaluation on this server may be playing)
+        bearer = {"Authorization": "Bearer s3cret"}
+        started = httpx.post(f"{base}/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 1},
+                             headers=bearer).json()
+        hint = httpx.post(f"{base}/playground/api/episodes/{started['episode']}/hint", headers=bearer)
+        assert hint.status_code == 403 and "--allow-oracle" in hint.json()["detail"]
+        assert "show-me" not in httpx.get(f"{base}/playground/", headers=bearer).text
 
 
 def test_serve_mounts_the_playground_on_its_catalog(url) -> None:
@@ -220,6 +228,8 @@ def test_serve_mounts_the_playground_on_its_catalog(url) -> None:
     started = httpx.post(f"{url}/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 3})
     assert started.status_code == 200, started.text
     assert sessions(url) == 0  # a browser episode is not a WebSocket session and never feeds the curriculum
+    hint = httpx.post(f"{url}/playground/api/episodes/{started.json()['episode']}/hint")
+    assert hint.status_code == 200 and hint.json()["action"]  # this server was started with --allow-oracle
 
 
 def test_a_reachable_host_needs_a_token_or_insecure() -> None:

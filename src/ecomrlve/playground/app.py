@@ -74,8 +74,9 @@ class Playground:
     """The state behind the router: live episodes, loaded runs files, the templates."""
 
     def __init__(self, catalogs: Mapping[str, Catalog], *, token: str | None = None, secret: str | None = None,
-                 runs: Sequence[RunsFile] = (), idle_seconds: float = 1800.0, max_episodes: int = 256) -> None:
-        self.token = token
+                 runs: Sequence[RunsFile] = (), idle_seconds: float = 1800.0, max_episodes: int = 256,
+                 hints: bool = True) -> None:
+        self.token, self.hints = token, hints
         self.episodes = EpisodeStore(catalogs, secret=secret, idle_seconds=idle_seconds, max_episodes=max_episodes)
         self.runs: IdleStore[RunsFile] = IdleStore(idle_seconds=idle_seconds, max_entries=32)
         self.preloaded = {f"file{i}": runs_file for i, runs_file in enumerate(runs)}  # given at start: never expire
@@ -158,7 +159,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
     @router.get("/", response_class=HTMLResponse)
     def play_page(request: Request) -> HTMLResponse:
         return page(request, "play.html", envs=[s.id for s in env_specs()], catalogs=list(store.catalogs),
-                               max_difficulty=MAX_DIFFICULTY)
+                    max_difficulty=MAX_DIFFICULTY, hints=playground.hints)
 
     @router.get("/api/envs")
     def list_envs() -> dict[str, Any]:
@@ -191,6 +192,8 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
 
     @router.post("/api/episodes/{handle}/hint")
     def hint(handle: str) -> dict[str, Any]:
+        if not playground.hints:
+            raise HTTPException(403, "this server gives no oracle hints (serve --allow-oracle turns them on)")
         found = episode(handle)
         with found.lock:
             if found.env.done:
@@ -254,9 +257,13 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
 
 def mount_playground(app: FastAPI, catalogs: Mapping[str, Catalog], *, prefix: str = "/playground",
                      token: str | None = None, secret: str | None = None, runs: Sequence[RunsFile] = (),
-                     idle_seconds: float = 1800.0) -> Playground:
-    """Add the playground's pages and API to ``app`` under ``prefix`` (same token rule as the app)."""
-    playground = Playground(catalogs, token=token, secret=secret, runs=runs, idle_seconds=idle_seconds)
+                     idle_seconds: float = 1800.0, hints: bool = True) -> Playground:
+    """Add the playground's pages and API to ``app`` under ``prefix`` (same token rule as the app).
+
+    ``hints``: offer the oracle's next action. A hint is the hidden goal's solver: on a server that also
+    serves agents under training or evaluation, an episode replayed here with the same key would leak it.
+    """
+    playground = Playground(catalogs, token=token, secret=secret, runs=runs, idle_seconds=idle_seconds, hints=hints)
     app.include_router(playground_router(playground, prefix=prefix.rstrip("/")))
     return playground
 

@@ -135,7 +135,7 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
         from ecomrlve.playground.app import mount_playground  # FastAPI and Jinja2: the serve extra has both
 
         mount_playground(app, {deployment.catalog.name: deployment.catalog}, prefix=PLAYGROUND_PREFIX,
-                         token=config.token, secret=deployment.secret)
+                         token=config.token, secret=deployment.secret, hints=config.allow_oracle)
 
     app.add_exception_handler(EpisodeStateError, client_error(409))
     app.add_exception_handler(PermissionError, client_error(403))

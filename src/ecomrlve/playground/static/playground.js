@@ -252,7 +252,7 @@
       step(action);
     });
     $("send-raw").addEventListener("click", () => { const raw = $("raw").value; $("raw").value = ""; step(raw); });
-    $("show-me").addEventListener("click", () => run(async () => {
+    $("show-me")?.addEventListener("click", () => run(async () => {
       const { action } = await api("POST", "/api/episodes/" + view.episode + "/hint");
       const use = () => { $("raw").value = pretty(action); $("raw-box").open = true; };
       $("hint").replaceChildren(el("div", {}, el("strong", { text: "The oracle would do:" }),
