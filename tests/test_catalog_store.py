@@ -264,10 +264,13 @@ def test_cli_build_info_and_run(tmp_path):
 
 
 def test_ray_build_matches_the_local_build(fixture_catalog, tmp_path):
-    pytest.importorskip("ray")
+    ray = pytest.importorskip("ray")
     from ecomrlve.catalog.distributed import ray_embed_chunk
 
-    vectors = embed_catalog(fixture_catalog, tmp_path, DEFAULT_EMBEDDER,
-                            embed_chunk=ray_embed_chunk(DEFAULT_EMBEDDER, workers=1, batch_size=16), chunk=50)
+    try:
+        vectors = embed_catalog(fixture_catalog, tmp_path, DEFAULT_EMBEDDER,
+                                embed_chunk=ray_embed_chunk(DEFAULT_EMBEDDER, workers=1, batch_size=16), chunk=50)
+    finally:
+        ray.shutdown()  # the one-CPU Ray it started must not outlive the test (a later test may start its own)
     expected = get_embedder(DEFAULT_EMBEDDER).embed(document_texts(fixture_catalog)).astype(np.float16)
     assert np.array_equal(np.asarray(vectors), expected)

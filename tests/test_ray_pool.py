@@ -35,6 +35,8 @@ CONFIG = SchedulerConfig(tau_acc=0.5, tau_num=2)  # windows move within a few ep
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    if ray.is_initialized():  # another module's Ray in this test worker: start the two-CPU one these tests expect
+        ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False)
     yield
     ray.shutdown()
