@@ -87,3 +87,30 @@ def test_resume_without_a_checkpoint_fails_in_one_line(tmp_path) -> None:
     config.write_text(f"model: {{name: x}}\ngrpo: {{output_dir: '{tmp_path / 'out'}', use_cpu: true}}\n")
     result = CliRunner().invoke(app, ["train", "--config", str(config), "--resume"])
     assert result.exit_code == 2 and "no checkpoint" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("shopper", "flags", "fragment"), [
+    ("shopper: {model: m, base_url: 'http://127.0.0.1:{port}/v1'}\n", [], "--user-base-url"),
+    ("", ["--user-model", "m", "--user-base-url", "http://127.0.0.1:{port}/v1"], "--user-base-url"),
+    ("shopper: {voice: loud}\n", [], "shopper:"),
+])
+def test_the_shopper_of_a_training_run_is_checked_before_the_model_loads(shopper, flags, fragment, tmp_path) -> None:
+    """The config's shopper section and the --user-* flags build the run's shopper; a shopper endpoint that is
+    down (or an unknown setting) is one line before any model is loaded."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed when the block ends: nothing listens there
+    config = tmp_path / "c.yaml"
+    config.write_text("model: {name: never-loaded}\n"
+                      f"grpo: {{output_dir: '{tmp_path / 'out'}', use_cpu: true}}\n"
+                      "environment: {collection: CART, difficulty: '0', prompts: 2}\n"
+                      + shopper.replace("{port}", str(port)))
+    args = ["train", "--config", str(config), *(flag.replace("{port}", str(port)) for flag in flags)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr

