@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -325,3 +326,14 @@ def test_cli_mistakes_are_one_line(args: list[str], fragment: str) -> None:
     assert result.exit_code == 2, (result.output, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
+
+
+def test_a_taken_port_is_one_line_before_anything_loads() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["serve", "--env", "CART", "--port", str(port)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert result.stderr.splitlines() == [result.stderr.strip()] and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "serving" not in result.stdout  # refused before it claims to serve

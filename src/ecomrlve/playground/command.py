@@ -95,17 +95,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, *, start_timeout: float = 30.0
-                    ) -> Iterator[str]:
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, *, start_timeout: float = 30.0,
+                    **settings: Any) -> Iterator[str]:
     """Serve ``app`` with uvicorn in a background thread; yields its base URL and stops it on exit.
 
     For tests and scripts (a real server on a free loopback port, in-process so they can audit the
-    episodes the browser plays).
+    episodes the browser plays); ``settings`` go to ``uvicorn.Config`` (e.g. the server's frame limit).
     """
     import uvicorn
 
     listener = bind(host, port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, **({"log_level": "warning"} | settings)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     try:

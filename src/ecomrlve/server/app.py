@@ -14,6 +14,7 @@ import asyncio
 import functools
 import hmac
 import json
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,18 +253,15 @@ async def _json_response(send: Send, status: int, body: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-def uvicorn_config(app: FastAPI, config: ServerConfig, **overrides: Any) -> Any:
-    """uvicorn settings for ``app``: its protocol-level frame limit sits well above ours, so our error frame wins."""
+def uvicorn_settings(config: ServerConfig) -> dict[str, Any]:
+    """uvicorn settings for the server: its protocol-level frame limit sits well above ours, so our error frame wins."""
+    return {"log_level": "warning", "ws_max_size": 4 * config.max_message_bytes + (1 << 20),
+            "timeout_graceful_shutdown": 5}
+
+
+def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | None = None) -> None:
+    """Build the app and serve it on ``listener`` (from :func:`ecomrlve.playground.command.bind`) until interrupted."""
     import uvicorn
 
-    settings: dict[str, Any] = {"host": config.host, "port": config.port, "log_level": "warning",
-                                "ws_max_size": 4 * config.max_message_bytes + (1 << 20),
-                                "timeout_graceful_shutdown": 5} | overrides
-    return uvicorn.Config(app, **settings)
-
-
-def serve(config: ServerConfig, *, catalog: Catalog | None = None) -> None:
-    """Build the app and serve it until interrupted."""
-    import uvicorn
-
-    uvicorn.Server(uvicorn_config(build_app(config, catalog=catalog), config)).run()
+    app = build_app(config, catalog=catalog)
+    uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(config))).run(sockets=[listener])

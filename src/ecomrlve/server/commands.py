@@ -71,6 +71,7 @@ def serve_command(
     """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
     require_serve_extra()
     from ecomrlve.playground.access import is_loopback
+    from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
 
     config = ServerConfig(env=env or collection or "C8", catalog=catalog, host=host, port=port,
@@ -80,11 +81,12 @@ def serve_command(
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
-    where = f"http://{host}:{port}"
-    console.print(f"serving {config.env} on {where} (WebSocket sessions at ws://{host}:{port}/ws"
-                  + (f", playground at {where}/playground)" if playground else ")")
+    listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
+    address = f"{host}:{listener.getsockname()[1]}"
+    console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"
+                  + (f", playground at http://{address}/playground)" if playground else ")")
                   + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
-    serve(config)
+    serve(config, listener)
 
 
 def status_command(
