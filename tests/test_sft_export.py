@@ -114,3 +114,10 @@ def test_the_shopper_of_a_training_run_is_checked_before_the_model_loads(shopper
     args = ["train", "--config", str(config), *(flag.replace("{port}", str(port)) for flag in flags)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
+
+
+def test_a_split_without_episodes_is_left_out(tmp_path) -> None:
+    out = tmp_path / "data"
+    counts = export_sft(EcomEnv("C1", secret="sft"), (0,), 2, out, eval_fraction=0.0)
+    data = datasets.load_from_disk(str(out))
+    assert counts["test"] == 0 and set(data) == {"train"} and len(data["train"]) == counts["train"] == 2

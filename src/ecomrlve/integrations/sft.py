@@ -4,8 +4,9 @@ Each row is one episode: ``messages`` (system prompt, shopper, assistant turns w
 ``tool`` results, shopper replies: exactly the session's transcript, tool-call arguments as JSON
 objects) and ``tools`` (the episode's OpenAI tool schemas, as JSON text, which SFTTrainer decodes),
 plus ``env_id``, ``difficulty``, ``seed``, ``agent`` and ``r_total``. Episodes are split by seed:
-an episode key is in ``train`` or in ``test``, never both. Only episodes the verifier marks
-correct are kept, and every row replays to the same reward (:func:`replay_row`).
+an episode key is in ``train`` or in ``test``, never both (a split without rows is not written).
+Only episodes the verifier marks correct are kept, and every row replays to the same reward
+(:func:`replay_row`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UserInputError
 from ecomrlve.rng import derive_rng
 from ecomrlve.runner import Plan, play
 from ecomrlve.session import EpisodeRecord, toolset
@@ -82,7 +84,11 @@ def export_sft(env: EcomEnv, difficulties: Sequence[int], episodes: int, out: Pa
                 "difficulty": task.difficulty, "seed": task.seed, "agent": agent,
                 "r_total": record.reward.r_total})
     schema = features()
-    DatasetDict({split: Dataset.from_list(rows[split], features=schema) for split in SPLITS}).save_to_disk(str(out))
+    # a split without rows is left out (datasets cannot load an empty split back), e.g. --eval-fraction 0
+    kept = {split: Dataset.from_list(rows[split], features=schema) for split in SPLITS if rows[split]}
+    if not kept:
+        raise UserInputError(f"export-sft: none of the {dropped} episodes was successful; nothing to write")
+    DatasetDict(kept).save_to_disk(str(out))
     return {"train": len(rows["train"]), "test": len(rows["test"]), "dropped": dropped}
 
 
