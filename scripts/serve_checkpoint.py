@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import threading
 import time
+import urllib.request
 from typing import Any
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -146,6 +148,21 @@ def create_app(generator: Generator, name: str) -> Any:
                           "total_tokens": prompt_tokens + completion_tokens}}
 
     return app
+
+
+def wait_until_serving(base_url: str, server: subprocess.Popen[Any], timeout: float = 300.0) -> None:
+    """Block until ``base_url``/models answers (loading a model takes a while); raise if the server died."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
+            return
+        except OSError:
+            if server.poll() is not None:
+                raise RuntimeError(f"the checkpoint server exited with status {server.returncode}") from None
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{base_url} did not answer within {timeout:.0f} s") from None
+            time.sleep(0.5)
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from serve_checkpoint import wait_until_serving
+
 SCRIPTS = Path(__file__).resolve().parent
 SECRET = "sft-cold-start"
 EVAL_SEED = 1
@@ -80,8 +82,10 @@ def evaluate(checkpoint: Path, name: str, out: Path, tasks: int, max_tokens: int
     port = free_port()
     server = subprocess.Popen([sys.executable, str(SCRIPTS / "serve_checkpoint.py"), str(checkpoint),
                                "--name", name, "--port", str(port), "--threads", str(threads)])
+    base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        ecomrlve("eval", "--agent", "openai", "--model", name, "--base-url", f"http://127.0.0.1:{port}/v1",
+        wait_until_serving(base_url, server)
+        ecomrlve("eval", "--agent", "openai", "--model", name, "--base-url", base_url,
                  "--mode", "native", "--env", "CART", "--difficulty", "0", "--tasks", str(tasks),
                  "--seed", str(EVAL_SEED), "--temperature", "0", "--max-tokens", str(max_tokens),
                  "--concurrency", "1", "--timeout", "600", "--out", str(out))

@@ -7,8 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -104,14 +102,7 @@ def test_ecomrlve_eval_plays_the_served_checkpoint(checkpoint, tmp_path) -> None
     server = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "serve_checkpoint.py"), str(path),
                                "--name", "tiny", "--port", str(port), "--threads", "1"])
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, "the server did not come up"
-                time.sleep(0.5)
+        serve_checkpoint.wait_until_serving(f"http://127.0.0.1:{port}/v1", server, timeout=120)
         out = tmp_path / "eval"
         done = subprocess.run([sys.executable, "-m", "ecomrlve.cli", "eval", "--agent", "openai", "--model", "tiny",
                                "--base-url", f"http://127.0.0.1:{port}/v1", "--mode", "native", "--env", "CART",
