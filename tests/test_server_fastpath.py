@@ -48,7 +48,11 @@ ERRORS = [  # each answered by openenv's loop, or by the fast path with openenv'
     message("reset", {"bogus": 1}), message("reset", {"episode_id": "mine"}),
     message("reset", {"env_id": "CART", "seed": 1, "difficulty": 0}, extra=1),
     reset("CART", 1, 0), message("step", {"turn": "x", "unknown": 1}), message("step", {"oracle": "yes"}),
-    message("step", {"oracle": 1}), message("step", {"turn": {"tool_calls": "nope"}}), message("step", {"turn": None}),
+    message("step", {"oracle": 1}), reset("CART", 1, 0), message("step", {"turn": "a lone surrogate: \ud800"}),
+    reset("CART", 1, 0), message("step", {"turn": '<tool_call>{"name": "catalog_search", "arguments": '
+                                                   '{"query": "\ud800"}}</tool_call>'}),
+    reset("CART", 1, 0), message("reset", {"self": 1}), message("step", {"turn": {"tool_calls": "nope"}}),
+    message("step", {"turn": None}),
 ]
 
 

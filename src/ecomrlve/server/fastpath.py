@@ -27,8 +27,10 @@ from pydantic_core import to_json
 from ecomrlve.protocol import Observation
 from ecomrlve.server.environment import EcomServerEnvironment
 
-#: the keys of a reset or step message, and of a step's action (:class:`~ecomrlve.server.models.EcomAction`)
-ENVELOPE, ACTION = frozenset({"type", "data"}), frozenset({"turn", "oracle", "metadata"})
+#: the keys of a reset or step message, of a reset's arguments and of a step's action
+#: (:class:`~ecomrlve.server.models.EcomAction`); others go to openenv's loop, which words their errors
+ENVELOPE, RESET, ACTION = (frozenset({"type", "data"}), frozenset({"seed", "episode_id", "env_id", "difficulty"}),
+                           frozenset({"turn", "oracle", "metadata"}))
 #: the WebSocket path of openenv's session loop (``/mcp`` speaks JSON-RPC and stays generic)
 SESSION_PATH = "/ws"
 
@@ -53,21 +55,22 @@ class Connection:
             return None
         kind = message.get("type")
         data = message.get("data", {}) if kind == "reset" else message.get("data")
-        if kind not in ("reset", "step") or not isinstance(data, dict) or (kind == "step" and not _plain_action(data)):
+        if not isinstance(data, dict) or not (kind == "reset" and data.keys() <= RESET
+                                              or kind == "step" and _plain_action(data)):
             return None
-        try:
+        try:  # as openenv's loop: its session bookkeeping, then the frame, any failure an error frame
             if kind == "reset":
                 observation = await self.env.begin_async(**data)
             else:
                 observation = await self.env.play_async(data.get("turn"), oracle=data.get("oracle", False))
+            self.sessions._update_session_activity(self.session_id, increment_step=kind == "step")
+            return observation_frame(observation)
         except ValidationError as exc:
             return WSErrorResponse(data={"message": "Invalid message", "code": WSErrorCode.VALIDATION_ERROR,
                                          "errors": exc.errors()}).model_dump_json()
         except Exception as exc:  # noqa: BLE001 - openenv answers any failure of the environment with this frame
             return WSErrorResponse(data={"message": str(exc),
                                          "code": WSErrorCode.EXECUTION_ERROR}).model_dump_json()
-        self.sessions._update_session_activity(self.session_id, increment_step=kind == "step")
-        return observation_frame(observation)
 
 
 class EcomSessions(HTTPEnvServer):
