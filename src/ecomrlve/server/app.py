@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import hmac
 import json
 import socket
@@ -22,7 +23,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ServerMode
 
 from ecomrlve.catalog import load_catalog
@@ -34,6 +34,7 @@ from ecomrlve.episode import shared_search_engine
 from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import check_binding
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
+from ecomrlve.server.fastpath import SESSION_PATH, Connection, EcomSessions
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.session import resolve_secret
 from ecomrlve.shopper.options import ShopperOptions
@@ -114,8 +115,8 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
     deployment = build_deployment(config, catalog)
     app = FastAPI(title="EcomRLVE-Gym", description="Adaptive, verifiable e-commerce agent environments "
                   "(openenv protocol: WebSocket sessions at /ws).")
-    sessions = HTTPEnvServer(functools.partial(EcomServerEnvironment, deployment), EcomAction, EcomObservation,
-                             max_concurrent_envs=config.max_sessions, env_name="ecomrlve", state_cls=EcomState)
+    sessions = EcomSessions(functools.partial(EcomServerEnvironment, deployment), EcomAction, EcomObservation,
+                            max_concurrent_envs=config.max_sessions, env_name="ecomrlve", state_cls=EcomState)
     sessions.register_routes(app, mode=ServerMode.SIMULATION)
     app.state.deployment, app.state.sessions = deployment, sessions
 
@@ -142,21 +143,22 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
     app.add_exception_handler(PermissionError, client_error(403))
     app.add_exception_handler(ValueError, client_error(400))
     app.add_middleware(SessionGuard, token=config.token, max_message_bytes=config.max_message_bytes,
-                       idle_timeout=config.idle_timeout)
+                       idle_timeout=config.idle_timeout, sessions=sessions)
     return app
 
 
 class SessionGuard:
-    """ASGI middleware: bearer token, message size, WebSocket idle timeout.
+    """ASGI middleware: bearer token, message size, WebSocket idle timeout, and the sessions' fast path.
 
     A refused WebSocket is accepted, sent one openenv error frame (``{"type": "error", "data":
     {"code", "message"}}``) and closed, so every client sees why; the app underneath sees a
-    disconnect and frees the session. A refused HTTP request gets 401 or 413.
+    disconnect and frees the session. A refused HTTP request gets 401 or 413. A message that passed
+    the checks goes to the ``/ws`` session's fast path (:mod:`ecomrlve.server.fastpath`) first.
     """
 
     def __init__(self, app: ASGIApp, *, token: str | None, max_message_bytes: int,
-                 idle_timeout: float | None) -> None:
-        self.app, self.token = app, token
+                 idle_timeout: float | None, sessions: EcomSessions) -> None:
+        self.app, self.token, self.sessions = app, token, sessions
         self.max_bytes, self.idle_timeout = max_message_bytes, idle_timeout
 
     def authorized(self, scope: Scope) -> bool:
@@ -203,6 +205,7 @@ class SessionGuard:
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         closed = False
+        connection: Connection | None = None  # the fast path of a /ws session
 
         async def refuse(code: str, text: str, close_code: int) -> Message:
             nonlocal closed
@@ -221,25 +224,34 @@ class SessionGuard:
             return
 
         async def guarded_receive() -> Message:
-            if closed:
-                return {"type": "websocket.disconnect", "code": 1000}
-            try:
-                message = await asyncio.wait_for(receive(), self.idle_timeout)
-            except asyncio.TimeoutError:
-                return await refuse(IDLE_TIMEOUT, f"no message for {self.idle_timeout:g} s: session closed",
-                                    CLOSE_IDLE)
-            if message["type"] == "websocket.receive":
-                size = len(message.get("bytes") or b"") + len((message.get("text") or "").encode())
+            while not closed:
+                try:
+                    message = await asyncio.wait_for(receive(), self.idle_timeout)
+                except asyncio.TimeoutError:
+                    return await refuse(IDLE_TIMEOUT, f"no message for {self.idle_timeout:g} s: session closed",
+                                        CLOSE_IDLE)
+                if message["type"] != "websocket.receive":
+                    return message
+                text = message.get("text")
+                size = len(message.get("bytes") or b"") + len((text or "").encode())
                 if size > self.max_bytes:
                     return await refuse(MESSAGE_TOO_LARGE, f"message of {size} bytes is over the limit of "
                                         f"{self.max_bytes} bytes: session closed", CLOSE_TOO_LARGE)
-            return message
+                reply = None if text is None or connection is None else await connection.answer(text)
+                if reply is None:
+                    return message  # openenv's loop answers it
+                await send({"type": "websocket.send", "text": reply})
+            return {"type": "websocket.disconnect", "code": 1000}
 
         async def guarded_send(message: Message) -> None:
             if not closed:  # after a refusal the app may still try to close: the socket is gone
                 await send(message)
 
-        await self.app(scope, guarded_receive, guarded_send)
+        if scope.get("path") == SESSION_PATH:
+            with self.sessions.connection() as connection:
+                await self.app(scope, guarded_receive, guarded_send)
+        else:
+            await self.app(scope, guarded_receive, guarded_send)
 
 
 class _BodyTooLarge(Exception):
@@ -254,9 +266,10 @@ async def _json_response(send: Send, status: int, body: dict[str, Any]) -> None:
 
 
 def uvicorn_settings(config: ServerConfig) -> dict[str, Any]:
-    """uvicorn settings for the server: its protocol-level frame limit sits well above ours, so our error frame wins."""
+    """uvicorn settings for the server: its protocol-level frame limit sits well above ours, so our error frame
+    wins; no per-message deflate: on the loopback or a LAN, compressing every frame costs more CPU than it saves."""
     return {"log_level": "warning", "ws_max_size": 4 * config.max_message_bytes + (1 << 20),
-            "timeout_graceful_shutdown": 5}
+            "ws_per_message_deflate": False, "timeout_graceful_shutdown": 5}
 
 
 def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | None = None) -> None:
@@ -264,4 +277,5 @@ def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | N
     import uvicorn
 
     app = build_app(config, catalog=catalog)
+    gc.freeze()  # the catalog, its indexes and the app live as long as the server: no collection need walk them
     uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(config))).run(sockets=[listener])

@@ -11,6 +11,7 @@ a session on one shared worker thread (``REQUIRES_SINGLE_THREAD_EXECUTOR``).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +50,12 @@ class Deployment:
     allow_oracle: bool = False
     realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
 
-    def observe(self, env: EcomEnv) -> None:
-        """The one scheduler update of a finished episode (the curriculum every session feeds)."""
-        record = env.record
-        if record.reward is not None:
-            self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
+    def observe(self, env: EcomEnv, difficulty: int) -> None:
+        """The one scheduler update of a finished episode (the curriculum every session feeds). It reads the
+        session's reward, not ``env.record``: building the record copies the transcript and dumps the goal."""
+        reward = env.session.reward
+        if reward is not None:
+            self.scheduler.update(env.session.env_id, difficulty, reward.is_correct)
 
 
 class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState]):
@@ -70,11 +72,17 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         self._draw = random.SystemRandom()  # unspecified env or seed: the server picks, unpredictably
         self._started = False
         self._steps = 0
+        self._difficulty = 0  # the current episode's, for the scheduler update once it is done
         self._last: Observation | None = None  # what the oracle acts on next
         self._oracle: Agent | None = None
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, env_id: str | None = None,
               difficulty: int | str | None = ADAPTIVE, **unknown: Any) -> EcomObservation:
+        """Start an episode (see :meth:`begin`)."""
+        return _wire(self.begin(seed, episode_id, env_id, difficulty, **unknown))
+
+    def begin(self, seed: int | None = None, episode_id: str | None = None, env_id: str | None = None,
+              difficulty: int | str | None = ADAPTIVE, **unknown: Any) -> Observation:
         """Start an episode: ``env_id`` (default: drawn), ``difficulty`` (an int, or ``"adaptive"``: drawn
         from the server's window for that env), ``seed`` (default: drawn). ``(env_id, difficulty, seed)`` and
         the server's secret reproduce the episode byte for byte."""
@@ -90,27 +98,36 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
                              f"got {short_text(repr(env_id), 60)}")
         if seed is None:
             seed = self._draw.getrandbits(31)
-        observation = self._env.reset(env_id=env_id, difficulty=self._difficulty(env_id, seed, difficulty),
-                                      seed=seed)
-        self._started, self._steps, self._oracle = True, 0, None
-        return self._reply(observation)
+        level = self._resolve_difficulty(env_id, seed, difficulty)
+        self._last = self._env.reset(env_id=env_id, difficulty=level, seed=seed)
+        self._started, self._steps, self._oracle, self._difficulty = True, 0, None, level
+        return self._last
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
                           **kwargs: Any) -> EcomObservation:
+        return _wire(await self.begin_async(seed, episode_id, **kwargs))
+
+    async def step_async(self, action: EcomAction, timeout_s: float | None = None, **kwargs: Any) -> EcomObservation:
+        return _wire(await self.play_async(action.turn, oracle=action.oracle))
+
+    async def begin_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        """:meth:`begin` from the event loop (see :meth:`_on_loop`)."""
+        return await self._on_loop(self.begin, seed, episode_id, **kwargs)
+
+    async def play_async(self, turn: Any, *, oracle: bool = False) -> Observation:
+        """:meth:`play` from the event loop (see :meth:`_on_loop`)."""
+        return await self._on_loop(self.play, turn, oracle=oracle)
+
+    async def _on_loop(self, method: Callable[..., Observation], *args: Any, **kwargs: Any) -> Observation:
         """On the event loop, without a thread hand-off (see the module docstring), unless the shopper calls a
         model: then through its worker threads, so one session waiting on the model holds up no other."""
         offload = getattr(self._deployment.realiser, "offload", None)
         if offload is not None:
-            return await offload(self.reset, seed, episode_id, **kwargs)
-        return self.reset(seed, episode_id, **kwargs)
+            observation: Observation = await offload(method, *args, **kwargs)
+            return observation
+        return method(*args, **kwargs)
 
-    async def step_async(self, action: EcomAction, timeout_s: float | None = None, **kwargs: Any) -> EcomObservation:
-        offload = getattr(self._deployment.realiser, "offload", None)
-        if offload is not None:
-            return await offload(self.step, action, timeout_s, **kwargs)
-        return self.step(action, timeout_s, **kwargs)
-
-    def _difficulty(self, env_id: str, seed: int, difficulty: object) -> int:
+    def _resolve_difficulty(self, env_id: str, seed: int, difficulty: object) -> int:
         if difficulty is None or difficulty == ADAPTIVE:
             return self._deployment.scheduler.sample(env_id, derive_rng("serve-difficulty", env_id, seed))
         if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 0 <= difficulty <= MAX_DIFFICULTY:
@@ -119,17 +136,23 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         return difficulty
 
     def step(self, action: EcomAction, timeout_s: float | None = None, **kwargs: Any) -> EcomObservation:
-        """Play one agent turn through the episode's parser (malformed output: reward -1, episode over)."""
+        """Play one agent turn (see :meth:`play`)."""
+        return _wire(self.play(action.turn, oracle=action.oracle))
+
+    def play(self, turn: Any, *, oracle: bool = False) -> Observation:
+        """Play one agent turn (any JSON value) through the episode's parser (malformed output: reward -1,
+        episode over); ``oracle``: the episode's oracle plays this turn instead."""
         if not self._started:
             raise EpisodeStateError("no episode: send reset first")
         if self._env.done:
             raise EpisodeStateError("the episode is over: send reset to start another")
-        turn = self._oracle_turn() if action.oracle else action.turn
-        observation = self._env.step(turn)  # type: ignore[arg-type]  # any JSON value: the parser judges it
+        if oracle:
+            turn = self._oracle_turn()
+        self._last = self._env.step(turn)
         self._steps += 1
-        if observation.done:
-            self._deployment.observe(self._env)
-        return self._reply(observation)
+        if self._last.done:
+            self._deployment.observe(self._env, self._difficulty)
+        return self._last
 
     def _oracle_turn(self) -> Any:
         if not self._deployment.allow_oracle:
@@ -138,11 +161,6 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
             self._oracle = self._env.oracle()
         assert self._last is not None
         return self._oracle.act(self._last)
-
-    def _reply(self, observation: Observation) -> EcomObservation:
-        self._last = observation
-        return EcomObservation(messages=observation.messages, tools=observation.tools, info=observation.info,
-                               done=observation.done, reward=observation.reward)
 
     @property
     def state(self) -> EcomState:
@@ -159,3 +177,9 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
             name="ecomrlve", version="1.0.0",
             description=f"EcomRLVE-Gym: adaptive, verifiable e-commerce agent environments "
                         f"({', '.join(self._deployment.env_ids)}).")
+
+
+def _wire(observation: Observation) -> EcomObservation:
+    """The observation as openenv's generic routes send it."""
+    return EcomObservation(messages=observation.messages, tools=observation.tools, info=observation.info,
+                           done=observation.done, reward=observation.reward)
