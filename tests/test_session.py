@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from typing import Any
 
 import pytest
@@ -232,3 +234,16 @@ def test_episode_id_is_opaque_and_unique(env) -> None:
     for episode_id in (first, second):
         assert len(episode_id) >= 16
         assert str(seed) not in episode_id and format(seed, "x") not in episode_id
+
+
+@pytest.mark.parametrize("env_id,d,seed", EPISODES, ids=lambda v: str(v))
+def test_a_played_session_is_freed_without_the_cycle_collector(c8, env_id, d, seed) -> None:
+    """No reference cycle through the session: the tool and shopper contexts hold it weakly."""
+    _played_actions(c8, "oracle", env_id, d, seed)
+    gone = weakref.ref(c8.session)
+    gc.disable()
+    try:
+        c8.reset(env_id="CART", difficulty=0, seed=0)
+        assert gone() is None
+    finally:
+        gc.enable()
