@@ -11,6 +11,7 @@ import hashlib
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,8 +26,10 @@ from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedg
 VARIANTS_PER_PRODUCT = 3
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(NamedTuple):
+    """One variant of a product (a tuple: a dozen are made per episode, and a frozen dataclass's
+    constructor costs several times a tuple's)."""
+
     variant_id: str
     attribute: str
     value: str
@@ -70,6 +73,18 @@ class Cart:
     @property
     def lines(self) -> tuple[CartLine, ...]:
         return tuple(self._lines.values())
+
+
+def _variant_candidates(catalog: Catalog, category: int) -> tuple[str, tuple[str, ...] | None, tuple[int, ...]]:
+    """A category's variant attribute, that attribute's vocabulary (None: not categorical) and the
+    codes the category's products carry; per catalog, as every episode's variants read them."""
+    cache = catalog.__dict__.setdefault("_variant_candidates", {})
+    found = cache.get(category)
+    if found is None:
+        attribute = catalog.categories[category].variant_attribute
+        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+        found = cache[category] = (attribute, vocab, catalog.category_values(attribute)[category] if vocab is not None else ())
+    return found
 
 
 @dataclass
@@ -184,12 +199,11 @@ class World:
         cached = self._variants.get(row)
         if cached is not None:
             return cached
-        attribute = self.catalog.category_of(row).variant_attribute
-        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+        category = int(self.catalog.category[row])
+        attribute, vocab, seen = _variant_candidates(self.catalog, category)
         variants: tuple[Variant, ...] = ()
         if vocab is not None:
             own = int(self.catalog.categorical[attribute][row])
-            seen = list(self.catalog.category_values(attribute)[int(self.catalog.category[row])])
             digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
             codes: list[int] = []
             if own != NO_VALUE:
@@ -199,7 +213,7 @@ class World:
                     second = others[int.from_bytes(digest[4:8], "little") % len(others)]
                     codes = sorted((own, first, second))
             else:
-                pool = seen if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
+                pool = list(seen) if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
                 draw = int.from_bytes(digest[0:8], "little")
                 for _ in range(VARIANTS_PER_PRODUCT):
                     draw, pick = divmod(draw, len(pool))
