@@ -27,7 +27,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_action, short_text, wire_form
+from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, short_text, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
@@ -279,7 +279,7 @@ class EpisodeSession:
             raise TypeError(f"call must be an ecomrlve.actions.ToolCall, got {type(call).__name__}")
         try:
             # the same normalisation as a whole turn's: what runs is what the record replays
-            [call] = parse_action(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
+            [call] = parse_wire_form(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
                                   max_chars=MAX_ACTION_CHARS).tool_calls
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
@@ -325,7 +325,7 @@ class EpisodeSession:
         raw = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
         self._actions.append(raw)
         try:
-            action = parse_action(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
+            action = parse_wire_form(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
             validated = [(call, *self._validate(call)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
             return self._finish("invalid_output", invalid_reason=short_text(str(exc)))
