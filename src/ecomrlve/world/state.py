@@ -18,7 +18,7 @@ import numpy as np
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.rng import crockford, opaque_id
+from ecomrlve.rng import KeyedIds, crockford
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
@@ -51,7 +51,7 @@ class Cart:
 
     def __init__(self, id_salt: tuple) -> None:
         self._lines: dict[str, CartLine] = {}
-        self._id_salt = id_salt
+        self._ids = KeyedIds(*id_salt)
         self._next = 0
 
     def add(self, row: int, variant_id: str | None, quantity: int) -> CartLine:
@@ -59,7 +59,7 @@ class Cart:
             if line.row == row and line.variant_id == variant_id:
                 line.quantity += quantity
                 return line
-        line = CartLine(opaque_id("L", *self._id_salt, "cart-line", self._next, length=6), row, variant_id, quantity)
+        line = CartLine(self._ids.make("L", "cart-line", self._next, length=6), row, variant_id, quantity)
         self._next += 1
         self._lines[line.line_id] = line
         return line
