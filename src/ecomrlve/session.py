@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import marshal
 import os
 import re
 import secrets
@@ -218,7 +219,7 @@ class EpisodeSession:
         ]
         self._surface_from_text(self._problem.opening)
         #: what ``reset`` returns: the system prompt, the shopper's opening and the tool schemas
-        self.first_observation = Observation(messages=list(self._messages), tools=json.loads(schemas),
+        self.first_observation = Observation(messages=list(self._messages), tools=_schemas_copy(schemas),
                                              info=self._info())
 
     @property
@@ -514,6 +515,19 @@ def _weak_method(method: Callable[_P, _R]) -> Callable[_P, _R]:
         return bound(*args, **kwargs)
 
     return call
+
+
+_MARSHALLED: dict[str, bytes] = {}
+
+
+def _schemas_copy(schemas: str) -> list[dict[str, Any]]:
+    """A fresh copy of a toolset's schemas (JSON text) for one observation, from a marshalled
+    copy: unmarshalling takes about half the time of parsing the JSON again on every reset."""
+    data = _MARSHALLED.get(schemas)
+    if data is None:
+        data = _MARSHALLED[schemas] = marshal.dumps(json.loads(schemas))
+    copy: list[dict[str, Any]] = marshal.loads(data)
+    return copy
 
 
 _TOOLSETS: dict[tuple[TaskFamily, Difficulty], tuple[dict[str, Tool], str]] = {}
