@@ -281,7 +281,7 @@ class EpisodeSession:
         try:
             # the same normalisation as a whole turn's: what runs is what the record replays
             [call] = parse_wire_form(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
-                                  max_chars=MAX_ACTION_CHARS).tool_calls
+                                      max_chars=MAX_ACTION_CHARS).tool_calls
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
             reason = short_text(str(exc))
