@@ -124,21 +124,22 @@ def _sift_down(values: np.ndarray, rows: np.ndarray, position: int, size: int) -
 
 
 @numba.njit(nogil=True, cache=True)
-def _push(values: np.ndarray, rows: np.ndarray, m: int, value: float, row: int, k: int) -> int:  # pragma: no cover - compiled
-    """Add (value, row) to the ``m`` kept so far: appended when ``k`` is 0 (keep all); else kept
-    in a heap of the ``k`` best with the worst at the root. Returns the new count."""
-    if k == 0 or m < k:  # append (then, for a heap, sift up)
+def _heap_add(values: np.ndarray, rows: np.ndarray, m: int, value: float, row: int, k: int) -> int:  # pragma: no cover - compiled
+    """Add (value, row) to a heap of the ``k`` best of those seen (worst at the root) holding
+    ``m``, when it has room or (value, row) beats its root; returns the new count. Called only
+    then: a call with arrays costs reference counting, too much for every scored row."""
+    if m < k:  # append, then sift up
         position = m
         m += 1
         values[position], rows[position] = value, row
-        while k and position > 0:
+        while position > 0:
             parent = (position - 1) >> 1
             if not _worse(values[position], rows[position], values[parent], rows[parent]):
                 break
             values[position], values[parent] = values[parent], values[position]
             rows[position], rows[parent] = rows[parent], rows[position]
             position = parent
-    elif _worse(values[0], rows[0], value, row):
+    else:
         values[0], rows[0] = value, row
         _sift_down(values, rows, 0, m)
     return m
@@ -161,7 +162,11 @@ def _positive_rows(scores: np.ndarray, indptr: np.ndarray, indices: np.ndarray, 
             scores[row] = 0  # each row once
             if value <= 0 or (len(mask) and not mask[row]):
                 continue
-            m = _push(values, rows, m, value, row, k)
+            if k == 0:
+                values[m], rows[m] = value, row
+                m += 1
+            elif m < k or _worse(values[0], rows[0], value, row):
+                m = _heap_add(values, rows, m, value, row, k)
     return rows[:m], values[:m]
 
 
@@ -175,8 +180,14 @@ def _positive_of(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarr
     kept = np.empty(size, dtype=np.int64)
     m = 0
     for i in range(len(rows)):
-        if scores[i] > 0:
-            m = _push(values, kept, m, scores[i], rows[i], k)
+        value, row = scores[i], rows[i]
+        if value <= 0:
+            continue
+        if k == 0:
+            values[m], kept[m] = value, row
+            m += 1
+        elif m < k or _worse(values[0], kept[0], value, row):
+            m = _heap_add(values, kept, m, value, row, k)
     return kept[:m], values[:m]
 
 
