@@ -217,8 +217,9 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
     per-row summation order).
 
     ``member`` (an all-zero bitmap of every row, left all-zero again) marks the rows; a posting
-    list is scanned against it (O(p), sequential; a member's position in ``rows`` is found by
-    galloping forward, as both are ascending) or, when over 8 times longer than ``rows``,
+    list is scanned against it (O(p), sequential; a member's position in ``rows`` is the next
+    one or found by galloping forward, as both are ascending: a jitted call per member costs
+    reference counting) or, when over 8 times longer than ``rows``,
     searched for each row by galloping (O(c log(p / c))). Scores accumulate in a compact array:
     scattering them over an every-row array cost a cache miss per match.
     """
@@ -237,12 +238,14 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
                 if indices[j] == rows[i]:
                     scores[i] += data[j]
         else:
-            i = 0
+            i = 0  # members come in the order of ``rows``: often the very next one
             for j in range(start, end):
                 row = indices[j]
                 if member[row >> 3] & (1 << (row & 7)):
-                    i = _gallop(rows, i, c, row)
+                    if rows[i] != row:
+                        i = _gallop(rows, i, c, row)
                     scores[i] += data[j]
+                    i += 1
     for row in rows:
         member[row >> 3] = 0
     return scores
