@@ -77,12 +77,14 @@ def _ascii_title_words(titles: pa.Array) -> dict[str, np.ndarray]:
     first = word.copy()  # a word starts after a non-word byte or at a title's first byte
     first[1:] &= ~word[:-1]
     first[starts_of_titles[starts_of_titles < len(data)]] = word[starts_of_titles[starts_of_titles < len(data)]]
-    kept: np.ndarray = np.cumsum(word) - word  # word bytes before each byte
     token_starts = np.flatnonzero(first)
-    token_offsets = np.append(kept[token_starts], np.count_nonzero(word)).astype(np.int32)
-    tokens = pa.StringArray.from_buffers(len(token_starts), pa.py_buffer(token_offsets), pa.py_buffer(lowered[word]))
+    compact = lowered[word]  # the words' bytes, back to back; tokens start where ``first`` marks them
+    token_offsets = np.append(np.flatnonzero(first[word]), len(compact)).astype(np.int32)
+    tokens = pa.StringArray.from_buffers(len(token_starts), pa.py_buffer(token_offsets), pa.py_buffer(compact))
     encoded = pc.dictionary_encode(tokens)
-    word_ids = encoded.indices.to_numpy().astype(np.int64)
+    word_ids = encoded.indices.to_numpy()
+    if len(encoded.dictionary) <= 1 << 16:  # numpy's stable sort is a radix sort for 16-bit keys
+        word_ids = word_ids.astype(np.uint16)
     rows = np.searchsorted(starts_of_titles, token_starts, side="right") - 1
     order = np.argsort(word_ids, kind="stable")  # by word, rows ascending within a word
     word_ids, rows = word_ids[order], rows[order]
