@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
@@ -84,12 +84,12 @@ class _NotJson(Exception):
     """Raised inside :func:`_json_value`; becomes an ``INVALID_NOT_JSON`` or ``INVALID_JSON`` error."""
 
 
-_Path = Any  # "action", or (parent path, key or index): rendered by _where only for an error
+_Path: TypeAlias = "str | tuple[_Path, str | int]"  # "action", or (parent, key or index); see _where
 
 
 def _where(path: _Path) -> str:
     """Where ``path`` points, e.g. ``action.tool_calls[0].function``."""
-    parts = []
+    parts: list[str] = []
     while isinstance(path, tuple):
         path, slot = path
         parts.append(f".{short_text(slot, 40)}" if isinstance(slot, str) else f"[{slot}]")
