@@ -419,6 +419,21 @@ def test_values_json_cannot_carry_are_rejected_with_a_short_reason(raw, fragment
     expect_error(raw, INVALID_NOT_JSON, fragment)
 
 
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ({"tool_calls": [{"name": "f", "arguments": {"k" * 50: [1, float("inf")]}}]},
+         f"action.tool_calls[0].arguments.{'k' * 39}…[1]: inf is not a JSON number"),
+        ({"tool_calls": [{"name": "f", "arguments": {"a": {2: 1}}}]},
+         "action.tool_calls[0].arguments.a: key 2 is not a string"),
+        ({"message": "x", "tool_calls": ({"name": "f", "arguments": {"b": [[object()]]}},)},
+         "action.tool_calls[0].arguments.b[0][0]: a object is not a JSON value"),
+    ],
+)
+def test_a_rejected_value_is_located_by_its_full_path(raw, reason):
+    assert wire_form(raw) == {"unrepresentable_action": reason}
+
+
 @pytest.mark.parametrize("nesting", [40, 1_000, 100_000])
 @pytest.mark.parametrize("wrap", [
     lambda deep: "<tool_call>" + json.dumps({"name": "f"})[:-1] + ', "arguments": {"x": ' + deep + "}}</tool_call>",

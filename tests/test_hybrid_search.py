@@ -16,7 +16,7 @@ from ecomrlve.catalog import search as search_module
 from ecomrlve.catalog.dense import DenseRetriever, HybridRetriever, build_index, set_threads
 from ecomrlve.catalog.embedders import DEFAULT_EMBEDDER, get_embedder
 from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows, filter_mask
-from ecomrlve.catalog.search import SearchEngine, document_text, document_texts
+from ecomrlve.catalog.search import SearchEngine, best_first, document_text, document_texts
 from ecomrlve.catalog.taxonomy import COLORS, LEAVES
 
 K = 10
@@ -198,6 +198,19 @@ def test_bm25_row_scores_are_bit_identical(catalog, search, rows, query):
     positive = subset[everything[subset] > 0]
     assert got_rows.tolist() == positive.tolist()
     assert got_scores.tobytes() == everything[positive].tobytes()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.sets(st.integers(0, 2999), max_size=400), query=queries.filter(bool), k=st.integers(1, 30))
+def test_bm25_top_k_of_a_row_subset_is_the_head_of_the_full_ranking(catalog, search, rows, query, k):
+    """The heap that keeps a subset's ``k`` best ranks exactly as sorting every positive row."""
+    retriever = search.retriever
+    ids = retriever._query_ids(query)
+    allowed = AllowedRows(len(catalog), rows=np.asarray(sorted(rows), dtype=np.int64))
+    every_row, every_score = best_first(*retriever.positive(ids, allowed))
+    top_rows, top_scores = retriever.scored(query, k, allowed)
+    assert top_rows.tolist() == every_row[:k].tolist()
+    assert top_scores.tobytes() == every_score[:k].tobytes()
 
 
 def test_hybrid_recall_on_shopper_queries(catalog, search, hybrid, dense_flat):

@@ -26,7 +26,7 @@ from ecomrlve.catalog.rowindex import (
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend import Requirement, title_overlap, valid_rows
+from ecomrlve.envs.recommend import Requirement, requirement_filter, satisfactions, title_overlap, valid_rows
 
 CATEGORIES = (Category(("Electronics", "Chargers"), "charger", "color"),
               Category(("Electronics", "Cables"), "cable", "color"),
@@ -147,9 +147,11 @@ def test_title_overlap_counts_the_original_words(data) -> None:
 
 
 @SETTINGS
-@given(titles=st.lists(st.text(alphabet="aZz09 ,-.'/", max_size=20), max_size=12))
-def test_arrow_title_words_equal_the_python_ones(titles) -> None:
-    column = pa.array(titles, type=pa.string())
+@given(titles=st.lists(st.text(alphabet="aAZz09 ,-.'/:@[`{", max_size=20), max_size=12), skip=st.integers(0, 3))
+def test_arrow_title_words_equal_the_python_ones(titles, skip) -> None:
+    """Also on a slice (Arrow offsets not starting at 0); the alphabet has the bytes next to the
+    letter and digit ranges."""
+    column = pa.array(["Zz0 x"] * skip + titles, type=pa.string()).slice(skip)
     fast, slow = _ascii_title_words(column), _python_title_words(column)
     assert fast.keys() == slow.keys()
     assert all(fast[word].dtype == np.int64 and np.array_equal(fast[word], slow[word]) for word in slow)
@@ -166,3 +168,23 @@ def test_non_ascii_titles_are_indexed_title_by_title() -> None:
     assert index.keys() == _python_title_words(catalog_titles).keys()
     assert np.array_equal(index["stanbul"], [0]) and np.array_equal(index["istanbul"], [1])
     assert np.array_equal(index["k"], [1])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_satisfactions_of_several_rows_are_each_row_s_share(data) -> None:
+    """Requirements evaluated for all listed rows at once give each row's share of them met."""
+    catalog = data.draw(catalogs())
+    category = data.draw(st.integers(0, len(CATEGORIES) - 1))
+    flt = data.draw(filters())
+    requirements = [Requirement(field=f, value=v) for f, v in flt.model_dump(exclude_none=True).items() if f != "in_stock"]
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=6))
+    expected = []
+    for row in rows:  # the former one-row evaluation
+        met = int(int(catalog.category[row]) == category and is_main_type(catalog, row))
+        for requirement in requirements:
+            if requirement.field != "category":
+                one = filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=np.asarray([row]))
+                met += bool(one[0])
+        expected.append(met / (1 + sum(r.field != "category" for r in requirements)))
+    assert satisfactions(catalog, rows, category, requirements) == expected

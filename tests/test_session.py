@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from typing import Any
 
 import pytest
 
 from ecomrlve.actions import AgentAction, ToolCall, parse_action
+from ecomrlve.difficulty import Difficulty
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import make_agent, replay
-from ecomrlve.session import RUNTIME_TERMINATIONS
+from ecomrlve.session import RUNTIME_TERMINATIONS, toolset
 
 EPISODES = [("CART", 0, 3), ("CART", 9, 4), ("PD", 6, 1), ("SUB", 4, 2), ("BUNDLE", 5, 3), ("RETURN", 7, 5),
             ("STATUS", 3, 6), ("POLICY", 8, 7), ("JOURNEY", 6, 8)]
@@ -232,3 +235,23 @@ def test_episode_id_is_opaque_and_unique(env) -> None:
     for episode_id in (first, second):
         assert len(episode_id) >= 16
         assert str(seed) not in episode_id and format(seed, "x") not in episode_id
+
+
+@pytest.mark.parametrize("env_id,d,seed", EPISODES, ids=lambda v: str(v))
+def test_a_played_session_is_freed_without_the_cycle_collector(c8, env_id, d, seed) -> None:
+    """No reference cycle through the session: the tool and shopper contexts hold it weakly."""
+    _played_actions(c8, "oracle", env_id, d, seed)
+    gone = weakref.ref(c8.session)
+    gc.disable()
+    try:
+        c8.reset(env_id="CART", difficulty=0, seed=0)
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_each_reset_gets_its_own_copy_of_the_tool_schemas(c8) -> None:
+    first = c8.reset(env_id="PD", difficulty=3, seed=1).tools
+    first[0]["function"]["name"] = "changed by the caller"
+    second = c8.reset(env_id="PD", difficulty=3, seed=2).tools
+    assert second == json.loads(toolset(c8.session.family, Difficulty.at(3))[1])

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
@@ -84,45 +84,58 @@ class _NotJson(Exception):
     """Raised inside :func:`_json_value`; becomes an ``INVALID_NOT_JSON`` or ``INVALID_JSON`` error."""
 
 
+_Path: TypeAlias = "str | tuple[_Path, str | int]"  # "action", or (parent, key or index); see _where
+
+
+def _where(path: _Path) -> str:
+    """Where ``path`` points, e.g. ``action.tool_calls[0].function``."""
+    parts: list[str] = []
+    while isinstance(path, tuple):
+        path, slot = path
+        parts.append(f".{short_text(slot, 40)}" if isinstance(slot, str) else f"[{slot}]")
+    return path + "".join(reversed(parts))
+
+
 def _json_value(value: Any) -> Any:
     """A copy of ``value`` made only of JSON types (tuples become lists, text is valid UTF-8).
 
     Iterative, so hostile nesting cannot exhaust the stack; raises :class:`_NotJson` for nesting
     deeper than ``MAX_DEPTH``, non-finite or huge numbers, non-string keys and non-JSON objects.
+    Each value's location is kept as a path of tuples and spelled out only in an error message.
     """
     root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int, str]] = [(value, root, 0, 1, "action")]
+    stack: list[tuple[Any, Any, Any, int, _Path]] = [(value, root, 0, 1, "action")]
     while stack:
-        item, parent, slot, depth, where = stack.pop()
+        item, parent, slot, depth, path = stack.pop()
         if isinstance(item, str):
             parent[slot] = _clean_text(item)
         elif item is None or isinstance(item, bool):
             parent[slot] = item
         elif isinstance(item, int):
             if abs(item) > MAX_INTEGER:
-                raise _NotJson(f"{where}: integer out of range (|n| > 2**63)")
+                raise _NotJson(f"{_where(path)}: integer out of range (|n| > 2**63)")
             parent[slot] = int(item)
         elif isinstance(item, float):
             if not math.isfinite(item):
-                raise _NotJson(f"{where}: {item!r} is not a JSON number")
+                raise _NotJson(f"{_where(path)}: {item!r} is not a JSON number")
             parent[slot] = float(item)
         elif isinstance(item, (Mapping, list, tuple)):
             if depth > MAX_DEPTH:
-                raise _NotJson(f"{where}: nested deeper than {MAX_DEPTH} levels")
+                raise _NotJson(f"{_where(path)}: nested deeper than {MAX_DEPTH} levels")
             if isinstance(item, Mapping):
                 copy: Any = {}
                 for key, child in item.items():
                     if not isinstance(key, str):
-                        raise _NotJson(f"{where}: key {short_text(repr(key), 40)} is not a string")
+                        raise _NotJson(f"{_where(path)}: key {short_text(repr(key), 40)} is not a string")
                     key = _clean_text(key)
                     copy[key] = None
-                    stack.append((child, copy, key, depth + 1, f"{where}.{short_text(key, 40)}"))
+                    stack.append((child, copy, key, depth + 1, (path, key)))
             else:
                 copy = [None] * len(item)
-                stack.extend((child, copy, i, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
+                stack.extend((child, copy, i, depth + 1, (path, i)) for i, child in enumerate(item))
             parent[slot] = copy
         else:
-            raise _NotJson(f"{where}: a {type(item).__name__} is not a JSON value")
+            raise _NotJson(f"{_where(path)}: a {type(item).__name__} is not a JSON value")
     return root[0]
 
 
@@ -287,7 +300,12 @@ def parse_action(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAction
     Every path goes through :func:`wire_form` first, so the same checks (size, duplicate ids,
     blank messages, JSON-only values) apply to all; ``turn`` keeps generated ids unique.
     """
-    raw = wire_form(raw)
+    return parse_wire_form(wire_form(raw), turn=turn, max_chars=max_chars)
+
+
+def parse_wire_form(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAction:
+    """:func:`parse_action` of a turn already in :func:`wire_form` (which the runtime records
+    anyway), without copying it to JSON values a second time."""
     if isinstance(raw, str):
         if len(raw) > max_chars:
             raise InvalidActionError(INVALID_TOO_LONG, f"{len(raw)} chars > max {max_chars}")

@@ -10,6 +10,7 @@ system message and the model answers with ``<tool_call>`` blocks, which the runt
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from typing import Any
 
@@ -28,12 +29,17 @@ _RULES = (
 )
 
 
+@functools.cache
+def _rules(b_tool: int) -> str:
+    """The rules block for a tool budget (one of a few; every reset needs one)."""
+    return "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES)
+
+
 def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int) -> str:
-    rules = "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES)
     return (
         f"You are the shopping assistant of {STORE_NAME}, an online store. Today is "
         f"{today.strftime('%A, %B %d, %Y').replace(' 0', ' ')}.\n\n"
-        f"Your task: {task_instructions}\n\nRules:\n{rules}"
+        f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool)}"
     )
 
 

@@ -42,6 +42,9 @@ class ProductFilter(BaseModel):
     weight_max: float | None = None
 
 
+#: Every condition of a :class:`ProductFilter` but its category.
+_CONDITIONS = tuple(name for name in ProductFilter.model_fields if name != "category")
+
 _CATEGORICAL_CODES = {
     attr: {value.lower(): code for code, value in enumerate(vocab)}
     for attr, vocab in CATEGORICAL_ATTRIBUTES.items()
@@ -177,6 +180,8 @@ def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int
         from ecomrlve.catalog.views import category_view  # views build on this module
 
         view = category_view(catalog, categories[0])
+        if all(getattr(flt, name) is None for name in _CONDITIONS):  # the category alone: every row of it
+            return AllowedRows(len(catalog), rows=view.rows)
         return AllowedRows(len(catalog), rows=view.rows[view.matching(flt, stock_overrides or {})])
     rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
     return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

@@ -3,7 +3,7 @@
 Valid sets are ascending row arrays, so membership is a binary search (:func:`contains_sorted`),
 and an episode's few stock changes are removed from a cached in-stock set by binary search too
 (:func:`without_sold_out`). :func:`title_word_index` (word -> rows, for SUB's title overlap) is
-built once per catalog with Arrow kernels.
+built once per catalog from the titles' raw bytes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def without_sold_out(rows: np.ndarray, stock_overrides: dict[int, int]) -> np.nd
 
 def title_word_index(catalog: Catalog) -> dict[str, np.ndarray]:
     """Word -> ascending rows whose lower-cased title contains it (words: runs of ``[a-z0-9]``),
-    built once per catalog: with Arrow kernels when every title is ASCII, else title by title."""
+    built once per catalog: from the raw bytes when every title is ASCII, else title by title."""
     index = catalog.__dict__.get("_title_words")
     if index is None:
         titles = catalog.titles
@@ -59,16 +59,38 @@ def _python_title_words(titles: pa.Array) -> dict[str, np.ndarray]:
 
 
 def _ascii_title_words(titles: pa.Array) -> dict[str, np.ndarray]:
-    """:func:`_python_title_words` for ASCII titles (where ``str.lower`` is ASCII lower-casing)."""
+    """:func:`_python_title_words` for ASCII titles (where ``str.lower`` is ASCII lower-casing),
+    on the titles' raw bytes: words are cut with numpy, their text hashed by Arrow's dictionary
+    encoding, and postings grouped by a stable sort (tokens come in row order)."""
     if isinstance(titles, pa.ChunkedArray):
         titles = titles.combine_chunks()
-    tokens = pc.split_pattern_regex(pc.ascii_lower(titles), "[^a-z0-9]+")
-    words, rows = pc.list_flatten(tokens), pc.list_parent_indices(tokens)
-    nonempty = pc.greater(pc.binary_length(words), 0)
-    encoded = pc.dictionary_encode(words.filter(nonempty))
-    n = max(1, len(titles))
-    pairs = np.unique(encoded.indices.to_numpy().astype(np.int64) * n + rows.filter(nonempty).to_numpy())
-    word_ids, rows_of = pairs // n, pairs % n
+    if len(titles) == 0:
+        return {}
+    if titles.type != pa.string():  # int32 offsets below
+        titles = titles.cast(pa.string())
+    offsets = np.frombuffer(titles.buffers()[1], dtype=np.int32)[titles.offset:titles.offset + len(titles) + 1]
+    data = np.frombuffer(titles.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    starts_of_titles = (offsets[:-1] - offsets[0]).astype(np.int64)
+    upper = (data >= ord("A")) & (data <= ord("Z"))
+    lowered = data | (upper.astype(np.uint8) << 5)
+    word = ((lowered >= ord("a")) & (lowered <= ord("z"))) | ((data >= ord("0")) & (data <= ord("9")))
+    first = word.copy()  # a word starts after a non-word byte or at a title's first byte
+    first[1:] &= ~word[:-1]
+    first[starts_of_titles[starts_of_titles < len(data)]] = word[starts_of_titles[starts_of_titles < len(data)]]
+    token_starts = np.flatnonzero(first)
+    compact = lowered[word]  # the words' bytes, back to back; tokens start where ``first`` marks them
+    token_offsets = np.append(np.flatnonzero(first[word]), len(compact)).astype(np.int32)
+    tokens = pa.StringArray.from_buffers(len(token_starts), pa.py_buffer(token_offsets), pa.py_buffer(compact))
+    encoded = pc.dictionary_encode(tokens)
+    word_ids = encoded.indices.to_numpy()
+    if len(encoded.dictionary) <= 1 << 16:  # numpy's stable sort is a radix sort for 16-bit keys
+        word_ids = word_ids.astype(np.uint16)
+    rows = np.searchsorted(starts_of_titles, token_starts, side="right") - 1
+    order = np.argsort(word_ids, kind="stable")  # by word, rows ascending within a word
+    word_ids, rows = word_ids[order], rows[order]
+    new = np.ones(len(rows), dtype=bool)  # the first of each (word, row) pair
+    new[1:] = (word_ids[1:] != word_ids[:-1]) | (rows[1:] != rows[:-1])
+    word_ids, rows = word_ids[new], rows[new]
     vocabulary = encoded.dictionary.to_pylist()
     bounds = np.searchsorted(word_ids, np.arange(len(vocabulary) + 1))
-    return {word: rows_of[bounds[i]:bounds[i + 1]] for i, word in enumerate(vocabulary)}
+    return {word: rows[bounds[i]:bounds[i + 1]] for i, word in enumerate(vocabulary)}

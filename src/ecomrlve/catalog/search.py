@@ -124,12 +124,33 @@ def _sift_down(values: np.ndarray, rows: np.ndarray, position: int, size: int) -
 
 
 @numba.njit(nogil=True, cache=True)
+def _heap_add(values: np.ndarray, rows: np.ndarray, m: int, value: float, row: int, k: int) -> int:  # pragma: no cover - compiled
+    """Add (value, row) to a heap of the ``k`` best of those seen (worst at the root) holding
+    ``m``, when it has room or (value, row) beats its root; returns the new count. Called only
+    then: a call with arrays costs reference counting, too much for every scored row."""
+    if m < k:  # append, then sift up
+        position = m
+        m += 1
+        values[position], rows[position] = value, row
+        while position > 0:
+            parent = (position - 1) >> 1
+            if not _worse(values[position], rows[position], values[parent], rows[parent]):
+                break
+            values[position], values[parent] = values[parent], values[position]
+            rows[position], rows[parent] = rows[parent], rows[position]
+            position = parent
+    else:
+        values[0], rows[0] = value, row
+        _sift_down(values, rows, 0, m)
+    return m
+
+
+@numba.njit(nogil=True, cache=True)
 def _positive_rows(scores: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token_ids: np.ndarray,
                    mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """(rows, scores) of the rows in the terms' posting lists with a positive score and, when
     ``mask`` is non-empty, allowed by it, unordered: all of them when ``k`` is 0, else only the
-    ``k`` best (score, then row), kept in a heap with the worst at the root. Leaves ``scores``
-    all-zero again."""
+    ``k`` best (score, then row). Leaves ``scores`` all-zero again."""
     size = (indptr[token_ids + 1] - indptr[token_ids]).sum() if k == 0 else k
     values = np.empty(size, dtype=np.float32)
     rows = np.empty(size, dtype=np.int64)
@@ -141,21 +162,33 @@ def _positive_rows(scores: np.ndarray, indptr: np.ndarray, indices: np.ndarray, 
             scores[row] = 0  # each row once
             if value <= 0 or (len(mask) and not mask[row]):
                 continue
-            if k == 0 or m < k:  # append (then, for a heap, sift up)
-                position = m
+            if k == 0:
+                values[m], rows[m] = value, row
                 m += 1
-                values[position], rows[position] = value, row
-                while k and position > 0:
-                    parent = (position - 1) >> 1
-                    if not _worse(values[position], rows[position], values[parent], rows[parent]):
-                        break
-                    values[position], values[parent] = values[parent], values[position]
-                    rows[position], rows[parent] = rows[parent], rows[position]
-                    position = parent
-            elif _worse(values[0], rows[0], value, row):
-                values[0], rows[0] = value, row
-                _sift_down(values, rows, 0, m)
+            elif m < k or _worse(values[0], rows[0], value, row):
+                m = _heap_add(values, rows, m, value, row, k)
     return rows[:m], values[:m]
+
+
+@numba.njit(nogil=True, cache=True)
+def _positive_of(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """(rows, scores) of the ``rows`` whose aligned score is positive, unordered: all of them when
+    ``k`` is 0, else only the ``k`` best (score, then row), so that ranking a category's rows
+    sorts ``k`` of them instead of all."""
+    size = len(rows) if k == 0 else min(k, len(rows))
+    values = np.empty(size, dtype=np.float32)
+    kept = np.empty(size, dtype=np.int64)
+    m = 0
+    for i in range(len(rows)):
+        value, row = scores[i], rows[i]
+        if value <= 0:
+            continue
+        if k == 0:
+            values[m], kept[m] = value, row
+            m += 1
+        elif m < k or _worse(values[0], kept[0], value, row):
+            m = _heap_add(values, kept, m, value, row, k)
+    return kept[:m], values[:m]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -184,8 +217,9 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
     per-row summation order).
 
     ``member`` (an all-zero bitmap of every row, left all-zero again) marks the rows; a posting
-    list is scanned against it (O(p), sequential; a member's position in ``rows`` is found by
-    galloping forward, as both are ascending) or, when over 8 times longer than ``rows``,
+    list is scanned against it (O(p), sequential; a member's position in ``rows`` is the next
+    one or found by galloping forward, as both are ascending: a jitted call per member costs
+    reference counting) or, when over 8 times longer than ``rows``,
     searched for each row by galloping (O(c log(p / c))). Scores accumulate in a compact array:
     scattering them over an every-row array cost a cache miss per match.
     """
@@ -204,12 +238,14 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
                 if indices[j] == rows[i]:
                     scores[i] += data[j]
         else:
-            i = 0
+            i = 0  # members come in the order of ``rows``: often the very next one
             for j in range(start, end):
                 row = indices[j]
                 if member[row >> 3] & (1 << (row & 7)):
-                    i = _gallop(rows, i, c, row)
+                    if rows[i] != row:
+                        i = _gallop(rows, i, c, row)
                     scores[i] += data[j]
+                    i += 1
     for row in rows:
         member[row >> 3] = 0
     return scores
@@ -235,7 +271,8 @@ def warm_kernels() -> None:
         scores = np.zeros(1, dtype=np.float32)
         _accumulate(scores, data, indptr, indices, no_terms)
         _positive_rows(scores, indptr, indices, no_terms, np.zeros(0, dtype=bool), 0)
-        _score_rows(data, indptr, indices, no_terms, np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.uint8))
+        no_rows = np.zeros(0, dtype=np.int64)
+        _positive_of(no_rows, _score_rows(data, indptr, indices, no_terms, no_rows, np.zeros(1, dtype=np.uint8)), 0)
     _warmed.set()
 
 
@@ -304,9 +341,7 @@ class BM25Retriever:
             scratch["scores"] = np.zeros(self._n, dtype=np.float32)
         if allowed is not None and allowed.count <= ROW_SCORING_MAX_SHARE * self._n:
             rows = allowed.rows
-            scores = _score_rows(data, indptr, indices, ids, rows, scratch["member"])
-            positive = scores > 0
-            return rows[positive], scores[positive]
+            return _positive_of(rows, _score_rows(data, indptr, indices, ids, rows, scratch["member"]), k or 0)
         mask = np.empty(0, dtype=bool) if allowed is None else allowed.mask
         _accumulate(scratch["scores"], data, indptr, indices, ids)
         return _positive_rows(scratch["scores"], indptr, indices, ids, mask, k or 0)

@@ -12,6 +12,7 @@ compute their own curves.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -118,6 +119,8 @@ class Difficulty:
         """Resolve every axis at ``d``; ``overrides`` replaces named axes by fixed values."""
         if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_DIFFICULTY:
             raise ValueError(f"difficulty must be an integer in 0..{MAX_DIFFICULTY}, got {d!r}")
+        if not overrides:  # frozen, so one per level serves every episode
+            return _resolved(d)
         values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
         for name, value in (overrides or {}).items():
             if name not in _AXIS_NAMES:
@@ -127,6 +130,13 @@ class Difficulty:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@functools.cache
+def _resolved(d: int) -> Difficulty:
+    """``Difficulty.at(d)`` without overrides, resolved once per level."""
+    values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
+    return Difficulty(d=d, **values)
 
 
 _PROBABILITY_AXES = frozenset({"p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty",

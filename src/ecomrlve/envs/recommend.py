@@ -196,14 +196,17 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
     return local[~np.isin(local, excluded)] if excluded else local
 
 
-def satisfaction(catalog: Catalog, row: int, category: int, requirements: list[Requirement]) -> float:
-    """Share of the requirements (the leaf category counts as one) that product ``row`` meets."""
-    one = np.asarray([row])
-    met = int(int(catalog.category[row]) == category and is_main_type(catalog, row))
+def satisfactions(catalog: Catalog, rows: list[int], category: int, requirements: list[Requirement]) -> list[float]:
+    """Share of the requirements (the leaf category counts as one) that each product of ``rows``
+    meets; one filter evaluation per requirement for all the rows."""
+    met = np.fromiter((int(catalog.category[row]) == category and is_main_type(catalog, row) for row in rows),
+                      dtype=np.int64, count=len(rows))
     for requirement in requirements:
         if requirement.field != "category":
-            met += bool(filter_mask(catalog, requirement_filter([requirement], in_stock=None), rows=one)[0])
-    return met / (1 + sum(r.field != "category" for r in requirements))
+            met += filter_mask(catalog, requirement_filter([requirement], in_stock=None),
+                               rows=np.asarray(rows, dtype=np.int64))
+    count = 1 + sum(r.field != "category" for r in requirements)
+    return [m / count for m in met.tolist()]
 
 
 def first_failed(catalog: Catalog, row: int, requirements: list[Requirement]) -> Requirement | None:
@@ -346,15 +349,22 @@ def listed_items(world: World, product_ids: list[str], category: int, requiremen
         return float(rel[position]) if position < len(valid) and int(valid[position]) == row else 0.0
 
     seen: set[int] = set()
-    out: list[ListedItem] = []
+    listed: list[tuple[int | None, bool]] = []  # (row, whether it is scored) of each id
     for position, product_id in enumerate(product_ids):
         row = catalog.index_of(product_id)
         if row is None or row in seen or position >= k:
+            listed.append((row, False))
+        else:
+            seen.add(row)
+            listed.append((row, True))
+    satisfaction = iter(satisfactions(catalog, [row for row, scored in listed if row is not None and scored],
+                                      category, requirements))
+    out: list[ListedItem] = []
+    for row, scored in listed:
+        if row is None or not scored:
             out.append(ListedItem(0.0, 0.0, row is not None and world.stock(row) == 0))
-            continue
-        seen.add(row)
-        out.append(ListedItem(rel_of(row), satisfaction(catalog, row, category, requirements),
-                              world.stock(row) == 0))
+        else:
+            out.append(ListedItem(rel_of(row), next(satisfaction), world.stock(row) == 0))
     return out
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecomrlve.catalog.schema import CATEGORICAL_ATTRIBUTES, Catalog
+from ecomrlve.user.text import contains_word
 from ecomrlve.world.account import ORDER_ID
 
 MIN_CHARS = 2
@@ -152,7 +153,7 @@ class Grounding:
             reasons.append("unseen_product_id")
         if not set(_ORDER.findall(stripped)) <= set(_ORDER.findall(self.allowed)):
             reasons.append("unseen_order_id")
-        if any(_contains_word(normalise(stripped), value) for value in self.withheld):
+        if any(contains_word(normalise(stripped), value) for value in self.withheld):
             reasons.append("withheld_value")
         said, allowed = _ngrams(stripped), _ngrams(self.allowed)
         if (said - allowed) & _brands(catalog):
@@ -180,9 +181,5 @@ def grounding_for(draft: str, required: Iterable[str], history: Iterable[dict[st
     required = tuple(v for v in dict.fromkeys(required) if v and normalise(v) != "any")
     allowed = "\n".join([draft, *required, *(m["content"] for m in history)])
     allowed_n = normalise(allowed)
-    withheld = tuple(v for v in hidden if not _contains_word(allowed_n, v))
+    withheld = tuple(v for v in hidden if not contains_word(allowed_n, v))
     return Grounding(required, allowed, draft, withheld)
-
-
-def _contains_word(text: str, value: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(value) + r"(?![a-z0-9])", text) is not None

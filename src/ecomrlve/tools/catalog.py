@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecomrlve.catalog.filters import ProductFilter
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.state import World
@@ -12,28 +13,41 @@ from ecomrlve.world.state import World
 DEFAULT_TOP_K = 10
 
 
+#: Products whose catalog-only card fields are kept per catalog (the cache starts over beyond it).
+CARD_CACHE_ROWS = 1 << 16
+
+
+def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
+    """The card fields only the catalog decides (all but stock and variants) and the product's
+    attributes: read once per product from the columns, then copied for each card."""
+    cache = catalog.__dict__.setdefault("_catalog_cards", {})
+    found = cache.get(row)
+    if found is None:
+        if len(cache) >= CARD_CACHE_ROWS:
+            cache.clear()
+        head = {
+            "product_id": catalog.product_id(row),
+            "title": catalog.title(row),
+            "brand": catalog.brand_of(row),
+            "category": catalog.category_of(row).name,
+            "price": catalog.price(row),
+            "rating": catalog.rating(row),
+            "rating_count": int(catalog.rating_count[row]),
+            "ship_days": int(catalog.ship_days[row]),
+        }
+        found = cache[row] = (head, catalog.attributes(row))
+    return found
+
+
 def product_card(world: World, row: int) -> dict[str, Any]:
     """The bounded summary of a product that search results and lookups show."""
-    catalog = world.catalog
-    category = catalog.category_of(row)
-    attributes = catalog.attributes(row)
+    head, attributes = _catalog_card(world.catalog, row)
+    attributes = dict(attributes)
     variants = world.variants(row)
     if variants:
         attributes.pop(variants[0].attribute, None)
     stock = world.stock(row)
-    card: dict[str, Any] = {
-        "product_id": catalog.product_id(row),
-        "title": catalog.title(row),
-        "brand": catalog.brand_of(row),
-        "category": category.name,
-        "price": catalog.price(row),
-        "rating": catalog.rating(row),
-        "rating_count": int(catalog.rating_count[row]),
-        "ship_days": int(catalog.ship_days[row]),
-        "in_stock": stock > 0,
-        "stock": stock,
-        "attributes": attributes,
-    }
+    card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": attributes}
     if variants:
         card["variants"] = [v.card() for v in variants]
     return card

@@ -8,11 +8,12 @@ never print the answer to a particular question.
 
 from __future__ import annotations
 
+import functools
+import math
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Annotated, Any
 
-import bm25s
 import numpy as np
 from pydantic import Field
 
@@ -25,22 +26,60 @@ POLICY_RESULTS = 3  # sections returned per query
 MAX_QUERY_CHARS = 500
 
 
+#: bm25s' defaults, with which this index was built before it became the dense one below.
+BM25_K1, BM25_B = 1.5, 0.75
+
+
+@functools.lru_cache(maxsize=1024)
+def _section_terms(title: str, text: str) -> Counter[str]:
+    """A section's term counts in order of first occurrence (its title counts twice); most
+    sections read the same in every episode. Callers must not change the counter."""
+    return Counter(tokenize(f"{title} {title} {text}"))
+
+
 class PolicyIndex:
-    """The policy sections and a BM25 index over their titles and text."""
+    """The policy sections and Lucene BM25 over their titles and text, as a dense float32
+    (section x term) score matrix.
+
+    A few dozen sections are indexed per POLICY episode (their numbers change), where a bm25s
+    index cost milliseconds to build; the matrix holds bm25s' scores bit for bit (the same float
+    operations per entry, the same float32 sums in term order, terms numbered in order of first
+    occurrence) and is built in a fraction of that.
+    """
 
     def __init__(self, sections: tuple[PolicySection, ...]) -> None:
         self.sections = sections
+        documents = [_section_terms(s.title, s.text) for s in sections]
         vocab: dict[str, int] = {}
-        corpus = [[vocab.setdefault(t, len(vocab)) for t in tokenize(f"{s.title} {s.title} {s.text}")] for s in sections]
-        self._bm25 = bm25s.BM25()
-        self._bm25.index((corpus, vocab), show_progress=False)
+        for terms in documents:
+            for term in terms:
+                vocab.setdefault(term, len(vocab))
+        rows = np.repeat(np.arange(len(documents)), [len(terms) for terms in documents])
+        ids = np.fromiter((vocab[term] for terms in documents for term in terms), dtype=np.int64, count=len(rows))
+        tf = np.fromiter((n for terms in documents for n in terms.values()), dtype=np.float32, count=len(rows))
+        lengths = np.array([terms.total() for terms in documents])
+        frequency = np.bincount(ids, minlength=len(vocab))
+        idf = np.array([math.log(1 + (len(documents) - df + 0.5) / (df + 0.5)) for df in frequency.tolist()],
+                       dtype=np.float32)
+        length = lengths[rows]
+        self._scores = np.zeros((len(documents), len(vocab)), dtype=np.float32)
+        self._scores[rows, ids] = idf[ids] * (tf / (BM25_K1 * ((1 - BM25_B) + BM25_B * length / lengths.mean()) + tf))
         self._vocab = vocab
 
-    def search(self, query: str, k: int = POLICY_RESULTS) -> list[PolicySection]:
+    def scores(self, query: str) -> np.ndarray | None:
+        """Each section's BM25 score for ``query``; None when no query term is indexed."""
         ids = sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab})
         if not ids:
+            return None
+        scores = np.zeros(len(self.sections), dtype=np.float32)
+        for t in ids:  # one term at a time, as bm25s summed them
+            scores += self._scores[:, t]
+        return scores
+
+    def search(self, query: str, k: int = POLICY_RESULTS) -> list[PolicySection]:
+        scores = self.scores(query)
+        if scores is None:
             return []
-        scores = np.asarray(self._bm25.get_scores(ids))
         order = np.argsort(-scores, kind="stable")[:k]
         return [self.sections[i] for i in order if scores[i] > 0]
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.text import contains_word
 
 if TYPE_CHECKING:
     from ecomrlve.world.state import World
@@ -43,18 +44,14 @@ CONFIRM_WORDS = ("confirm", "look good", "looks good", "look right", "looks righ
                  "is this everything", "anything else", "shall i", "ready to", "correct?", "ok?", "okay?")
 
 
-def _contains(text: str, phrase: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", text) is not None
-
-
 def is_question(text: str) -> bool:
     return "?" in text or _QUESTION_START.search(text) is not None
 
 
 def asked_attributes(text: str) -> set[str]:
     """Attributes the (lower-cased) text asks about; "variant" words map to ``"variant"``."""
-    asked = {attr for attr, words in ATTRIBUTE_LEXICON.items() if any(_contains(text, w) for w in words)}
-    if any(_contains(text, w) for w in GENERIC_VARIANT_WORDS):
+    asked = {attr for attr, words in ATTRIBUTE_LEXICON.items() if any(contains_word(text, w) for w in words)}
+    if any(contains_word(text, w) for w in GENERIC_VARIANT_WORDS):
         asked.add("variant")
     return asked
 
@@ -78,15 +75,15 @@ class ItemNames:
 
     def score(self, text: str) -> int:
         """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
-        if _contains(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
+        if contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
             return 8
         score = 0
-        if self.model and _contains(text, self.model):
+        if self.model and contains_word(text, self.model):
             score += 4
-        if _contains(text, self.brand):
+        if contains_word(text, self.brand):
             score += 2
         noun = self.noun
-        if _contains(text, noun) or _contains(text, noun + "s") or (noun.endswith("s") and _contains(text, noun[:-1])):
+        if contains_word(text, noun) or contains_word(text, noun + "s") or (noun.endswith("s") and contains_word(text, noun[:-1])):
             score += 1
         if not self.model and score == 3:  # no model words: brand and type are its whole name
             return NAMED

@@ -10,9 +10,10 @@ makes text harder to read without making the task ambiguous.
 
 from __future__ import annotations
 
-import functools
 import random
 import re
+
+from ecomrlve.user.text import occurrences
 
 TYPOS_PER_UNIT_NOISE = 24  # expected typos per message = 24 · p_noise (p_noise ≤ 0.125: at most ~3)
 SLANG_PER_UNIT_NOISE = 4  # chance that a slang-able phrase is swapped = 4 · p_noise (≤ 0.5)
@@ -37,13 +38,6 @@ _WORD = re.compile(r"[A-Za-z]+")
 _NON_WORD = re.compile(r"(\W+)")
 
 
-@functools.lru_cache(maxsize=4096)
-def _literal(value: str) -> re.Pattern[str]:
-    """``value`` as a case-insensitive pattern; cached here because product names are too many for
-    ``re``'s own cache, which they would otherwise keep flushing."""
-    return re.compile(re.escape(value), re.IGNORECASE)
-
-
 def _typo(word: str, rng: random.Random) -> str:
     i = rng.randrange(len(word))
     kind = rng.randrange(4)
@@ -59,8 +53,8 @@ def _typo(word: str, rng: random.Random) -> str:
 
 def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:
     """``text`` cut into (piece, is_protected); the longest protected match wins at each position."""
-    spans = sorted({(m.start(), m.end()) for value in protected if value
-                    for m in _literal(value).finditer(text)},
+    lowered = text.lower()
+    spans = sorted({span for value in protected if value for span in occurrences(text, lowered, value)},
                    key=lambda span: (span[0], -span[1]))
     out: list[tuple[str, bool]] = []
     cursor = 0

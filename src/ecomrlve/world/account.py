@@ -2,7 +2,7 @@
 
 Environments append orders with :meth:`Account.place_order`; nothing ever replaces the history,
 so several generators (JOURNEY) can share one account. Order and line ids are opaque
-(:func:`ecomrlve.rng.opaque_id` of the episode key and a running counter), so they cannot be
+(:class:`ecomrlve.rng.KeyedIds` of the episode key and a running counter), so they cannot be
 guessed. Dates come only from ``world.today``; shipping times come from the store policy, so
 the ETA an order shows is the one the policy promises.
 """
@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecomrlve.rng import derive_rng, opaque_id
+from ecomrlve.rng import KeyedIds, derive_rng
 from ecomrlve.world.policy import (
     STORE_POLICY,
     TIER_NAMES,
@@ -148,6 +148,7 @@ class Account:
     def __init__(self, key: tuple, today: dt.date) -> None:
         self.policy: StorePolicy = STORE_POLICY  # the store policy in force (POLICY episodes install their own)
         self._key = key
+        self._ids = KeyedIds(*key)
         self._today = today
         self._profile: Profile | None = None
         self.orders: list[Order] = []
@@ -166,19 +167,19 @@ class Account:
         n = len(self.orders)
         lines = []
         for row, variant_id, quantity, price in items:
-            lines.append(OrderLine(opaque_id("OL", *self._key, "order-line", self._lines, length=6),
+            lines.append(OrderLine(self._ids.make("OL", "order-line", self._lines, length=6),
                                    row, variant_id, quantity, price))
             self._lines += 1
         when = schedule(status, method, self._today, age_days, self.policy)
         shipped = when.shipped is not None
-        order = Order(opaque_id("O", *self._key, "order", n), when.placed, status, method, lines, when.shipped,
+        order = Order(self._ids.make("O", "order", n), when.placed, status, method, lines, when.shipped,
                       when.delivered, when.eta, rng.choice(CARRIERS) if shipped else None,
-                      opaque_id("1Z", *self._key, "tracking", n, length=12) if shipped else None)
+                      self._ids.make("1Z", "tracking", n, length=12) if shipped else None)
         self.orders.append(order)
         if status == "returned":
             assert when.delivered is not None  # schedule() dates every returned order's delivery
             for line in lines:
-                self.returns.append(ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7),
+                self.returns.append(ReturnRecord(self._ids.make("RT", "return", len(self.returns), length=7),
                                                  order.order_id, line.line_id, "no_longer_needed",
                                                  when.delivered + dt.timedelta(days=3), line.unit_price_cents * line.quantity))
         return order
@@ -198,7 +199,7 @@ class Account:
                               policy=self.policy)
 
     def record_return(self, order: Order, line: OrderLine, reason: str, refund_cents: int) -> ReturnRecord:
-        record = ReturnRecord(opaque_id("RT", *self._key, "return", len(self.returns), length=7), order.order_id,
+        record = ReturnRecord(self._ids.make("RT", "return", len(self.returns), length=7), order.order_id,
                               line.line_id, reason, self._today, refund_cents)
         self.returns.append(record)
         return record

@@ -11,13 +11,14 @@ import hashlib
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.rng import crockford, opaque_id
+from ecomrlve.rng import KeyedIds, crockford
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
@@ -25,8 +26,10 @@ from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedg
 VARIANTS_PER_PRODUCT = 3
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(NamedTuple):
+    """One variant of a product (a tuple: a dozen are made per episode, and a frozen dataclass's
+    constructor costs several times a tuple's)."""
+
     variant_id: str
     attribute: str
     value: str
@@ -48,7 +51,7 @@ class Cart:
 
     def __init__(self, id_salt: tuple) -> None:
         self._lines: dict[str, CartLine] = {}
-        self._id_salt = id_salt
+        self._ids = KeyedIds(*id_salt)
         self._next = 0
 
     def add(self, row: int, variant_id: str | None, quantity: int) -> CartLine:
@@ -56,7 +59,7 @@ class Cart:
             if line.row == row and line.variant_id == variant_id:
                 line.quantity += quantity
                 return line
-        line = CartLine(opaque_id("L", *self._id_salt, "cart-line", self._next, length=6), row, variant_id, quantity)
+        line = CartLine(self._ids.make("L", "cart-line", self._next, length=6), row, variant_id, quantity)
         self._next += 1
         self._lines[line.line_id] = line
         return line
@@ -70,6 +73,18 @@ class Cart:
     @property
     def lines(self) -> tuple[CartLine, ...]:
         return tuple(self._lines.values())
+
+
+def _variant_candidates(catalog: Catalog, category: int) -> tuple[str, tuple[str, ...] | None, tuple[int, ...]]:
+    """A category's variant attribute, that attribute's vocabulary (None: not categorical) and the
+    codes the category's products carry; per catalog, as every episode's variants read them."""
+    cache = catalog.__dict__.setdefault("_variant_candidates", {})
+    found = cache.get(category)
+    if found is None:
+        attribute = catalog.categories[category].variant_attribute
+        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+        found = cache[category] = (attribute, vocab, catalog.category_values(attribute)[category] if vocab is not None else ())
+    return found
 
 
 @dataclass
@@ -184,12 +199,11 @@ class World:
         cached = self._variants.get(row)
         if cached is not None:
             return cached
-        attribute = self.catalog.category_of(row).variant_attribute
-        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+        category = int(self.catalog.category[row])
+        attribute, vocab, seen = _variant_candidates(self.catalog, category)
         variants: tuple[Variant, ...] = ()
         if vocab is not None:
             own = int(self.catalog.categorical[attribute][row])
-            seen = list(self.catalog.category_values(attribute)[int(self.catalog.category[row])])
             digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
             codes: list[int] = []
             if own != NO_VALUE:
@@ -199,7 +213,7 @@ class World:
                     second = others[int.from_bytes(digest[4:8], "little") % len(others)]
                     codes = sorted((own, first, second))
             else:
-                pool = seen if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
+                pool = list(seen) if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
                 draw = int.from_bytes(digest[0:8], "little")
                 for _ in range(VARIANTS_PER_PRODUCT):
                     draw, pick = divmod(draw, len(pool))
