@@ -12,7 +12,7 @@
 
 Steps that have an output in --out are not redone (delete it to redo). Prints and writes result.json.
 
-    python scripts/sft_cold_start.py [--episodes 48] [--steps 24] [--more-steps 24] [--tasks 10] [--out runs/sft-cold-start]
+    python scripts/sft_cold_start.py [--episodes 48] [--steps 24] [--more-steps 0] [--tasks 10] [--out runs/sft-cold-start]
 """
 
 from __future__ import annotations
@@ -110,9 +110,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=48, help="exported training episodes")
     parser.add_argument("--steps", type=int, default=24, help="SFT optimizer steps (batch 1)")
-    parser.add_argument("--more-steps", type=int, default=24,
+    parser.add_argument("--more-steps", type=int, default=0,
                         help="then this many more steps from the SFT checkpoint, reshuffled (0: none)")
-    parser.add_argument("--max-length", type=int, default=3072, help="SFT tokens per example (longer are cut)")
+    # A CART transcript with a search result is 4,000-4,600 tokens (the tool schemas, then the results with
+    # their variants); a shorter cut drops the cart_add and answer turns that follow the search.
+    parser.add_argument("--max-length", type=int, default=4608, help="SFT tokens per example (longer are cut)")
     parser.add_argument("--tasks", type=int, default=10, help="held-out CART d=0 episodes per checkpoint")
     parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per turn")
     parser.add_argument("--threads", type=int, default=1,
