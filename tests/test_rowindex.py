@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.product_type import category_types, is_main_type, same_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
     _python_title_words,
@@ -229,3 +229,15 @@ def test_closest_partner_equals_the_exhaustive_choice(data) -> None:
         best = [r for r in candidates if shared(r) == most]
         expected = best[random.Random(seed).randrange(len(best))]
     assert closest_partner(world, row, random.Random(seed), flt) == expected
+
+
+@SETTINGS
+@given(data=st.data())
+def test_main_rows_are_the_rows_of_the_main_type(data) -> None:
+    """``main_rows`` (``same_type`` once per distinct type) keeps exactly the rows whose own type
+    is the main one, checked row by row."""
+    catalog = data.draw(catalogs())
+    category = data.draw(st.integers(0, len(CATEGORIES) - 1))
+    types = category_types(catalog, category)
+    expected = [r for r in types.rows.tolist() if same_type(types.types[r], types.main)]
+    assert types.main_rows().tolist() == expected
