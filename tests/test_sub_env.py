@@ -130,3 +130,15 @@ def test_relevance_finds_the_original_by_row_as_by_id(quiet_sub, catalog) -> Non
         family = quiet_sub.environment
         assert isinstance(family, SubstitutionFamily)
         assert np.array_equal(family.relevance(view, goal, local), expected)
+
+
+def test_ecomenv_prepares_views_and_title_indexes(catalog, search) -> None:
+    """Making a SUB environment builds every category's main-type view and its title word index,
+    so that no episode pays for a category's first use; episodes then read the same objects."""
+    EcomEnv(ENV, catalog=catalog, search=search)
+    views = vars(catalog)["_category_views"]
+    for category, rows in enumerate(catalog.category_rows):
+        if len(rows):
+            view = views[(category, True)]
+            assert view is category_view(catalog, category, main_type_only=True)
+            assert "_title_words" in vars(view.catalog)

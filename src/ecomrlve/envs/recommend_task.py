@@ -201,6 +201,12 @@ class RankedRecommendation(TaskFamily):
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
         """Relevance of the valid ``local`` rows of the category's ``view`` (see :func:`relevance`)."""
 
+    def prepare(self, catalog: Catalog) -> None:
+        """Every category's main-type view (valid sets, partners and relevance read it)."""
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                category_view(catalog, category, main_type_only=True)
+
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         """Rows never valid whatever they are like (SUB: the original)."""
         return ()

@@ -39,7 +39,9 @@ import numpy as np
 
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.product_type import is_main_type, spoken_name
-from ecomrlve.catalog.views import CategoryView
+from ecomrlve.catalog.rowindex import title_word_index
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
@@ -82,6 +84,13 @@ class SubstitutionFamily(RankedRecommendation):
         catalog, original = view.catalog, view.local(goal.original_row)
         similarity = 0.6 * attribute_overlap(catalog, original, local) + 0.4 * title_overlap(catalog, original, local)
         return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, local, goal.preferences))
+
+    def prepare(self, catalog: Catalog) -> None:
+        """The main-type views and their title word indexes (:func:`title_overlap` reads them)."""
+        super().prepare(catalog)
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                title_word_index(category_view(catalog, category, main_type_only=True).catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         assert isinstance(goal, SUBGoal)
