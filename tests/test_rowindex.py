@@ -1,7 +1,8 @@
 """Per-category views and row-set helpers give exactly what the exhaustive whole-catalog paths give.
 
 Every fast path (``CategoryView.matching``, ``allowed_rows`` for a category, valid sets,
-``without_sold_out``, ``contains_sorted``, the title word index and ``title_overlap``) is compared,
+``without_sold_out``, ``contains_sorted``, the title word index, ``title_overlap`` and
+``closest_partner``) is compared,
 row for row and in order, with an O(catalog) evaluation on small random catalogs whose
 columns have few distinct values (ties, equal prices, missing attributes, NaNs), so that bounds
 falling exactly on a value and empty results are common.
@@ -9,13 +10,16 @@ falling exactly on a value and empty results are common.
 
 from __future__ import annotations
 
+import datetime as dt
+import random
+
 import numpy as np
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.product_type import category_types, is_main_type, same_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
     _python_title_words,
@@ -26,7 +30,15 @@ from ecomrlve.catalog.rowindex import (
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend import Requirement, requirement_filter, satisfactions, title_overlap, valid_rows
+from ecomrlve.envs.recommend import (
+    Requirement,
+    closest_partner,
+    requirement_filter,
+    satisfactions,
+    title_overlap,
+    valid_rows,
+)
+from ecomrlve.world.state import World
 
 CATEGORIES = (Category(("Electronics", "Chargers"), "charger", "color"),
               Category(("Electronics", "Cables"), "cable", "color"),
@@ -188,3 +200,44 @@ def test_satisfactions_of_several_rows_are_each_row_s_share(data) -> None:
                 met += bool(one[0])
         expected.append(met / (1 + sum(r.field != "category" for r in requirements)))
     assert satisfactions(catalog, rows, category, requirements) == expected
+
+
+@SETTINGS
+@given(data=st.data())
+def test_closest_partner_equals_the_exhaustive_choice(data) -> None:
+    """The partner drawn among the category's matching main-type rows sharing the most of the
+    row's brand and categorical attributes, counted row by row over the whole catalog."""
+    catalog = data.draw(catalogs())
+    row = data.draw(st.integers(0, len(catalog) - 1))
+    flt = data.draw(st.sampled_from([None, ProductFilter(in_stock=True), ProductFilter(price_max=19.99, in_stock=True)]))
+    seed = data.draw(st.integers(0, 2**32))
+    world = World(catalog, ("PD", 0, seed), dt.date(2025, 1, 1))
+    world.stock_overrides.update(data.draw(overrides(len(catalog))))
+    if not is_main_type(catalog, row):
+        return  # partners are sought for main-type products only
+    mask = filter_mask(catalog, flt or ProductFilter(in_stock=True), world.planning_overrides())
+    candidates = [r for r in range(len(catalog)) if mask[r] and r != row and catalog.category[r] == catalog.category[row]
+                  and is_main_type(catalog, r)]
+
+    def shared(other: int) -> int:
+        same = int(catalog.brand[other] == catalog.brand[row])
+        return same + sum(int(codes[other] == codes[row]) for codes in catalog.categorical.values() if codes[row] != NO_VALUE)
+
+    expected = None
+    if candidates:
+        most = max(shared(r) for r in candidates)
+        best = [r for r in candidates if shared(r) == most]
+        expected = best[random.Random(seed).randrange(len(best))]
+    assert closest_partner(world, row, random.Random(seed), flt) == expected
+
+
+@SETTINGS
+@given(data=st.data())
+def test_main_rows_are_the_rows_of_the_main_type(data) -> None:
+    """``main_rows`` (``same_type`` once per distinct type) keeps exactly the rows whose own type
+    is the main one, checked row by row."""
+    catalog = data.draw(catalogs())
+    category = data.draw(st.integers(0, len(CATEGORIES) - 1))
+    types = category_types(catalog, category)
+    expected = [r for r in types.rows.tolist() if same_type(types.types[r], types.main)]
+    assert types.main_rows().tolist() == expected

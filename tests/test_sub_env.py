@@ -14,8 +14,10 @@ from recommend_support import (
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import spoken_name
-from ecomrlve.envs.recommend import valid_rows
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, utility, valid_rows
 from ecomrlve.envs.recommend_task import RecommendAnswer
+from ecomrlve.envs.sub import SubstitutionFamily
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"
@@ -110,3 +112,33 @@ def test_ideal_answer_scores_one_and_answer_tool_states_k(quiet_sub) -> None:
 
 def test_no_unfilled_slots(sub_env) -> None:
     assert assert_no_unfilled_slots(sub_env, ENV, openings=1500) >= 1500
+
+
+def test_relevance_finds_the_original_by_row_as_by_id(quiet_sub, catalog) -> None:
+    """SUB's relevance locates the original in the category view by its row; looking it up by id
+    in the view (the former way) gives the same local row and so the same relevances."""
+    for seed in range(12):
+        quiet_sub.reset(env_id=ENV, difficulty=seed, seed=seed)
+        goal = quiet_sub.audit().problem.goal
+        view = category_view(catalog, goal.category, main_type_only=True)
+        local = np.arange(len(view.rows))
+        original = view.catalog.index_of(goal.original_id)
+        assert original == view.local(goal.original_row)
+        sub = view.catalog
+        similarity = 0.6 * attribute_overlap(sub, original, local) + 0.4 * title_overlap(sub, original, local)
+        expected = relevance(0.5 * similarity + 0.5 * utility(sub, local, goal.preferences))
+        family = quiet_sub.environment
+        assert isinstance(family, SubstitutionFamily)
+        assert np.array_equal(family.relevance(view, goal, local), expected)
+
+
+def test_ecomenv_prepares_views_and_title_indexes(catalog, search) -> None:
+    """Making a SUB environment builds every category's main-type view and its title word index,
+    so that no episode pays for a category's first use; episodes then read the same objects."""
+    EcomEnv(ENV, catalog=catalog, search=search)
+    views = vars(catalog)["_category_views"]
+    for category, rows in enumerate(catalog.category_rows):
+        if len(rows):
+            view = views[(category, True)]
+            assert view is category_view(catalog, category, main_type_only=True)
+            assert "_title_words" in vars(view.catalog)

@@ -62,6 +62,8 @@ class EcomEnv:
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
         require_support(self.catalog, self.env_ids)
+        for env_id in self.env_ids:  # per-catalog structures now, not on a category's first episode
+            get_environment(env_id).prepare(self.catalog)
         self.search = search if search is not None else shared_search_engine(self.catalog)
         self.overrides = dict(overrides or {})
         self.weights = weights

@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
@@ -235,6 +236,11 @@ class JourneyFamily(TaskFamily):
         )
         return ("Submit the answer to the request you are handling now, using only the fields of that kind of "
                 f"request; the conversation continues until every request is answered. {kinds}")
+
+    def prepare(self, catalog: Catalog) -> None:
+        """What each request kind prepares (a journey plays them all)."""
+        for env in self.intent_envs:
+            env.prepare(catalog)
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         report = capabilities(world.catalog)  # only request kinds the catalog supports (all, on the synthetic one)

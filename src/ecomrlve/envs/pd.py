@@ -37,7 +37,7 @@ import random
 import numpy as np
 
 from ecomrlve.catalog.product_type import is_main_type
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.views import CategoryView
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
@@ -69,8 +69,8 @@ class ProductDiscoveryFamily(RankedRecommendation):
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
-    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
-        return relevance(utility(catalog, rows, goal.preferences))
+    def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
+        return relevance(utility(view.catalog, local, goal.preferences))
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog

@@ -21,8 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import main_type, spoken_name
+from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.views import CategoryView
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
 from ecomrlve.envs.recommend import (
@@ -196,8 +198,14 @@ class RankedRecommendation(TaskFamily):
                 "customer's requirements lower the score. This ends the task.")
 
     @abstractmethod
-    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
-        """Relevance of valid ``rows`` of ``catalog`` (the category's view; see :func:`relevance`)."""
+    def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
+        """Relevance of the valid ``local`` rows of the category's ``view`` (see :func:`relevance`)."""
+
+    def prepare(self, catalog: Catalog) -> None:
+        """Every category's main-type view (valid sets, partners and relevance read it)."""
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                category_view(catalog, category, main_type_only=True)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         """Rows never valid whatever they are like (SUB: the original)."""
@@ -225,7 +233,7 @@ class RankedRecommendation(TaskFamily):
         view = category_view(world.catalog, goal.category, main_type_only=True)
         overrides = world.stock_overrides if stock_overrides is None else stock_overrides
         local = valid_local(view, requirements, overrides, self.excluded(goal))
-        return view.rows[local], self.relevance(view.catalog, goal, local)
+        return view.rows[local], self.relevance(view, goal, local)
 
     def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: _RecommendGoalT,
              anchors: list[int], want_stock_out: bool) -> _RecommendGoalT:
@@ -282,7 +290,7 @@ class RankedRecommendation(TaskFamily):
         items = listed_items(world, ids, goal.category, state.requirements, valid, rel, goal.k)
         r_task, scores = ranking_reward(items, ideal, goal.k)
         first = catalog.index_of(ids[0]) if ids else None
-        first_valid = first is not None and bool(np.isin(first, valid))
+        first_valid = first is not None and contains_sorted(valid, first)
         shown = state.shown_ids(world)
         unseen = [i for i in ids if i not in shown]
         denied = [i for i in ids if (row := catalog.index_of(i)) is not None and world.is_denied(row)]

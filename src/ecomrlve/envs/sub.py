@@ -39,7 +39,9 @@ import numpy as np
 
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.product_type import is_main_type, spoken_name
+from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
@@ -75,12 +77,20 @@ class SubstitutionFamily(RankedRecommendation):
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
-    def relevance(self, catalog: Catalog, goal: RecommendGoal, rows: np.ndarray) -> np.ndarray:
+    def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
         assert isinstance(goal, SUBGoal)  # SUB's goals are SUBGoals (new_goal)
-        original = catalog.index_of(goal.original_id)
-        assert original is not None  # the original comes from this catalog
-        similarity = 0.6 * attribute_overlap(catalog, original, rows) + 0.4 * title_overlap(catalog, original, rows)
-        return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, rows, goal.preferences))
+        assert view.contains(goal.original_row)  # the original is of the category's main type
+        # by row, not by id: an id lookup in the view would sort the view's ids once per category
+        catalog, original = view.catalog, view.local(goal.original_row)
+        similarity = 0.6 * attribute_overlap(catalog, original, local) + 0.4 * title_overlap(catalog, original, local)
+        return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, local, goal.preferences))
+
+    def prepare(self, catalog: Catalog) -> None:
+        """The main-type views and their title word indexes (:func:`title_overlap` reads them)."""
+        super().prepare(catalog)
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                title_word_index(category_view(catalog, category, main_type_only=True).catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         assert isinstance(goal, SUBGoal)
