@@ -121,12 +121,12 @@ class Difficulty:
             raise ValueError(f"difficulty must be an integer in 0..{MAX_DIFFICULTY}, got {d!r}")
         if not overrides:  # frozen, so one per level serves every episode
             return _resolved(d)
-        values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
-        for name, value in (overrides or {}).items():
+        fixed: dict[str, Any] = {}
+        for name, value in overrides.items():
             if name not in _AXIS_NAMES:
                 raise ValueError(f"unknown difficulty axis {name!r}; known: {sorted(_AXIS_NAMES)}")
-            values[name] = check_override(name, value)
-        return cls(d=d, **values)
+            fixed[name] = check_override(name, value)
+        return dataclasses.replace(_resolved(d), **fixed)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
