@@ -142,3 +142,21 @@ def test_ecomenv_prepares_views_and_title_indexes(catalog, search) -> None:
             view = views[(category, True)]
             assert view is category_view(catalog, category, main_type_only=True)
             assert "_title_words" in vars(view.catalog)
+
+
+def test_a_family_prepares_a_catalog_once(monkeypatch) -> None:
+    """Servers and trainers make an ``EcomEnv`` per session or rollout: only the first one of a
+    catalog prepares it (JOURNEY, which plays SUB, does not prepare it again either)."""
+    from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+
+    calls: list[int] = []
+    original = SubstitutionFamily.prepare
+    monkeypatch.setattr(SubstitutionFamily, "prepare", lambda self, c: (calls.append(id(c)), original(self, c))[1])
+    fresh = generate_synthetic_catalog(600, 5)
+    first = EcomEnv(ENV, catalog=fresh)
+    EcomEnv(ENV, catalog=fresh, search=first.search)
+    EcomEnv("JOURNEY", catalog=fresh, search=first.search)
+    assert calls == [id(fresh)]
+    other = generate_synthetic_catalog(600, 6)
+    EcomEnv(ENV, catalog=other)
+    assert calls == [id(fresh), id(other)]

@@ -22,6 +22,7 @@ from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import TaskFamily, get_environment, resolve_env_ids
+from ecomrlve.envs.base import prepare_catalog
 from ecomrlve.envs.capabilities import require_support
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardWeights
@@ -62,8 +63,8 @@ class EcomEnv:
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
         require_support(self.catalog, self.env_ids)
-        for env_id in self.env_ids:  # per-catalog structures now, not on a category's first episode
-            get_environment(env_id).prepare(self.catalog)
+        # per-catalog structures now, not on a category's first episode
+        prepare_catalog(self.catalog, [get_environment(env_id) for env_id in self.env_ids])
         self.search = search if search is not None else shared_search_engine(self.catalog)
         self.overrides = dict(overrides or {})
         self.weights = weights

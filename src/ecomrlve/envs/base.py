@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -121,3 +122,14 @@ class TaskFamily(ABC):
     @abstractmethod
     def oracle(self, problem: Problem) -> Agent:
         """A scripted agent that solves ``problem`` using only tool results and user replies."""
+
+
+def prepare_catalog(catalog: Catalog, families: Iterable[TaskFamily]) -> None:
+    """:meth:`TaskFamily.prepare` of each family for ``catalog``, once per (family, catalog):
+    servers and trainers make an episode runtime per session or rollout, and the preparation's
+    cache lookups alone would cost more than the rest of making one."""
+    prepared: dict[TaskFamily, None] = vars(catalog).setdefault("_prepared_families", {})
+    for family in families:
+        if family not in prepared:
+            family.prepare(catalog)
+            prepared[family] = None

@@ -45,7 +45,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState, prepare_catalog
 from ecomrlve.envs.capabilities import capabilities
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
@@ -239,8 +239,7 @@ class JourneyFamily(TaskFamily):
 
     def prepare(self, catalog: Catalog) -> None:
         """What each request kind prepares (a journey plays them all)."""
-        for env in self.intent_envs:
-            env.prepare(catalog)
+        prepare_catalog(catalog, self.intent_envs)
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         report = capabilities(world.catalog)  # only request kinds the catalog supports (all, on the synthetic one)
