@@ -15,10 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -150,19 +155,32 @@ def create_app(generator: Generator, name: str) -> Any:
     return app
 
 
-def wait_until_serving(base_url: str, server: subprocess.Popen[Any], timeout: float = 300.0) -> None:
-    """Block until ``base_url``/models answers (loading a model takes a while); raise if the server died."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
-            return
-        except OSError:
-            if server.poll() is not None:
-                raise RuntimeError(f"the checkpoint server exited with status {server.returncode}") from None
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{base_url} did not answer within {timeout:.0f} s") from None
-            time.sleep(0.5)
+@contextmanager
+def serving(checkpoint: str | Path, name: str, *, threads: int = 1, timeout: float = 300.0) -> Iterator[str]:
+    """Serve ``checkpoint`` as ``name`` from a subprocess on a free loopback port; yields its base URL
+    once it answers (loading a model takes a while) and stops it on leaving the block."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = subprocess.Popen([sys.executable, __file__, str(checkpoint), "--name", name, "--port", str(port),
+                               "--threads", str(threads)])
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"the checkpoint server exited with status {server.returncode}") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{base_url} did not answer within {timeout:.0f} s") from None
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def main() -> None:

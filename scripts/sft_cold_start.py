@@ -20,16 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from serve_checkpoint import wait_until_serving
+from serve_checkpoint import serving
 
-SCRIPTS = Path(__file__).resolve().parent
 SECRET = "sft-cold-start"
 EVAL_SEED = 1
 
@@ -73,27 +71,13 @@ def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, th
             "first_loss": losses[0], "last_loss": losses[-1], "losses": losses}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def evaluate(checkpoint: Path, name: str, out: Path, tasks: int, max_tokens: int, threads: int) -> dict[str, Any]:
     """Serve ``checkpoint`` and run `ecomrlve eval` against it; the summary row plus tool-call validity."""
-    port = free_port()
-    server = subprocess.Popen([sys.executable, str(SCRIPTS / "serve_checkpoint.py"), str(checkpoint),
-                               "--name", name, "--port", str(port), "--threads", str(threads)])
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_until_serving(base_url, server)
+    with serving(checkpoint, name, threads=threads) as base_url:
         ecomrlve("eval", "--agent", "openai", "--model", name, "--base-url", base_url,
                  "--mode", "native", "--env", "CART", "--difficulty", "0", "--tasks", str(tasks),
                  "--seed", str(EVAL_SEED), "--temperature", "0", "--max-tokens", str(max_tokens),
                  "--concurrency", "1", "--timeout", "600", "--out", str(out))
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     row = json.loads((out / "summary.json").read_text())["results"]["CART"]["all"]
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     turns = [action for record in records for action in record["actions"]]

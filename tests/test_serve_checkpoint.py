@@ -88,32 +88,17 @@ def test_the_reused_prefix_cache_gives_the_uncached_completion(checkpoint) -> No
     assert reused == serve_checkpoint.Generator(str(path), threads=1).complete(longer, tools, 12, 0.0, 1.0, None)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_ecomrlve_eval_plays_the_served_checkpoint(checkpoint, tmp_path) -> None:
     path, _, _ = checkpoint
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "serve_checkpoint.py"), str(path),
-                               "--name", "tiny", "--port", str(port), "--threads", "1"])
-    try:
-        serve_checkpoint.wait_until_serving(f"http://127.0.0.1:{port}/v1", server, timeout=120)
-        out = tmp_path / "eval"
+    out = tmp_path / "eval"
+    with serve_checkpoint.serving(path, "tiny", timeout=120) as base_url:
         done = subprocess.run([sys.executable, "-m", "ecomrlve.cli", "eval", "--agent", "openai", "--model", "tiny",
-                               "--base-url", f"http://127.0.0.1:{port}/v1", "--mode", "native", "--env", "CART",
+                               "--base-url", base_url, "--mode", "native", "--env", "CART",
                                "--difficulty", "0", "--tasks", "1", "--seed", "1", "--temperature", "0",
                                "--max-tokens", "64", "--concurrency", "1", "--out", str(out)],
                               env=os.environ | {"ECOMRLVE_SECRET": SECRET}, capture_output=True, text=True,
                               timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    assert done.returncode == 0, done.stderr[-2000:]
     [record] = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     first = record["actions"][0]
     assert [call["function"]["name"] for call in first["tool_calls"]] == ["cart_view"]
