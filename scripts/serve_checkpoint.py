@@ -191,6 +191,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     args = parser.parse_args()
+    if not (Path(args.checkpoint) / "config.json").is_file():
+        parser.error(f"{args.checkpoint}: not a checkpoint directory (no config.json; save it with save_pretrained)")
     import uvicorn
 
     uvicorn.run(create_app(Generator(args.checkpoint, args.threads), args.name), host=args.host, port=args.port,

@@ -106,3 +106,9 @@ def test_ecomrlve_eval_plays_the_served_checkpoint(checkpoint, tmp_path) -> None
     assert "error" not in json.loads(result["content"])  # the call reached the episode and ran
     usage = record["run"]["usage"]
     assert usage["requests"] == len(record["actions"]) and usage["prompt_tokens"] > 0
+
+
+def test_a_directory_without_a_checkpoint_is_one_line(tmp_path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "serve_checkpoint.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not a checkpoint directory" in done.stderr and "Traceback" not in done.stderr
