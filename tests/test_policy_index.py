@@ -1,8 +1,9 @@
-"""``policy_search``'s dense BM25 index scores exactly as the bm25s index it replaced."""
+"""``policy_search``'s BM25 index scores exactly as the bm25s index it replaced, from the same tokens."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import bm25s
 import numpy as np
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.search import tokenize
-from ecomrlve.tools.policy import PolicyIndex
+from ecomrlve.tools.policy import PolicyIndex, _section_terms
+from ecomrlve.world import policy as P
 from ecomrlve.world.policy import STORE_POLICY, draw_store_policy, policy_documents
 
 
@@ -41,3 +43,18 @@ def test_scores_are_bm25s_bit_for_bit(which: int, words: list[str]) -> None:
         assert ours is None
     else:
         assert ours is not None and ours.dtype == reference.dtype and ours.tobytes() == reference.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab1s .;:,$-'", max_size=60), st.text(alphabet="Ab1s .;:,$-'", max_size=200))
+def test_section_terms_read_the_pieces_as_the_whole_text(title: str, text: str) -> None:
+    """Tokenizing a section piece by piece (cached pieces) gives the whole text's tokens, in order."""
+    terms = _section_terms(title, text)
+    expected = Counter(tokenize(f"{title} {title} {text}"))
+    assert list(terms.items()) == list(expected.items())
+
+
+def test_departments_text_is_shared_by_policies_with_the_same_rows() -> None:
+    paths = (("Kitchen", "Blenders"), ("Garden", "Hoses"), ("Home & Kitchen", "Mugs"))
+    for policy in (STORE_POLICY, draw_store_policy(random.Random(5))):
+        assert P._cached_departments_text(policy, iter(paths)) == P._departments_text(policy, paths)

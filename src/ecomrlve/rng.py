@@ -51,14 +51,12 @@ def crockford(prefix: str, value: int, length: int) -> str:
 class KeyedIds:
     """Identifiers that cannot be guessed from their neighbours (order, line, return ids), named
     under one fixed ``key``: ``make(prefix, name, *parts)`` is ``prefix`` and the Crockford digits
-    of ``derive_seed("opaque-id", *key, name, *parts)``, with the key's share of the hash computed
-    once (an episode makes its ids by the dozen)."""
+    of ``derive_seed("opaque-id", *key, name, *parts)``, with the key's share of the hashed text
+    made once (an episode makes its ids by the dozen)."""
 
     def __init__(self, *key: object) -> None:
-        self._hash = hashlib.blake2b(digest_size=8)
-        self._hash.update("".join(repr(p) + "\x1f" for p in ("opaque-id", *key)).encode())
+        self._salt = "".join(repr(p) + "\x1f" for p in ("opaque-id", *key))
 
     def make(self, prefix: str, name: str, *parts: object, length: int = 8) -> str:
-        digest = self._hash.copy()
-        digest.update("\x1f".join(repr(p) for p in (name, *parts)).encode())
-        return crockford(prefix, int.from_bytes(digest.digest(), "little"), length)
+        text = self._salt + "\x1f".join(map(repr, (name, *parts)))
+        return crockford(prefix, int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little"), length)

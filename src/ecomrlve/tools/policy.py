@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import weakref
 from collections import Counter, OrderedDict
 from typing import Annotated, Any
@@ -30,50 +31,73 @@ MAX_QUERY_CHARS = 500
 BM25_K1, BM25_B = 1.5, 0.75
 
 
+#: Where section texts are cut into pieces that recur across policies ("Kitchen 45 days", a sentence
+#: without numbers): non-token characters, so the pieces' tokens are the text's tokens.
+_PIECE_BOUNDARY = re.compile(r"[.;:,] ")
+
+
+@functools.lru_cache(maxsize=8192)
+def _piece_tokens(piece: str) -> list[str]:
+    """:func:`tokenize` of one piece; callers must not change the list."""
+    return tokenize(piece)
+
+
 @functools.lru_cache(maxsize=1024)
 def _section_terms(title: str, text: str) -> Counter[str]:
     """A section's term counts in order of first occurrence (its title counts twice); most
-    sections read the same in every episode. Callers must not change the counter."""
-    return Counter(tokenize(f"{title} {title} {text}"))
+    sections, and most pieces of the others, read the same in every episode. Callers must not
+    change the counter."""
+    tokens = _piece_tokens(title) * 2
+    for piece in _PIECE_BOUNDARY.split(text):
+        tokens += _piece_tokens(piece)
+    return Counter(tokens)
+
+
+@functools.lru_cache(maxsize=64)
+def _idf(documents: int, frequency: int) -> np.float32:
+    """bm25s' (Lucene) idf, rounded to float32 as bm25s stores it."""
+    return np.float32(math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)))
 
 
 class PolicyIndex:
-    """The policy sections and Lucene BM25 over their titles and text, as a dense float32
-    (section x term) score matrix.
+    """The policy sections and Lucene BM25 over their titles and text.
 
-    A few dozen sections are indexed per POLICY episode (their numbers change), where a bm25s
-    index cost milliseconds to build; the matrix holds bm25s' scores bit for bit (the same float
-    operations per entry, the same float32 sums in term order, terms numbered in order of first
-    occurrence) and is built in a fraction of that.
+    A few dozen sections are indexed per POLICY episode (their numbers change) and searched a few
+    times, so only the query's terms are scored: the scores are bm25s' bit for bit (the same float
+    operations per (section, term) entry, the same float32 sums over the terms in order of first
+    occurrence in the sections).
     """
 
     def __init__(self, sections: tuple[PolicySection, ...]) -> None:
         self.sections = sections
-        documents = [_section_terms(s.title, s.text) for s in sections]
-        vocab: dict[str, int] = {}
-        for terms in documents:
-            for term in terms:
-                vocab.setdefault(term, len(vocab))
-        rows = np.repeat(np.arange(len(documents)), [len(terms) for terms in documents])
-        ids = np.fromiter((vocab[term] for terms in documents for term in terms), dtype=np.int64, count=len(rows))
-        tf = np.fromiter((n for terms in documents for n in terms.values()), dtype=np.float32, count=len(rows))
-        lengths = np.array([terms.total() for terms in documents])
-        frequency = np.bincount(ids, minlength=len(vocab))
-        idf = np.array([math.log(1 + (len(documents) - df + 0.5) / (df + 0.5)) for df in frequency.tolist()],
-                       dtype=np.float32)
-        length = lengths[rows]
-        self._scores = np.zeros((len(documents), len(vocab)), dtype=np.float32)
-        self._scores[rows, ids] = idf[ids] * (tf / (BM25_K1 * ((1 - BM25_B) + BM25_B * length / lengths.mean()) + tf))
-        self._vocab = vocab
+        self._terms = [_section_terms(s.title, s.text) for s in sections]
+        lengths = [terms.total() for terms in self._terms]
+        mean_length = sum(lengths) / len(lengths)  # numpy's mean of these integers: an exact sum, one division
+        self._norms = np.array([BM25_K1 * ((1 - BM25_B) + BM25_B * length / mean_length) for length in lengths])
 
     def scores(self, query: str) -> np.ndarray | None:
         """Each section's BM25 score for ``query``; None when no query term is indexed."""
-        ids = sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab})
-        if not ids:
+        query_terms = set(tokenize(query))
+        hits = [terms.keys() & query_terms for terms in self._terms]  # per section
+        first: dict[str, tuple[int, int]] = {}  # indexed query term -> (section, position) of its first occurrence
+        for section, terms in enumerate(hits):
+            if terms - first.keys():
+                order = list(self._terms[section])
+                for term in terms - first.keys():
+                    first[term] = (section, order.index(term))
+        if not first:
             return None
+        columns = {term: column for column, term in enumerate(sorted(first, key=first.__getitem__))}  # bm25s' term order
+        tf = [[0] * len(self.sections) for _ in columns]  # (term x section)
+        for section, terms in enumerate(hits):
+            for term in terms:
+                tf[columns[term]][section] = self._terms[section][term]
+        counts = np.array(tf, dtype=np.float32)
+        idf = np.array([_idf(len(self.sections), df) for df in np.count_nonzero(counts, axis=1).tolist()])
+        entries = (idf[:, None] * (counts / (self._norms + counts))).astype(np.float32)
         scores = np.zeros(len(self.sections), dtype=np.float32)
-        for t in ids:  # one term at a time, as bm25s summed them
-            scores += self._scores[:, t]
+        for row in entries:  # one term at a time, as bm25s summed them
+            scores += row
         return scores
 
     def search(self, query: str, k: int = POLICY_RESULTS) -> list[PolicySection]:
@@ -92,13 +116,13 @@ _PATHS_BY_CATALOG: weakref.WeakKeyDictionary[Catalog, tuple[tuple[str, ...], ...
 def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POLICY) -> PolicyIndex:
     """The index of ``policy``'s documents for ``catalog``'s store (the synthetic store's when None);
     catalogs with the same categories share one index. Kept least-recently-used, keyed by the
-    policy's text form (its tables are dicts, so it is not hashable)."""
+    policy's text form."""
     paths = None
     if catalog is not None:
         paths = _PATHS_BY_CATALOG.get(catalog)
         if paths is None:
             paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
-    key = (repr(policy), paths)
+    key = (policy.text_form, paths)
     index = _INDEXES.get(key)
     if index is None:
         index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))

@@ -26,6 +26,7 @@ Money is handled in integer cents with round-half-up; durations in calendar days
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -70,6 +71,12 @@ class StorePolicy:
     tier_warranty_bonus_months: dict[str, int]
     department_aliases: dict[str, str]  # catalog department name -> the rule row it follows
     fallback_department: str  # the rule row of every department neither named nor aliased
+
+    @functools.cached_property
+    def text_form(self) -> str:
+        """``repr``, made once: what caches of the policy's documents are keyed by (its tables are dicts,
+        so it is not hashable). Policies are never changed after they are made."""
+        return repr(self)
 
 
 STORE_POLICY = StorePolicy(
@@ -325,7 +332,7 @@ def _rule_rows(policy: StorePolicy) -> list[str]:
     return sorted(set(policy.return_window_days) - {policy.fallback_department}) + [policy.fallback_department]
 
 
-def _departments_text(policy: StorePolicy, category_paths: Iterable[tuple[str, ...]]) -> str:
+def _departments_text(policy: StorePolicy, category_paths: tuple[tuple[str, ...], ...]) -> str:
     """How departments are found, then per rule row its other names and the store's leaf categories in it."""
     by_row: dict[str, set[str]] = {d: set() for d in policy.return_window_days}
     for path in category_paths:
@@ -344,6 +351,23 @@ def _departments_text(policy: StorePolicy, category_paths: Iterable[tuple[str, .
             + f" Products of any other department follow the {policy.fallback_department} row of each table.")
 
 
+DEPARTMENTS_TEXTS_KEPT = 64
+_DEPARTMENTS_TEXTS: dict[tuple, str] = {}
+
+
+def _cached_departments_text(policy: StorePolicy, category_paths: Iterable[tuple[str, ...]]) -> str:
+    """:func:`_departments_text`, kept per the only parts of the policy it reads (its rows, aliases and
+    fallback row), which :func:`draw_store_policy` never varies: POLICY episodes render it once."""
+    paths = tuple(category_paths)
+    key = (tuple(policy.return_window_days), tuple(policy.department_aliases.items()), policy.fallback_department, paths)
+    text = _DEPARTMENTS_TEXTS.get(key)
+    if text is None:
+        if len(_DEPARTMENTS_TEXTS) >= DEPARTMENTS_TEXTS_KEPT:
+            _DEPARTMENTS_TEXTS.clear()
+        text = _DEPARTMENTS_TEXTS[key] = _departments_text(policy, paths)
+    return text
+
+
 def policy_documents(policy: StorePolicy = STORE_POLICY,
                      category_paths: Iterable[tuple[str, ...]] = SYNTHETIC_CATEGORY_PATHS) -> tuple[PolicySection, ...]:
     """The policy as retrievable sections, rendered from the rule set (rules only, no worked answers).
@@ -352,7 +376,7 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
     """
     departments = _rule_rows(policy)
     sections = [
-        PolicySection("departments", "Store departments", _departments_text(policy, category_paths)),
+        PolicySection("departments", "Store departments", _cached_departments_text(policy, category_paths)),
         PolicySection("membership", "Membership tiers", "Customers are Standard, Plus or Premier members; the tier "
                       "is shown in the customer's account profile. Each rule below states what every tier gets."),
         PolicySection("return-window", "Return window", "Items can be returned within the department's return window, "

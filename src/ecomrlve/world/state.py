@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -24,6 +25,8 @@ from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 VARIANTS_PER_PRODUCT = 3
+#: A variants digest as four little-endian 64-bit words: the choice of values, then up to three variant ids.
+_DIGEST_WORDS = struct.Struct("<4Q").unpack
 
 
 class Variant(NamedTuple):
@@ -108,7 +111,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.cart = Cart(self.key)
-        self._salt = repr(self.key)
+        self._variants_salt = f"{self.key!r}|variants|"
 
     @property
     def account(self) -> Account:
@@ -204,25 +207,22 @@ class World:
         variants: tuple[Variant, ...] = ()
         if vocab is not None:
             own = int(self.catalog.categorical[attribute][row])
-            digest = hashlib.blake2b(f"{self._salt}|variants|{row}".encode(), digest_size=32).digest()
+            choice, *ids = _DIGEST_WORDS(hashlib.blake2b(f"{self._variants_salt}{row}".encode(), digest_size=32).digest())
             codes: list[int] = []
             if own != NO_VALUE:
                 others = [c for c in seen if c != own]
                 if len(others) >= VARIANTS_PER_PRODUCT - 1:
-                    first = others.pop(int.from_bytes(digest[0:4], "little") % len(others))
-                    second = others[int.from_bytes(digest[4:8], "little") % len(others)]
+                    first = others.pop((choice & 0xFFFFFFFF) % len(others))  # the digest's bytes 0-3
+                    second = others[(choice >> 32) % len(others)]  # and 4-7
                     codes = sorted((own, first, second))
             else:
                 pool = list(seen) if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
-                draw = int.from_bytes(digest[0:8], "little")
+                draw = choice
                 for _ in range(VARIANTS_PER_PRODUCT):
                     draw, pick = divmod(draw, len(pool))
                     codes.append(pool.pop(pick))
                 codes.sort()
-            variants = tuple(
-                Variant(crockford("V", int.from_bytes(digest[8 + 8 * i: 16 + 8 * i], "little"), 7), attribute, vocab[c])
-                for i, c in enumerate(codes)
-            )
+            variants = tuple([Variant(crockford("V", digits, 7), attribute, vocab[c]) for digits, c in zip(ids, codes)])
         self._variants[row] = variants
         return variants
 
