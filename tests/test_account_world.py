@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.episode import EcomEnv
+from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
@@ -201,6 +202,26 @@ def test_account_ids_are_opaque_deterministic_and_appended(catalog) -> None:
     assert len(set(line_ids)) == len(line_ids)
     assert not any(a[1:4] == b[1:4] for a, b in itertools.pairwise(ids))  # neighbours share no prefix pattern
     assert {o.carrier for o in one.orders} <= set(CARRIERS)
+
+
+@settings(max_examples=30, deadline=None)
+@given(key=st.tuples(st.sampled_from(["RETURN", "STATUS"]), st.integers(0, 15), st.integers(0, 10**6)),
+       orders=st.lists(st.tuples(st.sampled_from(ORDER_STATUSES), st.integers(1, 3)), min_size=1, max_size=6),
+       read_order=st.randoms(use_true_random=False))
+def test_ids_made_on_first_read_are_the_keyed_ids_of_their_numbers(key, orders, read_order) -> None:
+    """Line ids and tracking numbers are made lazily, in whatever order they are read, from their running numbers."""
+    account, rng = Account(key, TODAY), random.Random(0)
+    for status, lines in orders:
+        account.place_order([(row, None, 1, 999) for row in range(lines)], status, "standard", 2, rng)
+    ids = KeyedIds(*key)
+    lines = [line for order in account.orders for line in order.lines]
+    expected = {id(line): ids.make("OL", "order-line", number, length=6) for number, line in enumerate(lines)}
+    read_order.shuffle(lines)
+    assert all(line.line_id == expected[id(line)] for line in lines)
+    for number, order in enumerate(account.orders):
+        shipped = order.shipped is not None
+        assert order.tracking == (ids.make("1Z", "tracking", number, length=12) if shipped else None)
+        assert (order.carrier is not None) == shipped
 
 
 def test_account_is_created_lazily(catalog) -> None:

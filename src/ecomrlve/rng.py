@@ -39,13 +39,12 @@ _CROCKFORD_PAIRS = tuple(low + high for high in _CROCKFORD for low in _CROCKFORD
 
 def crockford(prefix: str, value: int, length: int) -> str:
     """``prefix`` + ``length`` Crockford base-32 digits of ``value`` (low digits first)."""
-    chars = [prefix]
-    for _ in range(length >> 1):  # two digits at a time: ids are made on every reset and product card
-        chars.append(_CROCKFORD_PAIRS[value & 1023])
+    digits = prefix
+    while length > 1:  # two digits at a time: ids are made on every reset and product card
+        digits += _CROCKFORD_PAIRS[value & 1023]
         value >>= 10
-    if length & 1:
-        chars.append(_CROCKFORD[value & 31])
-    return "".join(chars)
+        length -= 2
+    return digits + _CROCKFORD[value & 31] if length > 0 else digits
 
 
 class KeyedIds:

@@ -10,8 +10,9 @@ the ETA an order shows is the one the policy promises.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ecomrlve.rng import KeyedIds, derive_rng
@@ -75,25 +76,39 @@ def draw_profile(key: tuple, today: dt.date) -> Profile:
 
 @dataclass
 class OrderLine:
-    line_id: str
+    """One line of an order. Its opaque id is made on first read: most lines' ids are never shown."""
+
+    number: int  # the line's place among the account's lines: what its id is made from
     row: int
     variant_id: str | None
     quantity: int
     unit_price_cents: int
+    ids: KeyedIds = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def line_id(self) -> str:
+        return self.ids.make("OL", "order-line", self.number, length=6)
 
 
 @dataclass
 class Order:
+    """One order. The tracking number of a shipped order is made on first read: few are shown."""
+
     order_id: str
+    number: int  # the order's place in the account's history: what its ids are made from
     placed: dt.date
     status: OrderStatus
     shipping_method: str
     lines: list[OrderLine]
+    ids: KeyedIds = field(repr=False, compare=False)
     shipped: dt.date | None = None
     delivered: dt.date | None = None
     eta: dt.date | None = None
     carrier: str | None = None
-    tracking: str | None = None
+
+    @functools.cached_property
+    def tracking(self) -> str | None:
+        return None if self.shipped is None else self.ids.make("1Z", "tracking", self.number, length=12)
 
     def line(self, line_id: str) -> OrderLine | None:
         return next((line for line in self.lines if line.line_id == line_id), None)
@@ -165,16 +180,12 @@ class Account:
                     age_days: int, rng: random.Random) -> Order:
         """Append an order of ``(row, variant_id, quantity, unit_price_cents)`` items in ``status``."""
         n = len(self.orders)
-        lines = []
-        for row, variant_id, quantity, price in items:
-            lines.append(OrderLine(self._ids.make("OL", "order-line", self._lines, length=6),
-                                   row, variant_id, quantity, price))
-            self._lines += 1
+        lines = [OrderLine(self._lines + i, row, variant_id, quantity, price, self._ids)
+                 for i, (row, variant_id, quantity, price) in enumerate(items)]
+        self._lines += len(lines)
         when = schedule(status, method, self._today, age_days, self.policy)
-        shipped = when.shipped is not None
-        order = Order(self._ids.make("O", "order", n), when.placed, status, method, lines, when.shipped,
-                      when.delivered, when.eta, rng.choice(CARRIERS) if shipped else None,
-                      self._ids.make("1Z", "tracking", n, length=12) if shipped else None)
+        order = Order(self._ids.make("O", "order", n), n, when.placed, status, method, lines, self._ids, when.shipped,
+                      when.delivered, when.eta, rng.choice(CARRIERS) if when.shipped is not None else None)
         self.orders.append(order)
         if status == "returned":
             assert when.delivered is not None  # schedule() dates every returned order's delivery
