@@ -18,9 +18,7 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 def derive_seed(*parts: object) -> int:
     """A 64-bit seed that depends on every part, in order, and on nothing else."""
-    digest = hashlib.blake2b(
-        "\x1f".join(repr(p) for p in parts).encode(), digest_size=8
-    ).digest()
+    digest = hashlib.blake2b("\x1f".join(map(repr, parts)).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
 

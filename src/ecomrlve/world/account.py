@@ -13,7 +13,7 @@ import datetime as dt
 import functools
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ecomrlve.rng import KeyedIds, derive_rng
 from ecomrlve.world.policy import (
@@ -124,9 +124,9 @@ class ReturnRecord:
     refund_cents: int
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """The dates of an order in a given status, relative to today (see :func:`schedule`)."""
+class Schedule(NamedTuple):
+    """The dates of an order in a given status, relative to today (see :func:`schedule`); a tuple, as
+    one is made per order placed."""
 
     placed: dt.date
     shipped: dt.date | None
