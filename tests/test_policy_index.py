@@ -58,3 +58,14 @@ def test_departments_text_is_shared_by_policies_with_the_same_rows() -> None:
     paths = (("Kitchen", "Blenders"), ("Garden", "Hoses"), ("Home & Kitchen", "Mugs"))
     for policy in (STORE_POLICY, draw_store_policy(random.Random(5))):
         assert P._cached_departments_text(policy, iter(paths)) == P._departments_text(policy, paths)
+
+
+def test_indexes_are_kept_per_live_policy_object() -> None:
+    """A policy gets its own documents' index, again on every call, even when a dead policy's id is reused."""
+    from ecomrlve.tools.policy import policy_index
+
+    for seed in range(20):  # dropped policies' ids are often reused by the next one
+        policy = draw_store_policy(random.Random(seed))
+        index = policy_index(None, policy)
+        assert index.sections == policy_documents(policy) and policy_index(None, policy) is index
+        del policy, index

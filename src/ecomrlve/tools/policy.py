@@ -93,12 +93,9 @@ class PolicyIndex:
             for term in terms:
                 tf[columns[term]][section] = self._terms[section][term]
         counts = np.array(tf, dtype=np.float32)
-        idf = np.array([_idf(len(self.sections), df) for df in np.count_nonzero(counts, axis=1).tolist()])
+        idf = np.array([_idf(len(self.sections), len(row) - row.count(0)) for row in tf])
         entries = (idf[:, None] * (counts / (self._norms + counts))).astype(np.float32)
-        scores = np.zeros(len(self.sections), dtype=np.float32)
-        for row in entries:  # one term at a time, as bm25s summed them
-            scores += row
-        return scores
+        return np.add.accumulate(entries)[-1]  # one term at a time, in order, as bm25s summed them
 
     def search(self, query: str, k: int = POLICY_RESULTS) -> list[PolicySection]:
         scores = self.scores(query)
@@ -109,28 +106,32 @@ class PolicyIndex:
 
 
 INDEXES_KEPT = 8
-_INDEXES: OrderedDict[tuple[str, tuple[tuple[str, ...], ...] | None], PolicyIndex] = OrderedDict()
+#: (policy object, catalog paths) -> (the policy, weakly, and its index). By identity, not content:
+#: every POLICY episode draws a new policy, and its text form cost as much as a search; the weak
+#: reference tells a live policy from a dead one whose id was reused.
+_INDEXES: OrderedDict[tuple[int, tuple[tuple[str, ...], ...] | None],
+                      tuple[weakref.ref[StorePolicy], PolicyIndex]] = OrderedDict()
 _PATHS_BY_CATALOG: weakref.WeakKeyDictionary[Catalog, tuple[tuple[str, ...], ...]] = weakref.WeakKeyDictionary()
 
 
 def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POLICY) -> PolicyIndex:
     """The index of ``policy``'s documents for ``catalog``'s store (the synthetic store's when None);
-    catalogs with the same categories share one index. Kept least-recently-used, keyed by the
-    policy's text form."""
+    catalogs with the same categories share one index. Kept least-recently-used, per policy object
+    (policies are never changed after they are made)."""
     paths = None
     if catalog is not None:
         paths = _PATHS_BY_CATALOG.get(catalog)
         if paths is None:
             paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
-    key = (policy.text_form, paths)
-    index = _INDEXES.get(key)
-    if index is None:
+    key = (id(policy), paths)
+    entry = _INDEXES.get(key)
+    if entry is None or entry[0]() is not policy:
         index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))
-        _INDEXES[key] = index
+        entry = _INDEXES[key] = (weakref.ref(policy), index)
         while len(_INDEXES) > INDEXES_KEPT:
             _INDEXES.popitem(last=False)
     _INDEXES.move_to_end(key)
-    return index
+    return entry[1]
 
 
 @tool

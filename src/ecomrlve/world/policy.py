@@ -26,7 +26,6 @@ Money is handled in integer cents with round-half-up; durations in calendar days
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -71,12 +70,6 @@ class StorePolicy:
     tier_warranty_bonus_months: dict[str, int]
     department_aliases: dict[str, str]  # catalog department name -> the rule row it follows
     fallback_department: str  # the rule row of every department neither named nor aliased
-
-    @functools.cached_property
-    def text_form(self) -> str:
-        """``repr``, made once: what caches of the policy's documents are keyed by (its tables are dicts,
-        so it is not hashable). Policies are never changed after they are made."""
-        return repr(self)
 
 
 STORE_POLICY = StorePolicy(
