@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog.search import tokenize
-from ecomrlve.tools.policy import PolicyIndex, _section_terms
+from ecomrlve.tools.policy import PolicyIndex, _section_terms, policy_index
 from ecomrlve.world import policy as P
 from ecomrlve.world.policy import STORE_POLICY, draw_store_policy, policy_documents
 
@@ -62,8 +62,6 @@ def test_departments_text_is_shared_by_policies_with_the_same_rows() -> None:
 
 def test_indexes_are_kept_per_live_policy_object() -> None:
     """A policy gets its own documents' index, again on every call, even when a dead policy's id is reused."""
-    from ecomrlve.tools.policy import policy_index
-
     for seed in range(20):  # dropped policies' ids are often reused by the next one
         policy = draw_store_policy(random.Random(seed))
         index = policy_index(None, policy)

@@ -373,7 +373,7 @@ class CartFamily(TaskFamily):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
             if (world.available(row, quantity) and int(catalog.category[row]) not in exclude_categories
                     and row not in exclude_rows and not world.is_denied(row)
-                    and (bool(world.variants(row)) or not needs_variant) and spoken_name(catalog, row).unique):
+                    and (not needs_variant or bool(world.variants(row))) and spoken_name(catalog, row).unique):
                 return row
         raise GenerationError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
 

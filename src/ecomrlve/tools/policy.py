@@ -81,9 +81,10 @@ class PolicyIndex:
         hits = [terms.keys() & query_terms for terms in self._terms]  # per section
         first: dict[str, tuple[int, int]] = {}  # indexed query term -> (section, position) of its first occurrence
         for section, terms in enumerate(hits):
-            if terms - first.keys():
+            new = terms - first.keys()
+            if new:
                 order = list(self._terms[section])
-                for term in terms - first.keys():
+                for term in new:
                     first[term] = (section, order.index(term))
         if not first:
             return None
