@@ -226,8 +226,9 @@ def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
     card: dict[str, Any] = {}
     if with_id:
         card["line_id"] = line.line_id
+    category = catalog.category_of(line.row)
     card.update({"product_id": catalog.product_id(line.row), "title": catalog.title(line.row),
-                 "category": catalog.category_of(line.row).name, "department": department(world, line.row),
+                 "category": category.name, "department": rule_department(category.path[0]),
                  "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
     if line.variant_id is not None:
         variant = world.variant(line.row, line.variant_id)

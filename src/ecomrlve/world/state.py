@@ -227,7 +227,10 @@ class World:
         return variants
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
-        return next((v for v in self.variants(row) if v.variant_id == variant_id), None)
+        for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line
+            if variant.variant_id == variant_id:
+                return variant
+        return None
 
     def is_denied(self, row: int) -> bool:
         return int(self.catalog.category[row]) in self.denied_categories
