@@ -13,7 +13,9 @@ An episode is three calls on :class:`~ecomrlve.episode.EcomEnv`, and only they a
 1. ``reset(env_id=E, difficulty=d, seed=s)`` with ``E`` cycling through the eight environments,
    ``d`` = (episode // 8) mod 16 and ``s`` = episode number;
 2. a search: ``catalog_search`` for the noun of category ``s mod categories`` filtered to that
-   category (STATUS, which has no catalog search, lists orders; POLICY searches the policy);
+   category (STATUS, which has no catalog search, lists orders; POLICY searches the policy); with
+   ``--queries varied``, the noun plus a word of one of the category's titles drawn per episode,
+   so that most searches are new queries;
 3. ``answer``: the first five result ids (PD, SUB, BUNDLE), ``done`` (CART, JOURNEY), the first
    listed order and its status (STATUS), an order id from the opening (RETURN), 30 (POLICY).
 
@@ -60,13 +62,22 @@ def _payload(observation) -> dict[str, Any]:
     return {}
 
 
-def search_action(env_id: str, catalog, seed: int, opening: str):
+def search_action(env_id: str, catalog, seed: int, opening: str, queries: str = "noun"):
+    """The episode's search; with ``queries="varied"`` the category's noun plus the first word of
+    a product title of that category picked by ``seed``, so that most queries are new to the
+    search engine (nothing it keeps per query helps) instead of one query per category."""
     if env_id == "STATUS":
         return _call("order_list")
     if env_id == "POLICY":
         return _call("policy_search", query=opening)
-    category = catalog.categories[seed % len(catalog.categories)]
-    return _call("catalog_search", query=category.noun, filters={"category": category.name})
+    index = seed % len(catalog.categories)
+    category = catalog.categories[index]
+    query = category.noun
+    if queries == "varied":
+        rows = catalog.category_rows[index]
+        if len(rows):
+            query = f"{catalog.title(int(rows[seed * 7919 % len(rows)])).split()[0]} {query}"
+    return _call("catalog_search", query=query, filters={"category": category.name})
 
 
 def answer_action(env_id: str, opening: str, result: dict[str, Any]):
@@ -83,7 +94,7 @@ def answer_action(env_id: str, opening: str, result: dict[str, Any]):
     return _call("answer", done=True)
 
 
-def worker(size: int, episodes: int, index_cache: str | None) -> dict[str, Any]:
+def worker(size: int, episodes: int, index_cache: str | None, queries: str = "noun") -> dict[str, Any]:
     """Runs in the subprocess: build, warm up, then time ``episodes`` round-robin episodes."""
     started = time.perf_counter()
     from ecomrlve.catalog import load_catalog
@@ -117,7 +128,7 @@ def worker(size: int, episodes: int, index_cache: str | None) -> dict[str, Any]:
         observation = env.reset(env_id=env_id, difficulty=d, seed=seed)
         t1 = clock()
         opening = observation.messages[1]["content"]
-        search = search_action(env_id, catalog, seed, opening)
+        search = search_action(env_id, catalog, seed, opening, queries)
         t2 = clock()
         observation = env.step(search)
         t3 = clock()
@@ -185,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-cache", help="directory for BM25 indexes, built once per size and memory-mapped by "
                         "every code version (the in-memory build takes minutes at 2M)")
     parser.add_argument("--render", metavar="JSON", help="only print the table of a --json file")
+    parser.add_argument("--queries", choices=("noun", "varied"), default="noun",
+                        help="noun: each category's noun (repeats across episodes); varied: noun plus a word of a "
+                        "product title drawn per episode, mostly new queries")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.render:
@@ -193,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         render(saved, list(dict.fromkeys(r["label"] for r in saved)))
         return 0
     if args.worker is not None:
-        print("@@RESULT@@" + json.dumps(worker(args.worker, args.episodes, args.index_cache)))
+        print("@@RESULT@@" + json.dumps(worker(args.worker, args.episodes, args.index_cache, args.queries)))
         return 0
     here = os.path.dirname(os.path.abspath(__file__))
     versions = [tuple(s.split("=", 1)) for s in args.src] or [("this", os.path.join(here, "..", "src"))]
@@ -203,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             environment = dict(os.environ, PYTHONPATH=os.path.abspath(path), ECOMRLVE_SEARCH_THREADS="1",
                                NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                                PYTHONHASHSEED="0")
-            command = [sys.executable, os.path.abspath(__file__), "--worker", str(size), "--episodes", str(args.episodes)]
+            command = [sys.executable, os.path.abspath(__file__), "--worker", str(size), "--episodes", str(args.episodes),
+                       "--queries", args.queries]
             if args.index_cache:
                 command += ["--index-cache", os.path.abspath(args.index_cache)]
             t0 = time.perf_counter()
