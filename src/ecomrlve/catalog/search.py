@@ -20,6 +20,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -44,6 +45,8 @@ RANKING_DEPTH = 1024
 #: Rows all kept rankings of one retriever may hold together (12 bytes each); beyond it the least
 #: recently used are dropped.
 RANKING_CACHE_ROWS = 1 << 21
+#: Queries whose term ids a retriever keeps (agents repeat their searches).
+QUERY_CACHE_SIZE = 4096
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
@@ -361,6 +364,7 @@ class BM25Retriever:
         self._rankings: OrderedDict[tuple[int, ...], tuple[np.ndarray, np.ndarray, bool]] = OrderedDict()
         self._ranked_rows = 0  # held by self._rankings
         self._rankings_lock = threading.Lock()
+        self._query_terms = lru_cache(maxsize=QUERY_CACHE_SIZE)(self._terms_of)
 
     def save(self, directory: Path) -> None:
         """Write the index (bm25s format) so :meth:`load` can memory-map it."""
@@ -372,8 +376,12 @@ class BM25Retriever:
         return cls(index=bm25s.BM25.load(str(directory), mmap=True, show_progress=False,
                                           override_params={"backend": "numpy"}))
 
+    def _terms_of(self, query: str) -> tuple[int, ...]:
+        """The query's distinct indexed terms, as ascending term ids (uncached: see ``_query_terms``)."""
+        return tuple(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}))
+
     def _query_ids(self, query: str) -> np.ndarray:
-        return np.asarray(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}), dtype=np.int64)
+        return np.asarray(self._query_terms(query), dtype=np.int64)
 
     def positive(self, ids: np.ndarray, allowed: AllowedRows | None,
                  k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -489,6 +497,8 @@ class SearchEngine:
         self._lock = threading.Lock()
         warm_kernels()
         self._popularity_key = -catalog.rating_count.astype(np.int64)
+        # category -> every row of it allowed (with its mask, built only when a category is a large share of the catalog)
+        self._whole_categories: dict[int, CategoryRows] = {}
 
     @property
     def retriever(self) -> Retriever:
@@ -523,13 +533,20 @@ class SearchEngine:
         return self._top_by(candidates, self._sort_key(sort_by), k)
 
     def _allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None) -> AllowedRows:
-        """The rows ``flt`` allows, as :class:`CategoryRows` when it names exactly one category (as
-        :func:`allowed_rows` resolves names)."""
-        allowed = allowed_rows(self.catalog, flt, stock_overrides)
+        """The rows ``flt`` allows (:func:`allowed_rows`), as :class:`CategoryRows` when it names
+        exactly one category; a filter that only names it gets the same object every time."""
         categories = () if flt.category is None else self.catalog.category_index.get(flt.category.strip().lower(), ())
         if len(categories) != 1:
-            return allowed
-        return CategoryRows(allowed, categories[0], category_view(self.catalog, categories[0]).rows)
+            return allowed_rows(self.catalog, flt, stock_overrides)
+        category = categories[0]
+        whole = flt.model_fields_set == {"category"}  # no other condition: every row of the category
+        if whole and category in self._whole_categories:
+            return self._whole_categories[category]
+        allowed = CategoryRows(allowed_rows(self.catalog, flt, stock_overrides), category,
+                               category_view(self.catalog, category).rows)
+        if whole:
+            self._whole_categories[category] = allowed
+        return allowed
 
     def _sort_key(self, sort_by: SortBy) -> np.ndarray:
         c = self.catalog
