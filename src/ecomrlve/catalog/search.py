@@ -488,6 +488,17 @@ def default_retriever(catalog: Catalog) -> Retriever:
     return BM25Retriever(catalog)
 
 
+#: The catalog column each order other than relevance sorts by, and whether larger values come first
+#: ("popularity" ranks the filtered products no query word matched).
+_ORDER_COLUMNS = {
+    "price_asc": ("price_cents", False),
+    "price_desc": ("price_cents", True),
+    "rating": ("rating_x10", True),
+    "ship_days": ("ship_days", False),
+    "popularity": ("rating_count", True),
+}
+
+
 class SearchEngine:
     """Filter, rank and sort over one catalog. Thread-safe and shared by every episode."""
 
@@ -496,7 +507,6 @@ class SearchEngine:
         self._retriever = retriever
         self._lock = threading.Lock()
         warm_kernels()
-        self._popularity_key = -catalog.rating_count.astype(np.int64)
         # category -> every row of it allowed (with its mask, built only when a category is a large share of the catalog)
         self._whole_categories: dict[int, CategoryRows] = {}
 
@@ -523,14 +533,14 @@ class SearchEngine:
                 return ranked[:k]
             # retrievers return allowed rows only, so each ranked row is found in the ascending rows
             remaining = np.delete(allowed.rows, np.searchsorted(allowed.rows, ranked))
-            return np.concatenate([ranked, self._top_by(remaining, self._popularity_key, k - len(ranked))])
+            return np.concatenate([ranked, self._top_by(remaining, "popularity", k - len(ranked))])
         candidates = self.retriever.matching(query, allowed) if query.strip() else None
         if candidates is None or len(candidates) == 0:
             # As in relevance order: a filter with no query match still lists what it matches.
             if allowed is None:
                 return np.empty(0, dtype=np.int64)
             candidates = allowed.rows
-        return self._top_by(candidates, self._sort_key(sort_by), k)
+        return self._top_by(candidates, sort_by, k)
 
     def _allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None) -> AllowedRows:
         """The rows ``flt`` allows (:func:`allowed_rows`), as :class:`CategoryRows` when it names
@@ -548,21 +558,15 @@ class SearchEngine:
             self._whole_categories[category] = allowed
         return allowed
 
-    def _sort_key(self, sort_by: SortBy) -> np.ndarray:
-        c = self.catalog
-        return {
-            "price_asc": c.price_cents.astype(np.int64),
-            "price_desc": -c.price_cents.astype(np.int64),
-            "rating": -c.rating_x10.astype(np.int64),
-            "ship_days": c.ship_days.astype(np.int64),
-        }[sort_by]
-
-    @staticmethod
-    def _top_by(rows: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
-        """The ``k`` rows with the smallest key (stable: earlier rows win ties)."""
+    def _top_by(self, rows: np.ndarray, order: str, k: int) -> np.ndarray:
+        """The ``k`` first of ``rows`` in ``order`` (a key of ``_ORDER_COLUMNS``; stable: earlier
+        rows win ties), reading the column for these rows only."""
         if k <= 0 or len(rows) == 0:
             return np.empty(0, dtype=np.int64)
-        keys = key[rows]
+        column, descending = _ORDER_COLUMNS[order]
+        keys = getattr(self.catalog, column)[rows].astype(np.int64)
+        if descending:
+            keys = -keys
         if len(rows) > k:
             # argpartition is not stable: keep every position up to the k-th key, ascending, then sort stably
             positions = np.flatnonzero(keys <= np.partition(keys, k - 1)[k - 1])
