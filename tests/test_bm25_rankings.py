@@ -46,6 +46,7 @@ def indexes(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(index=indexes(), depth=st.sampled_from([1, 3, 8, 1024]), cache_rows=st.sampled_from([2, 10, 1 << 21]))
 def test_kept_ranking_is_the_head_of_the_exhaustive_ranking(monkeypatch, index, depth, cache_rows):
+    """Searches in turn, so that later ones find rankings kept (or evicted) by earlier ones."""
     documents, vocabulary, categories, searches = index
     monkeypatch.setattr(search_module, "RANKING_DEPTH", depth)
     monkeypatch.setattr(search_module, "RANKING_CACHE_ROWS", cache_rows)
