@@ -49,6 +49,9 @@ RANKING_CACHE_ROWS = 1 << 21
 QUERY_CACHE_SIZE = 4096
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+#: Every byte but ``[a-z0-9]`` to a space: on ASCII text, translating and splitting finds the
+#: words ``_TOKEN`` finds, in about half the time.
+_NON_WORD_TO_SPACE = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else ord(" ") for c in range(256))
 _STOPWORDS = frozenset(
     "a an and are as at be but by for from i im i'm in is it me my need of on or please some "
     "that the this to want with would you your like looking get find".split()
@@ -57,14 +60,12 @@ _STOPWORDS = frozenset(
 
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens with stop words removed and a light plural fold ("chargers" -> "charger")."""
-    tokens = []
-    for token in _TOKEN.findall(text.lower()):
-        if token in _STOPWORDS:
-            continue
-        if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-            token = token[:-1]
-        tokens.append(token)
-    return tokens
+    lowered = text.lower()
+    if lowered.isascii():
+        words = lowered.encode().translate(_NON_WORD_TO_SPACE).decode().split()
+    else:
+        words = _TOKEN.findall(lowered)
+    return [w[:-1] if len(w) > 3 and w[-1] == "s" and w[-2] != "s" else w for w in words if w not in _STOPWORDS]
 
 
 def document_text(catalog: Catalog, row: int) -> str:
