@@ -149,7 +149,8 @@ def _exhaustive_lexical(catalog, retriever, query, flt, sort_by, k, overrides) -
         by_popularity = others[np.lexsort((others, -catalog.rating_count[others].astype(np.int64)))]
         return np.concatenate([ranked, by_popularity])[:k].tolist()
     candidates = ranked if len(ranked) or flt is None else np.flatnonzero(mask)
-    key = SearchEngine(catalog, retriever)._sort_key(sort_by)[candidates]
+    key = {"price_asc": catalog.price_cents.astype(np.int64), "price_desc": -catalog.price_cents.astype(np.int64),
+           "rating": -catalog.rating_x10.astype(np.int64), "ship_days": catalog.ship_days.astype(np.int64)}[sort_by][candidates]
     return candidates[np.argsort(key, kind="stable")][:k].tolist()
 
 

@@ -25,3 +25,9 @@ def test_warm_kernels_compiles_for_built_and_memory_mapped_indexes() -> None:
         index_arrays = [signature[1:4] for signature in kernel.signatures]  # posting-list arrays (and query ids)
         kinds = {all(getattr(t, "mutable", True) for t in arrays) for arrays in index_arrays}
         assert kinds == {True, False}, f"{kernel.__name__} lacks a writable or a read-only signature"
+
+
+def test_warm_kernels_compiles_the_ranking_walk_for_kept_rankings() -> None:
+    """Kept rankings are read-only arrays: the walk over them is compiled for that type."""
+    warm_kernels()
+    assert any(not signature[0].mutable for signature in search_module._first_allowed.signatures)

@@ -5,7 +5,9 @@ Filters are applied *before* ranking, so a selective filter returns every match 
 instead of the few that survived a global top-k. A filter naming a category is evaluated on that
 category's rows only, and a small allowed set is scored row by row instead of through an
 O(catalog) mask (:class:`~ecomrlve.catalog.filters.AllowedRows`). Rankings are total orders
-(score descending, then row ascending), so both ways give the same results. A
+(score descending, then row ascending), so both ways give the same results. Within one category,
+BM25 keeps each query's best rows once ranked (:class:`CategoryRows`), so a repeated search costs
+O(k), not O(category). A
 :class:`Retriever` only scores text; the lexical BM25 one lives here, dense and hybrid ones in
 ``dense.py``.
 """
@@ -16,7 +18,9 @@ import math
 import random
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -27,6 +31,7 @@ import numpy as np
 from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.views import category_view
 
 SortBy = Literal["relevance", "price_asc", "price_desc", "rating", "ship_days"]
 
@@ -34,7 +39,19 @@ SortBy = Literal["relevance", "price_asc", "price_desc", "rating", "ship_days"]
 #: searches in the posting lists) instead of accumulating scores for every row.
 ROW_SCORING_MAX_SHARE = 0.125
 
+#: How many of a query's best rows in a category BM25 keeps once ranked: a search for more, or
+#: through filters too selective to find its k among them, scores the allowed rows instead.
+RANKING_DEPTH = 1024
+#: Rows all kept rankings of one retriever may hold together (12 bytes each); beyond it the least
+#: recently used are dropped.
+RANKING_CACHE_ROWS = 1 << 21
+#: Queries whose term ids a retriever keeps (agents repeat their searches).
+QUERY_CACHE_SIZE = 4096
+
 _TOKEN = re.compile(r"[a-z0-9]+")
+#: Every byte but ``[a-z0-9]`` to a space: on ASCII text, translating and splitting finds the
+#: words ``_TOKEN`` finds, in about half the time.
+_NON_WORD_TO_SPACE = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else ord(" ") for c in range(256))
 _STOPWORDS = frozenset(
     "a an and are as at be but by for from i im i'm in is it me my need of on or please some "
     "that the this to want with would you your like looking get find".split()
@@ -43,14 +60,12 @@ _STOPWORDS = frozenset(
 
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens with stop words removed and a light plural fold ("chargers" -> "charger")."""
-    tokens = []
-    for token in _TOKEN.findall(text.lower()):
-        if token in _STOPWORDS:
-            continue
-        if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-            token = token[:-1]
-        tokens.append(token)
-    return tokens
+    lowered = text.lower()
+    if lowered.isascii():
+        words = lowered.encode().translate(_NON_WORD_TO_SPACE).decode().split()
+    else:
+        words = _TOKEN.findall(lowered)
+    return [w[:-1] if len(w) > 3 and w[-1] == "s" and w[-2] != "s" else w for w in words if w not in _STOPWORDS]
 
 
 def document_text(catalog: Catalog, row: int) -> str:
@@ -78,6 +93,22 @@ def document_texts(catalog: Catalog, start: int = 0, stop: int | None = None) ->
         descriptions = catalog.descriptions.slice(start, stop - start).to_pylist()
         texts = [f"{t} {d}" if d else t for t, d in zip(texts, descriptions)]
     return texts
+
+
+class CategoryRows(AllowedRows):
+    """Allowed rows that all lie in one category, ``category``, whose rows are ``category_rows``
+    (ascending): :class:`SearchEngine` passes these for a filter naming one category, so that
+    :class:`BM25Retriever` can take them from the query's ranking of the whole category, kept
+    across searches, instead of scoring them. Other retrievers see plain allowed rows."""
+
+    def __init__(self, allowed: AllowedRows, category: int, category_rows: np.ndarray) -> None:
+        super().__init__(allowed.n, rows=allowed.rows)
+        self.category = category
+        self.category_rows = category_rows
+
+    @property
+    def whole_category(self) -> bool:
+        return self.count == len(self.category_rows)
 
 
 class Retriever(Protocol):
@@ -251,6 +282,22 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
     return scores
 
 
+@numba.njit(nogil=True, cache=True)
+def _first_allowed(ranked: np.ndarray, allowed: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - compiled
+    """Positions in ``ranked`` of its first ``k`` rows found in the ascending ``allowed`` (a binary
+    search each): walking a ranking, an allowed set covering a fair share of it stops early."""
+    positions = np.empty(min(k, len(ranked)), dtype=np.int64)
+    m = 0
+    for i in range(len(ranked)):
+        if m == k:
+            break
+        j = np.searchsorted(allowed, ranked[i])
+        if j < len(allowed) and allowed[j] == ranked[i]:
+            positions[m] = i
+            m += 1
+    return positions[:m]
+
+
 _warmed = threading.Event()
 
 
@@ -273,6 +320,9 @@ def warm_kernels() -> None:
         _positive_rows(scores, indptr, indices, no_terms, np.zeros(0, dtype=bool), 0)
         no_rows = np.zeros(0, dtype=np.int64)
         _positive_of(no_rows, _score_rows(data, indptr, indices, no_terms, no_rows, np.zeros(1, dtype=np.uint8)), 0)
+        ranked = np.zeros(0, dtype=np.int64)  # a kept ranking is read-only
+        ranked.flags.writeable = writable
+        _first_allowed(ranked, no_rows, 1)
     _warmed.set()
 
 
@@ -311,6 +361,11 @@ class BM25Retriever:
         self._vocab = self._bm25.vocab_dict
         self._n = int(self._bm25.scores["num_docs"])
         self._scratch = threading.local()
+        # (category, *term ids) -> the RANKING_DEPTH best (rows, scores) and whether that is every positive row
+        self._rankings: OrderedDict[tuple[int, ...], tuple[np.ndarray, np.ndarray, bool]] = OrderedDict()
+        self._ranked_rows = 0  # held by self._rankings
+        self._rankings_lock = threading.Lock()
+        self._query_terms = lru_cache(maxsize=QUERY_CACHE_SIZE)(self._terms_of)
 
     def save(self, directory: Path) -> None:
         """Write the index (bm25s format) so :meth:`load` can memory-map it."""
@@ -322,8 +377,12 @@ class BM25Retriever:
         return cls(index=bm25s.BM25.load(str(directory), mmap=True, show_progress=False,
                                           override_params={"backend": "numpy"}))
 
+    def _terms_of(self, query: str) -> tuple[int, ...]:
+        """The query's distinct indexed terms, as ascending term ids (uncached: see ``_query_terms``)."""
+        return tuple(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}))
+
     def _query_ids(self, query: str) -> np.ndarray:
-        return np.asarray(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}), dtype=np.int64)
+        return np.asarray(self._query_terms(query), dtype=np.int64)
 
     def positive(self, ids: np.ndarray, allowed: AllowedRows | None,
                  k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -333,18 +392,66 @@ class BM25Retriever:
         An allowed set of at most ``ROW_SCORING_MAX_SHARE`` of the catalog is scored row by row;
         otherwise every row is scored and the mask applied.
         """
-        index = self._bm25.scores
-        data, indptr, indices = index["data"], index["indptr"], index["indices"]
-        scratch = self._scratch.__dict__  # per thread, all-zero: the kernels set and clear them in place
-        if not scratch:
-            scratch["member"] = np.zeros((self._n + 7) // 8, dtype=np.uint8)
-            scratch["scores"] = np.zeros(self._n, dtype=np.float32)
+        data, indptr, indices = self._postings()
+        scratch = self._scratch_arrays()
         if allowed is not None and allowed.count <= ROW_SCORING_MAX_SHARE * self._n:
             rows = allowed.rows
             return _positive_of(rows, _score_rows(data, indptr, indices, ids, rows, scratch["member"]), k or 0)
         mask = np.empty(0, dtype=bool) if allowed is None else allowed.mask
         _accumulate(scratch["scores"], data, indptr, indices, ids)
         return _positive_rows(scratch["scores"], indptr, indices, ids, mask, k or 0)
+
+    def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The index's (scores, row offsets per term, rows): term ``t``'s postings are ``indptr[t]:indptr[t + 1]``."""
+        index = self._bm25.scores
+        return index["data"], index["indptr"], index["indices"]
+
+    def _scratch_arrays(self) -> dict[str, np.ndarray]:
+        """This thread's all-zero scratch arrays: the kernels set and clear them in place."""
+        scratch = self._scratch.__dict__
+        if not scratch:
+            scratch["member"] = np.zeros((self._n + 7) // 8, dtype=np.uint8)
+            scratch["scores"] = np.zeros(self._n, dtype=np.float32)
+        return scratch
+
+    def ranked_in_category(self, ids: np.ndarray, allowed: CategoryRows,
+                           k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``k`` best allowed rows for the term ``ids`` and their scores, best first, from the
+        category's kept ranking (exactly the head of :func:`best_first` of :meth:`positive`); None
+        when ``k`` exceeds ``RANKING_DEPTH`` or the allowed rows are too few of the ranked ones."""
+        if k > RANKING_DEPTH:
+            return None
+        rows, scores, complete = self._category_ranking(ids, allowed.category, allowed.category_rows)
+        if allowed.whole_category:  # every ranked row is allowed
+            found = rows[:k], scores[:k]
+        else:
+            positions = _first_allowed(rows, allowed.rows, k)
+            found = rows[positions], scores[positions]
+        return found if len(found[0]) == k or complete else None
+
+    def _category_ranking(self, ids: np.ndarray, category: int,
+                          category_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The ``RANKING_DEPTH`` best (rows, scores) of ``category`` for the term ``ids``, best first
+        and read-only, and whether they are all its positive rows: scored on first use, then kept."""
+        key = (category, *ids.tolist())
+        with self._rankings_lock:
+            ranking = self._rankings.get(key)
+            if ranking is not None:
+                self._rankings.move_to_end(key)
+                return ranking
+        data, indptr, indices = self._postings()
+        scores = _score_rows(data, indptr, indices, ids, category_rows, self._scratch_arrays()["member"])
+        rows, values = best_first(*_positive_of(category_rows, scores, RANKING_DEPTH))
+        for array in (rows, values):
+            array.flags.writeable = False
+        ranking = (rows, values, int(np.count_nonzero(scores > 0)) <= RANKING_DEPTH)
+        with self._rankings_lock:
+            if key not in self._rankings:  # another thread may have ranked it meanwhile
+                self._rankings[key] = ranking
+                self._ranked_rows += len(rows)
+                while self._ranked_rows > RANKING_CACHE_ROWS:
+                    self._ranked_rows -= len(self._rankings.popitem(last=False)[1][0])
+        return ranking
 
     def top(self, query: str, k: int, allowed: AllowedRows | None) -> np.ndarray:
         return self.scored(query, k, allowed)[0]
@@ -354,6 +461,10 @@ class BM25Retriever:
         ids = self._query_ids(query)
         if not len(ids) or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        if isinstance(allowed, CategoryRows):
+            ranked = self.ranked_in_category(ids, allowed, k)
+            if ranked is not None:
+                return ranked
         return best_first(*self.positive(ids, allowed, k), k)
 
     def matching(self, query: str, allowed: AllowedRows | None) -> np.ndarray | None:
@@ -378,6 +489,17 @@ def default_retriever(catalog: Catalog) -> Retriever:
     return BM25Retriever(catalog)
 
 
+#: The catalog column each order other than relevance sorts by, and whether larger values come first
+#: ("popularity" ranks the filtered products no query word matched).
+_ORDER_COLUMNS = {
+    "price_asc": ("price_cents", False),
+    "price_desc": ("price_cents", True),
+    "rating": ("rating_x10", True),
+    "ship_days": ("ship_days", False),
+    "popularity": ("rating_count", True),
+}
+
+
 class SearchEngine:
     """Filter, rank and sort over one catalog. Thread-safe and shared by every episode."""
 
@@ -386,7 +508,8 @@ class SearchEngine:
         self._retriever = retriever
         self._lock = threading.Lock()
         warm_kernels()
-        self._popularity_key = -catalog.rating_count.astype(np.int64)
+        # category -> every row of it allowed (with its mask, built only when a category is a large share of the catalog)
+        self._whole_categories: dict[int, CategoryRows] = {}
 
     @property
     def retriever(self) -> Retriever:
@@ -404,37 +527,47 @@ class SearchEngine:
         Relevance order puts query matches first, then (only when filters were given) the other
         filtered products by popularity, so a filter-only search still lists what matches.
         """
-        allowed = None if flt is None else allowed_rows(self.catalog, flt, stock_overrides)
+        allowed = None if flt is None else self._allowed(flt, stock_overrides)
         if sort_by == "relevance":
             ranked = self.retriever.top(query, k, allowed) if query.strip() else np.empty(0, np.int64)
             if len(ranked) >= k or allowed is None:
                 return ranked[:k]
             # retrievers return allowed rows only, so each ranked row is found in the ascending rows
             remaining = np.delete(allowed.rows, np.searchsorted(allowed.rows, ranked))
-            return np.concatenate([ranked, self._top_by(remaining, self._popularity_key, k - len(ranked))])
+            return np.concatenate([ranked, self._top_by(remaining, "popularity", k - len(ranked))])
         candidates = self.retriever.matching(query, allowed) if query.strip() else None
         if candidates is None or len(candidates) == 0:
             # As in relevance order: a filter with no query match still lists what it matches.
             if allowed is None:
                 return np.empty(0, dtype=np.int64)
             candidates = allowed.rows
-        return self._top_by(candidates, self._sort_key(sort_by), k)
+        return self._top_by(candidates, sort_by, k)
 
-    def _sort_key(self, sort_by: SortBy) -> np.ndarray:
-        c = self.catalog
-        return {
-            "price_asc": c.price_cents.astype(np.int64),
-            "price_desc": -c.price_cents.astype(np.int64),
-            "rating": -c.rating_x10.astype(np.int64),
-            "ship_days": c.ship_days.astype(np.int64),
-        }[sort_by]
+    def _allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None) -> AllowedRows:
+        """The rows ``flt`` allows (:func:`allowed_rows`), as :class:`CategoryRows` when it names
+        exactly one category; a filter that only names it gets the same object every time."""
+        categories = () if flt.category is None else self.catalog.category_index.get(flt.category.strip().lower(), ())
+        if len(categories) != 1:
+            return allowed_rows(self.catalog, flt, stock_overrides)
+        category = categories[0]
+        whole = flt.model_fields_set == {"category"}  # no other condition: every row of the category
+        if whole and category in self._whole_categories:
+            return self._whole_categories[category]
+        allowed = CategoryRows(allowed_rows(self.catalog, flt, stock_overrides), category,
+                               category_view(self.catalog, category).rows)
+        if whole:
+            self._whole_categories[category] = allowed
+        return allowed
 
-    @staticmethod
-    def _top_by(rows: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
-        """The ``k`` rows with the smallest key (stable: earlier rows win ties)."""
+    def _top_by(self, rows: np.ndarray, order: str, k: int) -> np.ndarray:
+        """The ``k`` first of ``rows`` in ``order`` (a key of ``_ORDER_COLUMNS``; stable: earlier
+        rows win ties), reading the column for these rows only."""
         if k <= 0 or len(rows) == 0:
             return np.empty(0, dtype=np.int64)
-        keys = key[rows]
+        column, descending = _ORDER_COLUMNS[order]
+        keys = getattr(self.catalog, column)[rows].astype(np.int64)
+        if descending:
+            keys = -keys
         if len(rows) > k:
             # argpartition is not stable: keep every position up to the k-th key, ascending, then sort stably
             positions = np.flatnonzero(keys <= np.partition(keys, k - 1)[k - 1])
