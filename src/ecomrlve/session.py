@@ -28,7 +28,15 @@ from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, short_text, wire_form
+from ecomrlve.actions import (
+    AgentAction,
+    InvalidActionError,
+    ToolCall,
+    arguments_text,
+    parse_wire_form,
+    short_text,
+    wire_form,
+)
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
@@ -52,6 +60,8 @@ _EPOCH = dt.date(2025, 1, 1)
 _ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
+#: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
+_result_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 class EpisodeRecord(BaseModel):
@@ -120,7 +130,7 @@ class ToolResult:
     @property
     def message(self) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
-                "content": json.dumps(self.content, ensure_ascii=False, separators=(",", ":"))}
+                "content": _result_text(self.content)}
 
 
 @dataclass(frozen=True)
@@ -451,7 +461,7 @@ class EpisodeSession:
         turn.calls += 1
         turn.assistant.setdefault("tool_calls", []).append(
             {"id": call.id, "type": "function",
-             "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}})
+             "function": {"name": call.name, "arguments": arguments_text(call.arguments)}})
         result = ToolResult(call.id, call.name, content, executed)
         self._say(turn, result.message)
         return result

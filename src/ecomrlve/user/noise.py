@@ -32,10 +32,7 @@ _SLANG = {
     "probably": "prob", "okay": "ok", "really": "rly", "great": "gr8",
 }
 _SLANG_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _SLANG), key=len, reverse=True)) + r")\b", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z]+")
-
-
-_NON_WORD = re.compile(r"(\W+)")
+_TYPO_WORD = re.compile(f"[A-Za-z]{{{MIN_TYPO_LENGTH},}}")  # letter runs long enough for a typo
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -83,11 +80,21 @@ def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...
     pieces = [(piece if kept else _SLANG_RE.sub(
         lambda m: _SLANG[m.group(0).lower()] if rng.random() < swap else m.group(0), piece), kept)
         for piece, kept in _segments(text, protected)]
-    words = [(i, m.start(), m.end()) for i, (piece, kept) in enumerate(pieces) if not kept
-             for m in _WORD.finditer(piece) if m.end() - m.start() >= MIN_TYPO_LENGTH]
-    chosen = sorted(rng.sample(range(len(words)), typo_count(p, len(words), rng)), reverse=True)
+    # typo-able words are counted first; only the pieces that get a typo are searched for positions
+    counts = [0 if kept else len(_TYPO_WORD.findall(piece)) for piece, kept in pieces]
+    words = sum(counts)
+    chosen = sorted(rng.sample(range(words), typo_count(p, words, rng)), reverse=True)
     texts = [piece for piece, _ in pieces]
+    first = words  # index of the first typo-able word of piece ``i`` (pieces are walked right to left)
+    i = len(pieces)
+    spans: list[tuple[int, int]] = []
     for index in chosen:  # right to left, so earlier offsets stay valid
-        i, start, end = words[index]
+        while index < first:
+            i -= 1
+            first -= counts[i]
+            spans = []
+        if not spans:
+            spans = [m.span() for m in _TYPO_WORD.finditer(texts[i])]
+        start, end = spans[index - first]
         texts[i] = texts[i][:start] + _typo(texts[i][start:end], rng) + texts[i][end:]
     return "".join(texts)
