@@ -41,9 +41,10 @@ def _reference_add_noise(text: str, p: float, rng: random.Random, protected: tup
     return "".join(texts)
 
 
-_WORDS = st.sampled_from(["you", "please", "thank you", "Blue", "Bluetooth", "a", "in", "keyboard", "XS", "S",
-                          "USB-C", "okay", "3", "é", "naïve", "with", "ab"])
-_TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "! "])), max_size=30).map(
+_WORDS = st.sampled_from(["you", "YOU", "pLease", "thank you", "Thank  you", "thanks", "going to", "Blue", "Bluetooth",
+                          "a", "in", "keyboard", "XS", "S", "USB-C", "okay", "3", "é", "naïve", "with", "ab", "_are",
+                          "are2", "\u212aeyboard", "o\u212aay", "than\u212as"])
+_TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "! ", "_"])), max_size=30).map(
     lambda parts: "".join(w + sep for w, sep in parts))
 
 

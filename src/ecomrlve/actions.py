@@ -130,11 +130,14 @@ def _plain_copy(value: Any, depth: int) -> Any:
             for key, child in value.items():
                 if type(key) is not str or not (key.isascii() or not _SURROGATE_RE.search(key)):
                     raise _NotPlain
-                copy[key] = _plain_copy(child, depth + 1)
+                # ASCII text and null, the commonest leaves, without a call
+                copy[key] = child if child is None or (type(child) is str and child.isascii()) else \
+                    _plain_copy(child, depth + 1)
             return copy
     elif kind is list or kind is tuple:
         if depth <= MAX_DEPTH:
-            return [_plain_copy(child, depth + 1) for child in value]
+            return [child if child is None or (type(child) is str and child.isascii()) else _plain_copy(child, depth + 1)
+                    for child in value]
     elif value is None or kind is bool:
         return value
     elif kind is int:

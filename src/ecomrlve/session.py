@@ -484,8 +484,10 @@ class EpisodeSession:
             self._answer = answer
 
     def _surface_from_text(self, text: str) -> None:
-        self._ctx.surface(self._world.catalog.ids_in_text(text), USER_SOURCE)
-        self._ctx.surface_account_ids(_ORDER_ID.findall(text), USER_SOURCE)  # order ids the customer tells the agent
+        if rows := self._world.catalog.ids_in_text(text):  # most messages name no id: nothing to record
+            self._ctx.surface(rows, USER_SOURCE)
+        if order_ids := _ORDER_ID.findall(text):  # order ids the customer tells the agent
+            self._ctx.surface_account_ids(order_ids, USER_SOURCE)
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
                 invalid_reason: str | None = None) -> Observation:
