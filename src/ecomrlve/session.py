@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import marshal
 import os
 import re
 import secrets
@@ -518,27 +517,33 @@ def _weak_method(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """A session's bound ``method`` that does not keep the session alive: the tool context and
     the shopper's context hold these, and bound methods would make every session a reference
     cycle, left for the cyclic garbage collector (about 6 % of an episode's time)."""
-    ref = weakref.WeakMethod(method)
+    bound: Any = method
+    # a plain weak reference to the session (one, shared by its methods), not a WeakMethod each
+    session, function = weakref.ref(bound.__self__), bound.__func__
 
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        bound = ref()
-        if bound is None:
+        alive = session()
+        if alive is None:
             raise RuntimeError("the episode session is gone")
-        return bound(*args, **kwargs)
+        result: _R = function(alive, *args, **kwargs)
+        return result
 
     return call
 
 
-_MARSHALLED: dict[str, bytes] = {}
+_SCHEMA_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {}
 
 
 def _schemas_copy(schemas: str) -> list[dict[str, Any]]:
-    """A fresh copy of a toolset's schemas (JSON text) for one observation, from a marshalled
-    copy: unmarshalling takes about half the time of parsing the JSON again on every reset."""
-    data = _MARSHALLED.get(schemas)
-    if data is None:
-        data = _MARSHALLED[schemas] = marshal.dumps(json.loads(schemas))
-    copy: list[dict[str, Any]] = marshal.loads(data)
+    """A fresh copy of a toolset's schemas (JSON text) for one observation: every dict and list
+    new, so no caller can change another episode's schemas. The JSON is compiled once into a
+    function whose body is the schemas as a Python display: a copy then builds only the dicts
+    and lists, sharing the (immutable) strings and numbers, twice as fast as unmarshalling."""
+    build = _SCHEMA_BUILDERS.get(schemas)
+    if build is None:
+        data = json.loads(schemas)  # JSON values only: their repr is a Python literal (schemas hold no NaN)
+        build = _SCHEMA_BUILDERS[schemas] = eval(f"lambda: {data!r}", {"__builtins__": {}})
+    copy: list[dict[str, Any]] = build()
     return copy
 
 
