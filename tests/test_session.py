@@ -273,3 +273,15 @@ def test_schema_copies_share_no_dict_or_list(env_id) -> None:
                 walk(x, y)
 
     walk(one, two)
+
+
+def test_each_record_has_its_own_axes(c8) -> None:
+    """The record's axes are the difficulty's (made once per difficulty), and changing one record's changes no other."""
+    records = []
+    for seed in (1, 2):
+        _played_actions(c8, "oracle", "PD", 6, seed)
+        records.append(c8.record)
+    assert records[0].axes == records[1].axes == Difficulty.at(6).as_dict()
+    records[0].axes["T_max"] = -1
+    _played_actions(c8, "oracle", "PD", 6, 3)
+    assert c8.record.axes == Difficulty.at(6).as_dict()
