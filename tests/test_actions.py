@@ -528,3 +528,50 @@ def test_arbitrary_text_parses_or_raises_invalid_action(raw):
     else:
         assert isinstance(action, AgentAction)
         assert action.message is None or action.message == action.message.strip() != ""
+
+
+class _Text(str):
+    """A str subclass: kept as it is by the checked copy, so the plain copy must hand it over."""
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_any_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats() | st.text(max_size=4)
+    | st.sampled_from(["a\ud800", _Text("k"), True, b"x", {1, 2}, 2**63, -(2**63) - 1, float("-inf"), _nested(31),
+                       _nested(33)]),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=3) | st.sampled_from(["\udfff", _Text("s")]), inner, max_size=3)
+    | st.dictionaries(st.integers(0, 2), inner, min_size=1, max_size=2),
+    max_leaves=10,
+)
+
+
+def _typed(value):
+    """``value`` with the exact type of every part, keys included."""
+    if isinstance(value, dict):
+        return dict, [(_typed(k), _typed(v)) for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return type(value), [_typed(v) for v in value]
+    return type(value), repr(value)
+
+
+def _outcome(copy, value):
+    try:
+        return _typed(copy(value))
+    except Exception as exc:  # noqa: BLE001 (the exception itself is compared)
+        return type(exc), str(exc)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_any_values)
+def test_plain_copy_is_the_checked_copy(value):
+    """The fast copy of plain JSON gives what the checked walk gives, and anything else gets the walk's answer."""
+    from ecomrlve.actions import _checked_copy, _json_value
+
+    assert _outcome(_json_value, value) == _outcome(_checked_copy, value)

@@ -232,3 +232,10 @@ def test_unit_f1_extra_and_missing_units(required, index, extra) -> None:
 def test_unit_f1_empty_cart() -> None:
     """An empty cart scores 0 (r_task = 2*0 - 1 = -1)."""
     assert unit_f1([(1, None, 2)], []) == (0.0, 0, 0, 2)
+
+
+@given(surfaced=st.sets(IDS), r_task=st.floats(-1, 1), is_correct=st.booleans())
+def test_with_no_ids_used_the_surfaced_ids_do_not_matter(surfaced: set[str], r_task: float, is_correct: bool) -> None:
+    """The runtime reads the surfacing ledger only when the agent acted on ids."""
+    reward = _compose(r_task=r_task, is_correct=is_correct, surfaced_ids=surfaced)
+    assert reward == _compose(r_task=r_task, is_correct=is_correct, surfaced_ids=set())

@@ -11,9 +11,10 @@ import pytest
 
 from ecomrlve.actions import AgentAction, ToolCall, parse_action
 from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs import get_environment
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import make_agent, replay
-from ecomrlve.session import RUNTIME_TERMINATIONS, toolset
+from ecomrlve.session import RUNTIME_TERMINATIONS, _schemas_copy, toolset
 
 EPISODES = [("CART", 0, 3), ("CART", 9, 4), ("PD", 6, 1), ("SUB", 4, 2), ("BUNDLE", 5, 3), ("RETURN", 7, 5),
             ("STATUS", 3, 6), ("POLICY", 8, 7), ("JOURNEY", 6, 8)]
@@ -255,3 +256,32 @@ def test_each_reset_gets_its_own_copy_of_the_tool_schemas(c8) -> None:
     first[0]["function"]["name"] = "changed by the caller"
     second = c8.reset(env_id="PD", difficulty=3, seed=2).tools
     assert second == json.loads(toolset(c8.session.family, Difficulty.at(3))[1])
+
+
+@pytest.mark.parametrize("env_id", ["CART", "PD", "JOURNEY"])
+def test_schema_copies_share_no_dict_or_list(env_id) -> None:
+    """Each copy is the schemas' JSON exactly, and only its strings and numbers (immutable) are shared."""
+    schemas = toolset(get_environment(env_id), Difficulty.at(9))[1]
+    one, two = _schemas_copy(schemas), _schemas_copy(schemas)
+    assert json.dumps(one) == json.dumps(two) == schemas
+
+    def walk(a, b) -> None:
+        assert type(a) is type(b)
+        if isinstance(a, (dict, list)):
+            assert a is not b
+            for x, y in zip(a.values(), b.values()) if isinstance(a, dict) else zip(a, b):
+                walk(x, y)
+
+    walk(one, two)
+
+
+def test_each_record_has_its_own_axes(c8) -> None:
+    """The record's axes are the difficulty's (made once per difficulty), and changing one record's changes no other."""
+    records = []
+    for seed in (1, 2):
+        _played_actions(c8, "oracle", "PD", 6, seed)
+        records.append(c8.record)
+    assert records[0].axes == records[1].axes == Difficulty.at(6).as_dict()
+    records[0].axes["T_max"] = -1
+    _played_actions(c8, "oracle", "PD", 6, 3)
+    assert c8.record.axes == Difficulty.at(6).as_dict()

@@ -37,6 +37,8 @@ _JSON_KEYS = frozenset({"message", "tool_calls"})
 _OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
 _OPENAI_KEYS = frozenset(  # name/refusal/reasoning_content: server extras, nothing to act on
     {"role", "content", "tool_calls", "name", "refusal", "reasoning_content", "function_call"})
+#: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class ToolCall(BaseModel):
@@ -96,13 +98,60 @@ def _where(path: _Path) -> str:
     return path + "".join(reversed(parts))
 
 
+class _NotPlain(Exception):
+    """Raised inside :func:`_plain_copy`: the value needs :func:`_checked_copy`'s care."""
+
+
 def _json_value(value: Any) -> Any:
     """A copy of ``value`` made only of JSON types (tuples become lists, text is valid UTF-8).
 
-    Iterative, so hostile nesting cannot exhaust the stack; raises :class:`_NotJson` for nesting
-    deeper than ``MAX_DEPTH``, non-finite or huge numbers, non-string keys and non-JSON objects.
-    Each value's location is kept as a path of tuples and spelled out only in an error message.
+    Raises :class:`_NotJson` for nesting deeper than ``MAX_DEPTH``, non-finite or huge numbers,
+    non-string keys and non-JSON objects. Nearly every turn is plain JSON already (what
+    ``json.loads`` returns, what an agent builds): :func:`_plain_copy` copies those; anything
+    else goes to :func:`_checked_copy`, which cleans it or names the first problem.
     """
+    try:
+        return _plain_copy(value, 1)
+    except _NotPlain:
+        return _checked_copy(value)
+
+
+def _plain_copy(value: Any, depth: int) -> Any:
+    """:func:`_checked_copy` of a value made only of the exact JSON types (no subclasses), with
+    clean text, in-range numbers and at most ``MAX_DEPTH`` levels; raises :class:`_NotPlain` on
+    anything else. Recursive: the depth limit bounds the stack."""
+    kind = type(value)
+    if kind is str:
+        if value.isascii() or not _SURROGATE_RE.search(value):
+            return value
+    elif kind is dict:
+        if depth <= MAX_DEPTH:
+            copy = {}
+            for key, child in value.items():
+                if type(key) is not str or not (key.isascii() or not _SURROGATE_RE.search(key)):
+                    raise _NotPlain
+                # ASCII text and null, the commonest leaves, without a call
+                copy[key] = child if child is None or (type(child) is str and child.isascii()) else \
+                    _plain_copy(child, depth + 1)
+            return copy
+    elif kind is list or kind is tuple:
+        if depth <= MAX_DEPTH:
+            return [child if child is None or (type(child) is str and child.isascii()) else _plain_copy(child, depth + 1)
+                    for child in value]
+    elif value is None or kind is bool:
+        return value
+    elif kind is int:
+        if -MAX_INTEGER <= value <= MAX_INTEGER:
+            return value
+    elif kind is float:
+        if math.isfinite(value):
+            return value
+    raise _NotPlain
+
+
+def _checked_copy(value: Any) -> Any:
+    """:func:`_json_value` of any value: iterative, so hostile nesting cannot exhaust the stack.
+    Each value's location is kept as a path of tuples and spelled out only in an error message."""
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any, int, _Path]] = [(value, root, 0, 1, "action")]
     while stack:
@@ -153,8 +202,13 @@ def _agent_action_wire(action: AgentAction) -> dict[str, Any]:
     for call in message.get("tool_calls", ()):  # recorded as an OpenAI server sends them: JSON text
         function = call["function"]
         if isinstance(function["arguments"], dict):
-            function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
+            function["arguments"] = arguments_text(function["arguments"])
     return message
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """A call's JSON arguments as text, as an OpenAI server sends them and a transcript records them."""
+    return _json_text(arguments)
 
 
 def wire_form(raw: Any) -> Any:
@@ -235,7 +289,7 @@ def _action(message: Any, field: str, calls: list[ToolCall]) -> AgentAction:
         if j != i:
             raise _structure(f"tool_calls[{i}]: duplicate id {short_text(repr(call.id), 60)} (as tool_calls[{j}])")
     message = (message.strip() or None) if message else None
-    return AgentAction.model_construct(message=message, tool_calls=tuple(calls))
+    return AgentAction(message=message, tool_calls=tuple(calls))  # validating these is quicker than model_construct
 
 
 def _from_openai(raw: dict[str, Any], turn: int) -> AgentAction:
@@ -315,7 +369,7 @@ def parse_wire_form(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAct
         return _from_hermes(text, turn)
     if raw.keys() == {_UNREPRESENTABLE}:
         raise InvalidActionError(INVALID_NOT_JSON, str(raw[_UNREPRESENTABLE]))
-    size = len(json.dumps(raw, ensure_ascii=False))
+    size = len(_json_text(raw))
     if size > max_chars:
         raise InvalidActionError(INVALID_TOO_LONG, f"{size} chars as JSON > max {max_chars}")
     if "role" in raw or "content" in raw:

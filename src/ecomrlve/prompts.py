@@ -35,10 +35,15 @@ def _rules(b_tool: int) -> str:
     return "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES)
 
 
+@functools.lru_cache(maxsize=1024)
+def _spoken_date(today: dt.date) -> str:
+    """"Monday, March 3, 2025": episodes fall on a few hundred dates, each spelled once."""
+    return today.strftime("%A, %B %d, %Y").replace(" 0", " ")
+
+
 def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int) -> str:
     return (
-        f"You are the shopping assistant of {STORE_NAME}, an online store. Today is "
-        f"{today.strftime('%A, %B %d, %Y').replace(' 0', ' ')}.\n\n"
+        f"You are the shopping assistant of {STORE_NAME}, an online store. Today is {_spoken_date(today)}.\n\n"
         f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool)}"
     )
 

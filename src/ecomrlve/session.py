@@ -16,8 +16,8 @@ for oracles, evaluation code and tests.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
-import marshal
 import os
 import re
 import secrets
@@ -28,7 +28,15 @@ from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, short_text, wire_form
+from ecomrlve.actions import (
+    AgentAction,
+    InvalidActionError,
+    ToolCall,
+    arguments_text,
+    parse_wire_form,
+    short_text,
+    wire_form,
+)
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
@@ -52,6 +60,8 @@ _EPOCH = dt.date(2025, 1, 1)
 _ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
+#: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
+_result_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 class EpisodeRecord(BaseModel):
@@ -120,7 +130,7 @@ class ToolResult:
     @property
     def message(self) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
-                "content": json.dumps(self.content, ensure_ascii=False, separators=(",", ":"))}
+                "content": _result_text(self.content)}
 
 
 @dataclass(frozen=True)
@@ -365,7 +375,7 @@ class EpisodeSession:
         return EpisodeRecord(
             env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
             secret=self._secret, catalog=self._catalog_name, tools=list(self._tools),
-            axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
+            axes=_axes(self._difficulty) | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
             reward=self._reward, shopper=getattr(self._realiser, "record", lambda: None)(),
         )
@@ -451,7 +461,7 @@ class EpisodeSession:
         turn.calls += 1
         turn.assistant.setdefault("tool_calls", []).append(
             {"id": call.id, "type": "function",
-             "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}})
+             "function": {"name": call.name, "arguments": arguments_text(call.arguments)}})
         result = ToolResult(call.id, call.name, content, executed)
         self._say(turn, result.message)
         return result
@@ -474,8 +484,10 @@ class EpisodeSession:
             self._answer = answer
 
     def _surface_from_text(self, text: str) -> None:
-        self._ctx.surface(self._world.catalog.ids_in_text(text), USER_SOURCE)
-        self._ctx.surface_account_ids(_ORDER_ID.findall(text), USER_SOURCE)  # order ids the customer tells the agent
+        if rows := self._world.catalog.ids_in_text(text):  # most messages name no id: nothing to record
+            self._ctx.surface(rows, USER_SOURCE)
+        if order_ids := _ORDER_ID.findall(text):  # order ids the customer tells the agent
+            self._ctx.surface_account_ids(order_ids, USER_SOURCE)
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,
                 invalid_reason: str | None = None) -> Observation:
@@ -484,10 +496,12 @@ class EpisodeSession:
             outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
         else:
             outcome = self._family.verify(self._problem.goal, self._problem.state, self._world, self._answer)
+        # r_hall asks only whether the ids acted on were surfaced: with none, the ledger need not be read
+        surfaced = self._ctx.surfaced_ids() if self._used_ids else set()
         self._reward = compose_reward(
             r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self._turns,
             user_caused_turns=self._user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,
-            surfaced_ids=self._ctx.surfaced_ids(), termination=termination, weights=self._weights,
+            surfaced_ids=surfaced, termination=termination, weights=self._weights,
             invalid_reason=invalid_reason, safety_violation=outcome.safety_violation, task_details=outcome.details,
         )
         info = self._info() | {"reward": self._reward.model_dump(), "is_correct": self._reward.is_correct,
@@ -506,27 +520,40 @@ def _weak_method(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """A session's bound ``method`` that does not keep the session alive: the tool context and
     the shopper's context hold these, and bound methods would make every session a reference
     cycle, left for the cyclic garbage collector (about 6 % of an episode's time)."""
-    ref = weakref.WeakMethod(method)
+    bound: Any = method
+    # a plain weak reference to the session (one, shared by its methods), not a WeakMethod each
+    session, function = weakref.ref(bound.__self__), bound.__func__
 
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        bound = ref()
-        if bound is None:
+        alive = session()
+        if alive is None:
             raise RuntimeError("the episode session is gone")
-        return bound(*args, **kwargs)
+        result: _R = function(alive, *args, **kwargs)
+        return result
 
     return call
 
 
-_MARSHALLED: dict[str, bytes] = {}
+@functools.lru_cache(maxsize=256)
+def _axes(difficulty: Difficulty) -> dict[str, Any]:
+    """``difficulty.as_dict()`` (``dataclasses.asdict``: most of the cost of a record), made once per
+    difficulty. Only ever merged into a new dict, so no caller can change it."""
+    return difficulty.as_dict()
+
+
+_SCHEMA_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {}
 
 
 def _schemas_copy(schemas: str) -> list[dict[str, Any]]:
-    """A fresh copy of a toolset's schemas (JSON text) for one observation, from a marshalled
-    copy: unmarshalling takes about half the time of parsing the JSON again on every reset."""
-    data = _MARSHALLED.get(schemas)
-    if data is None:
-        data = _MARSHALLED[schemas] = marshal.dumps(json.loads(schemas))
-    copy: list[dict[str, Any]] = marshal.loads(data)
+    """A fresh copy of a toolset's schemas (JSON text) for one observation: every dict and list
+    new, so no caller can change another episode's schemas. The JSON is compiled once into a
+    function whose body is the schemas as a Python display: a copy then builds only the dicts
+    and lists, sharing the (immutable) strings and numbers, twice as fast as unmarshalling."""
+    build = _SCHEMA_BUILDERS.get(schemas)
+    if build is None:
+        data = json.loads(schemas)  # JSON values only: their repr is a Python literal (schemas hold no NaN)
+        build = _SCHEMA_BUILDERS[schemas] = eval(f"lambda: {data!r}", {"__builtins__": {}})
+    copy: list[dict[str, Any]] = build()
     return copy
 
 

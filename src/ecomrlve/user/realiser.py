@@ -152,11 +152,12 @@ class TemplateRealiser:
         said: set[str] = set()
         parts: list[str] = []
         for act in acts:
+            phrase = templates_for(act).text
             for _ in range(REDRAWS):
-                text = templates_for(act).text(act, rng)
-                if not any(s.lower() in said for s in sentences(text)):
+                split = sentences(phrase(act, rng))
+                if not said or not any(s.lower() in said for s in split):
                     break
-            fresh = [s for s in sentences(text) if s.lower() not in said]
+            fresh = [s for s in split if s.lower() not in said] if said else split
             said.update(s.lower() for s in fresh)
             parts.append(" ".join(fresh))
         return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected_values(acts))
