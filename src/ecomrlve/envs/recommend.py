@@ -26,6 +26,7 @@ import random
 import re
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
@@ -194,8 +195,12 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
     """:func:`valid_rows` as local rows of ``view``."""
     others = [r for r in requirements if r.field != "category"]
     local = view.matching(requirement_filter(others), stock_overrides)
-    excluded = [view.local(row) for row in exclude if view.contains(row)]
-    return local[~np.isin(local, excluded)] if excluded else local
+    for row in exclude:  # a binary search each: np.isin would sort the valid set
+        if view.contains(row):
+            position = int(np.searchsorted(local, view.local(row)))
+            if position < len(local) and int(local[position]) == view.local(row):
+                local = np.delete(local, position)
+    return local
 
 
 def satisfactions(catalog: Catalog, rows: list[int], category: int, requirements: list[Requirement]) -> list[float]:
@@ -248,21 +253,64 @@ def draw_preferences(requirements: list[Requirement], price_reference: float, rn
                        price_reference=round(price_reference, 2))
 
 
-def utility(catalog: Catalog, rows: np.ndarray, prefs: Preferences) -> np.ndarray:
-    """The shopper's utility of each row in [0, 1] (vectorised)."""
-    price = catalog.price_cents[rows] / 100.0
-    scores = (
-        prefs.price * (1 - np.minimum(1.0, price / (2 * prefs.price_reference)))
-        + prefs.rating * (catalog.rating_x10[rows] - 10) / 40.0
-        + prefs.shipping * (1 - (np.minimum(catalog.ship_days[rows], 14) - 1) / 13.0)
-        + prefs.popularity * np.minimum(1.0, np.log1p(catalog.rating_count[rows]) / 10.0)
-    )
-    return scores / (prefs.price + prefs.rating + prefs.shipping + prefs.popularity)
+@dataclass(frozen=True)
+class UtilityTerms:
+    """The per-row parts of the utility that no shopper changes, computed once per catalog with
+    the numpy operations of the vectorised formula, so that gathering them is bit-identical to
+    computing them for the rows anew."""
+
+    price: np.ndarray  # USD
+    rating_steps: np.ndarray  # rating·10 − 10 (the utility multiplies by the weight first, then divides by 40)
+    shipping: np.ndarray  # in [0, 1]
+    popularity: np.ndarray  # in [0, 1]
 
 
-def relevance(scores: np.ndarray) -> np.ndarray:
-    """Relevance of valid products from a score in [0, 1]: floored at 0.05, rounded to 1e-6 (exact ties)."""
-    return np.round(RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * np.clip(scores, 0.0, 1.0), 6)
+def utility_terms(catalog: Catalog) -> UtilityTerms:
+    """:class:`UtilityTerms` of every row of ``catalog`` (a category view), cached on it."""
+    terms = catalog.__dict__.get("_utility_terms")
+    if terms is None:
+        terms = catalog.__dict__["_utility_terms"] = UtilityTerms(
+            price=catalog.price_cents / 100.0, rating_steps=(catalog.rating_x10 - 10).astype(np.float64),
+            shipping=1 - (np.minimum(catalog.ship_days, 14) - 1) / 13.0,
+            popularity=np.minimum(1.0, np.log1p(catalog.rating_count) / 10.0))
+    return terms
+
+
+@numba.njit(nogil=True, cache=True)
+def _relevance_kernel(rows: np.ndarray, price: np.ndarray, rating_steps: np.ndarray, shipping: np.ndarray,
+                      popularity: np.ndarray, weights: np.ndarray, similarity: np.ndarray,
+                      similarity_weight: float) -> np.ndarray:  # pragma: no cover - compiled
+    """:func:`relevance` row by row: the float64 operations of the vectorised formula, in its order."""
+    w_price, w_rating, w_shipping, w_popularity, price_scale, total, floor, span = weights
+    out = np.empty(len(rows))
+    for j in range(len(rows)):
+        row = rows[j]
+        score = (w_price * (1 - min(1.0, price[row] / price_scale)) + w_rating * rating_steps[row] / 40.0
+                 + w_shipping * shipping[row] + w_popularity * popularity[row]) / total
+        if len(similarity):
+            score = similarity_weight * similarity[j] + (1 - similarity_weight) * score
+        out[j] = np.rint((floor + span * min(max(score, 0.0), 1.0)) * 1e6) / 1e6
+    return out
+
+
+def relevance(catalog: Catalog, rows: np.ndarray, prefs: Preferences, similarity: np.ndarray | None = None,
+              similarity_weight: float = 0.0) -> np.ndarray:
+    """Relevance of valid ``rows``: the shopper's utility in [0, 1] (mixed with ``similarity``
+    by ``similarity_weight`` if given), floored at 0.05 and rounded to 1e-6 (exact ties).
+
+    One compiled pass over the rows on the cached :func:`utility_terms`; the same floats as the
+    vectorised ``round(0.05 + 0.95·clip(w·similarity + (1 − w)·utility, 0, 1), 6)``.
+    """
+    terms = utility_terms(catalog)
+    weights = np.asarray([prefs.price, prefs.rating, prefs.shipping, prefs.popularity, 2 * prefs.price_reference,
+                          prefs.price + prefs.rating + prefs.shipping + prefs.popularity,
+                          RELEVANCE_FLOOR, 1 - RELEVANCE_FLOOR])
+    return _relevance_kernel(np.asarray(rows, dtype=np.int64), terms.price, terms.rating_steps, terms.shipping,
+                             terms.popularity, weights, _NO_SIMILARITY if similarity is None else similarity,
+                             similarity_weight)
+
+
+_NO_SIMILARITY = np.zeros(0)
 
 
 def ideal_ranking(rows: np.ndarray, rel: np.ndarray, k: int) -> tuple[list[int], list[float]]:
@@ -274,35 +322,132 @@ def ideal_ranking(rows: np.ndarray, rel: np.ndarray, k: int) -> tuple[list[int],
     return [int(r) for r in rows[order]], [float(x) for x in rel[order]]
 
 
+@numba.njit(nogil=True, cache=True)
+def _first_at_least(values: np.ndarray, start: int, target: int) -> int:  # pragma: no cover - compiled
+    """The first position at or after ``start`` of ascending ``values`` holding at least ``target``
+    (galloping: O(log distance))."""
+    step, high = 1, start
+    while high < len(values) and values[high] < target:
+        start = high + 1
+        high += step
+        step *= 2
+    high = min(high, len(values))
+    while start < high:
+        middle = (start + high) // 2
+        if values[middle] < target:
+            start = middle + 1
+        else:
+            high = middle
+    return start
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_members(rows: np.ndarray, postings: np.ndarray, hits: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``hits[j] += 1`` for each ``rows[j]`` in ``postings`` (both ascending), walking the shorter
+    list and galloping in the longer: O(shorter · log(longer / shorter))."""
+    if len(rows) <= len(postings):
+        position = 0
+        for j in range(len(rows)):
+            position = _first_at_least(postings, position, rows[j])
+            if position < len(postings) and postings[position] == rows[j]:
+                hits[j] += 1
+    else:
+        j = 0
+        for posting in postings:
+            j = _first_at_least(rows, j, posting)
+            if j < len(rows) and rows[j] == posting:
+                hits[j] += 1
+
+
 def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
-    """Share of the original's short-title words found in each row's title (vectorised).
+    """Share of the original's short-title words found in the title of each of ascending ``rows``.
 
     Uses a word -> rows index of ``catalog`` (a category view), built once per catalog like a
-    search index, so each call costs O(rows + postings of the original's few words).
+    search index; each of the original's few words is a merge of two ascending lists, so a call
+    costs O(rows · log), not O(category).
     """
     words = sorted(set(_WORD.findall(catalog.short_title(original).lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
     index = title_word_index(catalog)
+    rows = np.asarray(rows, dtype=np.int64)
     hits = np.zeros(len(rows))
-    present = np.zeros(len(catalog), dtype=bool)
     for word in words:
-        present[:] = False
-        present[index.get(word, np.empty(0, dtype=np.int64))] = True
-        hits += present[rows]
+        postings = index.get(word)
+        if postings is None:
+            continue
+        if 2 * len(postings) <= len(catalog):
+            _count_members(rows, postings, hits)
+        else:  # a word most titles have (the product noun): count every row, then take off those without it
+            misses = np.zeros(len(rows))
+            _count_members(rows, _rows_without(catalog, word, postings), misses)
+            hits += 1 - misses
     return hits / len(words)
 
 
+def _rows_without(catalog: Catalog, word: str, postings: np.ndarray) -> np.ndarray:
+    """The ascending rows of ``catalog`` whose title lacks ``word`` (which has ``postings``), cached."""
+    cache = catalog.__dict__.setdefault("_title_word_complements", {})
+    if word not in cache:
+        cache[word] = np.setdiff1d(np.arange(len(catalog), dtype=np.int64), postings, assume_unique=True)
+    return cache[word]
+
+
+@dataclass(frozen=True)
+class AttributeColumns:
+    """A catalog's categorical codes and numeric values stacked (one row per attribute, in the
+    catalog's order), so one compiled pass compares every attribute."""
+
+    codes: np.ndarray
+    values: np.ndarray
+
+
+def attribute_columns(catalog: Catalog) -> AttributeColumns:
+    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it."""
+    columns = catalog.__dict__.get("_attribute_columns")
+    if columns is None:
+        codes, values = list(catalog.categorical.values()), list(catalog.numeric.values())
+        columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
+            codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
+            values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
+    return columns
+
+
+@numba.njit(nogil=True, cache=True)
+def _attribute_overlap_kernel(rows: np.ndarray, brand: np.ndarray, codes: np.ndarray, values: np.ndarray,
+                              original: int, tolerance: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """:func:`attribute_overlap` row by row; ``tolerance[a]`` is ``np.isclose``'s bound for the
+    original's value of numeric attribute ``a`` (NaN: the attribute is not compared)."""
+    compared = 1
+    for a in range(codes.shape[0]):
+        compared += codes[a, original] != NO_VALUE
+    for a in range(values.shape[0]):
+        compared += not np.isnan(tolerance[a])
+    out = np.empty(len(rows))
+    for j in range(len(rows)):
+        row = rows[j]
+        same = 1 if brand[row] == brand[original] else 0
+        for a in range(codes.shape[0]):
+            if codes[a, original] != NO_VALUE and codes[a, row] == codes[a, original]:
+                same += 1
+        for a in range(values.shape[0]):
+            if not np.isnan(tolerance[a]):  # np.isclose: |x − y| <= atol + rtol·|y| (finite y), or x == y
+                x, y = values[a, row], values[a, original]
+                if (abs(x - y) <= tolerance[a] and np.isfinite(y)) or x == y:
+                    same += 1
+        out[j] = same / compared
+    return out
+
+
 def attribute_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
-    """Share of the original's brand and attributes that each row has too (vectorised)."""
-    same = [catalog.brand[rows] == catalog.brand[original]]
-    for codes in catalog.categorical.values():
-        if codes[original] != NO_VALUE:
-            same.append(codes[rows] == codes[original])
-    for values in catalog.numeric.values():
-        if not math.isnan(float(values[original])):
-            same.append(np.isclose(values[rows], values[original]))
-    return np.mean(np.stack(same), axis=0)
+    """Share of the original's brand and attributes (those it has) that each row has too."""
+    columns = attribute_columns(catalog)
+    tolerance = np.full(len(columns.values), np.nan, dtype=columns.values.dtype)
+    for a, value in enumerate(columns.values[:, original]):
+        if not math.isnan(float(value)):
+            tolerance[a] = 1e-08 + 1e-05 * abs(np.asarray(value))  # np.isclose's, in the column's precision
+    return _attribute_overlap_kernel(np.asarray(rows, dtype=np.int64), catalog.brand, columns.codes, columns.values,
+                                     original, tolerance)
 
 
 # -- scoring (pure) -------------------------------------------------------------------------------

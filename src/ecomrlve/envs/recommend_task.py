@@ -40,6 +40,7 @@ from ecomrlve.envs.recommend import (
     ideal_ranking,
     listed_items,
     ranking_reward,
+    utility_terms,
     valid_local,
     valid_rows,
 )
@@ -202,10 +203,10 @@ class RankedRecommendation(TaskFamily):
         """Relevance of the valid ``local`` rows of the category's ``view`` (see :func:`relevance`)."""
 
     def prepare(self, catalog: Catalog) -> None:
-        """Every category's main-type view (valid sets, partners and relevance read it)."""
+        """Every category's main-type view (valid sets, partners and relevance read it) and its utility terms."""
         for category, rows in enumerate(catalog.category_rows):
             if len(rows):
-                category_view(catalog, category, main_type_only=True)
+                utility_terms(category_view(catalog, category, main_type_only=True).catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         """Rows never valid whatever they are like (SUB: the original)."""
