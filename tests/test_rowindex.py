@@ -37,6 +37,7 @@ from ecomrlve.envs.recommend import (
     _count_members,
     attribute_overlap,
     closest_partner,
+    ideal_ranking,
     relevance,
     requirement_filter,
     satisfactions,
@@ -236,6 +237,17 @@ def test_relevance_kernels_on_the_synthetic_catalog(catalog) -> None:
             assert bitwise_equal(relevance(sub, rows, prefs), vectorised_relevance(sub, rows, prefs))
             assert bitwise_equal(relevance(sub, rows, prefs, similarity, 0.5),
                                  vectorised_relevance(sub, rows, prefs, similarity, 0.5))
+
+
+@SETTINGS
+@given(data=st.data(), k=st.integers(0, 7))
+def test_ideal_ranking_is_the_head_of_a_full_sort(data, k) -> None:
+    """Relevance descending, ties by row ascending, whatever the order of the rows given."""
+    rows = np.asarray(data.draw(st.lists(st.integers(0, 60), unique=True)), dtype=np.int64)
+    rel = np.asarray(data.draw(st.lists(st.sampled_from([0.05, 0.5, 0.700001, 1.0]), min_size=len(rows),
+                                        max_size=len(rows))), dtype=np.float64)
+    order = np.lexsort((rows, -rel))[:k]
+    assert ideal_ranking(rows, rel, k) == (rows[order].tolist(), rel[order].tolist())
 
 
 @SETTINGS

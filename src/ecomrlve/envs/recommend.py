@@ -165,14 +165,28 @@ def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilt
     candidates = candidates[candidates != own]
     if len(candidates) == 0:
         return None
-    # compared over the whole view (contiguous) and gathered once: cheaper than a gather per column
-    shared = (sub.brand == sub.brand[own]).astype(np.int32)
-    for codes in sub.categorical.values():
-        if codes[own] != NO_VALUE:
-            shared += codes == codes[own]
-    shared = shared[candidates]
-    best = candidates[shared == shared.max()]
+    best = _most_shared(candidates, sub.brand, attribute_columns(sub).codes, own)
     return int(view.rows[best[rng.randrange(len(best))]])
+
+
+@numba.njit(nogil=True, cache=True)
+def _most_shared(candidates: np.ndarray, brand: np.ndarray, codes: np.ndarray,
+                 own: int) -> np.ndarray:  # pragma: no cover - compiled
+    """The ``candidates`` (in their order) sharing the most of row ``own``'s brand and the
+    categorical attributes it has, in one pass."""
+    best = np.empty(len(candidates), dtype=np.int64)
+    count, most = 0, -1
+    for row in candidates:
+        shared = 1 if brand[row] == brand[own] else 0
+        for a in range(codes.shape[0]):
+            if codes[a, own] != NO_VALUE and codes[a, row] == codes[a, own]:
+                shared += 1
+        if shared > most:
+            count, most = 0, shared
+        if shared == most:
+            best[count] = row
+            count += 1
+    return best[:count]
 
 
 def category_requirement(catalog: Catalog, category: int) -> Requirement:
@@ -313,13 +327,29 @@ def relevance(catalog: Catalog, rows: np.ndarray, prefs: Preferences, similarity
 _NO_SIMILARITY = np.zeros(0)
 
 
+@numba.njit(nogil=True, cache=True)
+def _best_positions(rows: np.ndarray, rel: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - compiled
+    """Positions of the ``k`` best (relevance descending, then row ascending), best first: one
+    pass keeping them sorted by insertion (k is a handful)."""
+    best = np.empty(min(k, len(rows)), dtype=np.int64)
+    size = 0
+    for i in range(len(rows)):
+        position = size  # where i goes among the kept ones, found from the worst end
+        while position > 0 and (rel[i] > rel[best[position - 1]]
+                                or (rel[i] == rel[best[position - 1]] and rows[i] < rows[best[position - 1]])):
+            position -= 1
+        if position < len(best):
+            for j in range(min(size, len(best) - 1), position, -1):
+                best[j] = best[j - 1]
+            best[position] = i
+            size = min(size + 1, len(best))
+    return best
+
+
 def ideal_ranking(rows: np.ndarray, rel: np.ndarray, k: int) -> tuple[list[int], list[float]]:
     """The true top ``k`` of the valid set by relevance (ties by row), with their relevances."""
-    if len(rel) > k:  # only the rows at or above the k-th relevance can be in the top k
-        keep = rel >= np.partition(rel, len(rel) - k)[len(rel) - k]
-        rows, rel = rows[keep], rel[keep]
-    order = np.lexsort((rows, -rel))[:k]
-    return [int(r) for r in rows[order]], [float(x) for x in rel[order]]
+    best = _best_positions(np.asarray(rows, dtype=np.int64), np.asarray(rel, dtype=np.float64), k)
+    return rows[best].tolist(), rel[best].tolist()
 
 
 @numba.njit(nogil=True, cache=True)

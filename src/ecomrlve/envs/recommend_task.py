@@ -250,15 +250,12 @@ class RankedRecommendation(TaskFamily):
             switch = plan_switch(world, goal.category, anchors, goal.requirements, rng, allow_new_value=not want_stock_out)
         goal = goal.model_copy(update={"withheld": withheld, "switch": switch})
         valid, rel = self.scored_valid(world, goal, goal.final_requirements(), world.planning_overrides())
+        ranked, _ = ideal_ranking(valid, rel, goal.k + 1)  # the ideal answer, with or without the best
         stock_out = None
-        if want_stock_out and len(valid) >= 2:
-            best = ideal_ranking(valid, rel, 1)[0][0]
-            if world.can_sell_out(best):
-                stock_out = best
-                keep = valid != stock_out
-                valid, rel = valid[keep], rel[keep]
-                world.doom(stock_out)
-        ideal, _ = ideal_ranking(valid, rel, goal.k)
+        if want_stock_out and len(valid) >= 2 and world.can_sell_out(ranked[0]):
+            stock_out = ranked[0]
+            world.doom(stock_out)
+        ideal = [row for row in ranked if row != stock_out][:goal.k]
         world.reserve(ideal)
         world.protect(goal.category)
         return goal.model_copy(update={
