@@ -18,8 +18,10 @@ from recommend_support import (
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.envs.recommend import ListedItem, ranking_reward, valid_rows
-from ecomrlve.envs.recommend_task import RecommendAnswer
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs import get_environment
+from ecomrlve.envs.recommend import ListedItem, ranking_reward, valid_local, valid_rows
+from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendAnswer
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"
@@ -128,6 +130,40 @@ def test_valid_set_is_exact_over_the_whole_catalog(pd_env, catalog, d) -> None:
         assert np.array_equal(fast, whole)
         assert goal.target_row in set(fast.tolist())
         assert len(requirements) == 2 + d // 2
+
+
+@pytest.mark.parametrize("env_id", ["PD", "SUB"])
+def test_scored_valid_reuses_only_what_the_inputs_determine(catalog, search, env_id) -> None:
+    """The scored valid set remembered from the plan is what a fresh scoring gives for the same
+    inputs, and another stock, requirement list or shopper is scored anew."""
+    env = EcomEnv(env_id, catalog=catalog, search=search)
+    family = get_environment(env_id)
+    assert isinstance(family, RankedRecommendation)
+
+    def fresh(goal, requirements, overrides):
+        view = category_view(catalog, goal.category, main_type_only=True)
+        local = valid_local(view, requirements, overrides, family.excluded(goal))
+        return view.rows[local], family.relevance(view, goal, local)
+
+    def same(got, expected) -> bool:
+        return all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, expected, strict=True))
+
+    for seed in range(40):
+        env.reset(env_id=env_id, difficulty=seed % 16, seed=seed)
+        goal, world = env.audit().problem.goal, env.audit().world
+        final = goal.final_requirements()
+        planned = family.scored_valid(world, goal, final, world.planning_overrides())
+        assert same(planned, fresh(goal, final, world.planning_overrides()))
+        valid = planned[0]
+        if len(valid):  # the best valid product sells out: it leaves the valid set
+            sold = world.planning_overrides() | {int(valid[0]): 0}
+            assert same(family.scored_valid(world, goal, final, sold), fresh(goal, final, sold))
+        if len(final) > 1:
+            assert same(family.scored_valid(world, goal, final[:-1], world.planning_overrides()),
+                        fresh(goal, final[:-1], world.planning_overrides()))
+        other = goal.model_copy(update={"preferences": goal.preferences.model_copy(update={"price": 7.0})})
+        assert same(family.scored_valid(world, other, final, world.planning_overrides()),
+                    fresh(other, final, world.planning_overrides()))
 
 
 @pytest.mark.parametrize("flt", [

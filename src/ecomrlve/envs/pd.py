@@ -33,6 +33,7 @@ Version history
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +71,9 @@ class ProductDiscoveryFamily(RankedRecommendation):
 
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
         return relevance(view.catalog, local, goal.preferences)
+
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        return (goal.preferences,)
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog

@@ -202,6 +202,11 @@ class RankedRecommendation(TaskFamily):
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
         """Relevance of the valid ``local`` rows of the category's ``view`` (see :func:`relevance`)."""
 
+    @abstractmethod
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        """Everything :meth:`relevance` reads from ``goal``: calls that agree on it (and on the
+        requirements and stock) share one scored valid set (:meth:`scored_valid`)."""
+
     def prepare(self, catalog: Catalog) -> None:
         """Every category's main-type view (valid sets, partners and relevance read it) and its utility terms."""
         for category, rows in enumerate(catalog.category_rows):
@@ -230,11 +235,23 @@ class RankedRecommendation(TaskFamily):
     def scored_valid(self, world: World, goal: RecommendGoal, requirements: list[Requirement],
                      stock_overrides: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The valid set (global rows) and its relevance, scored on the category's contiguous view
-        (stock as it is now unless ``stock_overrides`` says otherwise)."""
+        (stock as it is now unless ``stock_overrides`` says otherwise); read-only arrays.
+
+        A pure function of its inputs, remembered on the view for the last ones: the verifier
+        mostly asks for what the plan scored (the final requirements, the planned stock-out done).
+        """
         view = category_view(world.catalog, goal.category, main_type_only=True)
         overrides = world.stock_overrides if stock_overrides is None else stock_overrides
-        local = valid_local(view, requirements, overrides, self.excluded(goal))
-        return view.rows[local], self.relevance(view, goal, local)
+        key = (type(self), self.relevance_inputs(goal), self.excluded(goal),
+               tuple((r.field, type(r.value), r.value) for r in requirements),
+               tuple(sorted(view.overrides(overrides).items())))
+        last = view.catalog.__dict__.get("_last_scored_valid")
+        if last is None or last[0] != key:
+            local = valid_local(view, requirements, overrides, self.excluded(goal))
+            rows, rel = view.rows[local], self.relevance(view, goal, local)
+            rows.flags.writeable = rel.flags.writeable = False
+            last = view.catalog.__dict__["_last_scored_valid"] = (key, rows, rel)
+        return last[1], last[2]
 
     def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: _RecommendGoalT,
              anchors: list[int], want_stock_out: bool) -> _RecommendGoalT:

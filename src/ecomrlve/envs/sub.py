@@ -34,6 +34,7 @@ Version history
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +85,10 @@ class SubstitutionFamily(RankedRecommendation):
         catalog, original = view.catalog, view.local(goal.original_row)
         similarity = 0.6 * attribute_overlap(catalog, original, local) + 0.4 * title_overlap(catalog, original, local)
         return relevance(catalog, local, goal.preferences, similarity, SIMILARITY_WEIGHT)
+
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        assert isinstance(goal, SUBGoal)
+        return (goal.preferences, goal.original_row)
 
     def prepare(self, catalog: Catalog) -> None:
         """The main-type views, their title word indexes and stacked attributes (:func:`title_overlap`
