@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
@@ -219,15 +219,16 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
 
 def satisfactions(catalog: Catalog, rows: list[int], category: int, requirements: list[Requirement]) -> list[float]:
     """Share of the requirements (the leaf category counts as one) that each product of ``rows``
-    meets; one filter evaluation per requirement for all the rows."""
+    meets: one filter of them all, its conditions counted separately, for all the rows."""
     met = np.fromiter((int(catalog.category[row]) == category and is_main_type(catalog, row) for row in rows),
                       dtype=np.int64, count=len(rows))
-    for requirement in requirements:
-        if requirement.field != "category":
-            met += filter_mask(catalog, requirement_filter([requirement], in_stock=None),
-                               rows=np.asarray(rows, dtype=np.int64))
-    count = 1 + sum(r.field != "category" for r in requirements)
-    return [m / count for m in met.tolist()]
+    others = [r for r in requirements if r.field != "category"]
+    if len({r.field for r in others}) < len(others):
+        raise ValueError(f"requirements name a field twice: {others}")
+    masks = condition_masks(catalog, requirement_filter(others, in_stock=None), rows=np.asarray(rows, dtype=np.int64))
+    for requirement in others:
+        met += masks[requirement.field]
+    return [m / (1 + len(others)) for m in met.tolist()]
 
 
 def first_failed(catalog: Catalog, row: int, requirements: list[Requirement]) -> Requirement | None:
