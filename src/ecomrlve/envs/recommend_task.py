@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.filters import condition_masks
 from ecomrlve.catalog.product_type import main_type, spoken_name
 from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
@@ -40,9 +41,9 @@ from ecomrlve.envs.recommend import (
     ideal_ranking,
     listed_items,
     ranking_reward,
+    requirement_filter,
     utility_terms,
     valid_local,
-    valid_rows,
 )
 from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
 from ecomrlve.protocol import cards
@@ -162,6 +163,8 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
     """A context switch that keeps a valid answer: tighten a bound to what the ``anchors`` still meet,
     or (if allowed) move an equality to the value of another product that meets the rest."""
     catalog = world.catalog
+    view = category_view(catalog, category, main_type_only=True)
+    masks: dict[str, np.ndarray] | None = None  # each requirement's (and in stock's) mask over the view
     options: list[RequirementSwitch] = []
     for i, requirement in enumerate(requirements):
         if requirement.field in _BOUND_FIELDS:
@@ -169,11 +172,13 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
             if tight.value != requirement.value:
                 options.append(RequirementSwitch(index=i, requirement=tight))
         elif allow_new_value and requirement.field in CATEGORICAL_FIELDS:
-            others = [r for j, r in enumerate(requirements) if j != i]
-            rows = valid_rows(catalog, category, others, world.planning_overrides())
-            column = catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field]
-            current = column[anchors[0]]
-            codes = np.unique(column[rows])
+            if masks is None:  # one filter; the rows valid without requirement i are the others' masks ANDed
+                stated = [r for r in requirements if r.field != "category"]
+                masks = condition_masks(view.catalog, requirement_filter(stated), view.overrides(world.planning_overrides()))
+            meets_others = np.logical_and.reduce([mask for field, mask in masks.items() if field != requirement.field])
+            local = view.catalog.brand if requirement.field == "brand" else view.catalog.categorical[requirement.field]
+            current = (catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field])[anchors[0]]
+            codes = np.unique(local[meets_others])
             codes = codes[(codes != NO_VALUE) & (codes != current)].tolist()
             if codes:
                 code = codes[rng.randrange(len(codes))]
