@@ -157,21 +157,25 @@ def derive_requirements(catalog: Catalog, rows: list[int], count: int, slack: fl
 
 
 def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilter | None = None) -> int | None:
-    """An in-stock product of ``row``'s category (meeting ``flt``) sharing the most of its brand and
-    attributes, so that requirements true of both are plenty (vectorised; None if there is none)."""
+    """An in-stock product of ``row``'s category (meeting ``flt``, conditions besides the category)
+    sharing the most of its brand and attributes, so that requirements true of both are plenty
+    (vectorised; None if there is none).
+
+    Counted over the whole view (contiguous compares) plus one, times whether the row is a
+    candidate: cheaper than listing the candidates (most of the view) and gathering their counts.
+    """
     view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
     sub, own = view.catalog, view.local(row)
-    candidates = view.matching(flt or ProductFilter(in_stock=True), world.planning_overrides())
-    candidates = candidates[candidates != own]
-    if len(candidates) == 0:
-        return None
-    # compared over the whole view (contiguous) and gathered once: cheaper than a gather per column
-    shared = (sub.brand == sub.brand[own]).astype(np.int32)
+    shared = (sub.brand == sub.brand[own]).astype(np.int32) + 1
     for codes in sub.categorical.values():
         if codes[own] != NO_VALUE:
             shared += codes == codes[own]
-    shared = shared[candidates]
-    best = candidates[shared == shared.max()]
+    shared *= filter_mask(sub, flt or ProductFilter(in_stock=True), view.overrides(world.planning_overrides()))
+    shared[own] = 0
+    most = shared.max()
+    if most == 0:
+        return None
+    best = np.flatnonzero(shared == most)
     return int(view.rows[best[rng.randrange(len(best))]])
 
 
