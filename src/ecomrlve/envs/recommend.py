@@ -463,10 +463,7 @@ def _attribute_overlap_kernel(rows: np.ndarray, brand: np.ndarray, codes: np.nda
 def attribute_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
     """Share of the original's brand and attributes (those it has) that each row has too."""
     columns = attribute_columns(catalog)
-    tolerance = np.full(len(columns.values), np.nan, dtype=columns.values.dtype)
-    for a, value in enumerate(columns.values[:, original]):
-        if not math.isnan(float(value)):
-            tolerance[a] = 1e-08 + 1e-05 * abs(np.asarray(value))  # np.isclose's, in the column's precision
+    tolerance = 1e-08 + 1e-05 * np.abs(columns.values[:, original])  # np.isclose's, in the columns' precision; NaN stays NaN
     return _attribute_overlap_kernel(np.asarray(rows, dtype=np.int64), catalog.brand, columns.codes, columns.values,
                                      original, tolerance)
 
