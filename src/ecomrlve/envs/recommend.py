@@ -8,7 +8,7 @@
 * **Valid set** (:func:`valid_rows`): the exact set of in-stock products of one leaf category
   meeting every requirement, computed with the vectorised ``filter_mask`` over that category's
   rows (the category is always a requirement, so this *is* the whole-catalog answer).
-* **Preferences and relevance** (:class:`Preferences`, :func:`utility`): hidden weights aligned
+* **Preferences and relevance** (:class:`Preferences`, :func:`relevance`): hidden weights aligned
   with the stated requirements; relevance is rounded to 1e-6 so ties are exact.
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
@@ -281,6 +281,9 @@ def utility_terms(catalog: Catalog) -> UtilityTerms:
     return terms
 
 
+_NO_SIMILARITY = np.zeros(0)  # PD's: relevance from the utility alone
+
+
 @numba.njit(nogil=True, cache=True)
 def _relevance_kernel(rows: np.ndarray, price: np.ndarray, rating_steps: np.ndarray, shipping: np.ndarray,
                       popularity: np.ndarray, weights: np.ndarray, similarity: np.ndarray,
@@ -313,9 +316,6 @@ def relevance(catalog: Catalog, rows: np.ndarray, prefs: Preferences, similarity
     return _relevance_kernel(np.asarray(rows, dtype=np.int64), terms.price, terms.rating_steps, terms.shipping,
                              terms.popularity, weights, _NO_SIMILARITY if similarity is None else similarity,
                              similarity_weight)
-
-
-_NO_SIMILARITY = np.zeros(0)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -466,6 +466,18 @@ def attribute_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.n
     tolerance = 1e-08 + 1e-05 * np.abs(columns.values[:, original])  # np.isclose's, in the columns' precision; NaN stays NaN
     return _attribute_overlap_kernel(np.asarray(rows, dtype=np.int64), catalog.brand, columns.codes, columns.values,
                                      original, tolerance)
+
+
+def warm_kernels(catalog: Catalog) -> None:
+    """Compile the kernels above, or load them from numba's on-disk cache, for the array types
+    episodes pass (the scored valid sets are read-only), on one row of ``catalog`` (a non-empty
+    category view), so that the first episode does not pay for it."""
+    rows = np.zeros(1, dtype=np.int64)
+    prefs = Preferences(price=1.0, rating=1.0, shipping=1.0, popularity=1.0, price_reference=1.0)
+    rel = relevance(catalog, rows, prefs, attribute_overlap(catalog, 0, rows) + title_overlap(catalog, 0, rows), 0.5)
+    ideal_ranking(rows, rel, 1)
+    rows.flags.writeable = rel.flags.writeable = False
+    ideal_ranking(rows, rel, 1)
 
 
 # -- scoring (pure) -------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from ecomrlve.envs.recommend import (
     requirement_filter,
     utility_terms,
     valid_local,
+    warm_kernels,
 )
 from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
 from ecomrlve.protocol import cards
@@ -213,10 +214,15 @@ class RankedRecommendation(TaskFamily):
         requirements and stock) share one scored valid set (:meth:`scored_valid`)."""
 
     def prepare(self, catalog: Catalog) -> None:
-        """Every category's main-type view (valid sets, partners and relevance read it) and its utility terms."""
-        for category, rows in enumerate(catalog.category_rows):
-            if len(rows):
-                utility_terms(category_view(catalog, category, main_type_only=True).catalog)
+        """Every category's main-type view (valid sets, partners and relevance read it), its utility
+        terms, and the compiled kernels."""
+        views = [category_view(catalog, category, main_type_only=True)
+                 for category, rows in enumerate(catalog.category_rows) if len(rows)]
+        for view in views:
+            utility_terms(view.catalog)
+        first = next((view for view in views if len(view.rows)), None)
+        if first is not None:
+            warm_kernels(first.catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         """Rows never valid whatever they are like (SUB: the original)."""
