@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import numpy as np
 import pytest
@@ -18,8 +19,26 @@ from recommend_support import (
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
-from ecomrlve.envs.recommend import ListedItem, ranking_reward, valid_rows
-from ecomrlve.envs.recommend_task import RecommendAnswer
+from ecomrlve.catalog.schema import NO_VALUE
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs import get_environment
+from ecomrlve.envs.recommend import (
+    CATEGORICAL_FIELDS,
+    ListedItem,
+    Requirement,
+    derive_requirement,
+    ranking_reward,
+    valid_local,
+    valid_rows,
+)
+from ecomrlve.envs.recommend_task import (
+    _BOUND_FIELDS,
+    RankedRecommendation,
+    RecommendAnswer,
+    RequirementSwitch,
+    plan_switch,
+)
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"
@@ -128,6 +147,72 @@ def test_valid_set_is_exact_over_the_whole_catalog(pd_env, catalog, d) -> None:
         assert np.array_equal(fast, whole)
         assert goal.target_row in set(fast.tolist())
         assert len(requirements) == 2 + d // 2
+
+
+@pytest.mark.parametrize("env_id", ["PD", "SUB"])
+def test_scored_valid_reuses_only_what_the_inputs_determine(catalog, search, env_id) -> None:
+    """The scored valid set remembered from the plan is what a fresh scoring gives for the same
+    inputs, and another stock, requirement list or shopper is scored anew."""
+    env = EcomEnv(env_id, catalog=catalog, search=search)
+    family = get_environment(env_id)
+    assert isinstance(family, RankedRecommendation)
+
+    def fresh(goal, requirements, overrides):
+        view = category_view(catalog, goal.category, main_type_only=True)
+        local = valid_local(view, requirements, overrides, family.excluded(goal))
+        return view.rows[local], family.relevance(view, goal, local)
+
+    def same(got, expected) -> bool:
+        return all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, expected, strict=True))
+
+    for seed in range(40):
+        env.reset(env_id=env_id, difficulty=seed % 16, seed=seed)
+        goal, world = env.audit().problem.goal, env.audit().world
+        final = goal.final_requirements()
+        planned = family.scored_valid(world, goal, final, world.planning_overrides())
+        assert same(planned, fresh(goal, final, world.planning_overrides()))
+        valid = planned[0]
+        if len(valid):  # the best valid product sells out: it leaves the valid set
+            sold = world.planning_overrides() | {int(valid[0]): 0}
+            assert same(family.scored_valid(world, goal, final, sold), fresh(goal, final, sold))
+        if len(final) > 1:
+            assert same(family.scored_valid(world, goal, final[:-1], world.planning_overrides()),
+                        fresh(goal, final[:-1], world.planning_overrides()))
+        other = goal.model_copy(update={"preferences": goal.preferences.model_copy(update={"price": 7.0})})
+        assert same(family.scored_valid(world, other, final, world.planning_overrides()),
+                    fresh(other, final, world.planning_overrides()))
+
+
+def test_switches_to_a_new_value_are_those_of_the_rows_valid_without_it(pd_env, catalog) -> None:
+    """``plan_switch`` offers the same switches (and so draws the same one) as computing, for each
+    equality, the valid set of the other requirements anew."""
+
+    def expected(world, category, anchors, requirements, rng):
+        options = []
+        for i, requirement in enumerate(requirements):
+            if requirement.field in _BOUND_FIELDS:
+                tight = derive_requirement(catalog, anchors, requirement.field, 0.0)
+                if tight.value != requirement.value:
+                    options.append(RequirementSwitch(index=i, requirement=tight))
+            elif requirement.field in CATEGORICAL_FIELDS:
+                rows = valid_rows(catalog, category, requirements[:i] + requirements[i + 1:], world.planning_overrides())
+                column = catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field]
+                codes = np.unique(column[rows])
+                codes = codes[(codes != NO_VALUE) & (codes != column[anchors[0]])].tolist()
+                if codes:
+                    code = codes[rng.randrange(len(codes))]
+                    value = catalog.brands[code] if requirement.field == "brand" else CATEGORICAL_ATTRIBUTES[requirement.field][code]
+                    options.append(RequirementSwitch(index=i, requirement=Requirement(field=requirement.field, value=value)))
+        return rng.choice(options) if options else None
+
+    switched = 0
+    for seed in range(60):
+        pd_env.reset(env_id=ENV, difficulty=seed % 16, seed=seed)
+        goal, world = pd_env.audit().problem.goal, pd_env.audit().world
+        got = plan_switch(world, goal.category, [goal.target_row], goal.requirements, random.Random(seed), True)
+        assert got == expected(world, goal.category, [goal.target_row], goal.requirements, random.Random(seed))
+        switched += got is not None and got.requirement.field in CATEGORICAL_FIELDS
+    assert switched
 
 
 @pytest.mark.parametrize("flt", [

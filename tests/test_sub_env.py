@@ -15,7 +15,7 @@ from recommend_support import (
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, utility, valid_rows
+from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, valid_rows
 from ecomrlve.envs.recommend_task import RecommendAnswer
 from ecomrlve.envs.sub import SubstitutionFamily
 from ecomrlve.episode import EcomEnv
@@ -126,7 +126,7 @@ def test_relevance_finds_the_original_by_row_as_by_id(quiet_sub, catalog) -> Non
         assert original == view.local(goal.original_row)
         sub = view.catalog
         similarity = 0.6 * attribute_overlap(sub, original, local) + 0.4 * title_overlap(sub, original, local)
-        expected = relevance(0.5 * similarity + 0.5 * utility(sub, local, goal.preferences))
+        expected = relevance(sub, local, goal.preferences, similarity, 0.5)
         family = quiet_sub.environment
         assert isinstance(family, SubstitutionFamily)
         assert np.array_equal(family.relevance(view, goal, local), expected)

@@ -80,41 +80,52 @@ def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int,
     With ``rows`` the mask is computed for those rows only (``mask[i]`` is about ``rows[i]``), so
     a check within one category costs O(category size), not O(catalog).
     """
+    mask = np.ones(len(catalog) if rows is None else len(rows), dtype=bool)
+    for condition in condition_masks(catalog, flt, stock_overrides, rows).values():
+        mask &= condition
+    return mask
+
+
+def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None,
+                    rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Each condition ``flt`` sets, by field name, -> the mask of the products meeting it (as in
+    :func:`filter_mask`, which requires them all); how many of several conditions a product
+    meets is then one filter's work."""
     def col(column: np.ndarray) -> np.ndarray:
         return column if rows is None else column[rows]
 
-    mask = np.ones(len(catalog) if rows is None else len(rows), dtype=bool)
+    masks: dict[str, np.ndarray] = {}
     if flt.category is not None:
         cats = catalog.category_index.get(flt.category.strip().lower(), ())
         if len(cats) == 1:
-            mask &= col(catalog.category) == cats[0]
+            masks["category"] = col(catalog.category) == cats[0]
         else:
-            mask &= np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
+            masks["category"] = np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
     if flt.brand is not None:
         code = catalog.brand_index.get(flt.brand.strip().lower())
-        mask &= col(catalog.brand) == (-1 if code is None else code)
+        masks["brand"] = col(catalog.brand) == (-1 if code is None else code)
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:
-            mask &= col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
+            masks[attr] = col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
     if flt.price_min is not None:
-        mask &= col(catalog.price_cents) >= math.ceil(_bounded(flt.price_min * 100 - 1e-6))
+        masks["price_min"] = col(catalog.price_cents) >= math.ceil(_bounded(flt.price_min * 100 - 1e-6))
     if flt.price_max is not None:
-        mask &= col(catalog.price_cents) <= math.floor(_bounded(flt.price_max * 100 + 1e-6))
+        masks["price_max"] = col(catalog.price_cents) <= math.floor(_bounded(flt.price_max * 100 + 1e-6))
     if flt.rating_min is not None:
-        mask &= col(catalog.rating_x10) >= math.ceil(flt.rating_min * 10 - 1e-6)
+        masks["rating_min"] = col(catalog.rating_x10) >= math.ceil(flt.rating_min * 10 - 1e-6)
     if flt.ship_days_max is not None:
-        mask &= col(catalog.ship_days) <= flt.ship_days_max
+        masks["ship_days_max"] = col(catalog.ship_days) <= flt.ship_days_max
     for attr, low_field, high_field in _NUMERIC_BOUNDS:
         low, high = getattr(flt, low_field), getattr(flt, high_field)
         if low is not None:
-            mask &= col(catalog.numeric[attr]) >= np.float32(_bounded(low)) - np.float32(1e-4)
+            masks[low_field] = col(catalog.numeric[attr]) >= np.float32(_bounded(low)) - np.float32(1e-4)
         if high is not None:
-            mask &= col(catalog.numeric[attr]) <= np.float32(_bounded(high)) + np.float32(1e-4)
+            masks[high_field] = col(catalog.numeric[attr]) <= np.float32(_bounded(high)) + np.float32(1e-4)
     if flt.in_stock is not None:
         in_stock = in_stock_mask(catalog, stock_overrides) if rows is None else _in_stock_rows(catalog, rows, stock_overrides)
-        mask &= in_stock if flt.in_stock else ~in_stock
-    return mask
+        masks["in_stock"] = in_stock if flt.in_stock else ~in_stock
+    return masks
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:

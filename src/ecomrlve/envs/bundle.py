@@ -254,19 +254,18 @@ def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
     return np.sort(rows[np.argpartition(catalog.price_cents[rows], keep - 1)[:keep]])
 
 
-def _in_stock_count(world: World, category: int) -> int:
-    """In-stock products of ``category`` in this episode: a per-catalog count corrected by the
-    episode's few stock changes (O(changes), not O(category))."""
+def _in_stock_counts(world: World) -> np.ndarray:
+    """In-stock products per category in this episode: a per-catalog count corrected by the
+    episode's few stock changes (O(changes + categories), not O(catalog))."""
     catalog = world.catalog
     counts = catalog.__dict__.get("_bundle_in_stock")
     if counts is None:
         counts = catalog.__dict__["_bundle_in_stock"] = np.bincount(
             catalog.category[catalog.stock > 0].astype(np.int64), minlength=len(catalog.categories))
-    count = int(counts[category])
+    counts = counts.copy()
     for row, stock in world.planning_overrides().items():
-        if int(catalog.category[row]) == category:
-            count += (stock > 0) - (int(catalog.stock[row]) > 0)
-    return count
+        counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
+    return counts
 
 
 class BundleFamily(TaskFamily):
@@ -286,8 +285,9 @@ class BundleFamily(TaskFamily):
         catalog = world.catalog
         n = difficulty.bundle_categories
         options = []
+        in_stock = _in_stock_counts(world)
         for project, resolved in zip(PROJECTS, resolve_projects(catalog)):
-            usable = [c for c in resolved if c not in world.denied_categories and _in_stock_count(world, c) > 0]
+            usable = [c for c in resolved if c not in world.denied_categories and in_stock[c] > 0]
             if usable:
                 options.append((project, usable))
         if not options:

@@ -33,6 +33,7 @@ Version history
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,6 @@ from ecomrlve.envs.recommend import (
     closest_partner,
     derive_requirements,
     relevance,
-    utility,
 )
 from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
@@ -70,7 +70,10 @@ class ProductDiscoveryFamily(RankedRecommendation):
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
-        return relevance(utility(view.catalog, local, goal.preferences))
+        return relevance(view.catalog, local, goal.preferences)
+
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        return (goal.preferences,)
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog

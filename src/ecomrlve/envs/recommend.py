@@ -8,7 +8,7 @@
 * **Valid set** (:func:`valid_rows`): the exact set of in-stock products of one leaf category
   meeting every requirement, computed with the vectorised ``filter_mask`` over that category's
   rows (the category is always a requirement, so this *is* the whole-catalog answer).
-* **Preferences and relevance** (:class:`Preferences`, :func:`utility`): hidden weights aligned
+* **Preferences and relevance** (:class:`Preferences`, :func:`relevance`): hidden weights aligned
   with the stated requirements; relevance is rounded to 1e-6 so ties are exact.
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
@@ -26,10 +26,11 @@ import random
 import re
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
@@ -156,21 +157,25 @@ def derive_requirements(catalog: Catalog, rows: list[int], count: int, slack: fl
 
 
 def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilter | None = None) -> int | None:
-    """An in-stock product of ``row``'s category (meeting ``flt``) sharing the most of its brand and
-    attributes, so that requirements true of both are plenty (vectorised; None if there is none)."""
+    """An in-stock product of ``row``'s category (meeting ``flt``, conditions besides the category)
+    sharing the most of its brand and attributes, so that requirements true of both are plenty
+    (vectorised; None if there is none).
+
+    Counted over the whole view (contiguous compares) plus one, times whether the row is a
+    candidate: cheaper than listing the candidates (most of the view) and gathering their counts.
+    """
     view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
     sub, own = view.catalog, view.local(row)
-    candidates = view.matching(flt or ProductFilter(in_stock=True), world.planning_overrides())
-    candidates = candidates[candidates != own]
-    if len(candidates) == 0:
-        return None
-    # compared over the whole view (contiguous) and gathered once: cheaper than a gather per column
-    shared = (sub.brand == sub.brand[own]).astype(np.int32)
+    shared = (sub.brand == sub.brand[own]).astype(np.int32) + 1
     for codes in sub.categorical.values():
         if codes[own] != NO_VALUE:
             shared += codes == codes[own]
-    shared = shared[candidates]
-    best = candidates[shared == shared.max()]
+    shared *= filter_mask(sub, flt or ProductFilter(in_stock=True), view.overrides(world.planning_overrides()))
+    shared[own] = 0
+    most = shared.max()
+    if most == 0:
+        return None
+    best = np.flatnonzero(shared == most)
     return int(view.rows[best[rng.randrange(len(best))]])
 
 
@@ -194,21 +199,26 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
     """:func:`valid_rows` as local rows of ``view``."""
     others = [r for r in requirements if r.field != "category"]
     local = view.matching(requirement_filter(others), stock_overrides)
-    excluded = [view.local(row) for row in exclude if view.contains(row)]
-    return local[~np.isin(local, excluded)] if excluded else local
+    for row in exclude:  # a binary search each: np.isin would sort the valid set
+        if view.contains(row):
+            position = int(np.searchsorted(local, view.local(row)))
+            if position < len(local) and int(local[position]) == view.local(row):
+                local = np.delete(local, position)
+    return local
 
 
 def satisfactions(catalog: Catalog, rows: list[int], category: int, requirements: list[Requirement]) -> list[float]:
     """Share of the requirements (the leaf category counts as one) that each product of ``rows``
-    meets; one filter evaluation per requirement for all the rows."""
+    meets: one filter of them all, its conditions counted separately, for all the rows."""
     met = np.fromiter((int(catalog.category[row]) == category and is_main_type(catalog, row) for row in rows),
                       dtype=np.int64, count=len(rows))
-    for requirement in requirements:
-        if requirement.field != "category":
-            met += filter_mask(catalog, requirement_filter([requirement], in_stock=None),
-                               rows=np.asarray(rows, dtype=np.int64))
-    count = 1 + sum(r.field != "category" for r in requirements)
-    return [m / count for m in met.tolist()]
+    others = [r for r in requirements if r.field != "category"]
+    if len({r.field for r in others}) < len(others):
+        raise ValueError(f"requirements name a field twice: {others}")
+    masks = condition_masks(catalog, requirement_filter(others, in_stock=None), rows=np.asarray(rows, dtype=np.int64))
+    for requirement in others:
+        met += masks[requirement.field]
+    return [m / (1 + len(others)) for m in met.tolist()]
 
 
 def first_failed(catalog: Catalog, row: int, requirements: list[Requirement]) -> Requirement | None:
@@ -248,61 +258,226 @@ def draw_preferences(requirements: list[Requirement], price_reference: float, rn
                        price_reference=round(price_reference, 2))
 
 
-def utility(catalog: Catalog, rows: np.ndarray, prefs: Preferences) -> np.ndarray:
-    """The shopper's utility of each row in [0, 1] (vectorised)."""
-    price = catalog.price_cents[rows] / 100.0
-    scores = (
-        prefs.price * (1 - np.minimum(1.0, price / (2 * prefs.price_reference)))
-        + prefs.rating * (catalog.rating_x10[rows] - 10) / 40.0
-        + prefs.shipping * (1 - (np.minimum(catalog.ship_days[rows], 14) - 1) / 13.0)
-        + prefs.popularity * np.minimum(1.0, np.log1p(catalog.rating_count[rows]) / 10.0)
-    )
-    return scores / (prefs.price + prefs.rating + prefs.shipping + prefs.popularity)
+@dataclass(frozen=True)
+class UtilityTerms:
+    """The per-row parts of the utility that no shopper changes, computed once per catalog with
+    the numpy operations of the vectorised formula, so that gathering them is bit-identical to
+    computing them for the rows anew."""
+
+    price: np.ndarray  # USD
+    rating_steps: np.ndarray  # rating·10 − 10 (the utility multiplies by the weight first, then divides by 40)
+    shipping: np.ndarray  # in [0, 1]
+    popularity: np.ndarray  # in [0, 1]
 
 
-def relevance(scores: np.ndarray) -> np.ndarray:
-    """Relevance of valid products from a score in [0, 1]: floored at 0.05, rounded to 1e-6 (exact ties)."""
-    return np.round(RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * np.clip(scores, 0.0, 1.0), 6)
+def utility_terms(catalog: Catalog) -> UtilityTerms:
+    """:class:`UtilityTerms` of every row of ``catalog`` (a category view), cached on it."""
+    terms = catalog.__dict__.get("_utility_terms")
+    if terms is None:
+        terms = catalog.__dict__["_utility_terms"] = UtilityTerms(
+            price=catalog.price_cents / 100.0, rating_steps=(catalog.rating_x10 - 10).astype(np.float64),
+            shipping=1 - (np.minimum(catalog.ship_days, 14) - 1) / 13.0,
+            popularity=np.minimum(1.0, np.log1p(catalog.rating_count) / 10.0))
+    return terms
+
+
+_NO_SIMILARITY = np.zeros(0)  # PD's: relevance from the utility alone
+
+
+@numba.njit(nogil=True, cache=True)
+def _relevance_kernel(rows: np.ndarray, price: np.ndarray, rating_steps: np.ndarray, shipping: np.ndarray,
+                      popularity: np.ndarray, weights: np.ndarray, similarity: np.ndarray,
+                      similarity_weight: float) -> np.ndarray:  # pragma: no cover - compiled
+    """:func:`relevance` row by row: the float64 operations of the vectorised formula, in its order."""
+    w_price, w_rating, w_shipping, w_popularity, price_scale, total, floor, span = weights
+    out = np.empty(len(rows))
+    for j in range(len(rows)):
+        row = rows[j]
+        score = (w_price * (1 - min(1.0, price[row] / price_scale)) + w_rating * rating_steps[row] / 40.0
+                 + w_shipping * shipping[row] + w_popularity * popularity[row]) / total
+        if len(similarity):
+            score = similarity_weight * similarity[j] + (1 - similarity_weight) * score
+        out[j] = np.rint((floor + span * min(max(score, 0.0), 1.0)) * 1e6) / 1e6
+    return out
+
+
+def relevance(catalog: Catalog, rows: np.ndarray, prefs: Preferences, similarity: np.ndarray | None = None,
+              similarity_weight: float = 0.0) -> np.ndarray:
+    """Relevance of valid ``rows``: the shopper's utility in [0, 1] (mixed with ``similarity``
+    by ``similarity_weight`` if given), floored at 0.05 and rounded to 1e-6 (exact ties).
+
+    One compiled pass over the rows on the cached :func:`utility_terms`; the same floats as the
+    vectorised ``round(0.05 + 0.95·clip(w·similarity + (1 − w)·utility, 0, 1), 6)``.
+    """
+    terms = utility_terms(catalog)
+    weights = np.asarray([prefs.price, prefs.rating, prefs.shipping, prefs.popularity, 2 * prefs.price_reference,
+                          prefs.price + prefs.rating + prefs.shipping + prefs.popularity,
+                          RELEVANCE_FLOOR, 1 - RELEVANCE_FLOOR])
+    return _relevance_kernel(np.asarray(rows, dtype=np.int64), terms.price, terms.rating_steps, terms.shipping,
+                             terms.popularity, weights, _NO_SIMILARITY if similarity is None else similarity,
+                             similarity_weight)
+
+
+@numba.njit(nogil=True, cache=True)
+def _best_positions(rows: np.ndarray, rel: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - compiled
+    """Positions of the ``k`` best (relevance descending, then row ascending), best first: one
+    pass keeping them sorted by insertion (k is a handful)."""
+    best = np.empty(min(k, len(rows)), dtype=np.int64)
+    size = 0
+    for i in range(len(rows)):
+        position = size  # where i goes among the kept ones, found from the worst end
+        while position > 0 and (rel[i] > rel[best[position - 1]]
+                                or (rel[i] == rel[best[position - 1]] and rows[i] < rows[best[position - 1]])):
+            position -= 1
+        if position < len(best):
+            for j in range(min(size, len(best) - 1), position, -1):
+                best[j] = best[j - 1]
+            best[position] = i
+            size = min(size + 1, len(best))
+    return best
 
 
 def ideal_ranking(rows: np.ndarray, rel: np.ndarray, k: int) -> tuple[list[int], list[float]]:
     """The true top ``k`` of the valid set by relevance (ties by row), with their relevances."""
-    if len(rel) > k:  # only the rows at or above the k-th relevance can be in the top k
-        keep = rel >= np.partition(rel, len(rel) - k)[len(rel) - k]
-        rows, rel = rows[keep], rel[keep]
-    order = np.lexsort((rows, -rel))[:k]
-    return [int(r) for r in rows[order]], [float(x) for x in rel[order]]
+    best = _best_positions(np.asarray(rows, dtype=np.int64), np.asarray(rel, dtype=np.float64), k)
+    return rows[best].tolist(), rel[best].tolist()
+
+
+@numba.njit(nogil=True, cache=True)
+def _first_at_least(values: np.ndarray, start: int, target: int) -> int:  # pragma: no cover - compiled
+    """The first position at or after ``start`` of ascending ``values`` holding at least ``target``
+    (galloping: O(log distance))."""
+    step, high = 1, start
+    while high < len(values) and values[high] < target:
+        start = high + 1
+        high += step
+        step *= 2
+    high = min(high, len(values))
+    while start < high:
+        middle = (start + high) // 2
+        if values[middle] < target:
+            start = middle + 1
+        else:
+            high = middle
+    return start
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_members(rows: np.ndarray, postings: np.ndarray, hits: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``hits[j] += 1`` for each ``rows[j]`` in ``postings`` (both ascending), walking the shorter
+    list and galloping in the longer: O(shorter · log(longer / shorter))."""
+    if len(rows) <= len(postings):
+        position = 0
+        for j in range(len(rows)):
+            position = _first_at_least(postings, position, rows[j])
+            if position < len(postings) and postings[position] == rows[j]:
+                hits[j] += 1
+    else:
+        j = 0
+        for posting in postings:
+            j = _first_at_least(rows, j, posting)
+            if j < len(rows) and rows[j] == posting:
+                hits[j] += 1
 
 
 def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
-    """Share of the original's short-title words found in each row's title (vectorised).
+    """Share of the original's short-title words found in the title of each of ascending ``rows``.
 
     Uses a word -> rows index of ``catalog`` (a category view), built once per catalog like a
-    search index, so each call costs O(rows + postings of the original's few words).
+    search index; each of the original's few words is a merge of two ascending lists, so a call
+    costs O(rows · log), not O(category).
     """
     words = sorted(set(_WORD.findall(catalog.short_title(original).lower())))
     if not words or len(rows) == 0:
         return np.zeros(len(rows))
     index = title_word_index(catalog)
+    rows = np.asarray(rows, dtype=np.int64)
     hits = np.zeros(len(rows))
-    present = np.zeros(len(catalog), dtype=bool)
     for word in words:
-        present[:] = False
-        present[index.get(word, np.empty(0, dtype=np.int64))] = True
-        hits += present[rows]
+        postings = index.get(word)
+        if postings is None:
+            continue
+        if 2 * len(postings) <= len(catalog):
+            _count_members(rows, postings, hits)
+        else:  # a word most titles have (the product noun): count every row, then take off those without it
+            misses = np.zeros(len(rows))
+            _count_members(rows, _rows_without(catalog, word, postings), misses)
+            hits += 1 - misses
     return hits / len(words)
 
 
+def _rows_without(catalog: Catalog, word: str, postings: np.ndarray) -> np.ndarray:
+    """The ascending rows of ``catalog`` whose title lacks ``word`` (which has ``postings``), cached."""
+    cache = catalog.__dict__.setdefault("_title_word_complements", {})
+    if word not in cache:
+        cache[word] = np.setdiff1d(np.arange(len(catalog), dtype=np.int64), postings, assume_unique=True)
+    return cache[word]
+
+
+@dataclass(frozen=True)
+class AttributeColumns:
+    """A catalog's categorical codes and numeric values stacked (one row per attribute, in the
+    catalog's order), so one compiled pass compares every attribute."""
+
+    codes: np.ndarray
+    values: np.ndarray
+
+
+def attribute_columns(catalog: Catalog) -> AttributeColumns:
+    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it."""
+    columns = catalog.__dict__.get("_attribute_columns")
+    if columns is None:
+        codes, values = list(catalog.categorical.values()), list(catalog.numeric.values())
+        columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
+            codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
+            values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
+    return columns
+
+
+@numba.njit(nogil=True, cache=True)
+def _attribute_overlap_kernel(rows: np.ndarray, brand: np.ndarray, codes: np.ndarray, values: np.ndarray,
+                              original: int, tolerance: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """:func:`attribute_overlap` row by row; ``tolerance[a]`` is ``np.isclose``'s bound for the
+    original's value of numeric attribute ``a`` (NaN: the attribute is not compared)."""
+    compared = 1
+    for a in range(codes.shape[0]):
+        compared += codes[a, original] != NO_VALUE
+    for a in range(values.shape[0]):
+        compared += not np.isnan(tolerance[a])
+    out = np.empty(len(rows))
+    for j in range(len(rows)):
+        row = rows[j]
+        same = 1 if brand[row] == brand[original] else 0
+        for a in range(codes.shape[0]):
+            if codes[a, original] != NO_VALUE and codes[a, row] == codes[a, original]:
+                same += 1
+        for a in range(values.shape[0]):
+            if not np.isnan(tolerance[a]):  # np.isclose: |x − y| <= atol + rtol·|y| (finite y), or x == y
+                x, y = values[a, row], values[a, original]
+                if (abs(x - y) <= tolerance[a] and np.isfinite(y)) or x == y:
+                    same += 1
+        out[j] = same / compared
+    return out
+
+
 def attribute_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
-    """Share of the original's brand and attributes that each row has too (vectorised)."""
-    same = [catalog.brand[rows] == catalog.brand[original]]
-    for codes in catalog.categorical.values():
-        if codes[original] != NO_VALUE:
-            same.append(codes[rows] == codes[original])
-    for values in catalog.numeric.values():
-        if not math.isnan(float(values[original])):
-            same.append(np.isclose(values[rows], values[original]))
-    return np.mean(np.stack(same), axis=0)
+    """Share of the original's brand and attributes (those it has) that each row has too."""
+    columns = attribute_columns(catalog)
+    tolerance = 1e-08 + 1e-05 * np.abs(columns.values[:, original])  # np.isclose's, in the columns' precision; NaN stays NaN
+    return _attribute_overlap_kernel(np.asarray(rows, dtype=np.int64), catalog.brand, columns.codes, columns.values,
+                                     original, tolerance)
+
+
+def warm_kernels(catalog: Catalog) -> None:
+    """Compile the kernels above, or load them from numba's on-disk cache, for the array types
+    episodes pass (the scored valid sets are read-only), on one row of ``catalog`` (a non-empty
+    category view), so that the first episode does not pay for it."""
+    rows = np.zeros(1, dtype=np.int64)
+    prefs = Preferences(price=1.0, rating=1.0, shipping=1.0, popularity=1.0, price_reference=1.0)
+    rel = relevance(catalog, rows, prefs, attribute_overlap(catalog, 0, rows) + title_overlap(catalog, 0, rows), 0.5)
+    ideal_ranking(rows, rel, 1)
+    rows.flags.writeable = rel.flags.writeable = False
+    ideal_ranking(rows, rel, 1)
 
 
 # -- scoring (pure) -------------------------------------------------------------------------------

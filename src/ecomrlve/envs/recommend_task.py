@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.filters import condition_masks
 from ecomrlve.catalog.product_type import main_type, spoken_name
 from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
@@ -40,8 +41,10 @@ from ecomrlve.envs.recommend import (
     ideal_ranking,
     listed_items,
     ranking_reward,
+    requirement_filter,
+    utility_terms,
     valid_local,
-    valid_rows,
+    warm_kernels,
 )
 from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
 from ecomrlve.protocol import cards
@@ -161,6 +164,8 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
     """A context switch that keeps a valid answer: tighten a bound to what the ``anchors`` still meet,
     or (if allowed) move an equality to the value of another product that meets the rest."""
     catalog = world.catalog
+    view = category_view(catalog, category, main_type_only=True)
+    masks: dict[str, np.ndarray] | None = None  # each requirement's (and in stock's) mask over the view
     options: list[RequirementSwitch] = []
     for i, requirement in enumerate(requirements):
         if requirement.field in _BOUND_FIELDS:
@@ -168,11 +173,13 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
             if tight.value != requirement.value:
                 options.append(RequirementSwitch(index=i, requirement=tight))
         elif allow_new_value and requirement.field in CATEGORICAL_FIELDS:
-            others = [r for j, r in enumerate(requirements) if j != i]
-            rows = valid_rows(catalog, category, others, world.planning_overrides())
-            column = catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field]
-            current = column[anchors[0]]
-            codes = np.unique(column[rows])
+            if masks is None:  # one filter; the rows valid without requirement i are the others' masks ANDed
+                stated = [r for r in requirements if r.field != "category"]
+                masks = condition_masks(view.catalog, requirement_filter(stated), view.overrides(world.planning_overrides()))
+            meets_others = np.logical_and.reduce([mask for field, mask in masks.items() if field != requirement.field])
+            local = view.catalog.brand if requirement.field == "brand" else view.catalog.categorical[requirement.field]
+            current = (catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field])[anchors[0]]
+            codes = np.unique(local[meets_others])
             codes = codes[(codes != NO_VALUE) & (codes != current)].tolist()
             if codes:
                 code = codes[rng.randrange(len(codes))]
@@ -201,11 +208,21 @@ class RankedRecommendation(TaskFamily):
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
         """Relevance of the valid ``local`` rows of the category's ``view`` (see :func:`relevance`)."""
 
+    @abstractmethod
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        """Everything :meth:`relevance` reads from ``goal``: calls that agree on it (and on the
+        requirements and stock) share one scored valid set (:meth:`scored_valid`)."""
+
     def prepare(self, catalog: Catalog) -> None:
-        """Every category's main-type view (valid sets, partners and relevance read it)."""
-        for category, rows in enumerate(catalog.category_rows):
-            if len(rows):
-                category_view(catalog, category, main_type_only=True)
+        """Every category's main-type view (valid sets, partners and relevance read it), its utility
+        terms, and the compiled kernels."""
+        views = [category_view(catalog, category, main_type_only=True)
+                 for category, rows in enumerate(catalog.category_rows) if len(rows)]
+        for view in views:
+            utility_terms(view.catalog)
+        first = next((view for view in views if len(view.rows)), None)
+        if first is not None:
+            warm_kernels(first.catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         """Rows never valid whatever they are like (SUB: the original)."""
@@ -229,11 +246,23 @@ class RankedRecommendation(TaskFamily):
     def scored_valid(self, world: World, goal: RecommendGoal, requirements: list[Requirement],
                      stock_overrides: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The valid set (global rows) and its relevance, scored on the category's contiguous view
-        (stock as it is now unless ``stock_overrides`` says otherwise)."""
+        (stock as it is now unless ``stock_overrides`` says otherwise); read-only arrays.
+
+        A pure function of its inputs, remembered on the view for the last ones: the verifier
+        mostly asks for what the plan scored (the final requirements, the planned stock-out done).
+        """
         view = category_view(world.catalog, goal.category, main_type_only=True)
         overrides = world.stock_overrides if stock_overrides is None else stock_overrides
-        local = valid_local(view, requirements, overrides, self.excluded(goal))
-        return view.rows[local], self.relevance(view, goal, local)
+        key = (type(self), self.relevance_inputs(goal), self.excluded(goal),
+               tuple((r.field, type(r.value), r.value) for r in requirements),
+               tuple(sorted(view.overrides(overrides).items())))
+        last = view.catalog.__dict__.get("_last_scored_valid")
+        if last is None or last[0] != key:
+            local = valid_local(view, requirements, overrides, self.excluded(goal))
+            rows, rel = view.rows[local], self.relevance(view, goal, local)
+            rows.flags.writeable = rel.flags.writeable = False
+            last = view.catalog.__dict__["_last_scored_valid"] = (key, rows, rel)
+        return last[1], last[2]
 
     def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: _RecommendGoalT,
              anchors: list[int], want_stock_out: bool) -> _RecommendGoalT:
@@ -249,15 +278,12 @@ class RankedRecommendation(TaskFamily):
             switch = plan_switch(world, goal.category, anchors, goal.requirements, rng, allow_new_value=not want_stock_out)
         goal = goal.model_copy(update={"withheld": withheld, "switch": switch})
         valid, rel = self.scored_valid(world, goal, goal.final_requirements(), world.planning_overrides())
+        ranked, _ = ideal_ranking(valid, rel, goal.k + 1)  # the ideal answer, with or without the best
         stock_out = None
-        if want_stock_out and len(valid) >= 2:
-            best = ideal_ranking(valid, rel, 1)[0][0]
-            if world.can_sell_out(best):
-                stock_out = best
-                keep = valid != stock_out
-                valid, rel = valid[keep], rel[keep]
-                world.doom(stock_out)
-        ideal, _ = ideal_ranking(valid, rel, goal.k)
+        if want_stock_out and len(valid) >= 2 and world.can_sell_out(ranked[0]):
+            stock_out = ranked[0]
+            world.doom(stock_out)
+        ideal = [row for row in ranked if row != stock_out][:goal.k]
         world.reserve(ideal)
         world.protect(goal.category)
         return goal.model_copy(update={

@@ -34,6 +34,7 @@ Version history
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
+    attribute_columns,
     attribute_overlap,
     category_requirement,
     closest_partner,
@@ -52,7 +54,6 @@ from ecomrlve.envs.recommend import (
     derive_requirements,
     relevance,
     title_overlap,
-    utility,
 )
 from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
@@ -83,14 +84,21 @@ class SubstitutionFamily(RankedRecommendation):
         # by row, not by id: an id lookup in the view would sort the view's ids once per category
         catalog, original = view.catalog, view.local(goal.original_row)
         similarity = 0.6 * attribute_overlap(catalog, original, local) + 0.4 * title_overlap(catalog, original, local)
-        return relevance(SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * utility(catalog, local, goal.preferences))
+        return relevance(catalog, local, goal.preferences, similarity, SIMILARITY_WEIGHT)
+
+    def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
+        assert isinstance(goal, SUBGoal)
+        return (goal.preferences, goal.original_row)
 
     def prepare(self, catalog: Catalog) -> None:
-        """The main-type views and their title word indexes (:func:`title_overlap` reads them)."""
+        """The main-type views, their title word indexes and stacked attributes (:func:`title_overlap`
+        and :func:`attribute_overlap` read them)."""
         super().prepare(catalog)
         for category, rows in enumerate(catalog.category_rows):
             if len(rows):
-                title_word_index(category_view(catalog, category, main_type_only=True).catalog)
+                view = category_view(catalog, category, main_type_only=True)
+                title_word_index(view.catalog)
+                attribute_columns(view.catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         assert isinstance(goal, SUBGoal)
