@@ -24,6 +24,7 @@ from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
     _python_title_words,
     contains_sorted,
+    gallop,
     title_word_index,
     without_sold_out,
 )
@@ -151,6 +152,16 @@ def test_without_sold_out_equals_the_in_stock_filter(data) -> None:
 @given(rows=st.lists(st.integers(0, 50), unique=True).map(sorted), row=st.integers(-1, 51))
 def test_contains_sorted_is_membership(rows, row) -> None:
     assert contains_sorted(np.asarray(rows, dtype=np.int64), row) == (row in rows)
+
+
+@SETTINGS
+@given(values=st.lists(st.integers(0, 60), max_size=40).map(sorted), data=st.data())
+def test_gallop_is_the_first_position_at_least_x(values, data) -> None:
+    low = data.draw(st.integers(0, len(values)))
+    high = data.draw(st.integers(low, len(values)))
+    x = data.draw(st.integers(-1, 61))
+    array = np.asarray(values, dtype=np.int64)
+    assert gallop(array, low, high, x) == low + int(np.searchsorted(array[low:high], x))
 
 
 @SETTINGS

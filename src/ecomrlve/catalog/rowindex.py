@@ -1,6 +1,7 @@
 """Row-set helpers whose per-episode cost does not grow with the catalog.
 
-Valid sets are ascending row arrays, so membership is a binary search (:func:`contains_sorted`),
+Valid sets are ascending row arrays, so membership is a binary search (:func:`contains_sorted`;
+:func:`gallop` in compiled kernels that walk two ascending lists),
 and an episode's few stock changes are removed from a cached in-stock set by binary search too
 (:func:`without_sold_out`). :func:`title_word_index` (word -> rows, for SUB's title overlap) is
 built once per catalog from the titles' raw bytes.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,6 +19,25 @@ import pyarrow.compute as pc
 from ecomrlve.catalog.schema import Catalog
 
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+@numba.njit(nogil=True, cache=True)
+def gallop(values: np.ndarray, low: int, high: int, x: int) -> int:  # pragma: no cover - compiled
+    """First i in [low, high) with values[i] >= x (ascending values), or high: steps 1, 2, 4...
+    from ``low``, then bisects, so a short hop costs O(1) and a long one O(log distance)."""
+    step, previous, i = 1, low, low
+    while i < high and values[i] < x:
+        previous = i + 1
+        i = low + step
+        step *= 2
+    end = min(i, high)
+    while previous < end:
+        middle = (previous + end) >> 1
+        if values[middle] < x:
+            previous = middle + 1
+        else:
+            end = middle
+    return previous
 
 
 def contains_sorted(rows: np.ndarray, row: int) -> bool:

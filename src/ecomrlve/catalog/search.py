@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows
+from ecomrlve.catalog.rowindex import gallop
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
@@ -223,25 +224,6 @@ def _positive_of(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarr
 
 
 @numba.njit(nogil=True, cache=True)
-def _gallop(values: np.ndarray, low: int, high: int, x: int) -> int:  # pragma: no cover - compiled
-    """First i in [low, high) with values[i] >= x (ascending values), or high: steps 1, 2, 4...
-    from ``low``, then bisects, so a short hop costs O(1) and a long one O(log distance)."""
-    step, previous, i = 1, low, low
-    while i < high and values[i] < x:
-        previous = i + 1
-        i = low + step
-        step *= 2
-    end = min(i, high)
-    while previous < end:
-        middle = (previous + end) >> 1
-        if values[middle] < x:
-            previous = middle + 1
-        else:
-            end = middle
-    return previous
-
-
-@numba.njit(nogil=True, cache=True)
 def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token_ids: np.ndarray, rows: np.ndarray,
                 member: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """BM25 of the ascending ``rows`` only, bit-identical to :func:`_accumulate` on them (the same
@@ -263,7 +245,7 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
         if end - start > 8 * c:
             j = start
             for i in range(c):
-                j = _gallop(indices, j, end, rows[i])
+                j = gallop(indices, j, end, rows[i])
                 if j == end:
                     break
                 if indices[j] == rows[i]:
@@ -274,7 +256,7 @@ def _score_rows(data: np.ndarray, indptr: np.ndarray, indices: np.ndarray, token
                 row = indices[j]
                 if member[row >> 3] & (1 << (row & 7)):
                     if rows[i] != row:
-                        i = _gallop(rows, i, c, row)
+                        i = gallop(rows, i, c, row)
                     scores[i] += data[j]
                     i += 1
     for row in rows:

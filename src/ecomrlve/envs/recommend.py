@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
-from ecomrlve.catalog.rowindex import title_word_index
+from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView, category_view
@@ -344,38 +344,19 @@ def ideal_ranking(rows: np.ndarray, rel: np.ndarray, k: int) -> tuple[list[int],
 
 
 @numba.njit(nogil=True, cache=True)
-def _first_at_least(values: np.ndarray, start: int, target: int) -> int:  # pragma: no cover - compiled
-    """The first position at or after ``start`` of ascending ``values`` holding at least ``target``
-    (galloping: O(log distance))."""
-    step, high = 1, start
-    while high < len(values) and values[high] < target:
-        start = high + 1
-        high += step
-        step *= 2
-    high = min(high, len(values))
-    while start < high:
-        middle = (start + high) // 2
-        if values[middle] < target:
-            start = middle + 1
-        else:
-            high = middle
-    return start
-
-
-@numba.njit(nogil=True, cache=True)
 def _count_members(rows: np.ndarray, postings: np.ndarray, hits: np.ndarray) -> None:  # pragma: no cover - compiled
     """``hits[j] += 1`` for each ``rows[j]`` in ``postings`` (both ascending), walking the shorter
     list and galloping in the longer: O(shorter · log(longer / shorter))."""
     if len(rows) <= len(postings):
         position = 0
         for j in range(len(rows)):
-            position = _first_at_least(postings, position, rows[j])
+            position = gallop(postings, position, len(postings), rows[j])
             if position < len(postings) and postings[position] == rows[j]:
                 hits[j] += 1
     else:
         j = 0
         for posting in postings:
-            j = _first_at_least(rows, j, posting)
+            j = gallop(rows, j, len(rows), posting)
             if j < len(rows) and rows[j] == posting:
                 hits[j] += 1
 
