@@ -111,7 +111,9 @@ class World:
 
     def __post_init__(self) -> None:
         self.cart = Cart(self.key)
-        self._variants_salt = f"{self.key!r}|variants|"
+        # Each product's variants digest hashes this prefix and the row: the prefix is fed once.
+        self._variants_hash = hashlib.blake2b(f"{self.key!r}|variants|".encode(), digest_size=32)
+        self._variant_candidates = self.catalog.__dict__.setdefault("_variant_candidates", {})
 
     @property
     def account(self) -> Account:
@@ -202,12 +204,15 @@ class World:
         cached = self._variants.get(row)
         if cached is not None:
             return cached
-        category = int(self.catalog.category[row])
-        attribute, vocab, seen = _variant_candidates(self.catalog, category)
+        category = self.catalog.category.item(row)
+        found = self._variant_candidates.get(category)
+        attribute, vocab, seen = found if found is not None else _variant_candidates(self.catalog, category)
         variants: tuple[Variant, ...] = ()
         if vocab is not None:
-            own = int(self.catalog.categorical[attribute][row])
-            choice, *ids = _DIGEST_WORDS(hashlib.blake2b(f"{self._variants_salt}{row}".encode(), digest_size=32).digest())
+            own = self.catalog.categorical[attribute].item(row)
+            digest = self._variants_hash.copy()
+            digest.update(b"%d" % row)
+            choice, *ids = _DIGEST_WORDS(digest.digest())
             codes: list[int] = []
             if own != NO_VALUE:
                 others = [c for c in seen if c != own]
@@ -222,7 +227,9 @@ class World:
                     draw, pick = divmod(draw, len(pool))
                     codes.append(pool.pop(pick))
                 codes.sort()
-            variants = tuple([Variant(crockford("V", digits, 7), attribute, vocab[c]) for digits, c in zip(ids, codes)])
+            # tuple.__new__ skips the NamedTuple's Python-level constructor (same tuples)
+            variants = tuple([tuple.__new__(Variant, (crockford("V", digits, 7), attribute, vocab[c]))
+                              for digits, c in zip(ids, codes)])
         self._variants[row] = variants
         return variants
 
