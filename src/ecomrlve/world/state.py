@@ -138,7 +138,7 @@ class World:
         self.account.policy = draw_store_policy(rng)
 
     def stock(self, row: int) -> int:
-        return self.stock_overrides.get(row, int(self.catalog.stock[row]))
+        return self.stock_overrides.get(row, self.catalog.stock.item(row))
 
     # Several tasks can share one world (JOURNEY). A task's generator reserves the products its
     # solution needs, protects the categories whose valid sets its verifier computes, and dooms
@@ -154,7 +154,7 @@ class World:
 
     def can_sell_out(self, row: int) -> bool:
         """Whether a task may take ``row`` out of stock without touching another task's answer."""
-        return row not in self.reserved and int(self.catalog.category[row]) not in self.protected_categories
+        return row not in self.reserved and self.catalog.category.item(row) not in self.protected_categories
 
     def doom(self, row: int) -> None:
         """``row`` will sell out during the episode: other tasks must not plan with it."""
@@ -240,4 +240,4 @@ class World:
         return None
 
     def is_denied(self, row: int) -> bool:
-        return int(self.catalog.category[row]) in self.denied_categories
+        return self.catalog.category.item(row) in self.denied_categories
