@@ -129,9 +129,8 @@ def order_items(world: World, rng: random.Random, rows: list[int]) -> list[tuple
     """Order items for ``rows``: a variant when the product has one, mostly single units, catalog price."""
     items = []
     for row in rows:
-        variants = world.variants(row)
-        variant = rng.choice(variants).variant_id if variants else None
-        items.append((row, variant, 1 if rng.random() < 0.8 else 2, world.catalog.price_cents.item(row)))
+        variant_id = world.chosen_variant_id(row, rng)
+        items.append((row, variant_id, 1 if rng.random() < 0.8 else 2, world.catalog.price_cents.item(row)))
     return items
 
 
