@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import random
@@ -183,6 +184,23 @@ def test_schedules_are_consistent_with_status(status: str, method: str) -> None:
         assert when.eta - when.placed == dt.timedelta(days=P.STORE_POLICY.handling_days + transit)
     else:
         assert when.eta is None and when.shipped is None
+
+
+@given(status=st.sampled_from(ORDER_STATUSES), method=st.sampled_from(P.SHIPPING_METHODS),
+       today=st.dates(dt.date(1900, 1, 1), dt.date(2200, 1, 1)), age=st.integers(0, 400),
+       handling=st.integers(0, 5))
+def test_schedule_dates_are_timedelta_arithmetic_on_today(status, method, today, age, handling) -> None:
+    """schedule() counts in day numbers; its dates are those of plain timedelta arithmetic."""
+    policy = dataclasses.replace(P.STORE_POLICY, handling_days=handling)
+    ago, ship, transit = (dt.timedelta(days=n) for n in (age, handling, policy.shipping_days[method]))
+    event = today - ago
+    expected = {"delivered": (event - transit - ship, event - transit, event, event),
+                "returned": (event - transit - ship, event - transit, event, event),
+                "processing": (event, None, None, event + ship + transit),
+                "shipped": (event - ship, event, None, event + transit),
+                "in_transit": (event - ship, event, None, event + transit),
+                "cancelled": (event, None, None, None)}[status]
+    assert tuple(schedule(status, method, today, age, policy)) == expected
 
 
 def test_account_ids_are_opaque_deterministic_and_appended(catalog) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import random
 
 import numpy as np
 import pytest
@@ -63,3 +64,25 @@ def test_variants_are_the_digest_read_field_by_field(catalog, sparse_catalog, se
         for pick in picks:
             row = pick % len(which)
             assert [tuple(v) for v in world.variants(row)] == _reference_variants(world, row)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**9), min_size=1, max_size=8),
+       shown_first=st.booleans())
+def test_chosen_variant_id_is_a_choice_among_the_variants(catalog, sparse_catalog, seed: int, picks: list[int],
+                                                          shown_first: bool) -> None:
+    """An order line's variant id (made without the variants) is what choosing among them gives, with the
+    same draws, whether or not the product's variants were made before."""
+    for which in (catalog, sparse_catalog):
+        key = ("RETURN", seed % 16, seed, "secret")
+        world, reference = World(which, key, dt.date(2025, 1, 1)), World(which, key, dt.date(2025, 1, 1))
+        rng, reference_rng = random.Random(seed), random.Random(seed)
+        for pick in picks:
+            row = pick % len(which)
+            if shown_first:
+                world.variants(row)
+            variants = reference.variants(row)
+            expected = reference_rng.choice(variants).variant_id if variants else None
+            assert world.chosen_variant_id(row, rng) == expected
+            assert rng.getstate() == reference_rng.getstate()
+            assert world.variants(row) == variants

@@ -32,17 +32,20 @@ def derive_generator(*parts: object) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(derive_seed(*parts)))
 
 
-_CROCKFORD_PAIRS = tuple(low + high for high in _CROCKFORD for low in _CROCKFORD)  # 10 bits -> 2 digits, low first
+#: 15 bits -> 3 digits, low first (32,768 short strings), and the shorter tails: an id of 6-8 digits is
+#: two or three lookups (ids are made on every reset and product card).
+_CROCKFORD_TRIPLES = tuple(low + mid + high for high in _CROCKFORD for mid in _CROCKFORD for low in _CROCKFORD)
+_CROCKFORD_TAILS = ((), _CROCKFORD, tuple(low + high for high in _CROCKFORD for low in _CROCKFORD))
 
 
 def crockford(prefix: str, value: int, length: int) -> str:
     """``prefix`` + ``length`` Crockford base-32 digits of ``value`` (low digits first)."""
     digits = prefix
-    while length > 1:  # two digits at a time: ids are made on every reset and product card
-        digits += _CROCKFORD_PAIRS[value & 1023]
-        value >>= 10
-        length -= 2
-    return digits + _CROCKFORD[value & 31] if length > 0 else digits
+    while length > 2:
+        digits += _CROCKFORD_TRIPLES[value & 32767]
+        value >>= 15
+        length -= 3
+    return digits + _CROCKFORD_TAILS[length][value & ((1 << 5 * length) - 1)] if length else digits
 
 
 class KeyedIds:

@@ -129,9 +129,8 @@ def order_items(world: World, rng: random.Random, rows: list[int]) -> list[tuple
     """Order items for ``rows``: a variant when the product has one, mostly single units, catalog price."""
     items = []
     for row in rows:
-        variants = world.variants(row)
-        variant = rng.choice(variants).variant_id if variants else None
-        items.append((row, variant, 1 if rng.random() < 0.8 else 2, int(world.catalog.price_cents[row])))
+        variant_id = world.chosen_variant_id(row, rng)
+        items.append((row, variant_id, 1 if rng.random() < 0.8 else 2, world.catalog.price_cents.item(row)))
     return items
 
 
@@ -167,10 +166,10 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    title = spoken_name(catalog, line.row).text  # brand, model words and type: how people name it
+    name = spoken_name(catalog, line.row)
+    title, model = name.text, name.model  # brand, model words and type: how people name it
     brand = catalog.brand_of(line.row)
     noun = spoken_noun(product_type(catalog, line.row))
-    model = spoken_name(catalog, line.row).model
     if level == BY_ORDER_ID:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
     elif level == BY_TITLE_AND_DATE:
@@ -179,10 +178,9 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     else:
         when = rough_time(world.today, order.placed)
         phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
-        ambiguous = any(
+        ambiguous = any(  # the dates first: they rule out most orders for the price of a subtraction
             other is not line and same_noun(world, other.row, line.row)
-            and abs((o.placed - order.placed).days) < DISTINCT_DAYS
-            for o in world.account.orders for other in o.lines
+            for o in world.account.orders if abs((o.placed - order.placed).days) < DISTINCT_DAYS for other in o.lines
         )
     identification = (f"the {title} I ordered on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME
                       else f"the {title} I ordered {rough_time(world.today, order.placed)}")

@@ -114,8 +114,9 @@ class Order:
         return next((line for line in self.lines if line.line_id == line_id), None)
 
 
-@dataclass(frozen=True)
-class ReturnRecord:
+class ReturnRecord(NamedTuple):
+    """One return in the ledger (a tuple: one is made per line of every returned order)."""
+
     return_id: str
     order_id: str
     line_id: str
@@ -142,19 +143,17 @@ def schedule(status: OrderStatus, method: str, today: dt.date, age_days: int,
     orders, the order itself for processing/cancelled, shipment for shipped/in-transit ones
     (in transit needs ``1 <= age_days < shipping days``; shipped means it left today, age 0).
     """
-    handling = dt.timedelta(days=policy.handling_days)
-    transit = dt.timedelta(days=policy.shipping_days[method])
-    ago = dt.timedelta(days=age_days)
+    handling, transit = policy.handling_days, policy.shipping_days[method]
+    day = today.toordinal() - age_days  # the decisive event; dates as day numbers (one date made per date)
+    date = dt.date.fromordinal
     if status in ("delivered", "returned"):
-        delivered = today - ago
-        return Schedule(delivered - transit - handling, delivered - transit, delivered, delivered)
+        delivered = date(day)
+        return Schedule(date(day - transit - handling), date(day - transit), delivered, delivered)
     if status == "processing":
-        placed = today - ago
-        return Schedule(placed, None, None, placed + handling + transit)
+        return Schedule(date(day), None, None, date(day + handling + transit))
     if status in ("shipped", "in_transit"):
-        shipped = today - ago
-        return Schedule(shipped - handling, shipped, None, shipped + transit)
-    return Schedule(today - ago, None, None, None)  # cancelled
+        return Schedule(date(day - handling), date(day), None, date(day + transit))
+    return Schedule(date(day), None, None, None)  # cancelled
 
 
 class Account:

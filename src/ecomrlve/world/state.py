@@ -90,6 +90,15 @@ def _variant_candidates(catalog: Catalog, category: int) -> tuple[str, tuple[str
     return found
 
 
+def _other_codes(catalog: Catalog, category: int, seen: tuple[int, ...], own: int) -> tuple[int, ...]:
+    """``seen`` (the category's codes) without ``own``, in order; per catalog, (category, own) pair."""
+    cache = catalog.__dict__.setdefault("_variant_other_codes", {})
+    found = cache.get((category, own))
+    if found is None:
+        found = cache[(category, own)] = tuple([c for c in seen if c != own])
+    return found
+
+
 @dataclass
 class World:
     """Everything an episode may change, on top of one shared catalog."""
@@ -111,7 +120,9 @@ class World:
 
     def __post_init__(self) -> None:
         self.cart = Cart(self.key)
-        self._variants_salt = f"{self.key!r}|variants|"
+        # Each product's variants digest hashes this prefix and the row: the prefix is fed once.
+        self._variants_hash = hashlib.blake2b(f"{self.key!r}|variants|".encode(), digest_size=32)
+        self._variant_candidates = self.catalog.__dict__.setdefault("_variant_candidates", {})
 
     @property
     def account(self) -> Account:
@@ -136,7 +147,7 @@ class World:
         self.account.policy = draw_store_policy(rng)
 
     def stock(self, row: int) -> int:
-        return self.stock_overrides.get(row, int(self.catalog.stock[row]))
+        return self.stock_overrides.get(row, self.catalog.stock.item(row))
 
     # Several tasks can share one world (JOURNEY). A task's generator reserves the products its
     # solution needs, protects the categories whose valid sets its verifier computes, and dooms
@@ -152,7 +163,7 @@ class World:
 
     def can_sell_out(self, row: int) -> bool:
         """Whether a task may take ``row`` out of stock without touching another task's answer."""
-        return row not in self.reserved and int(self.catalog.category[row]) not in self.protected_categories
+        return row not in self.reserved and self.catalog.category.item(row) not in self.protected_categories
 
     def doom(self, row: int) -> None:
         """``row`` will sell out during the episode: other tasks must not plan with it."""
@@ -202,29 +213,59 @@ class World:
         cached = self._variants.get(row)
         if cached is not None:
             return cached
-        category = int(self.catalog.category[row])
-        attribute, vocab, seen = _variant_candidates(self.catalog, category)
         variants: tuple[Variant, ...] = ()
-        if vocab is not None:
-            own = int(self.catalog.categorical[attribute][row])
-            choice, *ids = _DIGEST_WORDS(hashlib.blake2b(f"{self._variants_salt}{row}".encode(), digest_size=32).digest())
+        drawn = self._variant_digest(row)
+        if drawn is not None:
+            attribute, vocab, own, others, choice, ids = drawn
             codes: list[int] = []
             if own != NO_VALUE:
-                others = [c for c in seen if c != own]
                 if len(others) >= VARIANTS_PER_PRODUCT - 1:
-                    first = others.pop((choice & 0xFFFFFFFF) % len(others))  # the digest's bytes 0-3
-                    second = others[(choice >> 32) % len(others)]  # and 4-7
-                    codes = sorted((own, first, second))
+                    first = (choice & 0xFFFFFFFF) % len(others)  # the digest's bytes 0-3
+                    second = (choice >> 32) % (len(others) - 1)  # and 4-7: an index among the others but the first
+                    codes = sorted((own, others[first], others[second + (second >= first)]))
             else:
-                pool = list(seen) if len(seen) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
+                pool = list(others) if len(others) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
                 draw = choice
                 for _ in range(VARIANTS_PER_PRODUCT):
                     draw, pick = divmod(draw, len(pool))
                     codes.append(pool.pop(pick))
                 codes.sort()
-            variants = tuple([Variant(crockford("V", digits, 7), attribute, vocab[c]) for digits, c in zip(ids, codes)])
+            # tuple.__new__ skips the NamedTuple's Python-level constructor (same tuples)
+            variants = tuple([tuple.__new__(Variant, (crockford("V", digits, 7), attribute, vocab[c]))
+                              for digits, c in zip(ids, codes)])
         self._variants[row] = variants
         return variants
+
+    def chosen_variant_id(self, row: int, rng: random.Random) -> str | None:
+        """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none),
+        with the same draw, without making the variants of a product that has its own value: order
+        lines get one this way, and most lines' variants are never shown (the variant ids pair with
+        the sorted values in digest order, so which id is chosen does not depend on the values)."""
+        if row not in self._variants:
+            drawn = self._variant_digest(row)
+            if drawn is None:
+                return None
+            own, others, ids = drawn[2], drawn[3], drawn[5]
+            if own != NO_VALUE:
+                return crockford("V", rng.choice(ids), 7) if len(others) >= VARIANTS_PER_PRODUCT - 1 else None
+        variants = self.variants(row)
+        return rng.choice(variants).variant_id if variants else None
+
+    def _variant_digest(self, row: int) -> tuple[str, tuple[str, ...], int, tuple[int, ...], int, list[int]] | None:
+        """A product's variant attribute, its vocabulary, the product's own code, the codes to draw
+        the other values from (the category's, without the product's own), and the product's digest:
+        the choice word and three id words. None: the attribute is not categorical (no variants)."""
+        category = self.catalog.category.item(row)
+        found = self._variant_candidates.get(category)
+        attribute, vocab, seen = found if found is not None else _variant_candidates(self.catalog, category)
+        if vocab is None:
+            return None
+        own = self.catalog.categorical[attribute].item(row)
+        digest = self._variants_hash.copy()
+        digest.update(b"%d" % row)
+        choice, *ids = _DIGEST_WORDS(digest.digest())
+        others = seen if own == NO_VALUE else _other_codes(self.catalog, category, seen, own)
+        return attribute, vocab, own, others, choice, ids
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line
@@ -233,4 +274,4 @@ class World:
         return None
 
     def is_denied(self, row: int) -> bool:
-        return int(self.catalog.category[row]) in self.denied_categories
+        return self.catalog.category.item(row) in self.denied_categories

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 #: Tools whose results show products the agent can choose from (search results, browsing history).
 DISCOVERY_SOURCES = ("catalog_search", "user_get_visit_history")
 USER_SOURCE = "user"
 
 
-@dataclass(frozen=True)
-class Surfacing:
-    """Ids shown to the agent at once: by tool ``source`` (or the user) during agent turn ``turn``."""
+class Surfacing(NamedTuple):
+    """Ids shown to the agent at once: by tool ``source`` (or the user) during agent turn ``turn`` (a
+    tuple: one is made per tool result, and a frozen dataclass's constructor costs several times a tuple's)."""
 
     turn: int
     source: str
@@ -39,7 +39,7 @@ class SurfacingLedger:
     turn: int = 0
 
     def record(self, source: str, rows: Iterable[int] = (), account_ids: Iterable[str] = ()) -> None:
-        entry = Surfacing(self.turn, source, tuple(int(r) for r in rows), tuple(account_ids))
+        entry = Surfacing(self.turn, source, tuple(map(int, rows)), tuple(account_ids))
         if entry.rows or entry.account_ids:
             self.entries.append(entry)
 
