@@ -135,6 +135,12 @@ _BYTE_SPACE = np.array([b < 128 and chr(b).isspace() for b in range(256)])  # st
 _BYTE_WORD = np.array([chr(b).isascii() and re.fullmatch("[a-z0-9]", chr(b).lower()) is not None for b in range(256)])
 _BYTE_CUT_START = _BYTE_SPACE.copy()  # a mark's first byte, or the whitespace before a word
 _BYTE_CUT_START[_CUT_MARK_BYTES[:, 0]] = True
+_BYTE_CUT_ALONE = np.zeros(256, dtype=bool)  # a one-byte mark
+_BYTE_CUT_ALONE[_CUT_MARK_BYTES[_CUT_MARK_LENGTHS == 1, 0]] = True
+_BYTE_CUT_SECOND = np.zeros(256, dtype=bool)  # the second byte of a longer mark, or a word's first letter
+_BYTE_CUT_SECOND[_CUT_MARK_BYTES[_CUT_MARK_LENGTHS > 1, 1]] = True
+for _letter in sorted({w[0] for w in _CUT_WORDS}):
+    _BYTE_CUT_SECOND[[ord(_letter), ord(_letter.upper())]] = True
 _BYTE_GROUP_CLOSE = np.zeros(256, dtype=np.uint8)  # _LEADING_GROUP's opening bracket -> its closing one
 _BYTE_GROUP_CLOSE[ord("[")], _BYTE_GROUP_CLOSE[ord("(")] = ord("]"), ord(")")
 _COMMA = ord(",")
@@ -144,6 +150,10 @@ _COMMA = ord(",")
 def _cuts_at(data: np.ndarray, at: int, end: int) -> bool:  # pragma: no cover - compiled
     """Whether ``_CUT`` matches ``data[at:end]`` (ASCII) at its start."""
     if not _BYTE_CUT_START[data[at]]:
+        return False
+    if _BYTE_CUT_ALONE[data[at]]:
+        return True
+    if at + 1 == end or not _BYTE_CUT_SECOND[data[at + 1]]:
         return False
     for m in range(len(_CUT_MARK_LENGTHS)):
         size = _CUT_MARK_LENGTHS[m]
@@ -182,7 +192,7 @@ def _head_span(data: np.ndarray, start: int, end: int) -> tuple[int, int]:  # pr
             while text < end and _BYTE_SPACE[data[text]]:
                 text += 1
     cut = text
-    while cut < end and not _cuts_at(data, cut, end):
+    while cut < end and not (_BYTE_CUT_START[data[cut]] and _cuts_at(data, cut, end)):  # a call costs more than a lookup
         cut += 1
     for at in range(text, cut):
         if not _BYTE_SPACE[data[at]]:
@@ -369,7 +379,7 @@ def category_types(catalog: Catalog, category: int) -> CategoryTypes:
             main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
         else:
             main = catalog.categories[category].noun.lower()
-        types = dict(zip(rows.tolist(), map(names.__getitem__, codes.tolist())))
+        types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
         cache[category] = CategoryTypes(rows, types, main, names, codes)
     return cache[category]
 
