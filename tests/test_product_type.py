@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.product_type import (
+    _own_nouns,
     category_types,
     fold,
     is_powered,
+    same_type,
     spoken_names,
     title_head,
+    title_types,
     type_of_title,
 )
+from ecomrlve.catalog.schema import Catalog
 
 SMARTWATCH = {fold("Smartwatches"): "Smartwatches", fold("Smartwatch"): "Smartwatch"}
 
@@ -71,3 +78,54 @@ def test_any_title_gets_a_type(title) -> None:
 def test_powered_types() -> None:
     assert is_powered("over-ear headphones") and is_powered("smartwatch") and is_powered("coffee maker")
     assert not is_powered("strap") and not is_powered("screen protector") and not is_powered("case")
+
+
+# -- title_types (every title of a category at once) against type_of_title, title by title ---------
+
+# pieces that reach every branch of the definition: cut marks and words in any case, leading groups,
+# whitespace that only str.isspace knows, lexicon nouns singular and plural, and non-ASCII text
+# (the en dash cut, Unicode spaces, letters whose lower case is ASCII)
+_PIECES = ("Zentari", "Pro", "5", "65W", "smart", "Watch", "watches", "band", "Bands", "watch band", "Mouse Pads",
+           "screen protector", "case", "CASES", "cover",
+           "screen", "protector", "running", "Shoes", "t", "shirt", "widget", "a", "b", "c", "d", "e", "x1",
+           "for", "FOR", "With", "compatible with", "made for", "by", "fits", ",", ";", " - ", " | ", " – ",
+           "(", ")", "[", "]", "[2 Pack]", "(new)", "-", "/", ".", "'s", " ", "  ", "\t", "\v", "\x1c", "\x1f",
+           "\xa0", "\u2009", "é", "\u212a", "\u0130", "ies", "ches", "sses", "us")
+_OWN = ("Smartwatches", "Smartwatch", "Watch Bands", "Bands", "Pads", "Running Shoes", "Cases", "T-Shirts", "Widgets", "A B C D E", "!!")
+
+titles_strategy = st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map(lambda ps: " ".join(ps) if len(ps) % 2
+                                                                                 else "".join(ps)), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(titles_strategy, st.sampled_from(_OWN), st.sampled_from(_OWN), st.sampled_from([pa.string(), pa.large_string()]))
+def test_title_types_is_type_of_title(titles, leaf, noun, text_type) -> None:
+    own = {fold(leaf): leaf, fold(noun): noun}
+    array = pa.array(["[skipped] Case", *titles], type=text_type).slice(1)  # a slice: its offsets do not start at 0
+    names, codes = title_types(array, own)
+    assert [names[c] for c in codes.tolist()] == [type_of_title(t, own).lower() for t in titles]
+
+
+def _types_by_definition(catalog: Catalog, category: int) -> tuple[dict[int, str], str]:
+    """A category's types and main type, title by title (what :func:`category_types` computes)."""
+    rows, own = catalog.category_rows[category], _own_nouns(catalog, category)
+    titles = catalog.titles.take(rows).to_pylist() if len(rows) else []
+    types = {int(r): type_of_title(t, own).lower() for r, t in zip(rows.tolist(), titles)}
+    counts = Counter(fold(t) for t in types.values())
+    fallback = catalog.categories[category].noun.lower()
+    main_key = max(counts, key=lambda k: (counts[k], k in own)) if counts else fold(fallback)
+    return types, next((t for t in types.values() if fold(t) == main_key), fallback)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("source", ["synthetic:3000", *(str(p) for p in sorted((DATA / "real").glob("*.jsonl"))),
+                                    str(DATA / "amazon_meta_sample.jsonl"), str(DATA / "amazebay_sample.parquet")])
+def test_category_types_are_the_definition_on_real_schema_catalogs(source) -> None:
+    catalog = load_catalog(source)
+    for category in range(len(catalog.categories)):
+        info = category_types(catalog, category)
+        types, main = _types_by_definition(catalog, category)
+        assert list(info.types.items()) == list(types.items()) and info.main == main, catalog.categories[category].name
+        assert info.main_rows().tolist() == [r for r in info.rows.tolist() if same_type(types[r], main)]

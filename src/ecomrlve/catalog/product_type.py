@@ -21,7 +21,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numba
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ecomrlve.catalog.schema import Catalog, short_title
 
@@ -40,7 +43,11 @@ LEXICON: dict[str, str] = {
 #: Nouns people buy in pairs: "a pair of running shoes", never "a running shoe".
 PAIRED = frozenset({"headphones", "earbuds", "shoes", "sneakers", "boots", "sandals", "slippers", "socks", "gloves",
                     "jeans", "pants", "trousers", "leggings", "shorts", "glasses", "sunglasses", "scissors"})
-_CUT = re.compile(r",|;| - | – | \| |\(|\[|\s(?:for|with|compatible with|by|fits|made for)\s", re.IGNORECASE)
+#: A title's head ends where one of these starts ...
+_CUT_MARKS = (",", ";", " - ", " – ", " | ", "(", "[")
+#: ... or where one of these stands between whitespace, in any case.
+_CUT_WORDS = ("for", "with", "compatible with", "by", "fits", "made for")
+_CUT = re.compile("|".join(map(re.escape, _CUT_MARKS)) + r"|\s(?:" + "|".join(_CUT_WORDS) + r")\s", re.IGNORECASE)
 _LEADING_GROUP = re.compile(r"^\s*(?:\[[^\]]*\]|\([^)]*\))\s*")
 _WORD = re.compile(r"[A-Za-z0-9][\w'./+-]*")
 
@@ -104,6 +111,234 @@ def type_of_title(title: str, own: dict[str, str]) -> str:
     return words[-1] if words else next(iter(own.values()))
 
 
+# -- every title of a category at once ------------------------------------------------------------
+# type_of_title above is the definition; title_types computes it for a whole category from the
+# titles' bytes (a category has tens of thousands of titles at 2M products, and EcomEnv classifies
+# every category up front). ASCII titles only: Unicode whitespace, case folding and lower-casing
+# are left to the definition, title by title.
+
+def _byte_table(patterns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The ASCII ``patterns`` (the others never match an ASCII title) as rows of a zero-padded byte
+    matrix, and their lengths."""
+    ascii_patterns = [p.encode() for p in patterns if p.isascii()]
+    table = np.zeros((len(ascii_patterns), max(map(len, ascii_patterns))), dtype=np.uint8)
+    for i, pattern in enumerate(ascii_patterns):
+        table[i, :len(pattern)] = np.frombuffer(pattern, dtype=np.uint8)
+    return table, np.array([len(p) for p in ascii_patterns], dtype=np.int64)
+
+
+# Byte tables the compiled scan reads (numba freezes module-level arrays into the code).
+_CUT_MARK_BYTES, _CUT_MARK_LENGTHS = _byte_table(_CUT_MARKS)
+_CUT_WORD_BYTES, _CUT_WORD_LENGTHS = _byte_table(_CUT_WORDS)
+_BYTE_LOWER = np.array([ord(chr(b).lower()) if b < 128 else b for b in range(256)], dtype=np.uint8)
+_BYTE_SPACE = np.array([b < 128 and chr(b).isspace() for b in range(256)])  # str.isspace, and the regexes' \s
+_BYTE_WORD = np.array([chr(b).isascii() and re.fullmatch("[a-z0-9]", chr(b).lower()) is not None for b in range(256)])
+_BYTE_CUT_START = _BYTE_SPACE.copy()  # a mark's first byte, or the whitespace before a word
+_BYTE_CUT_START[_CUT_MARK_BYTES[:, 0]] = True
+_BYTE_CUT_ALONE = np.zeros(256, dtype=bool)  # a one-byte mark
+_BYTE_CUT_ALONE[_CUT_MARK_BYTES[_CUT_MARK_LENGTHS == 1, 0]] = True
+_BYTE_CUT_SECOND = np.zeros(256, dtype=bool)  # the second byte of a longer mark, or a word's first letter
+_BYTE_CUT_SECOND[_CUT_MARK_BYTES[_CUT_MARK_LENGTHS > 1, 1]] = True
+for _letter in sorted({w[0] for w in _CUT_WORDS}):
+    _BYTE_CUT_SECOND[[ord(_letter), ord(_letter.upper())]] = True
+_BYTE_GROUP_CLOSE = np.zeros(256, dtype=np.uint8)  # _LEADING_GROUP's opening bracket -> its closing one
+_BYTE_GROUP_CLOSE[ord("[")], _BYTE_GROUP_CLOSE[ord("(")] = ord("]"), ord(")")
+_COMMA = ord(",")
+
+
+@numba.njit(nogil=True, cache=True)
+def _cuts_at(data: np.ndarray, at: int, end: int) -> bool:  # pragma: no cover - compiled
+    """Whether ``_CUT`` matches ``data[at:end]`` (ASCII) at its start."""
+    if not _BYTE_CUT_START[data[at]]:
+        return False
+    if _BYTE_CUT_ALONE[data[at]]:
+        return True
+    if at + 1 == end or not _BYTE_CUT_SECOND[data[at + 1]]:
+        return False
+    for m in range(len(_CUT_MARK_LENGTHS)):
+        size = _CUT_MARK_LENGTHS[m]
+        if at + size <= end:
+            k = 0
+            while k < size and data[at + k] == _CUT_MARK_BYTES[m, k]:
+                k += 1
+            if k == size:
+                return True
+    if not _BYTE_SPACE[data[at]]:
+        return False
+    for w in range(len(_CUT_WORD_LENGTHS)):
+        size = _CUT_WORD_LENGTHS[w]
+        if at + 1 + size < end and _BYTE_SPACE[data[at + 1 + size]]:
+            k = 0
+            while k < size and _BYTE_LOWER[data[at + 1 + k]] == _CUT_WORD_BYTES[w, k]:
+                k += 1
+            if k == size:
+                return True
+    return False
+
+
+@numba.njit(nogil=True, cache=True)
+def _head_span(data: np.ndarray, start: int, end: int) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The bytes of ``data[start:end]`` (an ASCII title) that hold :func:`title_head`'s words."""
+    text = start  # after _LEADING_GROUP: whitespace, a bracketed or parenthesised group, whitespace
+    at = start
+    while at < end and _BYTE_SPACE[data[at]]:
+        at += 1
+    if at < end and _BYTE_GROUP_CLOSE[data[at]]:
+        close = at + 1
+        while close < end and data[close] != _BYTE_GROUP_CLOSE[data[at]]:
+            close += 1
+        if close < end:
+            text = close + 1
+            while text < end and _BYTE_SPACE[data[text]]:
+                text += 1
+    cut = text
+    while cut < end and not (_BYTE_CUT_START[data[cut]] and _cuts_at(data, cut, end)):  # a call costs more than a lookup
+        cut += 1
+    for at in range(text, cut):
+        if not _BYTE_SPACE[data[at]]:
+            return text, cut
+    comma = text  # a blank head: short_title(text) instead
+    while comma < end and data[comma] != _COMMA:
+        comma += 1
+    return text, comma
+
+
+@numba.njit(nogil=True, cache=True)
+def _head_words(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """The lower-cased ``[a-z0-9]+`` words of each title's head: their bytes back to back, their
+    offsets into those, and each title's number of words (titles: ``data`` cut at ``offsets``)."""
+    n = len(offsets) - 1
+    spans = np.empty((n, 2), dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    n_bytes = 0
+    for i in range(n):
+        start, end = _head_span(data, offsets[i], offsets[i + 1])
+        spans[i, 0], spans[i, 1] = start, end
+        previous = False
+        for at in range(start, end):
+            word = _BYTE_WORD[data[at]]
+            if word:
+                n_bytes += 1
+                if not previous:
+                    counts[i] += 1
+            previous = word
+    word_bytes = np.empty(n_bytes, dtype=np.uint8)
+    word_offsets = np.empty(counts.sum() + 1, dtype=np.int64)
+    b, w = 0, 0
+    for i in range(n):
+        previous = False
+        for at in range(spans[i, 0], spans[i, 1]):
+            word = _BYTE_WORD[data[at]]
+            if word:
+                if not previous:
+                    word_offsets[w] = b
+                    w += 1
+                word_bytes[b] = _BYTE_LOWER[data[at]]
+                b += 1
+            previous = word
+    word_offsets[w] = b
+    return word_bytes, word_offsets, counts
+
+
+@dataclass(frozen=True)
+class _NounCodes:
+    """The nouns :func:`type_of_title` knows for one category, as integers: a noun of up to
+    :data:`MAX_NOUN_WORDS` words is its words' ids (from 1) in base ``radix``, last word least
+    significant, so that every sequence of words ending at a title's word has one code."""
+
+    word_ids: dict[str, int]  # folded noun word -> id (0: any other word)
+    radix: int
+    codes: np.ndarray  # ascending
+    ranks: np.ndarray  # per code: the category's own nouns above the lexicon's, then the longer
+    types: np.ndarray  # per code: the type it names, an index into ``names``
+    names: tuple[str, ...]  # lower-cased
+
+
+@lru_cache(maxsize=4096)
+def _noun_codes(own: tuple[tuple[str, str], ...]) -> _NounCodes:
+    word_ids: dict[str, int] = {}
+    names: dict[str, int] = {}
+    known: dict[tuple[int, ...], tuple[int, int]] = {}  # word ids -> (rank, type)
+    for priority, nouns in enumerate((_FOLDED_LEXICON, dict(own))):
+        for key, name in nouns.items():
+            ids = tuple(word_ids.setdefault(w, len(word_ids) + 1) for w in key.split())
+            if 0 < len(ids) <= MAX_NOUN_WORDS:
+                known[ids] = (priority * (MAX_NOUN_WORDS + 1) + len(ids), names.setdefault(name.lower(), len(names)))
+    radix = len(word_ids) + 1
+    codes = np.array([sum(w * radix ** i for i, w in enumerate(reversed(ids))) for ids in known], dtype=np.int64)
+    order = np.argsort(codes)
+    return _NounCodes(word_ids, radix, codes[order], np.array([r for r, _ in known.values()], dtype=np.int64)[order],
+                      np.array([t for _, t in known.values()], dtype=np.int64)[order], tuple(names))
+
+
+@numba.njit(nogil=True, cache=True)
+def _rightmost_nouns(noun_word: np.ndarray, counts: np.ndarray, radix: int, codes: np.ndarray, ranks: np.ndarray,
+                     types: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """Per title (``counts[i]`` words of ``noun_word``, titles back to back), the type of the best
+    known noun ending at its rightmost word that ends one (:class:`_NounCodes`), or -1."""
+    out = np.full(len(counts), -1, dtype=np.int64)
+    first = 0
+    for i in range(len(counts)):
+        for end in range(first + counts[i], first, -1):
+            code, best = 0, -1
+            for size in range(1, min(MAX_NOUN_WORDS, end - first) + 1):
+                word = noun_word[end - size]
+                if word == 0:  # no known noun has this word
+                    break
+                code += word * radix ** (size - 1)
+                slot = np.searchsorted(codes, code)
+                if slot < len(codes) and codes[slot] == code and (best < 0 or ranks[slot] > ranks[best]):
+                    best = slot
+            if best >= 0:
+                out[i] = types[best]
+                break
+        first += counts[i]
+    return out
+
+
+def title_types(titles: pa.Array | pa.ChunkedArray, own: dict[str, str]) -> tuple[list[str], np.ndarray]:
+    """``type_of_title(title, own).lower()`` of every title, as the distinct types and each title's
+    index into them.
+
+    The heads' words are cut from the titles' bytes by a compiled scan, hashed by Arrow's
+    dictionary encoding and looked up once per distinct word; a second compiled scan then reads
+    each title's words from the right, as the definition does, with the known nouns as integers
+    (:class:`_NounCodes`). Titles with non-ASCII text take the definition.
+    """
+    strings = pc.cast(titles, pa.large_string())  # int64 offsets
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    n = len(strings)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[strings.offset:strings.offset + n + 1]
+    data = strings.buffers()[2]
+    word_bytes, word_offsets, counts = _head_words(
+        np.frombuffer(data if data is not None else b"", dtype=np.uint8), offsets)  # read-only, as compiled
+    encoded = pc.dictionary_encode(pa.LargeStringArray.from_buffers(
+        len(word_offsets) - 1, pa.py_buffer(word_offsets), pa.py_buffer(word_bytes)))
+    vocabulary = encoded.dictionary.to_pylist()
+    word_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    nouns = _noun_codes(tuple(own.items()))
+    type_index = {name: i for i, name in enumerate(nouns.names)}  # type -> its index into the distinct types
+
+    def index_of(name: str) -> int:
+        return type_index.setdefault(name.lower(), len(type_index))
+
+    noun_word = np.array([nouns.word_ids.get(_singular(w), 0) for w in vocabulary], dtype=np.int64)[word_ids]
+    types = _rightmost_nouns(noun_word, counts, nouns.radix, nouns.codes, nouns.ranks, nouns.types)
+    first_word = np.cumsum(counts) - counts
+    fallback = np.flatnonzero((types < 0) & (counts > 0))  # no known noun: the head's last word
+    if len(fallback):
+        last_words, last_word_of = np.unique(word_ids[first_word[fallback] + counts[fallback] - 1], return_inverse=True)
+        types[fallback] = np.array([index_of(_singular(vocabulary[w])) for w in last_words.tolist()])[last_word_of]
+    if not counts.all():  # no word at all
+        types[counts == 0] = index_of(next(iter(own.values())))
+    non_ascii = np.flatnonzero(~pc.string_is_ascii(strings).to_numpy(zero_copy_only=False))
+    if len(non_ascii):
+        for i, title in zip(non_ascii.tolist(), strings.take(pa.array(non_ascii)).to_pylist()):
+            types[i] = index_of(type_of_title(title, own))
+    return list(type_index), types
+
+
 @dataclass(frozen=True)
 class CategoryTypes:
     """The product types of one category: per row (keyed by catalog row) and the main one."""
@@ -111,12 +346,12 @@ class CategoryTypes:
     rows: np.ndarray  # the category's rows, as ``catalog.category_rows``
     types: dict[int, str]  # catalog row -> type
     main: str  # the most common type
+    names: list[str]  # the distinct types
+    codes: np.ndarray  # each of ``rows``' index into ``names``
 
     def main_rows(self) -> np.ndarray:
-        # same_type once per distinct type (a few dozen), not once per row (tens of thousands at 2M)
-        main = {t: same_type(t, self.main) for t in set(self.types.values())}
-        types = self.types
-        return self.rows[np.fromiter((main[types[r]] for r in self.rows.tolist()), dtype=bool, count=len(self.rows))]
+        is_main = np.array([same_type(name, self.main) for name in self.names], dtype=bool)
+        return self.rows[is_main[self.codes]]
 
 
 def _own_nouns(catalog: Catalog, category: int) -> dict[str, str]:
@@ -126,18 +361,26 @@ def _own_nouns(catalog: Catalog, category: int) -> dict[str, str]:
 
 
 def category_types(catalog: Catalog, category: int) -> CategoryTypes:
-    """Types of one category's products, computed on first use and cached on the catalog."""
+    """Types of one category's products, computed on first use and cached on the catalog.
+
+    The main type is the most common one, types counted by :func:`fold` (ties: the category's own
+    noun, then the type seen first), as its first product spells it.
+    """
     cache = catalog.__dict__.setdefault("_product_types", {})
     if category not in cache:
         rows = catalog.category_rows[category]
         own = _own_nouns(catalog, category)
-        titles = catalog.titles.take(rows).to_pylist() if len(rows) else []
-        types = {int(r): type_of_title(t, own).lower() for r, t in zip(rows.tolist(), titles)}
-        counts = Counter(fold(t) for t in types.values())
-        fallback = catalog.categories[category].noun.lower()
-        main_key = max(counts, key=lambda k: (counts[k], k in own)) if counts else fold(fallback)
-        main = next((t for t in types.values() if fold(t) == main_key), fallback)
-        cache[category] = CategoryTypes(rows, types, main)
+        names, codes = title_types(catalog.titles.take(rows), own)
+        used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
+        counts: dict[str, list[int]] = {}  # folded type -> [products, its first product's type], first seen first
+        for _, code, count in sorted(zip(first_of.tolist(), used.tolist(), count_of.tolist())):
+            counts.setdefault(fold(names[code]), [0, code])[0] += count
+        if counts:
+            main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
+        else:
+            main = catalog.categories[category].noun.lower()
+        types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
+        cache[category] = CategoryTypes(rows, types, main, names, codes)
     return cache[category]
 
 
