@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 import weakref
 from collections import Counter, OrderedDict
 from typing import Annotated, Any
@@ -107,6 +108,7 @@ class PolicyIndex:
 
 
 INDEXES_KEPT = 8
+_INDEXES_LOCK = threading.Lock()
 #: (policy object, catalog paths) -> (the policy, weakly, and its index). By identity, not content:
 #: every POLICY episode draws a new policy, and its text form cost as much as a search; the weak
 #: reference tells a live policy from a dead one whose id was reused.
@@ -125,13 +127,14 @@ def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POL
         if paths is None:
             paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
     key = (id(policy), paths)
-    entry = _INDEXES.get(key)
-    if entry is None or entry[0]() is not policy:
-        index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))
-        entry = _INDEXES[key] = (weakref.ref(policy), index)
-        while len(_INDEXES) > INDEXES_KEPT:
-            _INDEXES.popitem(last=False)
-    _INDEXES.move_to_end(key)
+    with _INDEXES_LOCK:  # sessions run in threads: an eviction must not fall between insert and move_to_end
+        entry = _INDEXES.get(key)
+        if entry is None or entry[0]() is not policy:
+            index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))
+            entry = _INDEXES[key] = (weakref.ref(policy), index)
+            while len(_INDEXES) > INDEXES_KEPT:
+                _INDEXES.popitem(last=False)
+        _INDEXES.move_to_end(key)
     return entry[1]
 
 
