@@ -208,6 +208,18 @@ def test_filter_mask_stock_overrides(catalog) -> None:
     assert filter_mask(catalog, ProductFilter(in_stock=False), overrides)[row_in]
 
 
+def test_filter_masks_are_fresh_arrays(catalog) -> None:
+    """A caller may write into a mask: the next filter is unaffected (the stocked rows are kept per
+    catalog and each mask gathers into its first condition)."""
+    flt = ProductFilter(in_stock=True, price_max=1000.0)
+    expected = filter_mask(catalog, flt).copy()
+    for first in (filter_mask(catalog, ProductFilter(in_stock=True)), filter_mask(catalog, flt)):
+        first[:] = False
+    assert np.array_equal(filter_mask(catalog, flt), expected)
+    assert np.array_equal(filter_mask(catalog, ProductFilter(in_stock=True)), catalog.stock > 0)
+    assert filter_mask(catalog, ProductFilter()).all()
+
+
 def test_filter_rejects_unknown_keys_and_wrong_types() -> None:
     """ProductFilter is closed and strict: unknown keys and wrong types fail validation."""
     with pytest.raises(ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -44,6 +45,15 @@ def spec_axes(d: int) -> dict[str, float]:
         "return_window_edge": int(d >= 6),
         "feedback_detail": int(d < 8),
     }
+
+
+def test_as_dict_is_asdict() -> None:
+    """as_dict is dataclasses.asdict (same keys, order and values), with overrides too, and a fresh dict."""
+    for difficulty in (Difficulty.at(3), Difficulty.at(9, {"m": 2, "p_noise": 0.5})):
+        axes = difficulty.as_dict()
+        assert list(axes.items()) == list(dataclasses.asdict(difficulty).items())
+        axes["m"] = -1
+        assert difficulty.as_dict()["m"] == difficulty.m
 
 
 @pytest.mark.parametrize("d", [0, 6, 12], ids=lambda d: f"d{d}")

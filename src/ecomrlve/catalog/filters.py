@@ -66,7 +66,11 @@ def _bounded(value: float) -> float:
 
 def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
     """Products with stock > 0, with per-episode stock changes applied."""
-    mask = catalog.stock > 0
+    stocked = catalog.__dict__.get("_stocked")  # the stock column never changes: compared once per catalog
+    if stocked is None:
+        stocked = catalog.__dict__["_stocked"] = catalog.stock > 0
+        stocked.flags.writeable = False
+    mask = stocked.copy()
     if stock_overrides:
         rows = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
         mask[rows] = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides)) > 0
@@ -80,8 +84,11 @@ def filter_mask(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int,
     With ``rows`` the mask is computed for those rows only (``mask[i]`` is about ``rows[i]``), so
     a check within one category costs O(category size), not O(catalog).
     """
-    mask = np.ones(len(catalog) if rows is None else len(rows), dtype=bool)
-    for condition in condition_masks(catalog, flt, stock_overrides, rows).values():
+    conditions = iter(condition_masks(catalog, flt, stock_overrides, rows).values())
+    mask = next(conditions, None)  # every condition's mask is a fresh array: the first gathers the others
+    if mask is None:
+        return np.ones(len(catalog) if rows is None else len(rows), dtype=bool)
+    for condition in conditions:
         mask &= condition
     return mask
 

@@ -129,7 +129,9 @@ class Difficulty:
         return dataclasses.replace(_resolved(d), **fixed)
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The axes by name, in field order (every value is a number, so a shallow copy is
+        ``dataclasses.asdict`` without its recursive walk)."""
+        return dict(vars(self))
 
 
 @functools.cache

@@ -163,10 +163,11 @@ def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilt
 
     Counted over the whole view (contiguous compares) plus one, times whether the row is a
     candidate: cheaper than listing the candidates (most of the view) and gathering their counts.
+    The counts (at most 2 + the categorical attributes) are bytes: a quarter of the memory traffic.
     """
     view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
     sub, own = view.catalog, view.local(row)
-    shared = (sub.brand == sub.brand[own]).astype(np.int32) + 1
+    shared = np.add(sub.brand == sub.brand[own], 1, dtype=np.int8)
     for codes in sub.categorical.values():
         if codes[own] != NO_VALUE:
             shared += codes == codes[own]
