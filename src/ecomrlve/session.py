@@ -33,6 +33,7 @@ from ecomrlve.actions import (
     InvalidActionError,
     ToolCall,
     arguments_text,
+    json_text_encoder,
     parse_wire_form,
     short_text,
     wire_form,
@@ -61,7 +62,7 @@ _ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
 #: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
-_result_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_result_text = json_text_encoder(separators=(",", ":"))
 
 
 class EpisodeRecord(BaseModel):
