@@ -46,7 +46,7 @@ def json_text_encoder(separators: tuple[str, str] = (", ", ": ")) -> Callable[[A
     C encoder on every call, most of the cost of encoding a small object. Circular values are not
     detected (the recursion limit stops them)."""
     encoder = json.JSONEncoder(ensure_ascii=False, separators=separators, check_circular=False)
-    make = json.encoder.c_make_encoder  # None where the C accelerator is missing
+    make = getattr(json.encoder, "c_make_encoder", None)  # None where the C accelerator is missing
     if make is None:
         return encoder.encode
     # the arguments encode() passes for a one-shot encoding without circular checks: the same text
