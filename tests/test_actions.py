@@ -575,3 +575,21 @@ def test_plain_copy_is_the_checked_copy(value):
     from ecomrlve.actions import _checked_copy, _json_value
 
     assert _outcome(_json_value, value) == _outcome(_checked_copy, value)
+
+
+_any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=8) | st.text(max_size=8)
+_encodable = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | _any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(_any_text, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_encodable, separators=st.sampled_from([(", ", ": "), (",", ":")]))
+def test_json_text_encoder_writes_what_json_dumps_writes(value, separators):
+    """The encoder made once writes json.dumps's text, NaN and infinities included."""
+    from ecomrlve.actions import json_text_encoder
+
+    assert json_text_encoder(separators)(value) == json.dumps(value, ensure_ascii=False, separators=separators)

@@ -285,3 +285,21 @@ def test_each_record_has_its_own_axes(c8) -> None:
     records[0].axes["T_max"] = -1
     _played_actions(c8, "oracle", "PD", 6, 3)
     assert c8.record.axes == Difficulty.at(6).as_dict()
+
+
+def test_answer_tool_hands_over_what_its_handler_builds() -> None:
+    """The answer tool's run gives the session its validated arguments; calling its handler with
+    their fields gives an equal answer (the path any code calling handlers directly takes)."""
+    from ecomrlve.tools.base import ToolContext
+
+    family = get_environment("PD")
+    tools, _ = toolset(family, Difficulty.at(3))
+    answer = tools["answer"]
+    arguments = answer.validate({"product_ids": ["P1", "P2"]})
+    submitted: list[Any] = []
+    ctx = ToolContext(world=None, search=None, difficulty=None, search_rng=None,  # type: ignore[arg-type]
+                      ask_user=lambda question: "", submit_answer=submitted.append)
+    assert answer.run(ctx, arguments) == {"status": "submitted"}
+    assert submitted[0] is arguments
+    assert answer.handler(ctx, **dict(arguments)) == {"status": "submitted"}
+    assert type(submitted[1]) is type(arguments) and submitted[1] == arguments

@@ -11,9 +11,10 @@ so a live episode and its replay see exactly the same input.
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
@@ -37,8 +38,25 @@ _JSON_KEYS = frozenset({"message", "tool_calls"})
 _OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
 _OPENAI_KEYS = frozenset(  # name/refusal/reasoning_content: server extras, nothing to act on
     {"role", "content", "tool_calls", "name", "refusal", "reasoning_content", "function_call"})
-#: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def json_text_encoder(separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=separators)`` for acyclic values (what
+    :func:`wire_form` and the tools build), made once: :meth:`json.JSONEncoder.encode` sets up a
+    C encoder on every call, most of the cost of encoding a small object. Circular values are not
+    detected (the recursion limit stops them)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=separators, check_circular=False)
+    make = getattr(json.encoder, "c_make_encoder", None)  # None where the C accelerator is missing
+    if make is None:
+        return encoder.encode
+    # the arguments encode() passes for a one-shot encoding without circular checks: the same text
+    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, encoder.key_separator,
+                  encoder.item_separator, False, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+#: ``json.dumps(value, ensure_ascii=False)`` of a JSON value
+_json_text = json_text_encoder()
 
 
 class ToolCall(BaseModel):
@@ -259,18 +277,17 @@ def _entries(value: Any) -> list[Any] | tuple[Any, ...]:
 
 
 def _make_call(call_id: str, name: Any, arguments: Any, where: str) -> ToolCall:
-    """Validate name and arguments once, by hand, then build without re-validating."""
+    """Check name and arguments by hand (for the errors' wording), then build the call."""
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         why = "missing tool name" if name is None else f"invalid tool name {short_text(repr(name), 60)}"
         raise _structure(f"{where}: {why} (need a string matching [A-Za-z_][A-Za-z0-9_]*)")
     if isinstance(arguments, str):  # OpenAI style; other formats may double-encode too
         arguments = _loads(arguments, f"{where} ({name}) arguments") if arguments.strip() else None
-    if arguments is None or isinstance(arguments, dict):  # keys are strings: see wire_form
-        arguments = dict(arguments or ())
-    else:
+    if arguments is not None and not isinstance(arguments, dict):  # keys are strings: see wire_form
         kind = type(arguments).__name__
         raise _structure(f"{where} ({name}): arguments must be a JSON object, got {kind}")
-    return ToolCall.model_construct(id=call_id, name=name, arguments=arguments)
+    # validating (which copies the arguments dict) is quicker than model_construct
+    return ToolCall(id=call_id, name=name, arguments=arguments or {})
 
 
 def _flat_call(obj: Any, where: str, call_id: str) -> ToolCall:

@@ -33,6 +33,7 @@ from ecomrlve.actions import (
     InvalidActionError,
     ToolCall,
     arguments_text,
+    json_text_encoder,
     parse_wire_form,
     short_text,
     wire_form,
@@ -61,7 +62,8 @@ _ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
 #: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
-_result_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_result_text = json_text_encoder(separators=(",", ":"))
+_DEFAULT_SHOPPER = TemplateShopper()  # frozen: one serves every episode
 
 
 class EpisodeRecord(BaseModel):
@@ -205,7 +207,7 @@ class EpisodeSession:
                                 submit_answer=_weak_method(self._submit_answer))
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
-        chosen = realiser if realiser is not None else TemplateShopper()
+        chosen = realiser if realiser is not None else _DEFAULT_SHOPPER
         context = EpisodeContext(key, family.env_id, difficulty.d, difficulty.p_noise, catalog,
                                  _weak_method(self._shopper_history), _weak_method(self._hidden_goal))
         self._hidden: Any = None
@@ -229,7 +231,8 @@ class EpisodeSession:
         ]
         self._surface_from_text(self._problem.opening)
         #: what ``reset`` returns: the system prompt, the shopper's opening and the tool schemas
-        self.first_observation = Observation(messages=list(self._messages), tools=_schemas_copy(schemas),
+        # validation copies the list and each message dict: the transcript stays the session's
+        self.first_observation = Observation(messages=self._messages, tools=_schemas_copy(schemas),
                                              info=self._info())
 
     @property
@@ -563,10 +566,11 @@ _TOOLSETS: dict[tuple[TaskFamily, Difficulty], tuple[dict[str, Tool], str]] = {}
 def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool], str]:
     """The tools of ``family`` at ``difficulty`` and their schemas (as JSON), built once per process."""
     key = (family, difficulty)  # the family object: an id registered again gets its own tools
-    if key not in _TOOLSETS:
+    found = _TOOLSETS.get(key)  # one look-up: hashing a Difficulty hashes every axis
+    if found is None:
         tools = {name: TOOLS[name] for name in family.tool_names}
         tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
                                       family.answer_id_arguments)
-        _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])
-    return _TOOLSETS[key]
+        found = _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])
+    return found
 
