@@ -275,6 +275,24 @@ def test_schema_copies_share_no_dict_or_list(env_id) -> None:
     walk(one, two)
 
 
+@pytest.mark.parametrize("value", [
+    [{"a": [1, -2.5, 1e300, -0.0, True, False, None, "é\\\"'\u2028\ud800", {}, []]}],
+    [{"bound": float("inf"), "low": float("-inf")}],  # json.dumps writes these (allow_nan); json.loads reads them
+    [{"deep": json.loads("[" * 150 + "]" * 150)}],  # deep, but within the parser's limit
+])
+def test_schema_copy_of_any_json_text(value) -> None:
+    """Whatever JSON text a toolset's schemas are, a copy reads back as that text."""
+    schemas = json.dumps(value)
+    assert json.dumps(_schemas_copy(schemas)) == json.dumps(_schemas_copy(schemas)) == schemas
+
+
+def test_schema_copy_nested_past_the_parser_limit() -> None:
+    """Nesting a Python display cannot spell (the parser stops at 200 levels) is copied by parsing."""
+    schemas = "[" * 300 + "]" * 300
+    one, two = _schemas_copy(schemas), _schemas_copy(schemas)
+    assert json.dumps(one, separators=(",", ":")) == schemas and one is not two
+
+
 def test_each_record_has_its_own_axes(c8) -> None:
     """The record's axes are the difficulty's (made once per difficulty), and changing one record's changes no other."""
     records = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import math
 import os
 import re
 import secrets
@@ -551,11 +552,16 @@ def _schemas_copy(schemas: str) -> list[dict[str, Any]]:
     """A fresh copy of a toolset's schemas (JSON text) for one observation: every dict and list
     new, so no caller can change another episode's schemas. The JSON is compiled once into a
     function whose body is the schemas as a Python display: a copy then builds only the dicts
-    and lists, sharing the (immutable) strings and numbers, twice as fast as unmarshalling."""
+    and lists, sharing the (immutable) strings and numbers, twice as fast as unmarshalling.
+    Text the display cannot spell (nesting past the parser's limit) is parsed on every copy."""
     build = _SCHEMA_BUILDERS.get(schemas)
     if build is None:
-        data = json.loads(schemas)  # JSON values only: their repr is a Python literal (schemas hold no NaN)
-        build = _SCHEMA_BUILDERS[schemas] = eval(f"lambda: {data!r}", {"__builtins__": {}})
+        data = json.loads(schemas)  # JSON values: each repr a Python literal, or inf/nan (named below)
+        try:
+            build = eval(f"lambda: {data!r}", {"__builtins__": {}, "inf": math.inf, "nan": math.nan})
+        except (SyntaxError, RecursionError, MemoryError):  # "too many nested parentheses" and the like
+            build = functools.partial(json.loads, schemas)
+        _SCHEMA_BUILDERS[schemas] = build
     copy: list[dict[str, Any]] = build()
     return copy
 
