@@ -294,7 +294,7 @@ def test_schema_copy_nested_past_the_parser_limit() -> None:
 
 
 def test_each_record_has_its_own_axes(c8) -> None:
-    """The record's axes are the difficulty's (made once per difficulty), and changing one record's changes no other."""
+    """The record's axes are the difficulty's, and changing one record's changes no other."""
     records = []
     for seed in (1, 2):
         _played_actions(c8, "oracle", "PD", 6, seed)

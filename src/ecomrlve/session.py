@@ -379,7 +379,7 @@ class EpisodeSession:
         return EpisodeRecord(
             env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
             secret=self._secret, catalog=self._catalog_name, tools=list(self._tools),
-            axes=_axes(self._difficulty) | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
+            axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
             reward=self._reward, shopper=getattr(self._realiser, "record", lambda: None)(),
         )
@@ -536,13 +536,6 @@ def _weak_method(method: Callable[_P, _R]) -> Callable[_P, _R]:
         return result
 
     return call
-
-
-@functools.lru_cache(maxsize=256)
-def _axes(difficulty: Difficulty) -> dict[str, Any]:
-    """``difficulty.as_dict()`` (``dataclasses.asdict``: most of the cost of a record), made once per
-    difficulty. Only ever merged into a new dict, so no caller can change it."""
-    return difficulty.as_dict()
 
 
 _SCHEMA_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {}
