@@ -321,3 +321,12 @@ def test_answer_tool_hands_over_what_its_handler_builds() -> None:
     assert submitted[0] is arguments
     assert answer.handler(ctx, **dict(arguments)) == {"status": "submitted"}
     assert type(submitted[1]) is type(arguments) and submitted[1] == arguments
+
+
+def test_first_observation_is_a_copy_of_the_transcript(c8) -> None:
+    """What reset returns is the session's opening, copied: a caller that edits it changes no transcript."""
+    observation = c8.reset(env_id="PD", difficulty=3, seed=1)
+    opening = json.loads(json.dumps(observation.messages))
+    observation.messages[0]["content"] = "changed by the caller"
+    observation.messages.append({"role": "user", "content": "added by the caller"})
+    assert c8.session.public_state().messages == opening
