@@ -181,6 +181,12 @@ def test_scored_valid_reuses_only_what_the_inputs_determine(catalog, search, env
         other = goal.model_copy(update={"preferences": goal.preferences.model_copy(update={"price": 7.0})})
         assert same(family.scored_valid(world, other, final, world.planning_overrides()),
                     fresh(other, final, world.planning_overrides()))
+        if env_id == "SUB":  # another original, all else the same: other similarities, another row excluded
+            family.scored_valid(world, goal, final, world.planning_overrides())
+            view = category_view(catalog, goal.category, main_type_only=True)
+            moved = goal.model_copy(update={"original_row": int(next(r for r in view.rows if r != goal.original_row))})
+            assert same(family.scored_valid(world, moved, final, world.planning_overrides()),
+                        fresh(moved, final, world.planning_overrides()))
 
 
 def test_switches_to_a_new_value_are_those_of_the_rows_valid_without_it(pd_env, catalog) -> None:
