@@ -159,6 +159,11 @@ class RecommendAnswer(BaseModel):
 _BOUND_FIELDS = ("price_max", "price_min", "rating_min", "ship_days_max", *NUMERIC_BOUND.values())
 
 
+def _equality_codes(catalog: Catalog, field: str) -> np.ndarray:
+    """The column of codes an equality on ``field`` (the brand or a categorical attribute) compares."""
+    return catalog.brand if field == "brand" else catalog.categorical[field]
+
+
 def plan_switch(world: World, category: int, anchors: list[int], requirements: list[Requirement],
                 rng: random.Random, allow_new_value: bool) -> RequirementSwitch | None:
     """A context switch that keeps a valid answer: tighten a bound to what the ``anchors`` still meet,
@@ -177,9 +182,8 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
                 stated = [r for r in requirements if r.field != "category"]
                 masks = condition_masks(view.catalog, requirement_filter(stated), view.overrides(world.planning_overrides()))
             meets_others = np.logical_and.reduce([mask for field, mask in masks.items() if field != requirement.field])
-            local = view.catalog.brand if requirement.field == "brand" else view.catalog.categorical[requirement.field]
-            current = (catalog.brand if requirement.field == "brand" else catalog.categorical[requirement.field])[anchors[0]]
-            codes = np.unique(local[meets_others])
+            current = _equality_codes(catalog, requirement.field)[anchors[0]]
+            codes = np.unique(_equality_codes(view.catalog, requirement.field)[meets_others])
             codes = codes[(codes != NO_VALUE) & (codes != current)].tolist()
             if codes:
                 code = codes[rng.randrange(len(codes))]
