@@ -38,9 +38,9 @@ _PIECE_BOUNDARY = re.compile(r"[.;:,] ")
 
 
 @functools.lru_cache(maxsize=8192)
-def _piece_tokens(piece: str) -> list[str]:
-    """:func:`tokenize` of one piece; callers must not change the list."""
-    return tokenize(piece)
+def _piece_tokens(piece: str) -> tuple[str, ...]:
+    """:func:`tokenize` of one piece (a tuple: it is shared by every caller)."""
+    return tuple(tokenize(piece))
 
 
 @functools.lru_cache(maxsize=1024)
