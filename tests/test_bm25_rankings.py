@@ -96,3 +96,15 @@ def test_whole_category_searches_are_answered_from_the_kept_ranking(catalog, sea
     monkeypatch.setattr(search_module, "_score_rows", pytest.fail)
     monkeypatch.setattr(search_module, "_accumulate", pytest.fail)
     assert len(engine.search(leaf.noun, ProductFilter(category=leaf.name), "relevance", 10)) == 10
+
+
+def test_kept_rankings_are_read_only(catalog, search):
+    """A search answered from a kept ranking hands out views of it: they must refuse writes, or one
+    caller could change every later search's results."""
+    retriever = BM25Retriever(index=search.retriever._bm25)
+    engine = SearchEngine(catalog, retriever)
+    leaf = catalog.categories[0]
+    for _ in range(2):  # ranked on first use, then kept
+        found = engine.search(leaf.noun, ProductFilter(category=leaf.name), "relevance", 5)
+        assert len(found) and not found.flags.writeable
+    assert all(not array.flags.writeable for kept in retriever._rankings.values() for array in kept[:2])

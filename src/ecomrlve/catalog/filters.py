@@ -97,7 +97,8 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
                     rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each condition ``flt`` sets, by field name, -> the mask of the products meeting it (as in
     :func:`filter_mask`, which requires them all); how many of several conditions a product
-    meets is then one filter's work."""
+    meets is then one filter's work. Every mask is a fresh array (:func:`filter_mask` ANDs into
+    the first), never a kept one."""
     def col(column: np.ndarray) -> np.ndarray:
         return column if rows is None else column[rows]
 

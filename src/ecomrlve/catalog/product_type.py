@@ -346,8 +346,8 @@ class CategoryTypes:
     rows: np.ndarray  # the category's rows, as ``catalog.category_rows``
     types: dict[int, str]  # catalog row -> type
     main: str  # the most common type
-    names: list[str]  # the distinct types
-    codes: np.ndarray  # each of ``rows``' index into ``names``
+    names: tuple[str, ...]  # the distinct types
+    codes: np.ndarray  # each of ``rows``' index into ``names`` (read-only: the catalog keeps it)
 
     def main_rows(self) -> np.ndarray:
         is_main = np.array([same_type(name, self.main) for name in self.names], dtype=bool)
@@ -380,7 +380,8 @@ def category_types(catalog: Catalog, category: int) -> CategoryTypes:
         else:
             main = catalog.categories[category].noun.lower()
         types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
-        cache[category] = CategoryTypes(rows, types, main, names, codes)
+        codes.flags.writeable = False
+        cache[category] = CategoryTypes(rows, types, main, tuple(names), codes)
     return cache[category]
 
 

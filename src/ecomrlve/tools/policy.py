@@ -38,9 +38,9 @@ _PIECE_BOUNDARY = re.compile(r"[.;:,] ")
 
 
 @functools.lru_cache(maxsize=8192)
-def _piece_tokens(piece: str) -> list[str]:
-    """:func:`tokenize` of one piece; callers must not change the list."""
-    return tokenize(piece)
+def _piece_tokens(piece: str) -> tuple[str, ...]:
+    """:func:`tokenize` of one piece (a tuple: it is shared by every caller)."""
+    return tuple(tokenize(piece))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -48,7 +48,7 @@ def _section_terms(title: str, text: str) -> Counter[str]:
     """A section's term counts in order of first occurrence (its title counts twice); most
     sections, and most pieces of the others, read the same in every episode. Callers must not
     change the counter."""
-    tokens = _piece_tokens(title) * 2
+    tokens = list(_piece_tokens(title) * 2)
     for piece in _PIECE_BOUNDARY.split(text):
         tokens += _piece_tokens(piece)
     return Counter(tokens)
@@ -121,13 +121,13 @@ def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POL
     """The index of ``policy``'s documents for ``catalog``'s store (the synthetic store's when None);
     catalogs with the same categories share one index. Kept least-recently-used, per policy object
     (policies are never changed after they are made)."""
-    paths = None
-    if catalog is not None:
-        paths = _PATHS_BY_CATALOG.get(catalog)
-        if paths is None:
-            paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
-    key = (id(policy), paths)
     with _INDEXES_LOCK:  # sessions run in threads: an eviction must not fall between insert and move_to_end
+        paths = None
+        if catalog is not None:
+            paths = _PATHS_BY_CATALOG.get(catalog)
+            if paths is None:
+                paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
+        key = (id(policy), paths)
         entry = _INDEXES.get(key)
         if entry is None or entry[0]() is not policy:
             index = PolicyIndex(policy_documents(policy) if paths is None else policy_documents(policy, paths))

@@ -78,10 +78,18 @@ class Cart:
         return tuple(self._lines.values())
 
 
-def _variant_candidates(catalog: Catalog, category: int) -> tuple[str, tuple[str, ...] | None, tuple[int, ...]]:
+_VariantCandidates = tuple[str, tuple[str, ...] | None, tuple[int, ...]]
+
+
+def _kept_variant_candidates(catalog: Catalog) -> dict[int, _VariantCandidates]:
+    """The catalog's :func:`_variant_candidates` so far, by category (worlds read it first)."""
+    return catalog.__dict__.setdefault("_variant_candidates", {})
+
+
+def _variant_candidates(catalog: Catalog, category: int) -> _VariantCandidates:
     """A category's variant attribute, that attribute's vocabulary (None: not categorical) and the
     codes the category's products carry; per catalog, as every episode's variants read them."""
-    cache = catalog.__dict__.setdefault("_variant_candidates", {})
+    cache = _kept_variant_candidates(catalog)
     found = cache.get(category)
     if found is None:
         attribute = catalog.categories[category].variant_attribute
@@ -122,7 +130,7 @@ class World:
         self.cart = Cart(self.key)
         # Each product's variants digest hashes this prefix and the row: the prefix is fed once.
         self._variants_hash = hashlib.blake2b(f"{self.key!r}|variants|".encode(), digest_size=32)
-        self._variant_candidates = self.catalog.__dict__.setdefault("_variant_candidates", {})
+        self._variant_candidates = _kept_variant_candidates(self.catalog)
 
     @property
     def account(self) -> Account:
