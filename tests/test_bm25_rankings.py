@@ -4,6 +4,9 @@ of score ties and on the synthetic catalog, whatever the depth kept and whatever
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import bm25s
 import numpy as np
 import pytest
@@ -108,3 +111,17 @@ def test_kept_rankings_are_read_only(catalog, search):
         found = engine.search(leaf.noun, ProductFilter(category=leaf.name), "relevance", 5)
         assert len(found) and not found.flags.writeable
     assert all(not array.flags.writeable for kept in retriever._rankings.values() for array in kept[:2])
+
+
+def test_a_dropped_retriever_is_freed_without_the_garbage_collector():
+    """Nothing the retriever keeps (its query-term cache included) refers back to it, so the last
+    reference going frees it, and a memory-mapped index with it, at once."""
+    retriever = _retriever([[0, 1], [1, 2], [2, 0]], 3)
+    retriever.scored("t0 t1", 2, None)  # fills the query-term cache
+    alive = weakref.ref(retriever)
+    gc.disable()
+    try:
+        del retriever
+        assert alive() is None
+    finally:
+        gc.enable()

@@ -19,7 +19,7 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
@@ -318,6 +318,19 @@ def best_first(rows: np.ndarray, scores: np.ndarray, k: int | None = None) -> tu
     return rows[order], scores[order]
 
 
+def _query_term_ids(vocab: dict[str, int]) -> Callable[[str], tuple[int, ...]]:
+    """A query's distinct indexed terms as ascending term ids, kept for the ``QUERY_CACHE_SIZE``
+    latest queries. It closes over the vocabulary, not the retriever: a cache of a bound method
+    would make a reference cycle, and a dropped retriever (with its memory-mapped index) would
+    wait for the garbage collector."""
+
+    @lru_cache(maxsize=QUERY_CACHE_SIZE)
+    def term_ids(query: str) -> tuple[int, ...]:
+        return tuple(sorted({vocab[t] for t in tokenize(query) if t in vocab}))
+
+    return term_ids
+
+
 class BM25Retriever:
     """Lexical BM25 over :func:`document_text`: a bm25s index, scored by the kernels above.
 
@@ -347,7 +360,7 @@ class BM25Retriever:
         self._rankings: OrderedDict[tuple[int, ...], tuple[np.ndarray, np.ndarray, bool]] = OrderedDict()
         self._ranked_rows = 0  # held by self._rankings
         self._rankings_lock = threading.Lock()
-        self._query_terms = lru_cache(maxsize=QUERY_CACHE_SIZE)(self._terms_of)
+        self._query_terms = _query_term_ids(self._vocab)
 
     def save(self, directory: Path) -> None:
         """Write the index (bm25s format) so :meth:`load` can memory-map it."""
@@ -358,10 +371,6 @@ class BM25Retriever:
         """A retriever over an index written by :meth:`save`, memory-mapped (loads in milliseconds)."""
         return cls(index=bm25s.BM25.load(str(directory), mmap=True, show_progress=False,
                                           override_params={"backend": "numpy"}))
-
-    def _terms_of(self, query: str) -> tuple[int, ...]:
-        """The query's distinct indexed terms, as ascending term ids (uncached: see ``_query_terms``)."""
-        return tuple(sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab}))
 
     def _query_ids(self, query: str) -> np.ndarray:
         return np.asarray(self._query_terms(query), dtype=np.int64)
