@@ -306,8 +306,8 @@ def test_each_record_has_its_own_axes(c8) -> None:
 
 
 def test_answer_tool_hands_over_what_its_handler_builds() -> None:
-    """The answer tool's run gives the session its validated arguments; calling its handler with
-    their fields gives an equal answer (the path any code calling handlers directly takes)."""
+    """The answer tool's run gives the session an answer equal to its validated arguments, of
+    their model, as calling its handler with their fields does."""
     from ecomrlve.tools.base import ToolContext
 
     family = get_environment("PD")
@@ -318,7 +318,7 @@ def test_answer_tool_hands_over_what_its_handler_builds() -> None:
     ctx = ToolContext(world=None, search=None, difficulty=None, search_rng=None,  # type: ignore[arg-type]
                       ask_user=lambda question: "", submit_answer=submitted.append)
     assert answer.run(ctx, arguments) == {"status": "submitted"}
-    assert submitted[0] is arguments
+    assert type(submitted[0]) is type(arguments) and submitted[0] == arguments
     assert answer.handler(ctx, **dict(arguments)) == {"status": "submitted"}
     assert type(submitted[1]) is type(arguments) and submitted[1] == arguments
 

@@ -195,20 +195,7 @@ def answer_tool(arguments: type[BaseModel], description: str, id_arguments: tupl
     """The environment-specific terminal ``answer`` tool."""
 
     def submit(ctx: ToolContext, **values: Any) -> dict[str, Any]:
-        return _submitted(ctx, arguments.model_construct(**values))
+        ctx.submit_answer(arguments.model_construct(**values))
+        return {"status": "submitted"}
 
-    return _AnswerTool("answer", description, arguments, submit, mutates=True, id_arguments=id_arguments)
-
-
-def _submitted(ctx: ToolContext, answer: BaseModel) -> dict[str, Any]:
-    ctx.submit_answer(answer)
-    return {"status": "submitted"}
-
-
-@dataclass(frozen=True)
-class _AnswerTool(Tool):
-    """The ``answer`` tool, run on its validated arguments: they are the answer, so they are handed
-    over as they are instead of being spread into the handler and rebuilt (``model_construct``)."""
-
-    def run(self, ctx: ToolContext, arguments: BaseModel) -> dict[str, Any]:
-        return _submitted(ctx, arguments)
+    return Tool("answer", description, arguments, submit, mutates=True, id_arguments=id_arguments)
