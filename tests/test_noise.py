@@ -1,5 +1,6 @@
-"""``add_noise`` finds its typo positions without listing every word's match; it must draw the
-same random numbers and write the same text as the straightforward version kept here."""
+"""``add_noise`` searches the whole message once with its protected spans masked, instead of
+cutting it into pieces; it must draw the same random numbers and write the same text as the
+straightforward piece-by-piece version kept here."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from ecomrlve.user.noise import (
     _SLANG_RE,
     MIN_TYPO_LENGTH,
     SLANG_PER_UNIT_NOISE,
-    _segments,
     _typo,
     add_noise,
     typo_count,
@@ -23,8 +23,24 @@ from ecomrlve.user.noise import (
 _WORD = re.compile(r"[A-Za-z]+")
 
 
+def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_protected); the longest protected match wins at each position."""
+    spans = sorted({m.span() for value in protected if value for m in re.finditer(re.escape(value), text, re.IGNORECASE)},
+                   key=lambda span: (span[0], -span[1]))
+    out: list[tuple[str, bool]] = []
+    cursor = 0
+    for start, end in spans:
+        if start < cursor:
+            continue
+        out.append((text[cursor:start], False))
+        out.append((text[start:end], True))
+        cursor = end
+    out.append((text[cursor:], False))
+    return out
+
+
 def _reference_add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...] = ()) -> str:
-    """Every typo-able word's (piece, start, end) listed up front, as add_noise did before."""
+    """Slang and typos piece by piece, every typo-able word's (piece, start, end) listed up front."""
     if p <= 0:
         return text
     swap = min(1.0, SLANG_PER_UNIT_NOISE * p)
@@ -44,7 +60,7 @@ def _reference_add_noise(text: str, p: float, rng: random.Random, protected: tup
 _WORDS = st.sampled_from(["you", "YOU", "pLease", "thank you", "Thank  you", "thanks", "going to", "Blue", "Bluetooth",
                           "a", "in", "keyboard", "XS", "S", "USB-C", "okay", "3", "é", "naïve", "with", "ab", "_are",
                           "are2", "\u212aeyboard", "o\u212aay", "than\u212as"])
-_TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "! ", "_"])), max_size=30).map(
+_TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "! ", "_", "\0"])), max_size=30).map(
     lambda parts: "".join(w + sep for w, sep in parts))
 
 

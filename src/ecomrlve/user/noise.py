@@ -51,35 +51,40 @@ def _typo(word: str, rng: random.Random) -> str:
     return word[:i] + (rng.choice(neighbours) if neighbours else word[i]) + word[i + 1:]
 
 
-def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:
-    """``text`` cut into (piece, is_protected); the longest protected match wins at each position."""
-    lowered = text.lower()
-    spans = sorted({span for value in protected if value for span in occurrences(text, lowered, value)},
-                   key=lambda span: (span[0], -span[1]))
-    out: list[tuple[str, bool]] = []
+def _masked(text: str, lowered: str, protected: tuple[str, ...]) -> str:
+    """What noise searches: ``lowered`` (``text.lower()``) for ASCII text, else ``text``, with every
+    protected span (the longest match wins at each position) turned into NUL characters. Offsets
+    are those of ``text``, and NUL is neither a letter nor a word character, so a masked span ends
+    words and slang phrases exactly as the end of a separate piece of text would."""
+    base = lowered if text.isascii() else text
+    spans = sorted({(start, -end) for value in protected if value for start, end in occurrences(text, lowered, value)})
+    pieces: list[str] = []
     cursor = 0
-    for start, end in spans:
-        if start < cursor:
-            continue
-        out.append((text[cursor:start], False))
-        out.append((text[start:end], True))
-        cursor = end
-    out.append((text[cursor:], False))
-    return out
+    for start, negative_end in spans:
+        if start >= cursor:
+            pieces += (base[cursor:start], "\0" * (-negative_end - start))
+            cursor = -negative_end
+    return "".join((*pieces, base[cursor:])) if pieces else base
 
 
-def _add_slang(text: str, swap: float, rng: random.Random) -> str:
-    """Each slang-able phrase of ``text``, left to right, swapped for its slang with probability ``swap``."""
-    if not text.isascii():  # Unicode case folding (the Kelvin sign is a "k") needs re.IGNORECASE
-        return _SLANG_RE.sub(lambda m: _SLANG[m.group(0).lower()] if rng.random() < swap else m.group(0), text)
+def _add_slang(text: str, masked: str, swap: float, rng: random.Random) -> tuple[str, str]:
+    """Each slang-able phrase of ``masked`` (see :func:`_masked`), left to right, swapped for its
+    slang with probability ``swap``: ``text`` and ``masked`` with the same swaps."""
+    # ASCII text is masked lower-cased; Unicode case folding (the Kelvin sign is a "k") needs re.IGNORECASE
+    matches = _LOWER_SLANG_RE.finditer(masked) if text.isascii() else _SLANG_RE.finditer(masked)
     parts: list[str] = []
+    masked_parts: list[str] = []
     cursor = 0
-    for match in _LOWER_SLANG_RE.finditer(text.lower()):  # ASCII: lower-casing keeps every offset
+    for match in matches:
         if rng.random() < swap:
             start, end = match.span()
-            parts += (text[cursor:start], _SLANG[match.group(0)])
+            slang = _SLANG[match.group(0).lower()]
+            parts += (text[cursor:start], slang)
+            masked_parts += (masked[cursor:start], slang)
             cursor = end
-    return "".join((*parts, text[cursor:])) if parts else text
+    if not parts:
+        return text, masked
+    return "".join((*parts, text[cursor:])), "".join((*masked_parts, masked[cursor:]))
 
 
 def typo_count(p: float, words: int, rng: random.Random) -> int:
@@ -94,22 +99,9 @@ def add_noise(text: str, p: float, rng: random.Random, protected: tuple[str, ...
     if p <= 0:
         return text
     swap = min(1.0, SLANG_PER_UNIT_NOISE * p)
-    pieces = [(piece if kept else _add_slang(piece, swap, rng), kept) for piece, kept in _segments(text, protected)]
-    # typo-able words are counted first; only the pieces that get a typo are searched for positions
-    counts = [0 if kept else len(_TYPO_WORD.findall(piece)) for piece, kept in pieces]
-    words = sum(counts)
-    chosen = sorted(rng.sample(range(words), typo_count(p, words, rng)), reverse=True)
-    texts = [piece for piece, _ in pieces]
-    first = words  # index of the first typo-able word of piece ``i`` (pieces are walked right to left)
-    i = len(pieces)
-    spans: list[tuple[int, int]] = []
-    for index in chosen:  # right to left, so earlier offsets stay valid
-        while index < first:
-            i -= 1
-            first -= counts[i]
-            spans = []
-        if not spans:
-            spans = [m.span() for m in _TYPO_WORD.finditer(texts[i])]
-        start, end = spans[index - first]
-        texts[i] = texts[i][:start] + _typo(texts[i][start:end], rng) + texts[i][end:]
-    return "".join(texts)
+    text, masked = _add_slang(text, _masked(text, text.lower(), protected), swap, rng)
+    words = [match.span() for match in _TYPO_WORD.finditer(masked)]
+    for index in sorted(rng.sample(range(len(words)), typo_count(p, len(words), rng)), reverse=True):
+        start, end = words[index]  # right to left, so earlier offsets stay valid
+        text = text[:start] + _typo(text[start:end], rng) + text[end:]
+    return text
