@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.user.noise import (
@@ -59,7 +59,7 @@ def _reference_add_noise(text: str, p: float, rng: random.Random, protected: tup
 
 _WORDS = st.sampled_from(["you", "YOU", "pLease", "thank you", "Thank  you", "thanks", "going to", "Blue", "Bluetooth",
                           "a", "in", "keyboard", "XS", "S", "USB-C", "okay", "3", "é", "naïve", "with", "ab", "_are",
-                          "are2", "\u212aeyboard", "o\u212aay", "than\u212as"])
+                          "are2", "\u0130stanbul you", "\u212aeyboard", "o\u212aay", "than\u212as"])
 _TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "! ", "_", "\0"])), max_size=30).map(
     lambda parts: "".join(w + sep for w, sep in parts))
 
@@ -67,6 +67,8 @@ _TEXT = st.lists(st.tuples(_WORDS, st.sampled_from([" ", ", ", ". ", "-", "", "!
 @settings(max_examples=400, deadline=None)
 @given(text=_TEXT, protected=st.lists(_WORDS, max_size=3).map(tuple), p=st.sampled_from([0.0, 0.01, 0.06, 0.125, 0.3]),
        seed=st.integers(0, 2**32))
+# a protected span ends words as the end of a message would: "are" and "you" after "USB-C" are words
+@example(text="USB-Care USB-Cyou, USB-Cthanks", protected=("usb-c",), p=0.3, seed=2)
 def test_add_noise_matches_the_reference(text: str, protected: tuple[str, ...], p: float, seed: int) -> None:
     fast, reference = random.Random(seed), random.Random(seed)
     assert add_noise(text, p, fast, protected) == _reference_add_noise(text, p, reference, protected)
