@@ -12,13 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecomrlve.catalog.product_type import product_type, same_type
 from ecomrlve.catalog.taxonomy import LEAVES
+from ecomrlve.envs.orders import _SAMPLE_TRIES, same_noun, sample_row
 from ecomrlve.episode import EcomEnv
 from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
-from ecomrlve.world.account import CARRIERS, ORDER_STATUSES, Account, schedule
+from ecomrlve.world.account import CARRIERS, ORDER_STATUSES, Account, _line_product, schedule
 from ecomrlve.world.state import World
 
 #: The synthetic store's leaf category name -> department.
@@ -240,6 +242,40 @@ def test_ids_made_on_first_read_are_the_keyed_ids_of_their_numbers(key, orders, 
         shipped = order.shipped is not None
         assert order.tracking == (ids.make("1Z", "tracking", number, length=12) if shipped else None)
         assert (order.carrier is not None) == shipped
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.lists(st.integers(0, 2999), min_size=1, max_size=20))
+def test_order_line_products_are_the_catalogs_reads(catalog, rows) -> None:
+    """The per-catalog table behind order line cards holds what the catalog says, kept or read anew."""
+    catalog.__dict__.pop("_order_line_products", None)
+    for row in rows + rows:
+        category = catalog.category_of(row)
+        assert _line_product(catalog, row) == (catalog.product_id(row), catalog.title(row), category.name,
+                                               P.rule_department(category.path[0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), exclude=st.sets(st.integers(0, 2999), max_size=40),
+       denied=st.frozensets(st.integers(0, len(LEAVES) - 1), max_size=len(LEAVES) // 2))
+def test_unfiltered_sample_row_is_the_plain_rejection_draw(catalog, seed, exclude, denied) -> None:
+    """Without a filter sample_row skips the category test; the row and the draws are those of the plain loop."""
+    world = World(catalog, ("RETURN", 3, seed), TODAY, denied_categories=denied)
+    rng, reference = random.Random(seed), random.Random(seed)
+    row = sample_row(world, rng, exclude=exclude)
+    for _ in range(_SAMPLE_TRIES):  # most categories are allowed: one of these draws is taken
+        expected = reference.randrange(len(catalog))
+        if expected not in exclude and not world.is_denied(expected):
+            break
+    assert row == expected and rng.getstate() == reference.getstate()
+
+
+@settings(max_examples=40, deadline=None)
+@given(pairs=st.lists(st.tuples(st.integers(0, 2999), st.integers(0, 2999)), min_size=1, max_size=20))
+def test_same_noun_compares_product_types(catalog, pairs) -> None:
+    world = World(catalog, ("STATUS", 3, 0), TODAY)
+    for row, other in pairs + [(row, row) for row, _ in pairs]:
+        assert same_noun(world, row, other) == same_type(product_type(catalog, row), product_type(catalog, other))
 
 
 def test_account_is_created_lazily(catalog) -> None:

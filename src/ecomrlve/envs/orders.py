@@ -13,6 +13,7 @@ roughly when), so the agent still has to match the description against the order
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
+from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Category
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
@@ -66,12 +67,20 @@ def line_names(world: World, row: int) -> ItemNames:
                      spoken_noun(product_type(catalog, row)))
 
 
+def noun_key(world: World, row: int) -> str:
+    """What a product is called in conversation, folded (:func:`~ecomrlve.catalog.product_type.fold`):
+    products with equal keys are told apart only by more than their type."""
+    return fold(product_type(world.catalog, row))
+
+
 def same_noun(world: World, row: int, other: int) -> bool:
     """Whether two products are called the same in conversation (their product types agree)."""
-    return same_type(product_type(world.catalog, row), product_type(world.catalog, other))
+    return noun_key(world, row) == noun_key(world, other)
 
 
+@functools.lru_cache(maxsize=4096)
 def spoken_date(day: dt.date) -> str:
+    """"March 3": an episode's orders fall on a few hundred dates, each spelled once."""
     return f"{day:%B} {day.day}"
 
 
@@ -105,10 +114,11 @@ def sample_row(world: World, rng: random.Random, *, exclude: set[int], category:
     def qualifies(c: Category) -> bool:
         return (returnable is None or is_final_sale(c.name) != returnable) and (accept is None or accept(c))
 
+    filtered = returnable is not None or accept is not None  # else every category qualifies
     pool = catalog.category_rows[category] if category is not None else None
     for _ in range(_SAMPLE_TRIES):
         row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
-        if row in exclude or world.is_denied(row) or not qualifies(catalog.category_of(row)):
+        if row in exclude or world.is_denied(row) or (filtered and not qualifies(catalog.category_of(row))):
             continue
         return row
     wanted = [i for i, c in enumerate(catalog.categories) if qualifies(c) and (category is None or i == category)]
@@ -178,12 +188,13 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     else:
         when = rough_time(world.today, order.placed)
         phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
+        key = noun_key(world, line.row)
         ambiguous = any(  # the dates first: they rule out most orders for the price of a subtraction
-            other is not line and same_noun(world, other.row, line.row)
+            other is not line and noun_key(world, other.row) == key
             for o in world.account.orders if abs((o.placed - order.placed).days) < DISTINCT_DAYS for other in o.lines
         )
     identification = (f"the {title} I ordered on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME
-                      else f"the {title} I ordered {rough_time(world.today, order.placed)}")
+                      else f"the {title} I ordered {when}")
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
                    phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import threading
 import weakref
 from collections import Counter, OrderedDict
@@ -32,9 +31,10 @@ MAX_QUERY_CHARS = 500
 BM25_K1, BM25_B = 1.5, 0.75
 
 
-#: Where section texts are cut into pieces that recur across policies ("Kitchen 45 days", a sentence
-#: without numbers): non-token characters, so the pieces' tokens are the text's tokens.
-_PIECE_BOUNDARY = re.compile(r"[.;:,] ")
+#: Where section texts are cut into pieces that recur across policies (the rows of a table: "Kitchen 45
+#: days"): non-token characters, so the pieces' tokens are the text's tokens. Only the row separator:
+#: a plain split, and the pieces with a sentence and a row's number still recur (a few numbers each).
+_PIECE_BOUNDARY = "; "
 
 
 @functools.lru_cache(maxsize=8192)
@@ -49,7 +49,7 @@ def _section_terms(title: str, text: str) -> Counter[str]:
     sections, and most pieces of the others, read the same in every episode. Callers must not
     change the counter."""
     tokens = list(_piece_tokens(title) * 2)
-    for piece in _PIECE_BOUNDARY.split(text):
+    for piece in text.split(_PIECE_BOUNDARY):
         tokens += _piece_tokens(piece)
     return Counter(tokens)
 

@@ -28,6 +28,7 @@ from ecomrlve.world.policy import (
 )
 
 if TYPE_CHECKING:
+    from ecomrlve.catalog.schema import Catalog
     from ecomrlve.world.state import World
 
 OrderStatus = Literal["processing", "shipped", "in_transit", "delivered", "cancelled", "returned"]
@@ -188,10 +189,11 @@ class Account:
         self.orders.append(order)
         if status == "returned":
             assert when.delivered is not None  # schedule() dates every returned order's delivery
+            created = when.delivered + dt.timedelta(days=3)
             for line in lines:
                 self.returns.append(ReturnRecord(self._ids.make("RT", "return", len(self.returns), length=7),
-                                                 order.order_id, line.line_id, "no_longer_needed",
-                                                 when.delivered + dt.timedelta(days=3), line.unit_price_cents * line.quantity))
+                                                 order.order_id, line.line_id, "no_longer_needed", created,
+                                                 line.unit_price_cents * line.quantity))
         return order
 
     def order(self, order_id: str) -> Order | None:
@@ -220,14 +222,28 @@ def department(world: World, row: int) -> str:
     return rule_department(world.catalog.category_of(row).path[0])
 
 
+#: Products whose order line card fields are kept per catalog (the cache starts over beyond it).
+LINE_CARD_CACHE_ROWS = 1 << 16
+
+
+def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
+    """The product's id, title, category and policy department, as order line cards show them: read once
+    per product from the catalog (the department by the default policy, whose aliases never vary)."""
+    cache = catalog.__dict__.setdefault("_order_line_products", {})
+    found = cache.get(row)
+    if found is None:
+        if len(cache) >= LINE_CARD_CACHE_ROWS:
+            cache.clear()
+        category = catalog.category_of(row)
+        found = cache[row] = (catalog.product_id(row), catalog.title(row), category.name,
+                              rule_department(category.path[0]))
+    return found
+
+
 def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
-    catalog = world.catalog
-    card: dict[str, Any] = {}
-    if with_id:
-        card["line_id"] = line.line_id
-    category = catalog.category_of(line.row)
-    card.update({"product_id": catalog.product_id(line.row), "title": catalog.title(line.row),
-                 "category": category.name, "department": rule_department(category.path[0]),
+    product_id, title, category, dept = _line_product(world.catalog, line.row)
+    card: dict[str, Any] = {"line_id": line.line_id} if with_id else {}
+    card.update({"product_id": product_id, "title": title, "category": category, "department": dept,
                  "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
     if line.variant_id is not None:
         variant = world.variant(line.row, line.variant_id)
