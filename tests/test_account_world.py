@@ -20,7 +20,7 @@ from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
-from ecomrlve.world.account import CARRIERS, ORDER_STATUSES, Account, _line_product, schedule
+from ecomrlve.world.account import CARRIERS, ORDER_ID, ORDER_STATUSES, Account, _line_product, schedule
 from ecomrlve.world.state import World
 
 #: The synthetic store's leaf category name -> department.
@@ -364,3 +364,12 @@ def test_refund_is_bounded_by_the_price(price, tier, category, days, opened, rea
     refund = P.refund_cents(category=category, department=DEPARTMENT_OF[category], tier=tier, days_since_delivery=days, opened=opened, reason=reason,
                             method=method, price_cents=price)
     assert 0 <= refund <= price
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["O", "O1234ABCD", "XO1234ABCD", "O1234ABCDE", "o1234abcd", "0", "Z", "9", " ", ".",
+                                 "-", "_", "é", "Ö", "\n", "#"]), max_size=12).map("".join))
+def test_order_id_pattern_matches_the_plain_word_bounded_pattern(text: str) -> None:
+    """ORDER_ID checks its leading word boundary after the "O" (a speed-up): same matches as ``\\bO...\\b``."""
+    plain = re.compile(r"\bO[0-9A-Z]{8}\b")
+    assert [m.span() for m in ORDER_ID.finditer(text)] == [m.span() for m in plain.finditer(text)]

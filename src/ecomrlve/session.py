@@ -19,7 +19,6 @@ import datetime as dt
 import json
 import marshal
 import os
-import re
 import secrets
 import weakref
 from collections.abc import Callable
@@ -58,7 +57,6 @@ RECORD_VERSION = 2  # 2: the episode key includes the deployment secret (``secre
 SECRET_ENV_VAR = "ECOMRLVE_SECRET"
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
-_ORDER_ID = re.compile(ORDER_ID)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
 #: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
@@ -489,7 +487,7 @@ class EpisodeSession:
     def _surface_from_text(self, text: str) -> None:
         if rows := self._world.catalog.ids_in_text(text):  # most messages name no id: nothing to record
             self._ctx.surface(rows, USER_SOURCE)
-        if order_ids := _ORDER_ID.findall(text):  # order ids the customer tells the agent
+        if order_ids := ORDER_ID.findall(text):  # order ids the customer tells the agent
             self._ctx.surface_account_ids(order_ids, USER_SOURCE)
 
     def _finish(self, termination: str, new_messages: list[dict[str, Any]] | None = None, *,

@@ -15,7 +15,6 @@ from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.account import ORDER_ID
 
 _WORD = re.compile(r"[a-z0-9]+")
-_ORDER = re.compile(ORDER_ID)
 _REASON_KEYWORDS = (("defective", ("stopped working", "faulty", "won't turn on", "broke")),
                     ("damaged", ("damaged", "broken", "crushed")),
                     ("wrong_item", ("wrong item", "not what i ordered")),
@@ -72,7 +71,7 @@ class ReturnHeuristic:
                 self.replacement = next((c["product_id"] for c in result.get("results", []) if c["in_stock"]), None)
         wants_replacement = "replacement" in self.request.lower()
         if self.order_id is None:
-            quoted = _ORDER.search(self.request)
+            quoted = ORDER_ID.search(self.request)
             if quoted:
                 self.order_id = quoted.group(0)
             else:
@@ -106,7 +105,7 @@ class StatusHeuristic:
         for name, result in tool_results(observation):
             if name == "order_list":
                 orders = result["orders"]
-                quoted = _ORDER.search(self.request)
+                quoted = ORDER_ID.search(self.request)
                 order = next((o for o in orders if quoted and o["order_id"] == quoted.group(0)), None)
                 if order is None:
                     items = [dict(item, order=o) for o in orders for item in o["items"]]

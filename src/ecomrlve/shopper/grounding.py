@@ -46,7 +46,6 @@ MIN_NAME_CHARS = 3  # shorter brand or attribute values ("s", "m") are not check
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&+-]*")
-_ORDER = re.compile(ORDER_ID)
 _ROLE_LABEL = re.compile(r"(^|\n)\s*(customer|assistant|user|shopper|system)\s*:|<\||\|>|```", re.IGNORECASE)
 #: the prompt's scaffolding echoed back, or a template placeholder: "DRAFT:", "Rewrite ...", "[Customer Name]"
 _SCAFFOLDING = re.compile(r"\b(draft|rewrite|chat message|as an ai)\b|\[[^\]]{1,40}\]", re.IGNORECASE)
@@ -151,7 +150,7 @@ class Grounding:
             reasons.append("new_number")
         if not set(catalog.ids_in_text(stripped)) <= set(catalog.ids_in_text(self.allowed)):
             reasons.append("unseen_product_id")
-        if not set(_ORDER.findall(stripped)) <= set(_ORDER.findall(self.allowed)):
+        if not set(ORDER_ID.findall(stripped)) <= set(ORDER_ID.findall(self.allowed)):
             reasons.append("unseen_order_id")
         if any(contains_word(normalise(stripped), value) for value in self.withheld):
             reasons.append("withheld_value")
