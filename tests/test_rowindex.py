@@ -21,7 +21,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
+from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask, in_stock_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, same_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
@@ -140,6 +140,16 @@ def test_valid_rows_equal_the_exhaustive_valid_set(data) -> None:
     mask &= np.asarray([is_main_type(catalog, row) for row in range(len(catalog))])  # a request means the main type
     mask[list(exclude)] = False
     assert np.array_equal(valid_rows(catalog, category, requirements, stock, exclude), np.flatnonzero(mask))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_in_stock_mask_applies_the_episode_s_stock_changes(data) -> None:
+    catalog = data.draw(catalogs())
+    stock = data.draw(overrides(len(catalog)))
+    expected = [stock.get(row, int(catalog.stock[row])) > 0 for row in range(len(catalog))]
+    assert in_stock_mask(catalog, stock).tolist() == expected
+    assert in_stock_mask(catalog).tolist() == (catalog.stock > 0).tolist()  # the per-catalog mask stays unchanged
 
 
 @SETTINGS

@@ -71,9 +71,8 @@ def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = Non
         stocked = catalog.__dict__["_stocked"] = catalog.stock > 0
         stocked.flags.writeable = False
     mask = stocked.copy()
-    if stock_overrides:
-        rows = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
-        mask[rows] = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides)) > 0
+    for row, stock in (stock_overrides or {}).items():  # a handful per episode: cheaper one by one than as arrays
+        mask[row] = stock > 0
     return mask
 
 
