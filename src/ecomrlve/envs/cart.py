@@ -371,7 +371,7 @@ class CartFamily(TaskFamily):
         pool = catalog.category_rows[category] if category is not None else None
         for _ in range(_SAMPLE_TRIES):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
-            if (world.available(row, quantity) and int(catalog.category[row]) not in exclude_categories
+            if (world.available(row, quantity) and catalog.category.item(row) not in exclude_categories
                     and row not in exclude_rows and not world.is_denied(row)
                     and (not needs_variant or bool(world.variants(row))) and spoken_name(catalog, row).unique):
                 return row
