@@ -110,8 +110,7 @@ class FieldFacts:
 
     bits: np.ndarray  # per row
     names: tuple[str, ...]  # what each bit states, in the order available_fields lists them
-    equalities: tuple[tuple[int, np.ndarray], ...]  # (bit, codes): the brand and categorical attributes, true
-    # of several products only where they share the code
+    equalities: tuple[tuple[int, np.ndarray], ...]  # (bit, codes): several rows support these only with one code
     decoded: dict[int, tuple[str, ...]]  # bits -> the names they set, filled on use (a handful of distinct sets)
 
 
@@ -224,7 +223,7 @@ def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilt
     """An in-stock product of ``row``'s category (meeting ``flt``, conditions besides the category)
     sharing the most of its brand and attributes, so that requirements true of both are plenty
     (None if there is none): the filter vectorised over the category's view, then one compiled
-    pass counting what each allowed row shares (:func:`_most_alike`)."""
+    call counting what each allowed row shares (:func:`_most_alike`)."""
     view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
     sub = view.catalog
     allowed = filter_mask(sub, flt or _IN_STOCK, view.overrides(world.planning_overrides()))
