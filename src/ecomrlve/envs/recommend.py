@@ -127,8 +127,8 @@ def field_facts(catalog: Catalog) -> FieldFacts:
         for bit, (_, supported) in enumerate(columns):
             bits |= supported.astype(np.int32) << bit
         names = tuple(name for name, _ in columns)
-        equalities = ((1 << 1, catalog.brand),
-                      *((1 << names.index(attr), codes) for attr, codes in catalog.categorical.items()))
+        equalities = tuple((1 << names.index(name), codes)
+                           for name, codes in (("brand", catalog.brand), *catalog.categorical.items()))
         facts = catalog.__dict__["_field_facts"] = FieldFacts(bits, names, equalities, {})
     return facts
 
