@@ -150,6 +150,9 @@ def test_in_stock_mask_applies_the_episode_s_stock_changes(data) -> None:
     expected = [stock.get(row, int(catalog.stock[row])) > 0 for row in range(len(catalog))]
     assert in_stock_mask(catalog, stock).tolist() == expected
     assert in_stock_mask(catalog).tolist() == (catalog.stock > 0).tolist()  # the per-catalog mask stays unchanged
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=8))  # any order, repeats
+    in_stock = filter_mask(catalog, ProductFilter(in_stock=True), stock, rows=np.asarray(rows, dtype=np.int64))
+    assert in_stock.tolist() == [expected[row] for row in rows]
 
 
 @SETTINGS
