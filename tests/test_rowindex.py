@@ -2,7 +2,8 @@
 
 Every fast path (``CategoryView.matching``, ``allowed_rows`` for a category, valid sets,
 ``without_sold_out``, ``contains_sorted``, the title word index, ``title_overlap``, the compiled
-``relevance`` and ``attribute_overlap``, and ``closest_partner``) is compared,
+``relevance`` and ``attribute_overlap``, ``closest_partner``, and ``available_fields`` from per-row
+bits) is compared,
 row for row and in order, with an O(catalog) evaluation on small random catalogs whose
 columns have few distinct values (ties, equal prices, missing attributes, NaNs), so that bounds
 falling exactly on a value and empty results are common.
@@ -10,7 +11,9 @@ falling exactly on a value and empty results are common.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import math
 import random
 
 import numpy as np
@@ -18,7 +21,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask
+from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask, in_stock_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, same_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
@@ -32,11 +35,13 @@ from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
 from ecomrlve.envs.recommend import (
+    NUMERIC_BOUND,
     RELEVANCE_FLOOR,
     Preferences,
     Requirement,
     _count_members,
     attribute_overlap,
+    available_fields,
     closest_partner,
     ideal_ranking,
     relevance,
@@ -52,7 +57,7 @@ CATEGORIES = (Category(("Electronics", "Chargers"), "charger", "color"),
               Category(("Home", "Lamps"), "lamp", "color"))
 BRANDS = ("Brightix", "Volta", "Nimbus")
 WORDS = ("fast", "usb", "lamp", "mini", "pro")
-PRICES = (999, 1000, 1999, 2000, 4550)  # cents: 9.99, 10.00, 19.99, 20.00, 45.50
+PRICES = (199, 200, 999, 1000, 1999, 2000, 4550)  # cents: 1.99, 2.00 (the price floor's edge), 9.99, ... 45.50
 NUMERIC_VALUES = (float("nan"), 5.0, 12.5, 12.5001, 65.0)
 
 
@@ -135,6 +140,19 @@ def test_valid_rows_equal_the_exhaustive_valid_set(data) -> None:
     mask &= np.asarray([is_main_type(catalog, row) for row in range(len(catalog))])  # a request means the main type
     mask[list(exclude)] = False
     assert np.array_equal(valid_rows(catalog, category, requirements, stock, exclude), np.flatnonzero(mask))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_in_stock_mask_applies_the_episode_s_stock_changes(data) -> None:
+    catalog = data.draw(catalogs())
+    stock = data.draw(overrides(len(catalog)))
+    expected = [stock.get(row, int(catalog.stock[row])) > 0 for row in range(len(catalog))]
+    assert in_stock_mask(catalog, stock).tolist() == expected
+    assert in_stock_mask(catalog).tolist() == (catalog.stock > 0).tolist()  # the per-catalog mask stays unchanged
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=8))  # any order, repeats
+    in_stock = filter_mask(catalog, ProductFilter(in_stock=True), stock, rows=np.asarray(rows, dtype=np.int64))
+    assert in_stock.tolist() == [expected[row] for row in rows]
 
 
 @SETTINGS
@@ -342,6 +360,35 @@ def test_closest_partner_equals_the_exhaustive_choice(data) -> None:
         best = [r for r in candidates if shared(r) == most]
         expected = best[random.Random(seed).randrange(len(best))]
     assert closest_partner(world, row, random.Random(seed), flt) == expected
+
+
+@SETTINGS
+@given(data=st.data())
+def test_available_fields_are_those_every_row_s_own_values_support(data) -> None:
+    """The fields read from the per-row bits (``field_facts``) are those found value by value: a
+    price floor if every price is at least $2, the brand and each categorical attribute if every
+    row has the same value, each numeric bound if every row has the attribute (whichever columns
+    the catalog has)."""
+    catalog = data.draw(catalogs())
+    categorical = data.draw(st.lists(st.sampled_from(sorted(CATEGORICAL_ATTRIBUTES)), unique=True))
+    numeric = data.draw(st.lists(st.sampled_from(sorted(NUMERIC_ATTRIBUTES)), unique=True))
+    catalog = dataclasses.replace(catalog, categorical={a: catalog.categorical[a] for a in categorical},
+                                  numeric={a: catalog.numeric[a] for a in numeric})
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), min_size=1, max_size=4))
+    expected = ["price_max", "rating_min", "ship_days_max"]
+    if min(int(catalog.price_cents[r]) for r in rows) >= 200:
+        expected.append("price_min")
+    if len({int(catalog.brand[r]) for r in rows}) == 1:
+        expected.append("brand")
+    for attr, codes in catalog.categorical.items():
+        values = {int(codes[r]) for r in rows}
+        if len(values) == 1 and NO_VALUE not in values:
+            expected.append(attr)
+    for attr, bound in NUMERIC_BOUND.items():
+        if attr in catalog.numeric and not any(math.isnan(float(catalog.numeric[attr][r])) for r in rows):
+            expected.append(bound)
+    assert available_fields(catalog, rows) == expected
+    assert available_fields(catalog, rows) == expected  # the names of these bits, remembered
 
 
 @SETTINGS

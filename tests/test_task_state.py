@@ -145,7 +145,7 @@ def test_one_ledger_serves_r_hall_and_is_correct(c8) -> None:
     state = episode.problem.state
     ledger = episode.world.surfacing
     assert isinstance(ledger, SurfacingLedger) and ledger.entries
-    shown = state.shown_ids(episode.world)
+    shown = {c8.catalog.product_id(r) for r in state.shown_rows(episode.world)}
     assert shown and shown <= episode.surfaced_ids()
     assert {c8.catalog.product_id(r) for r in ledger.rows()} <= episode.surfaced_ids()
 

@@ -71,9 +71,8 @@ def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = Non
         stocked = catalog.__dict__["_stocked"] = catalog.stock > 0
         stocked.flags.writeable = False
     mask = stocked.copy()
-    if stock_overrides:
-        rows = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
-        mask[rows] = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides)) > 0
+    for row, stock in (stock_overrides or {}).items():  # a handful per episode: cheaper one by one than as arrays
+        mask[row] = stock > 0
     return mask
 
 
@@ -137,16 +136,11 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:
-    """``in_stock_mask`` restricted to ``rows`` (O(len(rows) log overrides))."""
+    """``in_stock_mask`` restricted to ``rows`` (one vectorised compare per stock change: an episode
+    makes a handful)."""
     mask = catalog.stock[rows] > 0
-    if stock_overrides:
-        keys = np.fromiter(stock_overrides.keys(), dtype=np.int64, count=len(stock_overrides))
-        stock = np.fromiter(stock_overrides.values(), dtype=np.int64, count=len(stock_overrides))
-        order = np.argsort(keys)
-        keys, stock = keys[order], stock[order]
-        position = np.minimum(np.searchsorted(keys, rows), len(keys) - 1)
-        overridden = keys[position] == rows
-        mask[overridden] = stock[position[overridden]] > 0
+    for row, stock in (stock_overrides or {}).items():
+        mask[rows == row] = stock > 0
     return mask
 
 

@@ -387,7 +387,7 @@ def category_types(catalog: Catalog, category: int) -> CategoryTypes:
 
 def product_type(catalog: Catalog, row: int) -> str:
     """What product ``row`` is, e.g. "smartwatch", "strap", "running shoes"."""
-    return category_types(catalog, int(catalog.category[row])).types[int(row)]
+    return category_types(catalog, catalog.category.item(row)).types[int(row)]
 
 
 def main_type(catalog: Catalog, category: int) -> str:
@@ -397,7 +397,8 @@ def main_type(catalog: Catalog, category: int) -> str:
 
 def is_main_type(catalog: Catalog, row: int) -> bool:
     """Whether ``row`` is what its category's requests ask for (not an accessory or add-on)."""
-    return same_type(product_type(catalog, row), main_type(catalog, int(catalog.category[row])))
+    types = category_types(catalog, catalog.category.item(row))
+    return same_type(types.types[int(row)], types.main)
 
 
 def same_type(a: str, b: str) -> bool:
@@ -524,7 +525,7 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
 
 def spoken_name(catalog: Catalog, row: int) -> SpokenName:
     """The name a shopper uses for product ``row`` (see :func:`spoken_names`)."""
-    return spoken_names(catalog, int(catalog.category[row]))[int(row)]
+    return spoken_names(catalog, catalog.category.item(row))[int(row)]
 
 
 #: Last words of types that run on power: "it won't turn on" fits them, not a case or a strap.

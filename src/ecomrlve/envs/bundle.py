@@ -54,6 +54,7 @@ from ecomrlve.envs.recommend import (
     Requirement,
     available_fields,
     derive_requirement,
+    field_facts,
     first_failed,
     requirement_filter,
 )
@@ -254,15 +255,15 @@ def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
     return np.sort(rows[np.argpartition(catalog.price_cents[rows], keep - 1)[:keep]])
 
 
-def _in_stock_counts(world: World) -> np.ndarray:
+def _in_stock_counts(world: World) -> list[int]:
     """In-stock products per category in this episode: a per-catalog count corrected by the
-    episode's few stock changes (O(changes + categories), not O(catalog))."""
+    episode's few stock changes (O(changes + categories), not O(catalog)); a list, read entry by entry."""
     catalog = world.catalog
-    counts = catalog.__dict__.get("_bundle_in_stock")
-    if counts is None:
-        counts = catalog.__dict__["_bundle_in_stock"] = np.bincount(
-            catalog.category[catalog.stock > 0].astype(np.int64), minlength=len(catalog.categories))
-    counts = counts.copy()
+    per_catalog = catalog.__dict__.get("_bundle_in_stock")
+    if per_catalog is None:
+        per_catalog = catalog.__dict__["_bundle_in_stock"] = tuple(np.bincount(
+            catalog.category[catalog.stock > 0].astype(np.int64), minlength=len(catalog.categories)).tolist())
+    counts = list(per_catalog)
     for row, stock in world.planning_overrides().items():
         counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
     return counts
@@ -276,6 +277,10 @@ class BundleFamily(TaskFamily):
     answer_id_arguments = ("product_ids",)
     instructions = ("put together the shopping list for the customer's project: one product for each kind of item they "
                     "need, meeting their requirements and overall budget, then call answer(product_ids=[...]).")
+
+    def prepare(self, catalog: Catalog) -> None:
+        """The catalog's field facts (the per-item requirements read them)."""
+        field_facts(catalog)
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. Extra or "
@@ -369,10 +374,10 @@ class BundleFamily(TaskFamily):
         if answer is None:
             return TaskOutcome(r_task=-1.0, is_correct=False, details={"answered": False})
         ids = list(answer.product_ids)
+        id_rows = [catalog.index_of(i) for i in ids]
         covered: set[int] = set()
         rows: list[int] = []
-        for product_id in ids:
-            row = catalog.index_of(product_id)
+        for row in id_rows:
             if row is None or row in rows:
                 continue
             rows.append(row)
@@ -385,8 +390,8 @@ class BundleFamily(TaskFamily):
                     covered.add(category)
         total = sum(catalog.price(r) for r in rows)
         r_task, details = bundle_reward(len(covered), len(ids), len(goal.categories), total, goal.budget)
-        shown = state.shown_ids(world)
-        unseen = [i for i in ids if i not in shown]
+        shown = state.shown_rows(world)
+        unseen = [i for i, row in zip(ids, id_rows) if row not in shown]  # an unknown id (None) was never shown
         denied = [catalog.product_id(r) for r in rows if world.is_denied(r)]
         details.update(answered=True, covered=len(covered), required=len(goal.categories), unseen_ids=unseen)
         return TaskOutcome(r_task=r_task, is_correct=r_task == 1.0 and not unseen, details=details,

@@ -371,7 +371,7 @@ class CartFamily(TaskFamily):
         pool = catalog.category_rows[category] if category is not None else None
         for _ in range(_SAMPLE_TRIES):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
-            if (world.available(row, quantity) and int(catalog.category[row]) not in exclude_categories
+            if (world.available(row, quantity) and catalog.category.item(row) not in exclude_categories
                     and row not in exclude_rows and not world.is_denied(row)
                     and (not needs_variant or bool(world.variants(row))) and spoken_name(catalog, row).unique):
                 return row
@@ -414,23 +414,25 @@ class CartFamily(TaskFamily):
         """Put some targets (and plausible distractors) in the visit history; name some vaguely."""
         catalog = world.catalog
         history = [it.row for it in items if rng.random() < HISTORY_PROBABILITY]
+        wanted = {it.row for it in items} | {it.alternative.row for it in items if it.alternative is not None}
         for it in items:  # same-category distractors make the history worth reading carefully
             pool = catalog.category_rows[int(catalog.category[it.row])]
             for _ in range(difficulty.cart_history_lookalikes):
                 row = int(pool[rng.randrange(len(pool))])
-                if row not in history and all(row != other.row and row != (other.alternative.row if other.alternative else -1)
-                                              for other in items):
+                if row not in history and row not in wanted:
                     history.append(row)
         rng.shuffle(history)
         world.visit_history.extend(history)
-        keys = [(int(catalog.brand[r]), int(catalog.category[r])) for r in world.visit_history]
+        keys = [(catalog.brand.item(r), catalog.category.item(r)) for r in world.visit_history]
         out = []
         for it in items:
-            key = (int(catalog.brand[it.row]), int(catalog.category[it.row]))
-            in_history = it.row in history
-            if in_history and keys.count(key) == 1 and rng.random() < VAGUE_REFERENCE_PROBABILITY:
-                it = it.model_copy(update={"phrase": f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"})
-            out.append(it.model_copy(update={"in_history": in_history}))
+            if it.row in history:  # one copy with what changes (items are made with in_history False)
+                update: dict[str, Any] = {"in_history": True}
+                if (keys.count((catalog.brand.item(it.row), catalog.category.item(it.row))) == 1
+                        and rng.random() < VAGUE_REFERENCE_PROBABILITY):
+                    update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
+                it = it.model_copy(update=update)
+            out.append(it)
         return out
 
     def verify(self, goal: CartGoal, state: CartState, world: World, answer: CartAnswer | None) -> TaskOutcome:

@@ -102,24 +102,55 @@ def requirement_filter(requirements: list[Requirement], *, in_stock: bool | None
     return ProductFilter.model_validate({**{r.field: r.value for r in requirements}, "in_stock": in_stock})
 
 
+@dataclass(frozen=True)
+class FieldFacts:
+    """Which optional requirement fields each product of a catalog supports on its own, as bits
+    (bit ``i``: ``names[i]``), computed once per catalog with vectorised compares, so that
+    :func:`available_fields` reads one integer per product instead of a dozen column entries."""
+
+    bits: np.ndarray  # per row
+    names: tuple[str, ...]  # what each bit states, in the order available_fields lists them
+    equalities: tuple[tuple[int, np.ndarray], ...]  # (bit, codes): several rows support these only with one code
+    decoded: dict[int, tuple[str, ...]]  # bits -> the names they set, filled on use (a handful of distinct sets)
+
+
+def field_facts(catalog: Catalog) -> FieldFacts:
+    """:class:`FieldFacts` of ``catalog``, cached on it."""
+    facts = catalog.__dict__.get("_field_facts")
+    if facts is None:
+        columns: list[tuple[str, np.ndarray]] = [("price_min", catalog.price_cents >= 200),
+                                                 ("brand", np.ones(len(catalog), dtype=bool))]
+        columns += [(attr, codes != NO_VALUE) for attr, codes in catalog.categorical.items()]
+        columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
+                    if attr in catalog.numeric]
+        bits = np.zeros(len(catalog), dtype=np.int32)
+        for bit, (_, supported) in enumerate(columns):
+            bits |= supported.astype(np.int32) << bit
+        names = tuple(name for name, _ in columns)
+        equalities = tuple((1 << names.index(name), codes)
+                           for name, codes in (("brand", catalog.brand), *catalog.categorical.items()))
+        facts = catalog.__dict__["_field_facts"] = FieldFacts(bits, names, equalities, {})
+    return facts
+
+
 def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
-    """Requirement fields (besides category) that can be stated so that every row in ``rows`` meets them."""
-    out: list[str] = []
-    prices = [int(catalog.price_cents[r]) for r in rows]
-    out.extend(["price_max", "rating_min", "ship_days_max"])
-    if min(prices) >= 200:
-        out.append("price_min")
-    if len({int(catalog.brand[r]) for r in rows}) == 1:
-        out.append("brand")
-    for attr, codes in catalog.categorical.items():
-        values = {int(codes[r]) for r in rows}
-        if len(values) == 1 and NO_VALUE not in values:
-            out.append(attr)
-    for attr, bound in NUMERIC_BOUND.items():
-        column = catalog.numeric.get(attr)
-        if column is not None and all(not math.isnan(float(column[r])) for r in rows):
-            out.append(bound)
-    return out
+    """Requirement fields (besides category) that can be stated so that every row in ``rows`` meets
+    them: a price cap, minimum rating and shipping time always; a price floor if every price is at
+    least $2; the brand and each categorical attribute if all rows share one value; each numeric
+    bound if all rows have the attribute (read from :func:`field_facts`)."""
+    facts = field_facts(catalog)
+    bits = facts.bits.item(rows[0])
+    if len(rows) > 1:
+        for row in rows[1:]:
+            bits &= facts.bits.item(row)
+        for bit, codes in facts.equalities:
+            if bits & bit and any(codes.item(row) != codes.item(rows[0]) for row in rows[1:]):
+                bits &= ~bit
+    names = facts.decoded.get(bits)
+    if names is None:
+        names = facts.decoded[bits] = ("price_max", "rating_min", "ship_days_max",
+                                       *(name for i, name in enumerate(facts.names) if bits >> i & 1))
+    return list(names)
 
 
 def derive_requirement(catalog: Catalog, rows: list[int], name: str, slack: float) -> Requirement:
@@ -156,27 +187,49 @@ def derive_requirements(catalog: Catalog, rows: list[int], count: int, slack: fl
     return [derive_requirement(catalog, rows, name, slack) for name in ordered[:max(0, count)]]
 
 
+_IN_STOCK = ProductFilter(in_stock=True)
+
+
+@numba.njit(nogil=True, cache=True)
+def _most_alike(brand: np.ndarray, codes: np.ndarray, own: int, allowed: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """The ``allowed`` rows but ``own`` (ascending) that share the most of ``own``'s brand and
+    categorical codes (those it has); empty if no other row is allowed.
+
+    Counted attribute by attribute over the whole view (plus one, so that a candidate sharing
+    nothing still counts), in bytes: simple loops over contiguous columns that the compiler
+    vectorises, as fast as numpy's compares on a large category and without their call costs
+    on a small one.
+    """
+    shared = np.empty(len(brand), dtype=np.int8)
+    for i in range(len(brand)):
+        shared[i] = (brand[i] == brand[own]) + 1
+    for a in range(codes.shape[0]):
+        code = codes[a, own]
+        if code != NO_VALUE:
+            column = codes[a]
+            for i in range(len(column)):
+                shared[i] += column[i] == code
+    shared[own] = 0
+    most = 0
+    for i in range(len(shared)):
+        shared[i] *= allowed[i]
+        most = max(most, shared[i])
+    if most == 0:
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(shared == most)
+
+
 def closest_partner(world: World, row: int, rng: random.Random, flt: ProductFilter | None = None) -> int | None:
     """An in-stock product of ``row``'s category (meeting ``flt``, conditions besides the category)
     sharing the most of its brand and attributes, so that requirements true of both are plenty
-    (vectorised; None if there is none).
-
-    Counted over the whole view (contiguous compares) plus one, times whether the row is a
-    candidate: cheaper than listing the candidates (most of the view) and gathering their counts.
-    The counts (at most 2 + the categorical attributes) are bytes: a quarter of the memory traffic.
-    """
+    (None if there is none): the filter vectorised over the category's view, then one compiled
+    call counting what each allowed row shares (:func:`_most_alike`)."""
     view = category_view(world.catalog, int(world.catalog.category[row]), main_type_only=True)
-    sub, own = view.catalog, view.local(row)
-    shared = np.add(sub.brand == sub.brand[own], 1, dtype=np.int8)
-    for codes in sub.categorical.values():
-        if codes[own] != NO_VALUE:
-            shared += codes == codes[own]
-    shared *= filter_mask(sub, flt or ProductFilter(in_stock=True), view.overrides(world.planning_overrides()))
-    shared[own] = 0
-    most = shared.max()
-    if most == 0:
+    sub = view.catalog
+    allowed = filter_mask(sub, flt or _IN_STOCK, view.overrides(world.planning_overrides()))
+    best = _most_alike(sub.brand, attribute_columns(sub).codes, view.local(row), allowed)
+    if len(best) == 0:
         return None
-    best = np.flatnonzero(shared == most)
     return int(view.rows[best[rng.randrange(len(best))]])
 
 
@@ -460,6 +513,7 @@ def warm_kernels(catalog: Catalog) -> None:
     ideal_ranking(rows, rel, 1)
     rows.flags.writeable = rel.flags.writeable = False
     ideal_ranking(rows, rel, 1)
+    _most_alike(catalog.brand, attribute_columns(catalog).codes, 0, np.ones(len(catalog), dtype=bool))
 
 
 # -- scoring (pure) -------------------------------------------------------------------------------
@@ -498,32 +552,30 @@ def ranking_reward(listed: list[ListedItem], ideal: list[float], k: int) -> tupl
     return r_task, {"ndcg": gain, "satisfaction": sat, "out_of_stock_share": oos}
 
 
-def listed_items(world: World, product_ids: list[str], category: int, requirements: list[Requirement],
+def listed_items(world: World, rows: list[int | None], category: int, requirements: list[Requirement],
                  valid: np.ndarray, rel: np.ndarray, k: int) -> list[ListedItem]:
-    """Score each recommended id against the final world (``rel`` aligned with ``valid``, ascending)."""
+    """Score each recommended id, given by its row (None: unknown), against the final world
+    (``rel`` aligned with ``valid``, ascending)."""
     catalog = world.catalog
-
-    def rel_of(row: int) -> float:  # a binary search: the valid set can hold most of a category
-        position = int(np.searchsorted(valid, row))
-        return float(rel[position]) if position < len(valid) and int(valid[position]) == row else 0.0
-
     seen: set[int] = set()
     listed: list[tuple[int | None, bool]] = []  # (row, whether it is scored) of each id
-    for position, product_id in enumerate(product_ids):
-        row = catalog.index_of(product_id)
+    for position, row in enumerate(rows):
         if row is None or row in seen or position >= k:
             listed.append((row, False))
         else:
             seen.add(row)
             listed.append((row, True))
-    satisfaction = iter(satisfactions(catalog, [row for row, scored in listed if row is not None and scored],
-                                      category, requirements))
+    scored = [row for row, is_scored in listed if row is not None and is_scored]
+    positions = np.searchsorted(valid, scored).tolist()  # binary searches: the valid set can hold most of a category
+    relevances = iter([float(rel[p]) if p < len(valid) and int(valid[p]) == row else 0.0
+                       for p, row in zip(positions, scored)])
+    satisfaction = iter(satisfactions(catalog, scored, category, requirements))
     out: list[ListedItem] = []
-    for row, scored in listed:
-        if row is None or not scored:
+    for row, is_scored in listed:
+        if row is None or not is_scored:
             out.append(ListedItem(0.0, 0.0, row is not None and world.stock(row) == 0))
         else:
-            out.append(ListedItem(rel_of(row), next(satisfaction), world.stock(row) == 0))
+            out.append(ListedItem(next(relevances), next(satisfaction), world.stock(row) == 0))
     return out
 
 

@@ -35,9 +35,11 @@ from ecomrlve.envs.recommend import (
     TOPIC_OF_FIELD,
     Preferences,
     Requirement,
+    attribute_columns,
     category_view,
     derive_requirement,
     draw_preferences,
+    field_facts,
     ideal_ranking,
     listed_items,
     ranking_reward,
@@ -144,10 +146,15 @@ class RecommendGoal(BaseModel):
     patience: int
 
     def final_requirements(self) -> list[Requirement]:
-        out = list(self.requirements)
-        if self.switch is not None:
-            out[self.switch.index] = self.switch.requirement
-        return out
+        return switched(self.requirements, self.switch)
+
+
+def switched(requirements: list[Requirement], switch: RequirementSwitch | None) -> list[Requirement]:
+    """``requirements`` after ``switch`` (if any) happened."""
+    out = list(requirements)
+    if switch is not None:
+        out[switch.index] = switch.requirement
+    return out
 
 
 class RecommendAnswer(BaseModel):
@@ -219,11 +226,13 @@ class RankedRecommendation(TaskFamily):
 
     def prepare(self, catalog: Catalog) -> None:
         """Every category's main-type view (valid sets, partners and relevance read it), its utility
-        terms, and the compiled kernels."""
+        terms and stacked attributes, the catalog's field facts, and the compiled kernels."""
         views = [category_view(catalog, category, main_type_only=True)
                  for category, rows in enumerate(catalog.category_rows) if len(rows)]
         for view in views:
             utility_terms(view.catalog)
+            attribute_columns(view.catalog)
+        field_facts(catalog)
         first = next((view for view in views if len(view.rows)), None)
         if first is not None:
             warm_kernels(first.catalog)
@@ -280,8 +289,8 @@ class RankedRecommendation(TaskFamily):
         switch = None
         if rng.random() < difficulty.p_switch:
             switch = plan_switch(world, goal.category, anchors, goal.requirements, rng, allow_new_value=not want_stock_out)
-        goal = goal.model_copy(update={"withheld": withheld, "switch": switch})
-        valid, rel = self.scored_valid(world, goal, goal.final_requirements(), world.planning_overrides())
+        # scoring reads the goal's category, preferences and original, not its events: one copy at the end
+        valid, rel = self.scored_valid(world, goal, switched(goal.requirements, switch), world.planning_overrides())
         ranked, _ = ideal_ranking(valid, rel, goal.k + 1)  # the ideal answer, with or without the best
         stock_out = None
         if want_stock_out and len(valid) >= 2 and world.can_sell_out(ranked[0]):
@@ -291,7 +300,8 @@ class RankedRecommendation(TaskFamily):
         world.reserve(ideal)
         world.protect(goal.category)
         return goal.model_copy(update={
-            "stock_out_row": stock_out, "stock_out_id": None if stock_out is None else catalog.product_id(stock_out),
+            "withheld": withheld, "switch": switch, "stock_out_row": stock_out,
+            "stock_out_id": None if stock_out is None else catalog.product_id(stock_out),
             "ideal_ids": [catalog.product_id(r) for r in ideal]})
 
     def user_for(self, world: World, goal: RecommendGoal, rng: random.Random, realiser: Realiser) -> RecommendUser:
@@ -317,13 +327,14 @@ class RankedRecommendation(TaskFamily):
         if answer is None:
             return TaskOutcome(r_task=-1.0, is_correct=False, details=details)
         ids = list(answer.product_ids)
-        items = listed_items(world, ids, goal.category, state.requirements, valid, rel, goal.k)
+        rows = [catalog.index_of(i) for i in ids]
+        items = listed_items(world, rows, goal.category, state.requirements, valid, rel, goal.k)
         r_task, scores = ranking_reward(items, ideal, goal.k)
-        first = catalog.index_of(ids[0]) if ids else None
+        first = rows[0] if rows else None
         first_valid = first is not None and contains_sorted(valid, first)
-        shown = state.shown_ids(world)
-        unseen = [i for i in ids if i not in shown]
-        denied = [i for i in ids if (row := catalog.index_of(i)) is not None and world.is_denied(row)]
+        shown = state.shown_rows(world)
+        unseen = [i for i, row in zip(ids, rows) if row not in shown]  # an unknown id (None) was never shown
+        denied = [i for i, row in zip(ids, rows) if row is not None and world.is_denied(row)]
         details.update(scores, first_valid=first_valid, unseen_ids=unseen)
         return TaskOutcome(r_task=r_task, is_correct=first_valid and not unseen, details=details,
                            safety_violation=f"recommended products of a denied category: {denied}" if denied else None)

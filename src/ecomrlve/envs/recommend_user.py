@@ -43,10 +43,9 @@ class RecommendState(TaskState):
     sold_out_announced: bool = False
     handled_turns: list[int] = field(default_factory=list)
 
-    def shown_ids(self, world: World) -> set[str]:
-        """Product ids a discovery tool showed the agent while it handled this request, before its answer."""
-        rows = world.surfacing.rows_shown(DISCOVERY_SOURCES, self.handled_turns)
-        return {world.catalog.product_id(row) for row in rows}
+    def shown_rows(self, world: World) -> set[int]:
+        """Products a discovery tool showed the agent while it handled this request, before its answer."""
+        return world.surfacing.rows_shown(DISCOVERY_SOURCES, self.handled_turns)
 
 
 @dataclass

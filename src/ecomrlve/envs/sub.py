@@ -46,7 +46,6 @@ from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
-    attribute_columns,
     attribute_overlap,
     category_requirement,
     closest_partner,
@@ -91,14 +90,11 @@ class SubstitutionFamily(RankedRecommendation):
         return (goal.preferences, goal.original_row)
 
     def prepare(self, catalog: Catalog) -> None:
-        """The main-type views, their title word indexes and stacked attributes (:func:`title_overlap`
-        and :func:`attribute_overlap` read them)."""
+        """The main-type views and their title word indexes (:func:`title_overlap` reads them)."""
         super().prepare(catalog)
         for category, rows in enumerate(catalog.category_rows):
             if len(rows):
-                view = category_view(catalog, category, main_type_only=True)
-                title_word_index(view.catalog)
-                attribute_columns(view.catalog)
+                title_word_index(category_view(catalog, category, main_type_only=True).catalog)
 
     def excluded(self, goal: RecommendGoal) -> tuple[int, ...]:
         assert isinstance(goal, SUBGoal)
