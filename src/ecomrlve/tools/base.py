@@ -74,7 +74,7 @@ class ToolContext:
         ids = ledger.account_ids()
         for row in ledger.rows():
             ids.add(self.world.catalog.product_id(row))
-            ids.update(v.variant_id for v in self.world.variants(row))
+            ids.update(self.world.variant_ids(row))
         return ids
 
 
