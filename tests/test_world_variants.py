@@ -95,8 +95,8 @@ def test_chosen_variant_id_is_a_choice_among_the_variants(catalog, sparse_catalo
 
 
 @settings(max_examples=100, deadline=None)
-@given(seed=st.integers(0, 10**6), calls=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["variants", "cards", "ids"])),
-                                                  min_size=1, max_size=12))
+@given(seed=st.integers(0, 10**6),
+       calls=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["variants", "cards", "ids"])), min_size=1, max_size=12))
 def test_variant_cards_and_ids_are_read_off_the_variants(catalog, sparse_catalog, seed: int,
                                                          calls: list[tuple[int, str]]) -> None:
     """Cards and ids made without the variants are theirs, whichever is asked first, each card list a fresh copy."""
