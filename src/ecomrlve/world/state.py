@@ -268,7 +268,7 @@ class World:
         lines get one this way, and most lines' variants are never shown (the variant ids pair with
         the sorted values in digest order, so which id is chosen does not depend on the values)."""
         if row not in self._variant_draws:
-            basis = _variant_basis(self.catalog, row)
+            basis = self._variant_basis(row)
             if not basis:
                 return None
             if basis[2] != NO_VALUE:
@@ -281,9 +281,7 @@ class World:
         found = self._variant_draws.get(row)
         if found is not None:
             return found
-        basis = self._variant_bases.get(row)
-        if basis is None:
-            basis = _variant_basis(self.catalog, row)
+        basis = self._variant_basis(row)
         if not basis:
             found = _NO_VARIANTS
         else:
@@ -303,6 +301,11 @@ class World:
             found = (attribute, tuple([crockford("V", word, 7) for word in words]), tuple([vocab[c] for c in codes]))
         self._variant_draws[row] = found
         return found
+
+    def _variant_basis(self, row: int) -> _VariantBasis:
+        """:func:`_variant_basis`, read from the catalog's kept bases first."""
+        found = self._variant_bases.get(row)
+        return found if found is not None else _variant_basis(self.catalog, row)
 
     def _variant_words(self, row: int) -> tuple[int, int, int, int]:
         """The product's variants digest: the choice word, then one word per variant id."""
