@@ -286,7 +286,8 @@ class World:
             found = _NO_VARIANTS
         else:
             attribute, vocab, own, others = basis
-            choice, *words = self._variant_words(row)
+            words = self._variant_words(row)
+            choice = words[0]
             if own != NO_VALUE:
                 first = (choice & 0xFFFFFFFF) % len(others)  # the digest's bytes 0-3
                 second = (choice >> 32) % (len(others) - 1)  # and 4-7: an index among the others but the first
@@ -298,7 +299,7 @@ class World:
                     choice, pick = divmod(choice, len(pool))
                     codes.append(pool.pop(pick))
                 codes.sort()
-            found = (attribute, tuple([crockford("V", word, 7) for word in words]), tuple([vocab[c] for c in codes]))
+            found = (attribute, tuple([crockford("V", word, 7) for word in words[1:]]), tuple([vocab[c] for c in codes]))
         self._variant_draws[row] = found
         return found
 
