@@ -319,6 +319,42 @@ def test_inject_distractors_keeps_genuine_results(catalog, eps: float) -> None:
             assert kept == genuine
 
 
+def _reference_distractors(rows, catalog, eps: float, cap: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """The straightforward reading of :func:`inject_distractors`: one slot draw per emitted slot."""
+    genuine, out, distractors, position = list(rows), [], [], 0
+    while len(out) < cap and position < len(genuine):
+        if eps > 0 and rng.random() < eps:
+            pool = catalog.category_rows[int(catalog.category[genuine[position]])]
+            for _ in range(8):
+                candidate = int(pool[rng.randrange(len(pool))])
+                if candidate not in out and candidate not in genuine:
+                    out.append(candidate)
+                    distractors.append(candidate)
+                    break
+            else:
+                out.append(genuine[position])
+                position += 1
+            continue
+        out.append(genuine[position])
+        position += 1
+    return out, distractors
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), size=st.integers(0, 30), cap=st.integers(1, 40),
+       eps=st.sampled_from([0.0, 0.02, 0.3, 0.9, 1.0]), same_category=st.booleans())
+def test_inject_distractors_is_the_straightforward_reading(catalog, seed: int, size: int, cap: int, eps: float,
+                                                           same_category: bool) -> None:
+    """Same results, distractors and random draws (small categories exhaust the eight tries)."""
+    picker = random.Random(seed)
+    pool = catalog.category_rows[0].tolist() if same_category else range(len(catalog))
+    rows = picker.sample(pool, min(size, len(pool)))
+    rng, reference_rng = random.Random(seed), random.Random(seed)
+    assert inject_distractors(rows, catalog, eps, cap, rng) == _reference_distractors(rows, catalog, eps, cap,
+                                                                                      reference_rng)
+    assert rng.getstate() == reference_rng.getstate()
+
+
 @pytest.mark.parametrize("eps", [0.0, 0.12, 0.24, 0.4])
 def test_distractor_share_matches_eps(catalog, eps: float) -> None:
     """Over many trials the share of distractors among emitted results is eps within 0.03."""

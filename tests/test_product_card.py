@@ -15,7 +15,7 @@ def _world(catalog, seed: int) -> World:
 
 def test_cards_are_fresh_copies_with_the_episode_s_stock_and_variants(catalog, monkeypatch) -> None:
     monkeypatch.setattr(catalog_tools, "CARD_CACHE_ROWS", 4)  # also start the cache over
-    rows = [int(r) for r in catalog.category_rows[0][:6]]
+    rows = [int(r) for category_rows in catalog.category_rows for r in category_rows[:2]]
     first = {row: product_card(_world(catalog, 1), row) for row in rows}
     for card in first.values():
         card["attributes"]["color"] = "changed by the caller"
@@ -25,5 +25,8 @@ def test_cards_are_fresh_copies_with_the_episode_s_stock_and_variants(catalog, m
     for row in rows:
         card = product_card(world, row)
         assert card["title"] == catalog.title(row) and card["attributes"].get("color") != "changed by the caller"
-        assert card["stock"] == world.stock(row) and card.get("variants") == [v.card() for v in world.variants(row)]
+        variants = world.variants(row)
+        assert card["stock"] == world.stock(row) and card.get("variants", []) == [v.card() for v in variants]
+        varied = variants[0].attribute if variants else None  # listed with the variants, not among the attributes
+        assert card["attributes"] == {k: v for k, v in catalog.attributes(row).items() if k != varied}
     assert product_card(world, rows[0])["in_stock"] is False

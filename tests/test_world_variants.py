@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford
+from ecomrlve.world import state
 from ecomrlve.world.state import VARIANTS_PER_PRODUCT, World
 
 
@@ -57,13 +58,18 @@ def sparse_catalog(catalog):
 
 
 @settings(max_examples=100, deadline=None)
-@given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**9), min_size=1, max_size=8))
-def test_variants_are_the_digest_read_field_by_field(catalog, sparse_catalog, seed: int, picks: list[int]) -> None:
-    for which in (catalog, sparse_catalog):
-        world = World(which, ("CART", seed % 16, seed, "secret"), dt.date(2025, 1, 1))
-        for pick in picks:
-            row = pick % len(which)
-            assert [tuple(v) for v in world.variants(row)] == _reference_variants(world, row)
+@given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**9), min_size=1, max_size=8),
+       bases_kept=st.sampled_from([state.VARIANT_BASIS_ROWS, 2]))
+def test_variants_are_the_digest_read_field_by_field(catalog, sparse_catalog, seed: int, picks: list[int],
+                                                     bases_kept: int) -> None:
+    """Also when the catalog's kept variant bases start over every other product."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "VARIANT_BASIS_ROWS", bases_kept)
+        for which in (catalog, sparse_catalog):
+            world = World(which, ("CART", seed % 16, seed, "secret"), dt.date(2025, 1, 1))
+            for pick in picks:
+                row = pick % len(which)
+                assert [tuple(v) for v in world.variants(row)] == _reference_variants(world, row)
 
 
 @settings(max_examples=100, deadline=None)
@@ -86,3 +92,26 @@ def test_chosen_variant_id_is_a_choice_among_the_variants(catalog, sparse_catalo
             assert world.chosen_variant_id(row, rng) == expected
             assert rng.getstate() == reference_rng.getstate()
             assert world.variants(row) == variants
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 10**6),
+       calls=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["variants", "cards", "ids"])), min_size=1, max_size=12))
+def test_variant_cards_and_ids_are_read_off_the_variants(catalog, sparse_catalog, seed: int,
+                                                         calls: list[tuple[int, str]]) -> None:
+    """Cards and ids made without the variants are theirs, whichever is asked first, each card list a fresh copy."""
+    for which in (catalog, sparse_catalog):
+        key = ("CART", seed % 16, seed, "secret")
+        world, reference = World(which, key, dt.date(2025, 1, 1)), World(which, key, dt.date(2025, 1, 1))
+        for pick, ask in calls:
+            row = pick % len(which)
+            variants = reference.variants(row)
+            if ask == "cards":
+                cards = world.variant_cards(row)
+                assert cards == [v.card() for v in variants]
+                for card in cards:
+                    card["variant_id"] = "changed by the caller"
+            elif ask == "ids":
+                assert world.variant_ids(row) == tuple(v.variant_id for v in variants)
+            assert world.variants(row) == variants
+            assert world.variant_cards(row) == [v.card() for v in variants]

@@ -575,15 +575,18 @@ def inject_distractors(rows: Sequence[int], catalog: Catalog, eps: float, cap: i
     whenever they fit under ``cap`` they all remain reachable. Returns (results, distractors).
     """
     genuine = list(rows)
+    if not eps > 0:  # no slot draws: the list as it is, up to the cap
+        return genuine[:cap], []
     seen = set(genuine)
     out: list[int] = []
     distractors: list[int] = []
     position = 0
+    draw, category, category_rows = rng.random, catalog.category, catalog.category_rows
     while len(out) < cap and position < len(genuine):
-        if eps > 0 and rng.random() < eps:
-            pool = catalog.category_rows[int(catalog.category[genuine[position]])]
+        if draw() < eps:
+            pool = category_rows[category.item(genuine[position])]
             for _ in range(8):
-                candidate = int(pool[rng.randrange(len(pool))])
+                candidate = pool.item(rng.randrange(len(pool)))
                 if candidate not in seen:
                     seen.add(candidate)
                     out.append(candidate)

@@ -74,7 +74,7 @@ class ToolContext:
         ids = ledger.account_ids()
         for row in ledger.rows():
             ids.add(self.world.catalog.product_id(row))
-            ids.update(v.variant_id for v in self.world.variants(row))
+            ids.update(self.world.variant_ids(row))
         return ids
 
 
@@ -112,17 +112,11 @@ class Tool:
             raise ToolArgumentsError(f"arguments of {self.name} violate its schema: {problems}") from None
 
     def run(self, ctx: ToolContext, arguments: BaseModel) -> dict[str, Any]:
-        return self.handler(ctx, **{name: getattr(arguments, name) for name in _field_names(type(arguments))})
+        return self.handler(ctx, **arguments.__dict__)  # a model's __dict__ holds its fields, in order
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema, with every ``$ref`` inlined."""
         return _function_schema(self.name, self.description, self.arguments)
-
-
-@lru_cache(maxsize=512)
-def _field_names(arguments: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of an argument model, in order (``model_fields`` is a slow class property)."""
-    return tuple(arguments.model_fields)
 
 
 @lru_cache(maxsize=512)

@@ -8,7 +8,7 @@ from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.tools.base import ToolContext, ToolError, tool
-from ecomrlve.world.state import World
+from ecomrlve.world.state import World, variant_attribute
 
 DEFAULT_TOP_K = 10
 
@@ -19,7 +19,8 @@ CARD_CACHE_ROWS = 1 << 16
 
 def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
     """The card fields only the catalog decides (all but stock and variants) and the product's
-    attributes: read once per product from the columns, then copied for each card."""
+    attributes but the one its variants vary: read once per product from the columns, then copied
+    for each card."""
     cache = catalog.__dict__.setdefault("_catalog_cards", {})
     found = cache.get(row)
     if found is None:
@@ -35,21 +36,22 @@ def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str,
             "rating_count": int(catalog.rating_count[row]),
             "ship_days": int(catalog.ship_days[row]),
         }
-        found = cache[row] = (head, catalog.attributes(row))
+        attributes = catalog.attributes(row)
+        varied = variant_attribute(catalog, row)
+        if varied is not None:
+            attributes.pop(varied, None)
+        found = cache[row] = (head, attributes)
     return found
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:
     """The bounded summary of a product that search results and lookups show."""
     head, attributes = _catalog_card(world.catalog, row)
-    attributes = dict(attributes)
-    variants = world.variants(row)
-    if variants:
-        attributes.pop(variants[0].attribute, None)
     stock = world.stock(row)
-    card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": attributes}
+    card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
+    variants = world.variant_cards(row)
     if variants:
-        card["variants"] = [v.card() for v in variants]
+        card["variants"] = variants
     return card
 
 

@@ -78,33 +78,58 @@ class Cart:
         return tuple(self._lines.values())
 
 
-_VariantCandidates = tuple[str, tuple[str, ...] | None, tuple[int, ...]]
+#: Products whose variant basis is kept per catalog (the cache starts over beyond it).
+VARIANT_BASIS_ROWS = 1 << 16
+
+#: What a product's variants are drawn from: the variant attribute, its vocabulary, the product's own
+#: code (``NO_VALUE``: none) and the codes to draw the other values from. ``()``: no variants.
+_VariantBasis = tuple[str, tuple[str, ...], int, tuple[int, ...]] | tuple[()]
 
 
-def _kept_variant_candidates(catalog: Catalog) -> dict[int, _VariantCandidates]:
-    """The catalog's :func:`_variant_candidates` so far, by category (worlds read it first)."""
-    return catalog.__dict__.setdefault("_variant_candidates", {})
+def _kept_variant_bases(catalog: Catalog) -> dict[int, _VariantBasis]:
+    """The catalog's :func:`_variant_basis` so far, by row (worlds read it first)."""
+    return catalog.__dict__.setdefault("_variant_bases", {})
 
 
-def _variant_candidates(catalog: Catalog, category: int) -> _VariantCandidates:
-    """A category's variant attribute, that attribute's vocabulary (None: not categorical) and the
-    codes the category's products carry; per catalog, as every episode's variants read them."""
-    cache = _kept_variant_candidates(catalog)
-    found = cache.get(category)
+def _variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
+    """Everything but the episode's digest that a product's variants depend on, per catalog: the
+    category's variant attribute and its vocabulary, the product's own code, and the codes the other
+    values are drawn from: the category's without the product's own; for a product without a value,
+    the category's when it carries three or more, else the whole vocabulary's. ``()`` when the product
+    has no variants: the attribute is not categorical, or fewer than two other values go with its own."""
+    cache = _kept_variant_bases(catalog)
+    found = cache.get(row)
     if found is None:
-        attribute = catalog.categories[category].variant_attribute
-        vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
-        found = cache[category] = (attribute, vocab, catalog.category_values(attribute)[category] if vocab is not None else ())
+        if len(cache) >= VARIANT_BASIS_ROWS:
+            cache.clear()
+        found = cache[row] = _read_variant_basis(catalog, row)
     return found
 
 
-def _other_codes(catalog: Catalog, category: int, seen: tuple[int, ...], own: int) -> tuple[int, ...]:
-    """``seen`` (the category's codes) without ``own``, in order; per catalog, (category, own) pair."""
-    cache = catalog.__dict__.setdefault("_variant_other_codes", {})
-    found = cache.get((category, own))
-    if found is None:
-        found = cache[(category, own)] = tuple([c for c in seen if c != own])
-    return found
+def _read_variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
+    category = catalog.category.item(row)
+    attribute = catalog.categories[category].variant_attribute
+    vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
+    if vocab is None:
+        return ()
+    seen = catalog.category_values(attribute)[category]
+    own = catalog.categorical[attribute].item(row)
+    if own == NO_VALUE:
+        return attribute, vocab, own, seen if len(seen) >= VARIANTS_PER_PRODUCT else tuple(range(len(vocab)))
+    others = tuple([c for c in seen if c != own])
+    return (attribute, vocab, own, others) if len(others) >= VARIANTS_PER_PRODUCT - 1 else ()
+
+
+#: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
+_VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
+_NO_VARIANTS: _VariantDraw = ("", (), ())
+
+
+def variant_attribute(catalog: Catalog, row: int) -> str | None:
+    """The attribute a product's variants vary (its cards list that attribute with the variants, not
+    among the product's attributes); None when the product has no variants."""
+    basis = _variant_basis(catalog, row)
+    return basis[0] if basis else None
 
 
 @dataclass
@@ -122,6 +147,7 @@ class World:
     denied_categories: frozenset[int] = frozenset()
     surfacing: SurfacingLedger = field(default_factory=SurfacingLedger)  # every id shown to the agent
     planned_sell_outs: list[PlannedSellOut] = field(default_factory=list)
+    _variant_draws: dict[int, _VariantDraw] = field(default_factory=dict)
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
     _account: Account | None = field(default=None, init=False, repr=False)
@@ -130,7 +156,7 @@ class World:
         self.cart = Cart(self.key)
         # Each product's variants digest hashes this prefix and the row: the prefix is fed once.
         self._variants_hash = hashlib.blake2b(f"{self.key!r}|variants|".encode(), digest_size=32)
-        self._variant_candidates = _kept_variant_candidates(self.catalog)
+        self._variant_bases = _kept_variant_bases(self.catalog)
 
     @property
     def account(self) -> Account:
@@ -218,62 +244,75 @@ class World:
         fewer than three. One BLAKE2b digest per product supplies both the choice of values and
         the (unguessable) variant ids.
         """
-        cached = self._variants.get(row)
-        if cached is not None:
-            return cached
-        variants: tuple[Variant, ...] = ()
-        drawn = self._variant_digest(row)
-        if drawn is not None:
-            attribute, vocab, own, others, choice, ids = drawn
-            codes: list[int] = []
-            if own != NO_VALUE:
-                if len(others) >= VARIANTS_PER_PRODUCT - 1:
-                    first = (choice & 0xFFFFFFFF) % len(others)  # the digest's bytes 0-3
-                    second = (choice >> 32) % (len(others) - 1)  # and 4-7: an index among the others but the first
-                    codes = sorted((own, others[first], others[second + (second >= first)]))
-            else:
-                pool = list(others) if len(others) >= VARIANTS_PER_PRODUCT else list(range(len(vocab)))
-                draw = choice
-                for _ in range(VARIANTS_PER_PRODUCT):
-                    draw, pick = divmod(draw, len(pool))
-                    codes.append(pool.pop(pick))
-                codes.sort()
+        found = self._variants.get(row)
+        if found is None:
+            attribute, ids, values = self._variant_draw(row)
             # tuple.__new__ skips the NamedTuple's Python-level constructor (same tuples)
-            variants = tuple([tuple.__new__(Variant, (crockford("V", digits, 7), attribute, vocab[c]))
-                              for digits, c in zip(ids, codes)])
-        self._variants[row] = variants
-        return variants
+            found = self._variants[row] = tuple([tuple.__new__(Variant, (variant_id, attribute, value))
+                                                 for variant_id, value in zip(ids, values)])
+        return found
+
+    def variant_cards(self, row: int) -> list[dict[str, str]]:
+        """``[v.card() for v in self.variants(row)]``, fresh dicts, without making the variants: each
+        product card lists them, and most shown products' variants are never read otherwise."""
+        attribute, ids, values = self._variant_draw(row)
+        return [{"variant_id": variant_id, attribute: value} for variant_id, value in zip(ids, values)]
+
+    def variant_ids(self, row: int) -> tuple[str, ...]:
+        """The ids of :meth:`variants`, in order, without making the variants."""
+        return self._variant_draw(row)[1]
 
     def chosen_variant_id(self, row: int, rng: random.Random) -> str | None:
         """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none),
-        with the same draw, without making the variants of a product that has its own value: order
+        with the same draw, without drawing the values of a product that has its own value: order
         lines get one this way, and most lines' variants are never shown (the variant ids pair with
         the sorted values in digest order, so which id is chosen does not depend on the values)."""
-        if row not in self._variants:
-            drawn = self._variant_digest(row)
-            if drawn is None:
+        if row not in self._variant_draws:
+            basis = self._variant_basis(row)
+            if not basis:
                 return None
-            own, others, ids = drawn[2], drawn[3], drawn[5]
-            if own != NO_VALUE:
-                return crockford("V", rng.choice(ids), 7) if len(others) >= VARIANTS_PER_PRODUCT - 1 else None
-        variants = self.variants(row)
-        return rng.choice(variants).variant_id if variants else None
+            if basis[2] != NO_VALUE:
+                return crockford("V", rng.choice(self._variant_words(row)[1:]), 7)
+        ids = self.variant_ids(row)
+        return rng.choice(ids) if ids else None
 
-    def _variant_digest(self, row: int) -> tuple[str, tuple[str, ...], int, tuple[int, ...], int, list[int]] | None:
-        """A product's variant attribute, its vocabulary, the product's own code, the codes to draw
-        the other values from (the category's, without the product's own), and the product's digest:
-        the choice word and three id words. None: the attribute is not categorical (no variants)."""
-        category = self.catalog.category.item(row)
-        found = self._variant_candidates.get(category)
-        attribute, vocab, seen = found if found is not None else _variant_candidates(self.catalog, category)
-        if vocab is None:
-            return None
-        own = self.catalog.categorical[attribute].item(row)
+    def _variant_draw(self, row: int) -> _VariantDraw:
+        """The product's variant ids and values, drawn from its digest on first use (see :meth:`variants`)."""
+        found = self._variant_draws.get(row)
+        if found is not None:
+            return found
+        basis = self._variant_basis(row)
+        if not basis:
+            found = _NO_VARIANTS
+        else:
+            attribute, vocab, own, others = basis
+            words = self._variant_words(row)
+            choice = words[0]
+            if own != NO_VALUE:
+                first = (choice & 0xFFFFFFFF) % len(others)  # the digest's bytes 0-3
+                second = (choice >> 32) % (len(others) - 1)  # and 4-7: an index among the others but the first
+                codes = sorted((own, others[first], others[second + (second >= first)]))
+            else:
+                pool = list(others)
+                codes = []
+                for _ in range(VARIANTS_PER_PRODUCT):
+                    choice, pick = divmod(choice, len(pool))
+                    codes.append(pool.pop(pick))
+                codes.sort()
+            found = (attribute, tuple([crockford("V", word, 7) for word in words[1:]]), tuple([vocab[c] for c in codes]))
+        self._variant_draws[row] = found
+        return found
+
+    def _variant_basis(self, row: int) -> _VariantBasis:
+        """:func:`_variant_basis`, read from the catalog's kept bases first."""
+        found = self._variant_bases.get(row)
+        return found if found is not None else _variant_basis(self.catalog, row)
+
+    def _variant_words(self, row: int) -> tuple[int, int, int, int]:
+        """The product's variants digest: the choice word, then one word per variant id."""
         digest = self._variants_hash.copy()
         digest.update(b"%d" % row)
-        choice, *ids = _DIGEST_WORDS(digest.digest())
-        others = seen if own == NO_VALUE else _other_codes(self.catalog, category, seen, own)
-        return attribute, vocab, own, others, choice, ids
+        return _DIGEST_WORDS(digest.digest())
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line
