@@ -105,5 +105,4 @@ def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     Args:
         product_id: A product id such as "P7K2Q9XMA".
     """
-    variants = ctx.world.variants(resolve_product(ctx, product_id))
-    return {"product_id": product_id, "variants": [v.card() for v in variants]}
+    return {"product_id": product_id, "variants": ctx.world.variant_cards(resolve_product(ctx, product_id))}
