@@ -40,9 +40,6 @@ _CROCKFORD_TAILS = ((), _CROCKFORD, tuple(low + high for high in _CROCKFORD for 
 
 def crockford(prefix: str, value: int, length: int) -> str:
     """``prefix`` + ``length`` Crockford base-32 digits of ``value`` (low digits first)."""
-    if length == 7:  # a variant id (three per product card): one expression, not the loop
-        triples = _CROCKFORD_TRIPLES
-        return f"{prefix}{triples[value & 32767]}{triples[value >> 15 & 32767]}{_CROCKFORD[value >> 30 & 31]}"
     digits = prefix
     while length > 2:
         digits += _CROCKFORD_TRIPLES[value & 32767]
