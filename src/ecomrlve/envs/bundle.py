@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import ProductFilter, filter_mask, in_stock_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
 from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
@@ -262,7 +262,7 @@ def _in_stock_counts(world: World) -> list[int]:
     per_catalog = catalog.__dict__.get("_bundle_in_stock")
     if per_catalog is None:
         per_catalog = catalog.__dict__["_bundle_in_stock"] = tuple(np.bincount(
-            catalog.category[catalog.stock > 0].astype(np.int64), minlength=len(catalog.categories)).tolist())
+            catalog.category[in_stock_mask(catalog)].astype(np.int64), minlength=len(catalog.categories)).tolist())
     counts = list(per_catalog)
     for row, stock in world.planning_overrides().items():
         counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
