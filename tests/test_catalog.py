@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog import schema as schema_module
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.search import inject_distractors
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
@@ -402,3 +403,27 @@ def test_catalog_search_tool_distractor_share(make_env, search, d: int) -> None:
     expected = min(0.4, 0.02 * d)
     assert emitted >= 1000
     assert abs(injected / emitted - expected) <= 0.03, injected / emitted
+
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.integers(0, 50), max_size=60), bound=st.integers(1, 8))
+def test_kept_per_product_reads_a_product_only_when_it_is_not_kept(catalog, rows, bound) -> None:
+    """What is kept is what ``read`` returns; a product is read again only once its kind started
+    over, and a kind never holds more than the bound."""
+    reads: list[int] = []
+
+    def read(which, row):
+        reads.append(row)
+        return which.product_id(row), row
+
+    catalog.__dict__.pop("_test_kept", None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schema_module, "KEPT_PRODUCTS", bound)
+        for row in rows:
+            kept_before = set(catalog.__dict__.get("_test_kept", ()))
+            read_before = len(reads)
+            assert schema_module.kept_per_product(catalog, "_test_kept", row, read) == (catalog.product_id(row), row)
+            assert len(reads) == read_before + (row not in kept_before)
+            assert len(catalog.__dict__["_test_kept"]) <= bound
+    catalog.__dict__.pop("_test_kept", None)

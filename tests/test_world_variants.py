@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecomrlve.catalog import schema
 from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import crockford
-from ecomrlve.world import state
 from ecomrlve.world.state import VARIANTS_PER_PRODUCT, World
 
 
@@ -59,12 +59,12 @@ def sparse_catalog(catalog):
 
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**9), min_size=1, max_size=8),
-       bases_kept=st.sampled_from([state.VARIANT_BASIS_ROWS, 2]))
+       bases_kept=st.sampled_from([schema.KEPT_PRODUCTS, 2]))
 def test_variants_are_the_digest_read_field_by_field(catalog, sparse_catalog, seed: int, picks: list[int],
                                                      bases_kept: int) -> None:
     """Also when the catalog's kept variant bases start over every other product."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(state, "VARIANT_BASIS_ROWS", bases_kept)
+        patch.setattr(schema, "KEPT_PRODUCTS", bases_kept)
         for which in (catalog, sparse_catalog):
             world = World(which, ("CART", seed % 16, seed, "secret"), dt.date(2025, 1, 1))
             for pick in picks:

@@ -8,9 +8,10 @@ the real-catalog loaders produce a :class:`Catalog`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +26,26 @@ _ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|number
                      re.IGNORECASE)
 _LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
 _SENTENCE_PUNCTUATION = ".,;:!?-/'\"()[]"
+
+
+#: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
+#: kind starts over, so that what a 2M-product catalog keeps stays bounded.
+KEPT_PRODUCTS = 1 << 16
+
+_Kept = TypeVar("_Kept")
+
+
+def kept_per_product(catalog: Catalog, kind: str, row: int, read: Callable[[Catalog, int], _Kept]) -> _Kept:
+    """``read(catalog, row)``, read once per product and kept on ``catalog`` under ``kind`` (at most
+    :data:`KEPT_PRODUCTS` products of a kind): what cards and variants need of a product, which the
+    catalog never changes, instead of reading its columns for every card."""
+    kept: dict[int, _Kept] = catalog.__dict__.setdefault(kind, {})
+    found = kept.get(row)
+    if found is None:
+        if len(kept) >= KEPT_PRODUCTS:
+            kept.clear()
+        found = kept[row] = read(catalog, row)
+    return found
 
 
 def short_title(title: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecomrlve.catalog.filters import ProductFilter
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.state import World, variant_attribute
@@ -13,35 +13,28 @@ from ecomrlve.world.state import World, variant_attribute
 DEFAULT_TOP_K = 10
 
 
-#: Products whose catalog-only card fields are kept per catalog (the cache starts over beyond it).
-CARD_CACHE_ROWS = 1 << 16
-
-
 def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
     """The card fields only the catalog decides (all but stock and variants) and the product's
-    attributes but the one its variants vary: read once per product from the columns, then copied
-    for each card."""
-    cache = catalog.__dict__.setdefault("_catalog_cards", {})
-    found = cache.get(row)
-    if found is None:
-        if len(cache) >= CARD_CACHE_ROWS:
-            cache.clear()
-        head = {
-            "product_id": catalog.product_id(row),
-            "title": catalog.title(row),
-            "brand": catalog.brand_of(row),
-            "category": catalog.category_of(row).name,
-            "price": catalog.price(row),
-            "rating": catalog.rating(row),
-            "rating_count": int(catalog.rating_count[row]),
-            "ship_days": int(catalog.ship_days[row]),
-        }
-        attributes = catalog.attributes(row)
-        varied = variant_attribute(catalog, row)
-        if varied is not None:
-            attributes.pop(varied, None)
-        found = cache[row] = (head, attributes)
-    return found
+    attributes but the one its variants vary: read once per product, then copied for each card."""
+    return kept_per_product(catalog, "_catalog_cards", row, _read_catalog_card)
+
+
+def _read_catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
+    head = {
+        "product_id": catalog.product_id(row),
+        "title": catalog.title(row),
+        "brand": catalog.brand_of(row),
+        "category": catalog.category_of(row).name,
+        "price": catalog.price(row),
+        "rating": catalog.rating(row),
+        "rating_count": int(catalog.rating_count[row]),
+        "ship_days": int(catalog.ship_days[row]),
+    }
+    attributes = catalog.attributes(row)
+    varied = variant_attribute(catalog, row)
+    if varied is not None:
+        attributes.pop(varied, None)
+    return head, attributes
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.rng import KeyedIds, derive_rng
 from ecomrlve.world.policy import (
     STORE_POLICY,
@@ -29,7 +30,6 @@ from ecomrlve.world.policy import (
 )
 
 if TYPE_CHECKING:
-    from ecomrlve.catalog.schema import Catalog
     from ecomrlve.world.state import World
 
 OrderStatus = Literal["processing", "shipped", "in_transit", "delivered", "cancelled", "returned"]
@@ -225,22 +225,15 @@ def department(world: World, row: int) -> str:
     return rule_department(world.catalog.category_of(row).path[0])
 
 
-#: Products whose order line card fields are kept per catalog (the cache starts over beyond it).
-LINE_CARD_CACHE_ROWS = 1 << 16
-
-
 def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
     """The product's id, title, category and policy department, as order line cards show them: read once
     per product from the catalog (the department by the default policy, whose aliases never vary)."""
-    cache = catalog.__dict__.setdefault("_order_line_products", {})
-    found = cache.get(row)
-    if found is None:
-        if len(cache) >= LINE_CARD_CACHE_ROWS:
-            cache.clear()
-        category = catalog.category_of(row)
-        found = cache[row] = (catalog.product_id(row), catalog.title(row), category.name,
-                              rule_department(category.path[0]))
-    return found
+    return kept_per_product(catalog, "_order_line_products", row, _read_line_product)
+
+
+def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
+    category = catalog.category_of(row)
+    return catalog.product_id(row), catalog.title(row), category.name, rule_department(category.path[0])
 
 
 def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
-from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.schema import NO_VALUE, Catalog, kept_per_product
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.rng import KeyedIds, crockford
 from ecomrlve.world.account import Account
@@ -78,17 +78,9 @@ class Cart:
         return tuple(self._lines.values())
 
 
-#: Products whose variant basis is kept per catalog (the cache starts over beyond it).
-VARIANT_BASIS_ROWS = 1 << 16
-
 #: What a product's variants are drawn from: the variant attribute, its vocabulary, the product's own
 #: code (``NO_VALUE``: none) and the codes to draw the other values from. ``()``: no variants.
 _VariantBasis = tuple[str, tuple[str, ...], int, tuple[int, ...]] | tuple[()]
-
-
-def _kept_variant_bases(catalog: Catalog) -> dict[int, _VariantBasis]:
-    """The catalog's :func:`_variant_basis` so far, by row (worlds read it first)."""
-    return catalog.__dict__.setdefault("_variant_bases", {})
 
 
 def _variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
@@ -97,13 +89,7 @@ def _variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
     values are drawn from: the category's without the product's own; for a product without a value,
     the category's when it carries three or more, else the whole vocabulary's. ``()`` when the product
     has no variants: the attribute is not categorical, or fewer than two other values go with its own."""
-    cache = _kept_variant_bases(catalog)
-    found = cache.get(row)
-    if found is None:
-        if len(cache) >= VARIANT_BASIS_ROWS:
-            cache.clear()
-        found = cache[row] = _read_variant_basis(catalog, row)
-    return found
+    return kept_per_product(catalog, "_variant_bases", row, _read_variant_basis)
 
 
 def _read_variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
@@ -123,6 +109,11 @@ def _read_variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
 #: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
 _VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
 _NO_VARIANTS: _VariantDraw = ("", (), ())
+
+
+def _variant_id(word: int) -> str:
+    """The variant id a word of a product's variants digest stands for."""
+    return crockford("V", word, 7)
 
 
 def variant_attribute(catalog: Catalog, row: int) -> str | None:
@@ -156,7 +147,6 @@ class World:
         self.cart = Cart(self.key)
         # Each product's variants digest hashes this prefix and the row: the prefix is fed once.
         self._variants_hash = hashlib.blake2b(f"{self.key!r}|variants|".encode(), digest_size=32)
-        self._variant_bases = _kept_variant_bases(self.catalog)
 
     @property
     def account(self) -> Account:
@@ -268,11 +258,11 @@ class World:
         lines get one this way, and most lines' variants are never shown (the variant ids pair with
         the sorted values in digest order, so which id is chosen does not depend on the values)."""
         if row not in self._variant_draws:
-            basis = self._variant_basis(row)
+            basis = _variant_basis(self.catalog, row)
             if not basis:
                 return None
             if basis[2] != NO_VALUE:
-                return crockford("V", rng.choice(self._variant_words(row)[1:]), 7)
+                return _variant_id(rng.choice(self._variant_words(row)[1:]))
         ids = self.variant_ids(row)
         return rng.choice(ids) if ids else None
 
@@ -281,7 +271,7 @@ class World:
         found = self._variant_draws.get(row)
         if found is not None:
             return found
-        basis = self._variant_basis(row)
+        basis = _variant_basis(self.catalog, row)
         if not basis:
             found = _NO_VARIANTS
         else:
@@ -299,14 +289,9 @@ class World:
                     choice, pick = divmod(choice, len(pool))
                     codes.append(pool.pop(pick))
                 codes.sort()
-            found = (attribute, tuple([crockford("V", word, 7) for word in words[1:]]), tuple([vocab[c] for c in codes]))
+            found = (attribute, tuple([_variant_id(word) for word in words[1:]]), tuple([vocab[c] for c in codes]))
         self._variant_draws[row] = found
         return found
-
-    def _variant_basis(self, row: int) -> _VariantBasis:
-        """:func:`_variant_basis`, read from the catalog's kept bases first."""
-        found = self._variant_bases.get(row)
-        return found if found is not None else _variant_basis(self.catalog, row)
 
     def _variant_words(self, row: int) -> tuple[int, int, int, int]:
         """The product's variants digest: the choice word, then one word per variant id."""
