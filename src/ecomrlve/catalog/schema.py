@@ -39,7 +39,9 @@ def kept_per_product(catalog: Catalog, kind: str, row: int, read: Callable[[Cata
     """``read(catalog, row)``, read once per product and kept on ``catalog`` under ``kind`` (at most
     :data:`KEPT_PRODUCTS` products of a kind): what cards and variants need of a product, which the
     catalog never changes, instead of reading its columns for every card."""
-    kept: dict[int, _Kept] = catalog.__dict__.setdefault(kind, {})
+    kept: dict[int, _Kept] | None = catalog.__dict__.get(kind)  # not setdefault: no new dict per call
+    if kept is None:
+        kept = catalog.__dict__[kind] = {}
     found = kept.get(row)
     if found is None:
         if len(kept) >= KEPT_PRODUCTS:
