@@ -48,7 +48,7 @@ from ecomrlve.runner import (
     replay,
     summarise,
 )
-from ecomrlve.server.commands import serve_command, status_command
+from ecomrlve.server.commands import ServerToken, ServerUrl, serve_command, status_command
 from ecomrlve.session import EpisodeRecord, resolve_secret
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
@@ -109,10 +109,8 @@ def run(
     workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
     ray_address: Annotated[Optional[str], typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
                                                        "else a local Ray).")] = None,
-    server: Annotated[Optional[str], typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
-                                                  "secret and curriculum, instead of in-process.")] = None,
-    token: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
-                                                 help="--server: its bearer token.")] = None,
+    server: ServerUrl = None,
+    token: ServerToken = None,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,

@@ -42,7 +42,7 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
-from ecomrlve.server.commands import ServerSessions
+from ecomrlve.server.commands import ServerSessions, ServerToken, ServerUrl
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -115,10 +115,8 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
     ray_address: Annotated[str | None, typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
                                                     "else a local Ray).")] = None,
-    server: Annotated[str | None, typer.Option(help="Play on a running `ecomrlve serve` (URL), with its catalog, "
-                                               "secret and curriculum, instead of in-process.")] = None,
-    token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
-                                              help="--server: its bearer token.")] = None,
+    server: ServerUrl = None,
+    token: ServerToken = None,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,

@@ -33,6 +33,14 @@ if TYPE_CHECKING:
 console = Console()
 
 
+#: ``run`` and ``eval`` on a running server instead of in process: its URL and bearer token.
+ServerUrl = Annotated[str | None, typer.Option(
+    "--server", help="Play on a running `ecomrlve serve` (URL), with its catalog, secret and curriculum, "
+                     "instead of in-process.")]
+ServerToken = Annotated[str | None, typer.Option(
+    "--token", envvar="ECOMRLVE_TOKEN", show_envvar=True, help="--server: its bearer token.")]
+
+
 def serve_command(
     env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C8: all).")] = None,
