@@ -26,9 +26,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ecomrlve.catalog.schema import Catalog
+    from ecomrlve.catalog.search import Retriever
 
 
 def _peak_rss_mib() -> float:
@@ -48,7 +52,7 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
 # -- queries the way the shopper writes them -----------------------------------------------------------
 
 
-def shopper_queries(catalog, n: int, difficulty: int, seed: int = 0) -> list[tuple[int, str]]:
+def shopper_queries(catalog: Catalog, n: int, difficulty: int, seed: int = 0) -> list[tuple[int, str]]:
     """(target row, opening message) pairs: CART's phrase for a product, realised with noise at ``difficulty``."""
     from ecomrlve.difficulty import Difficulty
     from ecomrlve.rng import derive_rng
@@ -58,7 +62,7 @@ def shopper_queries(catalog, n: int, difficulty: int, seed: int = 0) -> list[tup
 
     rng = derive_rng("bench-catalog-queries", len(catalog), seed)
     realiser, p_noise = TemplateRealiser(), Difficulty.at(difficulty).p_noise
-    out = []
+    out: list[tuple[int, str]] = []
     for _ in range(n):
         row = rng.randrange(len(catalog))
         phrase = "the " + catalog.title(row).split(",")[0]
@@ -84,10 +88,10 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
         vectors = np.concatenate([embedder.embed(document_texts(catalog, s, s + 50_000))
                                   for s in range(0, len(catalog), 50_000)]).astype(np.float16)
         dense = DenseRetriever(embedder, build_index(vectors), vectors)
-        per_d = {}
+        per_d: dict[str, dict[str, float | str]] = {}
         for d in (0, 8):
             queries = shopper_queries(catalog, args.queries, d)
-            retrievers = {"bm25": lexical, "dense": dense}
+            retrievers: dict[str, Retriever] = {"bm25": lexical, "dense": dense}
             for weight in (0.1, 0.3, 0.5):
                 retrievers[f"hybrid(w_dense={weight})"] = HybridRetriever(lexical, dense, dense_weight=weight)
             per_d[f"d={d}"] = {label: round(float(np.mean([row in r.top(q, 10, None) for row, q in queries])), 3)
@@ -121,6 +125,7 @@ def build(size: int, cache: Path) -> dict[str, Any]:
 
 def serve(directory: Path, threads: int, n_queries: int) -> dict[str, Any]:
     """Load the directory and time searches, in this (fresh) process."""
+    from ecomrlve.catalog.dense import HybridRetriever
     from ecomrlve.catalog.filters import ProductFilter
     from ecomrlve.catalog.search import SearchEngine
     from ecomrlve.catalog.store import load_catalog_dir, load_retriever
@@ -129,6 +134,7 @@ def serve(directory: Path, threads: int, n_queries: int) -> dict[str, Any]:
     start = time.perf_counter()
     catalog = load_catalog_dir(directory)
     hybrid = load_retriever(directory, catalog, threads=threads)
+    assert isinstance(hybrid, HybridRetriever)  # build() writes vectors (DEFAULT_EMBEDDER): BM25 + dense
     load_s = time.perf_counter() - start
     queries = shopper_queries(catalog, n_queries, 8, seed=1)
     filters = []

@@ -31,9 +31,15 @@ import resource
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ecomrlve.actions import AgentAction
+    from ecomrlve.protocol import Observation
 
 # ------------------------------------------------------------------------------------------------
 # helpers
@@ -63,7 +69,7 @@ def _summary(samples_s: list[float]) -> dict[str, Any]:
             "max_ms": (max(samples_s) * 1e3) if samples_s else float("nan")}
 
 
-def _call(name: str, **arguments: Any):
+def _call(name: str, **arguments: Any) -> AgentAction:
     from ecomrlve.actions import AgentAction, ToolCall
     return AgentAction(tool_calls=(ToolCall(id="c0", name=name, arguments=arguments),))
 
@@ -73,7 +79,7 @@ def _short_title(title: str) -> str:
     return title.split(",")[0]
 
 
-def _tool_payload(obs) -> dict[str, Any] | None:
+def _tool_payload(obs: Observation) -> dict[str, Any] | None:
     for message in obs.messages:
         if message.get("role") == "tool":
             try:
@@ -180,7 +186,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     n_step_eps = 15 if quick else args.step_episodes
     resets_needed = 0
 
-    def timed(action) -> tuple[Any, float]:
+    def timed(action: AgentAction) -> tuple[Any, float]:
         t = time.perf_counter()
         o = env.step(action)
         return o, time.perf_counter() - t
@@ -347,7 +353,7 @@ def _fmt_ms(v: float) -> str:
     return f"{v / 1e3:.2f} s"
 
 
-def render(results: list[dict[str, Any]], console) -> None:
+def render(results: list[dict[str, Any]], console: Console) -> None:
     from rich.table import Table
 
     sizes = [f"{r['size']:,}" for r in results]

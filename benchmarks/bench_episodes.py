@@ -38,7 +38,13 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the worker imports ecomrlve itself, from the --src it runs
+    from ecomrlve.actions import AgentAction
+    from ecomrlve.catalog.schema import Catalog
+    from ecomrlve.protocol import Observation
 
 clock = time.process_time  # CPU time of this process (one thread does the work)
 
@@ -49,20 +55,20 @@ _ORDER_ID = re.compile(r"\bO[0-9A-Z]{8}\b")
 WARMUP_ROUNDS = 3
 
 
-def _call(name: str, **arguments: Any):
+def _call(name: str, **arguments: Any) -> AgentAction:
     from ecomrlve.actions import AgentAction, ToolCall
 
     return AgentAction(tool_calls=(ToolCall(id="c0", name=name, arguments=arguments),))
 
 
-def _payload(observation) -> dict[str, Any]:
+def _payload(observation: Observation) -> dict[str, Any]:
     for message in observation.messages:
         if message.get("role") == "tool":
             return json.loads(message["content"])
     return {}
 
 
-def search_action(env_id: str, catalog, seed: int, opening: str, queries: str = "noun"):
+def search_action(env_id: str, catalog: Catalog, seed: int, opening: str, queries: str = "noun") -> AgentAction:
     """The episode's search; with ``queries="varied"`` the category's noun plus the first word of
     a product title of that category picked by ``seed``, so that most queries are new to the
     search engine (nothing it keeps per query helps) instead of one query per category."""
@@ -80,7 +86,7 @@ def search_action(env_id: str, catalog, seed: int, opening: str, queries: str = 
     return _call("catalog_search", query=query, filters={"category": category.name})
 
 
-def answer_action(env_id: str, opening: str, result: dict[str, Any]):
+def answer_action(env_id: str, opening: str, result: dict[str, Any]) -> AgentAction:
     if env_id in ("PD", "SUB", "BUNDLE"):
         return _call("answer", product_ids=[card["product_id"] for card in result.get("results", [])[:5]])
     if env_id == "STATUS":
@@ -108,8 +114,8 @@ def worker(size: int, episodes: int, index_cache: str | None, queries: str = "no
     t0 = time.perf_counter()
     retriever = None
     if index_cache is not None:  # the BM25 index of this catalog, built by an earlier worker
-        directory = os.path.join(index_cache, f"synthetic-{size}")
-        if not os.path.isdir(directory):
+        directory = Path(index_cache) / f"synthetic-{size}"
+        if not directory.is_dir():
             BM25Retriever(catalog).save(directory)
         retriever = BM25Retriever.load(directory)
     out["index_s"] = time.perf_counter() - t0

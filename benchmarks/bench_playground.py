@@ -16,6 +16,7 @@ import json
 import statistics
 import time
 from collections import defaultdict
+from typing import Any
 
 import httpx
 
@@ -36,9 +37,9 @@ def main() -> None:
     times: dict[str, list[float]] = defaultdict(list)
     sizes: list[int] = []
 
-    def timed(kind: str, client: httpx.Client, method: str, url: str, **kwargs: object) -> dict:
+    def timed(kind: str, client: httpx.Client, method: str, url: str, payload: dict[str, Any] | None = None) -> dict:
         start = time.perf_counter()
-        response = client.request(method, url, **kwargs)
+        response = client.request(method, url, json=payload)  # json=None: no body, as when not passed
         times[kind].append(time.perf_counter() - start)
         response.raise_for_status()
         return response.json()
@@ -47,17 +48,18 @@ def main() -> None:
         for episode in range(args.episodes):
             env_id = env_ids[episode % len(env_ids)]
             view = timed("reset", client, "POST", "/api/episodes",
-                         json={"env_id": env_id, "difficulty": episode % 8, "seed": episode})
+                         payload={"env_id": env_id, "difficulty": episode % 8, "seed": episode})
             handle = view["episode"]
             for _ in range(60):
                 action = timed("hint", client, "POST", f"/api/episodes/{handle}/hint")["action"]
-                view = timed("step", client, "POST", f"/api/episodes/{handle}/step", json={"action": action})
+                view = timed("step", client, "POST", f"/api/episodes/{handle}/step", payload={"action": action})
                 sizes.append(len(json.dumps(view)))
                 if view["done"]:
                     break
-    result = {kind: {"requests": len(values), "median_ms": round(1000 * statistics.median(values), 2),
-                     "p95_ms": round(1000 * statistics.quantiles(values, n=20)[-1], 2)}
-              for kind, values in times.items()}
+    result: dict[str, dict[str, float] | int] = {
+        kind: {"requests": len(values), "median_ms": round(1000 * statistics.median(values), 2),
+               "p95_ms": round(1000 * statistics.quantiles(values, n=20)[-1], 2)}
+        for kind, values in times.items()}
     result["view_bytes_median"] = int(statistics.median(sizes))
     print(json.dumps(result, indent=2))
     if args.json:

@@ -27,13 +27,13 @@ from ecomrlve.catalog import load_catalog
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.integrations.ray import EnvRecipe, RayPool
-from ecomrlve.runner import Curriculum, Plan, RunLoop, Task, agent_factory
+from ecomrlve.runner import Curriculum, EpisodeLoop, Plan, RunLoop, Task, agent_factory
 from ecomrlve.session import EpisodeRecord
 
 SECRET = "bench-ray"
 
 
-def timed(loop, jobs: list[tuple[Task, int]]) -> tuple[dict[str, float], list[EpisodeRecord]]:
+def timed(loop: EpisodeLoop, jobs: list[tuple[Task, int]]) -> tuple[dict[str, float], list[EpisodeRecord]]:
     """Play ``jobs``; start-up = until the first record arrives, then episodes/s over the rest."""
     records: list[EpisodeRecord] = []
     arrived: list[float] = []

@@ -38,7 +38,8 @@ COLORS = ["Black", "White", "Grey", "Navy Blue", "Rose Gold", "Forest Green"]
 STYLES = ["Pro", "Max", "Lite", "Air", "Classic"]
 
 
-def product(rng: random.Random, index: int, path, noun, key, values, extra) -> dict:
+def product(rng: random.Random, index: int, path: list[str], noun: str, key: str, values: list[str],
+            extra: dict[str, list[str]]) -> dict:
     brand = rng.choice(BRANDS)
     model = f"{rng.choice(STYLES)} {rng.randint(2, 99)}"
     value = values[index % len(values)]

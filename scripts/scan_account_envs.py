@@ -23,6 +23,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
@@ -36,12 +37,12 @@ from test_policy_env import independent_answer
 UNFILLED = re.compile(r"[{}]|\bNone\b|\bnan\b")
 
 
-def run_tool(env: EcomEnv, name: str, **arguments):
+def run_tool(env: EcomEnv, name: str, **arguments: Any) -> dict[str, Any]:
     tool = TOOLS[name]
     return tool.run(env.audit().context, tool.validate(arguments))
 
 
-def check(env: EcomEnv, env_id: str, counts: Counter) -> None:
+def check(env: EcomEnv, env_id: str, counts: Counter[str]) -> None:
     goal, world = env.audit().problem.goal, env.audit().world
     opening = env.audit().problem.opening
     for order in world.account.orders:
@@ -66,8 +67,8 @@ def check(env: EcomEnv, env_id: str, counts: Counter) -> None:
         counts["policy_answer_recomputed"] += 1
 
 
-def scan(env_id: str, episodes: int, env: EcomEnv) -> dict:
-    counts: Counter = Counter()
+def scan(env_id: str, episodes: int, env: EcomEnv) -> dict[str, float]:
+    counts: Counter[str] = Counter()
     seeds = max(1, episodes // 16)
     started = time.perf_counter()
     for d in range(16):
@@ -88,8 +89,7 @@ def scan(env_id: str, episodes: int, env: EcomEnv) -> dict:
             reward = observation.info["reward"]
             counts["oracle_full_marks"] += reward["r_task"] == 1.0 and reward["is_correct"] and reward["r_hall"] == 0
             counts["episodes"] += 1
-    counts["seconds"] = round(time.perf_counter() - started, 1)
-    return dict(counts)
+    return {**counts, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ SLOT = re.compile(r"\{|\}|\bNone\b|\bnan\b")
 
 
 def main(paths: list[str]) -> int:
-    episodes, correct, messages, slotted, intents, interrupted = (Counter() for _ in range(6))
+    episodes, correct, messages, slotted, intents, interrupted = (Counter[str]() for _ in range(6))
     for path in paths:
         for line in Path(path).read_text().splitlines():
             if not line.strip():

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -93,7 +93,9 @@ class Generator:
                  temperature: float, top_p: float, seed: int | None) -> tuple[str, int, int, str]:
         from transformers import DynamicCache
 
-        ids = self.tokenizer.apply_chat_template(template_messages(messages), tools=tools or None,
+        # apply_chat_template takes list[dict | Callable]; a list is invariant, so the schemas go in a list of that type.
+        chat_tools: list[dict[str, Any] | Callable[..., Any]] | None = list(tools) if tools else None
+        ids = self.tokenizer.apply_chat_template(template_messages(messages), tools=chat_tools,
                                                  add_generation_prompt=True, tokenize=True, return_dict=False)
         with self.lock, self.torch.no_grad():
             common = 0
@@ -117,7 +119,9 @@ class Generator:
             self.cached = sequence[:self.cache.get_seq_length()]
         new = sequence[len(ids):]
         finish = "length" if len(new) >= max_tokens and new[-1] != self.tokenizer.eos_token_id else "stop"
-        return self.tokenizer.decode(new, skip_special_tokens=True), len(ids), len(new), finish
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        assert isinstance(text, str)  # one sequence decodes to one string (a batch to a list)
+        return text, len(ids), len(new), finish
 
 
 def create_app(generator: Generator, name: str) -> Any:

@@ -49,7 +49,7 @@ def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, th
               seed: int = 0) -> dict[str, Any]:
     import torch
     from datasets import load_from_disk
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
     from trl import SFTConfig, SFTTrainer
 
     torch.set_num_threads(threads)
@@ -64,7 +64,9 @@ def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, th
     started = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - started
-    trainer.model.save_pretrained(out)
+    trained = trainer.model
+    assert isinstance(trained, PreTrainedModel)  # the model passed in, trained in place (no PEFT wrapper)
+    trained.save_pretrained(out)
     tokenizer.save_pretrained(out)
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     return {"steps": steps, "seconds": round(seconds, 1), "seconds_per_step": round(seconds / steps, 1),
