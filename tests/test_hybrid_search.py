@@ -224,6 +224,17 @@ def test_hybrid_recall_on_shopper_queries(catalog, search, hybrid, dense_flat):
     assert recall["hybrid"] > 0.8, recall
 
 
+def test_scale_benchmark_serves_the_directory_it_built(tmp_path):
+    """`bench_catalog.py scale` builds a directory, then loads it in another process; the build's
+    measurements must not touch the checksummed manifest, or loading refuses the directory."""
+    bench = _bench()
+    built = bench.build(450, tmp_path)
+    assert built["bench"]["generate_s"] >= 0 and built["bench"]["build_peak_rss_mib"] > 0
+    assert bench.build(450, tmp_path) == built  # the second call reads the cached directory
+    served = bench.serve(tmp_path / "synthetic-450", threads=1, n_queries=5)
+    assert set(served) >= {"lexical", "dense", "hybrid", "hybrid+filter", "load_s"}
+
+
 def test_sorted_search_falls_back_to_dense_neighbours_when_no_word_matches(catalog, hybrid):
     """A query whose every word is misspelt has no lexical match; the dense side still lists products."""
     engine = SearchEngine(catalog, hybrid)
