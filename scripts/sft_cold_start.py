@@ -18,6 +18,7 @@ Steps that have an output in --out are not redone (delete it to redo). Prints an
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -45,6 +46,13 @@ def save_base(out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
+def _checkpointing_field(config_class: type) -> str:
+    """The name of the activation checkpointing switch: transformers 5.24 renamed
+    `gradient_checkpointing` (a deprecated alias until v6), and the train extra allows older versions."""
+    names = {field.name for field in dataclasses.fields(config_class)}
+    return "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+
+
 def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, threads: int,
               seed: int = 0) -> dict[str, Any]:
     import torch
@@ -55,10 +63,11 @@ def fine_tune(base: Path, data: Path, out: Path, steps: int, max_length: int, th
     torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
+    checkpointing_off: dict[str, Any] = {_checkpointing_field(SFTConfig): False}  # TRL's default is on
     config = SFTConfig(output_dir=str(out.parent / f"{out.name}-trainer"), max_steps=steps, per_device_train_batch_size=1,
                        learning_rate=1e-4, lr_scheduler_type="cosine", warmup_steps=2, use_cpu=True,
                        report_to="none", save_strategy="no", logging_steps=1, max_length=max_length,
-                       assistant_only_loss=True, gradient_checkpointing=False, seed=seed)
+                       assistant_only_loss=True, seed=seed, **checkpointing_off)
     trainer = SFTTrainer(model=model, args=config, train_dataset=load_from_disk(str(data))["train"],
                          processing_class=tokenizer)
     started = time.perf_counter()
