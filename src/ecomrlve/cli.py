@@ -48,7 +48,16 @@ from ecomrlve.runner import (
     replay,
     summarise,
 )
-from ecomrlve.server.commands import ServerToken, ServerUrl, serve_command, status_command
+from ecomrlve.server.commands import (
+    DDelta,
+    Overrides,
+    ServerToken,
+    ServerUrl,
+    TauAcc,
+    TauNum,
+    serve_command,
+    status_command,
+)
 from ecomrlve.session import EpisodeRecord, resolve_secret
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
@@ -98,13 +107,13 @@ def run(
                                                   "for replay); default: a fresh random one per run.")] = None,
     catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
                                             "(`ecomrlve catalog build`) or a product file.")] = "default",
-    override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
+    override: Overrides = [],  # noqa: B006
     out: Annotated[Optional[Path], typer.Option(help="Write episode records (JSONL) here.")] = None,
     summary_json: Annotated[Optional[Path], typer.Option(help="Write the summary as JSON here.")] = None,
     scheduler_state: Annotated[Optional[Path], typer.Option(help="Adaptive: checkpoint/resume scheduler state.")] = None,
-    tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
-    tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
-    d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    tau_acc: TauAcc = SchedulerConfig.tau_acc,
+    tau_num: TauNum = SchedulerConfig.tau_num,
+    d_delta: DDelta = SchedulerConfig.d_delta,
     ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum.")] = False,
     workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
     ray_address: Annotated[Optional[str], typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "

@@ -42,7 +42,7 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
-from ecomrlve.server.commands import ServerSessions, ServerToken, ServerUrl
+from ecomrlve.server.commands import DDelta, Overrides, ServerSessions, ServerToken, ServerUrl, TauAcc, TauNum
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -105,10 +105,10 @@ def eval_command(
     trials: Annotated[int, typer.Option(min=1, help="Trials per task (same seed): pass^k up to k = trials.")] = 1,
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
     catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
-    override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
-    tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
-    tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
-    d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
+    override: Overrides = [],  # noqa: B006
+    tau_acc: TauAcc = SchedulerConfig.tau_acc,
+    tau_num: TauNum = SchedulerConfig.tau_num,
+    d_delta: DDelta = SchedulerConfig.d_delta,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
     ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum "
                                       "(built-in agents).")] = False,

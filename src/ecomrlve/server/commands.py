@@ -41,6 +41,14 @@ ServerToken = Annotated[str | None, typer.Option(
     "--token", envvar="ECOMRLVE_TOKEN", show_envvar=True, help="--server: its bearer token.")]
 
 
+#: The adaptive curriculum's thresholds and difficulty overrides, as ``run``, ``eval`` and ``serve`` take them;
+#: the thresholds default to :class:`SchedulerConfig`'s.
+TauAcc = Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")]
+TauNum = Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")]
+DDelta = Annotated[int, typer.Option(help="Adaptive: maximum window width.")]
+Overrides = Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")]
+
+
 def serve_command(
     env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C8: all).")] = None,
@@ -62,10 +70,10 @@ def serve_command(
                                                "fresh random one.")] = None,
     scheduler_state: Annotated[Path | None, typer.Option(help="The curriculum's checkpoint: loaded at start, "
                                                          "rewritten atomically after every finished episode.")] = None,
-    tau_acc: Annotated[float, typer.Option(help="Adaptive: accuracy needed to promote.")] = 0.9,
-    tau_num: Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")] = 32,
-    d_delta: Annotated[int, typer.Option(help="Adaptive: maximum window width.")] = 4,
-    override: Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")] = [],  # noqa: B006
+    tau_acc: TauAcc = SchedulerConfig.tau_acc,
+    tau_num: TauNum = SchedulerConfig.tau_num,
+    d_delta: DDelta = SchedulerConfig.d_delta,
+    override: Overrides = [],  # noqa: B006
     allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
     playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
