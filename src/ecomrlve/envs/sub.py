@@ -5,10 +5,10 @@ Description
     21 65W Charger"); it is out of stock. They want a similar, compatible substitute under m(d)
     requirements, and the agent answers a ranked list of up to k_rec(d) product ids.
 Hidden goal
-    :class:`SUBGoal`: the original product (out of stock from the start), m(d) requirements true
-    of the original and of at least one in-stock substitute (a price cap of the original's price
-    plus slack first, then compatibility attributes such as connector, size, material and form,
-    then the rest), hidden preferences, withheld requirements, a planned context switch and
+    :class:`SUBGoal`: the original product (out of stock from the start), its leaf category and
+    m(d) requirements true of the original and of at least one in-stock substitute (a price cap of
+    the original's price plus slack first, then compatibility attributes such as connector, size,
+    material and form, then the rest), hidden preferences, withheld requirements, a planned context switch and
     stock-out, and an ideal answer.
 Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
