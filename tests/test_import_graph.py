@@ -8,6 +8,7 @@ behind one breaks as soon as someone moves it to the top of a file.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -105,3 +106,33 @@ def test_imports_follow_the_layers() -> None:
               for source, targets in sorted(graph.items()) for target, where in sorted(targets.items())
               if source in RANK and target in RANK and RANK[target] >= RANK[source]]
     assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+ARCHITECTURE = SRC.parents[1] / "ARCHITECTURE.md"
+
+
+def _architecture_text() -> str:
+    return ARCHITECTURE.read_text(encoding="utf-8")
+
+
+def test_architecture_states_the_enforced_layer_order() -> None:
+    """The layer diagram of ARCHITECTURE.md ("**Layers.**") is the order this module enforces."""
+    text = _architecture_text()
+    diagram = text[text.index("**Layers.**"):].split("```")[1]
+    stated = tuple(tuple(name.strip() for name in group.split(",")) for group in diagram.split("→"))
+    assert stated == LAYERS
+
+
+def test_architecture_table_maps_every_part_in_layer_order() -> None:
+    """Every path in ARCHITECTURE.md's module table exists, every top-level module or package has a
+    row, and the rows go up the layers, so the table reads as the map of the import order."""
+    rows = [line for line in _architecture_text().splitlines() if line.startswith("| `")]
+    parts = []
+    for row in rows:
+        paths = re.findall(r"`([^`]+)`", row.split(" | ")[0])
+        for path in paths:
+            assert (SRC / path).exists(), f"ARCHITECTURE.md names {path}, which is not under src/ecomrlve"
+        parts.append(_node(SRC / paths[0]))
+    assert set(parts) == set(package_graph()), "ARCHITECTURE.md's table and the package differ"
+    ranks = [RANK[part] for part in parts]
+    assert ranks == sorted(ranks), f"ARCHITECTURE.md's table is not in layer order: {parts}"

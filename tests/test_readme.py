@@ -50,3 +50,37 @@ def test_the_gymnasium_example_runs_as_written() -> None:
     exec(compile(blocks[0], str(README), "exec"), namespace)
     assert namespace["terminated"] is True
     assert namespace["env"].unwrapped.record.reward.termination == "answered"
+
+
+def readme_section(section: str) -> str:
+    """The text of the README section titled ``section`` (a level-2 heading), up to the next one."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {section}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def test_the_environments_table_states_each_answer() -> None:
+    """The Environments table has a row per built-in environment, and each row's ``answer(...)``
+    fields are the fields of that environment's answer model (JOURNEY's: its requests')."""
+    from ecomrlve.envs import BUILTIN_SPECS, get_environment
+
+    rows = {cells[1].strip(): cells[3] for line in readme_section("Environments").splitlines()
+            if len(cells := line.split("|")) > 4 and re.fullmatch(r" [A-Z]+ ", cells[1])}
+    assert set(rows) == {spec.id for spec in BUILTIN_SPECS}
+    for env_id, cell in rows.items():
+        stated = {name.rstrip("?") for quoted in re.findall(r"`([^`]*)`", cell) for name in re.findall(r"\w+\??", quoted)}
+        if env_id != "JOURNEY":
+            assert stated == set(get_environment(env_id).answer_arguments.model_fields), env_id
+
+
+def test_tool_calls_named_in_the_readme_exist_with_those_arguments() -> None:
+    """Every ``tool(argument, ...)`` the README writes names a tool and arguments it has."""
+    from ecomrlve.tools import TOOLS
+
+    calls = re.findall(r"`(\w+)\(([^`)]*)\)`", README.read_text(encoding="utf-8"))
+    named = [(name, arguments) for name, arguments in calls if name in TOOLS]
+    assert named, "the README names no tool call: update this test's reading of it"
+    for name, arguments in named:
+        given = {word for word in re.findall(r"(\w+)\s*(?:=|,|$)", arguments.strip())}
+        assert given <= set(TOOLS[name].arguments.model_fields), (name, arguments)

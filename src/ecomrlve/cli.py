@@ -1,4 +1,6 @@
-"""The ``ecomrlve`` command line: run, replay, difficulty.
+"""The ``ecomrlve`` command line: ``run``, ``replay``, ``difficulty`` and ``catalog build|info`` here;
+``eval``/``compare``, ``playground``, ``serve``/``status`` and ``train``/``export-sft`` are defined with
+their packages and registered on this app.
 
 Every user mistake (an unknown name, a bad range, an unreadable file, a broken catalog
 directory or endpoint) is a :class:`~ecomrlve.errors.UserInputError` raised where it is found;

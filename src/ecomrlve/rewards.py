@@ -1,4 +1,4 @@
-"""Reward composition (SPEC §4), as pure functions.
+"""Reward composition, as pure functions.
 
 ``r_total = -1`` if the output was invalid or a safety rule was broken; otherwise
 ``r_total = clip(w_task·r_task + w_eff·r_eff + w_hall·r_hall, -1, 1)`` with
@@ -64,7 +64,8 @@ class RewardBreakdown(BaseModel):
     turns: int = Field(description="Agent turns taken.")
     user_caused_turns: int = Field(description="Turns the user caused (not counted against the agent).")
     t_max: int
-    termination: str = Field(description="answered | turn_budget | user_gave_up | invalid_output")
+    termination: str = Field(description="answered | turn_budget | user_gave_up | invalid_output, or the reason "
+                             "given to EpisodeSession.finish")
     invalid_reason: str | None = None
     safety_violation: str | None = None
     hallucinated_ids: list[str] = Field(default_factory=list)

@@ -1,7 +1,7 @@
 """Named, process-independent random streams.
 
 Every random draw in an episode comes from a stream derived by *name* from the episode key
-``(env_id, difficulty, seed)``: ``derive_seed("CART", 3, 17, "noise")``. Names are hashed with
+``(env_id, difficulty, seed, secret)``: ``derive_seed("CART", 3, 17, secret, "noise")``. Names are hashed with
 BLAKE2b, never with ``hash()`` (salted per process) and never combined with ``+`` (which makes
 neighbouring seeds share streams).
 """

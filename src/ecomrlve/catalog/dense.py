@@ -4,7 +4,7 @@ Index choice (measured, see BENCHMARKS.md "Catalogs at scale"): up to ``FLAT_MAX
 exact fp16 flat index (about 1.5 ms per query at 100k); above that IVF with 8-bit scalar
 quantisation (``IVF{nlist},SQ8``): 2M 128-d vectors take 262 MB and a query about 1.5 ms, and
 the index builds in about 8 minutes on 2 shared cores. HNSW was ruled out because it builds in
-hours at 2M on this machine class (136 s per 100k vectors in ECOSYSTEM.md).
+hours at 2M on this machine class (136 s per 100k vectors).
 
 Filters: up to ``EXACT_MAX`` allowed rows are scored exactly from the fp16 vectors. Above that
 the index scans only the ids the filter allows (an ``IDSelectorBitmap``), so a filter never

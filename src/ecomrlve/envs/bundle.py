@@ -1,4 +1,4 @@
-"""BUNDLE — bundle planning (SPEC §5).
+"""BUNDLE — bundle planning.
 
 Description
     The shopper has a project ("setting up a home office", "going on a camping trip" ...) and
@@ -7,7 +7,8 @@ Description
 Hidden goal
     :class:`BundleGoal`: the project, ``min(12, 3+⌊d/2⌋)`` categories resolved against the
     catalog's *own* taxonomy at generation time (a project is offered only if that many of its
-    categories exist with in-stock, allowed products), a reference product per category drawn
+    categories exist with in-stock, allowed products; on a catalog where none has, the project with
+    the most, recorded in axes.adapted), a reference product per category drawn
     from its cheapest quarter, per-item requirements true of the reference (``max(0, m(d)−3)``
     of them), which of those are withheld, and a budget ``⌈Σ reference prices·(1+slack)⌉`` that
     the references always satisfy.
@@ -15,13 +16,15 @@ Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
-    An id *covers* a required category if it is in stock, of that (not yet covered) category and
-    meets that category's requirements. ``F1`` of covered categories over listed ids (precision)
+    An id *covers* a required category if it is in stock, of that (not yet covered) category's
+    main product type and meets that category's requirements. ``F1`` of covered categories over listed ids (precision)
     and required categories (recall); ``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``
     where ``overrun = max(0, total − budget)/budget`` over every listed product's price.
-    is_correct iff every category is covered, the budget holds and every id was surfaced.
+    is_correct iff r_task = 1 (every category covered, no other id, the budget holds) and every id
+    was surfaced.
 Difficulty axes used
-    bundle_categories, bundle_budget, m, slack, p_missing, p_noise, top_k, eps_rank, B_tool, T_max.
+    bundle_categories, bundle_budget, m, slack, p_missing, feedback_detail (how much a verdict on a
+    named product says), p_noise, top_k, eps_rank, B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
@@ -29,6 +32,8 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
     4: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

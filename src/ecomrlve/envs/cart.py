@@ -1,4 +1,4 @@
-"""CART — cart building (SPEC §5).
+"""CART — cart building.
 
 Description
     The shopper names 1-5 products the way people do (brand + model + product type, or "the
@@ -26,6 +26,8 @@ Version history
     1: first release.
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
+    4: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""JOURNEY — multi-intent journeys (SPEC §5).
+"""JOURNEY — multi-intent journeys.
 
 Description
     One conversation in which the shopper brings ``journey_intents(d)`` (2-5) requests drawn
@@ -8,7 +8,10 @@ Description
     Also, ..."). With ``p_switch(d)`` the shopper interrupts a request after the agent's first
     turn on it to raise the next one, and comes back to it once that one is answered. Each
     intent's own environment still applies its own behaviour (withheld constraints, stock-outs,
-    requirement changes...).
+    requirement changes...). Kinds the catalog cannot host are left out of the draw, and a request
+    the world cannot host after the earlier ones is replaced by another kind (both recorded in
+    axes.adapted). When POLICY can be drawn, every request runs under the episode's drawn store
+    policy numbers, drawn before any order.
 Hidden goal
     :class:`JourneyGoal`: per intent the environment id, its hidden goal and whether it gets
     interrupted. The task state (:class:`JourneyState`) holds each intent's own task state, the
@@ -21,8 +24,8 @@ Scoring
     with the answer given for that intent (an intent never answered scores as unanswered: −1).
     is_correct iff every intent is correct. The breakdown lists each intent's score.
 Difficulty axes used
-    journey_intents, p_switch, and through the intents every axis they use; ``T_max`` is the sum
-    of the intents' budgets.
+    journey_intents, p_switch, and through the intents every axis they use (p_noise, top_k,
+    eps_rank and B_tool included; T_max is the sum of the intents' budgets).
 Episode end
     The answer to the last open request, the turn budget, or the shopper giving up.
 Version history
@@ -31,6 +34,8 @@ Version history
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
     4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
     5: every request of a journey runs under the episode's drawn store policy numbers (POLICY 3), so a POLICY request can also replace one the catalog cannot host.
+    6: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PD — product discovery (SPEC §5).
+"""PD — product discovery.
 
 Description
     The shopper wants a kind of product ("a charger for $45 or less, from Brightix, with a USB-C
@@ -14,13 +14,14 @@ Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
-    The valid set V = in-stock products of the category meeting every (final) requirement,
-    exact over the whole catalog. ``r_task = clip(−1 + 1.5·nDCG@k + 0.5·satisfaction − oos
+    The valid set V = in-stock products of the category's main product type meeting every (final)
+    requirement, exact over the whole catalog (an accessory of the category is never valid). ``r_task = clip(−1 + 1.5·nDCG@k + 0.5·satisfaction − oos
     share, −1, 1)`` with rel = utility·1[valid] against the true ideal ranking of V
     (:func:`~ecomrlve.envs.recommend.ranking_reward`): exactly 1 for an ideal ranking of valid
     items. is_correct iff the first id is in V and every id was surfaced to the agent.
 Difficulty axes used
-    m, k_rec, slack, p_missing, p_switch, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+    m, k_rec, slack, p_missing, p_switch, p_oos, feedback_detail (how much a verdict on a named
+    product says), p_noise, top_k, eps_rank, B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
@@ -28,6 +29,8 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
     4: asks for the category's main product type (accessories are not valid); the shopper's wording (articles, per-message noise) changed.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

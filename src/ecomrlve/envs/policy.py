@@ -1,4 +1,4 @@
-"""POLICY — store policy Q&A (SPEC §5).
+"""POLICY — store policy Q&A.
 
 Description
     The customer asks one question about the store policy (return windows, final sale, restocking
@@ -28,6 +28,8 @@ Version history
        time without a tool call); yes/no answers drawn 50/50; the shipping-time question counts from
        ordering (handling + shipping days).
     4: the item's kind is its product type with the right article; noise per message.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

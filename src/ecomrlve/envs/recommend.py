@@ -5,9 +5,10 @@
   ``color``, ``wattage_min`` ...), so the ``catalog_search`` tool and the verifiers share one
   definition of "matches". :func:`derive_requirements` states conditions that given products
   all meet (numeric bounds with the slack curve, equalities only where they agree).
-* **Valid set** (:func:`valid_rows`): the exact set of in-stock products of one leaf category
-  meeting every requirement, computed with the vectorised ``filter_mask`` over that category's
-  rows (the category is always a requirement, so this *is* the whole-catalog answer).
+* **Valid set** (:func:`valid_rows`): the exact set of in-stock products of one leaf category's
+  main product type meeting every requirement, computed with vectorised compares over that
+  category's contiguous main-type view (the category is always a requirement, so this *is* the
+  whole-catalog answer).
 * **Preferences and relevance** (:class:`Preferences`, :func:`relevance`): hidden weights aligned
   with the stated requirements; relevance is rounded to 1e-6 so ties are exact.
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
@@ -239,7 +240,8 @@ def category_requirement(catalog: Catalog, category: int) -> Requirement:
 
 def valid_rows(catalog: Catalog, category: int, requirements: list[Requirement],
                stock_overrides: dict[int, int], exclude: tuple[int, ...] = ()) -> np.ndarray:
-    """The exact valid set: in-stock rows of leaf ``category`` meeting every requirement (sorted).
+    """The exact valid set: in-stock rows of leaf ``category``'s main product type meeting every
+    requirement (sorted).
 
     Exact for the whole catalog because the leaf category is always required; only that
     category's rows are checked, with the vectorised filter (O(category), no Python loop).

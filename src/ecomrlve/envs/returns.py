@@ -1,4 +1,4 @@
-"""RETURN — return + exchange (SPEC §5).
+"""RETURN — return + exchange.
 
 Description
     The customer wants to return one item from their order history, named by order id (low d),
@@ -23,10 +23,12 @@ Scoring
     replacement request the first three are 0.5/0.25/0.25. Ineligible target: answer names the
     line (0.4) and says ineligible (0.6), 0.8 of that plus 0.2 for the replacement when asked.
     Each other line the agent returned costs 0.5; ``r_task = 2·s − 1``; no answer −1; a return
-    started before a requested confirmation caps r_task at 0. is_correct iff s = 1.
+    started before a requested confirmation caps r_task at 0. is_correct iff s = 1 (and no return
+    was started before a requested confirmation).
 Difficulty axes used
-    H_orders, m, slack, p_missing (reason withheld), p_noise, B_tool, T_max, order_reference (how
-    the line is named, and the distractor orders), return_window_edge, p_ineligible.
+    H_orders, m, slack, p_missing (reason withheld), order_reference (how the line is named, and the
+    distractor orders), return_window_edge, p_ineligible, p_noise, top_k, eps_rank (its
+    ``catalog_search``), B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
@@ -34,6 +36,8 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: the target order is created at a random point of the history and delivered background lines share its age distribution (no position bias); asked which item, the customer gives the product and a rough time from d 8 on, never the exact date.
     4: without a final-sale category ineligibility is by window only (axes.adapted); reasons fit the product (no "won't turn on" for a case); items named by brand, model words and type; noise per message.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations
@@ -84,7 +88,7 @@ if TYPE_CHECKING:
 
 ENV_ID = "RETURN"
 CONFIRM_PROBABILITY = 0.25  # customers who want to confirm before a return is started
-REPLACEMENT_PROBABILITY = 0.5  # SPEC: half the customers also want a replacement
+REPLACEMENT_PROBABILITY = 0.5  # half the customers also want a replacement
 FINAL_SALE_SHARE = 0.3  # of the ineligible targets, the share that are final sale (the rest: window expired)
 EDGE_DAYS = 3  # with return_window_edge, targets often sit within this many days of the window's last day
 BASE_PATIENCE = 3

@@ -1,4 +1,4 @@
-"""STATUS — order tracking (SPEC §5).
+"""STATUS — order tracking.
 
 Description
     The customer asks where an order is: by order id at low d, by product and order date in the
@@ -28,6 +28,8 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: credit needs a verified status (an order shown by order_list/order_get_details in an earlier turn); the target's status is drawn like every order's and it is created at a random point (no position bias); high-d clarification gives the product and a rough time.
     4: items named by brand, model words and product type; noise per message.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

@@ -1,27 +1,28 @@
-"""SUB — substitution (SPEC §5).
+"""SUB — substitution.
 
 Description
     The shopper names a product they wanted, by its title the way people do ("the Brightix Nova
     21 65W Charger"); it is out of stock. They want a similar, compatible substitute under m(d)
     requirements, and the agent answers a ranked list of up to k_rec(d) product ids.
 Hidden goal
-    :class:`SUBGoal`: the original product (out of stock from the start), m(d) requirements true
-    of the original and of at least one in-stock substitute (a price cap of the original's price
-    plus slack first, then compatibility attributes such as connector, size, material and form,
-    then the rest), hidden preferences, withheld requirements, a planned context switch and
+    :class:`SUBGoal`: the original product (out of stock from the start), its leaf category and
+    m(d) requirements true of the original and of at least one in-stock substitute (a price cap of
+    the original's price plus slack first, then compatibility attributes such as connector, size,
+    material and form, then the rest), hidden preferences, withheld requirements, a planned context switch and
     stock-out, and an ideal answer.
 Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
-    Valid substitutes: same leaf category, in stock, not the original, every (final) requirement
-    met — exact over the whole catalog. Relevance mixes similarity to the original (0.6 attribute
+    Valid substitutes: same leaf category and its main product type, in stock, not the original,
+    every (final) requirement met — exact over the whole catalog. Relevance mixes similarity to the original (0.6 attribute
     overlap + 0.4 title-word overlap) and the shopper's utility, half and half; ``r_task`` as in
     PD (:func:`~ecomrlve.envs.recommend.ranking_reward`), 1 exactly for an ideal ranking.
     Recommending the original scores −1 (it is out of stock and never valid).
     is_correct iff the first id is valid and every id was surfaced to the agent.
 Difficulty axes used
-    m, k_rec, slack, p_missing, p_switch, p_oos, p_noise, top_k, eps_rank, B_tool, T_max.
+    m, k_rec, slack, p_missing, p_switch, p_oos, feedback_detail (how much a verdict on a named
+    product says), p_noise, top_k, eps_rank, B_tool, T_max.
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
@@ -29,6 +30,8 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
     4: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
+    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
+       out for evaluation).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``policy_search``: BM25 over the sections of the store policy documents.
 
 The index is built from :func:`ecomrlve.world.policy.policy_documents` for the world's store policy
-(per-episode numbers in POLICY episodes) and catalog (its own categories listed by department), and
+(per-episode numbers in POLICY and JOURNEY episodes) and catalog (its own categories listed by department), and
 kept for the few most recent (policy, catalog) pairs; the sections state rules, so the tool can
 never print the answer to a particular question.
 """

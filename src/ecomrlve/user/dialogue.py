@@ -6,7 +6,7 @@ confirmation), keeps exact track of which constraints were stated, withheld and 
 and decides dialogue acts. A realiser turns the acts into text. Environments subclass
 :class:`SimulatedUser` for their own reactions (cart corrections, recommendation feedback...).
 
-It also reports, per agent turn, whether the *user* caused it (SPEC §4): revealing a constraint
+It also reports, per agent turn, whether the *user* caused it (not counted against ``r_eff``): revealing a constraint
 that was really withheld (each one once), reacting to a user-side event, or a confirmation the
 user asked for. Nothing else makes a turn free, so free turns cannot be farmed.
 """

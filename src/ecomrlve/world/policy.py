@@ -14,8 +14,9 @@ other department uses the :attr:`StorePolicy.fallback_department` row ("Other"),
 documents state as well. :func:`rule_department` is that one mapping.
 
 Per-episode numbers. :data:`STORE_POLICY` is the policy every environment runs under by default.
-POLICY episodes run under their own numbers instead (:func:`draw_store_policy`, drawn from the
-episode's RNG within realistic ranges and installed as the world's policy), so a policy answer can
+POLICY episodes, and JOURNEY episodes whose catalog can host a POLICY request, run under their own
+numbers instead (:func:`draw_store_policy`, drawn from the episode's RNG within realistic ranges and
+installed as the world's policy), so a policy answer can
 only be known by reading that episode's documents: the tools, the documents and the verifier all
 read the world's policy. What the catalog capability analysis depends on (final-sale categories,
 store-fault reasons, department aliases) never varies.
