@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""PD / SUB / BUNDLE measurements: the SPEC §3.2 PD rows, a scan of user messages, reset latency.
+"""PD / SUB / BUNDLE measurements: the specified PD targets per difficulty, a scan of user messages, reset latency.
 
 Usage::
 

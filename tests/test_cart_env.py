@@ -1,4 +1,4 @@
-"""CART end to end: oracle solvability, exploit resistance, the shopper's behaviour, the SPEC tables."""
+"""CART end to end: oracle solvability, exploit resistance, the shopper's behaviour, the specified CART targets."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_exploit_policies_earn_nothing(make_env, name: str) -> None:
 def test_id_exploits_are_hallucinations(make_env, name: str) -> None:
     """Ids never surfaced by a discovery tool (invented, guessed, or looked up directly by id) give r_hall = -1.
 
-    SPEC §4: looking an id up directly does not surface it; that holds for catalog_get_variants(id) as well
+    Looking an id up directly does not surface it; that holds for catalog_get_variants(id) as well
     as catalog_get_product(id), or a guessed id could be laundered through a variant lookup.
     """
     for d, seed, transcript in exploit_runs(make_env, name):
@@ -370,7 +370,7 @@ def test_pointless_questions_exhaust_patience(make_env) -> None:
     assert obs.info["user_caused_turns"] == 0
 
 
-# -- the CART table of SPEC §3.2 ------------------------------------------------------------------------
+# -- the CART targets per difficulty --------------------------------------------------------------------------
 
 CART_TABLE = {  # d: (distinct products, share needing a variant, share with quantity > 1)
     0: (1, 0.21, 0.0),
@@ -382,7 +382,7 @@ CART_TABLE = {  # d: (distinct products, share needing a variant, share with qua
 
 @pytest.mark.parametrize("d", list(CART_TABLE), ids=lambda d: f"d{d}")
 def test_cart_table(make_env, d: int) -> None:
-    """Distinct products, variant share and multi-quantity share match SPEC §3.2 over 1,000 episodes."""
+    """Distinct products, variant share and multi-quantity share match the specified CART targets over 1,000 episodes."""
     goals = generated_goals(make_env, d)
     assert len(goals) >= 1000
     products, variant_share, multi_share = CART_TABLE[d]
@@ -464,7 +464,7 @@ def test_visit_history_contains_history_targets(make_env, d: int) -> None:
 
 @pytest.mark.parametrize("d,expected", [(0, 0.0), (6, 0.30), (12, 0.50)], ids=["d0", "d6", "d12"])
 def test_stock_out_share_follows_spec_table(make_env, d: int, expected: float) -> None:
-    """The share of targets that go out of stock is 0 / 30 / 50 % at d = 0 / 6 / 12 (SPEC §3.2, within 5 points)."""
+    """The share of targets that go out of stock is 0 / 30 / 50 % at d = 0 / 6 / 12 (the specified targets, within 5 points)."""
     items = [it for goal in generated_goals(make_env, d) for it in goal.items]
     share = sum(it.stock_out for it in items) / len(items)
     assert abs(share - expected) <= 0.05, share

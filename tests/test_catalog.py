@@ -371,7 +371,7 @@ def test_distractor_share_matches_eps(catalog, eps: float) -> None:
 
 
 def test_sorted_search_with_unrelated_words_still_returns_filter_matches(catalog, search) -> None:
-    """A selective filter returns its matches whatever the sort order, even if the query words miss them (SPEC §7).
+    """A selective filter returns its matches whatever the sort order, even if the query words miss them.
 
     Relevance order already falls back to the filter's matches; sorted orders must not return nothing instead.
     """

@@ -1,4 +1,4 @@
-"""The twelve difficulty axes and the environment curves (SPEC §3), overrides and their parsing."""
+"""The twelve difficulty axes and the environment curves, overrides and their parsing."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def sigma(x: float) -> float:
 
 
 def spec_axes(d: int) -> dict[str, float]:
-    """The SPEC §3 table, written out independently of the implementation."""
+    """The specified difficulty table, written out independently of the implementation."""
     return {
         "m": 2 + d // 2,
         "k_rec": min(10, 3 + d // 3),
@@ -58,7 +58,7 @@ def test_as_dict_is_asdict() -> None:
 
 @pytest.mark.parametrize("d", [0, 6, 12], ids=lambda d: f"d{d}")
 def test_axes_match_spec_formulas(d: int) -> None:
-    """Every axis at d = 0, 6, 12 equals the SPEC formula (integers exactly, floats to 1e-12)."""
+    """Every axis at d = 0, 6, 12 equals the specified formula (integers exactly, floats to 1e-12)."""
     resolved = Difficulty.at(d).as_dict()
     expected = spec_axes(d)
     assert resolved["d"] == d
@@ -71,7 +71,7 @@ def test_axes_match_spec_formulas(d: int) -> None:
 
 
 def test_spec_table_anchor_values() -> None:
-    """Spot values from SPEC §3.2: p_missing 5-10% / ~70% / ~80% at d = 0/6/12; p_oos 0/30/50%; eps 0/12/24%."""
+    """Specified spot values: p_missing 5-10% / ~70% / ~80% at d = 0/6/12; p_oos 0/30/50%; eps 0/12/24%."""
     d0, d6, d12 = (Difficulty.at(d) for d in (0, 6, 12))
     assert 0.05 <= d0.p_missing <= 0.10
     assert d6.p_missing == pytest.approx(0.70, abs=0.01) and d12.p_missing == pytest.approx(0.80, abs=0.01)

@@ -106,12 +106,20 @@ def test_version_history_ends_at_the_version(spec) -> None:
     assert versions == list(range(1, family.version + 1)), f"{spec.id} is version {family.version}: {versions}"
 
 
-def test_source_names_no_document_outside_the_repository() -> None:
-    """Docstrings and comments stand alone: every document (``NAME.md``) they name is in the
+def _repository_texts() -> list[Path]:
+    """The repository's code and documents: the package, tests, benchmarks, scripts and top-level Markdown."""
+    repo = SRC.parent
+    return sorted([*repo.glob("*.md"), *(path for part in ("src", "tests", "benchmarks", "scripts")
+                                        for suffix in ("*.py", "*.md") for path in (repo / part).rglob(suffix))])
+
+
+def test_sources_and_docs_name_no_document_outside_the_repository() -> None:
+    """Docs, docstrings and comments stand alone: every Markdown document they name is in the
     repository, and no section of a specification the repository does not hold is cited."""
     repo = SRC.parent
-    for path in sorted((SRC / "ecomrlve").rglob("*.py")):
+    spec_section = "SPEC" + " §"  # split, so that this file does not cite one itself
+    for path in _repository_texts():
         text = path.read_text(encoding="utf-8")
         for name in set(re.findall(r"\b[A-Z][A-Z_-]*\.md\b", text)):
             assert (repo / name).is_file(), f"{path.relative_to(repo)} names {name}, which is not in the repository"
-        assert "SPEC §" not in text, f"{path.relative_to(repo)} cites a SPEC section"
+        assert spec_section not in text, f"{path.relative_to(repo)} cites a SPEC section"

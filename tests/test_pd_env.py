@@ -1,4 +1,4 @@
-"""PD end to end: exact valid sets, the ranking reward, the shopper, the oracle, exploits, the SPEC table."""
+"""PD end to end: exact valid sets, the ranking reward, the shopper, the oracle, exploits, the specified PD targets."""
 
 from __future__ import annotations
 
@@ -336,7 +336,7 @@ def test_no_unfilled_slots(pd_env) -> None:
     assert assert_no_unfilled_slots(pd_env, ENV, openings=1500) >= 1500
 
 
-# -- SPEC §3.2, PD rows (smaller sample; benchmarks/pd_table.py runs 1,000 per cell) ------------------
+# -- the specified PD targets per difficulty (smaller sample; benchmarks/pd_table.py runs 1,000 per cell) ------------------
 
 PD_TABLE = {0: (2, 0.075, 0.0, 0.0), 6: (5, 0.70, 0.12, 0.30), 12: (8, 0.80, 0.24, 0.50)}
 

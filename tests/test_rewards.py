@@ -1,4 +1,4 @@
-"""Reward composition (SPEC §4) and the CART unit-level F1 verifier."""
+"""Reward composition and the CART unit-level F1 verifier."""
 
 from __future__ import annotations
 
