@@ -13,6 +13,7 @@ import ast
 import inspect
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,16 @@ def test_the_axes_reader_sees_reads_through_any_name() -> None:
 def test_spec_axes_are_the_axes_the_environment_reads(spec) -> None:
     read = axes_read(_family(spec.id)) - set(RUNTIME_AXES)
     assert set(spec.axes) == read, f"{spec.id}: spec lists {sorted(spec.axes)}, the code reads {sorted(read)}"
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_tool_axes_are_the_axes_its_handler_reads(name: str) -> None:
+    """A tool declares the axes its handler reads (``ecomrlve difficulty`` credits them to the
+    environments that offer it)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(TOOLS[name].handler)))
+    read = {node.attr for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in AXIS_NAMES and _is_difficulty(node.value)}
+    assert set(TOOLS[name].axes) == read, f"{name} declares {sorted(TOOLS[name].axes)}, reads {sorted(read)}"
 
 
 @pytest.mark.parametrize("spec", BUILTIN_SPECS, ids=lambda s: s.id)

@@ -24,10 +24,10 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.agents.journey import classify_request
 from ecomrlve.cli import app
-from ecomrlve.envs import env_collections, get_environment, resolve_env_ids
+from ecomrlve.envs import env_collections, environment_axes, get_environment, resolve_env_ids
 from ecomrlve.envs.journey import intent_families
 from ecomrlve.episode import EcomEnv
-from ecomrlve.registry import EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
+from ecomrlve.registry import RUNTIME_AXES, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import templates_for
 
@@ -203,3 +203,14 @@ def test_difficulty_command_shows_who_reads_each_axis() -> None:
     rows: dict[str, Any] = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
     assert "RETURN, STATUS" in rows["order_reference"]
     assert "BUNDLE" in rows["bundle_budget"] and "all" in rows["T_max"]
+    search_readers = rows["top_k"].split("│")[3]  # catalog_search's axes: only where it is offered
+    assert "CART" in search_readers and "STATUS" not in search_readers and "POLICY" not in search_readers
+
+
+def test_an_environment_is_subject_to_its_tools_axes() -> None:
+    """top_k and eps_rank (read by catalog_search) shape exactly the environments that offer catalog_search."""
+    for spec in SPECS:
+        offers_search = "catalog_search" in get_environment(spec.id).tool_names
+        axes = environment_axes(spec.id)
+        assert ("top_k" in axes, "eps_rank" in axes) == (offers_search, offers_search), spec.id
+        assert set(RUNTIME_AXES) | set(spec.axes) <= set(axes), spec.id

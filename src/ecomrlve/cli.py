@@ -26,7 +26,7 @@ from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.envs import resolve_env_ids
+from ecomrlve.envs import environment_axes, resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError
@@ -36,7 +36,7 @@ from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
 from ecomrlve.protocol import Agent
-from ecomrlve.registry import RUNTIME_AXES, env_specs
+from ecomrlve.registry import env_specs
 from ecomrlve.runner import (
     Curriculum,
     EpisodeLoop,
@@ -304,10 +304,12 @@ def difficulty_command(
         table.add_column(f"d={d}", justify="right")
     resolved = [Difficulty.at(d, overrides).as_dict() for d in ds]
     specs = env_specs()
+    axes_of = {s.id: environment_axes(s.id) for s in specs}
     for axis in AXES:
         values = [r[axis.name] for r in resolved]
-        readers = "all" if axis.name in RUNTIME_AXES else ", ".join(s.id for s in specs if axis.name in s.axes)
-        table.add_row(axis.name, axis.formula, readers,
+        readers = [s.id for s in specs if axis.name in axes_of[s.id]]
+        readers_text = "all" if len(readers) == len(specs) else ", ".join(readers)
+        table.add_row(axis.name, axis.formula, readers_text,
                       *(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values))
     console.print(table)
 

@@ -28,8 +28,9 @@ from ecomrlve.errors import UnknownNameError
 BUILTINS_MODULE = "ecomrlve.envs"
 #: The nested core collections C1 ⊂ C2 ⊂ C4 ⊂ C8, smallest first; C8 holds every registered environment.
 CORE_COLLECTIONS = ("C1", "C2", "C4", "C8")
-#: Difficulty axes the episode runtime and the shared tools apply to every environment.
-RUNTIME_AXES = ("T_max", "B_tool", "p_noise", "top_k", "eps_rank")
+#: Difficulty axes the episode runtime applies to every environment (the turn and tool budgets, the shopper's
+#: noise); a tool's own axes (``Tool.axes``) apply where it is offered.
+RUNTIME_AXES = ("T_max", "B_tool", "p_noise")
 ENV_ID_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 ENTRY_POINT_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -61,7 +62,7 @@ class EnvSpec:
         templates: ``"module:NAME"`` of the :class:`~ecomrlve.user.realiser.ActTemplates` its
             simulated user's dialogue acts are phrased with (several environments may share one).
         axes: the difficulty axes its generator, user, verifier and oracle read (the
-            :data:`RUNTIME_AXES` apply to every environment and are not listed).
+            :data:`RUNTIME_AXES` and the axes of its tools apply as well and are not listed).
         collection: the smallest core collection it belongs to (C8: only the full suite).
         journey: its role as a JOURNEY intent (None: never drawn into a journey).
         catalog_needs: catalog features (names in :mod:`ecomrlve.envs.capabilities`) it cannot run

@@ -7,7 +7,18 @@ call, here or in any module imported before it is used (see ARCHITECTURE.md).
 from __future__ import annotations
 
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
-from ecomrlve.registry import CORE_COLLECTIONS, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unknown
+from ecomrlve.registry import (
+    CORE_COLLECTIONS,
+    RUNTIME_AXES,
+    EnvSpec,
+    JourneyRole,
+    env_spec,
+    env_specs,
+    load,
+    register,
+    unknown,
+)
+from ecomrlve.tools import TOOLS
 
 _RECOMMEND_AXES = ("m", "k_rec", "slack", "p_missing", "p_switch", "p_oos", "feedback_detail")
 
@@ -106,6 +117,14 @@ def get_environment(env_id: str) -> TaskFamily:
     return family
 
 
+def environment_axes(env_id: str) -> tuple[str, ...]:
+    """The difficulty axes ``env_id`` is subject to: the runtime's, those of the tools it offers
+    (``catalog_search``'s ``top_k`` and ``eps_rank``) and those its spec lists, in that order (a
+    JOURNEY's requests are shaped by their own environments' axes as well)."""
+    tool_axes = [axis for name in get_environment(env_id).tool_names for axis in TOOLS[name].axes]
+    return tuple(dict.fromkeys([*RUNTIME_AXES, *tool_axes, *env_spec(env_id).axes]))
+
+
 def env_collections() -> dict[str, tuple[str, ...]]:
     """The nested collections C1 ⊂ C2 ⊂ C4 ⊂ C8 (C8: every registered environment), in registration order."""
     specs = env_specs()
@@ -130,5 +149,6 @@ def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]
     return tuple(dict.fromkeys(out))
 
 
-__all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "get_environment",
+__all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "environment_axes",
+           "get_environment",
            "resolve_env_ids"]

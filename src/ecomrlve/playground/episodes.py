@@ -21,10 +21,11 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, wire_form
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.envs import environment_axes
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.protocol import Agent, Observation
-from ecomrlve.registry import RUNTIME_AXES, env_spec, env_specs
+from ecomrlve.registry import env_spec, env_specs
 
 MAX_DIFFICULTY = 15
 MAX_SEED = 2**31 - 1
@@ -100,12 +101,11 @@ class PlayEpisode:
         """What the page shows: the public state, the axes in force, and, once over, the outcome and goal."""
         session = self.env.session
         state = session.public_state()
-        spec = env_spec(session.env_id)
         axes = session.audit().difficulty.as_dict()  # the settings of the episode, not its goal
         view: dict[str, Any] = {
             "episode": state.episode_id, "env_id": state.env_id, "difficulty": self.difficulty, "seed": self.seed,
             "catalog": self.catalog,
-            "axes": {name: axes[name] for name in (*RUNTIME_AXES, *spec.axes) if name in axes},
+            "axes": {name: axes[name] for name in environment_axes(session.env_id) if name in axes},
             "tools": self.env.session.first_observation.tools, "messages": state.messages, "cart": state.cart,
             "turn": state.turn, "user_caused_turns": state.user_caused_turns, "turns_left": state.turns_left,
             "done": state.done, "termination": state.termination, "reward": state.reward,

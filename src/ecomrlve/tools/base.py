@@ -91,6 +91,7 @@ class Tool:
     handler: Callable[..., dict[str, Any]]
     mutates: bool = False
     id_arguments: tuple[str, ...] = ()  # arguments holding ids the agent acts on (scored by r_hall)
+    axes: tuple[str, ...] = ()  # difficulty axes the handler reads: they apply where the tool is offered
 
     def used_ids(self, arguments: BaseModel) -> list[str]:
         ids: list[str] = []
@@ -169,7 +170,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = False,
-         id_arguments: tuple[str, ...] = ()) -> Any:
+         id_arguments: tuple[str, ...] = (), axes: tuple[str, ...] = ()) -> Any:
     """Decorator turning a typed function into a :class:`Tool`."""
 
     def build(func: Callable[..., dict[str, Any]]) -> Tool:
@@ -180,7 +181,7 @@ def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = Fal
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[name] = (hints[name], Field(default, description=arg_docs.get(name)))
         model = create_model(f"{func.__name__}_arguments", __config__=_STRICT, **fields)
-        return Tool(func.__name__, description, model, func, mutates, id_arguments)
+        return Tool(func.__name__, description, model, func, mutates, id_arguments, axes)
 
     return build(fn) if fn is not None else build
 

@@ -55,7 +55,7 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
     return row
 
 
-@tool
+@tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
     """Search the store's catalog. Returns product cards (id, title, brand, category, price, rating, shipping days, stock, attributes, variants).
