@@ -31,6 +31,8 @@ Version history
     3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
     4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
     5: every request of a journey runs under the episode's drawn store policy numbers (POLICY 3), so a POLICY request can also replace one the catalog cannot host.
+    6: the shopper phrases from the train half of the templates.
+    7: its STATUS intents follow STATUS 6 (the same product's look-alike order is older or newer at random).
 """
 
 from __future__ import annotations
@@ -212,7 +214,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

@@ -28,6 +28,9 @@ Version history
     2: r_eff capped at 0 on episodes that are not correct.
     3: credit needs a verified status (an order shown by order_list/order_get_details in an earlier turn); the target's status is drawn like every order's and it is created at a random point (no position bias); high-d clarification gives the product and a rough time.
     4: items named by brand, model words and product type; noise per message.
+    5: the shopper phrases from the train half of the templates.
+    6: the look-alike order of the same product is older or newer at random (was always older, so the newest
+       order naming the product was always the one meant and the date never had to be read).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from ecomrlve.envs.orders import (
     fillers,
     has_look_alike,
     place,
+    place_copy,
     random_status_order,
     reference,
     same_noun,
@@ -175,7 +179,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)
@@ -205,7 +209,7 @@ class StatusFamily(TaskFamily):
         placed_days = (world.today - order.placed).days
         distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
-            own.append(place(world, rng, [target_row], "delivered", placed_days + rng.randint(25, 60)))
+            own.append(place_copy(world, rng, [target_row], order, (25, 60), level))
         if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, placed_days - 3)))  # placed within days
