@@ -36,6 +36,8 @@ Version history
     5: every request of a journey runs under the episode's drawn store policy numbers (POLICY 3), so a POLICY request can also replace one the catalog cannot host.
     6: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    7: its STATUS intents follow STATUS 6 (the same product's look-alike order is older or newer at random).
+    8: its RETURN intents follow RETURN 6 (the same product's look-alike order is older or newer at random).
 """
 
 from __future__ import annotations
@@ -217,7 +219,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 8
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

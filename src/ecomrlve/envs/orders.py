@@ -200,11 +200,36 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
                    phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification)
 
 
+def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],
+               level: int) -> Order:
+    """A delivered order of ``rows`` (the target's product first) placed, half of the time when the target is
+    old enough, after ``target``, else ``older_by`` days before it; at the ``BY_TYPE_AND_TIME`` level never at
+    the target's rough time.
+
+    Always older made "the newest order of that product" a rule that tells the copies apart without reading
+    the date the customer gave; at high d the rough time is what tells them apart, so it must differ.
+    """
+    method = rng.choice(SHIPPING_METHODS)
+    lead = world.policy.handling_days + world.policy.shipping_days[method]  # from order to delivery
+    today = world.today
+
+    def said(days: int) -> str:
+        return rough_time(today, today - dt.timedelta(days=days)) if level >= BY_TYPE_AND_TIME else str(days)
+
+    age = (today - target.placed).days
+    newer = [days for days in range(lead + 1, age) if said(days) != said(age)]
+    if newer and rng.random() < 0.5:
+        placed = rng.choice(newer)
+    else:
+        placed = rng.choice([age + days for days in range(older_by[0], older_by[1] + 1) if said(age + days) != said(age)])
+    return place(world, rng, rows, "delivered", placed - lead, method)
+
+
 @dataclass(frozen=True)
 class Distractors:
     """Which look-alike orders a history gets at an order reference level."""
 
-    same_product: bool  # the same product again in an older order (told apart by date)
+    same_product: bool  # the same product again in an older or newer order (told apart by date)
     same_category_close: bool  # another product of the same category ordered within DISTINCT_DAYS
 
     @classmethod

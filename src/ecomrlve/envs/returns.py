@@ -38,6 +38,8 @@ Version history
     4: without a final-sale category ineligibility is by window only (axes.adapted); reasons fit the product (no "won't turn on" for a case); items named by brand, model words and type; noise per message.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: the look-alike order of the same product is older or newer at random (was always older, so the newest
+       delivered order naming the product was always the one meant and the date never had to be read).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from ecomrlve.envs.orders import (
     has_look_alike,
     line_names,
     place,
+    place_copy,
     random_status_order,
     reference,
     sample_row,
@@ -283,7 +286,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
@@ -331,8 +334,7 @@ class ReturnFamily(TaskFamily):
         own.append(order)
         distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
-            own.append(place(world, rng, [target_row] + fillers(world, rng, {target_row}), "delivered",
-                             age + rng.randint(30, 60)))
+            own.append(place_copy(world, rng, [target_row] + fillers(world, rng, {target_row}), order, (30, 60), level))
         if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, age + rng.randint(-5, 5))))

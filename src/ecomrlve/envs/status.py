@@ -30,6 +30,8 @@ Version history
     4: items named by brand, model words and product type; noise per message.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: the look-alike order of the same product is older or newer at random (was always older, so the newest
+       order naming the product was always the one meant and the date never had to be read).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from ecomrlve.envs.orders import (
     fillers,
     has_look_alike,
     place,
+    place_copy,
     random_status_order,
     reference,
     same_noun,
@@ -177,7 +180,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)
@@ -207,7 +210,7 @@ class StatusFamily(TaskFamily):
         placed_days = (world.today - order.placed).days
         distractors = Distractors.at(level, rng)
         if distractors.same_product and len(own) < difficulty.H_orders:
-            own.append(place(world, rng, [target_row], "delivered", placed_days + rng.randint(25, 60)))
+            own.append(place_copy(world, rng, [target_row], order, (25, 60), level))
         if distractors.same_category_close and len(own) < difficulty.H_orders and has_look_alike(world, target_row):
             other = sample_row(world, rng, exclude={target_row}, category=int(catalog.category[target_row]))
             own.append(place(world, rng, [other], "delivered", max(1, placed_days - 3)))  # placed within days
