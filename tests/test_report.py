@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -16,6 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ecomrlve.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("matplotlib")
 runner = CliRunner()
@@ -138,3 +141,17 @@ def test_missing_report_dependency_is_a_clear_error_before_any_episode(tmp_path,
     assert result.exit_code == 2
     assert "pip install 'ecomrlve[report]'" in " ".join(result.output.split())
     assert not (tmp_path / "x").exists()
+
+
+def test_the_example_report_is_what_the_readme_command_makes(tmp_path):
+    """README shows docs/example-report and says its command, with its secret, reproduces it: a behaviour
+    change that leaves the committed report stale fails here (regenerate it with that command)."""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    [(secret, arguments)] = re.findall(r"`ECOMRLVE_SECRET=(\S+) ecomrlve eval (.*?) --out docs/example-report`", readme)
+    result = CliRunner().invoke(app, ["eval", *arguments.split(), "--out", str(tmp_path)],
+                                env={"ECOMRLVE_SECRET": secret})
+    assert result.exit_code == 0, result.output
+    committed = REPO / "docs" / "example-report"
+    assert (committed / "secret").read_text(encoding="utf-8").strip() == secret
+    for name in ("summary.json", "report.md"):
+        assert (tmp_path / name).read_text(encoding="utf-8") == (committed / name).read_text(encoding="utf-8"), name
