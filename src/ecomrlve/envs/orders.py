@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,8 +84,9 @@ def spoken_date(day: dt.date) -> str:
     return f"{day:%B} {day.day}"
 
 
-def rough_time(today: dt.date, day: dt.date) -> str:
-    days = (today - day).days
+@functools.lru_cache(maxsize=1024)
+def rough_time(days: int) -> str:
+    """How a shopper says "``days`` ago" roughly (a few days, weeks, months)."""
     if days < 7:
         return "a few days ago"
     weeks = round(days / 7)
@@ -186,7 +187,7 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
         when = spoken_date(order.placed)
         phrase, exact, ambiguous = f"the {title} I ordered on {when}", (when,), False
     else:
-        when = rough_time(world.today, order.placed)
+        when = rough_time((world.today - order.placed).days)
         phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
         key = noun_key(world, line.row)
         ambiguous = any(  # the dates first: they rule out most orders for the price of a subtraction
@@ -211,17 +212,14 @@ def place_copy(world: World, rng: random.Random, rows: list[int], target: Order,
     """
     method = rng.choice(SHIPPING_METHODS)
     lead = world.policy.handling_days + world.policy.shipping_days[method]  # from order to delivery
-    today = world.today
-
-    def said(days: int) -> str:
-        return rough_time(today, today - dt.timedelta(days=days)) if level >= BY_TYPE_AND_TIME else str(days)
-
-    age = (today - target.placed).days
-    newer = [days for days in range(lead + 1, age) if said(days) != said(age)]
-    if newer and rng.random() < 0.5:
-        placed = rng.choice(newer)
-    else:
-        placed = rng.choice([age + days for days in range(older_by[0], older_by[1] + 1) if said(age + days) != said(age)])
+    age = (world.today - target.placed).days  # days ago, as the copy's candidate placements below
+    newer: Sequence[int] = range(lead + 1, age)  # exact dates: every other day tells them apart
+    older: Sequence[int] = range(age + older_by[0], age + older_by[1] + 1)
+    if level >= BY_TYPE_AND_TIME:
+        said = rough_time(age)
+        newer = [days for days in newer if rough_time(days) != said]
+        older = [days for days in older if rough_time(days) != said]
+    placed = rng.choice(newer) if newer and rng.random() < 0.5 else rng.choice(older)
     return place(world, rng, rows, "delivered", placed - lead, method)
 
 
