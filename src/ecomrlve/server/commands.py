@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
+from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -97,6 +98,7 @@ def serve_command(
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
+    resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
     address = f"{host}:{listener.getsockname()[1]}"
     console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"
