@@ -24,10 +24,11 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.agents.journey import classify_request
 from ecomrlve.cli import app
+from ecomrlve.difficulty import AXES
 from ecomrlve.envs import env_collections, get_environment, resolve_env_ids
 from ecomrlve.envs.journey import intent_families
 from ecomrlve.episode import EcomEnv
-from ecomrlve.registry import EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
+from ecomrlve.registry import RUNTIME_AXES, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import templates_for
 
@@ -203,3 +204,11 @@ def test_difficulty_command_shows_who_reads_each_axis() -> None:
     rows: dict[str, Any] = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
     assert "RETURN, STATUS" in rows["order_reference"]
     assert "BUNDLE" in rows["bundle_budget"] and "all" in rows["T_max"]
+
+
+def test_every_axis_is_read_by_an_environment_or_the_runtime() -> None:
+    """`ecomrlve difficulty` names who reads each axis from the specs: an axis no spec lists shows no reader."""
+    readers = {axis.name: [s.id for s in env_specs() if axis.name in s.axes] for axis in AXES}
+    unread = [name for name, ids in readers.items() if not ids and name not in RUNTIME_AXES]
+    assert unread == []
+    assert {"PD", "SUB", "BUNDLE"} <= set(readers["feedback_detail"])  # the recommendation shoppers' verdicts

@@ -7,9 +7,10 @@ call, here or in any module imported before it is used (see ARCHITECTURE.md).
 from __future__ import annotations
 
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
+from ecomrlve.errors import UserInputError
 from ecomrlve.registry import CORE_COLLECTIONS, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unknown
 
-_RECOMMEND_AXES = ("m", "k_rec", "slack", "p_missing", "p_switch", "p_oos")
+_RECOMMEND_AXES = ("m", "k_rec", "slack", "p_missing", "p_switch", "p_oos", "feedback_detail")
 
 BUILTIN_SPECS: tuple[EnvSpec, ...] = (
     EnvSpec(
@@ -74,7 +75,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
     EnvSpec(
         id="BUNDLE", entry_point="ecomrlve.envs.bundle:BundleFamily",
         heuristic="ecomrlve.agents.discovery:BundleHeuristic", templates="ecomrlve.user.realiser:RECOMMEND_TEMPLATES",
-        axes=("bundle_categories", "bundle_budget", "m", "slack", "p_missing"),
+        axes=("bundle_categories", "bundle_budget", "m", "slack", "p_missing", "feedback_detail"),
         journey=JourneyRole(draw_order=6, tie_rank=2, keywords={
             "together": 2, "budget": 2, "spend": 2, "everything": 2, "setting": 2, "training": 2, "building": 2,
             "moving": 2, "commute": 2, "project": 2, "getting": 1, "ready": 1, "trip": 1},
