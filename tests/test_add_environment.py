@@ -10,8 +10,13 @@ it runnable by ``ecomrlve run``; the module fixture unregisters it so no other t
 from __future__ import annotations
 
 import json
+import os
 import random
-from dataclasses import dataclass
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +199,35 @@ def test_it_passes_the_checks_every_environment_gets(catalog, search) -> None:
 class _Silent:
     def act(self, observation) -> AgentAction:
         return AgentAction(message="One moment.")
+
+
+def test_the_documented_launcher_runs_it_from_the_command_line(tmp_path: Path) -> None:
+    """ARCHITECTURE.md's route from a registering module to the `ecomrlve` command, run as written."""
+    guide = (Path(__file__).parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    launcher = next(block for block in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "app()" in block)
+    (tmp_path / "price_plugin.py").write_text(  # a package's module that registers on import
+        "from ecomrlve.registry import register\nfrom test_add_environment import SPEC\n\nregister(SPEC)\n")
+    script = tmp_path / "launcher.py"
+    script.write_text(textwrap.dedent(launcher).replace("mypkg.price", "price_plugin"))
+    out = tmp_path / "runs.jsonl"
+    paths = [str(Path(__file__).parents[1] / "src"), str(Path(__file__).parent), str(tmp_path)]
+    done = subprocess.run([sys.executable, str(script), "run", "--env", ENV_ID, "--agent", "oracle", "--episodes", "2",
+                           "--catalog", "synthetic:1000", "--out", str(out)],
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["env_id"] for line in out.read_text().splitlines()] == [ENV_ID, ENV_ID]
+
+
+def test_agent_heuristic_on_an_environment_without_one_is_one_line() -> None:
+    """The heuristic is optional (step 4): asking for it where the spec names none is a user mistake."""
+    unregister(ENV_ID)
+    register(replace(SPEC, heuristic=None))
+    try:
+        result = CliRunner().invoke(app, ["run", "--env", ENV_ID, "--agent", "heuristic", "--episodes", "1",
+                                          "--catalog", "synthetic:1000"])
+    finally:
+        unregister(ENV_ID)
+        register(SPEC)
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: --agent heuristic: {ENV_ID} has no heuristic baseline")

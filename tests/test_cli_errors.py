@@ -53,6 +53,10 @@ def good_record(tmp_path_factory) -> str:
     (["catalog", "info", "no/such/products.jsonl"], ["no such file"]),
     (["eval", "--out", "unused", "--agent", "smart"], ["--agent"]),
     (["compare", "no/a", "no/b"], []),
+    (["run", "--env", "CART", "--collection", "C8"], ["--env CART and --collection C8: give one"]),
+    (["eval", "--out", "unused", "--env", "CART", "--collection", "C1"], ["--env CART and --collection C1"]),
+    (["catalog", "build", "--source", "synthetic:1000", "--out", "unused", "--schema", "amazn"],
+     ["--schema: unknown schema 'amazn'"]),
 ])
 def test_argument_mistakes(args: list[str], fragments: list[str]) -> None:
     assert_one_line_error(invoke(*args), *fragments)
@@ -117,3 +121,51 @@ def test_replay_of_an_undecodable_file(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     runs.write_bytes(b"\xff\xfe\x00garbage")
     assert_one_line_error(invoke("replay", str(runs)), "cannot read")
+
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (["run", "--summary-json", "{tmp}/missing/summary.json"], ["--summary-json", "no such directory"]),
+    (["run", "--out", "{tmp}/missing/runs.jsonl"], ["--out", "no such directory"]),
+    (["run", "--out", "{tmp}"], ["--out", "is a directory"]),
+    (["run", "--difficulty", "adaptive", "--scheduler-state", "{tmp}/missing/s.json"],
+     ["--scheduler-state", "no such directory"]),
+    (["eval", "--out", "{tmp}/file.txt"], ["--out", "is a file, not a directory"]),
+    (["eval", "--out", "{tmp}/file.txt/evaluation"], ["--out", "is a file, not a directory"]),
+    (["catalog", "build", "--source", "synthetic:1000", "--out", "{tmp}/file.txt"], ["--out", "is a file"]),
+    (["export-sft", "--out", "{tmp}/file.txt", "--collection", "C1", "--difficulty", "0"], ["--out", "is a file"]),
+    (["compare", "no/a", "no/b", "--markdown", "{tmp}/missing/compare.md"], ["--markdown", "no such directory"]),
+])
+def test_unwritable_outputs_are_refused_before_any_work(tmp_path: Path, args: list[str], fragments: list[str]) -> None:
+    """An output path that cannot be written is one line at the start, not a traceback after the episodes."""
+    (tmp_path / "file.txt").write_text("not a folder")
+    result = invoke(*(arg.replace("{tmp}", str(tmp_path)) for arg in args))
+    assert_one_line_error(result, *fragments)
+    assert "Results" not in result.stdout and sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
+
+
+def test_compare_names_a_file_that_is_not_a_summary(tmp_path: Path, good_record: str) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(good_record + "\n" + good_record + "\n")
+    assert_one_line_error(invoke("compare", str(runs), str(runs)), f"{runs} is not an evaluation summary")
+
+
+def test_catalog_build_without_the_embedder_extra_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import sentence_transformers -> ImportError
+    assert_one_line_error(invoke("catalog", "build", "--source", "synthetic:1000", "--out", str(tmp_path / "c"),
+                                 "--embedder", "st:some-model"), "pip install 'ecomrlve[st]'")
+
+
+def test_a_hub_dataset_that_cannot_be_opened_is_one_line(monkeypatch) -> None:
+    """Offline, or no such dataset, config or split: one line naming the spec, for `run` and `catalog`."""
+    datasets = pytest.importorskip("datasets")
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("Couldn't reach 'someone/products' on the Hub (LocalEntryNotFoundError)")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    for args in (["run", "--catalog", "hf:someone/products"], ["catalog", "info", "hf:someone/products"]):
+        assert_one_line_error(invoke(*args), "hf:someone/products: cannot open it on the Hugging Face Hub",
+                              "Couldn't reach")

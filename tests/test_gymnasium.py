@@ -153,6 +153,16 @@ def test_bad_difficulty_is_refused(catalog, search) -> None:
         env.reset(seed=0, options={"difficulty": "7"})
 
 
+def test_reset_options_say_what_they_take(catalog, search) -> None:
+    """One episode's options fix a level ('adaptive' is the env's own setting) and nothing else is ignored."""
+    env = make("ecomrlve/CART-v0")
+    with pytest.raises(ValueError, match=r"options\['difficulty'\] must be an integer in 0..15") as refused:
+        env.reset(seed=0, options={"difficulty": "adaptive"})
+    assert "or 'adaptive'" not in str(refused.value)
+    with pytest.raises(ValueError, match=r"unknown reset options \['difficult'\]"):
+        env.reset(seed=0, options={"difficult": 3})
+
+
 @pytest.mark.parametrize("turn", [
     '<tool_call>{"name": "catalog_search", "arguments": {"query": "crème"}}</tool_call>',
     '{"message": null, "tool_calls": [{"name": "catalog_search", "arguments": {"query": "crème"}}]}',

@@ -24,6 +24,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents import heuristic_agent
 from ecomrlve.agents.journey import classify_request
 from ecomrlve.cli import app
+from ecomrlve.difficulty import AXES
 from ecomrlve.envs import env_collections, environment_axes, get_environment, resolve_env_ids
 from ecomrlve.envs.journey import intent_families
 from ecomrlve.episode import EcomEnv
@@ -214,3 +215,11 @@ def test_an_environment_is_subject_to_its_tools_axes() -> None:
         axes = environment_axes(spec.id)
         assert ("top_k" in axes, "eps_rank" in axes) == (offers_search, offers_search), spec.id
         assert set(RUNTIME_AXES) | set(spec.axes) <= set(axes), spec.id
+
+
+def test_every_axis_is_read_by_an_environment_or_the_runtime() -> None:
+    """`ecomrlve difficulty` names who reads each axis (the runtime's, the tools' and the specs' axes): none
+    may show no reader."""
+    readers = {axis.name: [s.id for s in SPECS if axis.name in environment_axes(s.id)] for axis in AXES}
+    assert [name for name, ids in readers.items() if not ids] == []
+    assert {"PD", "SUB", "BUNDLE"} <= set(readers["feedback_detail"])  # the recommendation shoppers' verdicts

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.difficulty import scheduler as scheduler_mod
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, DifficultyWindow, SchedulerConfig
+from ecomrlve.errors import UserInputError
 
 ENV = "search"
 
@@ -437,3 +438,10 @@ def test_a_pickled_scheduler_keeps_its_state_and_gets_its_own_lock(tmp_path) -> 
     assert copy.state_dict() == sched.state_dict() and copy._lock is not sched._lock
     copy.update("CART", 1, True)  # the copy checkpoints to the same file
     assert AdaptiveScheduler.load(tmp_path / "s.json").window("CART").high == 2
+
+
+def test_a_checkpoint_in_a_missing_folder_is_refused_at_construction(tmp_path) -> None:
+    """Refused when made, not when the first finished episode tries to write it."""
+    with pytest.raises(UserInputError, match="no such directory"):
+        AdaptiveScheduler(["CART"], checkpoint_path=tmp_path / "missing" / "scheduler.json")
+

@@ -319,6 +319,13 @@ def test_kill_9_then_restart_resumes_the_curriculum(tmp_path, catalog) -> None:
     (["serve", "--catalog", "synthetic:abc", "--port", "0"], "bad catalog spec"),  # any free port: the catalog fails
     (["status", "http://127.0.0.1:9"], "cannot reach"),
     (["run", "--server", "http://127.0.0.1:9", "--override", "p_noise=0"], "--override"),
+    (["run", "--server", "http://127.0.0.1:9", "--catalog", "synthetic:1000"], "--catalog: with --server"),
+    (["run", "--server", "http://127.0.0.1:9", "--secret", "s", "--scheduler-state", "s.json", "--tau-num", "4"],
+     "--secret, --scheduler-state, --tau-num: with --server"),
+    (["run", "--server", "http://127.0.0.1:9", "--phrasing", "eval"], "--phrasing: with --server"),
+    (["eval", "--out", "unused", "--server", "http://127.0.0.1:9", "--catalog", "synthetic:1000"],
+     "--catalog: with --server"),
+    (["serve", "--scheduler-state", "no/such/folder/curriculum.json"], "no such directory no/such/folder"),
     (["eval", "--out", "unused", "--server", "http://127.0.0.1:9"], "cannot reach"),
 ])
 def test_cli_mistakes_are_one_line(args: list[str], fragment: str) -> None:
@@ -326,6 +333,12 @@ def test_cli_mistakes_are_one_line(args: list[str], fragment: str) -> None:
     assert result.exit_code == 2, (result.output, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
+
+
+def test_a_secret_from_the_environment_is_not_refused_with_server() -> None:
+    """Only what was typed counts as an option --server cannot honour: $ECOMRLVE_SECRET set for other runs is fine."""
+    result = CliRunner(env={"ECOMRLVE_SECRET": SECRET}).invoke(app, ["run", "--server", "http://127.0.0.1:9"])
+    assert result.exit_code == 2 and "cannot reach" in result.stderr and "--secret" not in result.stderr
 
 
 def test_a_taken_port_is_one_line_before_anything_loads() -> None:

@@ -197,3 +197,20 @@ def test_rollout_func_plays_on_a_real_server(tmp_path) -> None:
     assert metrics["ecom/turns_per_episode"] >= 1
     assert windows["CART"]["attempts"] == 2  # the server's scheduler saw both outcomes
     assert trainer.state.log_history[0]["rewards/server_reward/mean"] == pytest.approx(metrics["ecom/r_total"])
+
+
+@pytest.mark.parametrize(("section", "config", "fragment"), [
+    ("grpo", {"grpo": {"max_stepz": 2}}, "--config grpo: "),
+    ("scheduler", {"scheduler": {"tau_ac": 0.5}, "environment": {"difficulty": "adaptive"}}, "--config scheduler: "),
+])
+def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict, fragment: str) -> None:
+    """`ecomrlve train --config`: a key GRPOConfig or the scheduler does not take names its section, no traceback."""
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations.train import train
+
+    config = {"model": {"name": "unused"}, **config}
+    config["grpo"] = {"output_dir": str(tmp_path / "out"), "report_to": "none", "use_cpu": True, "bf16": False,
+                      **config.get("grpo", {})}
+    with pytest.raises(UserInputError, match=fragment) as refused:
+        train(config)
+    assert ("max_stepz" if section == "grpo" else "tau_ac") in str(refused.value)

@@ -26,10 +26,10 @@ from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.envs import environment_axes, resolve_env_ids
+from ecomrlve.envs import env_option, environment_axes, resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
 from ecomrlve.episode import EcomEnv, shared_search_engine
-from ecomrlve.errors import UnknownNameError, UserInputError
+from ecomrlve.errors import UnknownNameError, UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import commands as evaluation_commands
 from ecomrlve.evaluation.commands import compare_command, eval_command
 from ecomrlve.evaluation.run import Evaluation
@@ -57,6 +57,7 @@ from ecomrlve.server.commands import (
     ServerUrl,
     TauAcc,
     TauNum,
+    require_server_options,
     serve_command,
     status_command,
 )
@@ -64,6 +65,7 @@ from ecomrlve.session import EpisodeRecord, resolve_secret
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
+    SHOPPER_PARAMETERS,
     PhrasingOption,
     ShopperOptions,
     UserApiKeyEnv,
@@ -98,8 +100,9 @@ def _progress() -> Progress:
 
 @app.command()
 def run(
+    ctx: typer.Context,
     env: Annotated[Optional[str], typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
-    collection: Annotated[Optional[str], typer.Option(help="A collection instead: C1, ...")] = None,
+    collection: Annotated[Optional[str], typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
     agent: Annotated[str, typer.Option(help="oracle | heuristic | random")] = "heuristic",
     episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
@@ -133,7 +136,7 @@ def run(
     if agent not in BUILTIN_AGENTS:
         raise UnknownNameError(f"--agent: unknown agent {agent!r}; choose {', '.join(BUILTIN_AGENTS)} "
                                "(models: `ecomrlve eval --agent openai`)")
-    env_ids = resolve_env_ids(env or collection or "C1")
+    env_ids = resolve_env_ids(env_option(env, collection, "C1"))
     difficulties = parse_difficulty(difficulty)
     overrides = parse_overrides(override)
     config = SchedulerConfig(tau_acc, tau_num, d_delta)
@@ -142,12 +145,14 @@ def run(
     remote = None
     shopper = None
     scheduler: Scheduler | None = None
+    for path, option in ((out, "--out"), (summary_json, "--summary-json"), (scheduler_state, "--scheduler-state")):
+        if path is not None:  # before the run, not after it
+            require_writable_file(path, option)
     if server and ray:
         raise UserInputError("--ray and --server: choose one (a server plays its own episodes)")
-    if server and override:
-        raise UserInputError("--override: with --server the server's own --override applies")
-    if server and shopper_options.describe() is not None:
-        raise UserInputError("--user-model/--phrasing: with --server the server's shopper applies (serve --user-model)")
+    if server:
+        require_server_options(ctx, "catalog", "secret", "override", "scheduler_state", "tau_acc", "tau_num",
+                               "d_delta", *SHOPPER_PARAMETERS)
     if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
         from ecomrlve.server.commands import ServerSessions
 
@@ -288,7 +293,7 @@ def _parse_record(runs: Path, number: int, line: str) -> EpisodeRecord:
 
 @app.command("difficulty")
 def difficulty_command(
-    levels: Annotated[str, typer.Option(help="Difficulty range LOW-HIGH.")] = "0-15",
+    levels: Annotated[str, typer.Option(help="A level N or a range LOW-HIGH (0..15).")] = "0-15",
     override: Annotated[list[str], typer.Option(help="AXIS=VALUE (repeatable).")] = [],  # noqa: B006
 ) -> None:
     """Print every difficulty axis for a range of d, with the environments that read it."""
@@ -333,7 +338,12 @@ def catalog_build(
                                              "amazon (Amazon Reviews 2023 / Amazebay metadata) or products.")] = "auto",
 ) -> None:
     """Build a catalog directory that `--catalog DIR` loads memory-mapped."""
+    from ecomrlve.catalog.loaders import SCHEMAS
     from ecomrlve.catalog.store import build_from_source
+
+    require_output_directory(out, "--out")
+    if schema not in SCHEMAS:  # a synthetic source reads no rows, but a misspelt schema is still a mistake
+        raise UserInputError(f"--schema: unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
 
     with _progress() as progress:
         def stage(name: str, total: int) -> Callable[[int], None]:
@@ -345,8 +355,8 @@ def catalog_build(
                                          progress=stage, ray_workers=ray_workers if ray else None, limit=limit,
                                          threads=threads, schema=schema,
                                          describe=lambda c: {"capabilities": capabilities(c).as_dict()})
-        except (ValueError, FileNotFoundError) as exc:
-            raise UserInputError(str(exc)) from None  # a bad source spec or a missing source file
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            raise UserInputError(str(exc)) from None  # a bad source spec, a missing source file or embedder extra
     _print_manifest(out, manifest)
 
 

@@ -7,6 +7,7 @@ sees); :func:`heuristic_agent` builds the strategy named by the environment's re
 from __future__ import annotations
 
 from ecomrlve.agents.simple import CartHeuristic, RandomAgent
+from ecomrlve.errors import UnknownNameError
 from ecomrlve.protocol import Agent
 from ecomrlve.registry import env_spec, env_specs, load
 
@@ -18,7 +19,8 @@ def heuristic_agent(env_id: str) -> Agent:
     spec = env_spec(env_id)
     if spec.heuristic is None:
         have = ", ".join(s.id for s in env_specs() if s.heuristic is not None)
-        raise KeyError(f"no heuristic baseline for {env_id!r}; have {have}")
+        raise UnknownNameError(f"--agent heuristic: {env_id} has no heuristic baseline (its EnvSpec names none); "
+                               f"the environments with one: {have}")
     return load(spec.heuristic)()
 
 

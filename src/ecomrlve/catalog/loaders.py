@@ -554,7 +554,10 @@ def _hf_dataset(spec: str) -> Iterable[dict[str, Any]]:
         return loaded
     name, _, rest = spec.removeprefix("hf:").partition(":")
     config, _, split = rest.partition(":")
-    loaded = datasets.load_dataset(name, config or None, split=split or None, streaming=True)
+    try:
+        loaded = datasets.load_dataset(name, config or None, split=split or None, streaming=True)
+    except (ConnectionError, FileNotFoundError, ValueError) as exc:  # offline, no such dataset, config or split
+        raise CatalogLoadError(f"{spec}: cannot open it on the Hugging Face Hub ({exc})") from None
     if isinstance(loaded, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         # no split named: "full" (Amazon Reviews 2023), "train" (most hub datasets), else the first
         loaded = loaded[next((s for s in ("full", "train") if s in loaded), next(iter(loaded)))]

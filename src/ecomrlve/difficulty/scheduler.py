@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ecomrlve.difficulty.axes import MAX_DIFFICULTY
-from ecomrlve.errors import UserInputError
+from ecomrlve.errors import UserInputError, require_writable_file
 
 _VERSION = 1
 _FIELDS = ("low", "high", "correct", "attempts")
@@ -81,6 +81,8 @@ class AdaptiveScheduler:
             _remove_stale_temp_files(self._checkpoint)
             if self._checkpoint.exists():
                 self.load_state_dict(_read_json(self._checkpoint))
+            else:  # refused now, not when the first finished episode writes it
+                require_writable_file(self._checkpoint, "scheduler checkpoint")
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable (a Ray actor, another process): everything but the lock, which is per process."""

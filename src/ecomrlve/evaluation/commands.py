@@ -22,8 +22,8 @@ from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, M
 from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
-from ecomrlve.envs import resolve_env_ids
-from ecomrlve.errors import UserInputError
+from ecomrlve.envs import env_option, resolve_env_ids
+from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import compare as comparison
 from ecomrlve.evaluation.report import (
     HTML_FILE,
@@ -42,9 +42,19 @@ from ecomrlve.evaluation.run import (
     Evaluation,
 )
 from ecomrlve.runner import EpisodeLoop, agent_factory, parse_difficulty
-from ecomrlve.server.commands import DDelta, Overrides, ServerSessions, ServerToken, ServerUrl, TauAcc, TauNum
+from ecomrlve.server.commands import (
+    DDelta,
+    Overrides,
+    ServerSessions,
+    ServerToken,
+    ServerUrl,
+    TauAcc,
+    TauNum,
+    require_server_options,
+)
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
+    SHOPPER_PARAMETERS,
     PhrasingOption,
     ShopperOptions,
     UserApiKeyEnv,
@@ -79,10 +89,11 @@ def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode:
 
 
 def eval_command(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option(help="Evaluation directory: episodes.jsonl, summary.json, report.md/.html. "
                                       "Running again with the same directory resumes.")],
     env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated.")] = None,
-    collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ...")] = None,
+    collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
     agent: Annotated[str, typer.Option(help="oracle | heuristic | random | openai")] = "heuristic",
     model: Annotated[str | None, typer.Option(help="openai: the served model name.")] = None,
     base_url: Annotated[str, typer.Option(help="openai: the OpenAI-compatible endpoint.")] = "http://localhost:8000/v1",
@@ -136,7 +147,8 @@ def eval_command(
                              "--concurrency instead")
     try:
         require_report_dependencies()
-        env_ids = resolve_env_ids(env or collection or "C1")
+        require_output_directory(out, "--out")
+        env_ids = resolve_env_ids(env_option(env, collection, "C1"))
         difficulties = parse_difficulty(difficulty)
         overrides = parse_overrides(override)
         llm = None
@@ -144,10 +156,8 @@ def eval_command(
             llm = _llm_config(model, base_url, api_key_env, mode, temperature, top_p, max_tokens, sampling_seed,
                               timeout, max_retries, extra_body)
         endpoint = ChatEndpoint(llm) if llm else None
-        if server and override:
-            raise UserInputError("--override: with --server the server's own --override applies")
-        if server and user_model:
-            raise UserInputError("--user-model: with --server the server's shopper applies (serve --user-model)")
+        if server:
+            require_server_options(ctx, "catalog", "override", "tau_acc", "tau_num", "d_delta", *SHOPPER_PARAMETERS)
         remote = ServerSessions(server, token, env_ids) if server else None
         shopper_options = None if remote else ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                              user_concurrency, phrasing=phrasing)
@@ -255,6 +265,8 @@ def compare_command(
     markdown: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown here.")] = None,
 ) -> None:
     """Two evaluations side by side: differences, and whether they exceed run-to-run noise (95%)."""
+    if markdown is not None:
+        require_writable_file(markdown, "--markdown")
     try:
         a, b = comparison.load_summary(first), comparison.load_summary(second)
     except (FileNotFoundError, ValueError) as exc:

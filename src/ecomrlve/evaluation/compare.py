@@ -26,8 +26,11 @@ def load_summary(path: Path) -> dict[str, Any]:
         path = path / SUMMARY_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path} not found; pass an evaluation directory or its {SUMMARY_FILE}")
-    summary = json.loads(path.read_text(encoding="utf-8"))
-    if "results" not in summary or "config" not in summary:
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # a runs file, a folder named summary.json
+        raise ValueError(f"{path} is not an evaluation summary (written by `ecomrlve eval`): {exc}") from None
+    if not isinstance(summary, dict) or "results" not in summary or "config" not in summary:
         raise ValueError(f"{path} is not an evaluation summary (written by `ecomrlve eval`)")
     return summary
 

@@ -63,6 +63,8 @@ ENTRY_POINT = "ecomrlve.integrations.gymnasium:EcomGymEnv"
 MAX_OBSERVATION_CHARS = 1 << 20
 #: the endings that mean "out of time" (Gymnasium's ``truncated``); every other ending terminates the episode
 TRUNCATED = frozenset({"turn_budget"})
+#: what ``reset(options=...)`` may fix for one episode
+RESET_OPTIONS = frozenset({"env_id", "difficulty"})
 #: every Basic Multilingual Plane character except the surrogate halves: any text, any language, JSON
 CHARSET = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -147,8 +149,12 @@ class EcomGymEnv(gymnasium.Env[str, str]):
         """A new episode; ``options`` may fix ``env_id`` (one of this env's) and ``difficulty`` (0..15) for it."""
         super().reset(seed=seed)
         options = options or {}
+        unknown = sorted(set(options) - RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; accepted: {sorted(RESET_OPTIONS)}")
         env_id = options.get("env_id") or self.env_ids[int(self.np_random.integers(len(self.env_ids)))]
-        difficulty = _checked_difficulty(options["difficulty"]) if "difficulty" in options else self._difficulty
+        difficulty = (_checked_difficulty(options["difficulty"], "options['difficulty']", adaptive=False)
+                      if "difficulty" in options else self._difficulty)
         self._task = Task(env_id, difficulty, self._episodes,
                           int(self.np_random.integers(2**31)))
         stream = random.Random(int(self.np_random.integers(2**63)))
@@ -183,9 +189,12 @@ class EcomGymEnv(gymnasium.Env[str, str]):
         return self._env
 
 
-def _checked_difficulty(difficulty: object) -> int:
+def _checked_difficulty(difficulty: object, what: str = "difficulty", *, adaptive: bool = True) -> int:
+    """``difficulty`` as a level; ``adaptive`` says whether the message offers ``'adaptive'`` (the env's own
+    setting) or not (one episode's ``options``, which fix a level)."""
     if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 0 <= difficulty <= MAX_DIFFICULTY:
-        raise ValueError(f"difficulty must be an integer in 0..{MAX_DIFFICULTY} or 'adaptive', got {difficulty!r}")
+        alternative = " or 'adaptive'" if adaptive else " (adaptive difficulty is set when the env is made)"
+        raise ValueError(f"{what} must be an integer in 0..{MAX_DIFFICULTY}{alternative}, got {difficulty!r}")
     return difficulty
 
 

@@ -23,7 +23,7 @@ from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
-from ecomrlve.errors import UserInputError
+from ecomrlve.errors import UserInputError, require_output_directory
 from ecomrlve.runner import parse_difficulty
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -97,7 +97,10 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
 
     env_spec = dict(config.get("environment") or {})
-    grpo = GRPOConfig(**config["grpo"])
+    try:
+        grpo = GRPOConfig(**config["grpo"])
+    except (TypeError, ValueError) as exc:  # a misspelt or unknown argument, a value GRPOConfig refuses
+        raise UserInputError(f"--config grpo: {exc}") from None
     output = Path(str(grpo.output_dir))
     output.mkdir(parents=True, exist_ok=True)
     if resume and get_last_checkpoint(str(output)) is None:
@@ -106,8 +109,11 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     collection = env_spec.get("collection", "C1")
     scheduler = None
     if parse_difficulty(difficulty) is None:
-        scheduler = AdaptiveScheduler(resolve_env_ids(collection),
-                                      SchedulerConfig(**(config.get("scheduler") or {})),
+        try:
+            scheduler_config = SchedulerConfig(**(config.get("scheduler") or {}))
+        except TypeError as exc:  # a key that is not tau_acc, tau_num or d_delta
+            raise UserInputError(f"--config scheduler: {exc}") from None
+        scheduler = AdaptiveScheduler(resolve_env_ids(collection), scheduler_config,
                                       checkpoint_path=output / "scheduler.json")
     environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
                                    secret=env_spec.get("secret"),
@@ -174,6 +180,7 @@ def export_sft_command(
     difficulties = parse_difficulty(difficulty)
     if difficulties is None:
         raise UserInputError("--difficulty: export-sft needs N or LOW-HIGH")
+    require_output_directory(out, "--out")
     env = EcomEnv(collection, catalog=catalog, secret=secret)
     agents = ("oracle", "heuristic") if heuristic else ("oracle",)
     counts = export_sft(env, difficulties, episodes, out, agents=agents, eval_fraction=eval_fraction, seed=seed)

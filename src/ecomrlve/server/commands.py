@@ -15,8 +15,8 @@ from rich.table import Table
 
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
-from ecomrlve.envs import resolve_env_ids
-from ecomrlve.errors import UserInputError
+from ecomrlve.envs import env_option, resolve_env_ids
+from ecomrlve.errors import UserInputError, require_writable_file
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -48,6 +48,24 @@ TauAcc = Annotated[float, typer.Option(help="Adaptive: accuracy needed to promot
 TauNum = Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")]
 DDelta = Annotated[int, typer.Option(help="Adaptive: maximum window width.")]
 Overrides = Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")]
+
+
+def typed_options(ctx: typer.Context, *names: str) -> list[str]:
+    """The options among ``names`` (parameter names) given on the command line, spelled ``--like-this``.
+
+    A default or an environment variable (``$ECOMRLVE_SECRET``) does not count: only what the user typed
+    can be refused as not applying.
+    """
+    return [f"--{name.replace('_', '-')}" for name in names
+            if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+
+
+def require_server_options(ctx: typer.Context, *names: str) -> None:
+    """``run|eval --server``: refuse the typed options among ``names``, which the server sets for its episodes."""
+    typed = typed_options(ctx, *names)
+    if typed:
+        raise UserInputError(f"{', '.join(typed)}: with --server the server's catalog, secret, overrides, shopper "
+                             "and curriculum apply (set them on `ecomrlve serve`)")
 
 
 def serve_command(
@@ -87,11 +105,13 @@ def serve_command(
 ) -> None:
     """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
     require_serve_extra()
+    if scheduler_state is not None:
+        require_writable_file(scheduler_state, "--scheduler-state")
     from ecomrlve.playground.access import is_loopback
     from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
 
-    config = ServerConfig(env=env or collection or "C8", catalog=catalog, host=host, port=port,
+    config = ServerConfig(env=env_option(env, collection, "C8"), catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),

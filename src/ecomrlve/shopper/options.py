@@ -26,6 +26,8 @@ from ecomrlve.shopper.llm import LLMShopper
 from ecomrlve.user.realiser import PHRASINGS, Phrasing, RealiserFactory, TemplateShopper
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
+#: the parameter names of the options below, as commands declare them (``run|eval --server`` refuses them)
+SHOPPER_PARAMETERS = ("user_model", "user_base_url", "user_api_key_env", "user_cache", "user_concurrency", "phrasing")
 
 UserModel = Annotated[str | None, typer.Option(
     "--user-model", help="LLM shopper: the served model that phrases the shopper's messages (default: templates).")]
