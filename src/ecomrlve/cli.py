@@ -53,6 +53,7 @@ from ecomrlve.runner import (
 from ecomrlve.server.commands import (
     DDelta,
     Overrides,
+    ServerSessions,
     ServerToken,
     ServerUrl,
     TauAcc,
@@ -150,12 +151,9 @@ def run(
             require_writable_file(path, option)
     if server and ray:
         raise UserInputError("--ray and --server: choose one (a server plays its own episodes)")
-    if server:
+    if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
         require_server_options(ctx, "catalog", "secret", "override", "scheduler_state", "tau_acc", "tau_num",
                                "d_delta", *SHOPPER_PARAMETERS)
-    if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
-        from ecomrlve.server.commands import ServerSessions
-
         remote = ServerSessions(server, token, env_ids)
         make_env: Callable[[], PlayableEnv] = remote.make_env
         scheduler, catalog_name = remote.scheduler if difficulties is None else None, server
