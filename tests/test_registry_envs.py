@@ -217,6 +217,14 @@ def test_an_environment_is_subject_to_its_tools_axes() -> None:
         assert set(RUNTIME_AXES) | set(spec.axes) <= set(axes), spec.id
 
 
+def test_a_journey_is_subject_to_its_request_kinds_axes() -> None:
+    """JOURNEY plays other environments' tasks, so `ecomrlve difficulty` names it among their axes' readers."""
+    journey = environment_axes("JOURNEY")
+    for family in intent_families():
+        assert set(environment_axes(family.env_id)) <= set(journey), family.env_id
+    assert {"journey_intents", "m", "cart_items", "order_reference"} <= set(journey)
+
+
 def test_every_axis_is_read_by_an_environment_or_the_runtime() -> None:
     """`ecomrlve difficulty` names who reads each axis (the runtime's, the tools' and the specs' axes): none
     may show no reader."""

@@ -120,10 +120,12 @@ def get_environment(env_id: str) -> TaskFamily:
 
 def environment_axes(env_id: str) -> tuple[str, ...]:
     """The difficulty axes ``env_id`` is subject to: the runtime's, those of the tools it offers
-    (``catalog_search``'s ``top_k`` and ``eps_rank``) and those its spec lists, in that order (a
-    JOURNEY's requests are shaped by their own environments' axes as well)."""
-    tool_axes = [axis for name in get_environment(env_id).tool_names for axis in TOOLS[name].axes]
-    return tuple(dict.fromkeys([*RUNTIME_AXES, *tool_axes, *env_spec(env_id).axes]))
+    (``catalog_search``'s ``top_k`` and ``eps_rank``), those its spec lists, then those of the
+    environments it plays (a JOURNEY's request kinds), in that order."""
+    family = get_environment(env_id)
+    tool_axes = [axis for name in family.tool_names for axis in TOOLS[name].axes]
+    played = [axis for part in family.played_envs() for axis in environment_axes(part.env_id)]
+    return tuple(dict.fromkeys([*RUNTIME_AXES, *tool_axes, *env_spec(env_id).axes, *played]))
 
 
 def env_collections() -> dict[str, tuple[str, ...]]:

@@ -103,6 +103,11 @@ class TaskFamily(ABC):
         """
         return True
 
+    def played_envs(self) -> tuple[TaskFamily, ...]:
+        """The environments whose tasks this one plays inside its episodes (JOURNEY: its request kinds);
+        their difficulty axes shape its episodes too. None by default."""
+        return ()
+
     def prepare(self, catalog: Catalog) -> None:
         """Build the per-catalog structures (cached on ``catalog``) that generating and scoring read,
         before any episode: built on a category's first use instead, they made that episode tens of

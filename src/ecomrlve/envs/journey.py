@@ -244,6 +244,9 @@ class JourneyFamily(TaskFamily):
         return ("Submit the answer to the request you are handling now, using only the fields of that kind of "
                 f"request; the conversation continues until every request is answered. {kinds}")
 
+    def played_envs(self) -> tuple[TaskFamily, ...]:
+        return self.intent_envs
+
     def prepare(self, catalog: Catalog) -> None:
         """What each request kind prepares (a journey plays them all)."""
         prepare_catalog(catalog, self.intent_envs)
