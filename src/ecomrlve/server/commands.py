@@ -50,19 +50,12 @@ DDelta = Annotated[int, typer.Option(help="Adaptive: maximum window width.")]
 Overrides = Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")]
 
 
-def typed_options(ctx: typer.Context, *names: str) -> list[str]:
-    """The options among ``names`` (parameter names) given on the command line, spelled ``--like-this``.
-
-    A default or an environment variable (``$ECOMRLVE_SECRET``) does not count: only what the user typed
-    can be refused as not applying.
-    """
-    return [f"--{name.replace('_', '-')}" for name in names
-            if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
-
-
 def require_server_options(ctx: typer.Context, *names: str) -> None:
-    """``run|eval --server``: refuse the typed options among ``names``, which the server sets for its episodes."""
-    typed = typed_options(ctx, *names)
+    """``run|eval --server``: refuse the options among ``names`` (parameter names) typed on the command line,
+    which the server sets for its episodes. A default or an environment variable (``$ECOMRLVE_SECRET``) does
+    not count: only what the user typed can be refused as not applying."""
+    typed = [f"--{name.replace('_', '-')}" for name in names
+             if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
     if typed:
         raise UserInputError(f"{', '.join(typed)}: with --server the server's catalog, secret, overrides, shopper "
                              "and curriculum apply (set them on `ecomrlve serve`)")
