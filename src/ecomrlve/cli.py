@@ -26,7 +26,7 @@ from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
-from ecomrlve.envs import env_option, environment_axes, resolve_env_ids
+from ecomrlve.envs import environment_axes, resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError, require_output_directory, require_writable_file
@@ -58,6 +58,7 @@ from ecomrlve.server.commands import (
     ServerUrl,
     TauAcc,
     TauNum,
+    env_option,
     require_server_options,
     serve_command,
     status_command,

@@ -7,7 +7,6 @@ call, here or in any module imported before it is used (see ARCHITECTURE.md).
 from __future__ import annotations
 
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
-from ecomrlve.errors import UserInputError
 from ecomrlve.registry import (
     CORE_COLLECTIONS,
     RUNTIME_AXES,
@@ -152,15 +151,5 @@ def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]
     return tuple(dict.fromkeys(out))
 
 
-def env_option(env: str | None, collection: str | None, default: str) -> str:
-    """What ``--env`` or ``--collection`` names (they mean the same: ids, collections or both), or ``default``;
-    both at once is a mistake, refused rather than one silently ignored."""
-    if env and collection:
-        raise UserInputError(f"--env {env} and --collection {collection}: give one (either takes ids and "
-                             "collections, comma separated)")
-    return env or collection or default
-
-
-__all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "env_option",
-           "environment_axes", "get_environment",
-           "resolve_env_ids"]
+__all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "environment_axes",
+           "get_environment", "resolve_env_ids"]

@@ -22,7 +22,7 @@ from ecomrlve.agents.llm import MODES, ChatEndpoint, EndpointError, LLMConfig, M
 from ecomrlve.catalog import load_catalog
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
-from ecomrlve.envs import env_option, resolve_env_ids
+from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import compare as comparison
 from ecomrlve.evaluation.report import (
@@ -50,6 +50,7 @@ from ecomrlve.server.commands import (
     ServerUrl,
     TauAcc,
     TauNum,
+    env_option,
     require_server_options,
 )
 from ecomrlve.shopper.options import (

@@ -1,4 +1,5 @@
-"""``ecomrlve serve`` and ``ecomrlve status``, and what ``run|eval --server`` play through.
+"""``ecomrlve serve`` and ``ecomrlve status``, what ``run|eval --server`` play through, and the options
+``run``, ``eval`` and ``serve`` share (server, curriculum, overrides, ``--env``/``--collection``).
 
 Registered on the main CLI app in :mod:`ecomrlve.cli`. openenv, FastAPI and httpx (the ``serve``
 extra) are imported only when a command runs, so the core install runs every other command.
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
-from ecomrlve.envs import env_option, resolve_env_ids
+from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError, require_writable_file
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -48,6 +49,15 @@ TauAcc = Annotated[float, typer.Option(help="Adaptive: accuracy needed to promot
 TauNum = Annotated[int, typer.Option(help="Adaptive: episodes at the upper edge per decision.")]
 DDelta = Annotated[int, typer.Option(help="Adaptive: maximum window width.")]
 Overrides = Annotated[list[str], typer.Option(help="Override a difficulty axis: AXIS=VALUE (repeatable).")]
+
+
+def env_option(env: str | None, collection: str | None, default: str) -> str:
+    """What ``--env`` or ``--collection`` names (they mean the same: ids, collections or both), or ``default``;
+    both at once is a mistake, refused rather than one silently ignored."""
+    if env and collection:
+        raise UserInputError(f"--env {env} and --collection {collection}: give one (either takes ids and "
+                             "collections, comma separated)")
+    return env or collection or default
 
 
 def require_server_options(ctx: typer.Context, *names: str) -> None:
