@@ -189,25 +189,45 @@ def test_return_before_requested_confirmation_is_capped(env) -> None:
     assert observation.info["reward"]["r_task"] <= 0 and not observation.info["is_correct"]
 
 
-def test_score_rewards_refusing_ineligible_items() -> None:
-    right = return_score(eligible=False, answered=True, line_ok=True, answer_eligible=False, returned=False,
-                         reason_ok=False, wrong_returns=0, replacement_asked=False, replacement_ok=False, confirmed=True)
-    wrong = return_score(eligible=False, answered=True, line_ok=True, answer_eligible=True, returned=False,
-                         reason_ok=False, wrong_returns=0, replacement_asked=False, replacement_ok=False, confirmed=True)
+def test_score_rewards_refusing_ineligible_items_the_store_refused() -> None:
+    def score(answer_eligible: bool, verdict_shown: bool) -> tuple[float, bool, float]:
+        return return_score(eligible=False, answered=True, line_ok=True, answer_eligible=answer_eligible,
+                            verdict_shown=verdict_shown, returned=False, reason_ok=False, wrong_returns=0,
+                            replacement_asked=False, replacement_ok=False, confirmed=True)
+    right, wrong, unchecked = score(False, True), score(True, True), score(False, False)
     assert right[:2] == (1.0, True) and wrong[0] < 0 and not wrong[1]
+    assert unchecked[0] < 0 and not unchecked[1]  # the right words, but nobody looked
+
+
+@pytest.mark.parametrize("verify", ["return_check_eligibility", "return_initiate", None])
+def test_not_eligible_counts_only_after_the_store_said_so(env, verify: str | None) -> None:
+    """An ineligible target answered "not eligible" with its line: correct after an eligibility check or a
+    refused return of that line, not when nothing was checked (a blind refusal is right whenever the
+    guessed line happens to be ineligible)."""
+    find_episode(env, ENV, 3, lambda g: not g.eligible and g.replacement is None and not g.confirm_first)
+    target = env.audit().problem.goal.target
+    ids = {"order_id": target.order_id, "line_id": target.line_id}
+    if verify is not None:
+        arguments = {"reason": "defective"} if verify == "return_initiate" else {}
+        [(_, result)] = tool_results(env.step(call(verify, **ids, **arguments)))
+        assert result.get("eligible") is False or result["error"].startswith("not_eligible"), result
+    observation = env.step(call("answer", eligible=False, **ids))
+    assert observation.info["is_correct"] == (verify is not None)
+    assert observation.info["reward"]["task"]["verdict_shown"] == (verify is not None)
 
 
 @pytest.mark.parametrize("eligible", [True, False])
 @pytest.mark.parametrize("replacement_asked", [True, False])
 def test_score_is_bounded_and_one_only_when_everything_is_right(eligible: bool, replacement_asked: bool) -> None:
     import itertools
-    for line_ok, answer_eligible, returned, reason_ok, wrong, replacement_ok, confirmed in itertools.product(
-            (True, False), (True, False), (True, False), (True, False), (0, 1, 3), (True, False), (True, False)):
+    for line_ok, answer_eligible, shown, returned, reason_ok, wrong, replacement_ok, confirmed in itertools.product(
+            (True, False), (True, False), (True, False), (True, False), (True, False), (0, 1, 3), (True, False),
+            (True, False)):
         r, correct, _ = return_score(eligible=eligible, answered=True, line_ok=line_ok, answer_eligible=answer_eligible,
-                                     returned=returned and eligible, reason_ok=reason_ok, wrong_returns=wrong,
+                                     verdict_shown=shown or (returned and eligible), returned=returned and eligible, reason_ok=reason_ok, wrong_returns=wrong,
                                      replacement_asked=replacement_asked, replacement_ok=replacement_ok,
                                      confirmed=confirmed)
         assert -1.0 <= r <= 1.0
         perfect = (line_ok and answer_eligible == eligible and wrong == 0 and confirmed
-                   and (not eligible or (returned and reason_ok)) and (replacement_ok or not replacement_asked))
+                   and (returned and reason_ok if eligible else shown) and (replacement_ok or not replacement_asked))
         assert correct == perfect and (r == 1.0) == perfect

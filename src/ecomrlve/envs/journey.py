@@ -38,6 +38,7 @@ Version history
        out for evaluation).
     7: its STATUS intents follow STATUS 6 (the same product's look-alike order is older or newer at random).
     8: its RETURN intents follow RETURN 6 (the same product's look-alike order is older or newer at random).
+    9: its RETURN intents follow RETURN 7 ("not eligible" counts only for a line the store gave a verdict on).
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 8
+    version = 9
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

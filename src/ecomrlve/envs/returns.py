@@ -21,7 +21,8 @@ Scoring
     :func:`return_score`. Eligible target: returned (0.4), with the customer's reason (0.2), answer
     names the line and says eligible (0.2), valid replacement when asked (0.2); without a
     replacement request the first three are 0.5/0.25/0.25. Ineligible target: answer names the
-    line (0.4) and says ineligible (0.6), 0.8 of that plus 0.2 for the replacement when asked.
+    line (0.4) and says ineligible after the store told the agent so (0.6: ``return_check_eligibility``
+    on that line, or a ``return_initiate`` refused), 0.8 of that plus 0.2 for the replacement when asked.
     Each other line the agent returned costs 0.5; ``r_task = 2·s − 1``; no answer −1; a return
     started before a requested confirmation caps r_task at 0. is_correct iff s = 1 (and no return
     was started before a requested confirmation).
@@ -40,6 +41,9 @@ Version history
        out for evaluation).
     6: the look-alike order of the same product is older or newer at random (was always older, so the newest
        delivered order naming the product was always the one meant and the date never had to be read).
+    7: "not eligible" is credited only for a line whose verdict the store gave the agent (an eligibility
+       check or a refused return): answering every line as ineligible without looking was right whenever
+       the guessed line happened to be ineligible (10 % of episodes at d 3-15).
 """
 
 from __future__ import annotations
@@ -158,9 +162,9 @@ class ReturnAnswer(BaseModel):
 
 # -- scoring (pure) -------------------------------------------------------------------------------
 
-def return_score(*, eligible: bool, answered: bool, line_ok: bool, answer_eligible: bool | None, returned: bool,
-                 reason_ok: bool, wrong_returns: int, replacement_asked: bool, replacement_ok: bool,
-                 confirmed: bool) -> tuple[float, bool, float]:
+def return_score(*, eligible: bool, answered: bool, line_ok: bool, answer_eligible: bool | None,
+                 verdict_shown: bool, returned: bool, reason_ok: bool, wrong_returns: int,
+                 replacement_asked: bool, replacement_ok: bool, confirmed: bool) -> tuple[float, bool, float]:
     """``(r_task, is_correct, s)`` for one RETURN episode (rule in the module docstring)."""
     if not answered:
         return -1.0, False, 0.0
@@ -171,7 +175,7 @@ def return_score(*, eligible: bool, answered: bool, line_ok: bool, answer_eligib
              + w_answer * (line_ok and answer_eligible is True))
     else:
         scale = 1.0 - replacement_weight
-        s = scale * (0.4 * line_ok + 0.6 * (line_ok and answer_eligible is False))
+        s = scale * (0.4 * line_ok + 0.6 * (line_ok and answer_eligible is False and verdict_shown))
     s += replacement_weight * replacement_ok
     s = max(0.0, s - WRONG_RETURN_PENALTY * wrong_returns)
     r_task = 2 * s - 1
@@ -286,14 +290,14 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
     answer_id_arguments = ("order_id", "line_id", "replacement_product_id")
     instructions = ("help the customer return an item from one of their orders. Find the exact order line, check "
-                    "it against the store's return policy and start the return with the customer's reason; if the "
-                    "item cannot be returned, start nothing and explain why. If they ask for a replacement, "
+                    "it with return_check_eligibility and start the return with the customer's reason; if the "
+                    "store says the item cannot be returned, start nothing and explain why. If they ask for a replacement, "
                     "recommend one product that meets their requirements. Then call answer.")
 
     def answer_description(self, difficulty: Difficulty) -> str:
@@ -402,6 +406,7 @@ class ReturnFamily(TaskFamily):
         returned = bool(target_returns)
         reason_ok = returned and target_returns[0].reason == goal.reason
         line_ok = answer is not None and answer.order_id == target.order_id and answer.line_id == target.line_id
+        verdict_shown = target.line_id in world.account.verdicts_shown
         replacement_ok = False
         if goal.replacement is not None and answer is not None and answer.replacement_product_id:
             row = world.catalog.index_of(answer.replacement_product_id)
@@ -410,13 +415,13 @@ class ReturnFamily(TaskFamily):
             replacement_ok = row is not None and contains_sorted(valid, row)
         r_task, is_correct, s = return_score(
             eligible=goal.eligible, answered=answer is not None, line_ok=line_ok,
-            answer_eligible=answer.eligible if answer is not None else None, returned=returned,
-            reason_ok=reason_ok, wrong_returns=wrong, replacement_asked=goal.replacement is not None,
+            answer_eligible=answer.eligible if answer is not None else None, verdict_shown=verdict_shown,
+            returned=returned, reason_ok=reason_ok, wrong_returns=wrong, replacement_asked=goal.replacement is not None,
             replacement_ok=replacement_ok, confirmed=not state.returned_unconfirmed)
         return TaskOutcome(r_task=r_task, is_correct=is_correct, details={
             "score": s, "eligible": goal.eligible, "returned": returned, "reason_ok": reason_ok,
-            "wrong_returns": wrong, "line_ok": line_ok, "replacement_ok": replacement_ok,
-            "confirmed": not state.returned_unconfirmed, "answered": answer is not None})
+            "wrong_returns": wrong, "line_ok": line_ok, "verdict_shown": verdict_shown,
+            "replacement_ok": replacement_ok, "confirmed": not state.returned_unconfirmed, "answered": answer is not None})
 
     def oracle(self, problem: Problem[ReturnGoal, ReturnState]) -> ReturnOracle:
         return ReturnOracle(problem)

@@ -75,6 +75,7 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
     world = ctx.world
     order, line = _order_line(ctx, order_id, line_id)
     verdict = world.account.verdict(world, order, line)
+    world.account.verdicts_shown.append(line.line_id)
     result: dict[str, Any] = {"order_id": order_id, "line_id": line_id, "eligible": verdict.eligible,
                               "code": verdict.code, "explanation": verdict.explanation()}
     if verdict.window_days is not None and verdict.deadline is not None:  # set together
@@ -106,6 +107,7 @@ def return_initiate(ctx: ToolContext, order_id: str, line_id: str, reason: Retur
     order, line = _order_line(ctx, order_id, line_id)
     verdict = world.account.verdict(world, order, line)
     if not verdict.eligible:
+        world.account.verdicts_shown.append(line.line_id)
         raise ToolError(f"not_eligible_{verdict.code}", verdict.explanation())
     tier = world.account.profile.tier
     price = line.unit_price_cents * line.quantity

@@ -161,7 +161,8 @@ def schedule(status: OrderStatus, method: str, today: dt.date, age_days: int,
 
 
 class Account:
-    """Profile (drawn lazily), orders (appended by generators) and the returns ledger."""
+    """Profile (drawn lazily), orders (appended by generators), the returns ledger and the lines whose
+    eligibility the agent was told."""
 
     def __init__(self, key: tuple, today: dt.date) -> None:
         self.policy: StorePolicy = STORE_POLICY  # the store policy in force (POLICY episodes install their own)
@@ -171,6 +172,8 @@ class Account:
         self._profile: Profile | None = None
         self.orders: list[Order] = []
         self.returns: list[ReturnRecord] = []
+        #: lines whose eligibility verdict the agent was shown (checked, or a return refused), in order
+        self.verdicts_shown: list[str] = []
         self._lines = 0
 
     @property
