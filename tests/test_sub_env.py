@@ -16,7 +16,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.views import category_view
 from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, valid_rows
-from ecomrlve.envs.recommend_task import RecommendAnswer
+from ecomrlve.envs.recommend_task import RecommendAnswer, switched
 from ecomrlve.envs.sub import SubstitutionFamily
 from ecomrlve.episode import EcomEnv
 
@@ -71,7 +71,7 @@ def test_valid_substitutes(sub_env, catalog, d) -> None:
         sub_env.reset(env_id=ENV, difficulty=d, seed=seed)
         goal = sub_env.audit().problem.goal
         world = sub_env.audit().world
-        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        valid = valid_rows(catalog, goal.category, switched(goal.requirements, goal.switch), world.stock_overrides, (goal.original_row,))
         assert len(valid) >= 1 and goal.original_row not in set(valid.tolist())
         assert np.all(catalog.category[valid] == catalog.category[goal.original_row])
         assert all(world.stock(int(r)) > 0 for r in valid)
@@ -88,7 +88,7 @@ def test_similar_products_rank_first(quiet_sub, catalog) -> None:
         quiet_sub.reset(env_id=ENV, difficulty=2, seed=seed)
         goal = quiet_sub.audit().problem.goal
         world = quiet_sub.audit().world
-        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        valid = valid_rows(catalog, goal.category, switched(goal.requirements, goal.switch), world.stock_overrides, (goal.original_row,))
         overlap = attribute_overlap(catalog, goal.original_row, valid)
         first = catalog.index_of(goal.ideal_ids[0])
         better += overlap[list(valid).index(first)] >= overlap.mean()
