@@ -43,8 +43,6 @@ from ecomrlve.envs.recommend_task import (
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"
-EXPLOIT_D = [0, 3, 6, 9, 12, 15]
-EXPLOIT_SEEDS = range(15)
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +246,7 @@ def test_answer_description_states_k_rec(pd_env) -> None:
 
 @pytest.mark.parametrize("name", list(COMMON_EXPLOITS))
 def test_exploits_score_low(pd_env, name) -> None:
-    runs = exploit_runs(pd_env, ENV, name, COMMON_EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    runs = exploit_runs(pd_env, ENV, name, COMMON_EXPLOITS[name])
     assert_exploit_low(runs, f"{ENV} {name}")
 
 

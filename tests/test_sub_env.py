@@ -21,8 +21,6 @@ from ecomrlve.envs.sub import SubstitutionFamily
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"
-EXPLOIT_D = [0, 3, 6, 9, 12, 15]
-EXPLOIT_SEEDS = range(15)
 EXPLOITS = {**COMMON_EXPLOITS, "original_product": lambda env, seed: OriginalPolicy(env, seed)}
 
 
@@ -38,14 +36,13 @@ def quiet_sub(catalog, search) -> EcomEnv:
 
 @pytest.mark.parametrize("name", list(EXPLOITS))
 def test_exploits_score_low(sub_env, name) -> None:
-    runs = exploit_runs(sub_env, ENV, name, EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    runs = exploit_runs(sub_env, ENV, name, EXPLOITS[name])
     assert_exploit_low(runs, f"{ENV} {name}")
 
 
 def test_original_product_scores_minus_one(sub_env) -> None:
     """Recommending the sold-out original is never valid: r_task = −1."""
-    for _, seed, transcript in exploit_runs(sub_env, ENV, "original_product", EXPLOITS["original_product"],
-                                            EXPLOIT_D, EXPLOIT_SEEDS):
+    for _, seed, transcript in exploit_runs(sub_env, ENV, "original_product", EXPLOITS["original_product"]):
         assert transcript.reward["r_task"] == -1.0, seed
 
 
