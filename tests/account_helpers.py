@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from exploits import play
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.episode import EcomEnv
@@ -25,3 +29,21 @@ def find_episode(env: EcomEnv, env_id: str, d: int, predicate, limit: int = 400)
         if predicate(env.audit().problem.goal):
             return
     raise AssertionError(f"no {env_id} episode at d={d} with seed < {limit} has the wanted goal")
+
+
+class NeverAnswer:
+    """Calls one tool every turn and never answers: the turn budget ends the episode."""
+
+    def __init__(self, tool: str, **arguments: Any) -> None:
+        self.tool, self.arguments = tool, arguments
+
+    def act(self, observation) -> AgentAction:
+        return call(self.tool, **self.arguments)
+
+
+def mean_total(env: EcomEnv, env_id: str, make_policy: Callable[[int], Any], ds: Iterable[int],
+               seeds: Iterable[int]) -> float:
+    """Mean r_total of ``make_policy(seed)`` playing every d in ``ds`` at every seed in ``seeds``."""
+    return statistics.fmean(play(env, lambda e, seed=seed: make_policy(seed), difficulty=d, seed=seed,
+                                 env_id=env_id).reward["r_total"]
+                            for d in ds for seed in seeds)

@@ -57,9 +57,3 @@ def make_env(catalog: Catalog, search: SearchEngine):
 def env(make_env) -> EcomEnv:
     """A fresh CART environment (default axes)."""
     return make_env()
-
-
-@pytest.fixture
-def quiet_env(make_env) -> EcomEnv:
-    """A CART environment without typo noise, for tests that read the user's exact words."""
-    return make_env(overrides={"p_noise": 0.0})

@@ -143,10 +143,14 @@ COMMON_EXPLOITS = {
 
 # -- cached sweeps ------------------------------------------------------------------------------------
 
+EXPLOIT_D = [0, 3, 6, 9, 12, 15]  # the sweep every recommendation exploit plays, with EXPLOIT_SEEDS
+EXPLOIT_SEEDS = range(15)
 _RUNS: dict[tuple, list[tuple[int, int, Transcript]]] = {}
 
 
-def exploit_runs(env: EcomEnv, env_id: str, name: str, factory, ds: list[int], seeds: range) -> list[tuple[int, int, Transcript]]:
+def exploit_runs(env: EcomEnv, env_id: str, name: str, factory, ds: list[int] = EXPLOIT_D,
+                 seeds: range = EXPLOIT_SEEDS) -> list[tuple[int, int, Transcript]]:
+    """``factory(env, seed)`` played at every d in ``ds`` and seed in ``seeds``, once per process (cached)."""
     key = (name, env_id, tuple(ds), seeds)
     if key not in _RUNS:
         _RUNS[key] = [(d, s, play(env, lambda e, s=s: factory(e, s), difficulty=d, seed=s, env_id=env_id))

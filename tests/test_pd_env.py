@@ -38,12 +38,11 @@ from ecomrlve.envs.recommend_task import (
     RecommendAnswer,
     RequirementSwitch,
     plan_switch,
+    switched,
 )
 from ecomrlve.episode import EcomEnv
 
 ENV = "PD"
-EXPLOIT_D = [0, 3, 6, 9, 12, 15]
-EXPLOIT_SEEDS = range(15)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +167,7 @@ def test_scored_valid_reuses_only_what_the_inputs_determine(catalog, search, env
     for seed in range(40):
         env.reset(env_id=env_id, difficulty=seed % 16, seed=seed)
         goal, world = env.audit().problem.goal, env.audit().world
-        final = goal.final_requirements()
+        final = switched(goal.requirements, goal.switch)
         planned = family.scored_valid(world, goal, final, world.planning_overrides())
         assert same(planned, fresh(goal, final, world.planning_overrides()))
         valid = planned[0]
@@ -211,14 +210,14 @@ def test_switches_to_a_new_value_are_those_of_the_rows_valid_without_it(pd_env, 
                     options.append(RequirementSwitch(index=i, requirement=Requirement(field=requirement.field, value=value)))
         return rng.choice(options) if options else None
 
-    switched = 0
+    categorical_switches = 0
     for seed in range(60):
         pd_env.reset(env_id=ENV, difficulty=seed % 16, seed=seed)
         goal, world = pd_env.audit().problem.goal, pd_env.audit().world
         got = plan_switch(world, goal.category, [goal.target_row], goal.requirements, random.Random(seed), True)
         assert got == expected(world, goal.category, [goal.target_row], goal.requirements, random.Random(seed))
-        switched += got is not None and got.requirement.field in CATEGORICAL_FIELDS
-    assert switched
+        categorical_switches += got is not None and got.requirement.field in CATEGORICAL_FIELDS
+    assert categorical_switches
 
 
 @pytest.mark.parametrize("flt", [
@@ -247,7 +246,7 @@ def test_answer_description_states_k_rec(pd_env) -> None:
 
 @pytest.mark.parametrize("name", list(COMMON_EXPLOITS))
 def test_exploits_score_low(pd_env, name) -> None:
-    runs = exploit_runs(pd_env, ENV, name, COMMON_EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    runs = exploit_runs(pd_env, ENV, name, COMMON_EXPLOITS[name])
     assert_exploit_low(runs, f"{ENV} {name}")
 
 

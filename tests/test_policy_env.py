@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 import re
-import statistics
 from collections import Counter
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
-from account_helpers import call
-from exploits import play
+from account_helpers import NeverAnswer, call, mean_total
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -188,15 +186,9 @@ class AnswerZero:
         return call("answer", value=0.0, yes_no="no")
 
 
-class NeverAnswer:
-    def act(self, observation) -> AgentAction:
-        return call("policy_search", query="returns")
-
-
 @pytest.mark.parametrize("name", ["copy_random_number", "answer_zero", "never_answer"])
 def test_exploits_earn_nothing(env, name: str) -> None:
-    factories = {"copy_random_number": lambda e, s: CopyRandomNumber(s), "answer_zero": lambda e, s: AnswerZero(),
-                 "never_answer": lambda e, s: NeverAnswer()}
-    totals = [play(env, lambda e, s=seed: factories[name](e, s), difficulty=d, seed=seed, env_id=ENV).reward["r_total"]
-              for d in EXPLOIT_D for seed in EXPLOIT_SEEDS]
-    assert statistics.fmean(totals) <= 0.1, statistics.fmean(totals)
+    factories = {"copy_random_number": CopyRandomNumber, "answer_zero": lambda seed: AnswerZero(),
+                 "never_answer": lambda seed: NeverAnswer("policy_search", query="returns")}
+    mean = mean_total(env, ENV, factories[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    assert mean <= 0.1, mean

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import statistics
 from typing import Any
 
 import pytest
-from account_helpers import call, find_episode, reply
-from exploits import play
+from account_helpers import NeverAnswer, call, find_episode, mean_total, reply
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.difficulty import Difficulty
@@ -116,20 +114,14 @@ class AnswerEligibleAlways:
         return call("order_list")
 
 
-class NeverAnswer:
-    def act(self, observation) -> AgentAction:
-        return call("order_list")
-
-
 EXPLOITS = {"return_every_line": ReturnEveryLine, "answer_eligible_always": AnswerEligibleAlways,
-            "never_answer": NeverAnswer}
+            "never_answer": lambda: NeverAnswer("order_list")}
 
 
 @pytest.mark.parametrize("name", list(EXPLOITS))
 def test_exploits_earn_nothing(env, name: str) -> None:
-    totals = [play(env, lambda e: EXPLOITS[name](), difficulty=d, seed=seed, env_id=ENV).reward["r_total"]
-              for d in EXPLOIT_D for seed in EXPLOIT_SEEDS]
-    assert statistics.fmean(totals) <= 0.1, statistics.fmean(totals)
+    mean = mean_total(env, ENV, lambda seed: EXPLOITS[name](), EXPLOIT_D, EXPLOIT_SEEDS)
+    assert mean <= 0.1, mean
 
 
 def test_invented_line_ids_in_the_answer_are_hallucinations(env) -> None:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 
 import pytest
-from account_helpers import call, find_episode, reply
-from exploits import play
+from account_helpers import NeverAnswer, call, find_episode, mean_total, reply
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.envs.status import TARGET_STATUSES, status_score
@@ -105,18 +103,12 @@ class MostCommonStatus:
         return call("order_list")
 
 
-class NeverAnswer:
-    def act(self, observation) -> AgentAction:
-        return call("order_list")
-
-
 def test_exploits_earn_nothing(env) -> None:
     goals = []
     for seed in range(100):
         env.reset(env_id=ENV, difficulty=8, seed=seed)
         goals.append(env.audit().problem.goal.status)
     common = Counter(goals).most_common(1)[0][0]
-    for policy in (lambda e: MostCommonStatus(common), lambda e: NeverAnswer()):
-        totals = [play(env, policy, difficulty=d, seed=seed, env_id=ENV).reward["r_total"]
-                  for d in EXPLOIT_D for seed in EXPLOIT_SEEDS]
-        assert statistics.fmean(totals) <= 0.1, statistics.fmean(totals)
+    for policy in (lambda seed: MostCommonStatus(common), lambda seed: NeverAnswer("order_list")):
+        mean = mean_total(env, ENV, policy, EXPLOIT_D, EXPLOIT_SEEDS)
+        assert mean <= 0.1, mean

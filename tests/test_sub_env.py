@@ -16,13 +16,11 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.views import category_view
 from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, valid_rows
-from ecomrlve.envs.recommend_task import RecommendAnswer
+from ecomrlve.envs.recommend_task import RecommendAnswer, switched
 from ecomrlve.envs.sub import SubstitutionFamily
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"
-EXPLOIT_D = [0, 3, 6, 9, 12, 15]
-EXPLOIT_SEEDS = range(15)
 EXPLOITS = {**COMMON_EXPLOITS, "original_product": lambda env, seed: OriginalPolicy(env, seed)}
 
 
@@ -38,14 +36,13 @@ def quiet_sub(catalog, search) -> EcomEnv:
 
 @pytest.mark.parametrize("name", list(EXPLOITS))
 def test_exploits_score_low(sub_env, name) -> None:
-    runs = exploit_runs(sub_env, ENV, name, EXPLOITS[name], EXPLOIT_D, EXPLOIT_SEEDS)
+    runs = exploit_runs(sub_env, ENV, name, EXPLOITS[name])
     assert_exploit_low(runs, f"{ENV} {name}")
 
 
 def test_original_product_scores_minus_one(sub_env) -> None:
     """Recommending the sold-out original is never valid: r_task = −1."""
-    for _, seed, transcript in exploit_runs(sub_env, ENV, "original_product", EXPLOITS["original_product"],
-                                            EXPLOIT_D, EXPLOIT_SEEDS):
+    for _, seed, transcript in exploit_runs(sub_env, ENV, "original_product", EXPLOITS["original_product"]):
         assert transcript.reward["r_task"] == -1.0, seed
 
 
@@ -71,7 +68,7 @@ def test_valid_substitutes(sub_env, catalog, d) -> None:
         sub_env.reset(env_id=ENV, difficulty=d, seed=seed)
         goal = sub_env.audit().problem.goal
         world = sub_env.audit().world
-        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        valid = valid_rows(catalog, goal.category, switched(goal.requirements, goal.switch), world.stock_overrides, (goal.original_row,))
         assert len(valid) >= 1 and goal.original_row not in set(valid.tolist())
         assert np.all(catalog.category[valid] == catalog.category[goal.original_row])
         assert all(world.stock(int(r)) > 0 for r in valid)
@@ -88,7 +85,7 @@ def test_similar_products_rank_first(quiet_sub, catalog) -> None:
         quiet_sub.reset(env_id=ENV, difficulty=2, seed=seed)
         goal = quiet_sub.audit().problem.goal
         world = quiet_sub.audit().world
-        valid = valid_rows(catalog, goal.category, goal.final_requirements(), world.stock_overrides, (goal.original_row,))
+        valid = valid_rows(catalog, goal.category, switched(goal.requirements, goal.switch), world.stock_overrides, (goal.original_row,))
         overlap = attribute_overlap(catalog, goal.original_row, valid)
         first = catalog.index_of(goal.ideal_ids[0])
         better += overlap[list(valid).index(first)] >= overlap.mean()

@@ -31,7 +31,7 @@ from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, ca
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import commands as evaluation_commands
-from ecomrlve.evaluation.commands import compare_command, eval_command
+from ecomrlve.evaluation.commands import RayAddress, RayWorkers, compare_command, eval_command
 from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
@@ -122,9 +122,8 @@ def run(
     tau_num: TauNum = SchedulerConfig.tau_num,
     d_delta: DDelta = SchedulerConfig.d_delta,
     ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum.")] = False,
-    workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
-    ray_address: Annotated[Optional[str], typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
-                                                       "else a local Ray).")] = None,
+    workers: RayWorkers = 2,
+    ray_address: RayAddress = None,
     server: ServerUrl = None,
     token: ServerToken = None,
     user_model: UserModel = None,

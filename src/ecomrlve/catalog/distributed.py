@@ -31,8 +31,7 @@ class _EmbedBatch:
         return {"row": batch["row"], "vector": vectors.astype(np.float32)}
 
 
-def ray_embed_chunk(embedder_name: str, *, workers: int = 2, batch_size: int = 4096,
-                    num_gpus: float = 0) -> Callable[[list[str]], np.ndarray]:
+def ray_embed_chunk(embedder_name: str, *, workers: int = 2, batch_size: int = 4096) -> Callable[[list[str]], np.ndarray]:
     """An ``embed_chunk`` function for :func:`ecomrlve.catalog.store.embed_catalog` that runs on Ray."""
     import ray
 
@@ -44,7 +43,7 @@ def ray_embed_chunk(embedder_name: str, *, workers: int = 2, batch_size: int = 4
     def embed_chunk(texts: list[str]) -> np.ndarray:
         dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)])
         embedded = dataset.map_batches(_EmbedBatch, fn_constructor_args=(embedder_name,), batch_size=batch_size,
-                                       batch_format="numpy", concurrency=workers, num_gpus=num_gpus or None)
+                                       batch_format="numpy", concurrency=workers)
         rows, vectors = [], []
         for batch in embedded.iter_batches(batch_format="numpy", batch_size=None):
             rows.append(batch["row"])

@@ -276,4 +276,3 @@ def _with_brands(leaves: tuple[Leaf, ...]) -> tuple[Leaf, ...]:
 
 
 LEAVES: tuple[Leaf, ...] = _with_brands(_LEAVES)
-DEPARTMENTS: tuple[str, ...] = tuple(dict.fromkeys(leaf.department for leaf in LEAVES))

@@ -4,8 +4,9 @@ A real product file rarely has everything the synthetic world has (variant attri
 final-sale category, the categories a BUNDLE project needs). :func:`capabilities` measures it
 once per catalog (vectorised, cached on the catalog object) and returns a typed report:
 
-* ``features``: each difficulty feature with the count it rests on and, when unsupported, why;
-  environments read these to adapt (``capabilities(catalog).has("variants")``);
+* ``features``: each difficulty feature with the count it rests on and, when unsupported, why
+  (``capabilities(catalog).has("variants")``); ``envs`` follows from them and each spec's
+  ``catalog_needs`` and ``catalog_uses``;
 * ``envs``: per environment, whether it can run at all (``missing``: hard requirements, the
   environment refuses at start with one line) and which features it must do without
   (``limited``: the environment adapts).
@@ -192,12 +193,12 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
     return CatalogCapabilities(counts=counts, features=by_name, envs=envs, attribute_products=attribute_products)
 
 
-#: Per environment: the features it cannot run without, and those it adapts to the lack of.
 #: JOURNEY runs when at least this many of its intent environments can.
 JOURNEY_MIN_INTENTS = 2
 
 
 def _env_support(features: dict[str, Feature]) -> dict[str, EnvSupport]:
+    """Per environment: the features it cannot run without, and those it adapts to the lack of."""
     specs = env_specs()
     for spec in specs:
         unknown_features = sorted(set(spec.catalog_needs + spec.catalog_uses) - set(features))

@@ -46,7 +46,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 #: Numeric attribute -> the bound a shopper states on it (more power, a bigger screen, lighter).
 NUMERIC_BOUND = {"wattage": "wattage_min", "screen_size": "screen_size_min", "weight": "weight_max"}
-PRICE_AND_SERVICE = ("price_max", "price_min", "rating_min", "ship_days_max")
 CATEGORICAL_FIELDS = ("brand", *CATEGORICAL_ATTRIBUTES)
 
 #: What the agent may ask about, by topic: the words that name it and the requirement fields it covers.

@@ -145,9 +145,6 @@ class RecommendGoal(BaseModel):
     ideal_ids: list[str]  # an ideal answer, if the planned switch and stock-out happen
     patience: int
 
-    def final_requirements(self) -> list[Requirement]:
-        return switched(self.requirements, self.switch)
-
 
 def switched(requirements: list[Requirement], switch: RequirementSwitch | None) -> list[Requirement]:
     """``requirements`` after ``switch`` (if any) happened."""

@@ -71,6 +71,10 @@ AGENTS = (*BUILTIN_AGENTS, "openai")
 #: ``eval --ray``: (evaluation, workers, Ray address, shopper) -> the pool that plays it. The Ray integration is a
 #: layer above this one, so :mod:`ecomrlve.cli` installs it (``ecomrlve.integrations.ray.evaluation_pool``).
 ray_pool: Callable[[Evaluation, int, str | None, ShopperOptions], EpisodeLoop] | None = None
+#: ``run --ray`` and ``eval --ray``: how many environment actors, on which cluster.
+RayWorkers = Annotated[int, typer.Option(min=1, help="--ray: environment actors.")]
+RayAddress = Annotated[str | None, typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
+                                                "else a local Ray).")]
 
 
 def _llm_config(model: str | None, base_url: str, api_key_env: str | None, mode: Mode, temperature: float | None,
@@ -124,9 +128,8 @@ def eval_command(
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
     ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum "
                                       "(built-in agents).")] = False,
-    workers: Annotated[int, typer.Option(min=1, help="--ray: environment actors.")] = 2,
-    ray_address: Annotated[str | None, typer.Option(help="--ray: an existing cluster (default $RAY_ADDRESS, "
-                                                    "else a local Ray).")] = None,
+    workers: RayWorkers = 2,
+    ray_address: RayAddress = None,
     server: ServerUrl = None,
     token: ServerToken = None,
     user_model: UserModel = None,

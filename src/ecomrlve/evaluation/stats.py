@@ -29,11 +29,11 @@ def pass_hat_k(outcomes: Iterable[Sequence[bool]], k: int) -> float | None:
     return statistics.fmean(per_task) if per_task else None
 
 
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (sensible at 0 %, 100 % and small n)."""
+def wilson_interval(successes: int, n: int) -> tuple[float, float]:
+    """95 % Wilson score interval of a binomial proportion (sensible at 0 %, 100 % and small n)."""
     if n == 0:
         return 0.0, 1.0
-    p = successes / n
+    p, z = successes / n, Z95
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends, free of round-off
@@ -41,11 +41,11 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return low, high
 
 
-def mean_ci(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
     """``(mean, sample standard deviation, half-width of the normal 95 % interval)``."""
     mean = statistics.fmean(values)
     std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return mean, std, z * std / math.sqrt(len(values))
+    return mean, std, Z95 * std / math.sqrt(len(values))
 
 
 def task_key(record: EpisodeRecord) -> tuple[str, int, int]:

@@ -100,12 +100,12 @@ class Playground:
         return response
 
 
-def _number(value: Any, places: int = 3) -> str:
-    """Values for people, as the page's script shows them: at most ``places`` decimals, JSON words."""
+def _number(value: Any) -> str:
+    """Values for people, as the page's script shows them: at most three decimals, JSON words."""
     if value is None:
         return "–"
     if isinstance(value, float) and math.isfinite(value):
-        return f"{value:.{places}f}".rstrip("0").rstrip(".") or "0"
+        return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
     return value if isinstance(value, str) else json.dumps(value)
 
 

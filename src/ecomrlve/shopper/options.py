@@ -38,9 +38,6 @@ UserCache = Annotated[Path | None, typer.Option(
     "--user-cache", help="LLM shopper: cache replies here (content-addressed; a re-run makes no calls).")]
 UserConcurrency = Annotated[int, typer.Option("--user-concurrency", min=1,
                                               help="LLM shopper: requests in flight at once.")]
-UserTimeout = Annotated[float, typer.Option("--user-timeout", help="LLM shopper: seconds per request.")]
-UserTemperature = Annotated[float | None, typer.Option(
-    "--user-temperature", help="LLM shopper: sampling temperature.")]
 PhrasingOption = Annotated[str, typer.Option("--phrasing", help="Template phrasings and personas: train or eval "
                                              "(disjoint halves).")]
 
