@@ -9,7 +9,7 @@ Hidden goal
     always; then a price bound with the slack curve and, drawn at random, a price floor, brand,
     minimum rating, shipping days, attribute equalities and numeric bounds the target really
     has), hidden preference weights aligned with them, which requirements are withheld from the
-    opening, a planned context switch and a planned stock-out, and an ideal answer.
+    opening, a planned context switch and a planned stock-out (with its decoys), and an ideal answer.
 Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
@@ -31,6 +31,9 @@ Version history
     4: asks for the category's main product type (accessories are not valid); the shopper's wording (articles, per-message noise) changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: two decoys sell out the same way as the planned stock-out (products of the category that miss a requirement,
+       preferably only a withheld one), so a product that sold out after a search showed it is no longer known to
+       be the best valid product (an exemplar of every requirement, withheld ones included).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 5
+    version = 6
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

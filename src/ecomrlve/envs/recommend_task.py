@@ -2,7 +2,9 @@
 
 * **Planning** (:meth:`RankedRecommendation.plan`): withheld requirements, a context switch that
   keeps a valid answer (:func:`plan_switch`), a stock-out of the best valid product that the
-  world executes once the agent has seen it, and the ideal answer.
+  world executes once the agent has seen it, with decoys (products of the category that miss a
+  requirement, sold out the same way, so a product that sold out after a search showed it is not
+  known to meet every requirement), and the ideal answer.
 * **Verifier** (:meth:`RankedRecommendation.verify`): reads the goal, the
   :class:`~ecomrlve.envs.recommend_user.RecommendState` and the final world, never the shopper.
 * **The oracle** (:class:`SurfacingOracle`, BUNDLE's too): surfaces the planned products with
@@ -140,6 +142,8 @@ class RecommendGoal(BaseModel):
     switch: RequirementSwitch | None
     stock_out_id: str | None  # the product that sells out once the agent has seen it
     stock_out_row: int | None
+    decoy_ids: list[str]  # products that miss a requirement and sell out the same way (with a stock-out only)
+    decoy_rows: list[int]
     preferences: Preferences
     k: int
     ideal_ids: list[str]  # an ideal answer, if the planned switch and stock-out happen
@@ -159,6 +163,9 @@ class RecommendAnswer(BaseModel):
 
     product_ids: list[str]
 
+
+DECOY_SELL_OUTS = 2  # products that miss a requirement and sell out once shown, beside the planned stock-out
+_DECOY_CANDIDATES = 12  # the most relevant products of each pool checked for them
 
 _BOUND_FIELDS = ("price_max", "price_min", "rating_min", "ship_days_max", *NUMERIC_BOUND.values())
 
@@ -244,7 +251,7 @@ class RankedRecommendation(TaskFamily):
         """A goal with preferences and patience drawn, before :meth:`plan` adds the events."""
         return goal_type(
             category=category, noun=main_type(catalog, category), requirements=requirements, withheld=[],
-            switch=None, stock_out_id=None, stock_out_row=None,
+            switch=None, stock_out_id=None, stock_out_row=None, decoy_ids=[], decoy_rows=[],
             preferences=draw_preferences(requirements, price_reference, rng), k=difficulty.k_rec,
             ideal_ids=[], patience=BASE_PATIENCE + rng.randint(0, 2), **extra)
 
@@ -287,19 +294,46 @@ class RankedRecommendation(TaskFamily):
         if rng.random() < difficulty.p_switch:
             switch = plan_switch(world, goal.category, anchors, goal.requirements, rng, allow_new_value=not want_stock_out)
         # scoring reads the goal's category, preferences and original, not its events: one copy at the end
-        valid, rel = self.scored_valid(world, goal, switched(goal.requirements, switch), world.planning_overrides())
+        final = switched(goal.requirements, switch)
+        valid, rel = self.scored_valid(world, goal, final, world.planning_overrides())
         ranked, _ = ideal_ranking(valid, rel, goal.k + 1)  # the ideal answer, with or without the best
-        stock_out = None
+        stock_out, decoys = None, []
         if want_stock_out and len(valid) >= 2 and world.can_sell_out(ranked[0]):
             stock_out = ranked[0]
             world.doom(stock_out)
+            told = set(range(1, len(final))) - set(withheld) | ({switch.index} if switch is not None else set())
+            decoys = self.decoys(world, goal, [final[i] for i in sorted(told)], valid)
+            for row in decoys:
+                world.doom(row)
         ideal = [row for row in ranked if row != stock_out][:goal.k]
         world.reserve(ideal)
         world.protect(goal.category)
         return goal.model_copy(update={
             "withheld": withheld, "switch": switch, "stock_out_row": stock_out,
             "stock_out_id": None if stock_out is None else catalog.product_id(stock_out),
+            "decoy_rows": decoys, "decoy_ids": [catalog.product_id(r) for r in decoys],
             "ideal_ids": [catalog.product_id(r) for r in ideal]})
+
+    def decoys(self, world: World, goal: RecommendGoal, stated: list[Requirement], valid: np.ndarray) -> list[int]:
+        """The :data:`DECOY_SELL_OUTS` in-stock products of the category's main type that miss a final
+        requirement, that no other task plans with, and that the shopper's hidden relevance ranks highest:
+        among those that meet every ``stated`` requirement (they miss only withheld ones, so the opening cannot
+        tell them from the planned stock-out) first. Without them a product that sold out after a search
+        showed it would be the best valid product: an exemplar of every requirement, the withheld ones
+        included, and of the hidden preferences."""
+        view = category_view(world.catalog, goal.category, main_type_only=True)
+        overrides = world.planning_overrides()
+        valid_local = np.searchsorted(view.rows, valid)  # the valid set lies in the view
+        excluded = self.excluded(goal)
+        picked: list[int] = []
+        near_misses = [stated] if len(stated) < len(goal.requirements) - 1 else []  # something is withheld
+        for requirements in [*near_misses, []]:
+            local = np.setdiff1d(view.matching(requirement_filter(requirements), overrides), valid_local,
+                                 assume_unique=True)
+            ranked, _ = ideal_ranking(view.rows[local], self.relevance(view, goal, local), _DECOY_CANDIDATES)
+            picked += [row for row in ranked if row not in picked and row not in excluded and world.available(row)
+                       and world.can_sell_out(row) and not world.is_denied(row)]
+        return picked[:DECOY_SELL_OUTS]
 
     def user_for(self, world: World, goal: RecommendGoal, rng: random.Random, realiser: Realiser) -> RecommendUser:
         """The shopper and their task state; the world takes over the planned stock-out."""
@@ -307,6 +341,8 @@ class RankedRecommendation(TaskFamily):
         state = RecommendState(requirements=list(goal.requirements), withheld=set(goal.withheld))
         if goal.stock_out_row is not None:
             world.plan_sell_out(goal.stock_out_row, state)
+        for row in goal.decoy_rows:
+            world.plan_sell_out(row, state)
         return RecommendUser(
             realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, state=state,
             noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,

@@ -9,7 +9,7 @@ Hidden goal
     m(d) requirements true of the original and of at least one in-stock substitute (a price cap of
     the original's price plus slack first, then compatibility attributes such as connector, size,
     material and form, then the rest), hidden preferences, withheld requirements, a planned context switch and
-    stock-out, and an ideal answer.
+    stock-out (with its decoys), and an ideal answer.
 Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
@@ -32,6 +32,9 @@ Version history
     4: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: two decoys sell out the same way as the planned stock-out (products of the category that miss a requirement,
+       preferably only a withheld one), so a product that sold out after a search showed it is no longer known to
+       be the best valid product (an exemplar of every requirement, withheld ones included).
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 5
+    version = 6
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
