@@ -29,6 +29,8 @@ from ecomrlve.envs.recommend import (
     Requirement,
     derive_requirement,
     ranking_reward,
+    sorted_prices,
+    stated_budget,
     valid_local,
     valid_rows,
 )
@@ -190,13 +192,15 @@ def test_scored_valid_reuses_only_what_the_inputs_determine(catalog, search, env
 
 def test_switches_to_a_new_value_are_those_of_the_rows_valid_without_it(pd_env, catalog) -> None:
     """``plan_switch`` offers the same switches (and so draws the same one) as computing, for each
-    equality, the valid set of the other requirements anew."""
+    equality, the valid set of the other requirements anew (a tightened price bound stated as a budget)."""
 
     def expected(world, category, anchors, requirements, rng):
         options = []
+        prices = sorted_prices(category_view(catalog, category, main_type_only=True))
         for i, requirement in enumerate(requirements):
             if requirement.field in _BOUND_FIELDS:
-                tight = derive_requirement(catalog, anchors, requirement.field, 0.0)
+                tight = stated_budget(derive_requirement(catalog, anchors, requirement.field, 0.0), prices, rng,
+                                      limit=requirement)
                 if tight.value != requirement.value:
                     options.append(RequirementSwitch(index=i, requirement=tight))
             elif requirement.field in CATEGORICAL_FIELDS:
@@ -285,7 +289,8 @@ def test_withheld_requirement_revealed_once_as_user_caused(quiet_pd) -> None:
 
 
 def test_stated_requirement_question_is_not_free(quiet_pd) -> None:
-    goal = find(quiet_pd, 4, lambda g: 1 not in g.withheld and g.switch is None)
+    goal = find(quiet_pd, 4, lambda g: g.switch is None and not any(  # the price requirements all stated
+        g.requirements[i].field in ("price_max", "price_min") for i in g.withheld))
     assert goal.requirements[1].field == "price_max"
     observation = quiet_pd.step(call("ask_user", question="What's your budget?"))
     assert observation.info["user_caused_turns"] == 0

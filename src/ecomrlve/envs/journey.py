@@ -40,6 +40,7 @@ Version history
     8: its RETURN intents follow RETURN 6 (the same product's look-alike order is older or newer at random).
     9: its RETURN intents follow RETURN 7 ("not eligible" counts only for a line the store gave a verdict on).
     10: its PD and SUB intents follow PD/SUB 6 (decoys sell out beside the planned stock-out).
+    11: its PD and SUB intents follow PD/SUB 7 (price bounds stated as budgets).
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 10
+    version = 11
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

@@ -6,10 +6,11 @@ Description
     ranked list of up to k_rec(d) product ids.
 Hidden goal
     :class:`PDGoal`: a target product and m(d) requirements derived from it (the leaf category
-    always; then a price bound with the slack curve and, drawn at random, a price floor, brand,
-    minimum rating, shipping days, attribute equalities and numeric bounds the target really
-    has), hidden preference weights aligned with them, which requirements are withheld from the
-    opening, a planned context switch and a planned stock-out (with its decoys), and an ideal answer.
+    always; then a price bound with the slack curve, stated as a budget, and, drawn at random, a
+    price floor, brand, minimum rating, shipping days, attribute equalities and numeric bounds the
+    target really has), hidden preference weights aligned with them, which requirements are
+    withheld from the opening, a planned context switch and a planned stock-out (with its decoys),
+    and an ideal answer.
 Tools
     catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
     answer(product_ids).
@@ -34,6 +35,9 @@ Version history
     6: two decoys sell out the same way as the planned stock-out (products of the category that miss a requirement,
        preferably only a withheld one), so a product that sold out after a search showed it is no longer known to
        be the best valid product (an exemplar of every requirement, withheld ones included).
+    7: price bounds are stated as budgets: a cap moves up (a floor down) past a random share (up to 10%) of the
+       category's products and is rounded ($5 below $100, $10 below $500, $50 above), so cap / (1 + slack(d)) no
+       longer points at a product that meets every requirement; a switch that tightens a price bound does the same.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ecomrlve.catalog.product_type import is_main_type
-from ecomrlve.catalog.views import CategoryView
+from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
 from ecomrlve.envs.recommend import (
@@ -53,6 +57,8 @@ from ecomrlve.envs.recommend import (
     closest_partner,
     derive_requirements,
     relevance,
+    sorted_prices,
+    stated_budget,
 )
 from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
 from ecomrlve.user import acts as A
@@ -71,7 +77,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 6
+    version = 7
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
@@ -98,6 +104,8 @@ class ProductDiscoveryFamily(RankedRecommendation):
         category = int(catalog.category[target])
         requirements = [category_requirement(catalog, category)]
         requirements += derive_requirements(catalog, anchors, wanted, difficulty.slack, rng)
+        prices = sorted_prices(category_view(catalog, category, main_type_only=True))
+        requirements = [stated_budget(r, prices, rng) for r in requirements]  # no cap pointing at an anchor's price
         goal = self.new_goal(PDGoal, catalog, category, requirements, catalog.price(target), difficulty, rng,
                              target_id=catalog.product_id(target), target_row=target)
         goal = self.plan(world, difficulty, rng, goal, anchors, want_stock_out)

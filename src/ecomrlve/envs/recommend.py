@@ -176,6 +176,44 @@ def derive_requirement(catalog: Catalog, rows: list[int], name: str, slack: floa
     return Requirement(field=name, value=round(math.ceil(max(values) * (1 + slack) / step - 1e-6) * step, 1))
 
 
+BUDGET_SPREAD = 0.1  # a stated price bound lies up to this share of its category's products beyond what it must allow
+BUDGET_STEPS = ((100.0, 5.0), (500.0, 10.0), (math.inf, 50.0))  # (below this price, round to this step)
+
+
+def sorted_prices(view: CategoryView) -> np.ndarray:
+    """The prices (USD) of a category view's products, ascending; cached on the view."""
+    prices = view.catalog.__dict__.get("_sorted_prices")
+    if prices is None:
+        prices = view.catalog.__dict__["_sorted_prices"] = np.sort(view.catalog.price_cents) / 100
+    return prices
+
+
+def stated_budget(requirement: Requirement, prices: np.ndarray, rng: random.Random,
+                  limit: Requirement | None = None) -> Requirement:
+    """A price bound as a shopper states a budget; other requirements unchanged.
+
+    Derived from products' own prices, the bound would sit at their price times 1 ± slack(d), and d is
+    readable from the prompt, so it would point at a product that meets every requirement, withheld ones
+    included. So a cap moves up (a floor down) past a random number of the category's products (up to
+    :data:`BUDGET_SPREAD` of ``prices``, the category's prices ascending), is rounded to a round step
+    (:data:`BUDGET_STEPS`), and never passes ``limit`` (a bound it tightens). It still allows everything
+    the exact bound allowed.
+    """
+    if requirement.field not in ("price_max", "price_min") or not len(prices):
+        return requirement
+    value = float(requirement.value)
+    shift = rng.randint(0, int(BUDGET_SPREAD * len(prices)))
+    if requirement.field == "price_max":
+        passed = float(prices[min(len(prices) - 1, int(np.searchsorted(prices, value)) + shift)])
+        step = next(step for below, step in BUDGET_STEPS if max(value, passed) < below)
+        budget = math.ceil(max(value, passed) / step - 1e-9) * step
+        return Requirement(field="price_max", value=float(budget if limit is None else min(budget, float(limit.value))))
+    passed = float(prices[max(0, int(np.searchsorted(prices, value, side="right")) - 1 - shift)])
+    step = next(step for below, step in BUDGET_STEPS if min(value, passed) < below)
+    budget = max(1.0, math.floor(min(value, passed) / step + 1e-9) * step)
+    return Requirement(field="price_min", value=float(budget if limit is None else max(budget, float(limit.value))))
+
+
 def derive_requirements(catalog: Catalog, rows: list[int], count: int, slack: float, rng: random.Random,
                         preferred: tuple[str, ...] = ()) -> list[Requirement]:
     """``count`` requirements that every row meets: a price bound first, then the ``preferred``

@@ -46,6 +46,8 @@ from ecomrlve.envs.recommend import (
     listed_items,
     ranking_reward,
     requirement_filter,
+    sorted_prices,
+    stated_budget,
     utility_terms,
     valid_local,
     warm_kernels,
@@ -181,11 +183,13 @@ def plan_switch(world: World, category: int, anchors: list[int], requirements: l
     or (if allowed) move an equality to the value of another product that meets the rest."""
     catalog = world.catalog
     view = category_view(catalog, category, main_type_only=True)
+    prices = sorted_prices(view)
     masks: dict[str, np.ndarray] | None = None  # each requirement's (and in stock's) mask over the view
     options: list[RequirementSwitch] = []
     for i, requirement in enumerate(requirements):
         if requirement.field in _BOUND_FIELDS:
-            tight = derive_requirement(catalog, anchors, requirement.field, 0.0)
+            tight = stated_budget(derive_requirement(catalog, anchors, requirement.field, 0.0), prices, rng,
+                                  limit=requirement)
             if tight.value != requirement.value:
                 options.append(RequirementSwitch(index=i, requirement=tight))
         elif allow_new_value and requirement.field in CATEGORICAL_FIELDS:

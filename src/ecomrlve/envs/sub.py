@@ -35,6 +35,9 @@ Version history
     6: two decoys sell out the same way as the planned stock-out (products of the category that miss a requirement,
        preferably only a withheld one), so a product that sold out after a search showed it is no longer known to
        be the best valid product (an exemplar of every requirement, withheld ones included).
+    7: a switch that tightens the price cap states it as a budget (moved up past a random share, up to 10%, of the
+       category's products and rounded: $5 below $100, $10 below $500, $50 above), so it no longer pins the
+       substitute's price.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 6
+    version = 7
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
