@@ -11,6 +11,7 @@ import pytest
 from exploits import EXPLOITS, Transcript, oracle_runs, play
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.agents import CartHeuristic
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.realiser import ATTRIBUTE_WORDS
@@ -496,3 +497,15 @@ def test_denied_categories_are_never_targets_and_adding_one_is_unsafe(make_env, 
     obs = env.step(call("answer", done=True))
     assert obs.done and obs.reward == -1.0
     assert obs.info["reward"]["safety_violation"] and not obs.info["is_correct"]
+
+
+def test_the_heuristic_reads_items_past_a_misspelt_request_verb(catalog, search) -> None:
+    """Noise may misspell the opening's verb ("Could you ad the ...", "I'm shoppinng fpr the ..."); the CART
+    baseline still finds the item phrases instead of searching the greeting ("Hi there") until the turn
+    budget ran out, as it did in about 4 % of openings."""
+    env = EcomEnv("CART", catalog=catalog, search=search, secret="cart-heuristic")
+    for d in range(16):
+        for seed in range(20):
+            opening = env.reset(env_id="CART", difficulty=d, seed=seed).messages[1]["content"]
+            phrases = CartHeuristic._phrases(opening)
+            assert phrases and not any(re.match(r"(?:hi|hey|hello)\b", p, re.IGNORECASE) for p in phrases), opening

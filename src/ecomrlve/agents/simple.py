@@ -15,6 +15,10 @@ _SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
 _EARLIER = re.compile(r"\s*\b(?:that\s+)?I (?:was looking at|looked at|viewed|saw) (?:earlier|before)\b", re.IGNORECASE)
 _CONFIRM_WISH = re.compile(r"check with me|confirm|show me the cart", re.IGNORECASE)
 _LEAD = re.compile(r"^.*?\b(?:add|buy|put|need|for)\b\s*", re.IGNORECASE)
+#: the lead when noise misspelt its verb ("Could you ad the ...", "I'm shoppinng fpr the ..."): up to the word
+#: after a polite or shopping word that comes before the first item's article or count
+_MISSPELT_LEAD = re.compile(r"^.*?\b(?:shop\w*|please|pls|plz|you|u)\s+\S+\s+(?=(?:the|an?|some|\d+)\b)",
+                            re.IGNORECASE)
 
 
 def _call(name: str, index: int, **arguments: Any) -> ToolCall:
@@ -190,7 +194,8 @@ class CartHeuristic:
 
     @staticmethod
     def _phrases(opening: str) -> list[str]:
-        request = _LEAD.sub("", opening.split("?")[0].split(".")[0], count=1)
+        first = opening.split("?")[0].split(".")[0]
+        request = (_LEAD if _LEAD.search(first) else _MISSPELT_LEAD).sub("", first, count=1)
         request = re.sub(r"\s+(?:to|in) my (?:cart|c\w+)\b.*$", "", request)
         return [p.strip() for p in _SPLIT.split(request) if len(p.strip()) > 3]
 
