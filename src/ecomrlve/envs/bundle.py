@@ -48,7 +48,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask, in_stock_mask
-from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, main_type_mask, spoken_name
 from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -261,16 +261,19 @@ def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
 
 
 def _in_stock_counts(world: World) -> list[int]:
-    """In-stock products per category in this episode: a per-catalog count corrected by the
-    episode's few stock changes (O(changes + categories), not O(catalog)); a list, read entry by entry."""
+    """In-stock products of their category's main type (what a slot accepts) per category in this
+    episode: a per-catalog count corrected by the episode's few stock changes (O(changes +
+    categories), not O(catalog)); a list, read entry by entry."""
     catalog = world.catalog
+    main = main_type_mask(catalog)
     per_catalog = catalog.__dict__.get("_bundle_in_stock")
     if per_catalog is None:
         per_catalog = catalog.__dict__["_bundle_in_stock"] = tuple(np.bincount(
-            catalog.category[in_stock_mask(catalog)].astype(np.int64), minlength=len(catalog.categories)).tolist())
+            catalog.category[in_stock_mask(catalog) & main].astype(np.int64), minlength=len(catalog.categories)).tolist())
     counts = list(per_catalog)
     for row, stock in world.planning_overrides().items():
-        counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
+        if main[row]:
+            counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
     return counts
 
 
