@@ -60,7 +60,8 @@ COLORS = (None, "Black", "Midnight Blue", "rojo", "Multicolor", "White")
 SIZES = (None, "M", "X-Large", "One Size", "S")
 MATERIALS = (None, "Cotton", "Stainless Steel", "Plastic")
 STOCKS = (None, None, 0, 1, 5)
-ID_KINDS = ("asin", "uuid", "numeric", "spaced", "unicode", "duplicate", "too_long", "prefixed", "punctuated")
+ID_KINDS = ("asin", "uuid", "numeric", "integer", "spaced", "unicode", "duplicate", "too_long", "prefixed",
+            "punctuated")
 TITLE_KINDS = ("main", "main", "main", "accessory", "unicode", "long", "same", "bare", "digits", "empty")
 
 
@@ -102,9 +103,9 @@ class MessyCatalog:
         return path
 
 
-def _product_id(index: int, kind: str) -> str:
+def _product_id(index: int, kind: str) -> str | int:
     return {"asin": f"B0{index * 7919 % 16**8:08X}", "uuid": f"{index:08x}-1b4e-4c2a-9f3d-{index * 31:012x}",
-            "numeric": str(1000 + index), "spaced": f"SKU {index} A", "unicode": f"ÄÖ-{index}",
+            "numeric": str(1000 + index), "integer": index, "spaced": f"SKU {index} A", "unicode": f"ÄÖ-{index}",
             "duplicate": "B0DUPLICATE", "too_long": "X" * 70 + str(index), "prefixed": f"P{index:08d}",
             "punctuated": f"item/{index}#a?b=c"}[kind]
 

@@ -38,7 +38,7 @@ def test_messy_catalogs_are_refused_in_one_line_or_solved(tmp_path_factory, mess
 
 # -- the failures the sweep found, each on its minimal catalog ------------------------------------
 
-def amazon_row(asin: str, title: str, leaf: str, price: Any = 5, **extra: Any) -> dict[str, Any]:
+def amazon_row(asin: str | int, title: str, leaf: str, price: Any = 5, **extra: Any) -> dict[str, Any]:
     return {"parent_asin": asin, "title": title, "main_category": "Home & Kitchen",
             "categories": ["Home & Kitchen", leaf], "price": price, **extra}
 
@@ -142,3 +142,10 @@ def test_accessories_do_not_count_as_requestable_stock(tmp_path) -> None:
     assert {env_id for env_id in ("PD", "SUB", "BUNDLE") if report.refusal(env_id)} == {"PD", "SUB", "BUNDLE"}
     assert "no in-stock product is of its category's main type" in report.refusal("PD")
     assert catalog_failures(path, difficulty=12, seed=0, secret=SECRET) == []
+
+
+def test_a_numeric_id_of_zero_is_kept(tmp_path) -> None:
+    """JSON ids may be numbers, 0 among them (it was dropped as a missing id)."""
+    path = write_jsonl(tmp_path, [amazon_row(0, "Acme 0 Widget", "Widgets"), amazon_row(7, "Acme 7 Widget", "Widgets")])
+    catalog = load_catalog(str(path))
+    assert [catalog.product_id(r) for r in range(len(catalog))] == ["0", "7"]
