@@ -34,6 +34,8 @@ Version history
     4: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: on real catalogs: a slot's category counts only in-stock products of its main type; a minimum
+       rating is stated only when the reference product is rated. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -279,7 +281,7 @@ def _in_stock_counts(world: World) -> list[int]:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)

@@ -28,6 +28,10 @@ Version history
     3: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
     4: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    5: on real catalogs: items are only products whose spoken name the shopper's understanding takes as
+       naming them; a product in a category with fewer than 3 values of its variant attribute gets variants
+       from the vocabulary; a multi-unit item falls back to one unit when stock is short, and a catalog with
+       too few nameable products gives a smaller cart (axes.adapted). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -320,7 +324,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 4
+    version = 5
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

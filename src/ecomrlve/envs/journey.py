@@ -39,6 +39,7 @@ Version history
     7: its STATUS intents follow STATUS 6 (the same product's look-alike order is older or newer at random).
     8: its RETURN intents follow RETURN 6 (the same product's look-alike order is older or newer at random).
     9: its RETURN intents follow RETURN 7 ("not eligible" counts only for a line the store gave a verdict on).
+    10: its intents follow CART 5, PD 6, SUB 6, BUNDLE 6, RETURN 8, STATUS 7, POLICY 6 (real catalogs only).
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 9
+    version = 10
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

@@ -31,6 +31,8 @@ Version history
     4: asks for the category's main product type (accessories are not valid); the shopper's wording (articles, per-message noise) changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: on real catalogs: a minimum rating is stated only when every anchor product is rated (an unrated
+       target failed it). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 5
+    version = 6
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

@@ -32,6 +32,8 @@ Version history
     4: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: on real catalogs: a minimum rating is stated only when every anchor product is rated. Synthetic
+       episodes unchanged.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 5
+    version = 6
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
