@@ -9,6 +9,7 @@ not stop at the first failure: it prints how many catalogs were tried and, per d
 Usage::
 
     python benchmarks/bench_catalog_fuzz.py --examples 500 --seed 1
+    python benchmarks/bench_catalog_fuzz.py --examples 200 --seed 2 --max-rows 40
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-rows", type=int, default=14, help="rows per drawn catalog, at most")
     args = parser.parse_args()
     tried = 0
     failed: dict[str, tuple[int, MessyCatalog, int, int, str]] = {}  # first line -> count, smallest example
@@ -36,7 +38,7 @@ def main() -> None:
     @seed(args.seed)
     @settings(max_examples=args.examples, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(messy_catalogs(), st.integers(0, 15), st.integers(0, 2**31 - 1))
+    @given(messy_catalogs(args.max_rows), st.integers(0, 15), st.integers(0, 2**31 - 1))
     def sweep(messy: MessyCatalog, d: int, episode_seed: int) -> None:
         nonlocal tried
         tried += 1

@@ -104,8 +104,10 @@ class MessyCatalog:
 
 
 def _product_id(index: int, kind: str) -> str | int:
+    if kind == "integer":  # a JSON number (0 among them); the CSV writes it as digits
+        return index
     return {"asin": f"B0{index * 7919 % 16**8:08X}", "uuid": f"{index:08x}-1b4e-4c2a-9f3d-{index * 31:012x}",
-            "numeric": str(1000 + index), "integer": index, "spaced": f"SKU {index} A", "unicode": f"ÄÖ-{index}",
+            "numeric": str(1000 + index), "spaced": f"SKU {index} A", "unicode": f"ÄÖ-{index}",
             "duplicate": "B0DUPLICATE", "too_long": "X" * 70 + str(index), "prefixed": f"P{index:08d}",
             "punctuated": f"item/{index}#a?b=c"}[kind]
 

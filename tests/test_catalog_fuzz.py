@@ -149,3 +149,18 @@ def test_a_numeric_id_of_zero_is_kept(tmp_path) -> None:
     path = write_jsonl(tmp_path, [amazon_row(0, "Acme 0 Widget", "Widgets"), amazon_row(7, "Acme 7 Widget", "Widgets")])
     catalog = load_catalog(str(path))
     assert [catalog.product_id(r) for r in range(len(catalog))] == ["0", "7"]
+
+
+def test_journey_drops_a_request_no_kind_can_replace(tmp_path) -> None:
+    """Two products under one title: CART and BUNDLE are refused, so a d-12 journey plays every other
+    kind; when the earlier requests leave SUB nothing to substitute and no kind is left to replace it,
+    the journey is shorter (the reset crashed)."""
+    path = write_csv(tmp_path, [
+        {"id": "SKU 0 A", "title": "Generic Gadget", "category": "Misc", "price": 12.5, "brand": "KORRIX", "stock": ""},
+        {"id": "00000001-1b4e", "title": "Generic Gadget", "category": "Misc", "price": 12.5, "brand": "KORRIX",
+         "stock": 5}])
+    catalog = load_catalog(str(path))
+    assert oracle_solves(catalog, "JOURNEY", 12, 12) is None
+    env = EcomEnv("JOURNEY", catalog=catalog, secret=SECRET)
+    env.reset(env_id="JOURNEY", difficulty=12, seed=12)
+    assert any(note.startswith("SUB dropped") for note in env.audit().problem.adapted.values())
