@@ -47,6 +47,7 @@ CATEGORIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("Küche & Haushalt", "Gewürzregale"), "Gewürzregal"),
     (("Misc",), "Gadget"),
     (("Toys & Games", "Puzzles"), "Puzzle"),
+    (("Tools & Home Improvement", "Paint Rollers, Brushes & Trays"), "Paint Roller"),
 )
 ACCESSORIES = ("Replacement Strap for {noun}", "Screen Protector Compatible with {brand} {noun}",
                "Carrying Case for {noun}, Hard Shell", "[2 Pack] Charging Cable for {brand} {noun}")
@@ -62,7 +63,8 @@ MATERIALS = (None, "Cotton", "Stainless Steel", "Plastic")
 STOCKS = (None, None, 0, 1, 5)
 ID_KINDS = ("asin", "uuid", "numeric", "integer", "spaced", "unicode", "duplicate", "too_long", "prefixed",
             "punctuated")
-TITLE_KINDS = ("main", "main", "main", "accessory", "unicode", "long", "same", "bare", "digits", "empty")
+TITLE_KINDS = ("main", "main", "main", "accessory", "unicode", "long", "same", "bare", "digits", "empty", "ids_inside",
+               "shouting")
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,9 @@ def _title(row: MessyRow) -> str:
     head = " ".join(f"{brand} {row.model} {noun}".split())
     return {"main": head, "accessory": ACCESSORIES[len(row.model) % len(ACCESSORIES)].format(noun=noun, brand=brand),
             "unicode": f"{head} – Spécial 日本語 ✓", "long": head + ", " + ", ".join(["Durable Lightweight Design"] * 25),
-            "same": f"Generic {noun}", "bare": noun, "digits": "12345", "empty": "   "}[row.title_kind]
+            "same": f"Generic {noun}", "bare": noun, "digits": "12345", "empty": "   ",
+            "ids_inside": f"{head} fits {_product_id(0, 'numeric')} and {_product_id(1, 'asin')}",  # other rows' ids
+            "shouting": head.upper() + "!!!"}[row.title_kind]
 
 
 def _blank(value: Any) -> Any:
