@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from ecomrlve.catalog import default_catalog, load_catalog
 from ecomrlve.catalog.loaders import load_products
+from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.cli import app
 from ecomrlve.envs import env_collections
@@ -52,13 +53,17 @@ def test_counts_agree_with_the_rules_the_environments_apply():
     catalog, _ = load_products(FIXTURE)
     report = analyse(catalog)
     world = World(catalog, ("CAP", 0, 0), dt.date(2025, 1, 1))
-    def own_value(row: int) -> bool:  # variants from the catalog; products without a value get synthesised ones
-        codes = catalog.categorical.get(catalog.category_of(row).variant_attribute)
-        return codes is not None and int(codes[row]) != NO_VALUE
+    def from_catalog(row: int) -> bool:  # the product's own value, the others its category's (not synthesised)
+        attribute = catalog.category_of(row).variant_attribute
+        codes = catalog.categorical.get(attribute)
+        if codes is None or int(codes[row]) == NO_VALUE:
+            return False
+        carried = {catalog.attributes(int(r)).get(attribute) for r in catalog.category_rows[int(catalog.category[row])]}
+        return bool(world.variants(row)) and {v.value for v in world.variants(row)} <= carried
 
-    assert report.features["variants"].count == sum(bool(world.variants(r)) and own_value(r) for r in range(len(catalog)))
+    assert report.features["variants"].count == sum(from_catalog(r) for r in range(len(catalog)))
     assert report.features["final_sale"].count == sum(is_final_sale(catalog.category_of(r).name) for r in range(len(catalog)))
-    in_stock = [int(np.count_nonzero(catalog.stock[rows] > 0)) for rows in catalog.category_rows]
+    in_stock = [sum(catalog.stock[r] > 0 and is_main_type(catalog, int(r)) for r in rows) for rows in catalog.category_rows]
     assert report.features["stock_outs"].count == sum(n >= 2 for n in in_stock)
     assert report.features["bundles"].count == sum(any(in_stock[c] for c in p) for p in resolve_projects(catalog))
     assert report.counts["in_stock"] == int(np.count_nonzero(catalog.stock > 0))
@@ -78,13 +83,14 @@ def test_a_catalog_without_what_an_env_needs_refuses_at_start(widgets):
 
 
 def test_journey_needs_two_runnable_request_kinds(tmp_path):
-    rows = [{"id": "ONLY-1", "title": "Acme Widget", "category": "Widgets", "price": 5, "stock": 0}]
-    path = tmp_path / "one.json"
+    rows = [{"id": f"ONLY-{i}", "title": f"Acme Widget {i}", "category": "Widgets", "price": 5, "stock": 0}
+            for i in (1, 2)]
+    path = tmp_path / "none_in_stock.json"
     path.write_text(json.dumps(rows))
     report = capabilities(load_catalog(str(path)))
     runnable = [e for e in ("CART", "PD", "SUB", "BUNDLE", "RETURN", "STATUS", "POLICY") if report.supports(e)]
     assert runnable == ["STATUS", "POLICY"]  # nothing in stock: no target, no replacement
-    assert report.refusal("CART") == "CART cannot run on this catalog: no product is in stock"
+    assert report.refusal("CART").startswith("CART cannot run on this catalog: no product is in stock")
     assert report.supports("JOURNEY") and "intent CART" in report.envs["JOURNEY"].limited
 
 

@@ -364,7 +364,7 @@ def _count(value: Any) -> int:
 
 
 def _clean_id(value: Any) -> str:
-    product_id = str(value or "").strip()
+    product_id = "" if value is None else str(value).strip()  # a numeric id may be 0
     if not product_id:
         raise _Skip("missing id")
     if not product_id.isascii() or len(product_id) > MAX_ID_BYTES or not product_id.isprintable():

@@ -401,6 +401,18 @@ def is_main_type(catalog: Catalog, row: int) -> bool:
     return same_type(types.types[int(row)], types.main)
 
 
+def main_type_mask(catalog: Catalog) -> np.ndarray:
+    """Per product, :func:`is_main_type` (every category's types, computed once, cached on the catalog)."""
+    mask = catalog.__dict__.get("_main_type_mask")
+    if mask is None:
+        mask = np.zeros(len(catalog), dtype=bool)
+        for category in range(len(catalog.categories)):
+            mask[category_types(catalog, category).main_rows()] = True
+        mask.flags.writeable = False
+        catalog.__dict__["_main_type_mask"] = mask
+    return mask
+
+
 def same_type(a: str, b: str) -> bool:
     return fold(a) == fold(b)
 

@@ -29,7 +29,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         axes=("cart_items", "cart_history_lookalikes", "p_variant", "p_multi_qty", "p_missing", "p_oos"),
         journey=JourneyRole(draw_order=2, tie_rank=1, keywords={"cart": 3, "buy": 1, "add": 2, "earlier": 2},
                             patterns=((r"\b(?:buy|for|add|get)(?: \d+x| \d+ (?:units )?of)? the\b", 3),)),
-        catalog_needs=('in_stock',),
+        catalog_needs=('in_stock', 'nameable'),
         catalog_uses=('variants', 'stock_outs', 'multi_item_carts', 'distractors'),
     ),
     EnvSpec(
@@ -49,7 +49,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=0, tie_rank=7, keywords={
             "looking": 1, "shopping": 1, "suggest": 2, "recommendations": 3, "recommend": 2, "find": 1},
             patterns=((r"\b(?:buy|for|need|find) an? \w+", 2),)),
-        catalog_needs=('in_stock',),
+        catalog_needs=('requestable',),
         catalog_uses=('stock_outs', 'distractors', 'ratings'),
     ),
     EnvSpec(
@@ -59,7 +59,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=3, tie_rank=6, keywords={
             "return": 2, "send": 2, "back": 1, "replacement": 1, "help": 1},
             patterns=((r"send (?:\w+ )?back|(?:help me|like to|want to|wanna|need to) return", 4),)),
-        catalog_needs=('returnable', 'in_stock'),
+        catalog_needs=('returnable', 'in_stock', 'order_histories'),
         catalog_uses=('final_sale', 'look_alike_orders', 'variants'),
     ),
     EnvSpec(
@@ -69,6 +69,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
         journey=JourneyRole(draw_order=4, tie_rank=5, keywords={
             "order": 1, "news": 2, "arrive": 2, "status": 2, "track": 2, "check": 1, "where": 1, "shipped": 1,
             "update": 1}),
+        catalog_needs=('order_histories',),
         catalog_uses=('look_alike_orders',),
     ),
     EnvSpec(

@@ -34,6 +34,8 @@ Version history
     4: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: on real catalogs: a slot's category counts only in-stock products of its main type; a minimum
+       rating is stated only when the reference product is rated. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.filters import ProductFilter, filter_mask, in_stock_mask
-from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, spoken_name
+from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, main_type_mask, spoken_name
 from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -261,22 +263,25 @@ def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
 
 
 def _in_stock_counts(world: World) -> list[int]:
-    """In-stock products per category in this episode: a per-catalog count corrected by the
-    episode's few stock changes (O(changes + categories), not O(catalog)); a list, read entry by entry."""
+    """In-stock products of their category's main type (what a slot accepts) per category in this
+    episode: a per-catalog count corrected by the episode's few stock changes (O(changes +
+    categories), not O(catalog)); a list, read entry by entry."""
     catalog = world.catalog
+    main = main_type_mask(catalog)
     per_catalog = catalog.__dict__.get("_bundle_in_stock")
     if per_catalog is None:
         per_catalog = catalog.__dict__["_bundle_in_stock"] = tuple(np.bincount(
-            catalog.category[in_stock_mask(catalog)].astype(np.int64), minlength=len(catalog.categories)).tolist())
+            catalog.category[in_stock_mask(catalog) & main].astype(np.int64), minlength=len(catalog.categories)).tolist())
     counts = list(per_catalog)
     for row, stock in world.planning_overrides().items():
-        counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
+        if main[row]:
+            counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
     return counts
 
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)

@@ -24,7 +24,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.registry import env_specs
@@ -137,18 +140,33 @@ def _variant_products(catalog: Catalog) -> tuple[np.ndarray, list[str]]:
     return per_category, attributes
 
 
+def _unique_titles(catalog: Catalog) -> np.ndarray:
+    """Per product, whether no other product of its category has the same title (case aside): a
+    shopper can name only such a product (a real file may list one title under several ids). The
+    count of the ``nameable`` feature; whether one of them can be named is checked until one is found."""
+    titles = catalog.titles.combine_chunks() if isinstance(catalog.titles, pa.ChunkedArray) else catalog.titles
+    codes = np.asarray(pc.utf8_lower(titles).dictionary_encode().indices, dtype=np.int64)
+    keys = np.asarray(catalog.category, dtype=np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    return counts[inverse] == 1
+
+
 def analyse(catalog: Catalog) -> CatalogCapabilities:
     """Measure ``catalog`` (use :func:`capabilities`, which caches this)."""
     from ecomrlve.envs.bundle import resolve_projects  # the projects are BUNDLE's; bundle imports much
+    from ecomrlve.envs.cart import names_itself  # how a shopper names a product is CART's
 
     n_categories = len(catalog.categories)
     stock = np.asarray(catalog.stock)
     category = np.asarray(catalog.category)
     products = np.bincount(category, minlength=n_categories)
     in_stock = np.bincount(category[stock > 0], minlength=n_categories)
+    # requests name a category's main type: targets, substitutes and bundle slots are of it (an accessory is not)
+    main_in_stock = np.bincount(category[(stock > 0) & main_type_mask(catalog)], minlength=n_categories)
     variants, variant_attributes = _variant_products(catalog)
+    titled = np.flatnonzero(_unique_titles(catalog) & (stock > 0))
     final_sale = np.array([is_final_sale(c.name) for c in catalog.categories], dtype=bool)
-    usable_projects = [[c for c in resolved if in_stock[c] > 0] for resolved in resolve_projects(catalog)]
+    usable_projects = [[c for c in resolved if main_in_stock[c] > 0] for resolved in resolve_projects(catalog)]
     projects = sum(1 for p in usable_projects if p)
     bundle_slots = max((len(p) for p in usable_projects), default=0)
     stocked_categories = int(np.count_nonzero(in_stock))
@@ -162,11 +180,17 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
 
     features = [
         feature("in_stock", counts["in_stock"], "products", 1, "no product is in stock"),
+        feature("requestable", int(main_in_stock.sum()), "products", 1,
+                "no in-stock product is of its category's main type, the type requests name"),
+        feature("nameable", len(titled) if any(names_itself(catalog, int(r)) for r in titled) else 0, "products", 1,
+                "no in-stock product has a name of its own in its category (title, or brand, model words and "
+                "type), so a shopper cannot ask for one"),
         feature("variants", int(variants.sum()), "products", 1,
                 f"no category has {VARIANTS_PER_PRODUCT} distinct values of its variant attribute "
                 f"({', '.join(variant_attributes)}) on its products"),
-        feature("stock_outs", int(np.count_nonzero(in_stock >= 2)), "categories", 1,
-                "no category has two in-stock products, so a sold-out item has no alternative of its kind"),
+        feature("stock_outs", int(np.count_nonzero(main_in_stock >= 2)), "categories", 1,
+                "no category has two in-stock products of its main type, so a sold-out item has no "
+                "alternative of its kind"),
         feature("multi_item_carts", stocked_categories, "categories", _HARDEST.cart_items,
                 f"{stocked_categories} categories with stock; CART's largest cart needs {_HARDEST.cart_items} "
                 "(one item per category)"),
@@ -174,12 +198,15 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
                 "no product is in a final-sale category of the store policy"),
         feature("returnable", int(products[~final_sale].sum()), "products", 1,
                 "every product is in a final-sale category"),
-        feature("bundles", projects, "projects", 1, "no BUNDLE project finds one of its categories (in stock)"),
+        feature("bundles", projects, "projects", 1,
+                "no BUNDLE project finds one of its categories with an in-stock product of its main type"),
         feature("full_bundles", bundle_slots, "categories", _HARDEST.bundle_categories,
                 f"the largest BUNDLE project finds {bundle_slots} categories; d=15 asks for "
                 f"{_HARDEST.bundle_categories}"),
         feature("distractors", int(np.count_nonzero(products >= 2)), "categories", 1,
                 "no category has two products, so search has no same-category distractor"),
+        feature("order_histories", counts["products"], "products", 2,
+                "the catalog has one product; an order history needs a second one for its other orders"),
         feature("look_alike_orders", int(np.count_nonzero(products >= 2)), "categories", 1,
                 "no category has two products, so no order line has a look-alike"),
         feature("ratings", counts["rated"], "products", 1, "no product has a rating"),

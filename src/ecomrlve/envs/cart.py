@@ -28,6 +28,10 @@ Version history
     3: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
     4: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    5: on real catalogs: items are only products whose spoken name the shopper's understanding takes as
+       naming them; a product in a category with fewer than 3 values of its variant attribute gets variants
+       from the vocabulary; a multi-unit item falls back to one unit when stock is short, and a catalog with
+       too few nameable products gives a smaller cart (axes.adapted). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -40,11 +44,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user import acts as A
 from ecomrlve.user.dialogue import (
+    NAMED,
     Constraint,
     ItemNames,
     SimulatedUser,
@@ -304,11 +310,21 @@ def _cart_key(world: World) -> tuple:
     return tuple(sorted((line.row, line.variant_id or "", line.quantity) for line in world.cart.lines))
 
 
+def names_itself(catalog: Catalog, row: int) -> bool:
+    """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
+    understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
+    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type."""
+    name = spoken_name(catalog, row)
+    names = ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), name.model.lower(),
+                      product_type(catalog, row).lower())
+    return name.unique and names.score(name.text.lower()) >= NAMED
+
+
 # -- the environment ------------------------------------------------------------------------------
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 4
+    version = 5
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
@@ -333,6 +349,17 @@ class CartFamily(TaskFamily):
                 used_categories = set()
             row = self._sample_row(world, rng, quantity, needs_variant, exclude_categories=used_categories,
                                    exclude_rows=used_rows)
+            if row is None and quantity > 1:  # a real catalog's stock may be a unit or two
+                quantity = 1
+                row = self._sample_row(world, rng, quantity, needs_variant, exclude_categories=used_categories,
+                                       exclude_rows=used_rows)
+            if row is None:
+                if not items:
+                    raise GenerationError(f"could not sample a CART target from catalog {catalog.name} "
+                                          f"after {_SAMPLE_TRIES} tries")
+                adapted["cart_items"] = (f"the catalog has too few distinct products to ask for for "
+                                         f"{difficulty.cart_items} items; the cart has {len(items)}")
+                break
             used_categories.add(int(catalog.category[row]))
             used_rows.add(row)
             item = self._item(world, row, rng, needs_variant, quantity)
@@ -367,17 +394,18 @@ class CartFamily(TaskFamily):
 
     @staticmethod
     def _sample_row(world: World, rng: random.Random, quantity: int, needs_variant: bool,
-                    exclude_categories: set[int], exclude_rows: set[int], category: int | None = None) -> int:
-        """A target the shopper can name unambiguously, in stock, allowed, with variants if needed."""
+                    exclude_categories: set[int], exclude_rows: set[int], category: int | None = None) -> int | None:
+        """A target the shopper can name unambiguously, in stock, allowed, with variants if needed
+        (None if ``_SAMPLE_TRIES`` draws find none)."""
         catalog = world.catalog
         pool = catalog.category_rows[category] if category is not None else None
         for _ in range(_SAMPLE_TRIES):
             row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
             if (world.available(row, quantity) and catalog.category.item(row) not in exclude_categories
                     and row not in exclude_rows and not world.is_denied(row)
-                    and (not needs_variant or bool(world.variants(row))) and spoken_name(catalog, row).unique):
+                    and (not needs_variant or bool(world.variants(row))) and names_itself(catalog, row)):
                 return row
-        raise GenerationError(f"could not sample a CART target from catalog {catalog.name} after {_SAMPLE_TRIES} tries")
+        return None
 
     @staticmethod
     def _item(world: World, row: int, rng: random.Random, needs_variant: bool, quantity: int,
@@ -404,7 +432,7 @@ class CartFamily(TaskFamily):
         for _ in range(_SAMPLE_TRIES // 4):
             row = int(pool[rng.randrange(len(pool))])
             if (row in used_rows or not world.available(row, item.quantity) or world.is_denied(row)
-                    or not same_type(product_type(world.catalog, row), item.noun) or not spoken_name(world.catalog, row).unique):
+                    or not same_type(product_type(world.catalog, row), item.noun) or not names_itself(world.catalog, row)):
                 continue
             if item.variant_value is not None and item.variant_value not in {v.value for v in world.variants(row)}:
                 continue

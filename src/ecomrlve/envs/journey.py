@@ -9,8 +9,8 @@ Description
     turn on it to raise the next one, and comes back to it once that one is answered. Each
     intent's own environment still applies its own behaviour (withheld constraints, stock-outs,
     requirement changes...). Kinds the catalog cannot host are left out of the draw, and a request
-    the world cannot host after the earlier ones is replaced by another kind (both recorded in
-    axes.adapted). When POLICY can be drawn, every request runs under the episode's drawn store
+    the world cannot host after the earlier ones is replaced by another kind, or dropped when no
+    other kind is left (all recorded in axes.adapted). When POLICY can be drawn, every request runs under the episode's drawn store
     policy numbers, drawn before any order.
 Hidden goal
     :class:`JourneyGoal`: per intent the environment id, its hidden goal and whether it gets
@@ -41,6 +41,9 @@ Version history
     9: its RETURN intents follow RETURN 7 ("not eligible" counts only for a line the store gave a verdict on).
     10: its PD and SUB intents follow PD/SUB 6 (decoys sell out beside the planned stock-out).
     11: its PD and SUB intents follow PD/SUB 7 (price bounds stated as budgets).
+    12: its intents follow CART 5, PD 8, SUB 8, BUNDLE 6, RETURN 8, STATUS 7, POLICY 6; an intent that the
+       world the earlier ones left cannot host, with no other kind to take its place, is dropped (a shorter
+       journey, axes.adapted; it crashed). Real catalogs only.
 """
 
 from __future__ import annotations
@@ -222,7 +225,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 11
+    version = 12
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()
@@ -263,17 +266,22 @@ class JourneyFamily(TaskFamily):
         envs = rng.sample(supported, count)
         if any(env.draws_store_policy for env in supported):  # drawn before any order: a replacement may need it
             world.install_episode_policy(random.Random(rng.getrandbits(64)))
-        problems, spare = [], [env for env in supported if env not in envs]
-        for i in range(count):
+        problems, played, spare = [], [], [env for env in supported if env not in envs]
+        for i, env in enumerate(envs):
             while True:
                 try:
-                    problems.append(envs[i].generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser))
+                    problems.append(env.generate(world, difficulty, random.Random(rng.getrandbits(64)), realiser))
+                    played.append(env)
                     break
                 except GenerationError as exc:  # the world the earlier intents left cannot host this one
-                    if not spare:
-                        raise
-                    adapted[f"intent_{i}"] = f"{envs[i].env_id} replaced: {exc}"
-                    envs[i] = spare.pop(rng.randrange(len(spare)))
+                    if not spare:  # a small catalog: a shorter journey
+                        if not problems:
+                            raise
+                        adapted[f"intent_{i}"] = f"{env.env_id} dropped: {exc}"
+                        break
+                    adapted[f"intent_{i}"] = f"{env.env_id} replaced: {exc}"
+                    env = spare.pop(rng.randrange(len(spare)))
+        envs, count = played, len(problems)
         interrupts = [i < count - 1 and rng.random() < difficulty.p_switch for i in range(count)]
         state = JourneyState(intents=[p.state for p in problems])
         user = JourneyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=_NEVER_GIVES_UP,

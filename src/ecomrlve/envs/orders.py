@@ -167,9 +167,10 @@ def random_status_order(world: World, rng: random.Random, rows: list[int], statu
 
 
 def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
-    """0-2 other products that share an order with the one that matters."""
+    """0-2 other products that share an order with the one that matters (fewer when the catalog
+    has fewer other products: a real file may hold one or two)."""
     rows: list[int] = []
-    for _ in range(rng.randint(0, MAX_LINES - 1)):
+    for _ in range(min(rng.randint(0, MAX_LINES - 1), len(world.catalog) - len(exclude))):
         rows.append(sample_row(world, rng, exclude=exclude | set(rows)))
     return rows
 

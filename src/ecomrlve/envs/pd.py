@@ -38,6 +38,8 @@ Version history
     7: price bounds are stated as budgets: a cap moves up (a floor down) past a random share (up to 10%) of the
        category's products and is rounded ($5 below $100, $10 below $500, $50 above), so cap / (1 + slack(d)) no
        longer points at a product that meets every requirement; a switch that tightens a price bound does the same.
+    8: on real catalogs: a minimum rating is stated only when every anchor product is rated (an unrated
+       target failed it). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 7
+    version = 8
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

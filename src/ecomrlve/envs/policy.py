@@ -30,6 +30,8 @@ Version history
     4: the item's kind is its product type with the right article; noise per message.
     5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
        out for evaluation).
+    6: on real catalogs: order lines of products in one-value categories carry variants. Synthetic
+       episodes unchanged.
 """
 
 from __future__ import annotations
@@ -295,7 +297,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer

@@ -118,7 +118,8 @@ def field_facts(catalog: Catalog) -> FieldFacts:
     """:class:`FieldFacts` of ``catalog``, cached on it."""
     facts = catalog.__dict__.get("_field_facts")
     if facts is None:
-        columns: list[tuple[str, np.ndarray]] = [("price_min", catalog.price_cents >= 200),
+        columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
+                                                 ("price_min", catalog.price_cents >= 200),
                                                  ("brand", np.ones(len(catalog), dtype=bool))]
         columns += [(attr, codes != NO_VALUE) for attr, codes in catalog.categorical.items()]
         columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
@@ -135,7 +136,8 @@ def field_facts(catalog: Catalog) -> FieldFacts:
 
 def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
     """Requirement fields (besides category) that can be stated so that every row in ``rows`` meets
-    them: a price cap, minimum rating and shipping time always; a price floor if every price is at
+    them: a price cap and shipping time always; a minimum rating if every row is rated (a real
+    catalog has unrated products, which no minimum admits); a price floor if every price is at
     least $2; the brand and each categorical attribute if all rows share one value; each numeric
     bound if all rows have the attribute (read from :func:`field_facts`)."""
     facts = field_facts(catalog)
@@ -148,8 +150,9 @@ def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
                 bits &= ~bit
     names = facts.decoded.get(bits)
     if names is None:
-        names = facts.decoded[bits] = ("price_max", "rating_min", "ship_days_max",
-                                       *(name for i, name in enumerate(facts.names) if bits >> i & 1))
+        stated = [name for i, name in enumerate(facts.names) if bits >> i & 1]
+        rated = stated[:1] == ["rating_min"]
+        names = facts.decoded[bits] = ("price_max", *stated[:rated], "ship_days_max", *stated[rated:])
     return list(names)
 
 

@@ -32,6 +32,8 @@ Version history
        out for evaluation).
     6: the look-alike order of the same product is older or newer at random (was always older, so the newest
        order naming the product was always the one meant and the date never had to be read).
+    7: on real catalogs: order lines of products in one-value categories carry variants; an order holds
+       fewer fillers when the catalog has fewer other products. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

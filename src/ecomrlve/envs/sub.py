@@ -38,6 +38,8 @@ Version history
     7: a switch that tightens the price cap states it as a budget (moved up past a random share, up to 10%, of the
        category's products and rounded: $5 below $100, $10 below $500, $50 above), so it no longer pins the
        substitute's price.
+    8: on real catalogs: a minimum rating is stated only when every anchor product is rated. Synthetic
+       episodes unchanged.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 7
+    version = 8
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

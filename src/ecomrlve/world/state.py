@@ -86,9 +86,9 @@ _VariantBasis = tuple[str, tuple[str, ...], int, tuple[int, ...]] | tuple[()]
 def _variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
     """Everything but the episode's digest that a product's variants depend on, per catalog: the
     category's variant attribute and its vocabulary, the product's own code, and the codes the other
-    values are drawn from: the category's without the product's own; for a product without a value,
-    the category's when it carries three or more, else the whole vocabulary's. ``()`` when the product
-    has no variants: the attribute is not categorical, or fewer than two other values go with its own."""
+    values are drawn from: the category's when it carries three or more, else the whole vocabulary's
+    (a real category may list one colour for all its products), without the product's own. ``()``
+    when the product has no variants: the attribute is not categorical."""
     return kept_per_product(catalog, "_variant_bases", row, _read_variant_basis)
 
 
@@ -100,10 +100,8 @@ def _read_variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
         return ()
     seen = catalog.category_values(attribute)[category]
     own = catalog.categorical[attribute].item(row)
-    if own == NO_VALUE:
-        return attribute, vocab, own, seen if len(seen) >= VARIANTS_PER_PRODUCT else tuple(range(len(vocab)))
-    others = tuple([c for c in seen if c != own])
-    return (attribute, vocab, own, others) if len(others) >= VARIANTS_PER_PRODUCT - 1 else ()
+    drawn_from = seen if len(seen) >= VARIANTS_PER_PRODUCT else tuple(range(len(vocab)))
+    return attribute, vocab, own, drawn_from if own == NO_VALUE else tuple([c for c in drawn_from if c != own])
 
 
 #: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
