@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_fuzz import MessyCatalog, catalog_failures, messy_catalogs
+from catalog_fuzz import ENVS, MessyCatalog, catalog_failures, messy_catalogs
 from exploits import oracle_failure, play_oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities
 from ecomrlve.envs.recommend import available_fields
 from ecomrlve.episode import EcomEnv
@@ -164,3 +166,39 @@ def test_journey_drops_a_request_no_kind_can_replace(tmp_path) -> None:
     env = EcomEnv("JOURNEY", catalog=catalog, secret=SECRET)
     env.reset(env_id="JOURNEY", difficulty=12, seed=12)
     assert any(note.startswith("SUB dropped") for note in env.audit().problem.adapted.values())
+
+
+# -- how the shopper names real products -----------------------------------------------------------
+
+def play_every_env(catalog, difficulties: tuple[int, ...], seeds: range) -> list[Any]:
+    """Oracle transcripts of every environment the catalog supports (each asserted solved)."""
+    transcripts = []
+    for env_id in ENVS:
+        if capabilities(catalog).refusal(env_id) is not None:
+            continue
+        env = EcomEnv(env_id, catalog=catalog, secret=SECRET)
+        for d in difficulties:
+            for seed in seeds:
+                transcript = play_oracle(env, difficulty=d, seed=seed, env_id=env_id)
+                assert oracle_failure(transcript) is None, (env_id, d, seed, oracle_failure(transcript))
+                transcripts.append(transcript)
+    return transcripts
+
+
+def test_names_keep_their_letters_in_any_script(tmp_path) -> None:
+    """Accented, umlauted and CJK letters are letters: "Löwe Édition 5 Headphones" is the "Löwe Édition 5
+    headphones" (it was "Löwe dition 5": a word had to start with [A-Za-z0-9]), "日本 5" a model word,
+    and every oracle still solves its task, the shopper reading the agent's words the way it says them."""
+    path = write_jsonl(tmp_path, [
+        amazon_row("B01", "Löwe Édition 5 Headphones", "Headphones", 59, details={"Brand": "Löwe"}),
+        amazon_row("B02", "Löwe Édition 7 Headphones, Wireless", "Headphones", 79, details={"Brand": "Löwe"}),
+        amazon_row("B03", "Weißgold 4 Storage Bin", "Storage Bins", 9, store="Müller"),
+        amazon_row("B04", "日本 5 Storage Bin", "Storage Bins", 14, store="ソニー")])
+    catalog = load_catalog(str(path))
+    assert [spoken_name(catalog, row).text for row in range(len(catalog))] == [
+        "Löwe Édition 5 headphones", "Löwe Édition 7 headphones", "Müller Weißgold 4 storage bin",
+        "ソニー 日本 5 storage bin"]
+    transcripts = play_every_env(catalog, (0, 5, 10, 15), range(2))
+    said = [text for transcript in transcripts for text in transcript.user_messages()]
+    assert any("Édition" in text for text in said) and any("日本 5" in text for text in said)
+    assert not [text for text in said if re.search("(?<!É)dition", text)]

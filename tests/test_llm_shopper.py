@@ -19,7 +19,7 @@ from chat_server import MODEL, SHOPPER_MODES, ChatServer, ShopperPolicy
 from typer.testing import CliRunner
 
 from ecomrlve.agents.llm import LLMConfig, SamplingParams
-from ecomrlve.catalog import default_catalog
+from ecomrlve.catalog import default_catalog, load_catalog
 from ecomrlve.catalog.schema import CATEGORICAL_ATTRIBUTES
 from ecomrlve.cli import app
 from ecomrlve.episode import EcomEnv
@@ -80,6 +80,21 @@ def test_grounding_accepts_a_faithful_paraphrase_and_names_what_is_wrong_otherwi
     assert "too_long" in check.failures("the Brightix Nova 21 charger in Black. " + "so " * 400, catalog)
     two = grounding_for("I need 2 of the lamp.", ["2", "the lamp"], [])
     assert two.failures("i need two of the lamp", catalog) == []
+
+
+def test_grounding_reads_names_in_any_script(tmp_path) -> None:
+    """A name in another script is no sign of another language when the draft holds it (a short
+    message naming it was refused as not English), and a catalog brand with such letters is one
+    word, so naming an unseen one is caught (it was cut into "l" and "we")."""
+    path = tmp_path / "meta.jsonl"
+    path.write_text("".join(json.dumps({"parent_asin": asin, "title": title, "categories": ["Headphones"], "price": 9,
+                                        "store": brand}, ensure_ascii=False) + "\n"
+                            for asin, title, brand in (("B01", "Crème 5 Headphones", "Crème"),
+                                                       ("B02", "Löwe 7 Headphones", "Löwe"))), encoding="utf-8")
+    catalog = load_catalog(str(path))
+    check = grounding_for("I need the Crème Édition 5 headphones.", ["the Crème Édition 5 headphones"], [])
+    assert check.failures("the Crème Édition 5 headphones, please", catalog) == []
+    assert "new_brand" in check.failures("the Crème Édition 5 headphones, or the Löwe ones", catalog)
 
 
 # -- every failure mode falls back, every episode stays solvable -------------------------------------

@@ -20,7 +20,7 @@ from ecomrlve.user.noise import (
     typo_count,
 )
 
-_WORD = re.compile(r"[A-Za-z]+")
+_WORD = re.compile(r"[^\W\d_]+")  # letters of any script
 
 
 def _segments(text: str, protected: tuple[str, ...]) -> list[tuple[str, bool]]:

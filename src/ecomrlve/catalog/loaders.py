@@ -59,6 +59,7 @@ from typing import Any, TextIO
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.product_type import ALNUM
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category, short_title
 from ecomrlve.catalog.taxonomy import (
     CATEGORICAL_ATTRIBUTES,
@@ -272,7 +273,7 @@ def canonical_value(attribute: str, raw: Any) -> str | None:
         return None
     best = None
     for value in vocab:
-        found = re.search(r"(?<![a-z0-9])" + re.escape(value.lower()) + r"(?![a-z0-9])", lower)
+        found = re.search(f"(?<!{ALNUM})" + re.escape(value.lower()) + f"(?!{ALNUM})", lower)
         if found and (best is None or len(value) > len(best)):
             best = value
     return best
@@ -300,7 +301,7 @@ def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     noun = " ".join([*words[:-1], _singular(words[-1])]) if words else leaf
     if not titles:
         return noun
-    pattern = re.compile(r"(?<![a-z0-9])" + re.escape(noun.lower()) + r"(?![a-z0-9])")
+    pattern = re.compile(f"(?<!{ALNUM})" + re.escape(noun.lower()) + f"(?!{ALNUM})")
     if sum(bool(pattern.search(t.lower())) for t in titles) * 2 >= len(titles):
         return noun
     heads = Counter(words[-1] for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)

@@ -49,13 +49,17 @@ _CUT_MARKS = (",", ";", " - ", " – ", " | ", "(", "[")
 _CUT_WORDS = ("for", "with", "compatible with", "by", "fits", "made for")
 _CUT = re.compile("|".join(map(re.escape, _CUT_MARKS)) + r"|\s(?:" + "|".join(_CUT_WORDS) + r")\s", re.IGNORECASE)
 _LEADING_GROUP = re.compile(r"^\s*(?:\[[^\]]*\]|\([^)]*\))\s*")
-_WORD = re.compile(r"[A-Za-z0-9][\w'./+-]*")
+#: A letter or digit of any script ("é", "ß", "日"); on ASCII text exactly ``[A-Za-z0-9]``, so
+#: synthetic catalogs are named as before.
+ALNUM = r"[^\W_]"
+_WORD = re.compile(ALNUM + r"[\w'./+-]*")
+_ALNUM_RUN = re.compile(ALNUM + "+")
 
 
 @lru_cache(maxsize=65536)
 def fold(noun: str) -> str:
     """Case and plural folded key: "Running Shoes", "running shoe" and "RUNNING-SHOES" agree."""
-    words = re.findall(r"[a-z0-9]+", noun.lower())
+    words = _ALNUM_RUN.findall(noun.lower())
     return " ".join(_singular(w) for w in words)
 
 
@@ -85,7 +89,7 @@ def _pattern(nouns: tuple[str, ...]) -> re.Pattern:
     """One regex matching any of the (folded) ``nouns``, singular or plural, compiled once."""
     alternatives = sorted(set(nouns), key=len, reverse=True)
     words = "|".join(r"[\s-]?".join(re.escape(_singular(w)) for w in n.split()) + r"(?:e?s)?" for n in alternatives)
-    return re.compile(r"(?<![a-z0-9])(" + words + r")(?![a-z0-9])")
+    return re.compile(f"(?<!{ALNUM})(" + words + f")(?!{ALNUM})")
 
 
 MAX_NOUN_WORDS = 4
@@ -97,7 +101,7 @@ def type_of_title(title: str, own: dict[str, str]) -> str:
     Scans the head's words from the right; at the first position where a known noun ends, the
     category's own noun wins, else the longest. O(words) dictionary lookups, no regex search.
     """
-    words = [_singular(w) for w in re.findall(r"[a-z0-9]+", title_head(title).lower())]
+    words = [_singular(w) for w in _ALNUM_RUN.findall(title_head(title).lower())]
     for end in range(len(words), 0, -1):
         found = None
         for size in range(min(MAX_NOUN_WORDS, end), 0, -1):

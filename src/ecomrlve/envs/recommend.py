@@ -37,6 +37,7 @@ from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView, category_view
+from ecomrlve.user.text import contains_word
 from ecomrlve.world.state import World
 
 BASE_PATIENCE = 3  # annoyances tolerated (repeated or pointless questions), plus 0-2 per shopper
@@ -69,7 +70,9 @@ _GENERIC_QUESTIONS = ("anything else", "any other", "other requirement", "other 
 
 
 def _word_in(text: str, phrase: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"s?(?![a-z0-9])", text) is not None
+    """Whether ``phrase`` or its plural is a word of ``text`` (letters of any script bound it, as
+    :func:`~ecomrlve.user.text.contains_word`)."""
+    return contains_word(text, phrase) or contains_word(text, phrase + "s")
 
 
 def asked_topics(text: str) -> set[str]:

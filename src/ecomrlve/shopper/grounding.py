@@ -17,7 +17,8 @@ message the shopper has seen:
   brand);
 * no text value of the episode's hidden goal (a withheld requirement, the expected answer, a
   reason, a title) that *allowed* does not hold: the check, unlike the prompt, may read the goal;
-* length within bounds, and English: at least ``MIN_ASCII_SHARE`` printable ASCII and, from
+* length within bounds, and English: at least ``MIN_ASCII_SHARE`` printable ASCII (or characters
+  *allowed* holds: a product's name may be written in any script) and, from
   four words on, at least one common English function word (a heuristic: it rejects other
   languages, code and token soup, not bad English); no role labels or chat-template tokens, no
   echo of the prompt ("DRAFT:", "rewrite") and no placeholder in brackets ("[Customer Name]").
@@ -45,7 +46,9 @@ MAX_NGRAM = 4  # longest brand / attribute value looked up, in words
 MIN_NAME_CHARS = 3  # shorter brand or attribute values ("s", "m") are not checked: they match inside words
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_WORD = re.compile(r"[a-z0-9][a-z0-9'&+-]*")
+#: words of normalised (lower-cased) text, letters of any script included, so a catalog brand such as
+#: "Löwe" is one word ("[a-z0-9][a-z0-9'&+-]*" on ASCII)
+_WORD = re.compile(r"[^\W_](?:[^\W_]|['&+-])*")
 _ROLE_LABEL = re.compile(r"(^|\n)\s*(customer|assistant|user|shopper|system)\s*:|<\||\|>|```", re.IGNORECASE)
 #: the prompt's scaffolding echoed back, or a template placeholder: "DRAFT:", "Rewrite ...", "[Customer Name]"
 _SCAFFOLDING = re.compile(r"\b(draft|rewrite|chat message|as an ai)\b|\[[^\]]{1,40}\]", re.IGNORECASE)
@@ -134,7 +137,8 @@ class Grounding:
             return ["empty"]
         if len(stripped) > max(MAX_CHARS_FLOOR, MAX_DRAFT_FACTOR * len(self.draft)):
             reasons.append("too_long")
-        printable = sum(1 for c in stripped if " " <= c <= "~" or c in "\n\u2019\u2018\u201c\u201d\u2013\u2014")
+        seen = set(self.allowed)  # a name's letters ("Crème", "日本") are no sign of another language
+        printable = sum(1 for c in stripped if " " <= c <= "~" or c in "\n\u2019\u2018\u201c\u201d\u2013\u2014" or c in seen)
         words = _WORD.findall(normalise(stripped))
         if printable / len(stripped) < MIN_ASCII_SHARE or (len(words) >= 4 and not ENGLISH_WORDS & set(words)):
             reasons.append("not_english")

@@ -37,7 +37,8 @@ _SLANG_RE = re.compile(r"\b(" + "|".join(_SLANG_ALTERNATIVES) + r")\b", re.IGNOR
 #: leading word boundary is checked after each phrase's first letter (``p(?<=\bp)lease``), so that
 #: the regex engine skips straight to the positions holding one of those letters
 _LOWER_SLANG_RE = re.compile("(" + "|".join(f"{a[0]}(?<=\\b{a[0]}){a[1:]}" for a in _SLANG_ALTERNATIVES) + r")\b")
-_TYPO_WORD = re.compile(f"[A-Za-z]{{{MIN_TYPO_LENGTH},}}")  # letter runs long enough for a typo
+#: letter runs (any script: "Zürich" is one word, not "rich") long enough for a typo; ``[A-Za-z]`` on ASCII
+_TYPO_WORD = re.compile(rf"[^\W\d_]{{{MIN_TYPO_LENGTH},}}")
 
 
 def _typo(word: str, rng: random.Random) -> str:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
 
 def occurrences(text: str, lowered: str, value: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each non-overlapping case-insensitive match of non-empty ``value`` in
@@ -29,12 +27,14 @@ def occurrences(text: str, lowered: str, value: str) -> Iterator[tuple[int, int]
 
 
 def contains_word(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` occurs in ``text`` between characters other than ``[a-z0-9]`` (or the
-    ends): ``re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", text)``."""
+    """Whether ``phrase`` occurs in ``text`` between characters that are not letters or digits of
+    any script (or the ends), so "crème" is not found in "crèmes" and "brûlée" is one word:
+    ``re.search(r"(?<![^\\W_])" + re.escape(phrase) + r"(?![^\\W_])", text)``. The shopper passes
+    lower-cased text, where this is the ``[a-z0-9]`` boundary on ASCII."""
     size, start = len(phrase), text.find(phrase)
     while start >= 0:
         end = start + size
-        if (start == 0 or text[start - 1] not in _WORD_CHARS) and (end == len(text) or text[end] not in _WORD_CHARS):
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
             return True
         start = text.find(phrase, start + 1)
     return False
