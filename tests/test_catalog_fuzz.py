@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.product_type import spoken_name
+from ecomrlve.catalog.schema import NO_BRAND
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities
+from ecomrlve.envs.cart import names_itself
 from ecomrlve.envs.recommend import available_fields
 from ecomrlve.episode import EcomEnv
 
@@ -128,7 +130,7 @@ def test_cart_asks_only_for_products_its_name_singles_out(tmp_path) -> None:
     should be, they answered only for the other item, and the episode ran out of turns."""
     path = write_jsonl(tmp_path, [
         amazon_row("B0DUPLICATE", "Puzzle", "Puzzles", "12.5", store="A", details={"Brand": "A", "Color": "Black"}),
-        amazon_row("SKU 1 A", "12345", "Puzzles", 0.01, store="Generic", details={"Brand": "Generic"}),
+        amazon_row("SKU 1 A", "12345", "Puzzles", 0.01, store="Veltrona", details={"Brand": "Veltrona"}),
         amazon_row("00000002-1b4e", "Generic Puzzle", "Puzzles", 99999, store="A", details={"Brand": "A"})])
     catalog = load_catalog(str(path))
     assert all(oracle_solves(catalog, "CART", d, 0) is None for d in (9, 12, 15))
@@ -202,3 +204,26 @@ def test_names_keep_their_letters_in_any_script(tmp_path) -> None:
     said = [text for transcript in transcripts for text in transcript.user_messages()]
     assert any("Édition" in text for text in said) and any("日本 5" in text for text in said)
     assert not [text for text in said if re.search("(?<!É)dition", text)]
+
+
+def test_placeholder_brands_are_no_brand(tmp_path) -> None:
+    """"Unbranded", "Generic", "N/A", "-" ... in the brand field are no brand, like a missing one: the
+    shopper asked for "the Unbranded storage bin" and products "from Generic". A brand-less product
+    without model words ("Storage Bin") has no name of its own (its type alone may be any bin)."""
+    path = write_jsonl(tmp_path, [
+        amazon_row("B01", "Pro 3 Storage Bin", "Storage Bins", 9, details={"Brand": "Unbranded"}, store="Generic"),
+        amazon_row("B02", "Max 2 Storage Bin", "Storage Bins", 11, details={"Brand": "N/A"}),
+        amazon_row("B03", "Storage Bin", "Storage Bins", 12, details={"Brand": "Generic"}),
+        amazon_row("B04", "Lite 4 Storage Bin", "Storage Bins", 13, store="No Brand"),
+        amazon_row("B05", "Air 5 Storage Bin", "Storage Bins", 14, details={"Brand": "-"}, store="None"),
+        amazon_row("B06", "X1 Storage Bin", "Storage Bins", 15, details={"Brand": "unknown"}),
+        {**amazon_row("B07", "Pro 3 Headphones", "Headphones", 59, store="KORRIX"), "main_category": "Electronics"},
+        {**amazon_row("B08", "Max 2 Headphones", "Headphones", 79, details={"Brand": "GENERIC"}),
+         "main_category": "Electronics"}])
+    catalog = load_catalog(str(path))
+    assert catalog.brands == (NO_BRAND, "KORRIX")
+    assert not names_itself(catalog, catalog.index_of("B03")) and names_itself(catalog, catalog.index_of("B01"))
+    transcripts = play_every_env(catalog, (0, 5, 10, 15), range(2))
+    said = [text for transcript in transcripts for text in transcript.user_messages()]
+    placeholders = re.compile(r"\b(?:unbranded|generic|unknown|no brand)\b|n/a|from -", re.IGNORECASE)
+    assert not [text for text in said if placeholders.search(text)]

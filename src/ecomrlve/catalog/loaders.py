@@ -22,17 +22,18 @@ Amazon metadata mapping:
 ``details`` (dict or JSON string)    Brand, Color, Size, Material, Connector Type, Item Form,
                                      Wattage, Screen Size, Item Weight (units parsed: W/kW,
                                      inches/cm, pounds/ounces/grams/kg)
-``store``                            brand when ``details`` has none ("Unbranded" if neither)
+``store``                            brand when ``details`` has none (``NO_BRAND`` if neither;
+                                     a placeholder, :data:`PLACEHOLDER_BRANDS`, counts as none)
 ``average_rating``, ``rating_number``  ``rating_x10`` (0 = not rated), ``rating_count``
 ``features`` + ``description``       ``descriptions`` (searchable text, 400 characters)
 ==================================  ========================================================
 
 Product-list columns (JSON/CSV/Parquet): ``id``, ``title``, ``category`` (path joined by ``>``,
 or a list; else ``categories``), ``price`` (number or "$12.99", USD; else ``base_price``),
-``brand``, ``rating`` (else ``average_rating``), ``rating_count`` (else ``rating_number``),
-``description``, the
-attributes ``color``, ``size``, ``material``, ``connector_type``, ``item_form``, ``wattage``
-(W), ``screen_size`` (in), ``weight`` (lb), and optionally ``stock`` and ``ship_days``.
+``brand`` (a placeholder is none), ``rating`` (else ``average_rating``), ``rating_count`` (else
+``rating_number``), ``description``, the attributes ``color``, ``size``, ``material``,
+``connector_type``, ``item_form``, ``wattage`` (W), ``screen_size`` (in), ``weight`` (lb), and
+optionally ``stock`` and ``ship_days``.
 
 Categorical values are mapped onto the canonical vocabularies (``taxonomy.py``): exact match,
 then a known synonym ("Type C" -> USB-C, "X-Large" -> XL), then the longest vocabulary term
@@ -60,7 +61,7 @@ import numpy as np
 import pyarrow as pa
 
 from ecomrlve.catalog.product_type import ALNUM
-from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category, short_title
+from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog, Category, short_title
 from ecomrlve.catalog.taxonomy import (
     CATEGORICAL_ATTRIBUTES,
     DEFAULT_VARIANT_PRIORITY,
@@ -82,6 +83,11 @@ _LENGTH_TO_IN = {"inch": 1.0, "inches": 1.0, "in": 1.0, '"': 1.0, "''": 1.0, "cm
                  "centimeters": 1 / 2.54, "mm": 1 / 25.4, "millimeters": 1 / 25.4, "": 1.0}
 _POWER_TO_W = {"w": 1.0, "watt": 1.0, "watts": 1.0, "kw": 1000.0, "kilowatts": 1000.0, "": 1.0}
 _NUMERIC_UNITS = {"wattage": _POWER_TO_W, "screen_size": _LENGTH_TO_IN, "weight": _WEIGHT_TO_LB}
+#: What real product files (Amazon metadata, Shopify exports) write in the brand field for "no
+#: brand", compared case-insensitively. Taken as a brand, the shopper would ask for "the Unbranded
+#: storage bin" and for products "from Generic", and one made-up brand would tie unrelated
+#: products together; a product with one is loaded with ``NO_BRAND``, as one whose file gives none.
+PLACEHOLDER_BRANDS = frozenset({"unbranded", "generic", "unknown", "n/a", "none", "no brand", "-"})
 _DETAIL_KEYS = {
     "brand": ("Brand", "Brand Name", "Manufacturer"),
     "color": ("Color", "Colour", "Color Name"),
@@ -343,6 +349,15 @@ def _detail(details: dict[str, Any], attribute: str) -> Any:
     return None
 
 
+def _brand(*values: Any) -> str:
+    """The first of ``values`` that names a brand (not empty, not a placeholder), else ``NO_BRAND``."""
+    for value in values:
+        brand = str(value).strip() if value is not None else ""
+        if brand and brand.lower() not in PLACEHOLDER_BRANDS:
+            return brand
+    return NO_BRAND
+
+
 def _rating(value: Any) -> int:
     if value is None or value == "":
         return 0
@@ -404,7 +419,7 @@ def _amazon_row(row: dict[str, Any], report: LoadReport) -> _Product:
     details = _details(row.get("details"))
     raw = {attr: _detail(details, attr) for attr in _DETAIL_KEYS}
     categorical, numeric = _attributes(raw, report)
-    brand = str(raw["brand"] or row.get("store") or "Unbranded").strip() or "Unbranded"
+    brand = _brand(raw["brand"], row.get("store"))
     description = " ".join(f"{_text_list(row.get('features'))} {_text_list(row.get('description'))}".split())
     return _Product(product_id, title, path, brand, price, _rating(row.get("average_rating")),
                     _count(row.get("rating_number")), description[:DESCRIPTION_CHARS], categorical, numeric)
@@ -445,7 +460,7 @@ def _list_row(row: dict[str, Any], report: LoadReport) -> _Product:
     if not path:
         raise _Skip("no category")
     categorical, numeric = _attributes(row, report)
-    brand = str(row.get("brand") or "Unbranded").strip() or "Unbranded"
+    brand = _brand(row.get("brand"))
     return _Product(product_id, title, path, brand, price, _rating(_first(row, fields["rating"])),
                     _count(_first(row, fields["rating_count"])),
                     " ".join(_text_list(row.get("description")).split())[:DESCRIPTION_CHARS], categorical, numeric,

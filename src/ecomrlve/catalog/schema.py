@@ -20,6 +20,9 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 
 #: Sentinel code for "this product has no value for that categorical attribute".
 NO_VALUE = -1
+#: The brand name of a product without a brand (``brands`` holds it like any other): the shopper
+#: names such a product by model words and type alone, and never asks for it "from" a brand.
+NO_BRAND = ""
 #: All-digit ids shorter than this are named in text only after a cue (see ``Catalog.ids_in_text``).
 BARE_DIGITS = 5
 _ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|numbers?|product_ids?)\b)[\s\"':=#]*$",
@@ -84,7 +87,7 @@ class Catalog:
     category: np.ndarray  # int16 index into categories
     categories: tuple[Category, ...]
     brand: np.ndarray  # int32 index into brands
-    brands: tuple[str, ...]
+    brands: tuple[str, ...]  # NO_BRAND among them when some product has none
     price_cents: np.ndarray  # int32
     rating_x10: np.ndarray  # int16, 10..50
     rating_count: np.ndarray  # int32

@@ -458,8 +458,8 @@ class CartFamily(TaskFamily):
         for it in items:
             if it.row in history:  # one copy with what changes (items are made with in_history False)
                 update: dict[str, Any] = {"in_history": True}
-                if (keys.count((catalog.brand.item(it.row), catalog.category.item(it.row))) == 1
-                        and rng.random() < VAGUE_REFERENCE_PROBABILITY):
+                if (it.brand and keys.count((catalog.brand.item(it.row), catalog.category.item(it.row))) == 1
+                        and rng.random() < VAGUE_REFERENCE_PROBABILITY):  # without a brand, the type alone is vague
                     update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
                 it = it.model_copy(update=update)
             out.append(it)

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
-from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.user.text import contains_word
@@ -123,7 +123,7 @@ def field_facts(catalog: Catalog) -> FieldFacts:
     if facts is None:
         columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
                                                  ("price_min", catalog.price_cents >= 200),
-                                                 ("brand", np.ones(len(catalog), dtype=bool))]
+                                                 ("brand", _branded(catalog))]
         columns += [(attr, codes != NO_VALUE) for attr, codes in catalog.categorical.items()]
         columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
                     if attr in catalog.numeric]
@@ -137,12 +137,17 @@ def field_facts(catalog: Catalog) -> FieldFacts:
     return facts
 
 
+def _branded(catalog: Catalog) -> np.ndarray:
+    """Per row, whether the product has a brand a shopper can ask for (not ``NO_BRAND``)."""
+    return np.array([name != NO_BRAND for name in catalog.brands], dtype=bool)[catalog.brand]
+
+
 def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
     """Requirement fields (besides category) that can be stated so that every row in ``rows`` meets
     them: a price cap and shipping time always; a minimum rating if every row is rated (a real
     catalog has unrated products, which no minimum admits); a price floor if every price is at
-    least $2; the brand and each categorical attribute if all rows share one value; each numeric
-    bound if all rows have the attribute (read from :func:`field_facts`)."""
+    least $2; the brand (when they have one) and each categorical attribute if all rows share one
+    value; each numeric bound if all rows have the attribute (read from :func:`field_facts`)."""
     facts = field_facts(catalog)
     bits = facts.bits.item(rows[0])
     if len(rows) > 1:

@@ -69,7 +69,7 @@ class ItemNames:
     """The words by which the agent can refer to a product in conversation."""
 
     product_id: str
-    brand: str
+    brand: str  # empty: the product has none (``NO_BRAND``)
     model: str  # distinctive title words, e.g. "nova 21"
     noun: str
 
@@ -80,12 +80,12 @@ class ItemNames:
         score = 0
         if self.model and contains_word(text, self.model):
             score += 4
-        if contains_word(text, self.brand):
+        if self.brand and contains_word(text, self.brand):
             score += 2
         noun = self.noun
         if contains_word(text, noun) or contains_word(text, noun + "s") or (noun.endswith("s") and contains_word(text, noun[:-1])):
             score += 1
-        if not self.model and score == 3:  # no model words: brand and type are its whole name
+        if not self.model and score == 3:  # no model words: brand and type are its whole name (a type alone is not)
             return NAMED
         return score
 
