@@ -36,6 +36,9 @@ Version history
        out for evaluation).
     6: on real catalogs: a slot's category counts only in-stock products of its main type; a minimum
        rating is stated only when the reference product is rated. Synthetic episodes unchanged.
+    7: on real catalogs: product types are read from words of any script; a placeholder brand ("Unbranded",
+       "Generic", "N/A", ...) or none is no brand, never stated as a requirement. Synthetic episodes
+       unchanged.
 """
 
 from __future__ import annotations
@@ -281,7 +284,7 @@ def _in_stock_counts(world: World) -> list[int]:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)

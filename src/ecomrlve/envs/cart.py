@@ -32,6 +32,10 @@ Version history
        naming them; a product in a category with fewer than 3 values of its variant attribute gets variants
        from the vocabulary; a multi-unit item falls back to one unit when stock is short, and a catalog with
        too few nameable products gives a smaller cart (axes.adapted). Synthetic episodes unchanged.
+    6: on real catalogs: names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and product
+       types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is no brand:
+       such a product is named by model words and type, asked for only when it has model words, never named
+       vaguely by brand and type. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -324,7 +328,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 5
+    version = 6
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

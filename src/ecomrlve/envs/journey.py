@@ -44,6 +44,8 @@ Version history
     12: its intents follow CART 5, PD 8, SUB 8, BUNDLE 6, RETURN 8, STATUS 7, POLICY 6; an intent that the
        world the earlier ones left cannot host, with no other kind to take its place, is dropped (a shorter
        journey, axes.adapted; it crashed). Real catalogs only.
+    13: its intents follow CART 6, PD 9, SUB 9, BUNDLE 7, RETURN 9, STATUS 8, POLICY 7 (names in any script,
+       placeholder brands are no brand). Real catalogs only.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 12
+    version = 13
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

@@ -40,6 +40,9 @@ Version history
        longer points at a product that meets every requirement; a switch that tightens a price bound does the same.
     8: on real catalogs: a minimum rating is stated only when every anchor product is rated (an unrated
        target failed it). Synthetic episodes unchanged.
+    9: on real catalogs: product types are read from words of any script; a placeholder brand ("Unbranded",
+       "Generic", "N/A", ...) or none is no brand, never stated as a requirement ("from Unbranded"). Synthetic
+       episodes unchanged.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 8
+    version = 9
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

@@ -32,6 +32,9 @@ Version history
        out for evaluation).
     6: on real catalogs: order lines of products in one-value categories carry variants. Synthetic
        episodes unchanged.
+    7: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
+       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
+       no brand. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -297,7 +300,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer

@@ -47,6 +47,9 @@ Version history
     8: on real catalogs: order lines of products in one-value categories carry variants (drawn from the
        vocabulary); an order holds fewer fillers when the catalog has fewer other products; a replacement's
        minimum rating only when its anchors are rated. Synthetic episodes unchanged.
+    9: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
+       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
+       no brand, never stated as a replacement requirement. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -293,7 +296,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 8
+    version = 9
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer

@@ -34,6 +34,9 @@ Version history
        order naming the product was always the one meant and the date never had to be read).
     7: on real catalogs: order lines of products in one-value categories carry variants; an order holds
        fewer fillers when the catalog has fewer other products. Synthetic episodes unchanged.
+    8: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
+       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
+       no brand. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 7
+    version = 8
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

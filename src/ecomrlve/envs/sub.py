@@ -40,6 +40,9 @@ Version history
        substitute's price.
     8: on real catalogs: a minimum rating is stated only when every anchor product is rated. Synthetic
        episodes unchanged.
+    9: on real catalogs: names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
+       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or
+       none is no brand, never stated as a requirement. Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 8
+    version = 9
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
