@@ -15,6 +15,7 @@ from ecomrlve.catalog.dense import DenseRetriever, HybridRetriever, build_index
 from ecomrlve.catalog.embedders import DEFAULT_EMBEDDER, get_embedder
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.loaders import load_products
+from ecomrlve.catalog.schema import NO_BRAND
 from ecomrlve.catalog.search import BM25Retriever, SearchEngine, document_texts
 from ecomrlve.catalog.store import (
     CatalogDirectoryError,
@@ -75,6 +76,18 @@ def test_round_trip_search_results(built, fixture_catalog):
             for sort_by in ("relevance", "price_asc"):
                 expected = in_memory.search(query, flt, sort_by, 10).tolist()
                 assert loaded.search(query, flt, sort_by, 10).tolist() == expected, (query, flt, sort_by)
+
+
+def test_a_directory_built_with_placeholder_brands_reads_them_as_no_brand(built, tmp_path, fixture_catalog):
+    """Directories built before placeholder brands meant no brand list "Unbranded" (or "Generic") among
+    their brands; loading one gives those products no brand, as a fresh build of the same file would."""
+    old = tmp_path / "old"
+    shutil.copytree(built, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["brands"][:2] = ["Unbranded", "GENERIC"]
+    write_manifest(old, manifest)
+    loaded = load_catalog_dir(old)
+    assert loaded.brands[:2] == (NO_BRAND, NO_BRAND) and loaded.brands[2:] == fixture_catalog.brands[2:]
 
 
 def test_refuses_a_mismatched_embedder(built, tmp_path):

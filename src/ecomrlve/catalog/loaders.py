@@ -349,7 +349,7 @@ def _detail(details: dict[str, Any], attribute: str) -> Any:
     return None
 
 
-def _brand(*values: Any) -> str:
+def brand_name(*values: Any) -> str:
     """The first of ``values`` that names a brand (not empty, not a placeholder), else ``NO_BRAND``."""
     for value in values:
         brand = str(value).strip() if value is not None else ""
@@ -419,7 +419,7 @@ def _amazon_row(row: dict[str, Any], report: LoadReport) -> _Product:
     details = _details(row.get("details"))
     raw = {attr: _detail(details, attr) for attr in _DETAIL_KEYS}
     categorical, numeric = _attributes(raw, report)
-    brand = _brand(raw["brand"], row.get("store"))
+    brand = brand_name(raw["brand"], row.get("store"))
     description = " ".join(f"{_text_list(row.get('features'))} {_text_list(row.get('description'))}".split())
     return _Product(product_id, title, path, brand, price, _rating(row.get("average_rating")),
                     _count(row.get("rating_number")), description[:DESCRIPTION_CHARS], categorical, numeric)
@@ -460,7 +460,7 @@ def _list_row(row: dict[str, Any], report: LoadReport) -> _Product:
     if not path:
         raise _Skip("no category")
     categorical, numeric = _attributes(row, report)
-    brand = _brand(row.get("brand"))
+    brand = brand_name(row.get("brand"))
     return _Product(product_id, title, path, brand, price, _rating(_first(row, fields["rating"])),
                     _count(_first(row, fields["rating_count"])),
                     " ".join(_text_list(row.get("description")).split())[:DESCRIPTION_CHARS], categorical, numeric,

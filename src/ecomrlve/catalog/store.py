@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.loaders import brand_name
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
 from ecomrlve.catalog.validate import (
@@ -253,9 +254,11 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
             return None
         column = text.column(name)
         return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    # a directory built before placeholder brands ("Unbranded") meant no brand still lists them by name
+    brands = tuple(brand_name(name) for name in manifest["brands"])
     catalog = Catalog(
         name=str(directory), ids=columns["ids"], titles=text_column("titles"), category=columns["category"],
-        categories=categories, brand=columns["brand"], brands=tuple(manifest["brands"]), price_cents=columns["price_cents"],
+        categories=categories, brand=columns["brand"], brands=brands, price_cents=columns["price_cents"],
         rating_x10=columns["rating_x10"], rating_count=columns["rating_count"], ship_days=columns["ship_days"],
         stock=columns["stock"],
         categorical={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("categorical.")},
