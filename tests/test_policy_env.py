@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction
+from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.envs.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
@@ -132,6 +133,20 @@ def test_hidden_conditions_are_in_the_account_and_absent_from_the_question(env) 
             assert (env.audit().world.today - order.delivered).days == goal.situation.days_since_delivery
             assert f"${goal.situation.price_cents // 100}." not in env.audit().problem.opening
     assert hidden_tier >= 40 and hidden_item >= 40
+
+
+def test_noise_never_alters_the_ordered_items_name(env) -> None:
+    """The customer names the ordered item exactly at every noise level (a typo would make it another item)."""
+    named = 0
+    for d in range(8, 16):
+        for seed in range(30):
+            env.reset(env_id=ENV, difficulty=d, seed=seed)
+            audit = env.audit()
+            if audit.problem.goal.order_id is not None:
+                order = audit.world.account.order(audit.problem.goal.order_id)
+                named += 1
+                assert spoken_name(audit.world.catalog, order.lines[0].row).text in audit.problem.opening
+    assert named >= 40
 
 
 def test_numeric_answers_are_rarely_zero_and_yes_no_is_balanced(env) -> None:

@@ -46,6 +46,7 @@ Version history
        journey, axes.adapted; it crashed). Real catalogs only.
     13: its intents follow CART 6, PD 9, SUB 9, BUNDLE 7, RETURN 9, STATUS 8, POLICY 7 (names in any script,
        placeholder brands are no brand). Real catalogs only.
+    14: its POLICY intents follow POLICY 8 (the ordered item's name is protected from noise).
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 13
+    version = 14
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

@@ -35,6 +35,8 @@ Version history
     7: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
        product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
        no brand. Synthetic episodes unchanged.
+    8: noise never alters the name of the ordered item the customer asks about (it did, from d with p_noise > 0,
+       although every other environment protects names).
 """
 
 from __future__ import annotations
@@ -300,7 +302,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 7
+    version = 8
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer
@@ -409,7 +411,7 @@ class PolicyFamily(TaskFamily):
                 raise RuntimeError(f"POLICY's order {order_id} is not in the account it was placed in")
             title, when = spoken_name(world.catalog, order.lines[0].row).text, spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
-            exact.append(when)
+            exact.extend((title, when))  # noise never alters a name: a typo would make it another item
         elif "category" in stated:
             if row is None:
                 raise RuntimeError(f"POLICY kind {kind.name} states a category but its situation drew no item")
