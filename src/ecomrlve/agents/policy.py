@@ -5,8 +5,8 @@ wordings), searches each policy section that kind of question needs by its title
 membership tier from the profile and the item from the order history when the customer did not
 state them, and applies the rules the sections state to the numbers it parses from their tables.
 A fact it cannot read takes the most common value (an item it cannot place follows the fallback
-row; an unreadable reason is a change of mind). It never asks the customer anything. A floor to
-beat, not an oracle: noise in the item's noun or in the customer's reason can mislead it.
+row; an unreadable reason is a change of mind). It never asks the customer anything, and it is
+not the oracle: noise in the item's noun or in the customer's reason can mislead it.
 """
 
 from __future__ import annotations
@@ -78,6 +78,12 @@ def _share_said(category: str, said: list[str]) -> float:
     return sum(map(bool, found)) / max(1, len(stems))
 
 
+def _tier_number(text: str, tier: str, unit: str = "") -> float:
+    """``tier``'s number in a list such as "Standard members: $4.99; Plus members: $0.00; ..." (0 if absent)."""
+    values = {t.lower(): float(v) for t, v, u in _TIER_VALUE.findall(text) if u == unit}
+    return values.get(tier, 0.0)
+
+
 def _kind_of(question: str) -> Kind:
     """The kind whose wording the end of the customer's message is closest to (typos tolerated)."""
     tail = question[-160:].lower()
@@ -91,12 +97,9 @@ class PolicyCase:
                  line: dict[str, Any] | None) -> None:
         self.said, self.sections, self.tier, self.today, self.line = said, sections, tier, today, line
 
-    def tier_value(self, section: str, unit: str = "", text: str | None = None) -> float:
-        """The customer's tier's number in ``unit`` (" days", " months", "%", "" for $) in the section's tier
-        list (or in ``text``, a part of a section)."""
-        listed = self.sections.get(section, "") if text is None else text
-        values = {t.lower(): float(v) for t, v, u in _TIER_VALUE.findall(listed) if u == unit}
-        return values.get(self.tier, 0.0)
+    def tier_value(self, section: str, unit: str = "") -> float:
+        """The customer's tier's number in the section's tier list, in ``unit`` (" days", " months", "%", "" for $)."""
+        return _tier_number(self.sections.get(section, ""), self.tier, unit)
 
     def department_value(self, section: str) -> float:
         """The item's rule row's number in the section's "by department" table."""
@@ -178,7 +181,7 @@ class PolicyCase:
             for sentence in self.sections.get("return-shipping", "").split(". "):
                 method, _, fees_by_tier = sentence.partition(": ")
                 if method.lower() in self.said.lower():
-                    fees += _cents(self.tier_value("return-shipping", text=fees_by_tier))
+                    fees += _cents(_tier_number(fees_by_tier, self.tier))
         return max(0, self.paid() - fees) / 100
 
     def shipping(self) -> tuple[str, float, float]:
@@ -289,7 +292,7 @@ class PolicyHeuristic:
     def _answer(self) -> dict[str, Any]:
         stated = _TIER.search(self.said)
         tier = (stated.group(1) if stated else self.tier or "standard").lower()
-        case = PolicyCase(self.said, dict(self.sections), tier, self.today, self._line())
+        case = PolicyCase(self.said, self.sections, tier, self.today, self._line())
         kind = self.kind or KINDS[0]
         value = _RULES[kind.name](case)
         if kind.answer == "yes_no":
