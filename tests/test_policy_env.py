@@ -9,10 +9,12 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from account_helpers import NeverAnswer, call, mean_total
+from exploits import ConstantPolicyAnswer, fit_policy_constants
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction
+from ecomrlve.agents import heuristic_agent
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.difficulty import MAX_DIFFICULTY
@@ -207,3 +209,22 @@ def test_exploits_earn_nothing(env, name: str) -> None:
                  "never_answer": lambda seed: NeverAnswer("policy_search", query="returns")}
     mean = mean_total(env, ENV, factories[name], EXPLOIT_D, EXPLOIT_SEEDS)
     assert mean <= 0.1, mean
+
+
+# -- the heuristic baseline -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def constants(env) -> dict[str, float | str]:
+    return fit_policy_constants(env, range(16), range(40))
+
+
+@pytest.mark.parametrize("band", [range(0, 3), range(3, 10), range(10, 16)], ids=lambda b: f"d{b.start}-{b.stop - 1}")
+def test_the_heuristic_beats_the_best_constant_answer(env, constants, band: range) -> None:
+    """The heuristic baseline reads the sections, the profile and the orders, so it must beat answering the
+    best constant per question wording (fitted on other seeds from the hidden answers) with no tool call, on
+    the same episodes. Before it parsed the rules it answered "yes" to every yes/no question and the first
+    number of the top section: below that constant from d 3 on."""
+    seeds = range(1000, 1020)
+    heuristic = mean_total(env, ENV, lambda seed: heuristic_agent(ENV), band, seeds)
+    constant = mean_total(env, ENV, lambda seed: ConstantPolicyAnswer(constants), band, seeds)
+    assert heuristic > constant, (heuristic, constant)

@@ -1,8 +1,7 @@
-"""Heuristic baselines for RETURN, STATUS and POLICY: they see only what an agent sees.
+"""Heuristic baselines for RETURN and STATUS: they see only what an agent sees.
 
 They read the customer's words with keyword rules, pick the order line whose title shares the
-most words with the request, and never ask questions; POLICY reads the number that follows the
-customer's department or tier in the best policy section. They are floors to beat, not oracles.
+most words with the request, and never ask questions. They are floors to beat, not oracles.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.account import ORDER_ID
 
 _WORD = re.compile(r"[a-z0-9]+")
-_REASON_KEYWORDS = (("defective", ("stopped working", "faulty", "won't turn on", "broke")),
+REASON_KEYWORDS = (("defective", ("stopped working", "faulty", "won't turn on", "broke")),
                     ("damaged", ("damaged", "broken", "crushed")),
                     ("wrong_item", ("wrong item", "not what i ordered")),
                     ("not_as_described", ("description", "described")))
@@ -26,16 +25,11 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _ordered_words(text: str) -> list[str]:
-    """The distinct words of ``text`` in reading order (never set order: that changes with PYTHONHASHSEED)."""
-    return list(dict.fromkeys(_WORD.findall(text.lower())))
-
-
 def _call(name: str, index: int, **arguments: Any) -> ToolCall:
     return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
 
 
-def _best_item(request: str, items: list[dict[str, Any]]) -> dict[str, Any] | None:
+def best_item(request: str, items: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The item whose title shares the most words with the request (first on ties)."""
     words = _words(request)
     scored = [(len(words & _words(item["title"] + " " + item["category"])), -i, item) for i, item in enumerate(items)]
@@ -59,10 +53,10 @@ class ReturnHeuristic:
         for name, result in tool_results(observation):
             if name == "order_list":
                 items = [dict(item, order_id=o["order_id"]) for o in result["orders"] for item in o["items"]]
-                best = _best_item(self.request, items)
+                best = best_item(self.request, items)
                 self.order_id = best["order_id"] if best else None
             elif name == "order_get_details" and "lines" in result:
-                self.line = _best_item(self.request, result["lines"])
+                self.line = best_item(self.request, result["lines"])
             elif name == "return_check_eligibility" and "eligible" in result:
                 self.eligible = result["eligible"]
             elif name == "return_initiate":
@@ -91,7 +85,7 @@ class ReturnHeuristic:
 
     def _reason(self) -> str:
         text = self.request.lower()
-        return next((reason for reason, keys in _REASON_KEYWORDS if any(k in text for k in keys)), "no_longer_needed")
+        return next((reason for reason, keys in REASON_KEYWORDS if any(k in text for k in keys)), "no_longer_needed")
 
 
 class StatusHeuristic:
@@ -109,7 +103,7 @@ class StatusHeuristic:
                 order = next((o for o in orders if quoted and o["order_id"] == quoted.group(0)), None)
                 if order is None:
                     items = [dict(item, order=o) for o in orders for item in o["items"]]
-                    best = _best_item(self.request, items)
+                    best = best_item(self.request, items)
                     order = best["order"] if best else None
                 if order is not None:
                     arguments = {"order_id": order["order_id"], "status": order["status"]}
@@ -117,42 +111,3 @@ class StatusHeuristic:
                         arguments["eta"] = order["eta"]
                     return AgentAction(tool_calls=(_call("answer", 0, **arguments),))
         return AgentAction(tool_calls=(_call("order_list", 0),))
-
-
-class PolicyHeuristic:
-    """Searches the policy with the question, reads the profile, answers with the nearest matching number."""
-
-    def __init__(self) -> None:
-        self.question = ""
-        self.sections: list[dict[str, Any]] = []
-        self.tier: str | None = None
-        self.turn = 0
-
-    def act(self, observation: Observation) -> AgentAction:
-        self.turn += 1
-        self.question += " " + user_text(observation)
-        for name, result in tool_results(observation):
-            if name == "policy_search":
-                self.sections = result["sections"]
-            elif name == "user_get_profile":
-                self.tier = result["membership_tier"]
-        if self.turn == 1:
-            return AgentAction(tool_calls=(_call("policy_search", 0, query=self.question),))
-        if self.turn == 2:
-            return AgentAction(tool_calls=(_call("user_get_profile", 0),))
-        if "yes or no" in self.question.lower():
-            return AgentAction(tool_calls=(_call("answer", 0, yes_no="yes"),))
-        return AgentAction(tool_calls=(_call("answer", 0, value=self._number()),))
-
-    def _number(self) -> float:
-        text = self.sections[0]["text"] if self.sections else ""
-        anchors = [w for w in _ordered_words(self.question) if len(w) > 3] + ([self.tier.lower()] if self.tier else [])
-        lowered = text.lower()
-        for anchor in anchors:
-            at = lowered.find(anchor)
-            if at >= 0:
-                match = re.search(r"\$?(\d+(?:\.\d+)?)", text[at:])
-                if match:
-                    return float(match.group(1))
-        match = re.search(r"\$?(\d+(?:\.\d+)?)", text)
-        return float(match.group(1)) if match else 0.0

@@ -74,7 +74,7 @@ BUILTIN_SPECS: tuple[EnvSpec, ...] = (
     ),
     EnvSpec(
         id="POLICY", entry_point="ecomrlve.envs.policy:PolicyFamily",
-        heuristic="ecomrlve.agents.account:PolicyHeuristic", templates="ecomrlve.user.realiser:ACCOUNT_TEMPLATES",
+        heuristic="ecomrlve.agents.policy:PolicyHeuristic", templates="ecomrlve.user.realiser:ACCOUNT_TEMPLATES",
         axes=("B_branch", "p_missing", "H_orders"),
         journey=JourneyRole(draw_order=5, tie_rank=4, keywords={
             "policy": 3, "warranty": 3, "covered": 2, "fee": 2, "days": 2, "yes": 2, "cost": 1, "restocking": 3,
