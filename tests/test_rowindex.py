@@ -1,7 +1,7 @@
 """Per-category views and row-set helpers give exactly what the exhaustive whole-catalog paths give.
 
 Every fast path (``CategoryView.matching``, ``allowed_rows`` for a category, valid sets,
-``without_sold_out``, ``contains_sorted``, the title word index, ``title_overlap``, the compiled
+``without_sold_out``, ``contains_sorted``, ``sorted_contains``, the title word index, ``title_overlap``, the compiled
 ``relevance`` and ``attribute_overlap``, ``closest_partner``, and ``available_fields`` from per-row
 bits) is compared,
 row for row and in order, with an O(catalog) evaluation on small random catalogs whose
@@ -28,6 +28,7 @@ from ecomrlve.catalog.rowindex import (
     _python_title_words,
     contains_sorted,
     gallop,
+    sorted_contains,
     title_word_index,
     without_sold_out,
 )
@@ -170,6 +171,13 @@ def test_without_sold_out_equals_the_in_stock_filter(data) -> None:
 @given(rows=st.lists(st.integers(0, 50), unique=True).map(sorted), row=st.integers(-1, 51))
 def test_contains_sorted_is_membership(rows, row) -> None:
     assert contains_sorted(np.asarray(rows, dtype=np.int64), row) == (row in rows)
+
+
+@SETTINGS
+@given(rows=st.lists(st.integers(0, 50), unique=True).map(sorted), values=st.lists(st.integers(-1, 51), max_size=30))
+def test_sorted_contains_is_isin(rows, values) -> None:
+    rows_array, values_array = np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.int64)
+    assert np.array_equal(sorted_contains(rows_array, values_array), np.isin(values_array, rows_array))
 
 
 @SETTINGS

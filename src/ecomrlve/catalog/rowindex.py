@@ -46,6 +46,15 @@ def contains_sorted(rows: np.ndarray, row: int) -> bool:
     return position < len(rows) and int(rows[position]) == row
 
 
+def sorted_contains(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, whether ascending ``rows`` holds it: :func:`contains_sorted` for many values at once
+    (O(m log n), where ``np.isin`` sorts both arrays)."""
+    positions = np.searchsorted(rows, values)
+    found = positions < len(rows)
+    found[found] = rows[positions[found]] == values[found]
+    return found
+
+
 def without_sold_out(rows: np.ndarray, stock_overrides: dict[int, int]) -> np.ndarray:
     """Ascending ``rows``, all in stock in the catalog, less those the episode sold out: what
     ``rows[filter_mask(catalog, ProductFilter(in_stock=True), stock_overrides, rows=rows)]`` gives

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.filters import condition_masks
 from ecomrlve.catalog.product_type import main_type, spoken_name
-from ecomrlve.catalog.rowindex import contains_sorted
+from ecomrlve.catalog.rowindex import contains_sorted, sorted_contains
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView
@@ -332,8 +332,10 @@ class RankedRecommendation(TaskFamily):
         picked: list[int] = []
         near_misses = [stated] if len(stated) < len(goal.requirements) - 1 else []  # something is withheld
         for requirements in [*near_misses, []]:
-            local = np.setdiff1d(view.matching(requirement_filter(requirements), overrides), valid_local,
-                                 assume_unique=True)
+            if len(picked) >= DECOY_SELL_OUTS:  # the near misses sufficed: the whole category is not scored
+                break
+            matching = view.matching(requirement_filter(requirements), overrides)
+            local = matching[~sorted_contains(valid_local, matching)]
             ranked, _ = ideal_ranking(view.rows[local], self.relevance(view, goal, local), _DECOY_CANDIDATES)
             picked += [row for row in ranked if row not in picked and row not in excluded and world.available(row)
                        and world.can_sell_out(row) and not world.is_denied(row)]
