@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog import load_catalog
-from ecomrlve.catalog.product_type import spoken_name
+from ecomrlve.catalog.product_type import product_type, spoken_name
 from ecomrlve.catalog.schema import NO_BRAND
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities
 from ecomrlve.envs.cart import names_itself
@@ -227,3 +227,20 @@ def test_placeholder_brands_are_no_brand(tmp_path) -> None:
     said = [text for transcript in transcripts for text in transcript.user_messages()]
     placeholders = re.compile(r"\b(?:unbranded|generic|unknown|no brand)\b|n/a|from -", re.IGNORECASE)
     assert not [text for text in said if placeholders.search(text)]
+
+
+def test_a_title_ending_in_a_number_is_typed_by_its_last_word_with_a_letter(tmp_path) -> None:
+    """A head without a known noun falls back to its last word, which must be a word: "Bonjour Torch 2"
+    is a torch, and a category whose titles do not say its leaf's noun is named by its titles' last
+    words with a letter (both were "2", spoken as "the Bonjour 2"); the compiled scan of ASCII titles
+    and the definition agree, and every oracle still solves its task."""
+    path = write_jsonl(tmp_path, [
+        amazon_row("B01", "Bonjour Torch 2", "Kitchen Torches", 29, store="Bonjour"),
+        amazon_row("B02", "Crème Brûlée Torch 3", "Kitchen Torches", 35, store="Flambé"),
+        amazon_row("B03", "Iwatani Torch 500, butane", "Kitchen Torches", 39, store="Iwatani"),
+        amazon_row("B04", "Sondiko Torch 8", "Kitchen Torches", 24, store="Sondiko")])
+    catalog = load_catalog(str(path))
+    assert [product_type(catalog, row).lower() for row in range(len(catalog))] == ["torch"] * 4
+    transcripts = play_every_env(catalog, (0, 5, 10, 15), range(2))
+    said = [text for transcript in transcripts for text in transcript.user_messages()]
+    assert any("torch" in text.lower() for text in said)

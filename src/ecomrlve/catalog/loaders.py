@@ -60,7 +60,7 @@ from typing import Any, TextIO
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.product_type import ALNUM
+from ecomrlve.catalog.product_type import ALNUM, has_letter
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog, Category, short_title
 from ecomrlve.catalog.taxonomy import (
     CATEGORICAL_ATTRIBUTES,
@@ -301,7 +301,7 @@ def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     Shoppers and agents name products by their titles, so when most of the category's
     ``titles`` do not contain the leaf's noun (a leaf such as "Electronics", or "Over-Ear
     Headphones" over titles that say "Headphones"), the most common last word of the titles'
-    first clause is used instead.
+    first clause that has a letter is used instead ("Bonjour Torch 2" ends in "Torch").
     """
     words = re.split(r"\s*(?:&|,| and )\s*", leaf)[0].split()
     noun = " ".join([*words[:-1], _singular(words[-1])]) if words else leaf
@@ -310,7 +310,8 @@ def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     pattern = re.compile(f"(?<!{ALNUM})" + re.escape(noun.lower()) + f"(?!{ALNUM})")
     if sum(bool(pattern.search(t.lower())) for t in titles) * 2 >= len(titles):
         return noun
-    heads = Counter(words[-1] for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)
+    heads = Counter(next((w for w in reversed(words) if has_letter(w)), words[-1])
+                    for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)
     return heads.most_common(1)[0][0] if heads else noun
 
 

@@ -10,7 +10,7 @@ dash, bracket or "for"/"with"/"compatible with"/"by" ("[3 Pack] Brisca Screen Pr
 Compatible with ..." -> screen protector; "Charger for Qorvane Smart Watch, ..." -> charger).
 Known nouns are the category's own nouns (leaf name, the catalog's noun) and a small lexicon of
 product and accessory nouns with synonyms ("decal" -> sticker, "wristband" -> strap); a head
-without any falls back to its last word. Types are computed once per category, on first use,
+without any falls back to its last word that has a letter ("Torch 2" is a torch). Types are computed once per category, on first use,
 so a reset never pays for the whole catalog.
 """
 
@@ -112,7 +112,14 @@ def type_of_title(title: str, own: dict[str, str]) -> str:
                 found = _FOLDED_LEXICON[key]
         if found is not None:
             return found
-    return words[-1] if words else next(iter(own.values()))
+    if not words:
+        return next(iter(own.values()))
+    return next((word for word in reversed(words) if has_letter(word)), words[-1])
+
+
+def has_letter(word: str) -> bool:
+    """Whether a head word can be a fallback type: "Torch 2" is a torch, not a "2"."""
+    return any(character.isalpha() for character in word)
 
 
 # -- every title of a category at once ------------------------------------------------------------
@@ -330,9 +337,16 @@ def title_types(titles: pa.Array | pa.ChunkedArray, own: dict[str, str]) -> tupl
     noun_word = np.array([nouns.word_ids.get(_singular(w), 0) for w in vocabulary], dtype=np.int64)[word_ids]
     types = _rightmost_nouns(noun_word, counts, nouns.radix, nouns.codes, nouns.ranks, nouns.types)
     first_word = np.cumsum(counts) - counts
-    fallback = np.flatnonzero((types < 0) & (counts > 0))  # no known noun: the head's last word
+    fallback = np.flatnonzero((types < 0) & (counts > 0))  # no known noun: the head's last word with a letter
     if len(fallback):
-        last_words, last_word_of = np.unique(word_ids[first_word[fallback] + counts[fallback] - 1], return_inverse=True)
+        positions = first_word[fallback] + counts[fallback] - 1
+        lettered = np.array([has_letter(word) for word in vocabulary], dtype=bool)
+        for k in np.flatnonzero(~lettered[word_ids[positions]]).tolist():  # a head ending in a number
+            position = positions[k]
+            while position > first_word[fallback[k]] and not lettered[word_ids[position]]:
+                position -= 1
+            positions[k] = position if lettered[word_ids[position]] else positions[k]
+        last_words, last_word_of = np.unique(word_ids[positions], return_inverse=True)
         types[fallback] = np.array([index_of(_singular(vocabulary[w])) for w in last_words.tolist()])[last_word_of]
     if not counts.all():  # no word at all
         types[counts == 0] = index_of(next(iter(own.values())))

@@ -39,6 +39,8 @@ Version history
     7: on real catalogs: product types are read from words of any script; a placeholder brand ("Unbranded",
        "Generic", "N/A", ...) or none is no brand, never stated as a requirement. Synthetic episodes
        unchanged.
+    8: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -284,7 +286,7 @@ def _in_stock_counts(world: World) -> list[int]:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 7
+    version = 8
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)

@@ -36,6 +36,8 @@ Version history
        types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is no brand:
        such a product is named by model words and type, asked for only when it has model words, never named
        vaguely by brand and type. Synthetic episodes unchanged.
+    7: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -328,7 +330,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 6
+    version = 7
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

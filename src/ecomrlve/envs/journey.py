@@ -47,6 +47,8 @@ Version history
     13: its intents follow CART 6, PD 9, SUB 9, BUNDLE 7, RETURN 9, STATUS 8, POLICY 7 (names in any script,
        placeholder brands are no brand). Real catalogs only.
     14: its POLICY intents follow POLICY 8 (the ordered item's name is protected from noise).
+    15: its intents follow CART 7, PD 10, SUB 10, BUNDLE 8, RETURN 10, STATUS 9, POLICY 9 (a title ending in a
+       number is typed by its last word with a letter). Real catalogs only.
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 14
+    version = 15
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

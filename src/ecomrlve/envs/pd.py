@@ -43,6 +43,8 @@ Version history
     9: on real catalogs: product types are read from words of any script; a placeholder brand ("Unbranded",
        "Generic", "N/A", ...) or none is no brand, never stated as a requirement ("from Unbranded"). Synthetic
        episodes unchanged.
+    10: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class PDGoal(RecommendGoal):
 
 class ProductDiscoveryFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 9
+    version = 10
     instructions = ("recommend products that meet all of the customer's requirements: search the catalog, ask about "
                     "anything unclear, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 

@@ -37,6 +37,8 @@ Version history
        no brand. Synthetic episodes unchanged.
     8: noise never alters the name of the ordered item the customer asks about (it did, from d with p_noise > 0,
        although every other environment protects names).
+    9: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -302,7 +304,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 8
+    version = 9
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer

@@ -50,6 +50,8 @@ Version history
     9: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
        product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
        no brand, never stated as a replacement requirement. Synthetic episodes unchanged.
+    10: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -296,7 +298,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 9
+    version = 10
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer

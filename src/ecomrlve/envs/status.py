@@ -37,6 +37,8 @@ Version history
     8: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
        product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
        no brand. Synthetic episodes unchanged.
+    9: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 8
+    version = 9
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

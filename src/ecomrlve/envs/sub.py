@@ -43,6 +43,8 @@ Version history
     9: on real catalogs: names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
        product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or
        none is no brand, never stated as a requirement. Synthetic episodes unchanged.
+    10: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
+       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class SUBGoal(RecommendGoal):
 
 class SubstitutionFamily(RankedRecommendation):
     env_id = ENV_ID
-    version = 9
+    version = 10
     instructions = ("the product the customer wanted is out of stock: find similar, compatible substitutes that meet "
                     "their requirements, then call answer(product_ids=[...]) with your ranked recommendations, best first.")
 
