@@ -67,6 +67,11 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any]
 
 
+def numbered_call(name: str, index: int, **arguments: Any) -> ToolCall:
+    """The ``index``-th tool call of a turn, with id ``call_<index>`` (how the scripted baselines number theirs)."""
+    return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
+
+
 class AgentAction(BaseModel):
     """What the agent did this turn: talk to the user, call tools, both, or neither."""
     model_config = ConfigDict(extra="forbid", frozen=True)

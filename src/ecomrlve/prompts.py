@@ -4,7 +4,8 @@
 the task, and the rules the verifier and the runtime enforce). :func:`tools_prompt` is the
 Hermes/Qwen tool block for models served without native tool calling: the tools go into the
 system message and the model answers with ``<tool_call>`` blocks, which the runtime parses with
-:func:`ecomrlve.actions.parse_action`. Baselines parse "you may call at most N tools per turn".
+:func:`ecomrlve.actions.parse_action`. Baselines read the tool budget back with
+:func:`stated_tool_budget`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import re
 from typing import Any
 
 STORE_NAME = "Amazebay"
@@ -27,6 +29,15 @@ _RULES = (
     "When the customer's request is complete, call the answer tool exactly once; it ends the task.",
     "Be efficient: every turn counts, and you may call at most {b_tool} tools per turn.",
 )
+
+
+_TOOL_BUDGET = re.compile(r"at most (\d+) tools? per turn")
+
+
+def stated_tool_budget(prompt: str) -> int | None:
+    """The per-turn tool budget a :func:`system_prompt` states (the last rule), None if ``prompt`` states none."""
+    found = _TOOL_BUDGET.search(prompt)
+    return int(found.group(1)) if found else None
 
 
 @functools.cache

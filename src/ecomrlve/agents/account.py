@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.account import ORDER_ID
 
 _WORD = re.compile(r"[a-z0-9]+")
-REASON_KEYWORDS = (("defective", ("stopped working", "faulty", "won't turn on", "broke")),
+_REASON_KEYWORDS = (("defective", ("stopped working", "faulty", "won't turn on", "broke")),
                     ("damaged", ("damaged", "broken", "crushed")),
                     ("wrong_item", ("wrong item", "not what i ordered")),
                     ("not_as_described", ("description", "described")))
@@ -25,8 +25,10 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _call(name: str, index: int, **arguments: Any) -> ToolCall:
-    return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
+def stated_reason(text: str) -> str:
+    """The return reason ``text`` states by its keywords ("stopped working" -> defective), else a change of mind."""
+    lowered = text.lower()
+    return next((reason for reason, keys in _REASON_KEYWORDS if any(k in lowered for k in keys)), "no_longer_needed")
 
 
 def best_item(request: str, items: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -69,23 +71,19 @@ class ReturnHeuristic:
             if quoted:
                 self.order_id = quoted.group(0)
             else:
-                return AgentAction(tool_calls=(_call("order_list", 0),))
+                return AgentAction(tool_calls=(numbered_call("order_list", 0),))
         if self.line is None:
-            return AgentAction(tool_calls=(_call("order_get_details", 0, order_id=self.order_id),))
+            return AgentAction(tool_calls=(numbered_call("order_get_details", 0, order_id=self.order_id),))
         ids = {"order_id": self.order_id, "line_id": self.line["line_id"]}
         if self.eligible is None:
-            return AgentAction(tool_calls=(_call("return_check_eligibility", 0, **ids),))
+            return AgentAction(tool_calls=(numbered_call("return_check_eligibility", 0, **ids),))
         if self.eligible and not self.returned:
-            return AgentAction(tool_calls=(_call("return_initiate", 0, reason=self._reason(), **ids),))
+            return AgentAction(tool_calls=(numbered_call("return_initiate", 0, reason=stated_reason(self.request), **ids),))
         if wants_replacement and not self.searched:
             self.searched = True
-            return AgentAction(tool_calls=(_call("catalog_search", 0, query=self.line["category"]),))
+            return AgentAction(tool_calls=(numbered_call("catalog_search", 0, query=self.line["category"]),))
         extra = {"replacement_product_id": self.replacement} if wants_replacement and self.replacement else {}
-        return AgentAction(tool_calls=(_call("answer", 0, eligible=bool(self.eligible), **ids, **extra),))
-
-    def _reason(self) -> str:
-        text = self.request.lower()
-        return next((reason for reason, keys in REASON_KEYWORDS if any(k in text for k in keys)), "no_longer_needed")
+        return AgentAction(tool_calls=(numbered_call("answer", 0, eligible=bool(self.eligible), **ids, **extra),))
 
 
 class StatusHeuristic:
@@ -109,5 +107,5 @@ class StatusHeuristic:
                     arguments = {"order_id": order["order_id"], "status": order["status"]}
                     if any(w in self.request.lower() for w in _ETA_WORDS) and "eta" in order:
                         arguments["eta"] = order["eta"]
-                    return AgentAction(tool_calls=(_call("answer", 0, **arguments),))
-        return AgentAction(tool_calls=(_call("order_list", 0),))
+                    return AgentAction(tool_calls=(numbered_call("answer", 0, **arguments),))
+        return AgentAction(tool_calls=(numbered_call("order_list", 0),))

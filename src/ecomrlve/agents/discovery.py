@@ -12,20 +12,19 @@ import re
 from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results
 
 _PRICE_CAP = re.compile(r"(?:for|at most|no more than|budget of)\s+\$(\d+(?:\.\d+)?)|\$(\d+(?:\.\d+)?) or less")
 _K_REC = re.compile(r"k_rec = (\d+)")
-_B_TOOL = re.compile(r"at most (\d+) tools? per turn")
 _NEEDS = re.compile(r"\b(?:a|an|some)\s+([a-z][a-z' -]*?)(?=,| and |\.|\?| for me| -|$)")
 
 
 def _setup(observation: Observation) -> tuple[int, int, str]:
     """(tool budget, k_rec, opening) from the first observation."""
-    budget = _B_TOOL.search(observation.messages[0]["content"])
-    if budget is None:
+    b_tool = stated_tool_budget(observation.messages[0]["content"])
+    if b_tool is None:
         raise ValueError("the system prompt states no tool budget")
-    b_tool = int(budget.group(1))
     answer = next(t for t in observation.tools or [] if t["function"]["name"] == "answer")
     k = _K_REC.search(answer["function"]["description"])
     return b_tool, int(k.group(1)) if k else 10, observation.messages[-1]["content"]

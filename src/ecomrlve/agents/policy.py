@@ -19,15 +19,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents.account import REASON_KEYWORDS, best_item
+from ecomrlve.actions import AgentAction, numbered_call
+from ecomrlve.agents.account import best_item, stated_reason
+from ecomrlve.envs.orders import spoken_date
 from ecomrlve.envs.policy import ITEM_FIELDS, KINDS, Kind
+from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.policy import policy_documents
 
 _SECTION_TITLES = {s.section_id: s.title for s in policy_documents()}
 _TODAY = re.compile(r"Today is \w+, (\w+ \d+, \d{4})")
-_B_TOOL = re.compile(r"at most (\d+) tools")
 _TIER = re.compile(r"\b(Standard|Plus|Premier) m[a-z]*")  # "I'm a Plus member" (not the "Plus 8" of a title)
 _TIER_VALUE = re.compile(r"(Standard|Plus|Premier) members: \+?\$?(\d+(?:\.\d+)?)( days| months|%|)")
 _DEPARTMENT_VALUE = re.compile(r"(.+?) (\d+)")
@@ -40,10 +41,6 @@ _ORDERED_ON = re.compile(r"\b((?:" + "|".join(calendar.month_name[1:]) + r") \d{
 _NAMED_CATEGORY = re.compile(r"from the (.+?) category of the (.+?) department")
 _SHIPPING_METHOD = re.compile(r"\b(standard|expedited|overnight)\b")
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def _call(name: str, index: int, **arguments: Any) -> ToolCall:
-    return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
 
 
 def _cents(dollars: str | float) -> int:
@@ -169,8 +166,7 @@ class PolicyCase:
         return reason != "no_longer_needed" and reason.removesuffix("_item").replace("_", " ") in re.split(r", | or ", faults)
 
     def reason(self) -> str:
-        text = self.said.lower()
-        return next((reason for reason, keys in REASON_KEYWORDS if any(k in text for k in keys)), "no_longer_needed")
+        return stated_reason(self.said)
 
     def refund(self) -> float:
         if self.final_sale() or self.days_since("delivered_on") > self.window():
@@ -253,8 +249,8 @@ class PolicyHeuristic:
     def act(self, observation: Observation) -> AgentAction:
         if observation.tools is not None:
             prompt = observation.messages[0]["content"]
-            budget, today = _B_TOOL.search(prompt), _TODAY.search(prompt)
-            self.b_tool = int(budget.group(1)) if budget else 1
+            today = _TODAY.search(prompt)
+            self.b_tool = stated_tool_budget(prompt) or 1
             self.today = dt.datetime.strptime(today.group(1), "%B %d, %Y").date() if today else dt.date.min
         said = user_text(observation)
         if self.kind is None and said:
@@ -271,8 +267,8 @@ class PolicyHeuristic:
         if calls:
             self.searched.update(arguments["query"] for name, arguments in calls if name == "policy_search")
             self.looked_up.update(name for name, _ in calls)
-            return AgentAction(tool_calls=tuple(_call(name, i, **arguments) for i, (name, arguments) in enumerate(calls)))
-        return AgentAction(tool_calls=(_call("answer", 0, **self._answer()),))
+            return AgentAction(tool_calls=tuple(numbered_call(name, i, **arguments) for i, (name, arguments) in enumerate(calls)))
+        return AgentAction(tool_calls=(numbered_call("answer", 0, **self._answer()),))
 
     def _lookups(self) -> list[tuple[str, dict[str, Any]]]:
         """The calls still to make: a search per needed section not yet seen, the profile, the orders."""
@@ -306,11 +302,7 @@ class PolicyHeuristic:
             return None
         lines = [dict(item, order_date=o["order_date"], delivered_on=o.get("delivered_on"))
                  for o in self.orders for item in o["items"]]
-        dated = [line for line in lines if _spoken_date(line["order_date"]) == ordered_on.group(1)]
+        dated = [line for line in lines if spoken_date(dt.date.fromisoformat(line["order_date"])) == ordered_on.group(1)]
         line = best_item(self.said, dated or lines)
         return {k: v for k, v in line.items() if v is not None} if line else None
 
-
-def _spoken_date(iso: str) -> str:
-    day = dt.date.fromisoformat(iso)
-    return f"{day:%B} {day.day}"

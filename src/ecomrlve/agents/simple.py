@@ -6,8 +6,9 @@ import random
 import re
 from typing import Any
 
-from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.actions import AgentAction, ToolCall, numbered_call
 from ecomrlve.catalog.schema import short_title
+from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
 
 _QUANTITY = re.compile(r"(\d+)\s*(?:x\s|of\s|units of\s)|\(x(\d+)\)")
@@ -19,10 +20,6 @@ _LEAD = re.compile(r"^.*?\b(?:add|buy|put|need|for)\b\s*", re.IGNORECASE)
 #: after a polite or shopping word that comes before the first item's article or count
 _MISSPELT_LEAD = re.compile(r"^.*?\b(?:shop\w*|please|pls|plz|you|u)\s+\S+\s+(?=(?:the|an?|some|\d+)\b)",
                             re.IGNORECASE)
-
-
-def _call(name: str, index: int, **arguments: Any) -> ToolCall:
-    return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
 
 
 class RandomAgent:
@@ -50,7 +47,7 @@ class RandomAgent:
         self.words.extend(re.findall(r"[A-Za-z]{3,}", user_text(observation)))
         others = [name for name in self.schemas if name != "answer"]
         name = "answer" if not others or self.rng.random() < self.ANSWER_PROBABILITY else self.rng.choice(others)
-        return AgentAction(tool_calls=(_call(name, 0, **self._object(self.schemas[name])),))
+        return AgentAction(tool_calls=(numbered_call(name, 0, **self._object(self.schemas[name])),))
 
     def _collect(self, node: Any, key: str | None) -> None:
         if isinstance(node, dict):
@@ -117,11 +114,10 @@ class CartHeuristic:
     def act(self, observation: Observation) -> AgentAction:
         self.turns += 1
         if observation.tools is not None:
-            prompt = observation.messages[0]["content"]
-            budget = re.search(r"at most (\d+) tools", prompt)
+            budget = stated_tool_budget(observation.messages[0]["content"])
             if budget is None:
                 raise ValueError("the system prompt states no tool budget")
-            self.b_tool = int(budget.group(1))
+            self.b_tool = budget
             opening = observation.messages[1]["content"]
             self.pending = self._phrases(opening)
             self.confirm_wanted = _CONFIRM_WISH.search(opening) is not None
@@ -155,13 +151,13 @@ class CartHeuristic:
                 break
             if _EARLIER.search(phrase):
                 if not self.history_checked:
-                    calls.append(_call("user_get_visit_history", len(calls)))
+                    calls.append(numbered_call("user_get_visit_history", len(calls)))
                     self.history_checked = True
                     continue
                 phrase_query = _EARLIER.sub("", phrase)
             else:
                 phrase_query = phrase
-            calls.append(_call("catalog_search", len(calls), query=phrase_query))
+            calls.append(numbered_call("catalog_search", len(calls), query=phrase_query))
             self._last_searched.append(phrase)
         for phrase, card in self.found.items():
             pid = card["product_id"]
@@ -184,12 +180,12 @@ class CartHeuristic:
                         continue
                     variant = variants[0]
                 arguments["variant_id"] = variant["variant_id"]
-            calls.append(_call("cart_add", len(calls), **arguments))
+            calls.append(numbered_call("cart_add", len(calls), **arguments))
         if not calls and not messages and self.confirm_wanted and not self.confirm_asked:
             messages.append("That's everything in your cart - can you confirm it looks right?")
             self.confirm_asked = True
         elif not calls and not messages:
-            calls.append(_call("answer", 0, done=True))
+            calls.append(numbered_call("answer", 0, done=True))
         return AgentAction(message=" ".join(messages) or None, tool_calls=tuple(calls))
 
     @staticmethod
