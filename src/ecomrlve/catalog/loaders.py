@@ -60,7 +60,7 @@ from typing import Any, TextIO
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.product_type import ALNUM, has_letter
+from ecomrlve.catalog.product_type import ALNUM, last_word
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog, Category, short_title
 from ecomrlve.catalog.taxonomy import (
     CATEGORICAL_ATTRIBUTES,
@@ -310,8 +310,7 @@ def category_noun(leaf: str, titles: Sequence[str] = ()) -> str:
     pattern = re.compile(f"(?<!{ALNUM})" + re.escape(noun.lower()) + f"(?!{ALNUM})")
     if sum(bool(pattern.search(t.lower())) for t in titles) * 2 >= len(titles):
         return noun
-    heads = Counter(next((w for w in reversed(words) if has_letter(w)), words[-1])
-                    for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)
+    heads = Counter(last_word(words) for words in (short_title(t).split(" - ")[0].split() for t in titles) if words)
     return heads.most_common(1)[0][0] if heads else noun
 
 

@@ -112,14 +112,17 @@ def type_of_title(title: str, own: dict[str, str]) -> str:
                 found = _FOLDED_LEXICON[key]
         if found is not None:
             return found
-    if not words:
-        return next(iter(own.values()))
-    return next((word for word in reversed(words) if has_letter(word)), words[-1])
+    return last_word(words) if words else next(iter(own.values()))
 
 
 def has_letter(word: str) -> bool:
     """Whether a head word can be a fallback type: "Torch 2" is a torch, not a "2"."""
     return any(character.isalpha() for character in word)
+
+
+def last_word(words: list[str]) -> str:
+    """The last of non-empty ``words`` that has a letter, else the last: what a title without a known noun names."""
+    return next((word for word in reversed(words) if has_letter(word)), words[-1])
 
 
 # -- every title of a category at once ------------------------------------------------------------
