@@ -55,8 +55,8 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
 def shopper_queries(catalog: Catalog, n: int, difficulty: int, seed: int = 0) -> list[tuple[int, str]]:
     """(target row, opening message) pairs: CART's phrase for a product, realised with noise at ``difficulty``."""
     from ecomrlve.difficulty import Difficulty
+    from ecomrlve.envs.cart import acts as A
     from ecomrlve.rng import derive_rng
-    from ecomrlve.user import acts as A
     from ecomrlve.user.noise import add_noise
     from ecomrlve.user.realiser import TemplateRealiser
 

@@ -96,8 +96,8 @@ def _tool_payload(obs: Observation) -> dict[str, Any] | None:
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     import random
 
-    from ecomrlve.agents import CartHeuristic
     from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+    from ecomrlve.envs.cart.heuristic import CartHeuristic
     from ecomrlve.episode import EcomEnv
 
     out: dict[str, Any] = {"size": n, "skipped": []}

@@ -28,7 +28,7 @@ import numpy as np
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog import load_catalog
-from ecomrlve.envs.recommend import category_view, title_overlap
+from ecomrlve.envs.recommend.requirements import category_view, title_overlap
 from ecomrlve.episode import EcomEnv
 
 ENVS = ("PD", "SUB", "BUNDLE")

@@ -16,7 +16,7 @@ import numpy as np
 from exploits import UNFILLED, AskForeverPolicy, ScriptedPolicy, Transcript, play, random_product_id
 
 from ecomrlve.catalog.filters import filter_mask
-from ecomrlve.envs.recommend import requirement_filter
+from ecomrlve.envs.recommend.requirements import requirement_filter
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation, cards
 

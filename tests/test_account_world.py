@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ecomrlve.catalog.product_type import product_type, same_type
 from ecomrlve.catalog.taxonomy import LEAVES
-from ecomrlve.envs.orders import _SAMPLE_TRIES, same_noun, sample_row
+from ecomrlve.envs.account.orders import _SAMPLE_TRIES, same_noun, sample_row
 from ecomrlve.episode import EcomEnv
 from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError

@@ -20,7 +20,7 @@ from recommend_support import (
 from ecomrlve.catalog.loaders import load_products
 from ecomrlve.catalog.schema import Category
 from ecomrlve.catalog.search import SearchEngine
-from ecomrlve.envs.bundle import PROJECTS, bundle_reward, resolve_projects
+from ecomrlve.envs.recommend.bundle import PROJECTS, bundle_reward, resolve_projects
 from ecomrlve.episode import EcomEnv
 
 ENV = "BUNDLE"

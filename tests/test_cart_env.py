@@ -11,10 +11,10 @@ import pytest
 from exploits import EXPLOITS, Transcript, oracle_runs, play
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents import CartHeuristic
+from ecomrlve.envs.cart.heuristic import CartHeuristic
+from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
-from ecomrlve.user.realiser import ATTRIBUTE_WORDS
 
 ALL_D = list(range(16))
 ORACLE_SEEDS = range(200)

@@ -16,13 +16,13 @@ from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.cli import app
 from ecomrlve.envs import env_collections
-from ecomrlve.envs.bundle import resolve_projects
 from ecomrlve.envs.capabilities import (
     CatalogCapabilities,
     CatalogUnsupportedError,
     analyse,
     capabilities,
 )
+from ecomrlve.envs.recommend.bundle import resolve_projects
 from ecomrlve.episode import EcomEnv
 from ecomrlve.world.policy import is_final_sale
 from ecomrlve.world.state import World

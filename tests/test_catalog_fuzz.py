@@ -24,8 +24,8 @@ from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.product_type import product_type, spoken_name
 from ecomrlve.catalog.schema import NO_BRAND
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities
-from ecomrlve.envs.cart import names_itself
-from ecomrlve.envs.recommend import available_fields
+from ecomrlve.envs.cart.family import names_itself
+from ecomrlve.envs.recommend.requirements import available_fields
 from ecomrlve.episode import EcomEnv
 
 SECRET = "catalog-fuzz"

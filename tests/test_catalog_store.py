@@ -220,7 +220,7 @@ def renamed_catalog(tmp_path_factory):
 
 def test_policy_customers_name_the_category_when_the_noun_is_ambiguous(renamed_catalog):
     """A noun that means categories under different policy rules is stated with its category and department."""
-    from ecomrlve.envs.policy import category_fact
+    from ecomrlve.envs.account.policy import category_fact
 
     automotive = next(i for i, c in enumerate(renamed_catalog.categories) if c.path == ("Automotive",))
     fact, exact = category_fact(renamed_catalog, int(renamed_catalog.category_rows[automotive][0]))

@@ -72,7 +72,7 @@ def test_the_axes_reader_sees_reads_through_any_name() -> None:
     """The reader finds reads on ``difficulty`` and on ``problem.difficulty`` (an oracle's)."""
     cart = _family("CART")
     assert {"cart_items", "B_tool"} <= axes_read(cart)
-    assert _family_modules(_family("PD")) == ["ecomrlve.envs.pd", "ecomrlve.envs.recommend_task"]
+    assert _family_modules(_family("PD")) == ["ecomrlve.envs.recommend.pd", "ecomrlve.envs.recommend.task"]
 
 
 @pytest.mark.parametrize("spec", BUILTIN_SPECS, ids=lambda s: s.id)

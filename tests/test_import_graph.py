@@ -43,7 +43,7 @@ RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 
 
 def _node(path: Path) -> str:
-    """The top-level module or subpackage a file belongs to (``envs/cart.py`` -> ``envs``)."""
+    """The top-level module or subpackage a file belongs to (``envs/cart/family.py`` -> ``envs``)."""
     return path.relative_to(SRC).parts[0].removesuffix(".py")
 
 

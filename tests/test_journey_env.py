@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.journey import JourneyOracle, intent_families, merged_answer_model
+from ecomrlve.envs.journey.family import JourneyOracle, intent_families, merged_answer_model
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.world.state import World

@@ -266,7 +266,7 @@ def _strings(value: Any) -> list[str]:
 
 def _said(user: Any) -> str:
     """Everything the dialogue manager let this shopper (and a journey's intent shoppers) say."""
-    from ecomrlve.user import acts as A
+    from ecomrlve.envs.journey import acts as A
     parts = [s for act in user.acts if not isinstance(act, (A.OpenJourney, A.NextIntent, A.InterruptIntent,
                                                              A.ResumeIntent)) for s in _strings(act)]
     parts += [_said(problem.user) for problem in getattr(user, "problems", ())]

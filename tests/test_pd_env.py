@@ -23,7 +23,7 @@ from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
 from ecomrlve.envs import get_environment
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend.requirements import (
     CATEGORICAL_FIELDS,
     ListedItem,
     Requirement,
@@ -34,7 +34,7 @@ from ecomrlve.envs.recommend import (
     valid_local,
     valid_rows,
 )
-from ecomrlve.envs.recommend_task import (
+from ecomrlve.envs.recommend.task import (
     _BOUND_FIELDS,
     RankedRecommendation,
     RecommendAnswer,

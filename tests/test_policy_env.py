@@ -18,7 +18,7 @@ from ecomrlve.agents import heuristic_agent
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.envs.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
+from ecomrlve.envs.account.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.world.policy import StorePolicy

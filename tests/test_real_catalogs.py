@@ -18,7 +18,7 @@ from ecomrlve.catalog.product_type import category_types, is_main_type, product_
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.envs import env_collections
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities
-from ecomrlve.envs.recommend import category_view
+from ecomrlve.envs.recommend.requirements import category_view
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play
 

@@ -22,15 +22,15 @@ from typer.testing import CliRunner
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.agents import heuristic_agent
-from ecomrlve.agents.journey import classify_request
 from ecomrlve.cli import app
 from ecomrlve.difficulty import AXES
 from ecomrlve.envs import env_collections, environment_axes, get_environment, resolve_env_ids
-from ecomrlve.envs.journey import intent_families
+from ecomrlve.envs.journey.family import intent_families
+from ecomrlve.envs.journey.heuristic import classify_request
 from ecomrlve.episode import EcomEnv
 from ecomrlve.registry import RUNTIME_AXES, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
 from ecomrlve.user import acts as A
-from ecomrlve.user.realiser import templates_for
+from ecomrlve.user.realiser import COMMON_TEMPLATES, templates_for
 
 SPECS = env_specs()
 ENV_IDS = [spec.id for spec in SPECS]
@@ -135,9 +135,9 @@ def test_builtins_are_registered_in_collection_order() -> None:
 
 
 @pytest.mark.parametrize("bad, error", [
-    (EnvSpec(id="CART", entry_point="ecomrlve.envs.cart:CartFamily"), "already registered"),
-    (EnvSpec(id="cart2", entry_point="ecomrlve.envs.cart:CartFamily"), "upper case"),
-    (EnvSpec(id="NEW", entry_point="ecomrlve.envs.cart.CartFamily"), "module:attribute"),
+    (EnvSpec(id="CART", entry_point="ecomrlve.envs.cart.family:CartFamily"), "already registered"),
+    (EnvSpec(id="cart2", entry_point="ecomrlve.envs.cart.family:CartFamily"), "upper case"),
+    (EnvSpec(id="NEW", entry_point="ecomrlve.envs.cart.family.CartFamily"), "module:attribute"),
     (EnvSpec(id="NEW", entry_point="a:B", heuristic="nope"), "module:attribute"),
     (EnvSpec(id="NEW", entry_point="a:B", axes=("p_nosie",)), "Did you mean 'p_noise'"),
     (EnvSpec(id="NEW", entry_point="a:B", collection="C3"), "unknown collection"),
@@ -164,8 +164,8 @@ def test_unknown_ids_get_a_hint() -> None:
 
 
 def test_a_class_that_is_not_the_task_family_is_rejected_on_first_use() -> None:
-    register(EnvSpec(id="WRONG_CLASS", entry_point="ecomrlve.agents.simple:CartHeuristic"))
-    register(EnvSpec(id="WRONG_ID", entry_point="ecomrlve.envs.cart:CartFamily"))
+    register(EnvSpec(id="WRONG_CLASS", entry_point="ecomrlve.envs.cart.heuristic:CartHeuristic"))
+    register(EnvSpec(id="WRONG_ID", entry_point="ecomrlve.envs.cart.family:CartFamily"))
     try:
         for env_id in ("WRONG_CLASS", "WRONG_ID"):
             with pytest.raises(TypeError, match=f"not a TaskFamily subclass with env_id = '{env_id}'"):
@@ -189,11 +189,21 @@ def test_request_classifier_follows_the_journey_roles() -> None:
 
 
 def test_every_dialogue_act_has_templates() -> None:
-    """The realiser's dispatch, built from the specs, covers every act the built-in users say."""
-    for union in (A.CartAct, A.JourneyAct, A.AccountAct, A.RecommendAct):
-        for act_type in union.__args__:
-            owners = [s.id for s in SPECS if s.templates and issubclass(act_type, load(s.templates).acts)]
-            assert owners, act_type
+    """The realiser's dispatch, built from the specs, covers every act a built-in shopper can say: every
+    subclass of the base ``DialogueAct`` the built-in families declare, each phrased by exactly one family."""
+    for spec in SPECS:
+        load(spec.entry_point)  # imports the family's acts
+    acts, stack = [], list(A.DialogueAct.__subclasses__())
+    while stack:
+        act_type = stack.pop()
+        acts.append(act_type)
+        stack.extend(act_type.__subclasses__())
+    families = {"ecomrlve.user.acts", *(f"ecomrlve.envs.{f}.acts" for f in ("cart", "recommend", "account", "journey"))}
+    assert families <= {act.__module__ for act in acts}  # every family's acts derive from the one base type
+    for act_type in acts:
+        owners = {t for t in dict.fromkeys([COMMON_TEMPLATES, *(load(s.templates) for s in SPECS if s.templates)])
+                  if issubclass(act_type, t.acts)}
+        assert len(owners) == 1, (act_type, owners)
     with pytest.raises(TypeError, match="no template"):
         templates_for(object())
 

@@ -10,8 +10,8 @@ from account_helpers import NeverAnswer, call, find_episode, mean_total, reply
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.orders import BY_ORDER_ID
-from ecomrlve.envs.returns import return_score
+from ecomrlve.envs.account.orders import BY_ORDER_ID
+from ecomrlve.envs.account.returns import return_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.tools import TOOLS

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.cart import unit_f1
+from ecomrlve.envs.cart.family import unit_f1
 from ecomrlve.rewards import RewardWeights, compose_reward, efficiency_reward, hallucination_reward
 
 IDS = st.sampled_from([f"P{i:08d}" for i in range(12)])

@@ -35,7 +35,7 @@ from ecomrlve.catalog.rowindex import (
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend.requirements import (
     NUMERIC_BOUND,
     RELEVANCE_FLOOR,
     Preferences,

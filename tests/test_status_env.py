@@ -9,7 +9,7 @@ import pytest
 from account_helpers import NeverAnswer, call, find_episode, mean_total, reply
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.envs.status import TARGET_STATUSES, status_score
+from ecomrlve.envs.account.status import TARGET_STATUSES, status_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.tools import TOOLS

@@ -15,9 +15,9 @@ from recommend_support import (
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend import attribute_overlap, relevance, title_overlap, valid_rows
-from ecomrlve.envs.recommend_task import RecommendAnswer, switched
-from ecomrlve.envs.sub import SubstitutionFamily
+from ecomrlve.envs.recommend.requirements import attribute_overlap, relevance, title_overlap, valid_rows
+from ecomrlve.envs.recommend.sub import SubstitutionFamily
+from ecomrlve.envs.recommend.task import RecommendAnswer, switched
 from ecomrlve.episode import EcomEnv
 
 ENV = "SUB"
@@ -79,7 +79,7 @@ def test_valid_substitutes(sub_env, catalog, d) -> None:
 def test_similar_products_rank_first(quiet_sub, catalog) -> None:
     """Relevance rewards similarity: the ideal first pick shares at least as much with the original as
     the average valid substitute."""
-    from ecomrlve.envs.recommend import attribute_overlap
+    from ecomrlve.envs.recommend.requirements import attribute_overlap
     better = 0
     for seed in range(30):
         quiet_sub.reset(env_id=ENV, difficulty=2, seed=seed)

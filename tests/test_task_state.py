@@ -10,13 +10,13 @@ import datetime as dt
 import pytest
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.envs.account.policy import PolicyState
+from ecomrlve.envs.account.returns import ReturnState
+from ecomrlve.envs.account.status import StatusState
 from ecomrlve.envs.base import TaskState
-from ecomrlve.envs.cart import CartState
-from ecomrlve.envs.journey import JourneyState
-from ecomrlve.envs.policy import PolicyState
-from ecomrlve.envs.recommend_user import RecommendState
-from ecomrlve.envs.returns import ReturnState
-from ecomrlve.envs.status import StatusState
+from ecomrlve.envs.cart.family import CartState
+from ecomrlve.envs.journey.family import JourneyState
+from ecomrlve.envs.recommend.user import RecommendState
 from ecomrlve.episode import EcomEnv
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import SurfacingLedger

@@ -153,8 +153,8 @@ def _unique_titles(catalog: Catalog) -> np.ndarray:
 
 def analyse(catalog: Catalog) -> CatalogCapabilities:
     """Measure ``catalog`` (use :func:`capabilities`, which caches this)."""
-    from ecomrlve.envs.bundle import resolve_projects  # the projects are BUNDLE's; bundle imports much
-    from ecomrlve.envs.cart import names_itself  # how a shopper names a product is CART's
+    from ecomrlve.envs.cart.family import names_itself  # how a shopper names a product is CART's
+    from ecomrlve.envs.recommend.bundle import resolve_projects  # the projects are BUNDLE's; bundle imports much
 
     n_categories = len(catalog.categories)
     stock = np.asarray(catalog.stock)

@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ecomrlve.agents.llm import ChatEndpoint, EndpointError, LLMConfig, completion_message
+from ecomrlve.envs.journey import acts as A
 from ecomrlve.rng import derive_rng, derive_seed
 from ecomrlve.shopper.grounding import grounding_for, hidden_strings, value_present
 from ecomrlve.shopper.persona import Persona, draw_persona
-from ecomrlve.user import acts as A
+from ecomrlve.user.acts import DialogueAct
 from ecomrlve.user.noise import add_noise
 from ecomrlve.user.realiser import (
     EpisodeContext,
@@ -218,7 +219,7 @@ class LLMRealiser:
         self.failures: list[list[str]] = []  # per message: why each rejected attempt was rejected
         self._hidden: set[str] | None = None  # the goal's text values: checked against, never shown to the model
 
-    def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
+    def realise(self, acts: tuple[DialogueAct, ...], rng: random.Random) -> str:
         """One message for ``acts``; ``rng`` (the dialogue manager's) is never drawn from."""
         index = len(self.texts)
         key = self.context.key
@@ -236,7 +237,7 @@ class LLMRealiser:
         self.failures.append(failures)
         return text
 
-    def _from_model(self, acts: tuple[A.DialogueAct, ...], index: int, failures: list[str]) -> tuple[str | None, str]:
+    def _from_model(self, acts: tuple[DialogueAct, ...], index: int, failures: list[str]) -> tuple[str | None, str]:
         key, config = self.context.key, self.shopper.config
         draft = TemplateRealiser(0.0, self.shopper.phrasing).realise(acts, derive_rng(*key, "shopper-draft", index))
         # the act's exact values that its draft states (some protect context from noise and are not said)
@@ -282,7 +283,7 @@ class RecordedRealiser:
         self.note = note
         self.position = 0
 
-    def realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
+    def realise(self, acts: tuple[DialogueAct, ...], rng: random.Random) -> str:
         texts = self.note["texts"]
         if self.position >= len(texts):
             raise ValueError("the record holds fewer shopper texts than the episode asks for; it was not "

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ecomrlve.actions import AgentAction, numbered_call
-from ecomrlve.agents.account import best_item, stated_reason
-from ecomrlve.envs.orders import spoken_date
-from ecomrlve.envs.policy import ITEM_FIELDS, KINDS, Kind
+from ecomrlve.envs.account.heuristic import best_item, stated_reason
+from ecomrlve.envs.account.orders import spoken_date
+from ecomrlve.envs.account.policy import ITEM_FIELDS, KINDS, Kind
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
 from ecomrlve.world.policy import policy_documents

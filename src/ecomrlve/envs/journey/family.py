@@ -65,10 +65,11 @@ from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState, prepare_catalog
 from ecomrlve.envs.capabilities import capabilities
+from ecomrlve.envs.journey import acts as A
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 from ecomrlve.tools import ToolError
-from ecomrlve.user import acts as A
+from ecomrlve.user.acts import Acknowledge
 from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
@@ -189,7 +190,7 @@ class JourneyUser(SimulatedUser):
     def on_question(self, question: str, world: World) -> str:
         current = self.current
         if current is None:
-            return self.say(A.Acknowledge())
+            return self.say(Acknowledge())
         reply = self.problems[current].user.on_question(question, world)
         self.gave_up = self.gave_up or self.problems[current].user.gave_up
         return reply

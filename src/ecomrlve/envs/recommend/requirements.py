@@ -16,8 +16,8 @@
   valid items reaches 1.
 * **Topics** (:data:`TOPICS`, :func:`asked_topics`): the words by which a question names a requirement.
 
-The task state and the shopper live in :mod:`ecomrlve.envs.recommend_user`; the goal, verifier,
-oracle and environment base shared by PD and SUB in :mod:`ecomrlve.envs.recommend_task`.
+The task state and the shopper live in :mod:`ecomrlve.envs.recommend.user`; the goal, verifier,
+oracle and environment base shared by PD and SUB in :mod:`ecomrlve.envs.recommend.task`.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import difflib
 import re
 
 from ecomrlve.actions import AgentAction
-from ecomrlve.agents import heuristic_agent
-from ecomrlve.envs.journey import IntentRouter
+from ecomrlve.envs import heuristic_agent
+from ecomrlve.envs.journey.family import IntentRouter
 from ecomrlve.protocol import Observation
 from ecomrlve.registry import env_specs
 

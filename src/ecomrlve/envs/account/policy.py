@@ -54,14 +54,15 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import indefinite, product_type, spoken_name
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
-from ecomrlve.envs.orders import (
+from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.orders import (
     has_category,
     random_status_order,
     sample_row,
     spoken_date,
 )
-from ecomrlve.user import acts as A
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.user.acts import Acknowledge, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world import policy as P
@@ -289,9 +290,9 @@ class PolicyUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         return self.say(*self._respond(message)) if message else None
 
-    def _respond(self, text: str) -> list[A.DialogueAct]:
+    def _respond(self, text: str) -> list[DialogueAct]:
         if not is_question(text.lower()):
-            return [A.Acknowledge()]
+            return [Acknowledge()]
         self.lose_patience()
         return [A.CheckMyAccount()]
 

@@ -53,8 +53,10 @@ from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, 
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.cart import acts as A
+from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.protocol import cards, tool_results
-from ecomrlve.user import acts as A
+from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
 from ecomrlve.user.dialogue import (
     NAMED,
     Constraint,
@@ -66,7 +68,7 @@ from ecomrlve.user.dialogue import (
     mentions_stock_out,
     referenced,
 )
-from ecomrlve.user.realiser import ATTRIBUTE_WORDS, Realiser
+from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
@@ -190,16 +192,16 @@ class CartUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         acts = self._respond(message, world) if message else []
         cart_changed = any(name in _CART_TOOLS and "error" not in result for name, _, result in events)
-        if cart_changed and not any(isinstance(a, (A.CartCorrection, A.Confirm)) for a in acts):
+        if cart_changed and not any(isinstance(a, (A.CartCorrection, Confirm)) for a in acts):
             issues = self._cart_issues(world, include_missing=False)
             if issues:
                 acts.append(self._correction(issues))
         return self.say(*acts) if acts else None
 
     # Understanding the agent.
-    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
         t = text.lower()
-        acts: list[A.DialogueAct] = []
+        acts: list[DialogueAct] = []
         if mentions_stock_out(t):
             acts.extend(self._stock_out_replies(t, world))
         asked = asked_attributes(t) if is_question(t) else set()
@@ -212,7 +214,7 @@ class CartUser(SimulatedUser):
             if issues:
                 acts.append(self._correction(issues))
             else:
-                acts.append(A.Confirm())
+                acts.append(Confirm())
                 self.state.confirmed_cart = _cart_key(world)
                 if self.goal.confirm_first and not self._confirmation_counted:
                     self._confirmation_counted = True
@@ -222,15 +224,15 @@ class CartUser(SimulatedUser):
                 self.lose_patience()
                 acts.append(A.NotUnderstood())
             else:
-                acts.append(A.Acknowledge())
+                acts.append(Acknowledge())
         return acts
 
-    def _stock_out_replies(self, t: str, world: World) -> list[A.DialogueAct]:
+    def _stock_out_replies(self, t: str, world: World) -> list[DialogueAct]:
         pending = [i for i, item in enumerate(self.goal.items)
                    if item.stock_out and item.alternative and i not in self.state.switched and world.stock(item.row) == 0]
         named = set(referenced(t, [self.goal.items[i].names for i in range(len(self.goal.items))]))
         chosen = [i for i in pending if i in named] or (pending if len(pending) == 1 and not named else [])
-        replies: list[A.DialogueAct] = []
+        replies: list[DialogueAct] = []
         for i in chosen:
             self.state.switched.add(i)
             self.mark_user_caused()

@@ -60,7 +60,8 @@ from ecomrlve.catalog.rowindex import without_sold_out
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend import acts as A
+from ecomrlve.envs.recommend.requirements import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
     Requirement,
@@ -70,9 +71,9 @@ from ecomrlve.envs.recommend import (
     first_failed,
     requirement_filter,
 )
-from ecomrlve.envs.recommend_task import RecommendAnswer, SurfacingOracle, shopper_catalog
-from ecomrlve.envs.recommend_user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser
-from ecomrlve.user import acts as A
+from ecomrlve.envs.recommend.task import RecommendAnswer, SurfacingOracle, shopper_catalog
+from ecomrlve.envs.recommend.user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser
+from ecomrlve.user.acts import DialogueAct
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 
@@ -206,7 +207,7 @@ class BundleUser(RecommendUser):
     categories: list[int] = field(default_factory=list)
     _last_text: str = ""
 
-    def _clarify(self, topics: set[str]) -> list[A.DialogueAct]:
+    def _clarify(self, topics: set[str]) -> list[DialogueAct]:
         named = {i for i, noun in enumerate(self.nouns) if noun.lower() in self._last_text}
         per_slot: dict[int, tuple[list, list]] = {}
         for i, requirement in enumerate(self.requirements):
@@ -225,20 +226,20 @@ class BundleUser(RecommendUser):
             self._no_preference_asked.add(topic)
         if annoyed:
             self.lose_patience()
-        acts: list[A.DialogueAct] = [
+        acts: list[DialogueAct] = [
             A.StateRequirements("bundle" if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
             for slot, (stated, repeated) in sorted(per_slot.items()) if stated or repeated]
         if missing or ("any" in topics and not acts):
             acts.append(A.StateRequirements("bundle", (), (), tuple(t for t in missing)))
         return acts
 
-    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
         self._last_text = text.lower()
         return super()._respond(text, world)
 
-    def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _feedback(self, text: str, world: World) -> list[DialogueAct]:
         catalog = world.catalog
-        acts: list[A.DialogueAct] = []
+        acts: list[DialogueAct] = []
         judged = 0
         for row in catalog.ids_in_text(text)[:3]:
             name = spoken_name(catalog, row).text

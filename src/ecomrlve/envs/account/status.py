@@ -9,7 +9,7 @@ Description
     created at a random point of the history, so its position in ``order_list`` says nothing. The
     agent reports the order's status and, when asked, its ETA.
 Hidden goal
-    :class:`StatusGoal`: the target order (a :class:`~ecomrlve.envs.orders.LineRef` of its
+    :class:`StatusGoal`: the target order (a :class:`~ecomrlve.envs.account.orders.LineRef` of its
     first-named line), its status and ETA, whether the ETA was asked, the orders placed.
 Tools
     order_list, order_get_details, user_get_profile, ask_user, answer(order_id, status, eta?).
@@ -52,8 +52,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
-from ecomrlve.envs.orders import (
+from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     BY_TITLE_AND_DATE,
     Distractors,
@@ -68,8 +68,9 @@ from ecomrlve.envs.orders import (
     sample_row,
     spoken_date,
 )
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
-from ecomrlve.user import acts as A
+from ecomrlve.user.acts import Acknowledge, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.account import OrderStatus
@@ -168,10 +169,10 @@ class StatusUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         return self.say(*self._respond(message)) if message else None
 
-    def _respond(self, text: str) -> list[A.DialogueAct]:
+    def _respond(self, text: str) -> list[DialogueAct]:
         t = text.lower()
         if not is_question(t):
-            return [A.Acknowledge()]
+            return [Acknowledge()]
         if any(w in t for w in WHICH_QUESTION_WORDS):
             if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()

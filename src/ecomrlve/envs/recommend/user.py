@@ -17,8 +17,9 @@ from typing import Any
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.envs.base import TaskState
-from ecomrlve.envs.recommend import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
-from ecomrlve.user import acts as A
+from ecomrlve.envs.recommend import acts as A
+from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
+from ecomrlve.user.acts import Acknowledge, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
@@ -81,7 +82,7 @@ class RecommendUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         acts = self._respond(message, world) if message else []
         if message and not acts:
-            acts = [self._not_understood()] if is_question(message.lower()) else [A.Acknowledge()]
+            acts = [self._not_understood()] if is_question(message.lower()) else [Acknowledge()]
         state = self.state
         if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
             index, new = self.switch
@@ -92,13 +93,13 @@ class RecommendUser(SimulatedUser):
             acts.append(A.ChangeRequirement(self.noun, (new.field, new.text())))
         return self.say(*acts) if acts else None
 
-    def _not_understood(self) -> A.DialogueAct:
+    def _not_understood(self) -> DialogueAct:
         self.lose_patience()
         return A.UnclearQuestion()
 
-    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
         t = text.lower()
-        acts: list[A.DialogueAct] = []
+        acts: list[DialogueAct] = []
         acts.extend(self._feedback(text, world))
         if is_question(t):
             acts.extend(self._clarify(asked_topics(t)))
@@ -115,7 +116,7 @@ class RecommendUser(SimulatedUser):
         elif "any" not in topics:
             repeated.append(pair)
 
-    def _clarify(self, topics: set[str]) -> list[A.DialogueAct]:
+    def _clarify(self, topics: set[str]) -> list[DialogueAct]:
         stated: list[tuple[str, str]] = []
         repeated: list[tuple[str, str]] = []
         no_preference: list[str] = []
@@ -135,19 +136,19 @@ class RecommendUser(SimulatedUser):
             self._no_preference_asked.add("any")
         if annoyed:
             self.lose_patience()
-        acts: list[A.DialogueAct] = []
+        acts: list[DialogueAct] = []
         if stated or repeated or no_preference or "any" in topics:
             acts.append(A.StateRequirements(self.noun, tuple(stated), tuple(repeated), tuple(no_preference)))
         return acts
 
-    def _feedback(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _feedback(self, text: str, world: World) -> list[DialogueAct]:
         """Comments on the products the agent recommends (named by id, or the sold-out one by name)."""
         catalog = world.catalog
         mentioned = catalog.ids_in_text(text)
         if (self.stock_out is not None and self.stock_out not in mentioned and self.stock_out_name
                 and self.stock_out_name.lower() in text.lower()):
             mentioned.append(self.stock_out)
-        acts: list[A.DialogueAct] = []
+        acts: list[DialogueAct] = []
         judged = 0
         for row in mentioned[:3]:
             name = spoken_name(catalog, row).text
@@ -167,7 +168,7 @@ class RecommendUser(SimulatedUser):
             acts.append(self.judge(name, failed, self.requirements.index(failed) if failed is not None else None))
         return acts
 
-    def judge(self, name: str, failed: Requirement | None, index: int | None) -> A.DialogueAct:
+    def judge(self, name: str, failed: Requirement | None, index: int | None) -> DialogueAct:
         """The shopper's verdict on one named product. A real shopper is not a free validity checker:
         with ``feedback_detail`` the first verdict is free and every later one costs patience; without
         it every verdict costs patience and a miss is not explained (the missed requirement stays withheld)."""

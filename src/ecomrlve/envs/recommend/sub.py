@@ -61,7 +61,8 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend import acts as A
+from ecomrlve.envs.recommend.requirements import (
     attribute_overlap,
     category_requirement,
     closest_partner,
@@ -70,8 +71,7 @@ from ecomrlve.envs.recommend import (
     relevance,
     title_overlap,
 )
-from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
-from ecomrlve.user import acts as A
+from ecomrlve.envs.recommend.task import RankedRecommendation, RecommendGoal
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 

@@ -6,7 +6,7 @@
   requirement, sold out the same way, so a product that sold out after a search showed it is not
   known to meet every requirement), and the ideal answer.
 * **Verifier** (:meth:`RankedRecommendation.verify`): reads the goal, the
-  :class:`~ecomrlve.envs.recommend_user.RecommendState` and the final world, never the shopper.
+  :class:`~ecomrlve.envs.recommend.user.RecommendState` and the final world, never the shopper.
 * **The oracle** (:class:`SurfacingOracle`, BUNDLE's too): surfaces the planned products with
   searches, asks about withheld requirements, triggers the stock-out notice, then answers
   surfaced ids only.
@@ -30,7 +30,7 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.views import CategoryView
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend.requirements import (
     BASE_PATIENCE,
     CATEGORICAL_FIELDS,
     NUMERIC_BOUND,
@@ -52,7 +52,7 @@ from ecomrlve.envs.recommend import (
     valid_local,
     warm_kernels,
 )
-from ecomrlve.envs.recommend_user import RecommendState, RecommendUser
+from ecomrlve.envs.recommend.user import RecommendState, RecommendUser
 from ecomrlve.protocol import cards
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World

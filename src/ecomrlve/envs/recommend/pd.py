@@ -58,7 +58,8 @@ from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.recommend import acts as A
+from ecomrlve.envs.recommend.requirements import (
     available_fields,
     category_requirement,
     closest_partner,
@@ -67,8 +68,7 @@ from ecomrlve.envs.recommend import (
     sorted_prices,
     stated_budget,
 )
-from ecomrlve.envs.recommend_task import RankedRecommendation, RecommendGoal
-from ecomrlve.user import acts as A
+from ecomrlve.envs.recommend.task import RankedRecommendation, RecommendGoal
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.state import World
 

@@ -12,7 +12,7 @@ Description
 Hidden goal
     :class:`ReturnGoal`: the target line and how it was described, its eligibility (from the
     policy rule engine), the reason (maybe withheld), whether to confirm first, the replacement
-    requirements (:class:`~ecomrlve.envs.recommend.Requirement`, as in SUB), the orders this generator placed.
+    requirements (:class:`~ecomrlve.envs.recommend.requirements.Requirement`, as in SUB), the orders this generator placed.
 Tools
     user_get_profile, order_list, order_get_details, return_check_eligibility, return_initiate,
     policy_search, catalog_search, catalog_get_product, ask_user,
@@ -67,8 +67,8 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import is_main_type, is_powered, main_type, product_type, spoken_name
 from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
-from ecomrlve.envs.orders import (
+from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     Distractors,
     LineRef,
@@ -82,7 +82,8 @@ from ecomrlve.envs.orders import (
     reference,
     sample_row,
 )
-from ecomrlve.envs.recommend import (
+from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.envs.recommend.requirements import (
     Requirement,
     category_requirement,
     closest_partner,
@@ -91,7 +92,7 @@ from ecomrlve.envs.recommend import (
     valid_rows,
 )
 from ecomrlve.protocol import tool_results
-from ecomrlve.user import acts as A
+from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.world.account import OrderStatus
@@ -132,7 +133,7 @@ def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
 
 
 class ReplacementGoal(BaseModel):
-    """m(d)−1 requirements (the leaf category first), validated like SUB (:mod:`ecomrlve.envs.recommend`)."""
+    """m(d)−1 requirements (the leaf category first), validated like SUB (:mod:`ecomrlve.envs.recommend.requirements`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -239,11 +240,11 @@ class ReturnUser(SimulatedUser):
                 acts.append(A.WrongItem(target.identification, (target.title,)))
         return self.say(*acts) if acts else None
 
-    def _respond(self, text: str, world: World) -> list[A.DialogueAct]:
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
         t = text.lower()
         if not is_question(t):
-            return [A.Acknowledge()]
-        acts: list[A.DialogueAct] = []
+            return [Acknowledge()]
+        acts: list[DialogueAct] = []
         if _asks(t, REASON_QUESTION_WORDS):
             if self.goal.reason_withheld and not self.state.reason_told:
                 self.mark_user_caused()
@@ -265,14 +266,14 @@ class ReturnUser(SimulatedUser):
             acts.append(A.CheckMyAccount())
         return acts
 
-    def _confirmation(self, t: str, world: World) -> A.DialogueAct:
+    def _confirmation(self, t: str, world: World) -> DialogueAct:
         target = self.goal.target
         if refers_to(t, target, world):
             self.state.confirmed = True
             if self.goal.confirm_first and not self._confirmation_counted:
                 self._confirmation_counted = True
                 self.mark_user_caused()
-            return A.Confirm()
+            return Confirm()
         self.lose_patience()
         return A.WrongItem(target.identification, (target.title,))
 

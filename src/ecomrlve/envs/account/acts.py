@@ -1,0 +1,79 @@
+"""The account shopper's dialogue acts (RETURN, STATUS, POLICY)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecomrlve.user.acts import DialogueAct
+
+
+@dataclass(frozen=True)
+class RequestReturn(DialogueAct):
+    """RETURN opening: the item (as the customer names it), why, and what they want instead."""
+
+    item: str
+    reason: str | None  # the reason in the customer's words (None: not said)
+    confirm_first: bool
+    replacement: tuple[str, tuple[tuple[str, str], ...]] | None  # (noun, requirements); None: not wanted
+    exact: tuple[str, ...] = ()  # ids, dates and values that must reach the agent verbatim
+
+
+@dataclass(frozen=True)
+class AskOrderStatus(DialogueAct):
+    """STATUS opening: which order, and whether the customer wants to know when it arrives."""
+
+    order: str
+    want_eta: bool
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AskPolicy(DialogueAct):
+    """POLICY opening: the facts of the customer's situation and the question."""
+
+    facts: tuple[str, ...]
+    question: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IdentifyItem(DialogueAct):
+    """Answer to "which one do you mean?": the exact item and order date."""
+
+    item: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExplainReason(DialogueAct):
+    reason: str
+
+
+@dataclass(frozen=True)
+class WrongItem(DialogueAct):
+    """Correction: the agent acted on (or named) another item than the one the customer means."""
+
+    wanted: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckMyAccount(DialogueAct):
+    """Reply to a question the customer cannot or need not answer: it is in their account or was said."""
+
+
+AccountAct = RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | ExplainReason | WrongItem | CheckMyAccount
+
+
+def account_values(act: AccountAct) -> tuple[str, ...]:
+    """The ids, dates, values and item names of an account act (RETURN, STATUS, POLICY): a typo
+    must not make the item another item."""
+    if isinstance(act, RequestReturn):
+        return act.exact + (act.item,) + tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
+    if isinstance(act, AskOrderStatus):
+        return act.exact + (act.order,)
+    if isinstance(act, (IdentifyItem, WrongItem)):
+        return act.exact + ((act.item,) if isinstance(act, IdentifyItem) else (act.wanted,))
+    if isinstance(act, AskPolicy):
+        return act.exact
+    return ()

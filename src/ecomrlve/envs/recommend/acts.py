@@ -1,0 +1,105 @@
+"""The recommendation shopper's dialogue acts (PD, SUB, BUNDLE).
+
+A requirement travels as (ProductFilter field, value as said), e.g. ("price_max", "45")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecomrlve.user.acts import DialogueAct
+
+
+@dataclass(frozen=True)
+class RequestProducts(DialogueAct):
+    """PD: the opening request for a kind of product with the requirements the shopper states."""
+
+    noun: str
+    requirements: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RequestSubstitute(DialogueAct):
+    """SUB: the wanted product (named by its title) is sold out; find something similar."""
+
+    original: str
+    noun: str
+    requirements: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RequestBundle(DialogueAct):
+    """BUNDLE: everything needed for a project, within an overall budget (None: no budget)."""
+
+    project: str
+    nouns: tuple[str, ...]
+    budget: str | None
+    item_requirements: tuple[tuple[str, str, str], ...]  # (noun, field, value)
+
+
+@dataclass(frozen=True)
+class StateRequirements(DialogueAct):
+    """Reply to a clarifying question: newly stated, repeated, and topics without a preference."""
+
+    noun: str
+    stated: tuple[tuple[str, str], ...]
+    repeated: tuple[tuple[str, str], ...] = ()
+    no_preference: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeRequirement(DialogueAct):
+    """Context switch: the shopper changes one requirement mid-conversation."""
+
+    noun: str
+    requirement: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class SoldOut(DialogueAct):
+    phrase: str
+
+
+@dataclass(frozen=True)
+class LooksGood(DialogueAct):
+    phrase: str
+
+
+@dataclass(frozen=True)
+class MissesRequirement(DialogueAct):
+    phrase: str
+    requirement: tuple[str, str] | None  # None: the shopper says it does not fit, not why (high d)
+
+
+@dataclass(frozen=True)
+class NotNeeded(DialogueAct):
+    """BUNDLE: the recommended product is not one of the things the project needs."""
+
+    phrase: str
+
+
+@dataclass(frozen=True)
+class UnclearQuestion(DialogueAct):
+    """The shopper cannot make sense of a question (it costs patience)."""
+
+
+RecommendAct = (RequestProducts | RequestSubstitute | RequestBundle | StateRequirements | ChangeRequirement
+                | SoldOut | LooksGood | MissesRequirement | NotNeeded | UnclearQuestion)
+
+
+def recommend_values(act: RecommendAct) -> tuple[str, ...]:
+    """The exact values of a recommendation act: titles, requirement values, the budget."""
+    pairs: list[tuple[str, str]] = []
+    names: list[str] = []
+    if isinstance(act, (RequestProducts, RequestSubstitute)):
+        pairs = list(act.requirements)
+        names = [act.original, act.noun] if isinstance(act, RequestSubstitute) else [act.noun]
+    elif isinstance(act, RequestBundle):
+        pairs = [(f, v) for _, f, v in act.item_requirements]
+        names = [*act.nouns, *([act.budget] if act.budget else [])]
+    elif isinstance(act, StateRequirements):
+        pairs = list(act.stated + act.repeated)
+    elif isinstance(act, (ChangeRequirement, MissesRequirement)):
+        pairs = [act.requirement] if act.requirement is not None else []
+    if isinstance(act, (SoldOut, LooksGood, MissesRequirement, NotNeeded)):
+        names = [act.phrase]
+    return tuple(names) + tuple(v for _, v in pairs)
