@@ -20,6 +20,7 @@ import pytest
 
 from ecomrlve.difficulty import AXES
 from ecomrlve.envs import BUILTIN_SPECS, TaskFamily, get_environment
+from ecomrlve.envs.base import SUITE_VERSION
 from ecomrlve.registry import RUNTIME_AXES
 from ecomrlve.tools import TOOLS
 
@@ -110,11 +111,42 @@ def test_docstring_lists_the_tools_and_answer_fields(spec) -> None:
     assert stated == {name: not field.is_required() for name, field in model.items()}, spec.id
 
 
+CHANGELOG = SRC.parent / "CHANGELOG.md"
+
+
+def changelog_versions(section: str) -> list[int]:
+    """The version numbers listed under ``## section`` of CHANGELOG.md, in order."""
+    text = CHANGELOG.read_text(encoding="utf-8")
+    match = re.search(rf"^## {section}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, f"CHANGELOG.md has no section {section!r}"
+    return [int(v) for v in re.findall(r"^- \*\*(\d+)\*\*: \S", match.group(1), re.MULTILINE)]
+
+
 @pytest.mark.parametrize("spec", BUILTIN_SPECS, ids=lambda s: s.id)
 def test_version_history_ends_at_the_version(spec) -> None:
+    """Each environment's history is one list in CHANGELOG.md, numbered 1..version; its docstring points there."""
     family = _family(spec.id)
-    versions = [int(v) for v in re.findall(r"^    (\d+):", docstring_section(family, "Version history"), re.MULTILINE)]
-    assert versions == list(range(1, family.version + 1)), f"{spec.id} is version {family.version}: {versions}"
+    assert changelog_versions(spec.id) == list(range(1, family.version + 1)), f"{spec.id} is version {family.version}"
+    assert "CHANGELOG.md" in docstring_section(family, "Version history")
+
+
+def test_suite_history_ends_at_the_suite_version() -> None:
+    assert changelog_versions("Suite") == list(range(1, SUITE_VERSION + 1))
+
+
+def test_records_carry_every_version_their_content_depends_on() -> None:
+    """A record's ``versions``: the suite's, its environment's and, for a composite, those it plays."""
+    from ecomrlve.episode import EcomEnv
+    from ecomrlve.runner import play
+
+    env = EcomEnv("C8", secret="versions")
+    for spec in BUILTIN_SPECS:
+        record = play(env, "random", env_id=spec.id, difficulty=2, seed=3)
+        family = _family(spec.id)
+        played = {part.env_id: part.version for part in family.played_envs()}
+        assert record.versions == {"suite": SUITE_VERSION, spec.id: family.version, **played}
+        assert record.env_version == family.version
+    assert len(_family("JOURNEY").versions()) == len(BUILTIN_SPECS) + 1  # the suite, JOURNEY and the seven it draws
 
 
 def _repository_texts() -> list[Path]:

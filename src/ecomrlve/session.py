@@ -72,6 +72,9 @@ class EpisodeRecord(BaseModel):
     record_version: int = RECORD_VERSION
     env_id: str
     env_version: int
+    versions: dict[str, int] = Field(default_factory=dict, description="The content versions the episode "
+                                     "depends on: `suite`, its environment's and those a composite plays "
+                                     "(CHANGELOG.md); empty in records made before they were kept.")
     difficulty: int
     seed: int
     secret: str = Field(description="The deployment secret of the episode key; needed to replay. Never shown "
@@ -374,7 +377,8 @@ class EpisodeSession:
         if not self._done:
             raise RuntimeError("the record (with the hidden goal) exists only once the episode is over")
         return EpisodeRecord(
-            env_id=self.env_id, env_version=self._family.version, difficulty=self._difficulty.d, seed=self._seed,
+            env_id=self.env_id, env_version=self._family.version, versions=self._family.versions(),
+            difficulty=self._difficulty.d, seed=self._seed,
             secret=self._secret, catalog=self._catalog_name, tools=list(self._tools),
             axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),

@@ -72,15 +72,20 @@ class TaskOutcome:
     safety_violation: str | None = None
 
 
+#: The content version of what every environment shares (the runtime, the tools, the shopper's machinery, how
+#: catalogs are read): a change there bumps it once, not every environment's ``version`` (CHANGELOG.md).
+SUITE_VERSION = 1
+
+
 class TaskFamily(ABC):
-    """One environment's generator, verifier and oracle (one module each under :mod:`ecomrlve.envs`).
+    """One environment's generator, verifier and oracle (one family folder under :mod:`ecomrlve.envs`).
 
     Named so it does not collide with OpenEnv's ``Environment`` or Gymnasium's ``Env``: the session that
     runs an episode is :class:`ecomrlve.episode.EcomEnv`; a task family only generates and scores.
     """
 
     env_id: ClassVar[str]
-    version: ClassVar[int]
+    version: ClassVar[int]  # what is local to this environment; shared behaviour is SUITE_VERSION
     tool_names: tuple[str, ...]
     answer_arguments: type[BaseModel]
     answer_id_arguments: tuple[str, ...] = ()
@@ -107,6 +112,12 @@ class TaskFamily(ABC):
         """The environments whose tasks this one plays inside its episodes (JOURNEY: its request kinds);
         their difficulty axes shape its episodes too. None by default."""
         return ()
+
+    def versions(self) -> dict[str, int]:
+        """The content versions this environment's episodes depend on: the suite's (shared behaviour), its
+        own, and those of the environments it plays (CHANGELOG.md keeps their histories)."""
+        return {"suite": SUITE_VERSION, self.env_id: self.version,
+                **{part.env_id: part.version for part in self.played_envs()}}
 
     def prepare(self, catalog: Catalog) -> None:
         """Build the per-catalog structures (cached on ``catalog``) that generating and scoring read,

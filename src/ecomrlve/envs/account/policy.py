@@ -22,23 +22,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: per-episode store policy numbers (a constant answer per question wording was right 29% of the
-       time without a tool call); yes/no answers drawn 50/50; the shipping-time question counts from
-       ordering (handling + shipping days).
-    4: the item's kind is its product type with the right article; noise per message.
-    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    6: on real catalogs: order lines of products in one-value categories carry variants. Synthetic
-       episodes unchanged.
-    7: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
-       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
-       no brand. Synthetic episodes unchanged.
-    8: noise never alters the name of the ordered item the customer asks about (it did, from d with p_noise > 0,
-       although every other environment protects names).
-    9: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section POLICY; the version is ``PolicyFamily.version``.
 """
 
 from __future__ import annotations

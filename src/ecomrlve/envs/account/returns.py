@@ -33,25 +33,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: the target order is created at a random point of the history and delivered background lines share its age distribution (no position bias); asked which item, the customer gives the product and a rough time from d 8 on, never the exact date.
-    4: without a final-sale category ineligibility is by window only (axes.adapted); reasons fit the product (no "won't turn on" for a case); items named by brand, model words and type; noise per message.
-    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    6: the look-alike order of the same product is older or newer at random (was always older, so the newest
-       delivered order naming the product was always the one meant and the date never had to be read).
-    7: "not eligible" is credited only for a line whose verdict the store gave the agent (an eligibility
-       check or a refused return): answering every line as ineligible without looking was right whenever
-       the guessed line happened to be ineligible (10 % of episodes at d 3-15).
-    8: on real catalogs: order lines of products in one-value categories carry variants (drawn from the
-       vocabulary); an order holds fewer fillers when the catalog has fewer other products; a replacement's
-       minimum rating only when its anchors are rated. Synthetic episodes unchanged.
-    9: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
-       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
-       no brand, never stated as a replacement requirement. Synthetic episodes unchanged.
-    10: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section RETURN; the version is ``ReturnFamily.version``.
 """
 
 from __future__ import annotations

@@ -24,21 +24,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the customer giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: credit needs a verified status (an order shown by order_list/order_get_details in an earlier turn); the target's status is drawn like every order's and it is created at a random point (no position bias); high-d clarification gives the product and a rough time.
-    4: items named by brand, model words and product type; noise per message.
-    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    6: the look-alike order of the same product is older or newer at random (was always older, so the newest
-       order naming the product was always the one meant and the date never had to be read).
-    7: on real catalogs: order lines of products in one-value categories carry variants; an order holds
-       fewer fillers when the catalog has fewer other products. Synthetic episodes unchanged.
-    8: on real catalogs: items' names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
-       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is
-       no brand. Synthetic episodes unchanged.
-    9: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section STATUS; the version is ``StatusFamily.version``.
 """
 
 from __future__ import annotations

@@ -23,21 +23,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: the shopper names products by brand, model words and product type; per-message noise; no repeated sentences; items may share a category on small catalogs (recorded in axes.adapted); variants synthesised for products without a variant value.
-    4: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    5: on real catalogs: items are only products whose spoken name the shopper's understanding takes as
-       naming them; a product in a category with fewer than 3 values of its variant attribute gets variants
-       from the vocabulary; a multi-unit item falls back to one unit when stock is short, and a catalog with
-       too few nameable products gives a smaller cart (axes.adapted). Synthetic episodes unchanged.
-    6: on real catalogs: names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and product
-       types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or none is no brand:
-       such a product is named by model words and type, asked for only when it has model words, never named
-       vaguely by brand and type. Synthetic episodes unchanged.
-    7: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section CART; the version is ``CartFamily.version``.
 """
 
 from __future__ import annotations

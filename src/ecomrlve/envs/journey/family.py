@@ -29,26 +29,7 @@ Difficulty axes used
 Episode end
     The answer to the last open request, the turn budget, or the shopper giving up.
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: its intents follow PD/SUB/BUNDLE 3, RETURN 3, STATUS 3 (shopper verdicts, verified status, no order-position bias).
-    4: intents the catalog cannot host are skipped or replaced (axes.adapted); the intents' version 2 wording.
-    5: every request of a journey runs under the episode's drawn store policy numbers (POLICY 3), so a POLICY request can also replace one the catalog cannot host.
-    6: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    7: its STATUS intents follow STATUS 6 (the same product's look-alike order is older or newer at random).
-    8: its RETURN intents follow RETURN 6 (the same product's look-alike order is older or newer at random).
-    9: its RETURN intents follow RETURN 7 ("not eligible" counts only for a line the store gave a verdict on).
-    10: its PD and SUB intents follow PD/SUB 6 (decoys sell out beside the planned stock-out).
-    11: its PD and SUB intents follow PD/SUB 7 (price bounds stated as budgets).
-    12: its intents follow CART 5, PD 8, SUB 8, BUNDLE 6, RETURN 8, STATUS 7, POLICY 6; an intent that the
-       world the earlier ones left cannot host, with no other kind to take its place, is dropped (a shorter
-       journey, axes.adapted; it crashed). Real catalogs only.
-    13: its intents follow CART 6, PD 9, SUB 9, BUNDLE 7, RETURN 9, STATUS 8, POLICY 7 (names in any script,
-       placeholder brands are no brand). Real catalogs only.
-    14: its POLICY intents follow POLICY 8 (the ordered item's name is protected from noise).
-    15: its intents follow CART 7, PD 10, SUB 10, BUNDLE 8, RETURN 10, STATUS 9, POLICY 9 (a title ending in a
-       number is typed by its last word with a letter). Real catalogs only.
+    In CHANGELOG.md, section JOURNEY; the version is ``JourneyFamily.version``.
 """
 
 from __future__ import annotations

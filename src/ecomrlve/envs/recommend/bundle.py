@@ -28,19 +28,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
-    4: slots accept only the category's main product type; a catalog with fewer categories than bundle_categories is recorded in axes.adapted; wording and noise changed.
-    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    6: on real catalogs: a slot's category counts only in-stock products of its main type; a minimum
-       rating is stated only when the reference product is rated. Synthetic episodes unchanged.
-    7: on real catalogs: product types are read from words of any script; a placeholder brand ("Unbranded",
-       "Generic", "N/A", ...) or none is no brand, never stated as a requirement. Synthetic episodes
-       unchanged.
-    8: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section BUNDLE; the version is ``BundleFamily.version``.
 """
 
 from __future__ import annotations

@@ -26,25 +26,7 @@ Difficulty axes used
 Episode end
     ``answer``, turn budget, or the shopper giving up (patience).
 Version history
-    1: first release.
-    2: r_eff capped at 0 on episodes that are not correct.
-    3: the shopper judges one named product per message; from the second verdict on (from d 8: every verdict) it costs patience, and from d 8 a miss does not say which requirement failed.
-    4: the original and the valid set are of the category's main product type; the shopper names the original by brand, model words and type; wording and noise changed.
-    5: by default the shopper speaks with the train half of every phrasing list (the eval half is held
-       out for evaluation).
-    6: two decoys sell out the same way as the planned stock-out (products of the category that miss a requirement,
-       preferably only a withheld one), so a product that sold out after a search showed it is no longer known to
-       be the best valid product (an exemplar of every requirement, withheld ones included).
-    7: a switch that tightens the price cap states it as a budget (moved up past a random share, up to 10%, of the
-       category's products and rounded: $5 below $100, $10 below $500, $50 above), so it no longer pins the
-       substitute's price.
-    8: on real catalogs: a minimum rating is stated only when every anchor product is rated. Synthetic
-       episodes unchanged.
-    9: on real catalogs: names keep letters of any script ("Löwe Édition 5", was "Löwe dition 5") and
-       product types are read from them; a placeholder brand ("Unbranded", "Generic", "N/A", ...) or
-       none is no brand, never stated as a requirement. Synthetic episodes unchanged.
-    10: on real catalogs: a title whose head ends in a number ("Bonjour Torch 2") is typed, and its
-       category named, by its last word with a letter (was "2"). Synthetic episodes unchanged.
+    In CHANGELOG.md, section SUB; the version is ``SubstitutionFamily.version``.
 """
 
 from __future__ import annotations
