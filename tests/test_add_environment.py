@@ -1,184 +1,101 @@
-"""Adding an environment touches no file under src/: a tiny one, written and registered here.
+"""Adding an environment: one folder and one registration line, nothing under src/ touched.
 
-PRICE: the shopper names a product by id and asks what it costs; the agent looks it up and
-answers the price. Everything an environment brings is in this module: its dialogue act and
-templates, its simulated shopper, the task family (generator and verifier), its oracle, and a
-"heuristic" that is really an exploit (it answers without looking). One ``register`` call makes
-it runnable by ``ecomrlve run``; the module fixture unregisters it so no other test sees it.
+``examples/ecomrlve_price`` is a package of its own that adds PRICE (a price quote for some units of
+a product) the way a third party would: its own tool (``price_quote``), its own difficulty axis
+(``quote_units``), its own task state (``PriceState``) and a JOURNEY role, registered by one entry
+point in its ``pyproject.toml``. These tests play it in-process (registered through the same
+entry-point path ``ecomrlve`` follows at start-up), and once in a fresh process where the package is
+only discovered, as an installed one would be.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
 import json
 import os
-import random
 import re
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 from exploits import oracle_failure, play, play_oracle
-from pydantic import BaseModel, ConfigDict, Field
 from typer.testing import CliRunner
 
-from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.actions import AgentAction
 from ecomrlve.cli import app
-from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, env_collections, resolve_env_ids
-from ecomrlve.envs.base import TaskState
+from ecomrlve.difficulty import Axis, Difficulty, every_axis
+from ecomrlve.envs import env_collections, environment_tools, get_environment, resolve_env_ids
+from ecomrlve.envs.journey.heuristic import classify_request
 from ecomrlve.episode import EcomEnv
-from ecomrlve.protocol import tool_results
-from ecomrlve.registry import EnvSpec, register, unregister
-from ecomrlve.user import acts as A
-from ecomrlve.user.dialogue import SimulatedUser
-from ecomrlve.user.realiser import ActTemplates, Realiser
-from ecomrlve.world.state import World
+from ecomrlve.registry import PLUGIN_GROUP, EnvSpec, env_spec, register, register_plugin, unregister
+from ecomrlve.runner import play as play_agent
 
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "ecomrlve_price"
 ENV_ID = "PRICE"
+ENTRY_POINT = importlib.metadata.EntryPoint(name=ENV_ID, value="ecomrlve_price:SPEC", group=PLUGIN_GROUP)
 
-
-# -- what the shopper says ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class AskPrice:
-    product_id: str
-
-
-def _price_text(act: AskPrice, rng: random.Random) -> str:
-    return rng.choice(["Hi, how much is {p}?", "What does {p} cost?", "Could you tell me the price of {p}?"]).format(
-        p=act.product_id)
-
-
-PRICE_TEMPLATES = ActTemplates(acts=AskPrice, text=_price_text, protected=lambda act: (act.product_id,))
-
-
-@dataclass
-class PriceShopper(SimulatedUser):
-    """Asks once; acknowledges anything said; a question costs patience (everything was said)."""
-
-    product_id: str = ""
-
-    def opening(self) -> str:
-        return self.say(AskPrice(self.product_id))
-
-    def on_question(self, question: str, world: World) -> str:
-        self.lose_patience()
-        return self.say(A.Acknowledge())
-
-    def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
-        return self.say(A.Acknowledge()) if message else None
-
-
-# -- the task family ------------------------------------------------------------------------------
-
-class PriceGoal(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    product_id: str
-    price: float
-
-
-class PriceAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    price: float = Field(description="The product's price in dollars, as the store lists it.")
-
-
-class PriceFamily(TaskFamily):
-    env_id = ENV_ID
-    version = 1
-    tool_names = ("catalog_get_product",)
-    answer_arguments = PriceAnswer
-    instructions = "tell the shopper what the product they name costs: look it up, then call answer with its price."
-
-    def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
-        row = rng.randrange(len(world.catalog))
-        goal = PriceGoal(product_id=world.catalog.product_id(row), price=world.catalog.price(row))
-        user = PriceShopper(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=2,
-                            product_id=goal.product_id)
-        return Problem(goal=goal, state=TaskState(), user=user, opening=user.opening(), difficulty=difficulty)
-
-    def verify(self, goal: PriceGoal, state: TaskState, world: World, answer: BaseModel | None) -> TaskOutcome:
-        correct = isinstance(answer, PriceAnswer) and abs(answer.price - goal.price) < 0.005
-        return TaskOutcome(r_task=1.0 if correct else -1.0, is_correct=correct,
-                           details={"answered": answer is not None})
-
-    def oracle(self, problem: Problem) -> PriceOracle:
-        return PriceOracle(problem.goal.product_id)  # type: ignore[attr-defined]
-
-
-class PriceOracle:
-    """Looks the product up, then answers the price the store shows."""
-
-    def __init__(self, product_id: str) -> None:
-        self.product_id = product_id
-
-    def act(self, observation) -> AgentAction:
-        for name, result in tool_results(observation):
-            if name == "catalog_get_product":
-                return AgentAction(tool_calls=(ToolCall(id="o1", name="answer", arguments={"price": result["price"]}),))
-        return AgentAction(tool_calls=(
-            ToolCall(id="o0", name="catalog_get_product", arguments={"product_id": self.product_id}),))
-
-
-class GuessPrice:
-    """The exploit registered as PRICE's heuristic: answers a plausible price without looking."""
-
-    def act(self, observation) -> AgentAction:
-        return AgentAction(tool_calls=(ToolCall(id="g0", name="answer", arguments={"price": 24.99}),))
-
-
-SPEC = EnvSpec(id=ENV_ID, entry_point=f"{__name__}:PriceFamily", heuristic=f"{__name__}:GuessPrice",
-               templates=f"{__name__}:PRICE_TEMPLATES")
+sys.path.insert(0, str(EXAMPLE))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def registered():
-    """PRICE exists for this module's tests only; the built-in collections come back unchanged."""
-    before = env_collections()
-    register(SPEC)
-    yield
+    """PRICE exists for this module's tests only; the built-in collections and axes come back unchanged."""
+    before, axes = env_collections(), every_axis()
+    assert register_plugin(ENTRY_POINT) == (env_spec(ENV_ID),)
+    yield env_spec(ENV_ID)
     unregister(ENV_ID)
-    assert env_collections() == before
+    assert env_collections() == before and every_axis() == axes
+    assert "quote_units" not in Difficulty.at(4).as_dict()
 
 
-# -- the proof ------------------------------------------------------------------------------------
+def test_the_environment_is_one_folder_and_one_registration_line() -> None:
+    """The files an environment of built-in quality needs: six modules in one folder, and one entry point."""
+    files = sorted(str(p.relative_to(EXAMPLE)) for p in EXAMPLE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    assert files == ["ecomrlve_price/__init__.py", "ecomrlve_price/acts.py", "ecomrlve_price/family.py",
+                     "ecomrlve_price/heuristic.py", "ecomrlve_price/phrasings.py", "ecomrlve_price/tool.py",
+                     "pyproject.toml"]
+    entry_points = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert entry_points == {PLUGIN_GROUP: {ENV_ID: "ecomrlve_price:SPEC"}}
+    for path in (REPO / "src").rglob("*.py"):  # the package knows nothing of it
+        text = path.read_text(encoding="utf-8")
+        for name in ("ecomrlve_price", "price_quote", "quote_units", "PriceFamily"):
+            assert name not in text, f"{path} names {name}"
+
 
 def test_registration_adds_it_to_c8_only() -> None:
     members = env_collections()
     assert members["C8"][-1] == ENV_ID and ENV_ID not in members["C4"]
     assert resolve_env_ids("PRICE,CART") == ("PRICE", "CART")
-    assert json.loads(json.dumps(SPEC.to_json()))["entry_point"].endswith(":PriceFamily")
+    spec = json.loads(json.dumps(env_spec(ENV_ID).to_json()))
+    assert spec["entry_point"].endswith(":PriceFamily") and spec["new_axes"][0]["name"] == "quote_units"
 
 
-def _run(tmp_path: Path, agent: str) -> list[dict[str, Any]]:
+def _run(tmp_path: Path, agent: str, *extra: str) -> list[dict[str, Any]]:
     out = tmp_path / f"{agent}.jsonl"
     result = CliRunner().invoke(app, ["run", "--env", ENV_ID, "--agent", agent, "--episodes", "3",
-                                      "--difficulty", "0-15", "--catalog", "synthetic:1000", "--out", str(out)])
+                                      "--difficulty", "0-15", "--catalog", "synthetic:1000", "--out", str(out), *extra])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 48 and {r["env_id"] for r in records} == {ENV_ID}
     return records
 
 
-def test_oracle_and_exploits_through_the_cli(tmp_path: Path) -> None:
-    """`ecomrlve run` plays it: the oracle scores 1 everywhere; guessing and random play score low.
-
-    A guessed price is sometimes some product's real price, so the guesser may be right by luck;
-    it must stay rare and the mean reward clearly negative.
-    """
-    for record in _run(tmp_path, "oracle"):
-        reward = record["reward"]
-        assert reward["r_task"] == 1.0 and reward["is_correct"] and reward["r_total"] > 0.5, reward
-    for agent in ("heuristic", "random"):
-        rewards = [record["reward"] for record in _run(tmp_path, agent)]
-        mean = sum(r["r_total"] for r in rewards) / len(rewards)
-        lucky = sum(r["is_correct"] for r in rewards)
-        assert mean <= -0.5 and lucky <= len(rewards) // 10, (agent, mean, lucky)
+def test_oracle_heuristic_and_random_through_the_cli(tmp_path: Path) -> None:
+    """`ecomrlve run` plays it: the oracle scores 1 everywhere, its heuristic (which reads the shopper
+    and asks for a missing number of units) is right, random play is not."""
+    for agent in ("oracle", "heuristic"):
+        for record in _run(tmp_path, agent):
+            reward = record["reward"]
+            assert reward["r_task"] == 1.0 and reward["is_correct"] and reward["r_total"] > 0.5, (agent, reward)
+    rewards = [record["reward"] for record in _run(tmp_path, "random")]
+    assert sum(r["r_total"] for r in rewards) / len(rewards) <= -0.5
+    assert sum(r["is_correct"] for r in rewards) <= len(rewards) // 10
 
 
 def test_it_passes_the_checks_every_environment_gets(catalog, search) -> None:
@@ -201,16 +118,118 @@ class _Silent:
         return AgentAction(message="One moment.")
 
 
-def test_the_documented_launcher_runs_it_from_the_command_line(tmp_path: Path) -> None:
-    """ARCHITECTURE.md's route from a registering module to the `ecomrlve` command, run as written."""
-    guide = (Path(__file__).parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
+def test_its_own_axis_is_part_of_every_difficulty(tmp_path: Path) -> None:
+    """``quote_units`` is read like a built-in axis, overridable, shown by `ecomrlve difficulty`, recorded
+    after the built-in axes (which keep their order), and sets how many units the shopper wants."""
+    assert [Difficulty.at(d).quote_units for d in (0, 4, 15)] == [1, 2, 4]
+    assert Difficulty.at(3, {"quote_units": 7}).quote_units == 7
+    axes = list(Difficulty.at(3).as_dict())
+    assert axes[-1] == "quote_units" and axes[:-1] == ["d", *(a.name for a in every_axis()[:-1])]
+    records = _run(tmp_path, "oracle", "--override", "quote_units=3")
+    assert {r["goal"]["units"] for r in records} == {3} and {r["axes"]["quote_units"] for r in records} == {3}
+    shown = CliRunner().invoke(app, ["difficulty", "--levels", "0-4"], env={"COLUMNS": "250"})
+    assert shown.exit_code == 0 and re.search(r"quote_units .*1 \+ ⌊d/4⌋.* PRICE", shown.output), shown.output
+    with pytest.raises(ValueError, match="already exists"):
+        register(EnvSpec(id="TWICE", entry_point="x:Y", new_axes=(Axis("quote_units", "1", "again", lambda d: 1),)))
+
+
+def test_its_own_tool_is_offered_by_it_alone(catalog, search) -> None:
+    observation = EcomEnv(ENV_ID, catalog=catalog, search=search).reset(env_id=ENV_ID, difficulty=2, seed=0)
+    names = [tool["function"]["name"] for tool in observation.tools]
+    assert names == ["price_quote", "answer"]
+    schema = observation.tools[0]["function"]
+    assert schema["parameters"]["required"] == ["product_id", "units"] and "10% off" in schema["description"]
+    assert "price_quote" not in environment_tools("CART")
+    shadow = EnvSpec(id="SHADOW", entry_point="ecomrlve_price.family:PriceFamily", tools=("ecomrlve.tools:cart_view",))
+    register(shadow)
+    try:
+        with pytest.raises(ValueError, match="name of a shared tool"):
+            environment_tools("SHADOW")
+    finally:
+        unregister("SHADOW")
+
+
+def test_its_task_state_follows_the_dialogue(catalog, search) -> None:
+    """``PriceState.units_told``: set when the shopper says the number (a turn the shopper caused, once);
+    asking again costs patience, not a free turn."""
+    env = EcomEnv(ENV_ID, catalog=catalog, search=search)
+    seed = next(s for s in range(100) if env.reset(env_id=ENV_ID, difficulty=12, seed=s) is not None
+                and env.audit().problem.goal.units_withheld)
+    env.reset(env_id=ENV_ID, difficulty=12, seed=seed)
+    problem = env.audit().problem
+    assert problem.state.units_told is False
+    first = env.step(AgentAction(message="How many units would you like?"))
+    assert problem.state.units_told is True and first.info["user_caused_turns"] == 1
+    assert str(problem.goal.units) in first.messages[-1]["content"]
+    patience = problem.user.patience
+    again = env.step(AgentAction(message="Sorry, how many was that?"))
+    assert again.info["user_caused_turns"] == 1 and problem.user.patience == patience - 1
+
+
+def test_journey_draws_it_and_its_baselines_play_it(catalog, search) -> None:
+    """With its JOURNEY role, journeys include PRICE requests and offer its tool; the JOURNEY oracle solves
+    them, and the JOURNEY heuristic recognises a quote request from the role's keywords and plays PRICE's."""
+    env = EcomEnv("JOURNEY", catalog=catalog, search=search)
+    assert "price_quote" in get_environment("JOURNEY").tool_names
+    with_price = 0
+    for d in range(0, 16, 3):
+        for seed in range(4):
+            record = play_agent(env, "oracle", env_id="JOURNEY", difficulty=d, seed=seed)
+            assert record.reward.is_correct, (d, seed, record.reward)
+            if ENV_ID in [intent["env_id"] for intent in record.goal["intents"]]:
+                with_price += 1
+                heuristic = play_agent(env, "heuristic", env_id="JOURNEY", difficulty=d, seed=seed)
+                calls = [c["function"]["name"] for m in heuristic.messages for c in m.get("tool_calls") or ()]
+                assert "price_quote" in calls, heuristic.messages  # it told the request apart and played PRICE's
+    assert with_price >= 5
+    assert classify_request("Can you quote me 3 x the Voltly Air 1 dog bed (PAF4Y4K59)?") == ENV_ID
+
+
+def _discoverable(tmp_path: Path) -> dict[str, str]:
+    """An environment in which ``ecomrlve_price`` is an installed distribution (its metadata on the path)."""
+    info = tmp_path / "site" / "ecomrlve_price-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ecomrlve-price\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[{PLUGIN_GROUP}]\n{ENV_ID} = ecomrlve_price:SPEC\n")
+    paths = [str(REPO / "src"), str(EXAMPLE), str(info.parent)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def test_an_installed_package_is_discovered_by_its_entry_point(tmp_path: Path) -> None:
+    """No wrapper script: a fresh `ecomrlve` process finds PRICE through the entry point and plays it."""
+    env = _discoverable(tmp_path)
+    out = tmp_path / "runs.jsonl"
+    done = subprocess.run([sys.executable, "-m", "ecomrlve.cli", "run", "--env", ENV_ID, "--agent", "oracle",
+                           "--episodes", "2", "--difficulty", "9", "--catalog", "synthetic:1000", "--out", str(out)],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["env_id"] for r in records] == [ENV_ID, ENV_ID] and all(r["reward"]["is_correct"] for r in records)
+    assert all(r["axes"]["quote_units"] == 3 for r in records)
+
+
+def test_a_broken_plugin_is_named_in_one_line(tmp_path: Path) -> None:
+    env = _discoverable(tmp_path)
+    entry_points = next((tmp_path / "site").glob("*.dist-info")) / "entry_points.txt"
+    entry_points.write_text(f"[{PLUGIN_GROUP}]\nBROKEN = ecomrlve_price:NOT_THERE\n")
+    done = subprocess.run([sys.executable, "-m", "ecomrlve.cli", "run", "--env", "CART", "--episodes", "1"],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["error: environment plugin 'BROKEN' (ecomrlve_price:NOT_THERE) failed to load: "
+                                        "module 'ecomrlve_price' has no attribute 'NOT_THERE'"]
+
+
+def test_a_module_that_registers_on_import_still_works(tmp_path: Path) -> None:
+    """ARCHITECTURE.md's other route, for code that is not an installed package: a launcher script that
+    imports the registering module, then runs the `ecomrlve` command."""
+    guide = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
     launcher = next(block for block in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "app()" in block)
-    (tmp_path / "price_plugin.py").write_text(  # a package's module that registers on import
-        "from ecomrlve.registry import register\nfrom test_add_environment import SPEC\n\nregister(SPEC)\n")
+    (tmp_path / "price_plugin.py").write_text(
+        "from ecomrlve.registry import register\nfrom ecomrlve_price import SPEC\n\nregister(SPEC)\n")
     script = tmp_path / "launcher.py"
     script.write_text(textwrap.dedent(launcher).replace("mypkg.price", "price_plugin"))
     out = tmp_path / "runs.jsonl"
-    paths = [str(Path(__file__).parents[1] / "src"), str(Path(__file__).parent), str(tmp_path)]
+    paths = [str(REPO / "src"), str(EXAMPLE), str(tmp_path)]
     done = subprocess.run([sys.executable, str(script), "run", "--env", ENV_ID, "--agent", "oracle", "--episodes", "2",
                            "--catalog", "synthetic:1000", "--out", str(out)],
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)}, capture_output=True, text=True)
@@ -218,16 +237,16 @@ def test_the_documented_launcher_runs_it_from_the_command_line(tmp_path: Path) -
     assert [json.loads(line)["env_id"] for line in out.read_text().splitlines()] == [ENV_ID, ENV_ID]
 
 
-def test_agent_heuristic_on_an_environment_without_one_is_one_line() -> None:
-    """The heuristic is optional (step 4): asking for it where the spec names none is a user mistake."""
+def test_agent_heuristic_on_an_environment_without_one_is_one_line(registered) -> None:
+    """The heuristic is optional: asking for it where the spec names none is a user mistake."""
     unregister(ENV_ID)
-    register(replace(SPEC, heuristic=None))
+    register(dataclasses.replace(registered, heuristic=None))
     try:
         result = CliRunner().invoke(app, ["run", "--env", ENV_ID, "--agent", "heuristic", "--episodes", "1",
                                           "--catalog", "synthetic:1000"])
     finally:
         unregister(ENV_ID)
-        register(SPEC)
+        register(registered)
     assert result.exit_code == 2, (result.output, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: --agent heuristic: {ENV_ID} has no heuristic baseline")

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
-from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
+from ecomrlve.difficulty import Difficulty, every_axis, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import environment_axes, resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
@@ -308,7 +308,7 @@ def difficulty_command(
     resolved = [Difficulty.at(d, overrides).as_dict() for d in ds]
     specs = env_specs()
     axes_of = {s.id: environment_axes(s.id) for s in specs}
-    for axis in AXES:
+    for axis in every_axis():
         values = [r[axis.name] for r in resolved]
         readers = [s.id for s in specs if axis.name in axes_of[s.id]]
         readers_text = "all" if len(readers) == len(specs) else ", ".join(readers)

@@ -25,6 +25,11 @@ class UnknownNameError(UserInputError, KeyError):
     """An unknown environment, collection or agent name (a ``KeyError`` for dict-like lookups)."""
 
 
+class PluginError(UserInputError):
+    """An installed environment plugin (an ``ecomrlve.envs`` entry point) that cannot be loaded: its package
+    is broken or names something that is not an EnvSpec; uninstalling or fixing it is the user's fix."""
+
+
 def require_writable_file(path: str | os.PathLike[str], what: str) -> None:
     """Refuse a file ``path`` that cannot be written: a folder, or a folder that is missing or read-only.
 

@@ -16,16 +16,21 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ecomrlve.difficulty.axes import AXES
-from ecomrlve.errors import UnknownNameError
+from ecomrlve.difficulty.axes import Axis, declare_axes, every_axis, withdraw_axes
+from ecomrlve.errors import PluginError, UnknownNameError
 
 #: The module whose import registers the built-in environments.
 BUILTINS_MODULE = "ecomrlve.envs"
+#: The entry-point group through which installed packages add environments, as pytest and Gymnasium plugins do:
+#: ``[project.entry-points."ecomrlve.envs"] price = "mypkg.price:SPEC"`` (an EnvSpec, a tuple of them, or a
+#: module whose import registers them). They register after the built-ins, in the order of their names.
+PLUGIN_GROUP = "ecomrlve.envs"
 #: The nested core collections C1 ⊂ C2 ⊂ C4 ⊂ C8, smallest first; C8 holds every registered environment.
 CORE_COLLECTIONS = ("C1", "C2", "C4", "C8")
 #: Difficulty axes the episode runtime applies to every environment (the turn and tool budgets, the shopper's
@@ -68,6 +73,11 @@ class EnvSpec:
         catalog_needs: catalog features (names in :mod:`ecomrlve.envs.capabilities`) it cannot run
             without; a catalog lacking one refuses the environment at start, in one line.
         catalog_uses: catalog features it adapts to when they are missing (reported, not refused).
+        tools: ``"module:attribute"`` of each :class:`~ecomrlve.tools.Tool` it brings beyond the shared ones
+            (named in its family's ``tool_names`` like any other tool).
+        new_axes: difficulty curves it declares beyond the table in ``difficulty/axes.py`` (list them in
+            ``axes`` too); registering adds them to every ``Difficulty`` (``difficulty.<name>``), the
+            overrides and ``ecomrlve difficulty``, and unregistering removes them.
     """
 
     id: str
@@ -79,10 +89,13 @@ class EnvSpec:
     journey: JourneyRole | None = None
     catalog_needs: tuple[str, ...] = ()
     catalog_uses: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    new_axes: tuple[Axis, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The spec as plain JSON types (``json.dumps`` takes it as is)."""
-        return dataclasses.asdict(self)
+        """The spec as plain JSON types (``json.dumps`` takes it as is; a declared axis by name, formula and effect)."""
+        return dataclasses.asdict(dataclasses.replace(self, new_axes=())) | {
+            "new_axes": [{"name": a.name, "formula": a.formula, "effect": a.effect} for a in self.new_axes]}
 
 
 _specs: dict[str, EnvSpec] = {}
@@ -104,7 +117,10 @@ def _check(spec: EnvSpec) -> None:
         value = getattr(spec, name)
         if (value is not None or name == "entry_point") and not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
             raise ValueError(f"{spec.id}: {name} {value!r} must be a 'module:attribute' string")
-    known_axes = [axis.name for axis in AXES]
+    for value in spec.tools:
+        if not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
+            raise ValueError(f"{spec.id}: tool {value!r} must be a 'module:attribute' string")
+    known_axes = [axis.name for axis in every_axis()] + [axis.name for axis in spec.new_axes]
     for axis in spec.axes:
         if axis not in known_axes:
             raise unknown(f"difficulty axis (in {spec.id}'s spec)", axis, known_axes)
@@ -126,6 +142,7 @@ def register(spec: EnvSpec) -> EnvSpec:
     if spec.id in _specs:
         raise ValueError(f"environment {spec.id!r} is already registered ({_specs[spec.id].entry_point})")
     _check(spec)
+    declare_axes(spec.new_axes)
     _specs[spec.id] = spec
     _changed()
     return spec
@@ -137,6 +154,7 @@ def unregister(env_id: str) -> EnvSpec:
     if env_id not in _specs:
         raise unknown("environment", env_id, sorted(_specs))
     spec = _specs.pop(env_id)
+    withdraw_axes(tuple(axis.name for axis in spec.new_axes))
     _changed()
     return spec
 
@@ -151,6 +169,25 @@ def _ensure_builtins() -> None:
     if not _builtins_loaded:
         _builtins_loaded = True
         importlib.import_module(BUILTINS_MODULE)
+        for entry in sorted(importlib.metadata.entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+            register_plugin(entry)
+
+
+def register_plugin(entry: importlib.metadata.EntryPoint) -> tuple[EnvSpec, ...]:
+    """Register what an installed package's entry point names (see :data:`PLUGIN_GROUP`); returns the specs it added."""
+    before = set(_specs)
+    try:
+        found = entry.load()
+    except Exception as exc:  # a broken plugin is named, not hidden behind a bare traceback
+        raise PluginError(f"environment plugin {entry.name!r} ({entry.value}) failed to load: {exc}") from exc
+    specs = (found,) if isinstance(found, EnvSpec) else tuple(found) if isinstance(found, (tuple, list)) else ()
+    for spec in specs:
+        if not isinstance(spec, EnvSpec):
+            raise PluginError(f"environment plugin {entry.name!r} ({entry.value}) names a {type(spec).__name__}, "
+                              f"not an EnvSpec")
+        if spec.id not in _specs or _specs[spec.id] is not spec:
+            register(spec)
+    return tuple(_specs[name] for name in _specs if name not in before)
 
 
 def env_specs() -> tuple[EnvSpec, ...]:

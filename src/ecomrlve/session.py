@@ -40,13 +40,13 @@ from ecomrlve.actions import (
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import Difficulty
-from ecomrlve.envs import Problem, TaskFamily, TaskOutcome
+from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, environment_tools
 from ecomrlve.errors import UserInputError
 from ecomrlve.prompts import system_prompt
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
-from ecomrlve.tools import TOOLS, Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
+from ecomrlve.tools import Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
 from ecomrlve.tools.cart import cart_summary
 from ecomrlve.user.realiser import EpisodeContext, Realiser, RealiserFactory, TemplateRealiser, TemplateShopper
 from ecomrlve.world.account import ORDER_ID
@@ -560,7 +560,8 @@ def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool]
     key = (family, difficulty)  # the family object: an id registered again gets its own tools
     found = _TOOLSETS.get(key)  # one look-up: hashing a Difficulty hashes every axis
     if found is None:
-        tools = {name: TOOLS[name] for name in family.tool_names}
+        available = environment_tools(family.env_id)
+        tools = {name: available[name] for name in family.tool_names}
         tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
                                       family.answer_id_arguments)
         found = _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])

@@ -81,7 +81,39 @@ AXES: tuple[Axis, ...] = (
 )
 
 _AXIS_BY_NAME = {axis.name: axis for axis in AXES}
-_AXIS_NAMES = frozenset(_AXIS_BY_NAME)
+#: curves that environments outside the package declare (``EnvSpec.new_axes``), in declaration order; their
+#: values follow the table's in every ``Difficulty`` (``Difficulty.declared``), so built-in records keep their shape
+_DECLARED: dict[str, Axis] = {}
+
+
+def every_axis() -> tuple[Axis, ...]:
+    """The table's axes, then those declared by registered environments."""
+    return AXES + tuple(_DECLARED.values())
+
+
+def find_axis(name: str) -> Axis | None:
+    """The axis called ``name`` (None: no such axis)."""
+    return _AXIS_BY_NAME.get(name) or _DECLARED.get(name)
+
+
+def declare_axes(axes: tuple[Axis, ...]) -> None:
+    """Add an environment's own curves (all or none); a name that is already an axis raises ValueError."""
+    names = [axis.name for axis in axes]
+    taken = [name for name in names if find_axis(name) is not None or names.count(name) > 1]
+    if taken:
+        raise ValueError(f"difficulty axis {taken[0]!r} already exists")
+    for axis in axes:
+        if not axis.name.isidentifier() or hasattr(Difficulty, axis.name):
+            raise ValueError(f"difficulty axis name {axis.name!r} must be an identifier that is not a Difficulty attribute")
+    _DECLARED.update((axis.name, axis) for axis in axes)
+    _resolved.cache_clear()
+
+
+def withdraw_axes(names: tuple[str, ...]) -> None:
+    """Remove declared curves (an environment that is unregistered takes its axes with it)."""
+    for name in names:
+        _DECLARED.pop(name, None)
+    _resolved.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -113,6 +145,14 @@ class Difficulty:
     p_ineligible: float
     return_window_edge: int
     feedback_detail: int
+    declared: tuple[tuple[str, float | int], ...] = ()  # (name, value) of each declared axis, in order
+
+    def __getattr__(self, name: str) -> Any:
+        """A declared axis's value, read like a built-in one (``difficulty.my_axis``)."""
+        for key, value in self.__dict__.get("declared", ()):
+            if key == name:
+                return value
+        raise AttributeError(f"{type(self).__name__!r} has no axis {name!r}")
 
     @classmethod
     def at(cls, d: int, overrides: Mapping[str, Any] | None = None) -> Difficulty:
@@ -123,22 +163,26 @@ class Difficulty:
             return _resolved(d)
         fixed: dict[str, Any] = {}
         for name, value in overrides.items():
-            if name not in _AXIS_NAMES:
-                raise ValueError(f"unknown difficulty axis {name!r}; known: {sorted(_AXIS_NAMES)}")
+            if find_axis(name) is None:
+                raise ValueError(f"unknown difficulty axis {name!r}; known: {sorted(a.name for a in every_axis())}")
             fixed[name] = check_override(name, value)
-        return dataclasses.replace(_resolved(d), **fixed)
+        resolved = _resolved(d)
+        declared = tuple((name, fixed.pop(name, value)) for name, value in resolved.declared)
+        return dataclasses.replace(resolved, **fixed, declared=declared)
 
     def as_dict(self) -> dict[str, Any]:
-        """The axes by name, in field order (every value is a number, so a shallow copy is
-        ``dataclasses.asdict`` without its recursive walk)."""
-        return dict(vars(self))
+        """The axes by name, in table order, then the declared ones (every value is a number, so a shallow
+        copy is ``dataclasses.asdict`` without its recursive walk)."""
+        values = dict(vars(self))
+        values.update(values.pop("declared"))
+        return values
 
 
 @functools.cache
 def _resolved(d: int) -> Difficulty:
     """``Difficulty.at(d)`` without overrides, resolved once per level."""
     values: dict[str, Any] = {axis.name: axis.value(d) for axis in AXES}
-    return Difficulty(d=d, **values)
+    return Difficulty(d=d, **values, declared=tuple((axis.name, axis.value(d)) for axis in _DECLARED.values()))
 
 
 _PROBABILITY_AXES = frozenset({"p_missing", "p_noise", "p_switch", "eps_rank", "p_oos", "p_variant", "p_multi_qty",
@@ -155,7 +199,9 @@ def check_override(name: str, value: Any) -> float | int:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UserInputError(f"axis {name!r} takes a finite number, got {value!r}")
-    axis = _AXIS_BY_NAME[name]
+    axis = find_axis(name)
+    if axis is None:
+        raise UserInputError(f"unknown difficulty axis {name!r}")
     if axis.bounds is not None:
         low, high = axis.bounds
         if not low <= value or (high is not None and value > high):
@@ -178,9 +224,11 @@ def parse_overrides(items: list[str]) -> dict[str, float | int]:
     for item in items:
         name, sep, raw = item.partition("=")
         name = name.strip()
-        if not sep or name not in _AXIS_NAMES:
-            raise UserInputError(f"override {item!r} must be AXIS=VALUE with AXIS one of {sorted(_AXIS_NAMES)}")
-        integer_axis = isinstance(_AXIS_BY_NAME[name].value(0), int)
+        axis = find_axis(name)
+        if not sep or axis is None:
+            raise UserInputError(f"override {item!r} must be AXIS=VALUE with AXIS one of "
+                                 f"{sorted(a.name for a in every_axis())}")
+        integer_axis = isinstance(axis.value(0), int)
         try:
             value = int(raw) if integer_axis else float(raw)
         except ValueError:

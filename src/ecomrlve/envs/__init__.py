@@ -20,7 +20,7 @@ from ecomrlve.registry import (
     register,
     unknown,
 )
-from ecomrlve.tools import TOOLS
+from ecomrlve.tools import TOOLS, Tool
 
 #: One registration per built-in environment, in the order of collection C8.
 BUILTIN_SPECS: tuple[EnvSpec, ...] = (cart.SPEC, recommend.SUB_SPEC, recommend.PD_SPEC, account.RETURN_SPEC,
@@ -29,10 +29,16 @@ for _spec in BUILTIN_SPECS:
     register(_spec)
 
 _instances: dict[tuple[str, str], TaskFamily] = {}  # (env id, entry point) -> the shared instance
+_instances_of: list[tuple[EnvSpec, ...]] = [()]  # the registry those instances were made for
 
 
 def get_environment(env_id: str) -> TaskFamily:
-    """The (stateless, shared) task family of ``env_id``, created from its spec on first use."""
+    """The (stateless, shared) task family of ``env_id``, created from its spec on first use (and again after
+    the registry changed: a composite such as JOURNEY draws from what is registered)."""
+    specs = env_specs()
+    if specs is not _instances_of[0]:
+        _instances.clear()
+        _instances_of[0] = specs
     key = (env_id, env_spec(env_id).entry_point)
     family = _instances.get(key)
     if family is None:
@@ -54,12 +60,33 @@ def heuristic_agent(env_id: str) -> Agent:
     return agent
 
 
+def environment_tools(env_id: str) -> dict[str, Tool]:
+    """The tools ``env_id`` may offer: the shared ones (:data:`~ecomrlve.tools.TOOLS`) and those its spec and
+    the specs of the environments it plays (a JOURNEY's request kinds) bring."""
+    own: dict[str, Tool] = {}
+
+    def bring(spec_id: str) -> None:
+        for entry_point in env_spec(spec_id).tools:
+            found = load(entry_point)
+            if not isinstance(found, Tool):
+                raise TypeError(f"{entry_point} (a tool of {spec_id}) is not a Tool (make it with @ecomrlve.tools.tool)")
+            if found.name in TOOLS or found.name == "answer":
+                raise ValueError(f"{spec_id}'s tool {found.name!r} has the name of a shared tool")
+            own[found.name] = found
+
+    bring(env_id)
+    for part in get_environment(env_id).played_envs():
+        bring(part.env_id)
+    return TOOLS | own if own else TOOLS
+
+
 def environment_axes(env_id: str) -> tuple[str, ...]:
     """The difficulty axes ``env_id`` is subject to: the runtime's, those of the tools it offers
     (``catalog_search``'s ``top_k`` and ``eps_rank``), those its spec lists, then those of the
     environments it plays (a JOURNEY's request kinds), in that order."""
     family = get_environment(env_id)
-    tool_axes = [axis for name in family.tool_names for axis in TOOLS[name].axes]
+    tools = environment_tools(env_id)
+    tool_axes = [axis for name in family.tool_names for axis in tools[name].axes]
     played = [axis for part in family.played_envs() for axis in environment_axes(part.env_id)]
     return tuple(dict.fromkeys([*RUNTIME_AXES, *tool_axes, *env_spec(env_id).axes, *played]))
 
@@ -89,4 +116,5 @@ def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]
 
 
 __all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "environment_axes",
-           "get_environment", "heuristic_agent", "resolve_env_ids"]
+           "environment_tools", "get_environment", "heuristic_agent",
+           "resolve_env_ids"]
