@@ -18,9 +18,10 @@ from ecomrlve.envs.account.orders import _SAMPLE_TRIES, same_noun, sample_row
 from ecomrlve.episode import EcomEnv
 from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
+from ecomrlve.tools.account import _line_product
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
-from ecomrlve.world.account import CARRIERS, ORDER_ID, ORDER_STATUSES, Account, _line_product, schedule
+from ecomrlve.world.account import CARRIERS, ORDER_ID, ORDER_STATUSES, Account, schedule
 from ecomrlve.world.state import World
 
 #: The synthetic store's leaf category name -> department.
@@ -336,7 +337,7 @@ def test_return_initiate_refuses_what_the_engine_refuses_and_records_the_rest(ca
         account = ctx.world.account
         for order in account.orders:
             for line in order.lines:
-                verdict = account.verdict(ctx.world, order, line)
+                verdict = account.verdict(ctx.world.catalog, order, line)
                 checked = _run(ctx, "return_check_eligibility", order_id=order.order_id, line_id=line.line_id)
                 assert checked["eligible"] == verdict.eligible and checked["code"] == verdict.code
                 if verdict.eligible:

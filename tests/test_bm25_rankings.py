@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.catalog import search as search_module
-from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows
+from ecomrlve.catalog.filters import AllowedRows, ProductFilter
 from ecomrlve.catalog.search import BM25Retriever, CategoryRows, SearchEngine, best_first
+from ecomrlve.catalog.views import allowed_rows
 
 
 def _retriever(documents: list[list[int]], vocabulary: int) -> BM25Retriever:

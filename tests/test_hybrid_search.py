@@ -15,9 +15,10 @@ from ecomrlve.catalog import dense
 from ecomrlve.catalog import search as search_module
 from ecomrlve.catalog.dense import DenseRetriever, HybridRetriever, build_index, set_threads
 from ecomrlve.catalog.embedders import DEFAULT_EMBEDDER, get_embedder
-from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows, filter_mask
+from ecomrlve.catalog.filters import AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.search import SearchEngine, best_first, document_text, document_texts
 from ecomrlve.catalog.taxonomy import COLORS, LEAVES
+from ecomrlve.catalog.views import allowed_rows
 
 K = 10
 

@@ -108,6 +108,40 @@ def test_imports_follow_the_layers() -> None:
     assert not upward, "imports against the layer order:\n" + "\n".join(upward)
 
 
+def _module_name(path: Path) -> str:
+    parts = ["ecomrlve", *path.relative_to(SRC).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_graph() -> dict[str, dict[str, str]]:
+    """``{module: {imported module: "file:line"}}`` between the package's files (a package's ``__init__`` is
+    the package's own node): every import at any depth, lazy and ``TYPE_CHECKING`` ones included;
+    ``from pkg import sub`` imports the module ``pkg.sub`` when there is one."""
+    files = {_module_name(path): path for path in sorted(SRC.rglob("*.py"))}
+    graph: dict[str, dict[str, str]] = {name: {} for name in files}
+    for name, path in files.items():
+        names = {node.lineno: [alias.name for alias in node.names]
+                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ImportFrom)}
+        for module, line in _imported_modules(path):
+            for target in (module, *(f"{module}.{alias}" for alias in names.get(line, ()))):
+                if target in files and target != name:
+                    graph[name].setdefault(target, f"{path.relative_to(SRC.parent)}:{line}")
+    return graph
+
+
+def test_module_imports_have_no_cycle_inside_packages_either() -> None:
+    """No two files import each other, even through a function-level import: a cycle hidden in a function
+    is one refactor away from an ImportError, and it means the two files are one unit in two places."""
+    graph = module_graph()
+    assert graph["ecomrlve.catalog.views"].get("ecomrlve.catalog.filters")  # the graph sees file-level edges
+    try:
+        tuple(TopologicalSorter({node: set(deps) for node, deps in graph.items()}).static_order())
+    except CycleError as exc:
+        cycle = exc.args[1]
+        edges = [f"{a} -> {b} ({graph[a][b]})" for a, b in zip(cycle[1:], cycle)]
+        pytest.fail("module import cycle: " + "; ".join(edges))
+
+
 ARCHITECTURE = SRC.parents[1] / "ARCHITECTURE.md"
 
 

@@ -159,7 +159,7 @@ def test_wrong_line_is_corrected_and_penalised(env) -> None:
     find_episode(env, ENV, 6, lambda g: g.eligible and len(g.order_ids) >= 2 and not g.confirm_first)
     goal, account = env.audit().problem.goal, env.audit().world.account
     other = next(line for o in account.orders if o.order_id in goal.order_ids for line in o.lines
-                 if line.line_id != goal.target.line_id and account.verdict(env.audit().world, o, line).eligible)
+                 if line.line_id != goal.target.line_id and account.verdict(env.audit().world.catalog, o, line).eligible)
     other_order = next(o for o in account.orders if o.line(other.line_id))
     env.step(call("order_get_details", order_id=other_order.order_id))
     observation = env.step(call("return_initiate", order_id=other_order.order_id, line_id=other.line_id,

@@ -21,7 +21,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecomrlve.catalog.filters import ProductFilter, allowed_rows, filter_mask, in_stock_mask
+from ecomrlve.catalog.filters import ProductFilter, filter_mask, in_stock_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, same_type
 from ecomrlve.catalog.rowindex import (
     _ascii_title_words,
@@ -34,7 +34,7 @@ from ecomrlve.catalog.rowindex import (
 )
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
-from ecomrlve.catalog.views import category_view
+from ecomrlve.catalog.views import allowed_rows, category_view
 from ecomrlve.envs.recommend.requirements import (
     NUMERIC_BOUND,
     RELEVANCE_FLOOR,

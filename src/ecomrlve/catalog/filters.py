@@ -43,7 +43,7 @@ class ProductFilter(BaseModel):
 
 
 #: Every condition of a :class:`ProductFilter` but its category.
-_CONDITIONS = tuple(name for name in ProductFilter.model_fields if name != "category")
+CONDITION_FIELDS = tuple(name for name in ProductFilter.model_fields if name != "category")
 
 _CATEGORICAL_CODES = {
     attr: {value.lower(): code for code, value in enumerate(vocab)}
@@ -180,21 +180,3 @@ class AllowedRows:
     @cached_property
     def count(self) -> int:
         return len(self.rows) if "rows" in self.__dict__ else int(np.count_nonzero(self.mask))
-
-
-def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
-    """The rows matching ``flt``: the same set as :func:`filter_mask`, computed within the filter's
-    categories when it names any: for one category through its view's sorted column indexes
-    (:mod:`ecomrlve.catalog.views`), so the cost follows the matching rows, not the catalog."""
-    if flt.category is None:
-        return AllowedRows.from_mask(filter_mask(catalog, flt, stock_overrides))
-    categories = catalog.category_index.get(flt.category.strip().lower(), ())
-    if len(categories) == 1:
-        from ecomrlve.catalog.views import category_view  # views build on this module
-
-        view = category_view(catalog, categories[0])
-        if all(getattr(flt, name) is None for name in _CONDITIONS):  # the category alone: every row of it
-            return AllowedRows(len(catalog), rows=view.rows)
-        return AllowedRows(len(catalog), rows=view.rows[view.matching(flt, stock_overrides or {})])
-    rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
-    return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

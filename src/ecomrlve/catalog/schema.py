@@ -98,6 +98,9 @@ class Catalog:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: Extra searchable text per product (real catalogs: features + description), or None.
     descriptions: pa.Array | None = None
+    #: How the catalog's persisted search indexes are opened (a catalog directory's, set by its loader);
+    #: None: a search engine builds lexical BM25 in memory on first use.
+    retriever_source: Callable[[Catalog], Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.ids)

@@ -28,11 +28,11 @@ import bm25s
 import numba
 import numpy as np
 
-from ecomrlve.catalog.filters import AllowedRows, ProductFilter, allowed_rows
+from ecomrlve.catalog.filters import AllowedRows, ProductFilter
 from ecomrlve.catalog.rowindex import gallop
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.catalog.views import category_view
+from ecomrlve.catalog.views import allowed_rows, category_view
 
 SortBy = Literal["relevance", "price_asc", "price_desc", "rating", "ship_days"]
 
@@ -469,14 +469,12 @@ def default_retriever(catalog: Catalog) -> Retriever:
     """The retriever a :class:`SearchEngine` uses unless given one.
 
     A catalog loaded from a catalog directory brings its persisted indexes (hybrid when it has
-    vectors); an in-memory catalog gets lexical BM25, built on first use (see README "Catalogs"
-    for why the embedded default stays lexical).
+    vectors) through its ``retriever_source``; an in-memory catalog gets lexical BM25, built on first
+    use (see README "Catalogs" for why the embedded default stays lexical).
     """
-    directory = catalog.metadata.get("directory")
-    if directory is not None:
-        from ecomrlve.catalog.store import load_retriever
-
-        return load_retriever(Path(directory), catalog)
+    if catalog.retriever_source is not None:
+        retriever: Retriever = catalog.retriever_source(catalog)
+        return retriever
     return BM25Retriever(catalog)
 
 

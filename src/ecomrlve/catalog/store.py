@@ -17,6 +17,7 @@ to a memory-mapped file and ``embed.progress.json`` records how far it got.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -264,10 +265,14 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
         categorical={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("categorical.")},
         numeric={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("numeric.")},
         metadata={**manifest.get("source_metadata", {}), "directory": str(directory), "embedder": built_with},
-        descriptions=text_column("descriptions"),
+        descriptions=text_column("descriptions"), retriever_source=functools.partial(_open_retriever, directory),
     )
     catalog.__dict__["_id_order"] = columns["id_order"]
     return catalog
+
+
+def _open_retriever(directory: Path, catalog: Catalog) -> Retriever:
+    return load_retriever(directory, catalog)
 
 
 def load_retriever(directory: Path, catalog: Catalog | None = None, *, threads: int | None = None) -> Retriever:

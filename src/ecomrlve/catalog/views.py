@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.filters import ProductFilter, filter_mask
+from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
 
@@ -64,3 +64,19 @@ def category_view(catalog: Catalog, category: int, *, main_type_only: bool = Fal
             numeric={a: v[rows] for a, v in catalog.numeric.items()})
         views[key] = CategoryView(rows, sub)
     return views[key]
+
+
+def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
+    """The rows matching ``flt``: the same set as :func:`filter_mask`, computed within the filter's
+    categories when it names any: for one category through its view's sorted column indexes
+    (this module), so the cost follows the matching rows, not the catalog."""
+    if flt.category is None:
+        return AllowedRows.from_mask(filter_mask(catalog, flt, stock_overrides))
+    categories = catalog.category_index.get(flt.category.strip().lower(), ())
+    if len(categories) == 1:
+        view = category_view(catalog, categories[0])
+        if all(getattr(flt, name) is None for name in CONDITION_FIELDS):  # the category alone: every row of it
+            return AllowedRows(len(catalog), rows=view.rows)
+        return AllowedRows(len(catalog), rows=view.rows[view.matching(flt, stock_overrides or {})])
+    rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
+    return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

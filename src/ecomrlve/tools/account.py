@@ -10,15 +10,80 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.tools.base import ToolContext, ToolError, tool
-from ecomrlve.world.account import Order, OrderLine, department, order_details, order_summary
+from ecomrlve.world.account import Order, OrderLine
 from ecomrlve.world.policy import (
     RETURN_METHODS,
     ReturnReason,
     restocking_fee_cents,
     return_shipping_fee_cents,
+    rule_department,
 )
+from ecomrlve.world.state import World
 
+# -- how orders are shown ----------------------------------------------------------------------------
+
+def department(world: World, row: int) -> str:
+    """The policy department (rule row) of a product, from its catalog category (see :func:`rule_department`)."""
+    return rule_department(world.catalog.category_of(row).path[0])
+
+
+def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
+    """The product's id, title, category and policy department, as order line cards show them: read once
+    per product from the catalog (the department by the default policy, whose aliases never vary)."""
+    return kept_per_product(catalog, "_order_line_products", row, _read_line_product)
+
+
+def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
+    category = catalog.category_of(row)
+    return catalog.product_id(row), catalog.title(row), category.name, rule_department(category.path[0])
+
+
+def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
+    product_id, title, category, dept = _line_product(world.catalog, line.row)
+    card: dict[str, Any] = {"line_id": line.line_id} if with_id else {}
+    card.update({"product_id": product_id, "title": title, "category": category, "department": dept,
+                 "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
+    if line.variant_id is not None:
+        variant = world.variant(line.row, line.variant_id)
+        if variant is not None:
+            card["variant"] = variant.card()
+    return card
+
+
+def _dates(order: Order) -> dict[str, Any]:
+    out: dict[str, Any] = {"order_date": order.placed.isoformat()}
+    if order.delivered is not None:
+        out["delivered_on"] = order.delivered.isoformat()
+    elif order.eta is not None and order.status in ("processing", "shipped", "in_transit"):
+        out["eta"] = order.eta.isoformat()
+    return out
+
+
+def order_summary(world: World, order: Order) -> dict[str, Any]:
+    """One row of ``order_list``: id, dates, status and the items (without line ids)."""
+    return {"order_id": order.order_id, "status": order.status, **_dates(order),
+            "items": [_line_card(world, line, with_id=False) for line in order.lines]}
+
+
+def order_details(world: World, order: Order) -> dict[str, Any]:
+    """``order_get_details``: everything about one order, with line ids and return state per line."""
+    account = world.account
+    lines = []
+    for line in order.lines:
+        card = _line_card(world, line, with_id=True)
+        card["returned"] = account.is_returned(line.line_id)
+        lines.append(card)
+    subtotal = sum(line.unit_price_cents * line.quantity for line in order.lines)
+    details = {"order_id": order.order_id, "status": order.status, **_dates(order),
+               "shipping_method": order.shipping_method, "lines": lines, "subtotal": subtotal / 100}
+    if order.shipped is not None:
+        details.update({"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking})
+    return details
+
+
+# -- the tools ----------------------------------------------------------------------------------------
 
 def _order(ctx: ToolContext, order_id: str) -> Order:
     order = ctx.world.account.order(order_id)
@@ -74,7 +139,7 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
     """
     world = ctx.world
     order, line = _order_line(ctx, order_id, line_id)
-    verdict = world.account.verdict(world, order, line)
+    verdict = world.account.verdict(world.catalog, order, line)
     world.account.verdicts_shown.append(line.line_id)
     result: dict[str, Any] = {"order_id": order_id, "line_id": line_id, "eligible": verdict.eligible,
                               "code": verdict.code, "explanation": verdict.explanation()}
@@ -105,7 +170,7 @@ def return_initiate(ctx: ToolContext, order_id: str, line_id: str, reason: Retur
     """
     world = ctx.world
     order, line = _order_line(ctx, order_id, line_id)
-    verdict = world.account.verdict(world, order, line)
+    verdict = world.account.verdict(world.catalog, order, line)
     if not verdict.eligible:
         world.account.verdicts_shown.append(line.line_id)
         raise ToolError(f"not_eligible_{verdict.code}", verdict.explanation())

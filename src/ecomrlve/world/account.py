@@ -14,9 +14,9 @@ import functools
 import random
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from ecomrlve.catalog.schema import Catalog, kept_per_product
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.rng import KeyedIds, derive_rng
 from ecomrlve.world.policy import (
     STORE_POLICY,
@@ -26,11 +26,7 @@ from ecomrlve.world.policy import (
     StorePolicy,
     Tier,
     return_verdict,
-    rule_department,
 )
-
-if TYPE_CHECKING:
-    from ecomrlve.world.state import World
 
 OrderStatus = Literal["processing", "shipped", "in_transit", "delivered", "cancelled", "returned"]
 ORDER_STATUSES: tuple[OrderStatus, ...] = ("processing", "shipped", "in_transit", "delivered", "cancelled", "returned")
@@ -208,12 +204,12 @@ class Account:
     def is_returned(self, line_id: str) -> bool:
         return any(r.line_id == line_id for r in self.returns)
 
-    def verdict(self, world: World, order: Order, line: OrderLine) -> ReturnVerdict:
+    def verdict(self, catalog: Catalog, order: Order, line: OrderLine) -> ReturnVerdict:
         """Return eligibility of one line today, by the store policy's rule engine."""
-        category = world.catalog.category_of(line.row)
+        category = catalog.category_of(line.row)
         return return_verdict(status=order.status, delivered=order.delivered, category=category.name,
                               department=category.path[0], tier=self.profile.tier,
-                              already_returned=self.is_returned(line.line_id), today=world.today,
+                              already_returned=self.is_returned(line.line_id), today=self._today,
                               policy=self.policy)
 
     def record_return(self, order: Order, line: OrderLine, reason: str, refund_cents: int) -> ReturnRecord:
@@ -221,62 +217,3 @@ class Account:
                               line.line_id, reason, self._today, refund_cents)
         self.returns.append(record)
         return record
-
-
-def department(world: World, row: int) -> str:
-    """The policy department (rule row) of a product, from its catalog category (see :func:`rule_department`)."""
-    return rule_department(world.catalog.category_of(row).path[0])
-
-
-def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
-    """The product's id, title, category and policy department, as order line cards show them: read once
-    per product from the catalog (the department by the default policy, whose aliases never vary)."""
-    return kept_per_product(catalog, "_order_line_products", row, _read_line_product)
-
-
-def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
-    category = catalog.category_of(row)
-    return catalog.product_id(row), catalog.title(row), category.name, rule_department(category.path[0])
-
-
-def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
-    product_id, title, category, dept = _line_product(world.catalog, line.row)
-    card: dict[str, Any] = {"line_id": line.line_id} if with_id else {}
-    card.update({"product_id": product_id, "title": title, "category": category, "department": dept,
-                 "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
-    if line.variant_id is not None:
-        variant = world.variant(line.row, line.variant_id)
-        if variant is not None:
-            card["variant"] = variant.card()
-    return card
-
-
-def _dates(order: Order) -> dict[str, Any]:
-    out: dict[str, Any] = {"order_date": order.placed.isoformat()}
-    if order.delivered is not None:
-        out["delivered_on"] = order.delivered.isoformat()
-    elif order.eta is not None and order.status in ("processing", "shipped", "in_transit"):
-        out["eta"] = order.eta.isoformat()
-    return out
-
-
-def order_summary(world: World, order: Order) -> dict[str, Any]:
-    """One row of ``order_list``: id, dates, status and the items (without line ids)."""
-    return {"order_id": order.order_id, "status": order.status, **_dates(order),
-            "items": [_line_card(world, line, with_id=False) for line in order.lines]}
-
-
-def order_details(world: World, order: Order) -> dict[str, Any]:
-    """``order_get_details``: everything about one order, with line ids and return state per line."""
-    account = world.account
-    lines = []
-    for line in order.lines:
-        card = _line_card(world, line, with_id=True)
-        card["returned"] = account.is_returned(line.line_id)
-        lines.append(card)
-    subtotal = sum(line.unit_price_cents * line.quantity for line in order.lines)
-    details = {"order_id": order.order_id, "status": order.status, **_dates(order),
-               "shipping_method": order.shipping_method, "lines": lines, "subtotal": subtotal / 100}
-    if order.shipped is not None:
-        details.update({"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking})
-    return details

@@ -335,7 +335,7 @@ class ReturnFamily(TaskFamily):
             own.append(place(world, rng, [other], "delivered", max(1, age + rng.randint(-5, 5))))
         while len(own) < difficulty.H_orders:
             background()
-        verdict = account.verdict(world, order, line)
+        verdict = account.verdict(world.catalog, order, line)
         if verdict.eligible == ineligible:
             raise RuntimeError(f"RETURN generator and rule engine disagree: wanted eligible={not ineligible}, "
                                f"engine says {verdict.code}")
