@@ -237,8 +237,9 @@ class ScoreTruncation(gymnasium.Wrapper[str, str, str, str], gymnasium.utils.Rec
         gymnasium.utils.RecordConstructorArgs.__init__(self)
         gymnasium.Wrapper.__init__(self, env)
 
-    def step(self, action: str | AgentAction | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The step below; a truncation of a running episode ends it, scored (:meth:`EcomGymEnv.finish`)."""
+        observation, reward, terminated, truncated, info = self.env.step(action)  # any wire format, as the env's
         base = self.env.unwrapped
         if truncated and not terminated and isinstance(base, EcomGymEnv):
             ending = base.finish()
