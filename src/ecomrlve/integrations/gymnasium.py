@@ -27,9 +27,9 @@ is ``env.unwrapped.record``.
 A truncation from outside ends the episode the way ``session.finish`` does: scored as it stands
 (an unanswered task gets ``r_task`` -1), termination ``"truncated"``, record written, curriculum fed.
 Each registered id declares ``max_episode_steps`` (:func:`step_limit`: four times the largest turn
-budget its environments have, since the shopper's own turns do not count against the budget), so
-``gymnasium.make`` adds a ``TimeLimit`` that the env's own budget always beats; ``make(id,
-max_episode_steps=n)`` sets another. Every made env is wrapped, outside that ``TimeLimit``, in
+budget its environments have with the default axes, since the shopper's own turns do not count
+against the budget), so the ``TimeLimit`` that ``gymnasium.make`` adds leaves the env's own budget to
+end episodes; ``make(id, max_episode_steps=n)`` sets another (do, with a larger ``T_max`` override). Every made env is wrapped, outside that ``TimeLimit``, in
 :class:`ScoreTruncation`, so the step a limit cuts returns ``r_total`` and the final ``info``. A
 wrapper applied by hand outside it (``TimeLimit(env, 2)``) is one the env cannot see: that step's
 reward stays 0, and reading ``env.unwrapped.record`` ends the episode there, scored as it stands
