@@ -66,10 +66,50 @@ def prompt_tokens(messages: list[dict[str, Any]]) -> int:
 COMPLETION_TOKENS = 3
 
 
-class ChatServer:
-    """Serve ``policy`` on 127.0.0.1 until :meth:`close`; every request body is kept in ``requests``."""
+def history_errors(messages: list[dict[str, Any]]) -> list[str]:
+    """What a strict OpenAI-compatible server refuses in a request's messages (empty: a valid history).
 
-    def __init__(self, policy: Policy, models: tuple[str, ...] = (MODEL,)) -> None:
+    System first; an assistant message holds text or ``tool_calls`` and is never followed by another
+    one; ``tool`` messages answer, one each, the calls of the assistant message just before them; the
+    model is asked to speak after a user or tool message.
+    """
+    errors: list[str] = []
+    if not messages or messages[0]["role"] != "system":
+        errors.append("the first message must be the system message")
+    pending: list[str] = []  # call ids of the last assistant message still waiting for their results
+    previous = None
+    for i, message in enumerate(messages):
+        role = message["role"]
+        if pending and role != "tool":
+            errors.append(f"messages[{i}]: tool_calls {pending} of the assistant message before are not answered")
+            pending = []
+        if role == "assistant":
+            if previous == "assistant":
+                errors.append(f"messages[{i}]: two assistant messages in a row")
+            calls = message.get("tool_calls") or []
+            if not calls and not (isinstance(message.get("content"), str) and message["content"]):
+                errors.append(f"messages[{i}]: an assistant message without tool_calls must have content")
+            pending = [call["id"] for call in calls]
+        elif role == "tool":
+            if message.get("tool_call_id") not in pending:
+                errors.append(f"messages[{i}]: a tool message must answer a tool call of the assistant message before")
+            else:
+                pending.remove(message["tool_call_id"])
+        previous = role
+    if pending:
+        errors.append(f"tool_calls {pending} of the last assistant message are not answered")
+    if messages and messages[-1]["role"] not in ("user", "tool"):
+        errors.append("the last message must be a user or tool message")
+    return errors
+
+
+class ChatServer:
+    """Serve ``policy`` on 127.0.0.1 until :meth:`close`; every request body is kept in ``requests``.
+
+    ``strict`` refuses (HTTP 400) a request whose history :func:`history_errors` finds invalid.
+    """
+
+    def __init__(self, policy: Policy, models: tuple[str, ...] = (MODEL,), *, strict: bool = False) -> None:
         self.policy = policy
         self.models = models
         self.requests: list[dict[str, Any]] = []
@@ -120,6 +160,10 @@ class ChatServer:
                 if body.get("model") not in server.models:
                     self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
                                                "type": "NotFoundError", "code": 404}})
+                    return
+                errors = history_errors(body["messages"]) if strict else []
+                if errors:
+                    self._send(400, {"error": {"message": "; ".join(errors), "type": "BadRequestError", "code": 400}})
                     return
                 reply = server.policy(body)
                 if isinstance(reply, Status):
@@ -173,14 +217,24 @@ class HeuristicPolicy:
 
     Stateless, so concurrent and repeated conversations cannot interfere: each request replays
     the whole conversation into a fresh baseline, rebuilding the observations it would have got
-    from the environment: in native mode from ``tool`` messages (tool names looked up by
-    ``tool_call_id``), in text mode from ``<tool_response>`` blocks (names from the preceding
-    ``<tool_call>`` blocks, parsed by the environment's own parser).
+    from the environment: after a turn of native ``tool_calls`` from ``tool`` messages (tool names
+    looked up by ``tool_call_id``), after a text turn from ``<tool_response>`` blocks (names from
+    its ``<tool_call>`` blocks, parsed by the environment's own parser).
+
+    It answers with native ``tool_calls`` when the request has ``tools``, else with ``<tool_call>``
+    text; ``always_native`` answers natively even without ``tools`` (a server whose chat template
+    or tool parser turns the model's calls into ``tool_calls`` whatever the request says).
     """
+
+    def __init__(self, *, always_native: bool = False) -> None:
+        self.always_native = always_native
+
+    def answers_natively(self, body: dict[str, Any]) -> bool:
+        return "tools" in body or self.always_native
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
-        text_mode = "tools" not in body
+        text_mode = not self.answers_natively(body)
         agent = heuristic_agent("CART")
         system = messages[0]["content"].split("\n\n# Tools")[0]
         observation = Observation(messages=[{"role": "system", "content": system}, messages[1]],
@@ -188,23 +242,22 @@ class HeuristicPolicy:
         turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"] + [len(messages)]
         for turn, following in itertools.pairwise(turns):
             agent.act(observation)  # the reply it gave then is messages[turn]
-            observation = Observation(messages=self._results(messages[turn], messages[turn + 1:following], text_mode))
+            observation = Observation(messages=self._results(messages[turn], messages[turn + 1:following]))
         action = agent.act(observation)
         if text_mode:
             return {"role": "assistant", "content": _hermes_text(action)}
         return _openai_message(action)
 
     @staticmethod
-    def _results(reply: dict[str, Any], messages: list[dict[str, Any]], text_mode: bool) -> list[dict[str, Any]]:
-        if text_mode:
-            names = [c.name for c in parse_action(reply["content"], turn=0).tool_calls]
-        else:
-            names_by_id = {c["id"]: c["function"]["name"] for c in reply.get("tool_calls") or ()}
+    def _results(reply: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        native = bool(reply.get("tool_calls"))
+        names_by_id = {c["id"]: c["function"]["name"] for c in reply.get("tool_calls") or ()}
+        names = [] if native else [c.name for c in parse_action(reply["content"] or "", turn=0).tool_calls]
         out: list[dict[str, Any]] = []
         for message in messages:
             if message["role"] == "tool":
                 out.append({**message, "name": names_by_id[message["tool_call_id"]]})
-            elif text_mode and message["content"].startswith("<tool_response>"):
+            elif not native and message["content"].startswith("<tool_response>"):
                 contents = [block.split("\n</tool_response>")[0]
                             for block in message["content"].split("<tool_response>\n")[1:]]
                 out += [{"role": "tool", "tool_call_id": f"call_{i}", "name": name, "content": content}

@@ -127,6 +127,75 @@ def test_running_out_of_turns_is_truncated() -> None:
     assert (terminated, truncated, info["termination"]) == (False, True, "turn_budget") and reward <= 0
 
 
+def chat(env, turns: int) -> tuple[float, bool, bool, dict]:
+    for _ in range(turns):
+        _, reward, terminated, truncated, info = env.step("Could you tell me a bit more?")
+    return reward, terminated, truncated, info
+
+
+def finished_in_process(seed_env, turns: int):
+    """The same episode played in-process for ``turns`` turns, then ended by ``session.finish``."""
+    record = seed_env.unwrapped.record
+    env = EcomEnv(record.env_id, catalog=gym_api.shared_catalog(CATALOG), secret=record.secret)
+    env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
+    for _ in range(turns):
+        env.step("Could you tell me a bit more?")
+    env.session.finish(gym_api.TRUNCATED_OUTSIDE)
+    return env.record
+
+
+def test_a_time_limit_applied_by_hand_yields_a_scored_record() -> None:
+    """The env cannot see a wrapper outside it: reading the record ends the episode, as session.finish does."""
+    env = gymnasium.wrappers.TimeLimit(make("ecomrlve/CART-v0"), 2)
+    env.reset(seed=1)
+    reward, terminated, truncated, info = chat(env, 2)
+    assert (terminated, truncated) == (False, True) and "termination" not in info
+    record = env.unwrapped.record
+    assert record.reward is not None and record.reward.termination == "truncated" and len(record.actions) == 2
+    assert record.reward.r_task == -1.0 and not record.reward.is_correct  # unanswered, scored as it stands
+    assert record.to_json() == finished_in_process(env, 2).to_json()
+    assert replay(EcomEnv("CART", catalog=gym_api.shared_catalog(CATALOG)), record).to_json() == record.to_json()
+    assert env.unwrapped.finish() is None  # already over: a second ending changes nothing
+    env.reset(seed=1)
+    assert chat(env, 1)[2] is False  # a new episode, the limit counted afresh
+
+
+@pytest.mark.parametrize("wrap", ["make", "by hand"])
+def test_a_step_limit_returns_the_score_on_the_step_it_cuts(wrap: str) -> None:
+    if wrap == "make":
+        env = make("ecomrlve/CART-v0", max_episode_steps=2)
+    else:
+        env = gym_api.ScoreTruncation(gymnasium.wrappers.TimeLimit(make("ecomrlve/CART-v0"), 2))
+    env.reset(seed=1)
+    reward, terminated, truncated, info = chat(env, 2)
+    record = env.unwrapped.record
+    assert (terminated, truncated, info["termination"]) == (False, True, "truncated")
+    assert reward == record.reward.r_total == info["reward"]["r_total"] and info["is_correct"] is False
+    assert record.to_json() == finished_in_process(env, 2).to_json()
+
+
+def test_a_truncated_episode_feeds_the_adaptive_curriculum() -> None:
+    scheduler = AdaptiveScheduler(["CART"], SchedulerConfig(tau_acc=0.5, tau_num=2))
+    env = make("ecomrlve/CART-v0", difficulty="adaptive", scheduler=scheduler, max_episode_steps=1)
+    env.reset(seed=0)
+    chat(env, 1)
+    assert scheduler.windows()["CART"].attempts == 1
+
+
+@pytest.mark.parametrize("name", ["CART", "JOURNEY", "C8"])
+def test_registered_step_limits_leave_the_turn_budget_to_end_episodes(name: str) -> None:
+    """Each id declares max_episode_steps, room for several times the largest turn budget (the shopper's
+    own turns come on top): the episodes end on their own, never at the limit."""
+    env = make(f"ecomrlve/{name}-v0", difficulty=15)
+    limit = env.spec.max_episode_steps
+    assert limit == gymnasium.spec(f"ecomrlve/{name}-v0").max_episode_steps == gym_api.step_limit(name)
+    for seed in range(2):
+        _, _, terminated, truncated, info = play_oracle(env, seed)
+        reward = env.unwrapped.record.reward
+        assert (terminated, truncated, info["termination"]) == (True, False, "answered")
+        assert limit >= gym_api.STEPS_PER_BUDGET_TURN * reward.t_max > reward.turns
+
+
 def test_every_runtime_ending_maps_to_exactly_one_flag() -> None:
     assert gym_api.TRUNCATED < RUNTIME_TERMINATIONS
     assert RUNTIME_TERMINATIONS - gym_api.TRUNCATED == {"answered", "user_gave_up", "invalid_output"}

@@ -20,6 +20,7 @@ from chat_server import (
     Delay,
     HeuristicPolicy,
     Status,
+    history_errors,
     prompt_tokens,
 )
 
@@ -80,7 +81,7 @@ def heuristic_run(tmp_path_factory, catalog, search) -> Evaluation:
 
 
 def test_native_tool_calling_plays_like_the_agent_behind_the_endpoint(tmp_path, catalog, search, serve, heuristic_run):
-    server = serve(HeuristicPolicy())
+    server = serve(HeuristicPolicy(), strict=True)
     config = LLMConfig(MODEL, server.base_url, sampling=SamplingParams(temperature=0.7, max_tokens=256, seed=11))
     run = evaluate(tmp_path, catalog, search, agent="openai", config=config, trials=2)
 
@@ -110,7 +111,7 @@ def test_native_tool_calling_plays_like_the_agent_behind_the_endpoint(tmp_path, 
 
 def test_text_mode_sends_tools_in_the_prompt_and_the_environment_parses_tool_call_blocks(
         tmp_path, catalog, search, serve, heuristic_run):
-    server = serve(HeuristicPolicy())
+    server = serve(HeuristicPolicy(), strict=True)
     run = evaluate(tmp_path, catalog, search, agent="openai", config=LLMConfig(MODEL, server.base_url, mode="text"))
 
     expected = by_episode(heuristic_run.records)
@@ -124,6 +125,62 @@ def test_text_mode_sends_tools_in_the_prompt_and_the_environment_parses_tool_cal
         assert system["role"] == "system" and "<tools>" in system["content"] and '"catalog_search"' in system["content"]
     assert any(m["content"].startswith("<tool_response>") for b in server.requests for m in b["messages"][2:]
                if m["role"] == "user")
+
+
+def test_text_mode_plays_native_tool_calls_as_native_mode_does(tmp_path, catalog, search, serve, heuristic_run):
+    """A server whose template or parser answers a text-mode request with native ``tool_calls`` and
+    ``content: null``: the calls are the action (never an empty turn), their results come back as
+    ``tool`` messages, and the episodes are the native ones, turn for turn."""
+    server = serve(HeuristicPolicy(always_native=True), strict=True)
+    run = evaluate(tmp_path, catalog, search, agent="openai", config=LLMConfig(MODEL, server.base_url, mode="text"))
+
+    expected = by_episode(heuristic_run.records)
+    assert len(run.records) == 4
+    for key, record in by_episode(run.records).items():
+        assert record.reward == expected[key].reward and record.reward.termination == "answered"
+        assert record.messages == expected[key].messages
+        assert "" not in record.actions
+        assert any(isinstance(a, dict) and a.get("tool_calls") and a["content"] is None for a in record.actions)
+    for body in server.requests:
+        assert "tools" not in body and "<tools>" in body["messages"][0]["content"]  # still text mode
+    assert any(m["role"] == "tool" for body in server.requests for m in body["messages"])
+
+
+class NativeOnOddTurns(HeuristicPolicy):
+    """Native ``tool_calls`` on every other turn, ``<tool_call>`` text on the rest (a model that switches)."""
+
+    def answers_natively(self, body: dict[str, Any]) -> bool:
+        return sum(m["role"] == "assistant" for m in body["messages"]) % 2 == 1
+
+
+def test_text_mode_keeps_a_valid_history_when_native_and_text_turns_mix(tmp_path, catalog, search, serve,
+                                                                       heuristic_run):
+    server = serve(NativeOnOddTurns(), strict=True)  # a history strict servers refuse would be HTTP 400 here
+    run = evaluate(tmp_path, catalog, search, agent="openai", config=LLMConfig(MODEL, server.base_url, mode="text"))
+    expected = by_episode(heuristic_run.records)
+    for key, record in by_episode(run.records).items():
+        assert record.reward == expected[key].reward
+    actions = [action for record in run.records for action in record.actions]
+    assert any(isinstance(a, dict) and a.get("tool_calls") for a in actions)
+    assert any(isinstance(a, str) and "<tool_call>" in a for a in actions)
+    requests = server.requests
+    assert any(m["role"] == "tool" for b in requests for m in b["messages"])
+    assert any(m["role"] == "user" and m["content"].startswith("<tool_response>") for b in requests for m in b["messages"])
+    assert all(history_errors(body["messages"]) == [] for body in requests)
+
+
+def test_the_stand_in_server_refuses_what_strict_servers_refuse() -> None:
+    system, user = {"role": "system", "content": "s"}, {"role": "user", "content": "hi"}
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    assert history_errors([system, user, call, {"role": "tool", "tool_call_id": "c1", "content": "r"}]) == []
+    empty = {"role": "assistant", "content": ""}
+    assert history_errors([system, user, empty, empty, user]) == [
+        "messages[2]: an assistant message without tool_calls must have content",
+        "messages[3]: two assistant messages in a row",
+        "messages[3]: an assistant message without tool_calls must have content"]
+    assert history_errors([system, user, call, {"role": "user", "content": "<tool_response>"}]) == [
+        "messages[3]: tool_calls ['c1'] of the assistant message before are not answered"]
 
 
 def test_malformed_tool_call_json_ends_the_episode_with_minus_one_and_replays(tmp_path, catalog, search, serve):

@@ -28,6 +28,7 @@ from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.errors import UserInputError  # noqa: E402
 from ecomrlve.runner import make_agent, play  # noqa: E402
 from ecomrlve.server import EcomAction, EcomEnvClient, RemoteEnv, ServerConfig, episode_record  # noqa: E402
+from ecomrlve.session import EpisodeRecord  # noqa: E402
 
 SECRET = "server-test-secret"
 C8 = resolve_env_ids("C8")
@@ -129,6 +130,41 @@ def test_protocol_errors_are_error_frames_and_the_server_lives(url) -> None:
         ws.send(json.dumps({"type": "step", "data": {"turn": "{", "unknown": 1}}))
         assert error_frame(ws)["code"] == "VALIDATION_ERROR"
     assert httpx.get(f"{url}/health").status_code == 200
+
+
+def test_a_generic_client_is_told_which_action_field_is_wrong_and_reads_the_record_as_an_object(url, catalog) -> None:
+    """openenv's GenericEnvClient (no ecomrlve types): a wrong field names itself and what an action takes;
+    the state's record is an object, no second json.loads."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(env_id="STATUS", difficulty=1, seed=4)
+        with pytest.raises(RuntimeError, match=r"unknown field 'action'.*An action takes turn \(one agent turn") as wrong:
+            env.step({"action": "hello"})
+        assert "VALIDATION_ERROR" in str(wrong.value)
+        with pytest.raises(RuntimeError, match=r"field 'oracle': Input should be a valid boolean"):
+            env.step({"oracle": "maybe"})
+        with pytest.raises(RuntimeError, match=r"unknown field 'tool_calls'"):
+            env.step({"turn": None, "tool_calls": []})
+        assert env.state()["record"] is None
+        result = env.step({"oracle": True})  # the session lives on: the refused steps changed nothing
+        while not result.done:
+            result = env.step({"oracle": True})
+        record = env.state()["record"]
+    assert isinstance(record, dict) and record["reward"]["r_total"] == result.reward and record["seed"] == 4
+    local = play(EcomEnv("STATUS", catalog=catalog, secret=SECRET), "oracle", env_id="STATUS", difficulty=1, seed=4)
+    assert EpisodeRecord.model_validate(record).to_json() == local.to_json()
+
+
+def test_the_state_frame_holds_the_record_as_an_object(url) -> None:
+    with connect(url.replace("http", "ws") + "/ws") as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": "CART", "seed": 2, "difficulty": 0}}))
+        ws.recv(timeout=10)
+        ws.send(json.dumps({"type": "step", "data": {"turn": "<tool_call>{not json"}}))
+        assert json.loads(ws.recv(timeout=10))["data"]["done"]
+        ws.send(json.dumps({"type": "state"}))
+        state = json.loads(ws.recv(timeout=10))["data"]
+    assert state["record"]["reward"]["termination"] == "invalid_output" and state["record"]["env_id"] == "CART"
 
 
 def test_http_is_stateless_and_never_5xx(url) -> None:

@@ -88,12 +88,22 @@ def play(url: str, script: list[str]) -> Iterator[str]:
             yield str(ws.recv(timeout=30))
 
 
+def named_action_error(fast: str, generic: str) -> bool:
+    """Whether ``fast`` is openenv's frame ``generic`` for a refused action, but for a message naming the field."""
+    ours, theirs = json.loads(fast)["data"], json.loads(generic)["data"]
+    named = ours.pop("message").startswith("Invalid step action: ") and theirs.pop("message") == "Invalid message"
+    return named and ours == theirs and ours["code"] == "VALIDATION_ERROR"
+
+
 @pytest.mark.parametrize("allow_oracle", [True, False])
 @pytest.mark.parametrize("script", [EPISODES, ERRORS], ids=["episodes", "errors"])
 def test_frames_are_byte_identical_to_openenvs(catalog, fast_replies, script: list[str], allow_oracle: bool) -> None:
+    """Byte for byte, but for the message of a refused action: openenv's says "Invalid message", ours names it."""
     config = ServerConfig(env="C8", secret=SECRET, allow_oracle=allow_oracle, playground=False)
     with running_server(config, catalog) as fast, serve_in_thread(generic_app(config, catalog)) as generic:
-        assert list(play(fast, script)) == list(play(generic, script))
+        pairs = list(zip(play(fast, script), play(generic, script), strict=True))
+    named = [named_action_error(ours, theirs) for ours, theirs in pairs if ours != theirs]
+    assert all(named) and len(named) == (1 if script is ERRORS else 0)  # {"unknown": 1} ("yes" is a bool to pydantic)
     assert fast_replies  # the fast path answered (some of) them
 
 

@@ -8,7 +8,9 @@ Two modes:
 * ``text``: for servers without a tool-call parser. The tools are written into the system message
   (:func:`ecomrlve.prompts.tools_prompt`), tool results come back as ``<tool_response>`` blocks,
   and the model's raw text is the action: the environment parses its ``<tool_call>`` blocks with
-  its own parser (:func:`ecomrlve.actions.parse_action`).
+  its own parser (:func:`ecomrlve.actions.parse_action`). A server whose chat template or parser
+  still returns native ``tool_calls`` (vLLM and most others do) gets that turn played as native
+  mode plays it: the calls are the action, and their results come back as ``tool`` messages.
 
 Either way the action handed to the environment is exactly what the model produced (argument
 strings untouched), so malformed output is judged by the environment (reward -1) and the
@@ -258,6 +260,7 @@ class LLMAgent:
         self.tools: list[dict[str, Any]] | None = None
         self.turn = 0
         self.usage = TokenUsage()
+        self._native_turn = False  # the last turn was native tool calls: their results come back as tool messages
 
     def act(self, observation: Observation) -> dict[str, Any] | str:
         return self._accept(self.endpoint.complete(self._request(observation)))
@@ -272,12 +275,16 @@ class LLMAgent:
         return self.endpoint.request(list(self.history), self.tools if self.mode == "native" else None, self.sampling)
 
     def _incoming(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Environment messages as the model should see them in this mode."""
+        """Environment messages as the model should see them in this mode.
+
+        Results of native tool calls stay ``tool`` messages in either mode: a strict server wants
+        the assistant message that holds ``tool_calls`` answered by one ``tool`` message per call.
+        """
         out: list[dict[str, Any]] = []
         results: list[str] = []
         for message in messages:
             role = message["role"]
-            if role == "tool" and self.mode == "text":
+            if role == "tool" and self.mode == "text" and not self._native_turn:
                 results.append(message["content"])
             elif role == "tool":
                 out.append({"role": "tool", "tool_call_id": message["tool_call_id"], "content": message["content"]})
@@ -290,19 +297,24 @@ class LLMAgent:
         return out
 
     def _accept(self, completion: Any) -> dict[str, Any] | str:
+        """The action for the model's turn, kept in the history as the model should see it next time.
+
+        Native ``tool_calls`` are the action in either mode (a text-mode request whose answer came
+        back as native calls with ``content: null`` must not become an empty turn).
+        """
         message = completion_message(completion, self.endpoint.config.base_url)
         self.usage.add(getattr(completion, "usage", None))
-        if self.mode == "text":
+        calls = [_call_dict(call, f"call_{self.turn}_{i}") for i, call in enumerate(message.tool_calls or ())]
+        self.turn += 1
+        self._native_turn = bool(calls)
+        if self.mode == "text" and not calls:
             text = message.content or ""
             self.history.append({"role": "assistant", "content": text})
-            self.turn += 1
             return text
         action: dict[str, Any] = {"role": "assistant", "content": message.content}
-        calls = [_call_dict(call, f"call_{self.turn}_{i}") for i, call in enumerate(message.tool_calls or ())]
         if calls:
             action["tool_calls"] = calls
         self.history.append(action)
-        self.turn += 1
         return action
 
 

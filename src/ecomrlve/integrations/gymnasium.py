@@ -24,6 +24,17 @@ it ran out of turns (``turn_budget``). ``info`` holds turn counters, and at the 
 breakdown; never the hidden goal. The finished episode's record (goal included, for the trainer)
 is ``env.unwrapped.record``.
 
+A truncation from outside ends the episode the way ``session.finish`` does: scored as it stands
+(an unanswered task gets ``r_task`` -1), termination ``"truncated"``, record written, curriculum fed.
+Each registered id declares ``max_episode_steps`` (:func:`step_limit`: four times the largest turn
+budget its environments have with the default axes, since the shopper's own turns do not count
+against the budget), so the ``TimeLimit`` that ``gymnasium.make`` adds leaves the env's own budget to
+end episodes; ``make(id, max_episode_steps=n)`` sets another (do, with a larger ``T_max`` override). Every made env is wrapped, outside that ``TimeLimit``, in
+:class:`ScoreTruncation`, so the step a limit cuts returns ``r_total`` and the final ``info``. A
+wrapper applied by hand outside it (``TimeLimit(env, 2)``) is one the env cannot see: that step's
+reward stays 0, and reading ``env.unwrapped.record`` ends the episode there, scored as it stands
+(or wrap once more: ``ScoreTruncation(TimeLimit(env, 2))``).
+
 Seeding follows Gymnasium: ``reset(seed=s)`` reseeds the env's generator, ``reset()`` continues it
 (from OS entropy if never seeded); each episode's environment, seed and (adaptive) difficulty are
 drawn from it, so the same seeds and secret give the same episodes in any process.
@@ -47,12 +58,12 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ecomrlve.actions import AgentAction
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.difficulty import MAX_DIFFICULTY
+from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
-from ecomrlve.envs import env_collections
+from ecomrlve.envs import env_collections, resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
-from ecomrlve.registry import env_specs
+from ecomrlve.registry import env_spec, env_specs
 from ecomrlve.runner import Curriculum, Task
 from ecomrlve.session import MAX_ACTION_CHARS, EpisodeRecord
 
@@ -63,6 +74,10 @@ ENTRY_POINT = "ecomrlve.integrations.gymnasium:EcomGymEnv"
 MAX_OBSERVATION_CHARS = 1 << 20
 #: the endings that mean "out of time" (Gymnasium's ``truncated``); every other ending terminates the episode
 TRUNCATED = frozenset({"turn_budget"})
+#: the termination of an episode a wrapper truncated (e.g. ``TimeLimit``): given to ``session.finish``
+TRUNCATED_OUTSIDE = "truncated"
+#: registered ``max_episode_steps`` per turn of the largest budget: room for the shopper's own turns on top
+STEPS_PER_BUDGET_TURN = 4
 #: what ``reset(options=...)`` may fix for one episode
 RESET_OPTIONS = frozenset({"env_id", "difficulty"})
 #: every Basic Multilingual Plane character except the surrogate halves: any text, any language, JSON
@@ -178,9 +193,24 @@ class EcomGymEnv(gymnasium.Env[str, str]):
         return (render_observation(observation, with_tools=False), observation.reward, terminated, truncated,
                 dict(observation.info))
 
+    def finish(self, reason: str = TRUNCATED_OUTSIDE) -> tuple[float, dict[str, Any]] | None:
+        """End the running episode from outside (a wrapper truncated it), as ``session.finish(reason)`` does:
+        scored as it stands, record written, curriculum fed. Returns the final ``(reward, info)``, or None
+        when no episode is running (none begun, or it already ended on its own)."""
+        if self._task is None or self._curriculum is None or self._env.done:
+            return None
+        observation = self._env.session.finish(reason)
+        self._curriculum.observe(self._task, self._env.record)
+        return observation.reward, dict(observation.info)
+
     @property
     def record(self) -> EpisodeRecord:
-        """The finished episode's record, hidden goal included: for the trainer, never for the policy."""
+        """The finished episode's record, hidden goal included: for the trainer, never for the policy.
+
+        An episode still running was cut short by a wrapper this env cannot see (a ``TimeLimit``
+        applied by hand): reading its record ends it first, scored as it stands (see :meth:`finish`).
+        """
+        self.finish()
         return self._env.record
 
     @property
@@ -198,12 +228,46 @@ def _checked_difficulty(difficulty: object, what: str = "difficulty", *, adaptiv
     return difficulty
 
 
+class ScoreTruncation(gymnasium.Wrapper[str, str, str, str], gymnasium.utils.RecordConstructorArgs):
+    """Score an episode that a wrapper inside this one truncated: the step returns ``r_total`` and the
+    final ``info`` (termination ``"truncated"``) instead of 0. Every registered id applies it outside
+    the ``TimeLimit`` of ``gymnasium.make``; wrap a hand-applied limit in it the same way."""
+
+    def __init__(self, env: gymnasium.Env[str, str]) -> None:
+        gymnasium.utils.RecordConstructorArgs.__init__(self)
+        gymnasium.Wrapper.__init__(self, env)
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The step below; a truncation of a running episode ends it, scored (:meth:`EcomGymEnv.finish`)."""
+        observation, reward, terminated, truncated, info = self.env.step(action)  # any wire format, as the env's
+        base = self.env.unwrapped
+        if truncated and not terminated and isinstance(base, EcomGymEnv):
+            ending = base.finish()
+            if ending is not None:
+                reward, info = ending
+        return observation, float(reward), terminated, truncated, info
+
+
+def step_limit(name: str) -> int:
+    """The ``max_episode_steps`` of an id: :data:`STEPS_PER_BUDGET_TURN` times the largest turn budget any of
+    its environments has at any difficulty with the default axes (JOURNEY's is the sum over its intents)."""
+    hardest = Difficulty.at(MAX_DIFFICULTY)
+
+    def budget(env_id: str) -> int:
+        intents = hardest.journey_intents if "journey_intents" in env_spec(env_id).axes else 1
+        return hardest.T_max * intents
+
+    return STEPS_PER_BUDGET_TURN * max(budget(env_id) for env_id in resolve_env_ids(name))
+
+
 def register_gym_envs() -> list[str]:
     """Register an id for every registered environment and collection not registered yet; returns all the ids."""
     names = list(dict.fromkeys([*(spec.id for spec in env_specs()), *env_collections()]))
     for name in names:
         if gym_id(name) not in gymnasium.registry:
-            gymnasium.register(id=gym_id(name), entry_point=ENTRY_POINT, kwargs={"env_ids": name})
+            gymnasium.register(id=gym_id(name), entry_point=ENTRY_POINT, kwargs={"env_ids": name},
+                               max_episode_steps=step_limit(name),
+                               additional_wrappers=(ScoreTruncation.wrapper_spec(),))
     return [gym_id(name) for name in names]
 
 

@@ -67,7 +67,7 @@ def episode_record(state: EcomState) -> EpisodeRecord:
     """The finished episode's record from the session state (it exists only once the episode is done)."""
     if state.record is None:
         raise RuntimeError("the episode is not over: the record (with the hidden goal) exists only after done")
-    return EpisodeRecord.model_validate_json(state.record)
+    return EpisodeRecord.model_validate(state.record)
 
 
 def to_observation(result: StepResult[EcomObservation]) -> Observation:

@@ -10,6 +10,7 @@ a session on one shared worker thread (``REQUIRES_SINGLE_THREAD_EXECUTOR``).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,7 +171,7 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         return EcomState(episode_id=public.episode_id, step_count=self._steps, env_id=public.env_id,
                          turn=public.turn, turns_left=public.turns_left, done=public.done,
                          termination=public.termination, total_reward=public.reward, cart=public.cart,
-                         record=self._env.record.to_json() if public.done else None)
+                         record=json.loads(self._env.record.to_json()) if public.done else None)
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

@@ -4,9 +4,12 @@ openenv's ``/ws`` loop turns every message into pydantic models and back (the en
 observation, its dump, the response model, its JSON), several ASGI wrappers deep. :class:`SessionGuard
 <ecomrlve.server.app.SessionGuard>` offers each received frame to :meth:`Connection.answer` first: a
 well-formed reset or step of the session's own environment is played on it straight from the parsed JSON,
-and the reply is byte for byte the frame openenv would send. Anything else (state, close, mcp, a frame
-openenv's models would reject, a session attached by id) is left to openenv's loop, so every error frame
-and close stays exactly openenv's.
+and the reply is byte for byte the frame openenv would send. A step whose action
+:class:`~ecomrlve.server.models.EcomAction` refuses (a wrong field, a wrong type) gets openenv's
+``VALIDATION_ERROR`` frame with a message that names the field and what an action takes (openenv's own
+says only "Invalid message", which is all its clients show). Anything else (state, close, mcp, a malformed
+envelope, a session attached by id) is left to openenv's loop, so those error frames and closes stay
+exactly openenv's.
 """
 
 from __future__ import annotations
@@ -26,11 +29,15 @@ from pydantic_core import to_json
 
 from ecomrlve.protocol import Observation
 from ecomrlve.server.environment import EcomServerEnvironment
+from ecomrlve.server.models import EcomAction
 
 #: the keys of a reset or step message, of a reset's arguments and of a step's action
 #: (:class:`~ecomrlve.server.models.EcomAction`); others go to openenv's loop, which words their errors
 ENVELOPE, RESET, ACTION = (frozenset({"type", "data"}), frozenset({"seed", "episode_id", "env_id", "difficulty"}),
                            frozenset({"turn", "oracle", "metadata"}))
+#: what a step's action takes, for the error that names a wrong field (the fields of ``ACTION``)
+ACTION_FIELDS = ("turn (one agent turn in any wire format: text, an OpenAI assistant message or "
+                 "{message, tool_calls}), oracle (true or false), metadata (an object)")
 #: the WebSocket path of openenv's session loop (``/mcp`` speaks JSON-RPC and stays generic)
 SESSION_PATH = "/ws"
 
@@ -55,8 +62,11 @@ class Connection:
             return None
         kind = message.get("type")
         data = message.get("data", {}) if kind == "reset" else message.get("data")
-        if not isinstance(data, dict) or not (kind == "reset" and data.keys() <= RESET
-                                              or kind == "step" and _plain_action(data)):
+        if not isinstance(data, dict):
+            return None
+        if kind == "step" and not _plain_action(data):
+            return invalid_action_frame(data)  # None: EcomAction takes it after all (openenv's loop plays it)
+        if not (kind == "reset" and data.keys() <= RESET or kind == "step"):
             return None
         try:  # as openenv's loop: its session bookkeeping, then the frame, any failure an error frame
             if kind == "reset":
@@ -94,6 +104,25 @@ class EcomSessions(HTTPEnvServer):
         if connection is not None and isinstance(env, EcomServerEnvironment):
             connection.session_id, connection.env = session_id, env
         return session_id, env
+
+
+def invalid_action_frame(data: dict[str, Any]) -> str | None:
+    """openenv's ``VALIDATION_ERROR`` frame for a step's action that :class:`EcomAction` refuses (the same
+    ``errors``), its message naming each wrong field and what an action takes; None when the action is valid."""
+    try:
+        EcomAction.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            field = ".".join(str(part) for part in error["loc"])
+            if error["type"] == "extra_forbidden":
+                problems.append(f"unknown field {field!r}")
+            else:
+                problems.append(f"{f'field {field!r}' if field else 'the action'}: {error['msg']}")
+        message = f"Invalid step action: {'; '.join(problems)}. An action takes {ACTION_FIELDS}."
+        return WSErrorResponse(data={"message": message, "code": WSErrorCode.VALIDATION_ERROR,
+                                     "errors": exc.errors()}).model_dump_json()
+    return None
 
 
 def observation_frame(observation: Observation) -> str:

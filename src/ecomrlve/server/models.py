@@ -44,7 +44,12 @@ class EcomObservation(Observation):
 
 
 class EcomState(State):
-    """The session's goal-free state; ``record`` (the replayable episode record, JSON) only once done."""
+    """The session's goal-free state; ``record`` (the replayable episode record, as a JSON object) only once done.
+
+    ``record`` is the object :meth:`EpisodeRecord.to_json <ecomrlve.session.EpisodeRecord.to_json>` writes
+    (any client reads it without a second ``json.loads``); :func:`ecomrlve.server.episode_record` gives it
+    typed.
+    """
 
     env_id: str | None = None
     turn: int = 0
@@ -53,4 +58,5 @@ class EcomState(State):
     termination: str | None = None
     total_reward: float | None = None
     cart: dict[str, Any] = Field(default_factory=dict)
-    record: str | None = Field(default=None, description="EpisodeRecord JSON; present only after done.")
+    record: dict[str, Any] | None = Field(default=None, description="The episode record (a JSON object, hidden "
+                                          "goal included); present only after done.")
