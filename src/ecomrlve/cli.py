@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ecomrlve import __version__
 from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import AXES, Difficulty, parse_overrides
@@ -93,6 +94,18 @@ class _OneLineErrors(typer.core.TyperGroup):
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
                   help="Adaptive, verifiable e-commerce agent environments.")
 console = Console()
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"ecomrlve {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                               help="Print the installed version and exit.")] = False) -> None:
+    """Adaptive, verifiable e-commerce agent environments."""
 
 
 def _progress() -> Progress:

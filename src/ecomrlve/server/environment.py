@@ -18,6 +18,7 @@ from typing import Any
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from ecomrlve import __version__
 from ecomrlve.actions import short_text
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
@@ -174,7 +175,7 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
-            name="ecomrlve", version="1.0.0",
+            name="ecomrlve", version=__version__,
             description=f"EcomRLVE-Gym: adaptive, verifiable e-commerce agent environments "
                         f"({', '.join(self._deployment.env_ids)}).")
 
