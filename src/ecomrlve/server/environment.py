@@ -27,6 +27,7 @@ from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rng import derive_rng
+from ecomrlve.server.mcp import EpisodeTools
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.user.realiser import Realiser, RealiserFactory
 
@@ -172,6 +173,15 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
                          turn=public.turn, turns_left=public.turns_left, done=public.done,
                          termination=public.termination, total_reward=public.reward, cart=public.cart,
                          record=self._env.record.to_json() if public.done else None)
+
+    @property
+    def mcp_client(self) -> EpisodeTools:
+        """What openenv's MCP routes list this session's tools through (:mod:`ecomrlve.server.mcp`)."""
+        return EpisodeTools(self.episode_tools)
+
+    def episode_tools(self) -> list[dict[str, Any]] | None:
+        """The current episode's tools (the OpenAI function schemas its reset observation carried); None before."""
+        return self._env.session.first_observation.tools if self._started else None
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
