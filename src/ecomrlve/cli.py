@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from pydantic import ValidationError
@@ -51,6 +51,7 @@ from ecomrlve.runner import (
     replay,
     summarise,
 )
+from ecomrlve.server import commands as server_commands
 from ecomrlve.server.commands import (
     DDelta,
     Overrides,
@@ -78,6 +79,9 @@ from ecomrlve.shopper.options import (
     UserModel,
     print_shopper_summary,
 )
+
+if TYPE_CHECKING:
+    from ecomrlve.server.app import ServerConfig
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -469,6 +473,18 @@ def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | No
 
 
 evaluation_commands.ray_pool = _ray_evaluation_pool
+
+
+def _serve_replicas(config: ServerConfig, replicas: int, address: str | None) -> None:
+    """``serve --replicas``: ``ecomrlve.integrations.ray_server``, imported (and ray with it) only then."""
+    try:
+        from ecomrlve.integrations.ray_server import serve_replicas
+    except ImportError as exc:
+        raise UserInputError(f"--replicas: {exc}") from None
+    serve_replicas(config, replicas, address)
+
+
+server_commands.serve_replicas = _serve_replicas
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("playground")(playground_command)

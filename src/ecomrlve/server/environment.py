@@ -23,10 +23,10 @@ from ecomrlve.actions import short_text
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rng import derive_rng
+from ecomrlve.runner import Scheduler
 from ecomrlve.server.mcp import EpisodeTools
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.user.realiser import Realiser, RealiserFactory
@@ -47,7 +47,7 @@ class Deployment:
     catalog: Catalog
     search: SearchEngine
     secret: str
-    scheduler: AdaptiveScheduler
+    scheduler: Scheduler  # an AdaptiveScheduler; with --replicas, the one all replicas share
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
     realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
