@@ -18,17 +18,20 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("openenv")
 
 from conftest import CATALOG_SEED, CATALOG_SIZE  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
+from ecomrlve.cli import app  # noqa: E402
 from ecomrlve.difficulty.scheduler import SchedulerConfig  # noqa: E402
 from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.integrations.ray_server import replicated_server  # noqa: E402
 from ecomrlve.runner import play  # noqa: E402
 from ecomrlve.server import RemoteEnv, ServerConfig  # noqa: E402
+from ecomrlve.server import commands as server_commands  # noqa: E402
 
 SECRET, TOKEN, SESSIONS = "replicas-test", "replica-token", 16
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def local_ray():
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     if ray.is_initialized():
@@ -39,7 +42,7 @@ def local_ray():
 
 
 @pytest.mark.slow
-def test_two_replicas_share_one_port_and_one_curriculum(catalog) -> None:
+def test_two_replicas_share_one_port_and_one_curriculum(local_ray, catalog) -> None:
     config = ServerConfig(env="CART", catalog=f"synthetic:{CATALOG_SIZE}:{CATALOG_SEED}", port=0, secret=SECRET,
                           token=TOKEN, allow_oracle=True, playground=False,
                           scheduler=SchedulerConfig(tau_acc=0.5, tau_num=SESSIONS))
@@ -67,3 +70,15 @@ def test_two_replicas_share_one_port_and_one_curriculum(catalog) -> None:
         states = ray.get([replica.scheduler_state.remote() for replica in replicas])
         served = httpx.get(f"{url}/scheduler", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10).json()
         assert states[0] == states[1] and served["windows"] == states[0]["windows"]
+
+
+def test_serve_replicas_hands_the_whole_server_config_to_ray(monkeypatch) -> None:
+    """``serve --replicas 2``: the one config every replica builds its server from (token, limits, curriculum)."""
+    seen: list[tuple[ServerConfig, int, str | None]] = []
+    monkeypatch.setattr(server_commands, "serve_replicas", lambda *args: seen.append(args))
+    result = CliRunner().invoke(app, ["serve", "--env", "CART", "--replicas", "2", "--token", "t", "--max-sessions",
+                                      "5", "--tau-num", "3", "--ray-address", "auto"])
+    assert result.exit_code == 0, result.output
+    [(config, replicas, address)] = seen
+    assert (config.env, config.token, config.max_sessions, config.scheduler.tau_num) == ("CART", "t", 5, 3)
+    assert (replicas, address) == (2, "auto")
