@@ -13,6 +13,10 @@ other processes' load inflates least, and 1,000 / (server CPU ms per step) is th
 server process sustains on a core of its own::
 
     python benchmarks/bench_server.py --sessions 1,16,256,1000 --seconds 10 --json /tmp/server.json
+
+``--replicas 1,2`` serves through ``serve --replicas`` on a local Ray instead (the replicas' CPU summed)::
+
+    python benchmarks/bench_server.py --replicas 1,2 --sessions 16,1000 --seconds 10
 """
 
 from __future__ import annotations
@@ -75,14 +79,15 @@ def start_server(port: int, catalog: str, max_sessions: int) -> subprocess.Popen
     raise RuntimeError("the server did not start")
 
 
-async def hold_sessions(url: str, n: int, seconds: float, pid: int) -> dict[str, float]:
-    """N sessions playing for ``seconds``; returns steps/s, latency percentiles and memory per session."""
-    base_rss = rss_kib(pid)
+async def hold_sessions(url: str, n: int, seconds: float, pids: list[int]) -> dict[str, float]:
+    """N sessions playing for ``seconds`` on the server processes ``pids``; returns steps/s, latency percentiles,
+    memory per session and server CPU per step (summed over the processes)."""
+    base_rss = sum(rss_kib(pid) for pid in pids)
     clients = [EcomEnvClient(url, message_timeout_s=600, connect_timeout_s=120) for _ in range(n)]
     for start in range(0, n, 64):  # connect in batches: a burst of 1,000 handshakes is not the point here
         await asyncio.gather(*(c.connect() for c in clients[start:start + 64]))
     await asyncio.gather(*(c.reset(env_id="CART", difficulty=3, seed=i) for i, c in enumerate(clients)))
-    memory = (rss_kib(pid) - base_rss) / n
+    memory = (sum(rss_kib(pid) for pid in pids) - base_rss) / n
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
@@ -96,10 +101,10 @@ async def hold_sessions(url: str, n: int, seconds: float, pid: int) -> dict[str,
                 episode += 1
                 await client.reset(env_id="CART", difficulty=3, seed=index * 100_000 + episode)
 
-    began, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(pid), time.process_time()
+    began, server_cpu, client_cpu = time.perf_counter(), sum(map(cpu_seconds, pids)), time.process_time()
     await asyncio.gather(*(play(i, c) for i, c in enumerate(clients)))
     elapsed = time.perf_counter() - began
-    server_cpu, client_cpu = cpu_seconds(pid) - server_cpu, time.process_time() - client_cpu
+    server_cpu, client_cpu = sum(map(cpu_seconds, pids)) - server_cpu, time.process_time() - client_cpu
     await asyncio.gather(*(c.close() for c in clients))
     return {"sessions": n, "steps": len(latencies), "steps_per_s": len(latencies) / elapsed,
             "p50_ms": 1000 * statistics.median(latencies), "p99_ms": 1000 * statistics.quantiles(latencies, n=100)[98],
@@ -125,30 +130,61 @@ def in_process(catalog: str, seconds: float) -> dict[str, float]:
             "p99_ms": 1000 * statistics.quantiles(latencies, n=100)[98]}
 
 
+def on_replicas(counts: list[int], levels: list[int], catalog: str, seconds: float,
+                cpus: int) -> list[dict[str, float]]:
+    """Each session level on ``serve --replicas R`` for each R (one local Ray of ``cpus``; the replicas' CPU summed)."""
+    import ray
+
+    from ecomrlve.integrations.ray_server import replicated_server
+    from ecomrlve.server import ServerConfig
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    config = ServerConfig(env="CART", catalog=catalog, port=0, max_sessions=max(levels) + 8, idle_timeout=None,
+                          secret="bench", playground=False)
+    ray.init(num_cpus=cpus, include_dashboard=False)
+    rows = []
+    for count in counts:
+        with replicated_server(config, count, cpus_per_replica=min(1.0, cpus / count)) as (url, replicas):
+            pids = ray.get([replica.__ray_call__.remote(lambda self: os.getpid()) for replica in replicas])
+            for n in levels:
+                row = asyncio.run(hold_sessions(url, n, seconds, pids))
+                rows.append({"replicas": count, **row})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", default="1,16,256,1000")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--catalog", default="synthetic:3000")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--replicas", help="serve --replicas on a local Ray instead, e.g. 1,2 (a Ray of --cpus)")
+    parser.add_argument("--cpus", type=int, default=os.cpu_count(), help="--replicas: the local Ray's CPUs")
     args = parser.parse_args()
     levels = [int(n) for n in args.sessions.split(",")]
     local = in_process(args.catalog, args.seconds)
-    port = free_port()
-    server = start_server(port, args.catalog, max(levels) + 8)
-    try:
-        rows = [asyncio.run(hold_sessions(f"http://127.0.0.1:{port}", n, args.seconds, server.pid)) for n in levels]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    if args.replicas:
+        rows = on_replicas([int(r) for r in args.replicas.split(",")], levels, args.catalog, args.seconds, args.cpus)
+    else:
+        port = free_port()
+        server = start_server(port, args.catalog, max(levels) + 8)
+        try:
+            rows = [asyncio.run(hold_sessions(f"http://127.0.0.1:{port}", n, args.seconds, [server.pid]))
+                    for n in levels]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     table = Table(title=f"ecomrlve serve on loopback (CART, {args.catalog}, {args.seconds:g} s per level)")
+    if args.replicas:
+        table.add_column("replicas", justify="right")
     for column in ("sessions", "steps/s", "p50 ms", "p99 ms", "p50 overhead ms", "server CPU ms/step",
                    "client CPU ms/step", "KiB/session"):
         table.add_column(column, justify="right")
-    table.add_row("in-process", f"{local['steps_per_s']:.0f}", f"{local['p50_ms']:.2f}", f"{local['p99_ms']:.2f}",
-                  "–", f"{local['cpu_ms_per_step']:.2f}", "–", "–")
+    table.add_row(*(["–"] if args.replicas else []), "in-process", f"{local['steps_per_s']:.0f}",
+                  f"{local['p50_ms']:.2f}", f"{local['p99_ms']:.2f}", "–", f"{local['cpu_ms_per_step']:.2f}", "–", "–")
     for row in rows:
-        table.add_row(str(row["sessions"]), f"{row['steps_per_s']:.0f}", f"{row['p50_ms']:.2f}",
+        table.add_row(*([str(row["replicas"])] if args.replicas else []),
+                      str(row["sessions"]), f"{row['steps_per_s']:.0f}", f"{row['p50_ms']:.2f}",
                       f"{row['p99_ms']:.2f}", f"{row['p50_ms'] - local['p50_ms']:.2f}",
                       f"{row['server_cpu_ms_per_step']:.2f}", f"{row['client_cpu_ms_per_step']:.2f}",
                       f"{row['kib_per_session']:.0f}")

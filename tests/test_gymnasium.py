@@ -254,3 +254,34 @@ def test_vector_envs_share_the_catalog_and_seed_like_single_envs() -> None:
     catalogs = {id(env.unwrapped.ecom_env.catalog) for env in envs.unwrapped.envs}
     assert catalogs == {id(gym_api.shared_catalog(CATALOG))}
     envs.close()
+
+
+def test_async_vector_envs_hand_out_every_observation() -> None:
+    """``vectorization_mode="async"`` with Gymnasium's default shared memory: each step's observations are the
+    sync vector env's (Gymnasium read a Text space's shared memory once: a million NULs every time)."""
+    settings = dict(num_envs=2, difficulty=2, catalog=CATALOG, secret="gym-test")
+    sync = gymnasium.make_vec("ecomrlve/C8-v0", vectorization_mode="sync", **settings)
+    parallel = gymnasium.make_vec("ecomrlve/C8-v0", vectorization_mode="async", **settings)
+    try:
+        expected, got = [sync.reset(seed=9)[0]], [parallel.reset(seed=9)[0]]
+        for turn in ('<tool_call>{"name": "catalog_search", "arguments": {"query": "lamp"}}</tool_call>', "thanks"):
+            expected.append(sync.step((turn, turn))[0])
+            got.append(parallel.step((turn, turn))[0])
+        assert got == expected and isinstance(got[0], tuple)
+        assert got[0][0] != got[0][1] and all(json.loads(text)["messages"] for step in got for text in step)
+    finally:
+        sync.close()
+        parallel.close()
+
+
+def test_async_vector_env_without_copy_reads_the_latest_step() -> None:
+    """``copy=False`` hands out the shared memory itself, as for arrays: the next step's texts show through."""
+    envs = gymnasium.vector.AsyncVectorEnv([lambda: make("ecomrlve/CART-v0", difficulty=1)] * 2, copy=False)
+    try:
+        live, _ = envs.reset(seed=[1, 2])
+        first = tuple(live)
+        assert isinstance(live, gym_api.SharedTexts) and first[0] != first[1] and live[:1] == first[:1]
+        envs.step(("hello", "hello"))
+        assert tuple(live) != first and json.loads(live[0])["messages"][0]["role"] == "user"
+    finally:
+        envs.close()

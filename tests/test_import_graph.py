@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ecomrlve"
 
 #: lowest first; a module may import only from strictly lower layers (and from inside itself)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rng", "errors"),  # foundation: no package imports
+    ("__init__", "rng", "errors"),  # foundation: no package imports (``__init__``: the package's __version__)
     ("actions", "difficulty", "rewards", "prompts"),  # foundation: import only rng and errors
     ("registry",),  # the environment specs: read by every layer above, imports only the difficulty table
     ("protocol",),  # what agents and episodes exchange

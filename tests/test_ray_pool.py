@@ -5,6 +5,7 @@ records as a single process for the same plan, and its curriculum actor is the r
 Fixed difficulties (``run --ray`` and ``eval --ray``): identical record files, in the same order.
 Adaptive: one worker reproduces the single-process run (records and scheduler checkpoint); with two,
 every record still replays exactly and the driver's curriculum ends holding every task's difficulty.
+A worker killed mid-run is replaced: every record is delivered once and counted once.
 """
 
 from __future__ import annotations
@@ -67,6 +68,46 @@ def test_adaptive_with_two_workers_feeds_one_scheduler_and_replays(catalog) -> N
     windows = curriculum.scheduler.windows()  # the actor's, copied back: every outcome reached it
     assert all(record.difficulty <= windows[record.env_id].high for record in records)
     assert sum(w.high for w in windows.values()) >= 1
+    env = EcomEnv(ENV_IDS, catalog=catalog, secret=SECRET)
+    assert all(replay(env, record).to_json() == record.to_json() for record in records)
+
+
+class CountingScheduler(AdaptiveScheduler):
+    """Every outcome the curriculum counts, in order."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.counted: list[tuple[str, int, bool]] = []
+
+    def update(self, env_id: str, difficulty: int, is_correct: bool) -> bool:
+        self.counted.append((env_id, difficulty, is_correct))
+        return super().update(env_id, difficulty, is_correct)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_replaced_and_every_outcome_counts_once(catalog, tmp_path) -> None:
+    """A worker is ``ray.kill``-ed while it plays the fourth task: the run goes on, every record arrives once in plan
+    order, and the curriculum counted exactly the delivered outcomes, in delivery order (it used to stop with
+    ActorDiedError, having counted outcomes whose records never arrived)."""
+    plan = Plan(ENV_IDS, None, 10, seed=3, draw_envs=True)
+    doomed, marker = list(plan)[3], tmp_path / "killed"
+    oracle = agent_factory("oracle")
+
+    def agent_then_kill(env, task, trial):
+        if task == doomed and not marker.exists():  # the first attempt only: its replacement plays it through
+            marker.touch()
+            ray.kill(ray.get_runtime_context().current_actor)
+        return oracle(env, task, trial)
+
+    scheduler = CountingScheduler(ENV_IDS, CONFIG)
+    pool = RayPool(EnvRecipe(ENV_IDS, CATALOG, secret=SECRET), Curriculum.sequential(scheduler, 3), agent_then_kill,
+                   workers=2, cpus_per_worker=0.5)
+    records: list[EpisodeRecord] = []
+    asyncio.run(asyncio.wait_for(pool.run(((task, 0) for task in plan), lambda *args: records.append(args[2])),
+                                 timeout=300))
+    assert marker.exists() and pool.restarts == 1
+    assert [(r.env_id, r.seed) for r in records] == [(t.env_id, t.seed) for t in plan]
+    assert scheduler.counted == [(r.env_id, r.difficulty, r.reward.is_correct) for r in records]
     env = EcomEnv(ENV_IDS, catalog=catalog, secret=SECRET)
     assert all(replay(env, record).to_json() == record.to_json() for record in records)
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import inspect
 import json
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -134,3 +138,15 @@ def test_the_fast_path_counts_steps_and_keeps_the_guards(catalog, fast_replies) 
             time.sleep(0.05)
         assert httpx.get(f"{base}/scheduler").json()["sessions"] == 0
     assert len(fast_replies) == 3
+
+
+def test_the_fast_path_leans_only_on_what_the_pinned_openenv_has() -> None:
+    """The installed openenv is inside the serve extra's pin (which scripts/check_openenv_versions.py, run by CI,
+    checks release by release), and has the two private methods the fast path binds sessions through."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from check_openenv_versions import serve_pin
+
+    assert serve_pin().specifier.contains(importlib.metadata.version("openenv"))
+    assert inspect.iscoroutinefunction(HTTPEnvServer._create_session)
+    assert list(inspect.signature(HTTPEnvServer._update_session_activity).parameters) == [
+        "self", "session_id", "increment_step"]

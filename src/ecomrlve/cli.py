@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from pydantic import ValidationError
@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ecomrlve import __version__
 from ecomrlve.agents import BUILTIN_AGENTS
 from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import Difficulty, every_axis, parse_overrides
@@ -50,6 +51,7 @@ from ecomrlve.runner import (
     replay,
     summarise,
 )
+from ecomrlve.server import commands as server_commands
 from ecomrlve.server.commands import (
     DDelta,
     Overrides,
@@ -78,6 +80,9 @@ from ecomrlve.shopper.options import (
     print_shopper_summary,
 )
 
+if TYPE_CHECKING:
+    from ecomrlve.server.app import ServerConfig
+
 
 class _OneLineErrors(typer.core.TyperGroup):
     """The CLI's error boundary: a :class:`UserInputError` from any command becomes one line on stderr, exit 2."""
@@ -93,6 +98,18 @@ class _OneLineErrors(typer.core.TyperGroup):
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
                   help="Adaptive, verifiable e-commerce agent environments.")
 console = Console()
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"ecomrlve {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                               help="Print the installed version and exit.")] = False) -> None:
+    """Adaptive, verifiable e-commerce agent environments."""
 
 
 def _progress() -> Progress:
@@ -456,6 +473,18 @@ def _ray_evaluation_pool(evaluation: Evaluation, workers: int, address: str | No
 
 
 evaluation_commands.ray_pool = _ray_evaluation_pool
+
+
+def _serve_replicas(config: ServerConfig, replicas: int, address: str | None) -> None:
+    """``serve --replicas``: ``ecomrlve.integrations.ray_server``, imported (and ray with it) only then."""
+    try:
+        from ecomrlve.integrations.ray_server import serve_replicas
+    except ImportError as exc:
+        raise UserInputError(f"--replicas: {exc}") from None
+    serve_replicas(config, replicas, address)
+
+
+server_commands.serve_replicas = _serve_replicas
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("playground")(playground_command)

@@ -24,7 +24,7 @@ from ecomrlve.actions import AgentAction
 from ecomrlve.agents import RandomAgent, heuristic_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler, DifficultyWindow
+from ecomrlve.difficulty.scheduler import DifficultyWindow
 from ecomrlve.envs import TaskFamily
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UnknownNameError, UserInputError
@@ -208,12 +208,6 @@ class Curriculum:
         self._difficulty[task.slot] = record.difficulty
         if self.scheduler is not None:
             self.scheduler.update(record.env_id, record.difficulty, record.reward.is_correct)
-
-    def adopt(self, other: Curriculum) -> None:
-        """Take over the state of ``other``: a copy of this curriculum that went on elsewhere (a Ray actor)."""
-        self._difficulty, self._rng_for = dict(other._difficulty), other._rng_for
-        if isinstance(self.scheduler, AdaptiveScheduler) and other.scheduler is not None:
-            self.scheduler.load_state_dict(other.scheduler.state_dict())
 
 
 # -- the loop ------------------------------------------------------------------------------------

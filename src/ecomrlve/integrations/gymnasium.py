@@ -11,7 +11,8 @@ The spaces are text (:class:`gymnasium.spaces.Text` over every Basic Multilingua
   last step, in OpenAI format (system prompt and the shopper's opening on reset, then tool results and
   the shopper's reply); on reset it also holds ``"tools"``, the OpenAI function schemas. Characters
   outside the BMP (emoji) are written as JSON ``\\uXXXX`` surrogate escapes, so ``json.loads`` gives
-  the original text back.
+  the original text back. The space is :class:`ObservationText`, a ``Text`` that ``AsyncVectorEnv``
+  (``make_vec(..., vectorization_mode="async")``) passes through shared memory correctly.
 * **action**: one agent turn as text: plain words to the shopper, text with ``<tool_call>`` blocks, or
   a JSON action object ``{"message": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}``.
   ``step`` also takes the structured wire formats (an OpenAI assistant message ``dict``, an
@@ -45,13 +46,18 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import multiprocessing
 import random
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
+
+import numpy as np
 
 try:
     import gymnasium
     from gymnasium import spaces
+    from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the Gymnasium API needs gymnasium: pip install 'ecomrlve[gym]'") from exc
 
@@ -85,14 +91,75 @@ CHARSET = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
-@functools.cache
-def _shared_text_space(max_length: int) -> spaces.Text:
-    return spaces.Text(max_length, min_length=0, charset=CHARSET)
+class ObservationText(spaces.Text):
+    """The observation space: a ``Text`` space that ``AsyncVectorEnv``'s shared memory carries correctly.
+
+    Gymnasium reads a ``Text`` space's shared memory once, when the vector env starts, so with its
+    default ``shared_memory=True`` every later observation came back as that first read: a million NUL
+    characters. For this space the shared memory holds each sub-env's latest text as its length and
+    UTF-32 code points, and is read when the vector env hands observations out (its ``copy=True``
+    default: a tuple of strings, as ``SyncVectorEnv`` gives; with ``copy=False`` a :class:`SharedTexts`
+    view that the next step overwrites, as shared-memory arrays are).
+    """
 
 
-def text_space(max_length: int) -> spaces.Text:
-    """A ``Text`` space over :data:`CHARSET`; instances share the (11 MB) character tables, not the sampler."""
-    space = copy.copy(_shared_text_space(max_length))
+class SharedTexts(Sequence[str]):
+    """The sub-envs' latest observation texts in an ``AsyncVectorEnv``'s shared memory, read on access."""
+
+    def __init__(self, buffer: Any, n: int, max_length: int) -> None:
+        self._slots = np.frombuffer(buffer.get_obj(), dtype=np.uint32).reshape(n, 1 + max_length)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self))[index])
+        slot = self._slots[index]
+        return slot[1:1 + int(slot[0])].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)  # what AsyncVectorEnv(copy=True) hands out: the texts as they are now
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"
+
+
+@create_shared_memory.register(ObservationText)
+def _create_observation_memory(space: ObservationText, n: int = 1, ctx: Any = multiprocessing) -> Any:
+    return ctx.Array("I", n * (1 + space.max_length), lock=True)
+
+
+@read_from_shared_memory.register(ObservationText)
+def _read_observation_memory(space: ObservationText, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(shared_memory, n, space.max_length)
+
+
+@write_to_shared_memory.register(ObservationText)
+def _write_observation_memory(space: ObservationText, index: int, value: str, shared_memory: Any) -> None:
+    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if len(codes) > space.max_length:
+        raise ValueError(f"observation of {len(codes)} characters is over the space's {space.max_length}")
+    slot = np.frombuffer(shared_memory.get_obj(), dtype=np.uint32)[index * (1 + space.max_length):]
+    slot[1:1 + len(codes)] = codes
+    slot[0] = len(codes)
+
+
+_TEXT_SPACES: dict[tuple[int, type[spaces.Text]], spaces.Text] = {}  # one set of character tables per kind and length
+
+
+def text_space(max_length: int, kind: type[spaces.Text] = spaces.Text) -> spaces.Text:
+    """A ``Text`` space (or ``kind``) over :data:`CHARSET`; instances share the (11 MB) character tables, not the
+    sampler."""
+    shared = _TEXT_SPACES.get((max_length, kind))
+    if shared is None:
+        shared = _TEXT_SPACES[max_length, kind] = kind(max_length, min_length=0, charset=CHARSET)
+    space = copy.copy(shared)
     space.seed()  # its own sampling stream (from OS entropy until the caller seeds it)
     return space
 
@@ -150,7 +217,7 @@ class EcomGymEnv(gymnasium.Env[str, str]):
         self.scheduler: AdaptiveScheduler | None = None
         if self._difficulty is None:
             self.scheduler = scheduler or AdaptiveScheduler(self._env.env_ids)
-        self.observation_space = text_space(MAX_OBSERVATION_CHARS)
+        self.observation_space = text_space(MAX_OBSERVATION_CHARS, ObservationText)
         self.action_space = text_space(MAX_ACTION_CHARS)
         self._episodes = 0
         self._task: Task | None = None

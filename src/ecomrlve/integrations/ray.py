@@ -1,19 +1,19 @@
-"""Ray scale-out: a pool of environment actors, and one curriculum actor that every worker feeds.
+"""Ray scale-out: a pool of environment actors; the run's one curriculum stays in the driver.
 
 Each :class:`EnvWorker` actor builds its own :class:`~ecomrlve.episode.EcomEnv` (its own catalog,
 search engine and sessions) from an :class:`EnvRecipe` and plays jobs with the run path's
-:class:`~ecomrlve.runner.RunLoop`. An adaptive run's :class:`~ecomrlve.runner.Curriculum` (and so
-its scheduler) lives in one :class:`CurriculumActor`: every worker asks it for a task's difficulty
-when the episode starts and reports the outcome when it ends. The actor is placed on the driver's
-node, so a ``--scheduler-state`` checkpoint is written where the run was started. With fixed
-difficulties there is nothing to share: the driver's curriculum observes each episode as it arrives.
+:class:`~ecomrlve.runner.RunLoop`. The driver holds the run's :class:`~ecomrlve.runner.Curriculum`
+(and so its scheduler and its ``--scheduler-state`` checkpoint, written where the run was started): it
+draws a job's difficulty when it hands the job to a worker and counts the outcome exactly once, when
+the record is delivered. A worker that dies is replaced and its jobs are played again at the
+difficulty drawn for them (same key, same record), so nothing is lost and nothing is counted twice.
 
 :class:`RayPool` has the contract of :meth:`RunLoop.run <ecomrlve.runner.RunLoop.run>` (``run`` and
 ``eval`` pass it where they would pass a ``RunLoop``): finished episodes are handed to ``on_episode``
 in the driver, in job order, so a run with fixed difficulties writes the same records in the same
 order as a single process. With adaptive difficulty each episode is still fixed by its key and
 replays exactly, and one worker reproduces the single-process run; with more, a task's difficulty
-depends on which outcomes reached the scheduler before the task started.
+depends on which outcomes were delivered before it was handed out.
 
 Connecting: :func:`connect` joins ``address`` (``ray://host:10001`` or ``host:6379``), else
 ``$RAY_ADDRESS``, else starts a local Ray. Every node needs ``ecomrlve`` installed (or a
@@ -32,12 +32,10 @@ from typing import Any
 
 try:
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("Ray rollouts need ray: pip install 'ecomrlve[ray]'") from exc
 
 from ecomrlve.catalog import load_catalog
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError
 from ecomrlve.evaluation.run import Evaluation
@@ -98,54 +96,32 @@ class EnvRecipe:
                        secret=self.secret, realiser=self.shopper.build())
 
 
-class CurriculumActor:
-    """The run's one curriculum: difficulties drawn and outcomes observed for every worker, in arrival order."""
+class _DrawnByTheDriver(Curriculum):
+    """A worker's curriculum: the difficulty the driver drew for the job; the driver counts the outcome on delivery."""
 
-    def __init__(self, curriculum: Curriculum) -> None:
-        self._curriculum = curriculum
-
-    def difficulty(self, task: Task) -> int:
-        return self._curriculum.difficulty(task)
-
-    def observe(self, task: Task, record: EpisodeRecord) -> None:
-        self._curriculum.observe(task, record)
-
-    def scheduler_state(self) -> dict[str, Any]:
-        if self._curriculum.scheduler is None:
-            raise ValueError("this curriculum has no adaptive scheduler")
-        return self._curriculum.scheduler.state_dict()
-
-    def curriculum(self) -> Curriculum:
-        return self._curriculum
-
-
-class _SharedCurriculum(Curriculum):
-    """A worker's view of the :class:`CurriculumActor`: the RunLoop's curriculum calls, forwarded."""
-
-    def __init__(self, actor: Any) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._actor = actor
+        self.level = 0
 
     def difficulty(self, task: Task) -> int:
-        return int(ray.get(self._actor.difficulty.remote(task)))
+        return self.level
 
     def observe(self, task: Task, record: EpisodeRecord) -> None:
-        ray.get(self._actor.observe.remote(task, record))  # reported before the record goes back to the driver
+        return None  # counted once, by the driver, when the record is delivered
 
 
 class EnvWorker:
-    """One environment actor: its own ``EcomEnv``, episodes played with the run path's ``RunLoop``.
+    """One environment actor: its own ``EcomEnv``, episodes played with the run path's ``RunLoop``."""
 
-    ``curriculum`` is the :class:`CurriculumActor` handle of an adaptive run, or None (fixed difficulties).
-    """
-
-    def __init__(self, recipe: EnvRecipe, curriculum: Any, make_agent: AgentFactory) -> None:
+    def __init__(self, recipe: EnvRecipe, make_agent: AgentFactory) -> None:
         self._env = recipe.make()
-        shared = Curriculum() if curriculum is None else _SharedCurriculum(curriculum)
-        self._loop = RunLoop(recipe.make, shared, make_agent)
+        self._curriculum = _DrawnByTheDriver()
+        self._loop = RunLoop(recipe.make, self._curriculum, make_agent)
 
-    def play(self, task: Task, trial: int) -> tuple[EpisodeRecord, Any]:
-        """One episode; returns its record and the agent's token usage (None for built-in agents)."""
+    def play(self, task: Task, trial: int, difficulty: int) -> tuple[EpisodeRecord, Any]:
+        """One episode of ``task`` at ``difficulty``; returns its record and the agent's token usage (None for
+        built-in agents)."""
+        self._curriculum.level = difficulty
         record, agent = asyncio.run(self._loop.play(self._env, task, trial))
         return record, getattr(agent, "usage", None)
 
@@ -160,21 +136,40 @@ class PlayedRemotely:
         raise RuntimeError("this agent played in a Ray worker; only its usage is here")
 
 
-class RayPool:
-    """Plays ``(task, trial)`` jobs on ``workers`` environment actors sharing one curriculum actor.
+@dataclass
+class _Job:
+    number: int
+    task: Task
+    trial: int
+    difficulty: int
+    attempts: int = 1
 
-    Call :func:`connect` (or ``ray.init``) first. ``curriculum`` is copied into the curriculum actor
-    when a run starts and its state is copied back as episodes finish, so the caller reads the
-    scheduler's windows as usual. Each worker reserves ``cpus_per_worker`` CPUs (fractions allowed);
-    keep some free on a small machine, or Ray tasks started by anything else wait forever.
+
+class RayPool:
+    """Plays ``(task, trial)`` jobs on ``workers`` environment actors; the run's one curriculum stays in the driver.
+
+    Call :func:`connect` (or ``ray.init``) first. The driver draws each job's difficulty from
+    ``curriculum`` when it hands the job to a worker, and counts each outcome in it exactly once, when
+    the record is delivered to ``on_episode`` (in job order). A worker that dies (``ray.kill``, a
+    crashed node) is replaced and its jobs are played again, at the difficulty drawn for them: every
+    episode is fixed by its key, so the retried record is the one the lost worker would have returned;
+    a job whose worker died ``max_attempts`` times stops the run. Each worker reserves
+    ``cpus_per_worker`` CPUs (fractions allowed); keep some free on a small machine, or Ray tasks
+    started by anything else wait forever.
     """
 
     def __init__(self, recipe: EnvRecipe, curriculum: Curriculum, make_agent: AgentFactory, *, workers: int = 2,
-                 cpus_per_worker: float = 1.0) -> None:
+                 cpus_per_worker: float = 1.0, max_attempts: int = 3) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.recipe, self.curriculum, self.make_agent = recipe, curriculum, make_agent
-        self.workers, self.cpus_per_worker = workers, cpus_per_worker
+        self.workers, self.cpus_per_worker, self.max_attempts = workers, cpus_per_worker, max_attempts
+        #: the worker actors of the run in progress (a replaced one is swapped in at its index)
+        self.actors: list[Any] = []
+        #: workers replaced after dying, in the last run
+        self.restarts = 0
 
     def _cpus_per_worker(self) -> float:
         """At most the cluster's CPUs shared out: a worker Ray cannot place would hold up every job queued
@@ -188,54 +183,61 @@ class RayPool:
                   concurrency: int = 1) -> None:
         """Play every job, handing each finished one to ``on_episode`` in job order.
 
-        At most ``max(concurrency, 2 * workers)`` episodes are in flight (a worker always has the
-        next one queued). The first error stops the run: the actors are killed, episodes handed over
-        are kept, the curriculum holds every outcome observed so far.
+        With fixed difficulties ``max(concurrency, 2 * workers)`` episodes are in flight (a worker always
+        has the next one queued). An adaptive curriculum keeps ``max(concurrency, workers)``: a job's
+        difficulty is drawn when it is handed out, after the outcomes delivered so far, so one worker
+        draws exactly as the single-process loop does. An error other than a dead worker stops the run:
+        the actors are killed, episodes handed over are kept and are the only ones the curriculum counted.
         """
-        scheduler = self.curriculum.scheduler
-        if scheduler is not None and not isinstance(scheduler, AdaptiveScheduler):
-            raise TypeError("a Ray pool runs its own curriculum: give it an AdaptiveScheduler, not a server's")
-        shared: Any = None  # fixed difficulties share nothing: the driver observes each episode itself
-        if scheduler is not None:
-            here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
-            shared = ray.remote(CurriculumActor).options(num_cpus=0, scheduling_strategy=here).remote(self.curriculum)
         worker_class: Any = ray.remote(EnvWorker).options(num_cpus=self._cpus_per_worker())
-        workers: list[Any] = [worker_class.remote(self.recipe, shared, self.make_agent) for _ in range(self.workers)]
+        self.actors = [worker_class.remote(self.recipe, self.make_agent) for _ in range(self.workers)]
+        self.restarts = 0
         queue = enumerate(jobs)
-        in_flight: dict[Any, tuple[int, Task, int, Any]] = {}  # object ref -> (job number, task, trial, worker)
-        finished: dict[int, tuple[Task, int, EpisodeRecord, Any]] = {}  # by job number, until its turn comes
+        in_flight: dict[Any, tuple[_Job, int, Any]] = {}  # object ref -> (job, worker index, the actor it went to)
+        finished: dict[int, tuple[_Job, EpisodeRecord, Any]] = {}  # by job number, until its turn comes
 
-        def submit(worker: Any) -> None:
-            job = next(queue, None)
-            if job is not None:
-                number, (task, trial) = job
-                in_flight[worker.play.remote(task, trial)] = (number, task, trial, worker)
+        def send(job: _Job, index: int) -> None:
+            actor = self.actors[index]
+            in_flight[actor.play.remote(job.task, job.trial, job.difficulty)] = (job, index, actor)
 
+        def submit(index: int) -> None:
+            item = next(queue, None)
+            if item is not None:
+                number, (task, trial) = item
+                send(_Job(number, task, trial, self.curriculum.difficulty(task)), index)
+
+        def replace(index: int, dead: Any) -> None:
+            if self.actors[index] is dead:  # its other jobs fail too: one replacement per death
+                self.actors[index] = worker_class.remote(self.recipe, self.make_agent)
+                self.restarts += 1
+
+        depth = max(concurrency, (1 if self.curriculum.scheduler is not None else 2) * self.workers)
         try:
-            for n in range(max(concurrency, 2 * self.workers)):
-                submit(workers[n % self.workers])
+            for n in range(depth):
+                submit(n % self.workers)
             delivered = 0
             while in_flight:
                 [ref], _ = ray.wait(list(in_flight), num_returns=1)
-                number, task, trial, worker = in_flight.pop(ref)
-                record, usage = ray.get(ref)
-                finished[number] = (task, trial, record, usage)
-                submit(worker)
+                job, index, actor = in_flight.pop(ref)
+                try:
+                    record, usage = ray.get(ref)
+                except ray.exceptions.RayActorError:
+                    if job.attempts >= self.max_attempts:
+                        raise
+                    replace(index, actor)
+                    job.attempts += 1
+                    send(job, index)
+                    continue
+                finished[job.number] = (job, record, usage)
                 while delivered in finished:
-                    task, trial, record, usage = finished.pop(delivered)
-                    if scheduler is None:
-                        self.curriculum.observe(task, record)
-                    else:  # the windows as they are now, for a caller that annotates records with them
-                        scheduler.load_state_dict(ray.get(shared.scheduler_state.remote()))
-                    on_episode(task, trial, record, PlayedRemotely(usage))
+                    done, record, usage = finished.pop(delivered)
+                    self.curriculum.observe(done.task, record)
+                    on_episode(done.task, done.trial, record, PlayedRemotely(usage))
                     delivered += 1
+                submit(index)  # after the deliveries: the next draw sees every outcome delivered so far
         finally:
-            try:
-                if shared is not None:
-                    self.curriculum.adopt(ray.get(shared.curriculum.remote()))
-            finally:
-                for actor in [*workers, *([shared] if shared is not None else [])]:
-                    ray.kill(actor)
+            for actor in self.actors:
+                ray.kill(actor)
 
 
 def run_pool(recipe: EnvRecipe, curriculum: Curriculum, agent: str, *, workers: int,

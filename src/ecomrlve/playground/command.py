@@ -74,8 +74,10 @@ def playground_command(
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``; a taken port or a bad address is one line, not a traceback."""
+def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A listening socket on ``host:port``; a taken port or a bad address is one line, not a traceback.
+    ``reuse_port``: share the port with other processes that set it too (``SO_REUSEPORT``: the kernel spreads
+    new connections over them; ``serve --replicas``)."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         listener = socket.socket(family, socket.SOCK_STREAM)
@@ -83,6 +85,8 @@ def bind(host: str, port: int) -> socket.socket:
         raise UserInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         # Accepted connections inherit it. uvicorn serving a socket it did not make leaves Nagle on, and
         # every keep-alive request then waits ~40 ms for a delayed ACK (measured: 48 ms -> 3 ms per request).
         listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -7,6 +7,7 @@ extra) are imported only when a command runs, so the core install runs every oth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,6 +31,7 @@ from ecomrlve.shopper.options import (
 )
 
 if TYPE_CHECKING:
+    from ecomrlve.server.app import ServerConfig
     from ecomrlve.server.client import RemoteEnv
 
 console = Console()
@@ -71,6 +73,11 @@ def require_server_options(ctx: typer.Context, *names: str) -> None:
                              "and curriculum apply (set them on `ecomrlve serve`)")
 
 
+#: ``serve --replicas N`` (N > 1): (config, replicas, Ray address) -> serves until interrupted. The Ray integration is
+#: a layer above this one, so :mod:`ecomrlve.cli` installs it (``ecomrlve.integrations.ray_server.serve_replicas``).
+serve_replicas: Callable[[ServerConfig, int, str | None], None] | None = None
+
+
 def serve_command(
     env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C8: all).")] = None,
@@ -105,6 +112,10 @@ def serve_command(
     user_cache: UserCache = None,
     user_concurrency: UserConcurrency = 8,
     phrasing: PhrasingOption = "train",
+    replicas: Annotated[int, typer.Option(min=1, help="Server processes on Ray sharing the port and one curriculum "
+                                          "(each its own --max-sessions).")] = 1,
+    ray_address: Annotated[str | None, typer.Option(help="--replicas: an existing cluster (default $RAY_ADDRESS, "
+                                                    "else a local Ray); the replicas run on this node.")] = None,
 ) -> None:
     """Serve the environments (openenv protocol: WebSocket sessions at /ws) with one shared curriculum."""
     require_serve_extra()
@@ -122,6 +133,11 @@ def serve_command(
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
     resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port
+    if replicas > 1:
+        if serve_replicas is None:
+            raise UserInputError("--replicas: the Ray integration is not installed in this command")
+        serve_replicas(config, replicas, ray_address)
+        return
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
     address = f"{host}:{listener.getsockname()[1]}"
     console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"

@@ -19,14 +19,16 @@ from typing import Any
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from ecomrlve import __version__
 from ecomrlve.actions import short_text
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.rng import derive_rng
+from ecomrlve.runner import Scheduler
+from ecomrlve.server.mcp import EpisodeTools
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.user.realiser import Realiser, RealiserFactory
 
@@ -46,7 +48,7 @@ class Deployment:
     catalog: Catalog
     search: SearchEngine
     secret: str
-    scheduler: AdaptiveScheduler
+    scheduler: Scheduler  # an AdaptiveScheduler; with --replicas, the one all replicas share
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
     realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
@@ -173,9 +175,18 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
                          termination=public.termination, total_reward=public.reward, cart=public.cart,
                          record=json.loads(self._env.record.to_json()) if public.done else None)
 
+    @property
+    def mcp_client(self) -> EpisodeTools:
+        """What openenv's MCP routes list this session's tools through (:mod:`ecomrlve.server.mcp`)."""
+        return EpisodeTools(self.episode_tools)
+
+    def episode_tools(self) -> list[dict[str, Any]] | None:
+        """The current episode's tools (the OpenAI function schemas its reset observation carried); None before."""
+        return self._env.session.first_observation.tools if self._started else None
+
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
-            name="ecomrlve", version="1.0.0",
+            name="ecomrlve", version=__version__,
             description=f"EcomRLVE-Gym: adaptive, verifiable e-commerce agent environments "
                         f"({', '.join(self._deployment.env_ids)}).")
 
