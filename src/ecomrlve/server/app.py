@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import hashlib
 import hmac
 import json
 import socket
@@ -33,7 +34,7 @@ from ecomrlve.envs.capabilities import CatalogUnsupportedError, require_support
 from ecomrlve.episode import shared_search_engine
 from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import check_binding
-from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError
+from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError, RecordsFile
 from ecomrlve.server.fastpath import SESSION_PATH, Connection, EcomSessions
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.session import resolve_secret
@@ -65,7 +66,9 @@ class ServerConfig:
     ``allow_oracle``: accept oracle turns (evaluation only; they play the hidden goal's solver).
     ``shopper``: how the shopper phrases its messages (templates of a phrasing half, or an LLM endpoint).
     ``playground``: mount the browser playground at ``/playground`` (it takes the same token as a
-    bearer header, its cookie or ``?token=``, so a browser can open it).
+    bearer header, its cookie or ``?token=``, so a browser can open it). ``records``: a directory where
+    every finished session's full record (deployment secret included) is appended to ``episodes.jsonl``;
+    clients only ever get records without the secret.
     """
 
     env: str = "C1"
@@ -84,6 +87,7 @@ class ServerConfig:
     allow_oracle: bool = False
     playground: bool = True
     shopper: ShopperOptions = field(default_factory=ShopperOptions)
+    records: Path | None = None
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
@@ -106,8 +110,9 @@ def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> De
     search = shared_search_engine(catalog)
     search.retriever  # noqa: B018 - open the indexes now: a broken catalog fails at start, not in a session
     scheduler = AdaptiveScheduler(env_ids, config.scheduler, checkpoint_path=config.scheduler_state)
+    records = RecordsFile(config.records) if config.records is not None else None
     return Deployment(env_ids, catalog, search, resolve_secret(config.secret), scheduler, dict(config.overrides),
-                      config.allow_oracle, config.shopper.build())
+                      config.allow_oracle, config.shopper.build(), records)
 
 
 def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAPI:
@@ -137,7 +142,7 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
         from ecomrlve.playground.app import mount_playground  # FastAPI and Jinja2: the serve extra has both
 
         mount_playground(app, {deployment.catalog.name: deployment.catalog}, prefix=PLAYGROUND_PREFIX,
-                         token=config.token, secret=deployment.secret, hints=config.allow_oracle)
+                         token=config.token, secret=playground_secret(deployment.secret), hints=config.allow_oracle)
 
     app.add_exception_handler(EpisodeStateError, client_error(409))
     app.add_exception_handler(PermissionError, client_error(403))
@@ -145,6 +150,12 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
     app.add_middleware(SessionGuard, token=config.token, max_message_bytes=config.max_message_bytes,
                        idle_timeout=config.idle_timeout, sessions=sessions)
     return app
+
+
+def playground_secret(secret: str) -> str:
+    """The mounted playground's own secret, derived from the deployment's: a visitor sees every finished
+    episode's goal, so its episodes must never share a key with the sessions' (whose clients pick the seed)."""
+    return hashlib.sha256(f"ecomrlve-playground\0{secret}".encode()).hexdigest()
 
 
 class SessionGuard:

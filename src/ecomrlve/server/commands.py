@@ -17,7 +17,7 @@ from rich.table import Table
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
-from ecomrlve.errors import UserInputError, require_writable_file
+from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -99,6 +99,9 @@ def serve_command(
     allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
     playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
+    records: Annotated[Path | None, typer.Option(help="Append every finished session's full record (with the "
+                                                 "deployment secret, replayable) to DIR/episodes.jsonl; clients "
+                                                 "get records without the secret.")] = None,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -110,6 +113,8 @@ def serve_command(
     require_serve_extra()
     if scheduler_state is not None:
         require_writable_file(scheduler_state, "--scheduler-state")
+    if records is not None:
+        require_output_directory(records, "--records")
     from ecomrlve.playground.access import is_loopback
     from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
@@ -119,7 +124,7 @@ def serve_command(
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
-                          shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
+                          records=records, shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
     resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads

@@ -2,7 +2,7 @@
 
 They subclass openenv's pydantic types, so ``/schema`` publishes them and any openenv client can
 speak to the server. Nothing here holds the hidden goal: the finished episode's record (goal
-included) appears in :class:`EcomState` only once the episode is over.
+included, the deployment secret never) appears in :class:`EcomState` only once the episode is over.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class EcomObservation(Observation):
 
 
 class EcomState(State):
-    """The session's goal-free state; ``record`` (the replayable episode record, JSON) only once done."""
+    """The session's goal-free state; ``record`` (the episode record, JSON, without the deployment secret) only
+    once done."""
 
     env_id: str | None = None
     turn: int = 0
@@ -53,4 +54,6 @@ class EcomState(State):
     termination: str | None = None
     total_reward: float | None = None
     cart: dict[str, Any] = Field(default_factory=dict)
-    record: str | None = Field(default=None, description="EpisodeRecord JSON; present only after done.")
+    record: str | None = Field(default=None, description="EpisodeRecord JSON without the "
+                                  "deployment secret (the server's --records file keeps full ones); present only after "
+                                  "done.")

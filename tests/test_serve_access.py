@@ -1,0 +1,72 @@
+"""``ecomrlve serve`` against hostile clients: the secret never leaves the server, foreign pages and hosts are
+refused, and no client (or stalled dependency) can hold up the others. Loopback only; every wait is bounded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from websockets.sync.client import connect
+
+pytest.importorskip("openenv")
+
+from server_support import running_server  # noqa: E402
+
+from ecomrlve.actions import wire_form  # noqa: E402
+from ecomrlve.episode import EcomEnv  # noqa: E402
+from ecomrlve.runner import make_agent  # noqa: E402
+from ecomrlve.server import EcomAction, EcomEnvClient, RemoteEnv, ServerConfig, episode_record  # noqa: E402
+from ecomrlve.session import SECRET_ENV_VAR  # noqa: E402
+
+SERVER_SECRET = "known-only-to-the-server"
+ATTACKED = (("CART", 3), ("STATUS", 4), ("PD", 6), ("RETURN", 5))
+
+
+def test_the_oracle_bypass_attack_fails_without_the_secret(catalog, monkeypatch) -> None:
+    """A client of a server started without --allow-oracle plays one episode, takes the record it is given, and
+    rebuilds episodes locally from their keys to play the oracle's moves on the server as its own turns. With
+    the deployment secret in the record this won every episode; without it the rebuilt episode is another one."""
+    monkeypatch.delenv(SECRET_ENV_VAR, raising=False)  # the attacker has no secret of its own configured
+    with running_server(ServerConfig(env="C8", secret=SERVER_SECRET), catalog) as url, \
+            EcomEnvClient(url).sync() as server:
+        result = server.reset(env_id="CART", difficulty=0, seed=1)
+        while not result.done:
+            result = server.step(EcomAction(turn="<tool_call>{not json"))
+        given = server.state().record
+        assert given is not None and SERVER_SECRET not in given and "secret" not in json.loads(given)
+        record = episode_record(server.state())
+        assert record.secret is None
+        wins = 0
+        for env_id, d in ATTACKED:
+            seed = 1000 + d
+            local = EcomEnv(env_id, catalog=catalog, secret=record.secret)  # all the record offers
+            mine = local.reset(env_id=env_id, difficulty=d, seed=seed)
+            theirs = server.reset(env_id=env_id, difficulty=d, seed=seed)
+            assert mine.messages != theirs.observation.messages  # not the server's episode
+            oracle = local.oracle()
+            while not mine.done and not theirs.done:
+                action = oracle.act(mine)
+                mine = local.step(action)
+                theirs = server.step(EcomAction(turn=wire_form(action)))
+            while not theirs.done:  # the local episode ended first: end the server's one
+                theirs = server.step(EcomAction(turn="<tool_call>{not json"))
+            wins += episode_record(server.state()).reward.is_correct
+        assert wins == 0
+
+
+def test_a_client_record_cannot_be_replayed_but_the_servers_can(catalog, tmp_path) -> None:
+    """``--records DIR`` keeps the full record on the server (what replay and audits need)."""
+    config = ServerConfig(env="CART", secret=SERVER_SECRET, records=tmp_path / "kept")
+    with running_server(config, catalog) as url:
+        remote = RemoteEnv(url)
+        try:
+            observation = remote.reset(env_id="CART", difficulty=1, seed=5)
+            agent = make_agent("heuristic", remote, 5)
+            while not observation.done:
+                observation = remote.step(agent.act(observation))
+            given = remote.record
+        finally:
+            remote.close()
+    [kept_line] = (tmp_path / "kept" / "episodes.jsonl").read_text().splitlines()
+    assert json.loads(kept_line)["secret"] == SERVER_SECRET
+    assert given.to_json() == type(given).model_validate_json(kept_line).for_client().to_json()
