@@ -4,8 +4,11 @@ refused, and no client (or stalled dependency) can hold up the others. Loopback 
 from __future__ import annotations
 
 import json
+import socket
 
+import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 pytest.importorskip("openenv")
@@ -70,3 +73,48 @@ def test_a_client_record_cannot_be_replayed_but_the_servers_can(catalog, tmp_pat
     [kept_line] = (tmp_path / "kept" / "episodes.jsonl").read_text().splitlines()
     assert json.loads(kept_line)["secret"] == SERVER_SECRET
     assert given.to_json() == type(given).model_validate_json(kept_line).for_client().to_json()
+
+
+def ws_url(url: str) -> str:
+    return url.replace("http://", "ws://") + "/ws"
+
+
+def test_a_forged_host_is_refused_on_every_route_but_health(catalog) -> None:
+    """DNS rebinding: a name the attacker controls, pointed at 127.0.0.1, reaches a loopback server with its
+    own name in ``Host``. Only the loopback names (and ``--allow-host`` ones) are answered."""
+    with running_server(ServerConfig(env="CART", secret=SERVER_SECRET), catalog) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for path in ("/scheduler", "/playground/", "/playground/api/envs", "/schema"):
+            refused = httpx.get(url + path, headers={"Host": f"evil.example:{port}"}, timeout=10)
+            assert refused.status_code == 403 and refused.json()["error"] == "FORBIDDEN_ORIGIN", (path, refused.text)
+            assert httpx.get(url + path, headers={"Host": f"localhost:{port}"}, timeout=10).status_code == 200
+        assert httpx.get(url + "/health", headers={"Host": "evil.example"}, timeout=10).status_code == 200
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock, \
+                connect(f"ws://evil.example:{port}/ws", sock=sock, open_timeout=10) as ws:
+            frame = json.loads(ws.recv(timeout=10))
+            assert frame["type"] == "error" and frame["data"]["code"] == "FORBIDDEN_ORIGIN"
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd.code == 4403
+    with running_server(ServerConfig(env="CART", secret=SERVER_SECRET, allow_hosts=("gym.internal",)), catalog) as url:
+        assert httpx.get(url + "/scheduler", headers={"Host": "gym.internal"}, timeout=10).status_code == 200
+
+
+def test_pages_of_another_origin_cannot_drive_the_server(catalog) -> None:
+    """Cross-site WebSocket hijacking and cross-origin POSTs: a page on another local port is refused; the
+    server's own pages, clients that send no Origin and ``--allow-origin`` pages are served."""
+    config = ServerConfig(env="CART", secret=SERVER_SECRET, allow_origins=("http://trusted.localhost:3000",))
+    with running_server(config, catalog) as url:
+        foreign = "http://127.0.0.1:9"
+        with connect(ws_url(url), origin=foreign, open_timeout=10) as ws:
+            assert json.loads(ws.recv(timeout=10))["data"]["code"] == "FORBIDDEN_ORIGIN"
+        started = httpx.post(url + "/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 1},
+                             headers={"Origin": foreign}, timeout=10)
+        assert started.status_code == 403
+        for origin in (url, "http://trusted.localhost:3000", None):
+            with connect(ws_url(url), origin=origin, open_timeout=10) as ws:
+                ws.send(json.dumps({"type": "reset", "data": {"env_id": "CART", "difficulty": 0, "seed": 1}}))
+                assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+        own = httpx.post(url + "/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 1},
+                         headers={"Origin": url}, timeout=10)
+        assert own.status_code == 200

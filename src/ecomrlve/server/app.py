@@ -4,8 +4,10 @@
 :func:`serve` runs it with uvicorn. openenv provides ``/ws`` (one stateful session per WebSocket),
 the stateless ``POST /reset`` and ``POST /step`` (a fresh environment per request, so no
 multi-step episode over HTTP), ``/health``, ``/schema``, ``/metadata``, ``/state``. This module
-adds ``GET /scheduler`` (the one curriculum's windows) and :class:`SessionGuard`: bearer token,
-message size and idle timeout, each answered with a clear error instead of a hang or a 5xx.
+adds ``GET /scheduler`` (the one curriculum's windows), :class:`SessionGuard`: bearer token,
+message size and idle timeout, each answered with a clear error instead of a hang or a 5xx, and
+in front of it :class:`~ecomrlve.playground.access.OriginGuard`: only the server's own ``Host``
+names and same-origin (or allow-listed) web pages.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ecomrlve.envs import resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, require_support
 from ecomrlve.episode import shared_search_engine
 from ecomrlve.errors import UserInputError
-from ecomrlve.playground.access import check_binding
+from ecomrlve.playground.access import OriginGuard, allowed_hosts, check_binding
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError, RecordsFile
 from ecomrlve.server.fastpath import SESSION_PATH, Connection, EcomSessions
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
@@ -68,7 +70,9 @@ class ServerConfig:
     ``playground``: mount the browser playground at ``/playground`` (it takes the same token as a
     bearer header, its cookie or ``?token=``, so a browser can open it). ``records``: a directory where
     every finished session's full record (deployment secret included) is appended to ``episodes.jsonl``;
-    clients only ever get records without the secret.
+    clients only ever get records without the secret. ``allow_hosts``: ``Host`` names answered besides the
+    defaults (loopback names; any name on a wildcard address), ``*`` for any; ``allow_origins``: web page
+    origins (``https://host:port``) allowed to use the server besides its own (:class:`OriginGuard`).
     """
 
     env: str = "C1"
@@ -88,6 +92,8 @@ class ServerConfig:
     playground: bool = True
     shopper: ShopperOptions = field(default_factory=ShopperOptions)
     records: Path | None = None
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
@@ -116,7 +122,8 @@ def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> De
 
 
 def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAPI:
-    """The server's FastAPI app (``app.state.deployment``, ``app.state.sessions``); mount more onto it."""
+    """The server's FastAPI app (``app.state.deployment``, ``app.state.sessions``, ``app.state.playground``);
+    mount more onto it."""
     deployment = build_deployment(config, catalog)
     app = FastAPI(title="EcomRLVE-Gym", description="Adaptive, verifiable e-commerce agent environments "
                   "(openenv protocol: WebSocket sessions at /ws).")
@@ -141,14 +148,17 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
     if config.playground:
         from ecomrlve.playground.app import mount_playground  # FastAPI and Jinja2: the serve extra has both
 
-        mount_playground(app, {deployment.catalog.name: deployment.catalog}, prefix=PLAYGROUND_PREFIX,
-                         token=config.token, secret=playground_secret(deployment.secret), hints=config.allow_oracle)
+        app.state.playground = mount_playground(
+            app, {deployment.catalog.name: deployment.catalog}, prefix=PLAYGROUND_PREFIX, token=config.token,
+            secret=playground_secret(deployment.secret), hints=config.allow_oracle)
 
     app.add_exception_handler(EpisodeStateError, client_error(409))
     app.add_exception_handler(PermissionError, client_error(403))
     app.add_exception_handler(ValueError, client_error(400))
     app.add_middleware(SessionGuard, token=config.token, max_message_bytes=config.max_message_bytes,
                        idle_timeout=config.idle_timeout, sessions=sessions)
+    app.add_middleware(OriginGuard, hosts=allowed_hosts(config.host, config.allow_hosts),  # outermost: first
+                       origins=config.allow_origins, open_paths=OPEN_PATHS)
     return app
 
 

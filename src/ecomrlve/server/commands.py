@@ -18,6 +18,7 @@ from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
+from ecomrlve.playground.command import AllowHosts, AllowOrigins
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -102,6 +103,8 @@ def serve_command(
     records: Annotated[Path | None, typer.Option(help="Append every finished session's full record (with the "
                                                  "deployment secret, replayable) to DIR/episodes.jsonl; clients "
                                                  "get records without the secret.")] = None,
+    allow_host: AllowHosts = [],  # noqa: B006
+    allow_origin: AllowOrigins = [],  # noqa: B006
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -124,7 +127,8 @@ def serve_command(
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
-                          records=records, shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
+                          records=records, allow_hosts=tuple(allow_host), allow_origins=tuple(allow_origin),
+                          shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
     resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
