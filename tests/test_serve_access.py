@@ -118,3 +118,26 @@ def test_pages_of_another_origin_cannot_drive_the_server(catalog) -> None:
         own = httpx.post(url + "/playground/api/episodes", json={"env_id": "CART", "difficulty": 0, "seed": 1},
                          headers={"Origin": url}, timeout=10)
         assert own.status_code == 200
+
+
+def test_a_runs_file_over_the_message_limit_opens_under_serve(catalog, tmp_path) -> None:
+    """The 1 MiB session message limit is not the run viewer's: a real 1.8 MiB runs file opens."""
+    config = ServerConfig(env="CART", secret=SERVER_SECRET, records=tmp_path)
+    with running_server(config, catalog) as url:
+        remote = RemoteEnv(url)
+        try:
+            for seed in range(3):
+                observation = remote.reset(env_id="CART", difficulty=2, seed=seed)
+                agent = make_agent("heuristic", remote, seed)
+                while not observation.done:
+                    observation = remote.step(agent.act(observation))
+        finally:
+            remote.close()
+        lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+        body = "\n".join(lines * (int(1.8 * 2**20) // sum(map(len, lines)) + 1)) + "\n"
+        assert len(body) > 1.8 * 2**20 > config.max_message_bytes
+        opened = httpx.post(url + "/playground/api/runs", content=body, timeout=60,
+                            headers={"content-type": "application/x-ndjson", "x-filename": "big.jsonl"})
+        assert opened.status_code == 200, opened.text[:200]
+        assert opened.json()["episodes"] == body.count("\n")
+        assert httpx.get(url + opened.json()["url"] + "/1", timeout=30).status_code == 200

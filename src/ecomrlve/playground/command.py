@@ -64,8 +64,8 @@ def playground_command(
     runs_files = []
     for path in runs:
         try:
-            runs_files.append(parse_runs(path.read_text(encoding="utf-8"), path.name))
-        except (OSError, UnicodeDecodeError) as exc:
+            runs_files.append(parse_runs(path.read_bytes(), path.name))
+        except OSError as exc:
             raise UserInputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
         except RunsFileError as exc:
             raise UserInputError(str(exc)) from None

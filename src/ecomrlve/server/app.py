@@ -56,6 +56,8 @@ CLOSE_UNAUTHORIZED, CLOSE_TOO_LARGE, CLOSE_IDLE = 4401, 1009, 4408
 OPEN_PATHS = frozenset({"/health"})
 #: where ``ecomrlve serve`` mounts the playground, which checks the token itself (browsers send cookies, not headers)
 PLAYGROUND_PREFIX = "/playground"
+#: the run viewer's upload, which bounds its own bodies (runs files are larger than any session message)
+RUNS_UPLOAD_PATH = PLAYGROUND_PREFIX + "/api/runs"
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,9 @@ class SessionGuard:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.authorized(scope):
             await _json_response(send, 401, {"detail": "missing or wrong bearer token", "error": UNAUTHORIZED})
+            return
+        if scope.get("path") == RUNS_UPLOAD_PATH:
+            await self.app(scope, receive, send)
             return
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
