@@ -141,3 +141,33 @@ def test_a_runs_file_over_the_message_limit_opens_under_serve(catalog, tmp_path)
         assert opened.status_code == 200, opened.text[:200]
         assert opened.json()["episodes"] == body.count("\n")
         assert httpx.get(url + opened.json()["url"] + "/1", timeout=30).status_code == 200
+
+
+def test_half_sent_requests_time_out_and_the_connection_cap_refuses_clearly(catalog) -> None:
+    """Slowloris: sockets that send half a request head hold nothing for long; beyond the connection cap a
+    connection is refused at once with a 503 that says why, and /health answers again within one timeout."""
+    config = ServerConfig(env="CART", secret=SERVER_SECRET, max_sessions=4, max_connections=8, header_timeout=1.0,
+                          body_timeout=1.0)
+    with running_server(config, catalog) as url:
+        port = int(url.rsplit(":", 1)[1])
+        slow = []
+        try:
+            for _ in range(12):  # 8 held, 4 over the cap
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+                slow.append(sock)
+            answers = [sock.recv(4096) for sock in slow]  # every one gets an answer within the timeout
+            refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+            timed_out = [a for a in answers if a.startswith(b"HTTP/1.1 408")]
+            assert len(refused) >= 4 and b"CONNECTION_LIMIT" in refused[0] and b"--max-connections" in refused[0]
+            assert timed_out and len(refused) + len(timed_out) == len(slow)
+        finally:
+            for sock in slow:
+                sock.close()
+        assert httpx.get(url + "/health", timeout=5).status_code == 200
+        # a body that stalls after its head: 408 after the body timeout, not a held request
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /reset HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                         b"content-length: 100\r\n\r\n{")
+            assert sock.recv(4096).startswith(b"HTTP/1.1 408")
+        assert httpx.get(url + "/health", timeout=5).status_code == 200

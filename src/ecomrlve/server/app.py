@@ -38,6 +38,7 @@ from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import OriginGuard, allowed_hosts, check_binding
 from ecomrlve.server.environment import Deployment, EcomServerEnvironment, EpisodeStateError, RecordsFile
 from ecomrlve.server.fastpath import SESSION_PATH, Connection, EcomSessions
+from ecomrlve.server.limits import REQUEST_TIMEOUT, guarded_http_protocol, raise_open_file_limit
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
 from ecomrlve.session import resolve_secret
 from ecomrlve.shopper.options import ShopperOptions
@@ -75,6 +76,9 @@ class ServerConfig:
     clients only ever get records without the secret. ``allow_hosts``: ``Host`` names answered besides the
     defaults (loopback names; any name on a wildcard address), ``*`` for any; ``allow_origins``: web page
     origins (``https://host:port``) allowed to use the server besides its own (:class:`OriginGuard`).
+    ``header_timeout``: seconds a connection may take to send a request head (408 after); ``body_timeout``:
+    seconds a request body may stall (408); ``max_connections``: open connections, WebSockets included (503
+    beyond; default ``max_sessions`` + 128).
     """
 
     env: str = "C1"
@@ -96,6 +100,9 @@ class ServerConfig:
     records: Path | None = None
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
@@ -104,7 +111,18 @@ class ServerConfig:
             raise UserInputError(f"--idle-timeout must be > 0 seconds, got {self.idle_timeout}")
         if self.max_message_bytes < 1024:
             raise UserInputError(f"--max-message-bytes must be >= 1024, got {self.max_message_bytes}")
+        for name in ("header_timeout", "body_timeout"):
+            if not getattr(self, name) > 0:
+                raise UserInputError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(self, name)}")
+        if self.max_connections is not None and self.max_connections < self.max_sessions:
+            raise UserInputError(f"--max-connections ({self.max_connections}) must be at least --max-sessions "
+                                 f"({self.max_sessions}): every session holds a connection")
         check_binding(self.host, self.token, self.insecure)
+
+    @property
+    def connection_limit(self) -> int:
+        """Open connections the server accepts: ``max_connections``, or the sessions and 128 more."""
+        return self.max_connections if self.max_connections is not None else self.max_sessions + 128
 
 
 def build_deployment(config: ServerConfig, catalog: Catalog | None = None) -> Deployment:
@@ -158,7 +176,7 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
     app.add_exception_handler(PermissionError, client_error(403))
     app.add_exception_handler(ValueError, client_error(400))
     app.add_middleware(SessionGuard, token=config.token, max_message_bytes=config.max_message_bytes,
-                       idle_timeout=config.idle_timeout, sessions=sessions)
+                       idle_timeout=config.idle_timeout, body_timeout=config.body_timeout, sessions=sessions)
     app.add_middleware(OriginGuard, hosts=allowed_hosts(config.host, config.allow_hosts),  # outermost: first
                        origins=config.allow_origins, open_paths=OPEN_PATHS)
     return app
@@ -180,9 +198,9 @@ class SessionGuard:
     """
 
     def __init__(self, app: ASGIApp, *, token: str | None, max_message_bytes: int,
-                 idle_timeout: float | None, sessions: EcomSessions) -> None:
+                 idle_timeout: float | None, sessions: EcomSessions, body_timeout: float = 30.0) -> None:
         self.app, self.token, self.sessions = app, token, sessions
-        self.max_bytes, self.idle_timeout = max_message_bytes, idle_timeout
+        self.max_bytes, self.idle_timeout, self.body_timeout = max_message_bytes, idle_timeout, body_timeout
 
     def authorized(self, scope: Scope) -> bool:
         path = scope.get("path", "")
@@ -205,29 +223,46 @@ class SessionGuard:
         if not self.authorized(scope):
             await _json_response(send, 401, {"detail": "missing or wrong bearer token", "error": UNAUTHORIZED})
             return
-        if scope.get("path") == RUNS_UPLOAD_PATH:
-            await self.app(scope, receive, send)
-            return
+        limit = None if scope.get("path") == RUNS_UPLOAD_PATH else self.max_bytes
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            await _json_response(send, 413, {"detail": f"request body over {self.max_bytes} bytes",
+        if limit is not None and length is not None and length.isdigit() and int(length) > limit:
+            await _json_response(send, 413, {"detail": f"request body over {limit} bytes",
                                              "error": MESSAGE_TOO_LARGE})
             return
-        received = 0
+        received, body_done, started, answered = 0, False, False, False
 
         async def bounded_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done, answered
+            if body_done:  # the app waits for the disconnect: no deadline
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.body_timeout)
+            except asyncio.TimeoutError:
+                if not started:  # answered here: the app may turn any receive error into its own 400
+                    answered = True
+                    await _json_response(send, 408, {"detail": f"the request body stalled for "
+                                                     f"{self.body_timeout:g} s", "error": REQUEST_TIMEOUT})
+                raise _BodyStalled() from None
+            body_done = message["type"] != "http.request" or not message.get("more_body", False)
             received += len(message.get("body", b""))
-            if received > self.max_bytes:  # a chunked body without a length
+            if limit is not None and received > limit:  # a chunked body without a length
                 raise _BodyTooLarge()
             return message
 
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            if not answered:
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+
         try:
-            await self.app(scope, bounded_receive, send)
+            await self.app(scope, bounded_receive, watched_send)
         except _BodyTooLarge:
-            await _json_response(send, 413, {"detail": f"request body over {self.max_bytes} bytes",
-                                             "error": MESSAGE_TOO_LARGE})
+            if not started:
+                await _json_response(send, 413, {"detail": f"request body over {limit} bytes",
+                                                 "error": MESSAGE_TOO_LARGE})
+        except _BodyStalled:
+            pass  # answered 408 above, or the response had begun
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         closed = False
@@ -284,6 +319,10 @@ class _BodyTooLarge(Exception):
     pass
 
 
+class _BodyStalled(Exception):
+    pass
+
+
 async def _json_response(send: Send, status: int, body: dict[str, Any]) -> None:
     payload = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
@@ -293,9 +332,11 @@ async def _json_response(send: Send, status: int, body: dict[str, Any]) -> None:
 
 def uvicorn_settings(config: ServerConfig) -> dict[str, Any]:
     """uvicorn settings for the server: its protocol-level frame limit sits well above ours, so our error frame
-    wins; no per-message deflate: on the loopback or a LAN, compressing every frame costs more CPU than it saves."""
+    wins; no per-message deflate: on the loopback or a LAN, compressing every frame costs more CPU than it saves;
+    HTTP/1.1 by h11 with a request-head deadline and a connection cap (:mod:`ecomrlve.server.limits`)."""
     return {"log_level": "warning", "ws_max_size": 4 * config.max_message_bytes + (1 << 20),
-            "ws_per_message_deflate": False, "timeout_graceful_shutdown": 5}
+            "ws_per_message_deflate": False, "timeout_graceful_shutdown": 5,
+            "http": guarded_http_protocol(config.header_timeout, config.connection_limit)}
 
 
 def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | None = None) -> None:
@@ -303,5 +344,6 @@ def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | N
     import uvicorn
 
     app = build_app(config, catalog=catalog)
+    raise_open_file_limit(config.connection_limit + 256)  # the cap, not the open-file limit, refuses first
     gc.freeze()  # the catalog, its indexes and the app live as long as the server: no collection need walk them
     uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(config))).run(sockets=[listener])

@@ -85,6 +85,12 @@ def serve_command(
                                                 "(IDLE_TIMEOUT); 0: never.")] = 300.0,
     max_message_bytes: Annotated[int, typer.Option(help="Largest client message (MESSAGE_TOO_LARGE beyond).")]
     = 1 << 20,
+    max_connections: Annotated[int | None, typer.Option(min=1, help="Open connections, WebSockets included; one "
+                                                        "more is refused with 503 (default: --max-sessions + 128).")]
+    = None,
+    header_timeout: Annotated[float, typer.Option(help="Seconds a connection may take to send a request head "
+                                                  "(408 after).")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may stall (408 after).")] = 30.0,
     token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                               help="Bearer token every client must send.")] = None,
     insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
@@ -124,7 +130,8 @@ def serve_command(
 
     config = ServerConfig(env=env_option(env, collection, "C8"), catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
-                          max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
+                          max_message_bytes=max_message_bytes, max_connections=max_connections,
+                          header_timeout=header_timeout, body_timeout=body_timeout, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
                           records=records, allow_hosts=tuple(allow_host), allow_origins=tuple(allow_origin),
