@@ -3,8 +3,13 @@ refused, and no client (or stalled dependency) can hold up the others. Loopback 
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import socket
+import threading
+import time
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +25,7 @@ from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.runner import make_agent  # noqa: E402
 from ecomrlve.server import EcomAction, EcomEnvClient, RemoteEnv, ServerConfig, episode_record  # noqa: E402
 from ecomrlve.session import SECRET_ENV_VAR  # noqa: E402
+from ecomrlve.shopper.options import ShopperOptions  # noqa: E402
 
 SERVER_SECRET = "known-only-to-the-server"
 ATTACKED = (("CART", 3), ("STATUS", 4), ("PD", 6), ("RETURN", 5))
@@ -171,3 +177,82 @@ def test_half_sent_requests_time_out_and_the_connection_cap_refuses_clearly(cata
                          b"content-length: 100\r\n\r\n{")
             assert sock.recv(4096).startswith(b"HTTP/1.1 408")
         assert httpx.get(url + "/health", timeout=5).status_code == 200
+
+
+class StalledEndpoint:
+    """An OpenAI-compatible endpoint on 127.0.0.1 that lists its model, then answers every chat request with
+    headers and a body dripped one space at a time for ``stall`` seconds: no read ever times out."""
+
+    def __init__(self, model: str = "stalled-model", stall: float = 8.0) -> None:
+        self.model, self.calls, self.stop = model, 0, threading.Event()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                body = json.dumps({"object": "list", "data": [{"id": outer.model, "object": "model", "created": 0,
+                                                               "owned_by": "tests"}]}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers["content-length"]))
+                outer.calls += 1
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(10**6))
+                self.end_headers()
+                deadline = time.monotonic() + stall
+                with contextlib.suppress(OSError):
+                    while time.monotonic() < deadline and not outer.stop.wait(0.2):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_stalled_shopper_endpoint_holds_no_other_session_beyond_one_timeout(catalog) -> None:
+    """Two sessions wait on a stalled LLM shopper (all of its request slots); a third session's reset is
+    answered within one call timeout, its shopper falling back to the templates, counted."""
+    pytest.importorskip("openai")
+    endpoint = StalledEndpoint()
+    shopper = ShopperOptions(model=endpoint.model, base_url=endpoint.base_url, concurrency=2, timeout=1.0,
+                             max_retries=0)
+    try:
+        with running_server(ServerConfig(env="CART", secret=SERVER_SECRET, shopper=shopper), catalog) as url:
+            def reset(seed: int) -> None:
+                with EcomEnvClient(url, message_timeout_s=30).sync() as client:
+                    client.reset(env_id="CART", difficulty=0, seed=seed)
+
+            waiting = [threading.Thread(target=reset, args=(seed,), daemon=True) for seed in (1, 2)]
+            for thread in waiting:
+                thread.start()
+            for _ in range(100):  # both slots taken (bounded: 10 s)
+                if endpoint.calls >= 2:
+                    break
+                time.sleep(0.1)
+            assert endpoint.calls >= 2
+            with EcomEnvClient(url, message_timeout_s=30).sync() as client:
+                started = time.monotonic()
+                result = client.reset(env_id="CART", difficulty=0, seed=3)
+                elapsed = time.monotonic() - started
+            assert elapsed < 1.0 + 2.0, f"an unrelated reset waited {elapsed:.1f} s on the stalled endpoint"
+            assert result.observation.info["shopper"]["fallbacks"] >= 1
+            for thread in waiting:
+                thread.join(timeout=30)
+                assert not thread.is_alive()
+    finally:
+        endpoint.close()
