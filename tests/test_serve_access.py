@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import logging
 import socket
+import struct
 import threading
 import time
 from typing import Any
@@ -79,6 +81,12 @@ def test_a_client_record_cannot_be_replayed_but_the_servers_can(catalog, tmp_pat
     [kept_line] = (tmp_path / "kept" / "episodes.jsonl").read_text().splitlines()
     assert json.loads(kept_line)["secret"] == SERVER_SECRET
     assert given.to_json() == type(given).model_validate_json(kept_line).for_client().to_json()
+
+
+@pytest.fixture(scope="module")
+def cart_url(catalog):
+    with running_server(ServerConfig(env="CART", secret=SERVER_SECRET), catalog) as url:
+        yield url
 
 
 def ws_url(url: str) -> str:
@@ -256,3 +264,49 @@ def test_a_stalled_shopper_endpoint_holds_no_other_session_beyond_one_timeout(ca
                 assert not thread.is_alive()
     finally:
         endpoint.close()
+
+
+@pytest.mark.parametrize("frame", ["[1,2]", "null", '"reset"', "42", b"\x00binary\xff", "[" * 100_000 + "]" * 100_000,
+                                   '{"type": "step", "data": {"turn": ' + "[" * 50_000 + "]" * 50_000 + "}}",
+                                   '{"type": "state", "data": {"x": ' + "[" * 300 + "]" * 300 + "}}"])
+def test_odd_frames_get_an_error_frame_and_the_episode_lives_on(cart_url, frame) -> None:
+    """A JSON value that is not an object, a binary frame, or JSON nested too deeply to read: one error frame,
+    and the session and its episode are still there."""
+    with connect(ws_url(cart_url), open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": "CART", "difficulty": 0, "seed": 4}}))
+        assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+        ws.send(json.dumps({"type": "state"}))
+        before = json.loads(ws.recv(timeout=10))["data"]
+        ws.send(frame)
+        answer = json.loads(ws.recv(timeout=10))
+        assert answer["type"] == "error" and answer["data"]["code"] == "INVALID_MESSAGE", answer
+        ws.send(json.dumps({"type": "state"}))
+        after = json.loads(ws.recv(timeout=10))["data"]
+        assert after["episode_id"] == before["episode_id"] and not after["done"] and after["turn"] == before["turn"]
+        ws.send(json.dumps({"type": "step", "data": {"turn": "Which size do you need?"}}))
+        assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+
+
+def test_abrupt_disconnects_log_no_traceback(cart_url) -> None:
+    """Clients that reset and vanish (TCP reset) before the reply: no "Exception in ASGI application"."""
+    logged: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    handler = Collect(level=logging.ERROR)
+    logging.getLogger("uvicorn.error").addHandler(handler)  # after start: uvicorn configures its loggers
+    try:
+        for seed in range(60):
+            with connect(ws_url(cart_url), open_timeout=10) as ws:
+                ws.send(json.dumps({"type": "reset", "data": {"env_id": "CART", "difficulty": 0, "seed": seed}}))
+                if seed % 2:
+                    ws.send(json.dumps({"type": "state"}))
+                ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                ws.socket.close()  # a reset, not a close handshake
+        time.sleep(1.0)
+        assert httpx.get(cart_url + "/health", timeout=10).status_code == 200
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert not [line for line in logged if "Exception in ASGI application" in line], logged[:3]

@@ -49,8 +49,13 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: error codes of the frames :class:`SessionGuard` sends (openenv's own: CAPACITY_REACHED, INVALID_JSON, ...)
+#: error codes of the frames :class:`SessionGuard` sends (openenv's own: CAPACITY_REACHED, INVALID_JSON, ...);
+#: an INVALID_MESSAGE frame (binary, not a JSON object, nested too deeply) leaves the session open
 UNAUTHORIZED, MESSAGE_TOO_LARGE, IDLE_TIMEOUT = "UNAUTHORIZED", "MESSAGE_TOO_LARGE", "IDLE_TIMEOUT"
+INVALID_MESSAGE = "INVALID_MESSAGE"
+#: the deepest nesting of arrays and objects a /ws message may have (turns nest a few levels; pydantic, which
+#: openenv's loop answers with, gives up at a few hundred and the session with it)
+MAX_JSON_DEPTH = 64
 #: WebSocket close codes that go with them
 CLOSE_UNAUTHORIZED, CLOSE_TOO_LARGE, CLOSE_IDLE = 4401, 1009, 4408
 #: paths answered without a token (liveness probes)
@@ -265,16 +270,25 @@ class SessionGuard:
             pass  # answered 408 above, or the response had begun
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        closed = False
+        closed = False  # refused, or the client is gone: nothing more is sent
         connection: Connection | None = None  # the fast path of a /ws session
+        session = scope.get("path") == SESSION_PATH
+
+        async def deliver(message: Message) -> None:
+            """Send to the client, unless it is gone (then the app's next receive is a disconnect, not an error)."""
+            nonlocal closed
+            if closed:
+                return
+            try:
+                await send(message)
+            except OSError:  # uvicorn's ClientDisconnected: the client went away while we answered
+                closed = True
 
         async def refuse(code: str, text: str, close_code: int) -> Message:
             nonlocal closed
-            if not closed:
-                closed = True
-                frame = json.dumps({"type": "error", "data": {"code": code, "message": text}})
-                await send({"type": "websocket.send", "text": frame})
-                await send({"type": "websocket.close", "code": close_code, "reason": code})
+            await deliver({"type": "websocket.send", "text": error_frame(code, text)})
+            await deliver({"type": "websocket.close", "code": close_code, "reason": code})
+            closed = True
             return {"type": "websocket.disconnect", "code": close_code}
 
         if not self.authorized(scope):
@@ -298,21 +312,63 @@ class SessionGuard:
                 if size > self.max_bytes:
                     return await refuse(MESSAGE_TOO_LARGE, f"message of {size} bytes is over the limit of "
                                         f"{self.max_bytes} bytes: session closed", CLOSE_TOO_LARGE)
-                reply = None if text is None or connection is None else await connection.answer(text)
+                if not session:
+                    return message
+                parsed, problem = screen_frame(text)
+                if problem is not None:  # openenv's loop would end the session over it: answered here
+                    await deliver({"type": "websocket.send", "text": error_frame(INVALID_MESSAGE, problem)})
+                    continue
+                reply = None if parsed is None or connection is None else await connection.answer(parsed)
                 if reply is None:
                     return message  # openenv's loop answers it
-                await send({"type": "websocket.send", "text": reply})
+                await deliver({"type": "websocket.send", "text": reply})
             return {"type": "websocket.disconnect", "code": 1000}
 
         async def guarded_send(message: Message) -> None:
-            if not closed:  # after a refusal the app may still try to close: the socket is gone
-                await send(message)
+            await deliver(message)  # after a refusal or a disconnect the app may still try: the socket is gone
 
-        if scope.get("path") == SESSION_PATH:
+        if session:
             with self.sessions.connection() as connection:
                 await self.app(scope, guarded_receive, guarded_send)
         else:
             await self.app(scope, guarded_receive, guarded_send)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether parsed JSON nests arrays and objects more than ``limit`` levels deep (without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def error_frame(code: str, text: str) -> str:
+    """An openenv error frame: ``{"type": "error", "data": {"code", "message"}}``."""
+    return json.dumps({"type": "error", "data": {"code": code, "message": text}})
+
+
+def screen_frame(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(the message, None) for a JSON object; (None, why) for a frame openenv's loop would end the session
+    over (binary, not an object, nested too deeply to parse); (None, None) for text that is not JSON at all
+    (openenv's loop answers INVALID_JSON and carries on)."""
+    if text is None:
+        return None, "binary frames are not read: send each message as JSON text"
+    try:
+        message = json.loads(text)
+    except RecursionError:
+        return None, f"the message is nested more than {MAX_JSON_DEPTH} levels deep"
+    except ValueError:
+        return None, None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and nested_deeper(message, MAX_JSON_DEPTH):
+        return None, f"the message is nested more than {MAX_JSON_DEPTH} levels deep"
+    if not isinstance(message, dict):
+        return None, (f"a message is a JSON object such as {{\"type\": \"reset\", \"data\": {{}}}}, "
+                      f"got {type(message).__name__ if message is not None else 'null'}")
+    return message, None
 
 
 class _BodyTooLarge(Exception):
