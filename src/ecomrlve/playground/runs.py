@@ -32,7 +32,7 @@ class RunsFileError(ValueError):
 
 
 #: what a light record leaves out (the lists show none of it)
-_HEAVY = {"messages": [], "actions": [], "goal": {}, "tools": [], "axes": {}, "shopper": None}
+_HEAVY: dict[str, Any] = {"messages": [], "actions": [], "goal": {}, "tools": [], "axes": {}, "shopper": None}
 
 
 @dataclass(frozen=True)
