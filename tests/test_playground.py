@@ -367,6 +367,7 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
     import select
     import subprocess
     import sys
+    import urllib.error
     import urllib.request
 
     runs = tmp_path / "runs.jsonl"
@@ -389,6 +390,10 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
             assert 'href="/runs/file0"' in index.read().decode()
         with urllib.request.urlopen(url + "runs/file0", timeout=30) as viewer:
             assert "runs.jsonl" in viewer.read().decode()
+        for headers in ({"Host": "evil.example"}, {"Origin": "http://127.0.0.1:9"}):  # DNS rebinding, other pages
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url + "api/envs", headers=headers), timeout=30)
+            assert refused.value.code == 403
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -310,3 +310,15 @@ def test_abrupt_disconnects_log_no_traceback(cart_url) -> None:
     finally:
         logging.getLogger("uvicorn.error").removeHandler(handler)
     assert not [line for line in logged if "Exception in ASGI application" in line], logged[:3]
+
+
+def test_the_mounted_playground_never_plays_a_sessions_episode(cart_url) -> None:
+    """The playground shows every finished episode's goal; were its episodes keyed with the deployment secret,
+    a visitor could finish one and read the goal of the session episode with the same (env, d, seed)."""
+    key = {"env_id": "CART", "difficulty": 0, "seed": 9}
+    page = httpx.post(cart_url + "/playground/api/episodes", json=key, timeout=30).json()
+    with connect(ws_url(cart_url), open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "reset", "data": key}))
+        session = json.loads(ws.recv(timeout=10))["data"]["observation"]["messages"]
+    assert [m["content"] for m in page["messages"] if m["role"] == "user"] != \
+        [m["content"] for m in session if m["role"] == "user"]

@@ -337,6 +337,9 @@ def test_kill_9_then_restart_resumes_the_curriculum(tmp_path, catalog) -> None:
     (["serve", "--env", "NOPE"], "NOPE"),
     (["serve", "--idle-timeout", "-1"], "--idle-timeout"),
     (["serve", "--max-message-bytes", "10"], "--max-message-bytes"),
+    (["serve", "--header-timeout", "0"], "--header-timeout must be > 0"),
+    (["serve", "--max-sessions", "10", "--max-connections", "5"], "--max-connections (5) must be at least"),
+    (["serve", "--records", "pyproject.toml"], "--records pyproject.toml: pyproject.toml is a file"),
     (["serve", "--catalog", "synthetic:abc", "--port", "0"], "bad catalog spec"),  # any free port: the catalog fails
     (["status", "http://127.0.0.1:9"], "cannot reach"),
     (["run", "--server", "http://127.0.0.1:9", "--override", "p_noise=0"], "--override"),
