@@ -23,6 +23,8 @@ from ecomrlve.playground.runs import RunsFileError, facet_values, parse_runs, se
 from ecomrlve.playground.store import IdleStore  # noqa: E402
 from ecomrlve.runner import replay  # noqa: E402
 
+NDJSON = "application/x-ndjson"  # what the page sends a runs file as
+
 
 @pytest.fixture(scope="module")
 def client(catalog) -> TestClient:
@@ -165,7 +167,8 @@ def test_malformed_turn_ends_at_minus_one_and_later_steps_are_409(client) -> Non
     ("get", "/static/..%2Fapp.py", None, 404),
 ])
 def test_bad_requests_are_4xx(client, method: str, path: str, body: object, status: int) -> None:
-    kwargs = {"content": body} if isinstance(body, str) else {"json": body} if body is not None else {}
+    kwargs = ({"content": body, "headers": {"content-type": NDJSON}} if isinstance(body, str)
+              else {"json": body} if body is not None else {})
     assert getattr(client, method)(path, **kwargs).status_code == status
 
 
@@ -293,7 +296,7 @@ def test_runs_file_errors_name_the_line(records) -> None:
 
 def test_viewer_pages(client, records) -> None:
     opened = client.post("/api/runs", content="\n".join(r.to_json() for r in records),
-                         headers={"x-filename": "../../etc/episodes.jsonl"}).json()
+                         headers={"x-filename": "../../etc/episodes.jsonl", "content-type": NDJSON}).json()
     assert opened["episodes"] == 4
     page = client.get(opened["url"], params={"env": "CART", "sort": "reward_asc"})
     assert page.status_code == 200 and "episodes.jsonl" in page.text and "../" not in page.text
@@ -303,6 +306,48 @@ def test_viewer_pages(client, records) -> None:
     assert records[2].goal["items"][0]["product_id"] in detail.text
     assert client.get(opened["url"] + "/9").status_code == 404
     assert client.get(opened["url"], params={"sort": "bogus", "offset": -5}).status_code == 200
+
+
+def test_a_runs_upload_must_be_a_non_simple_request(client, records) -> None:
+    """A web page of any origin may POST ``text/plain`` (or a form) without a CORS preflight: refused unread."""
+    body = "\n".join(r.to_json() for r in records)
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None):
+        refused = client.post("/api/runs", content=body, headers={"content-type": kind} if kind else {})
+        assert refused.status_code == 415 and "application/x-ndjson" in refused.json()["detail"], kind
+    assert client.post("/api/runs", content=body, headers={"content-type": NDJSON}).status_code == 200
+
+
+def test_runs_files_are_indexed_and_counted_against_their_visitor(catalog, records) -> None:
+    """One copy of the bytes and light records per upload; a visitor over its share loses its own oldest
+    uploads, never another visitor's."""
+    body = ("\n".join(r.to_json() for r in records) + "\n").encode()
+    runs = parse_runs(body, "runs.jsonl")
+    assert runs.data is body and [runs.record(i) for i in range(len(records))] == list(records)
+    assert all(not light.messages and not light.goal and light.reward == full.reward
+               for light, full in zip(runs.records, records, strict=True))
+    playground = create_playground_app({catalog.name: catalog}, secret="unit").state.playground
+    playground.runs.owner_cost, playground.runs.max_cost = 3 * len(body), 5 * len(body)
+    store = playground.runs
+    alice = [store.add(runs, owner="alice", cost=runs.size) for _ in range(2)]
+    bob = [store.add(runs, owner="bob", cost=runs.size) for _ in range(5)]  # over bob's share: bob's oldest go
+    assert store.cost("bob") <= 3 * len(body) and [store.get(k) is not None for k in bob] == [False, False, True,
+                                                                                              True, True]
+    assert all(store.get(k) is not None for k in alice)  # 5 in all: within the store's bound
+    carol = store.add(runs, owner="carol", cost=runs.size)  # over the store's bound: from the biggest holder, bob
+    assert store.get(carol) is not None and all(store.get(k) is not None for k in alice)
+    assert store.cost() <= 5 * len(body)
+
+
+def test_one_visitor_cannot_evict_every_other_visitors_episode(catalog) -> None:
+    """Resets from one address beyond its share (a quarter of the pool) drop its own oldest episodes, not
+    another address's."""
+    app = create_playground_app({catalog.name: catalog}, secret="unit")
+    store = app.state.playground.episodes
+    kept = store.create("CART", 0, 1, visitor="10.0.0.2")
+    for seed in range(80):
+        store.create("CART", 0, seed, visitor="10.0.0.1")
+    assert store.get(kept.handle) is kept
+    assert len(store) <= 1 + 256 // 4
 
 
 def test_cli_refuses_an_open_address_without_a_token(tmp_path) -> None:
@@ -322,6 +367,7 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
     import select
     import subprocess
     import sys
+    import urllib.error
     import urllib.request
 
     runs = tmp_path / "runs.jsonl"
@@ -344,6 +390,10 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
             assert 'href="/runs/file0"' in index.read().decode()
         with urllib.request.urlopen(url + "runs/file0", timeout=30) as viewer:
             assert "runs.jsonl" in viewer.read().decode()
+        for headers in ({"Host": "evil.example"}, {"Origin": "http://127.0.0.1:9"}):  # DNS rebinding, other pages
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url + "api/envs", headers=headers), timeout=30)
+            assert refused.value.code == 403
     finally:
         process.terminate()
         process.wait(timeout=30)

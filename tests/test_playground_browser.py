@@ -312,3 +312,67 @@ def test_run_viewer_opens_filters_and_shows_an_episode(page, server, catalog, se
     assert json.loads(page.inner_text("#goal")) == records[index].goal
     assert "invalid_output" in page.inner_text("#reward")
     screenshots(page, tmp_path, "viewer-episode")
+
+
+ATTACKER_PAGE = """<!doctype html><title>another site</title><script>
+window.result = (async () => {
+  const upload = await fetch(TARGET + "/playground/api/runs", {method: "POST", mode: "no-cors",
+                             headers: {"content-type": "text/plain"}, body: RUNS_LINE}).then(() => "sent", String);
+  const socket = await new Promise((resolve) => {
+    const frames = [];
+    const ws = new WebSocket(TARGET.replace("http", "ws") + "/ws");
+    ws.onopen = () => ws.send(JSON.stringify({type: "reset", data: {env_id: "CART", difficulty: 0, seed: 1}}));
+    ws.onmessage = (event) => frames.push(JSON.parse(event.data));
+    ws.onclose = (event) => resolve({frames, code: event.code});
+    setTimeout(() => resolve({frames, code: -1}), 10000);
+  });
+  return {upload, ...socket};
+})();
+</script>"""
+
+
+def test_a_page_of_another_local_origin_cannot_drive_serve(browser, catalog, search, tmp_path) -> None:
+    """Cross-site WebSocket hijacking: a page served from another loopback port opens /ws on a token-less
+    ``ecomrlve serve`` and tries to play, and posts a runs file as a simple (``text/plain``) request."""
+    pytest.importorskip("openenv")
+    import http.server
+    import threading
+
+    from ecomrlve.server import ServerConfig, build_app
+    from ecomrlve.server.app import uvicorn_settings
+
+    _runs_file(catalog, search, tmp_path / "runs.jsonl")
+    line = (tmp_path / "runs.jsonl").read_text().splitlines()[0]
+    config = ServerConfig(env="CART", secret="browser-tests")
+    app = build_app(config, catalog=catalog)
+    with serve_in_thread(app, **uvicorn_settings(config)) as target:
+        html = ATTACKER_PAGE.replace("TARGET", json.dumps(target)).replace("RUNS_LINE", json.dumps(line))
+
+        class Attacker(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                body = html.encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        attacker = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"http://localhost:{attacker.server_address[1]}/")
+            result = page.evaluate("window.result")
+        finally:
+            context.close()
+            attacker.shutdown()
+            attacker.server_close()
+        records = [frame for frame in result["frames"] if frame.get("type") == "observation"]
+        assert not records, "the foreign page played an episode"
+        assert result["frames"][0]["data"]["code"] == "FORBIDDEN_ORIGIN" and result["code"] == 4403, result
+        assert result["upload"] == "sent"  # the browser sent it (no preflight for a simple request) ...
+        assert len(app.state.playground.runs) == 0  # ... and nothing was stored

@@ -35,8 +35,14 @@ C8 = resolve_env_ids("C8")
 
 
 @pytest.fixture(scope="module")
-def url(catalog):
-    with running_server(ServerConfig(env="C8", secret=SECRET, allow_oracle=True, max_sessions=8), catalog) as base:
+def records_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("server-records")
+
+
+@pytest.fixture(scope="module")
+def url(catalog, records_dir):
+    config = ServerConfig(env="C8", secret=SECRET, allow_oracle=True, max_sessions=8, records=records_dir)
+    with running_server(config, catalog) as base:
         yield base
 
 
@@ -71,7 +77,9 @@ def test_every_env_plays_over_the_websocket_with_the_in_process_record(url, cata
             player = make_agent(agent, remote, seed)
             while not observation.done:
                 observation = remote.step(player.act(observation))
-            assert remote.record.to_json() == play(local, agent, env_id=env_id, difficulty=d, seed=seed).to_json()
+            # the client's record is the in-process one without the deployment secret
+            expected = play(local, agent, env_id=env_id, difficulty=d, seed=seed)
+            assert remote.record.to_json() == expected.for_client().to_json() and remote.record.secret is None
     finally:
         remote.close()
 
@@ -277,7 +285,9 @@ def test_a_reachable_host_needs_a_token_or_insecure() -> None:
     assert ServerConfig(host="::1").host == "::1"
 
 
-def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url, tmp_path) -> None:
+def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url, records_dir, tmp_path) -> None:
+    """The client's records are the in-process ones less the secret; the server's ``--records`` file holds them
+    whole, and ``ecomrlve replay`` reproduces those (a client's own runs file it refuses in one line)."""
     runner = CliRunner(env={"ECOMRLVE_SECRET": SECRET})
     common = ["--env", "CART,STATUS", "--agent", "oracle", "--difficulty", "1"]
     local = runner.invoke(app, ["run", *common, "--episodes", "2", "--catalog", "synthetic:3000:0",
@@ -286,7 +296,17 @@ def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url
     remote = runner.invoke(app, ["run", *common, "--episodes", "2", "--server", url,
                                  "--out", str(tmp_path / "remote.jsonl")])
     assert remote.exit_code == 0, remote.output
-    assert (tmp_path / "remote.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+    local_lines = (tmp_path / "local.jsonl").read_text().splitlines()
+    without_secret = [EpisodeRecord.model_validate_json(line).for_client().to_json() for line in local_lines]
+    assert (tmp_path / "remote.jsonl").read_text().splitlines() == without_secret
+    assert SECRET not in (tmp_path / "remote.jsonl").read_text()
+    kept = (records_dir / "episodes.jsonl").read_text().splitlines()
+    assert set(local_lines) <= set(kept)
+    (tmp_path / "kept.jsonl").write_text("\n".join(line for line in kept if line in local_lines) + "\n")
+    replayed = runner.invoke(app, ["replay", str(tmp_path / "kept.jsonl")])
+    assert replayed.exit_code == 0 and "reproduced exactly" in replayed.output, replayed.output
+    refused = runner.invoke(app, ["replay", str(tmp_path / "remote.jsonl")])
+    assert refused.exit_code == 2 and "holds no secret" in refused.stderr, refused.output
     evaluated = runner.invoke(app, ["eval", *common, "--tasks", "2", "--server", url, "--out", str(tmp_path / "ev")])
     assert evaluated.exit_code == 0, evaluated.output
     records = [json.loads(line) for line in (tmp_path / "ev" / "episodes.jsonl").read_text().splitlines()]
@@ -352,6 +372,9 @@ def test_kill_9_then_restart_resumes_the_curriculum(tmp_path, catalog) -> None:
     (["serve", "--env", "NOPE"], "NOPE"),
     (["serve", "--idle-timeout", "-1"], "--idle-timeout"),
     (["serve", "--max-message-bytes", "10"], "--max-message-bytes"),
+    (["serve", "--header-timeout", "0"], "--header-timeout must be > 0"),
+    (["serve", "--max-sessions", "10", "--max-connections", "5"], "--max-connections (5) must be at least"),
+    (["serve", "--records", "pyproject.toml"], "--records pyproject.toml: pyproject.toml is a file"),
     (["serve", "--catalog", "synthetic:abc", "--port", "0"], "bad catalog spec"),  # any free port: the catalog fails
     (["status", "http://127.0.0.1:9"], "cannot reach"),
     (["run", "--server", "http://127.0.0.1:9", "--override", "p_noise=0"], "--override"),

@@ -312,7 +312,12 @@ def play(env: EcomEnv, agent_name: str, *, env_id: str, difficulty: int, seed: i
 def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
     """Re-run a recorded episode from its key (secret included) and actions; returns the new record (same
     ``run`` metadata). ``env`` adopts the record's secret; a recorded shopper (phrasing set, or an LLM's
-    texts) is played back for this episode, with no model call."""
+    texts) is played back for this episode, with no model call. A record without its secret (as a server gives
+    its clients) cannot be replayed: :class:`~ecomrlve.errors.UserInputError`."""
+    if record.secret is None:
+        raise UserInputError(f"{record.env_id} d={record.difficulty} seed={record.seed}: the record holds no secret "
+                             "(a server keeps it from its clients); replay the server's own records "
+                             "(`ecomrlve serve --records DIR`)")
     env.secret = record.secret
     realiser = env.realiser
     if record.shopper:

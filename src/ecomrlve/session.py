@@ -77,8 +77,9 @@ class EpisodeRecord(BaseModel):
                                      "(CHANGELOG.md); empty in records made before they were kept.")
     difficulty: int
     seed: int
-    secret: str = Field(description="The deployment secret of the episode key; needed to replay. Never shown "
-                        "to the agent: records belong to the trainer/evaluator.")
+    secret: str | None = Field(default=None, description="The deployment secret of the episode key; needed to "
+                               "replay. Never shown to the agent: records belong to the trainer/evaluator. None (left "
+                               "out of the JSON) in a record a server gives its client (:meth:`for_client`).")
     catalog: str
     axes: dict[str, Any]
     tools: list[str]
@@ -95,7 +96,13 @@ class EpisodeRecord(BaseModel):
         "evaluation code, not part of the episode, so replay carries it over unchanged.")
 
     def to_json(self) -> str:
-        return self.model_dump_json(exclude={"shopper"} if self.shopper is None else None)
+        return self.model_dump_json(exclude={name for name in ("secret", "shopper") if getattr(self, name) is None}
+                                    or None)
+
+    def for_client(self) -> EpisodeRecord:
+        """The record without the deployment secret: what a server may hand to whoever played the episode.
+        With the secret, the key rebuilds the episode (and its oracle) anywhere; without it, it cannot be replayed."""
+        return self.model_copy(update={"secret": None})
 
 
 class PublicState(BaseModel):

@@ -50,6 +50,10 @@ from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
 
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+#: the content types a runs upload may have: not one a cross-origin page can send without a CORS preflight
+RUNS_TYPES = frozenset({"application/x-ndjson", "application/jsonl", "application/json"})
+#: uploaded runs files held at once: per visitor (its oldest go first) and in all (the biggest holder's go first)
+VISITOR_RUNS_BYTES, RUNS_MEMORY_BYTES = 2 * MAX_RUNS_BYTES, 8 * MAX_RUNS_BYTES
 #: the largest JSON body a reset or step may send; the session itself ends a turn over 32,000 characters
 #: at -1 (``too_long``), this only keeps a huge body from being read into memory at all
 MAX_BODY_BYTES = 2**20
@@ -78,7 +82,8 @@ class Playground:
                  hints: bool = True) -> None:
         self.token, self.hints = token, hints
         self.episodes = EpisodeStore(catalogs, secret=secret, idle_seconds=idle_seconds, max_episodes=max_episodes)
-        self.runs: IdleStore[RunsFile] = IdleStore(idle_seconds=idle_seconds, max_entries=32)
+        self.runs: IdleStore[RunsFile] = IdleStore(idle_seconds=idle_seconds, max_entries=32,
+                                                   max_cost=RUNS_MEMORY_BYTES, owner_cost=VISITOR_RUNS_BYTES)
         self.preloaded = {f"file{i}": runs_file for i, runs_file in enumerate(runs)}  # given at start: never expire
         self.templates = Environment(loader=PackageLoader("ecomrlve.playground", "templates"),
                                      autoescape=select_autoescape(), trim_blocks=True, lstrip_blocks=True)
@@ -130,6 +135,12 @@ class TokenGuard:
                                      "a page once with ?token=TOKEN")
 
 
+def visitor(request: Request) -> str:
+    """Whose share a new episode or upload counts against: the client's address (behind a proxy, everyone
+    is the proxy's one visitor)."""
+    return request.client.host if request.client is not None else ""
+
+
 def small_body(request: Request) -> None:
     """413 for a declared body over :data:`MAX_BODY_BYTES` (before it is read)."""
     length = request.headers.get("content-length", "")
@@ -167,9 +178,9 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
                 "catalogs": list(store.catalogs), "max_difficulty": MAX_DIFFICULTY}
 
     @router.post("/api/episodes", dependencies=[Depends(small_body)])
-    def reset(body: ResetRequest) -> dict[str, Any]:
+    def reset(request: Request, body: ResetRequest) -> dict[str, Any]:
         try:
-            created = store.create(body.env_id, body.difficulty, body.seed, body.catalog)
+            created = store.create(body.env_id, body.difficulty, body.seed, body.catalog, visitor=visitor(request))
         except (ValueError, UserInputError) as exc:
             raise HTTPException(400, str(exc)) from None
         with created.lock:
@@ -209,19 +220,25 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
 
     @router.post("/api/runs")
     async def upload_runs(request: Request) -> dict[str, Any]:
-        body = bytearray()
+        """A runs file as the body (``application/x-ndjson``: a simple ``text/plain`` POST, which any web page
+        may send without asking, is refused), kept as bytes and an index, counted against the visitor's share."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind not in RUNS_TYPES:
+            raise HTTPException(415, f"send the runs file as application/x-ndjson (got {kind or 'no type'!r})")
+        chunks, size = [], 0
         async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_RUNS_BYTES:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RUNS_BYTES:
                 raise HTTPException(413, f"runs files up to {MAX_RUNS_BYTES // 2**20} MiB open here")
         name = Path(request.headers.get("x-filename", "runs.jsonl")).name[:200] or "runs.jsonl"
+        data = b"".join(chunks)
+        chunks.clear()
         try:
-            runs_file = parse_runs(body.decode("utf-8"), name)
-        except UnicodeDecodeError:
-            raise HTTPException(400, f"{name} is not UTF-8 text") from None
+            runs_file = parse_runs(data, name)
         except RunsFileError as exc:
             raise HTTPException(400, str(exc)) from None
-        key = playground.runs.add(runs_file)
+        key = playground.runs.add(runs_file, owner=visitor(request), cost=runs_file.size)
         return {"id": key, "url": f"{base(request)}/runs/{key}", "episodes": len(runs_file.records)}
 
     @router.get("/runs/{key}", response_class=HTMLResponse)
@@ -240,7 +257,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         runs_file = playground.runs_file(key)
         if not 0 <= index < len(runs_file.records):
             raise HTTPException(404, f"{runs_file.name} has episodes 0-{len(runs_file.records) - 1}")
-        record = runs_file.records[index]
+        record = runs_file.record(index)
         return page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
                                messages=transcript(record))
 

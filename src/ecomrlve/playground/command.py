@@ -19,9 +19,17 @@ import typer
 
 from ecomrlve.catalog import load_catalog
 from ecomrlve.errors import UserInputError
-from ecomrlve.playground.access import TOKEN_ENV_VAR, check_binding
+from ecomrlve.playground.access import TOKEN_ENV_VAR, OriginGuard, allowed_hosts, check_binding
 from ecomrlve.playground.runs import RunsFileError, parse_runs
 from ecomrlve.session import SECRET_ENV_VAR
+
+#: Who may reach a server or playground from a browser: Host names and page origins besides the defaults.
+AllowHosts = Annotated[list[str], typer.Option(
+    "--allow-host", help="A Host name to answer besides the loopback names (repeatable; '*': any). Requests "
+                         "naming another host are refused (403), against DNS rebinding.")]
+AllowOrigins = Annotated[list[str], typer.Option(
+    "--allow-origin", help="A web page origin (https://host:port) that may use the server besides its own "
+                           "pages (repeatable); other pages' requests and WebSockets are refused.")]
 
 
 def playground_command(
@@ -41,6 +49,8 @@ def playground_command(
                                                   "one).")] = None,
     idle_minutes: Annotated[float, typer.Option(min=1, help="Episodes and uploaded runs expire after this long "
                                                              "unused.")] = 30.0,
+    allow_host: AllowHosts = [],  # noqa: B006
+    allow_origin: AllowOrigins = [],  # noqa: B006
 ) -> None:
     """Play episodes in the browser as the agent, and browse recorded runs."""
     check_binding(host, token, insecure)
@@ -54,8 +64,8 @@ def playground_command(
     runs_files = []
     for path in runs:
         try:
-            runs_files.append(parse_runs(path.read_text(encoding="utf-8"), path.name))
-        except (OSError, UnicodeDecodeError) as exc:
+            runs_files.append(parse_runs(path.read_bytes(), path.name))
+        except OSError as exc:
             raise UserInputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
         except RunsFileError as exc:
             raise UserInputError(str(exc)) from None
@@ -65,8 +75,9 @@ def playground_command(
         if loaded.name in catalogs:
             raise UserInputError(f"--catalog {spec}: a catalog named {loaded.name!r} is already loaded")
         catalogs[loaded.name] = loaded
-    app = create_playground_app(catalogs, token=token, secret=secret, runs=runs_files,
-                                idle_seconds=idle_minutes * 60)
+    app = OriginGuard(create_playground_app(catalogs, token=token, secret=secret, runs=runs_files,
+                                            idle_seconds=idle_minutes * 60),
+                      hosts=allowed_hosts(host, allow_host), origins=allow_origin)
     listener = bind(host, port)
     bound = listener.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

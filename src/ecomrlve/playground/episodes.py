@@ -2,7 +2,9 @@
 
 Each episode lives behind an opaque random handle that only the page which reset it knows, so
 two tabs (or two visitors) never share one. The store is bounded: episodes idle for longer than
-``idle_seconds`` expire, and beyond ``max_episodes`` the least recently used one is dropped.
+``idle_seconds`` expire; a visitor (client address) holds at most ``max_episodes // 4``, beyond which
+its own least recently used one is dropped, and beyond ``max_episodes`` in all the drop comes from
+the visitor holding the most, so one visitor cannot evict everyone else's episodes.
 
 What a view holds is :meth:`EpisodeSession.public_state` plus the episode's settings; the
 hidden goal, the verifier's details and the reward breakdown join it only once the episode is
@@ -140,15 +142,17 @@ class EpisodeStore:
             shared_search_engine(catalog)  # index built before the first visitor, never by two threads at once
         self.secret = secret
         self._episodes: IdleStore[PlayEpisode] = IdleStore(idle_seconds=idle_seconds, max_entries=max_episodes,
-                                                           clock=clock)
+                                                           owner_entries=max(1, max_episodes // 4), clock=clock)
         self._seeds = random.SystemRandom()  # "random seed": a visitor's choice, not part of any episode key
 
     @staticmethod
     def env_ids() -> list[str]:
         return [spec.id for spec in env_specs()]
 
-    def create(self, env_id: str, difficulty: int, seed: int | None = None, catalog: str | None = None) -> PlayEpisode:
-        """Reset a new episode; raises ``ValueError`` (unknown env or catalog, bad range, unsupported catalog)."""
+    def create(self, env_id: str, difficulty: int, seed: int | None = None, catalog: str | None = None, *,
+               visitor: str = "") -> PlayEpisode:
+        """Reset a new episode for ``visitor``; raises ``ValueError`` (unknown env or catalog, bad range,
+        unsupported catalog)."""
         catalog = catalog or next(iter(self.catalogs))
         if catalog not in self.catalogs:
             raise ValueError(f"unknown catalog {catalog!r}; loaded: {', '.join(self.catalogs)}")
@@ -160,7 +164,7 @@ class EpisodeStore:
         env = EcomEnv(env_id, catalog=self.catalogs[catalog], secret=self.secret)
         env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
         episode = PlayEpisode(env, difficulty, seed, catalog)
-        self._episodes.add(episode, episode.handle)
+        self._episodes.add(episode, episode.handle, owner=visitor)
         return episode
 
     def get(self, handle: str) -> PlayEpisode:

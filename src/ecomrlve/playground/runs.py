@@ -3,6 +3,10 @@
 A runs file is JSONL of :class:`~ecomrlve.session.EpisodeRecord` (``ecomrlve run --out``,
 ``eval``'s ``episodes.jsonl``). Every record is over, so its goal may be shown: the viewer is for
 whoever ran the episodes, not for agents.
+
+A runs file is kept as its bytes (one copy) and an index: each line's span and a light copy of its
+record (key, reward, run; no transcript, actions or goal) for the lists, filters and grid. The
+record page parses its one line again, so a large file costs about its own size in memory.
 """
 
 from __future__ import annotations
@@ -27,27 +31,56 @@ class RunsFileError(ValueError):
     """The text is not a runs file; the message names the first bad line."""
 
 
+#: what a light record leaves out (the lists show none of it)
+_HEAVY: dict[str, Any] = {"messages": [], "actions": [], "goal": {}, "tools": [], "axes": {}, "shopper": None}
+
+
 @dataclass(frozen=True)
 class RunsFile:
+    """A runs file's bytes, each record's line span, and light records (:data:`_HEAVY` left out) for the lists."""
+
     name: str
+    data: bytes
+    spans: tuple[tuple[int, int], ...]
     records: tuple[EpisodeRecord, ...]
 
+    def record(self, index: int) -> EpisodeRecord:
+        """The full record ``index`` (parsed again from its line)."""
+        start, end = self.spans[index]
+        return EpisodeRecord.model_validate_json(self.data[start:end])
 
-def parse_runs(text: str, name: str) -> RunsFile:
-    """Every non-blank line as an :class:`EpisodeRecord`; the first bad line raises :class:`RunsFileError`."""
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(EpisodeRecord.model_validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "record"
-            raise RunsFileError(f"{name}:{number}: not an episode record ({where}: {first['msg']})") from None
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def parse_runs(data: str | bytes, name: str) -> RunsFile:
+    """Index every non-blank line as an :class:`EpisodeRecord`; the first bad line raises :class:`RunsFileError`."""
+    data = data.encode() if isinstance(data, str) else data
+    spans, records = [], []
+    start, number = 0, 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        line = data[start:end]
+        if line.strip():
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RunsFileError(f"{name}:{number}: not UTF-8 text") from None
+            try:
+                record = EpisodeRecord.model_validate_json(line)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "record"
+                raise RunsFileError(f"{name}:{number}: not an episode record ({where}: {first['msg']})") from None
+            spans.append((start, end))
+            records.append(record.model_copy(update=_HEAVY))
+        start = end + 1
     if not records:
         raise RunsFileError(f"{name} holds no episode records")
-    return RunsFile(name, tuple(records))
+    return RunsFile(name, data, tuple(spans), tuple(records))
 
 
 def facet(record: EpisodeRecord, key: str) -> str:

@@ -18,7 +18,8 @@ from rich.table import Table
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
-from ecomrlve.errors import UserInputError, require_writable_file
+from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
+from ecomrlve.playground.command import AllowHosts, AllowOrigins
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -91,6 +92,12 @@ def serve_command(
                                                 "(IDLE_TIMEOUT); 0: never.")] = 300.0,
     max_message_bytes: Annotated[int, typer.Option(help="Largest client message (MESSAGE_TOO_LARGE beyond).")]
     = 1 << 20,
+    max_connections: Annotated[int | None, typer.Option(min=1, help="Open connections, WebSockets included; one "
+                                                        "more is refused with 503 (default: --max-sessions + 128).")]
+    = None,
+    header_timeout: Annotated[float, typer.Option(help="Seconds a connection may take to send a request head "
+                                                  "(408 after).")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may stall (408 after).")] = 30.0,
     token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                               help="Bearer token every client must send.")] = None,
     insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
@@ -106,6 +113,11 @@ def serve_command(
     allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
     playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
+    records: Annotated[Path | None, typer.Option(help="Append every finished session's full record (with the "
+                                                 "deployment secret, replayable) to DIR/episodes.jsonl; clients "
+                                                 "get records without the secret.")] = None,
+    allow_host: AllowHosts = [],  # noqa: B006
+    allow_origin: AllowOrigins = [],  # noqa: B006
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -121,15 +133,19 @@ def serve_command(
     require_serve_extra()
     if scheduler_state is not None:
         require_writable_file(scheduler_state, "--scheduler-state")
+    if records is not None:
+        require_output_directory(records, "--records")
     from ecomrlve.playground.access import is_loopback
     from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
 
     config = ServerConfig(env=env_option(env, collection, "C8"), catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
-                          max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
+                          max_message_bytes=max_message_bytes, max_connections=max_connections,
+                          header_timeout=header_timeout, body_timeout=body_timeout, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
                           overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
+                          records=records, allow_hosts=tuple(allow_host), allow_origins=tuple(allow_origin),
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
     resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port

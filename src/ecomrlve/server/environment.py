@@ -6,14 +6,21 @@ deployment secret and the one adaptive scheduler. Episodes are CPU-bound Python,
 would add no throughput, only GIL hand-offs and contention on the shared search engine: ``reset``
 and ``step`` run on the server's event loop (``reset_async``/``step_async``), creating and closing
 a session on one shared worker thread (``REQUIRES_SINGLE_THREAD_EXECUTOR``).
+
+The deployment secret never leaves the server: the record a client reads from ``state`` once its
+episode is over has no ``secret`` (:meth:`EpisodeRecord.for_client`), so its key cannot rebuild the
+episode (or its oracle) elsewhere; the full, replayable records go to the operator's ``--records``
+file (:class:`RecordsFile`).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
@@ -30,14 +37,40 @@ from ecomrlve.rng import derive_rng
 from ecomrlve.runner import Scheduler
 from ecomrlve.server.mcp import EpisodeTools
 from ecomrlve.server.models import EcomAction, EcomObservation, EcomState
+from ecomrlve.session import EpisodeRecord
 from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 #: ``reset(difficulty=ADAPTIVE)`` (the default) draws from the server's scheduler window
 ADAPTIVE = "adaptive"
 
 
+#: the file of full records in ``serve --records DIR``
+RECORDS_FILE = "episodes.jsonl"
+
+
 class EpisodeStateError(RuntimeError):
     """A request that does not fit the session's episode (step before reset, step after done)."""
+
+
+class RecordsFile:
+    """``serve --records DIR``: every finished session episode's full record (secret included), one JSON line
+    each in ``DIR/episodes.jsonl``, appended and flushed as it ends: what ``ecomrlve replay`` and audits read."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / RECORDS_FILE
+        self._sink = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()  # an LLM shopper plays episodes on its worker threads
+
+    def write(self, record: EpisodeRecord) -> None:
+        line = record.to_json() + "\n"
+        with self._lock:
+            self._sink.write(line)
+            self._sink.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._sink.close()
 
 
 @dataclass
@@ -52,13 +85,17 @@ class Deployment:
     overrides: dict[str, Any] = field(default_factory=dict)
     allow_oracle: bool = False
     realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
+    records: RecordsFile | None = None  # where the full records go (None: nowhere)
 
     def observe(self, env: EcomEnv, difficulty: int) -> None:
-        """The one scheduler update of a finished episode (the curriculum every session feeds). It reads the
-        session's reward, not ``env.record``: building the record copies the transcript and dumps the goal."""
+        """The one scheduler update of a finished episode (the curriculum every session feeds), and its full
+        record to the operator's file. Without a file it reads the session's reward, not ``env.record``:
+        building the record copies the transcript and dumps the goal."""
         reward = env.session.reward
         if reward is not None:
             self.scheduler.update(env.session.env_id, difficulty, reward.is_correct)
+        if self.records is not None:
+            self.records.write(env.record)
 
 
 class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState]):
@@ -173,7 +210,7 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         return EcomState(episode_id=public.episode_id, step_count=self._steps, env_id=public.env_id,
                          turn=public.turn, turns_left=public.turns_left, done=public.done,
                          termination=public.termination, total_reward=public.reward, cart=public.cart,
-                         record=json.loads(self._env.record.to_json()) if public.done else None)
+                         record=json.loads(self._env.record.for_client().to_json()) if public.done else None)
 
     @property
     def mcp_client(self) -> EpisodeTools:

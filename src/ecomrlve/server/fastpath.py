@@ -2,7 +2,7 @@
 
 openenv's ``/ws`` loop turns every message into pydantic models and back (the envelope, the action, the
 observation, its dump, the response model, its JSON), several ASGI wrappers deep. :class:`SessionGuard
-<ecomrlve.server.app.SessionGuard>` offers each received frame to :meth:`Connection.answer` first: a
+<ecomrlve.server.app.SessionGuard>` offers each received JSON object to :meth:`Connection.answer` first: a
 well-formed reset or step of the session's own environment is played on it straight from the parsed JSON,
 and the reply is byte for byte the frame openenv would send. A step whose action
 :class:`~ecomrlve.server.models.EcomAction` refuses (a wrong field, a wrong type) gets openenv's
@@ -14,7 +14,6 @@ exactly openenv's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -50,15 +49,12 @@ class Connection:
     session_id: str | None = None
     env: EcomServerEnvironment | None = None
 
-    async def answer(self, text: str) -> str | None:
-        """The reply frame to a reset or step message, or None: openenv's loop answers it (and any error)."""
+    async def answer(self, message: dict[str, Any]) -> str | None:
+        """The reply frame to a reset or step message (parsed JSON), or None: openenv's loop answers it (and
+        any error)."""
         if self.env is None or self.session_id is None:
             return None
-        try:
-            message = json.loads(text)
-        except ValueError:
-            return None
-        if not isinstance(message, dict) or not message.keys() <= ENVELOPE:
+        if not message.keys() <= ENVELOPE:
             return None
         kind = message.get("type")
         data = message.get("data", {}) if kind == "reset" else message.get("data")

@@ -2,7 +2,7 @@
 
 They subclass openenv's pydantic types, so ``/schema`` publishes them and any openenv client can
 speak to the server. Nothing here holds the hidden goal: the finished episode's record (goal
-included) appears in :class:`EcomState` only once the episode is over.
+included, the deployment secret never) appears in :class:`EcomState` only once the episode is over.
 """
 
 from __future__ import annotations
@@ -44,11 +44,12 @@ class EcomObservation(Observation):
 
 
 class EcomState(State):
-    """The session's goal-free state; ``record`` (the replayable episode record, as a JSON object) only once done.
+    """The session's goal-free state; ``record`` (the episode record as a JSON object, without the deployment
+    secret) only once done.
 
-    ``record`` is the object :meth:`EpisodeRecord.to_json <ecomrlve.session.EpisodeRecord.to_json>` writes
-    (any client reads it without a second ``json.loads``); :func:`ecomrlve.server.episode_record` gives it
-    typed.
+    ``record`` is the object :meth:`EpisodeRecord.to_json <ecomrlve.session.EpisodeRecord.to_json>` writes for a
+    client (any client reads it without a second ``json.loads``); :func:`ecomrlve.server.episode_record` gives it
+    typed. The server's ``--records`` file keeps the full records.
     """
 
     env_id: str | None = None
@@ -59,4 +60,4 @@ class EcomState(State):
     total_reward: float | None = None
     cart: dict[str, Any] = Field(default_factory=dict)
     record: dict[str, Any] | None = Field(default=None, description="The episode record (a JSON object, hidden "
-                                          "goal included); present only after done.")
+                                          "goal included, deployment secret left out); present only after done.")

@@ -21,6 +21,13 @@ Concurrency: endpoint calls are synchronous (inside ``env.step``), so a run loop
 steps to :meth:`LLMShopper.offload`: each runs in a worker thread holding the shopper's lock,
 which is released only while waiting on the endpoint (at most ``concurrency`` requests at
 once); environment code never runs in two threads at a time.
+
+A stalled endpoint holds no episode for long: one reply (retries included) gets ``call_timeout``
+seconds, waiting for a free request slot included, after which the message falls back to the
+templates (counted as an ``endpoint_error``, as a failed call is). After such a timeout the endpoint
+is not asked again for ``call_timeout`` seconds (those messages fall back at once), so episodes
+waiting on it, and the server's other sessions queued behind them, lose one timeout, not one per
+message.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import os
 import random
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -105,19 +113,24 @@ class LLMShopper:
         cache_dir: where replies are cached (None: no cache).
         transport: how a request is sent (default: the OpenAI client on ``config``); tests pass an
             in-process stand-in of the same protocol.
+        call_timeout: seconds one reply may take, retries and the wait for a slot included, before the
+            message falls back to the templates (default: ``config.timeout``).
     """
 
     def __init__(self, config: LLMConfig, *, phrasing: Phrasing = "train", concurrency: int = 8,
-                 cache_dir: Path | None = None, transport: Transport | None = None) -> None:
+                 cache_dir: Path | None = None, transport: Transport | None = None,
+                 call_timeout: float | None = None) -> None:
         self.config = config
         self.phrasing = phrasing
         self.concurrency = concurrency
+        self.call_timeout = call_timeout if call_timeout is not None else config.timeout
         self.cache = TextCache(cache_dir) if cache_dir is not None else None
         self._endpoint = ChatEndpoint(config) if transport is None else None
         self._transport = transport or self._send
         self._slots = threading.BoundedSemaphore(concurrency)
         self._lock = threading.RLock()  # held while environment code runs in a worker thread
         self._executor: ThreadPoolExecutor | None = None
+        self._quiet_until = 0.0  # after a timed-out reply: no call before this (time.monotonic)
 
     def check(self) -> None:
         """Raise :class:`EndpointError` now if the endpoint is down or does not serve the model."""
@@ -129,8 +142,8 @@ class LLMShopper:
 
     async def offload(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """Run ``fn`` (an env's reset or step) in a worker thread under the shopper's lock."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="shopper")
+        if self._executor is None:  # more threads than request slots: steps that call no model find one free
+            self._executor = ThreadPoolExecutor(2 * self.concurrency + 2, thread_name_prefix="shopper")
 
         def locked() -> _T:
             with self._lock:
@@ -147,18 +160,48 @@ class LLMShopper:
                 "sampling": self.config.sampling.request_fields()}
 
     def reply(self, request: dict[str, Any]) -> tuple[str | None, str]:
-        """(raw reply, "cache" | "llm"), or (None, reason) when the endpoint failed."""
+        """(raw reply, "cache" | "llm"), or (None, reason) when the endpoint failed or gave no reply in time."""
         key = self.cache.key({"v": PROMPT_VERSION, **request}) if self.cache else ""
         if self.cache is not None and (cached := self.cache.get(key)) is not None:
             return cached, "cache"
+        if time.monotonic() < self._quiet_until:
+            return None, f"{ENDPOINT_ERROR}: not asked: a reply timed out (over {self.call_timeout:g} s) just before"
         try:
-            with self._released(), self._slots:
-                text = self._transport(request)
+            with self._released():
+                text = self._call(request, time.monotonic() + self.call_timeout)
         except EndpointError as exc:
             return None, f"{ENDPOINT_ERROR}: {' '.join(str(exc).split())[:160]}"
+        except TimeoutError as exc:
+            self._quiet_until = time.monotonic() + self.call_timeout
+            return None, f"{ENDPOINT_ERROR}: {exc}"
         if self.cache is not None:
             self.cache.put(key, text)
         return text, "llm"
+
+    def _call(self, request: dict[str, Any], deadline: float) -> str:
+        """The transport's reply by ``deadline`` (TimeoutError otherwise). The call runs on a daemon thread of
+        its own that holds a request slot until it ends; a stalled one is left to its transport's timeout."""
+        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"no free request slot within {self.call_timeout:g} s "
+                               f"({self.concurrency} requests in flight)")
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                outcome.append(self._transport(request))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome.append(exc)
+            finally:
+                self._slots.release()
+                done.set()
+
+        threading.Thread(target=call, name="shopper-call", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"no reply within {self.call_timeout:g} s")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return str(outcome[0])
 
     @contextlib.contextmanager
     def _released(self) -> Iterator[None]:

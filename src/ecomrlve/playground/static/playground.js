@@ -269,7 +269,7 @@
       if (!file) return;
       showError("");
       try {
-        const opened = await api("POST", "/api/runs", await file.text(), { "content-type": "text/plain", "x-filename": file.name });
+        const opened = await api("POST", "/api/runs", await file.text(), { "content-type": "application/x-ndjson", "x-filename": file.name });
         window.location.href = opened.url;
       } catch (error) { showError(error.message); }
     });
