@@ -22,6 +22,12 @@ from ecomrlve.playground.access import check_binding, is_loopback  # noqa: E402
 from ecomrlve.playground.runs import RunsFileError, facet_values, parse_runs, select, success_grid  # noqa: E402
 from ecomrlve.playground.store import IdleStore  # noqa: E402
 from ecomrlve.runner import replay  # noqa: E402
+from ecomrlve.session import (  # noqa: E402
+    CONFIG_DIR_ENV_VAR,
+    SECRET_ENV_VAR,
+    installation_secret,
+    secret_fingerprint,
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +53,20 @@ def test_each_reset_is_its_own_episode(client) -> None:
                 json={"action": {"tool_calls": [{"name": "cart_view", "arguments": {}}]}})
     assert client.get(f"/api/episodes/{first['episode']}").json()["turn"] == 1
     assert client.get(f"/api/episodes/{second['episode']}").json()["turn"] == 0  # ... played apart
+
+
+def test_an_unconfigured_playground_brings_a_seed_back(catalog, monkeypatch, tmp_path) -> None:
+    """No secret given: the installation's, so resetting env/d/seed again (or in another playground of this
+    machine) gives the same shopper; the page names the secret by its fingerprint, no view holds it."""
+    monkeypatch.delenv(SECRET_ENV_VAR)
+    monkeypatch.setenv(CONFIG_DIR_ENV_VAR, str(tmp_path))
+    apps = [TestClient(create_playground_app({catalog.name: catalog})) for _ in range(2)]
+    views = [_reset(c, "CART", 3, 7) for c in (*apps, apps[0])]
+    assert views[0]["messages"] == views[1]["messages"] == views[2]["messages"]
+    secret = _store(apps[0]).secret
+    assert secret == installation_secret() and all(secret not in json.dumps(v) for v in views)
+    page = apps[0].get("/").text
+    assert secret_fingerprint(secret) in page and secret not in page
 
 
 def test_a_random_seed_is_drawn_and_shown(client) -> None:
@@ -301,6 +321,7 @@ def test_viewer_pages(client, records) -> None:
     detail = client.get(opened["url"] + "/2")
     assert detail.status_code == 200 and "invalid_output" in detail.text
     assert records[2].goal["items"][0]["product_id"] in detail.text
+    assert f"secret {secret_fingerprint(records[2].secret)}" in detail.text and records[2].secret not in detail.text
     assert client.get(opened["url"] + "/9").status_code == 404
     assert client.get(opened["url"], params={"sort": "bogus", "offset": -5}).status_code == 200
 

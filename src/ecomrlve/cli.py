@@ -63,7 +63,7 @@ from ecomrlve.server.commands import (
     serve_command,
     status_command,
 )
-from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.session import EpisodeRecord, resolve_secret, secret_fingerprint
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -111,7 +111,7 @@ def run(
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
     secret: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
                                                   help="Deployment secret mixed into every episode (records keep it "
-                                                  "for replay); default: a fresh random one per run.")] = None,
+                                                  "for replay); default: this installation's secret.")] = None,
     catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
                                             "(`ecomrlve catalog build`) or a product file.")] = "default",
     override: Overrides = [],  # noqa: B006
@@ -188,6 +188,7 @@ def run(
             bar = progress.add_task(f"{agent} on {','.join(env_ids)}", total=len(plan))
 
             def finished(task: Task, trial: int, record: EpisodeRecord, player: Agent) -> None:
+                record = record.model_copy(update={"run": {"agent": agent, **(record.run or {})}})  # who played
                 records.append(record)
                 if sink:
                     sink.write(record.to_json() + "\n")
@@ -201,14 +202,18 @@ def run(
             remote.close()
         getattr(shopper, "close", lambda: None)()
     summary = summarise(records)
-    _print_summary(summary)
+    fingerprints = sorted({secret_fingerprint(r.secret) for r in records})
+    _print_summary(summary, fingerprints)
+    if out:
+        console.print(f"wrote {len(records)} records to {out}")
     shopper_rows = shopper_summary(records)
     if shopper_rows:
         print_shopper_summary(console, shopper_rows)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
-        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "results": summary}
+        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "secret_fingerprint": ",".join(fingerprints),
+                   "results": summary}
         if shopper_rows:
             payload["shopper"] = shopper_rows
         if scheduler is not None:
@@ -216,8 +221,9 @@ def run(
         summary_json.write_text(json.dumps(payload, indent=2))
 
 
-def _print_summary(summary: dict) -> None:
-    table = Table(title="Results (means per environment and difficulty)")
+def _print_summary(summary: dict, fingerprints: list[str]) -> None:
+    """The means per environment and difficulty; the title names the secret by its fingerprint only."""
+    table = Table(title=f"Results (means per environment and difficulty; secret {', '.join(fingerprints) or '–'})")
     for column in ("env", "d", "n", "r_total", "success", "r_task", "r_eff", "r_hall", "turns"):
         table.add_column(column, justify="right" if column not in ("env",) else "left")
     for env_id, rows in summary.items():

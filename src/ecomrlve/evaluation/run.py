@@ -4,7 +4,7 @@ An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed
 run), ``episodes.jsonl`` (one :class:`~ecomrlve.session.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
 ``summary.json`` and the reports, and ``secret``, the deployment secret mixed into every episode
-(``$ECOMRLVE_SECRET`` when set, else random; set the same one to compare models on identical
+(``$ECOMRLVE_SECRET`` when set, else the installation's; set the same one to compare models on identical
 episodes). Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
 replaying the recorded outcomes in the order they finished, so nothing else needs saving.
@@ -32,7 +32,7 @@ from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
-SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else random)
+SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else the installation's)
 SUMMARY_FILE = "summary.json"
 
 

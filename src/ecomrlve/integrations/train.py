@@ -171,7 +171,7 @@ def export_sft_command(
     eval_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of seeds held out as `test`.")] = 0.1,
     seed: Annotated[int, typer.Option(help="Base seed of the tasks.")] = 0,
     catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
-    secret: Annotated[str | None, typer.Option(help="Episode secret (default $ECOMRLVE_SECRET); keep it to "
+    secret: Annotated[str | None, typer.Option(help="Episode secret (default $ECOMRLVE_SECRET, else this installation's); keep it to "
                                                     "replay or to hold the test keys out of RL.")] = None,
 ) -> None:
     """Export successful oracle (and heuristic) episodes as a chat-with-tools SFT dataset."""

@@ -48,6 +48,7 @@ from ecomrlve.playground.runs import (
 )
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
+from ecomrlve.session import secret_fingerprint
 
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 #: the largest JSON body a reset or step may send; the session itself ends a turn over 32,000 characters
@@ -84,6 +85,7 @@ class Playground:
                                      autoescape=select_autoescape(), trim_blocks=True, lstrip_blocks=True)
         self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
         self.templates.filters["num"] = _number
+        self.templates.filters["fingerprint"] = secret_fingerprint
 
     def runs_file(self, key: str) -> RunsFile:
         found = self.preloaded.get(key) or self.runs.get(key)
@@ -159,7 +161,8 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
     @router.get("/", response_class=HTMLResponse)
     def play_page(request: Request) -> HTMLResponse:
         return page(request, "play.html", envs=[s.id for s in env_specs()], catalogs=list(store.catalogs),
-                    max_difficulty=MAX_DIFFICULTY, hints=playground.hints)
+                    max_difficulty=MAX_DIFFICULTY, hints=playground.hints,
+                    secret_fingerprint=store.secret_fingerprint)
 
     @router.get("/api/envs")
     def list_envs() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.registry import env_spec, env_specs
+from ecomrlve.session import resolve_secret, secret_fingerprint
 
 MAX_DIFFICULTY = 15
 MAX_SEED = 2**31 - 1
@@ -138,7 +139,8 @@ class EpisodeStore:
         self.catalogs = dict(catalogs)
         for catalog in self.catalogs.values():
             shared_search_engine(catalog)  # index built before the first visitor, never by two threads at once
-        self.secret = secret
+        self.secret = resolve_secret(secret)  # one for every episode: a seed brings its episode back
+        self.secret_fingerprint = secret_fingerprint(self.secret)
         self._episodes: IdleStore[PlayEpisode] = IdleStore(idle_seconds=idle_seconds, max_entries=max_episodes,
                                                            clock=clock)
         self._seeds = random.SystemRandom()  # "random seed": a visitor's choice, not part of any episode key

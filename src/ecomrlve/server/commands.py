@@ -88,8 +88,8 @@ def serve_command(
                                               help="Bearer token every client must send.")] = None,
     insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
     secret: Annotated[str | None, typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
-                                               help="Deployment secret mixed into every episode; default: a "
-                                               "fresh random one.")] = None,
+                                               help="Deployment secret mixed into every episode; default: "
+                                               "this installation's secret.")] = None,
     scheduler_state: Annotated[Path | None, typer.Option(help="The curriculum's checkpoint: loaded at start, "
                                                          "rewritten atomically after every finished episode.")] = None,
     tau_acc: TauAcc = SchedulerConfig.tau_acc,
