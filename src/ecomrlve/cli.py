@@ -154,7 +154,7 @@ def run(
     if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
         require_server_options(ctx, "catalog", "secret", "override", "scheduler_state", "tau_acc", "tau_num",
                                "d_delta", *SHOPPER_PARAMETERS)
-        remote = ServerSessions(server, token, env_ids)
+        remote = ServerSessions(server, token, env_ids, agent=agent)
         make_env: Callable[[], PlayableEnv] = remote.make_env
         scheduler, catalog_name = remote.scheduler if difficulties is None else None, server
     else:

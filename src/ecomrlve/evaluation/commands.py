@@ -162,7 +162,7 @@ def eval_command(
         endpoint = ChatEndpoint(llm) if llm else None
         if server:
             require_server_options(ctx, "catalog", "override", "tau_acc", "tau_num", "d_delta", *SHOPPER_PARAMETERS)
-        remote = ServerSessions(server, token, env_ids) if server else None
+        remote = ServerSessions(server, token, env_ids, agent=agent) if server else None
         shopper_options = None if remote else ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                              user_concurrency, phrasing=phrasing)
         spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, f"server:{server}" if server else catalog,
@@ -198,6 +198,12 @@ def eval_command(
         if remote is not None:
             remote.close()
         getattr(evaluation.realiser, "close", lambda: None)()
+    if failure is not None and not evaluation.records:  # nothing to resume: leave nothing that blocks a retry
+        _discard(out)
+        evaluation.forget()
+        typer.echo(f"error: {' '.join(failure.split())}; no episode finished, so nothing of this run was kept",
+                   err=True)
+        raise typer.Exit(2)
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)

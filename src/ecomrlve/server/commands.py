@@ -163,16 +163,20 @@ def require_serve_extra() -> None:
 class ServerSessions:
     """The remote environments of one ``run|eval --server``: one session per worker, all closed at the end."""
 
-    def __init__(self, url: str, token: str | None, env_ids: tuple[str, ...]) -> None:
+    def __init__(self, url: str, token: str | None, env_ids: tuple[str, ...], *, agent: str | None = None) -> None:
         require_serve_extra()
         from ecomrlve.server.client import ServerScheduler, server_windows
 
         self.url, self.token = url, token
-        served = server_windows(url, token)["windows"]  # reachable, and the token works: fail before episode 1
+        payload = server_windows(url, token)  # reachable, and the token works: fail before episode 1
+        served = payload["windows"]
         missing = [e for e in env_ids if e not in served]
         if missing:
             raise UserInputError(f"the server at {url} does not serve {', '.join(missing)} (it serves "
                                  f"{', '.join(served)})")
+        if agent == "oracle" and payload.get("oracle") is False:
+            raise UserInputError(f"--agent oracle: the server at {url} plays no oracle turns (start it with "
+                                 "`ecomrlve serve --allow-oracle`)")
         self.scheduler = ServerScheduler(url, token)
         self._open: list[RemoteEnv] = []
 
