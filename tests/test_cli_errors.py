@@ -120,6 +120,27 @@ def test_the_oracle_on_a_server_without_allow_oracle_is_one_line(tmp_path: Path,
     assert not out.exists()
 
 
+@pytest.mark.parametrize("verbose", [False, True])
+def test_other_packages_warnings_and_ray_lines_are_quiet_unless_verbose(verbose: bool, monkeypatch) -> None:
+    """By default a command ignores other packages' deprecation warnings, and the Ray it starts logs errors
+    only (also in the processes it starts); --verbose leaves both as they were."""
+    import os
+    import warnings
+
+    for name in ("PYTHONWARNINGS", "RAY_LOGGER_LEVEL"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = invoke(*(["--verbose"] if verbose else []), "difficulty", "--levels", "0")
+        assert result.exit_code == 0, result.output
+        for category in (DeprecationWarning, FutureWarning):
+            warnings.warn("a third-party API is old", category, stacklevel=1)
+    assert len(caught) == (2 if verbose else 0)
+    assert os.environ.get("RAY_LOGGER_LEVEL") == (None if verbose else "error")
+    assert ("ignore::DeprecationWarning" in os.environ.get("PYTHONWARNINGS", "")) is not verbose
+
+
 def test_corrupt_scheduler_state(tmp_path: Path) -> None:
     state = tmp_path / "sched.json"
     for content in ("{broken", "[1, 2]", json.dumps({"version": 1, "config": {}, "windows": {}})):

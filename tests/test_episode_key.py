@@ -15,12 +15,12 @@ import pytest
 from exploits import SeedReplayPolicy, play
 from typer.testing import CliRunner
 
+from ecomrlve import session as session_module
 from ecomrlve.cli import app
 from ecomrlve.envs import env_collections
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play as play_agent
 from ecomrlve.runner import replay
-from ecomrlve import session as session_module
 from ecomrlve.session import (
     CONFIG_DIR_ENV_VAR,
     SECRET_ENV_VAR,

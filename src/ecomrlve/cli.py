@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -93,6 +95,27 @@ class _OneLineErrors(typer.core.TyperGroup):
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
                   help="Adaptive, verifiable e-commerce agent environments.")
 console = Console()
+#: what other packages warn about that a user of the command cannot act on (shown with --verbose)
+THIRD_PARTY_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+@app.callback()
+def main(
+    verbose: Annotated[bool, typer.Option("--verbose", help="Also show other packages' log lines (Ray's "
+                                          "INFO/WARNING) and deprecation warnings.")] = False,
+) -> None:
+    """Adaptive, verifiable e-commerce agent environments."""
+    if not verbose:
+        quiet_third_party()
+
+
+def quiet_third_party() -> None:
+    """Keep Ray's start-up lines and other packages' deprecation warnings out of the commands' output, in this
+    process and in the ones it starts (Ray workers); a variable the user set stays as it is."""
+    for category in THIRD_PARTY_WARNINGS:
+        warnings.filterwarnings("ignore", category=category)
+    os.environ.setdefault("PYTHONWARNINGS", ",".join(f"ignore::{c.__name__}" for c in THIRD_PARTY_WARNINGS))
+    os.environ.setdefault("RAY_LOGGER_LEVEL", "error")  # read when ray is first imported (only --ray imports it)
 
 
 def _progress() -> Progress:
