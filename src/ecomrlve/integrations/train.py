@@ -22,13 +22,13 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError, require_output_directory
+from ecomrlve.evaluation.commands import progress_bar
 from ecomrlve.runner import parse_difficulty
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -173,7 +173,7 @@ def _shopper_from_config(config: dict[str, Any]) -> ShopperOptions:
 def train_command(
     config: Annotated[Path, typer.Option(help="YAML config: model, environment, scheduler, grpo (GRPOConfig), "
                                               "shopper (optional).")],
-    resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in grpo.output_dir.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in grpo.output_dir.")] = False,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -195,7 +195,7 @@ def export_sft_command(
     collection: Annotated[str, typer.Option(help="Environments: a collection or ids, comma separated.")] = "C8",
     difficulty: Annotated[str, typer.Option(help="N or LOW-HIGH.")] = "0-8",
     episodes: Annotated[int, typer.Option(min=1, help="Tasks per environment and difficulty.")] = 20,
-    heuristic: Annotated[bool, typer.Option(help="Also keep the heuristic's successful episodes.")] = False,
+    heuristic: Annotated[bool, typer.Option("--heuristic", help="Also keep the heuristic's successful episodes.")] = False,
     eval_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of seeds held out as `test`.")] = 0.1,
     seed: Annotated[int, typer.Option(help="Base seed of the tasks.")] = 0,
     catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
@@ -215,8 +215,7 @@ def export_sft_command(
     import datasets
 
     datasets.disable_progress_bars()  # its tqdm bar for the save would tear the one below
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
+    with progress_bar(console) as progress:
         bar = progress.add_task(f"{'+'.join(agents)} episodes",
                                 total=len(export_plan(env, difficulties, episodes, seed)) * len(agents))
         counts = export_sft(env, difficulties, episodes, out, agents=agents, eval_fraction=eval_fraction, seed=seed,

@@ -35,7 +35,7 @@ def playground_command(
     token: Annotated[str | None, typer.Option(envvar=TOKEN_ENV_VAR, show_envvar=True,
                                                  help="Every request must carry it (Authorization: Bearer, or open "
                                                  "a page once with ?token=...).")] = None,
-    insecure: Annotated[bool, typer.Option(help="Serve a non-loopback address without a token.")] = False,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Serve a non-loopback address without a token.")] = False,
     secret: Annotated[str | None, typer.Option(envvar=SECRET_ENV_VAR, show_envvar=True,
                                                   help="Deployment secret of the episodes (default: this "
                                                   "installation's secret).")] = None,

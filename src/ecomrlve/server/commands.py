@@ -86,7 +86,7 @@ def serve_command(
     = 1 << 20,
     token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                               help="Bearer token every client must send.")] = None,
-    insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Allow a non-loopback --host without --token.")] = False,
     secret: Annotated[str | None, typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
                                                help="Deployment secret mixed into every episode; default: "
                                                "this installation's secret.")] = None,
@@ -96,9 +96,10 @@ def serve_command(
     tau_num: TauNum = SchedulerConfig.tau_num,
     d_delta: DDelta = SchedulerConfig.d_delta,
     override: Overrides = [],  # noqa: B006
-    allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
+    allow_oracle: Annotated[bool, typer.Option("--allow-oracle", help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
-    playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
+    no_playground: Annotated[bool, typer.Option("--no-playground", help="Leave out the browser playground "
+                                                "(mounted at /playground otherwise).")] = False,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -118,14 +119,14 @@ def serve_command(
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
-                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
+                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=not no_playground,
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
     resolve_env_ids(config.env)  # an unknown id is the user's first mistake to hear of, whatever the port
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
     address = f"{host}:{listener.getsockname()[1]}"
     console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"
-                  + (f", playground at http://{address}/playground)" if playground else ")")
+                  + (f", playground at http://{address}/playground)" if not no_playground else ")")
                   + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
     serve(config, listener)
 
