@@ -55,6 +55,8 @@ def test_output_and_help_are_complete_at_80_columns(tmp_path: Path) -> None:
         assert not cut_lines(output), (command, cut_lines(output))
     assert "d=15" in outputs["difficulty --levels 0-15"][1]  # every level is there, in as many tables as needed
     assert "8/8" in outputs[" ".join(commands[len(HELP) + 1])][1]  # the C8 bar keeps its count
+    run_help = " ".join(outputs["run --help"][1].split())
+    assert "Episodes per environment × difficulty (N or LOW-HIGH); with 'adaptive', the total" in run_help
     help_text = " ".join(outputs["eval --help"][1].split())
     assert """'{"chat_template_kwargs": {"enable_thinking": false}}'""" in help_text
     assert "[default: http://localhost:8000/v1]" in help_text

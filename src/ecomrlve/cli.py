@@ -133,7 +133,8 @@ def run(
     env: Annotated[Optional[str], typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[Optional[str], typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
     agent: Annotated[str, typer.Option(help="oracle | heuristic | random")] = "heuristic",
-    episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment × difficulty (N or LOW-HIGH); "
+                                          "with 'adaptive', the total (each one's environment drawn).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
     secret: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
@@ -232,7 +233,7 @@ def run(
     fingerprints = sorted({secret_fingerprint(r.secret) for r in records})
     _print_summary(summary, fingerprints)
     if out:
-        console.print(f"wrote {len(records)} records to {out}")
+        console.print(f"wrote {len(records)} records to {out}", soft_wrap=True)
     shopper_rows = shopper_summary(records)
     if shopper_rows:
         print_shopper_summary(console, shopper_rows)

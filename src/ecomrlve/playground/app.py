@@ -6,7 +6,8 @@ on the server with Jinja2; one small script (``static/playground.js``) drives th
 Every asset ships in the package: no CDN, works offline.
 
 Bad requests get 4xx (unknown handle 404, finished episode 409, bad settings 400/422); a
-malformed agent turn is not a bad request: it ends the episode at -1, as for any agent.
+malformed agent turn is not a bad request: it ends the episode at -1, as for any agent; an empty one
+(no message, no tool call: a "Send" pressed by mistake) is refused with 400 and plays nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ecomrlve.playground.access import TOKEN_COOKIE, token_matches
 from ecomrlve.playground.episodes import (
     MAX_DIFFICULTY,
     MAX_SEED,
+    EmptyTurn,
     EpisodeNotFound,
     EpisodeStore,
     HintUnavailable,
@@ -50,7 +52,7 @@ from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
 from ecomrlve.session import secret_fingerprint
 
-STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 #: the largest JSON body a reset or step may send; the session itself ends a turn over 32,000 characters
 #: at -1 (``too_long``), this only keeps a huge body from being read into memory at all
 MAX_BODY_BYTES = 2**20
@@ -190,7 +192,10 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         with found.lock:
             if found.env.done:
                 raise HTTPException(409, "the episode is over: reset a new one")
-            found.step(body.action)
+            try:
+                found.step(body.action)
+            except EmptyTurn as exc:
+                raise HTTPException(400, str(exc)) from None
             return found.view()
 
     @router.post("/api/episodes/{handle}/hint")
@@ -246,6 +251,11 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         record = runs_file.records[index]
         return page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
                                messages=transcript(record))
+
+    @router.get("/favicon.ico")
+    def favicon() -> Response:
+        """The icon (pages name it with a link; this answers browsers that ask the root of a standalone app)."""
+        return static("favicon.svg")
 
     @router.get("/static/{name}")
     def static(name: str) -> Response:
