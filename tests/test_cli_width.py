@@ -39,7 +39,7 @@ def cut_lines(text: str) -> list[str]:
 @pytest.mark.slow
 def test_output_and_help_are_complete_at_80_columns(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    commands = [*HELP, ["difficulty", "--levels", "0-15"],
+    commands = [*HELP, ["difficulty", "--levels", "0-15"], ["catalog", "info", "synthetic:3000"],
                 ["run", "--collection", "C8", "--episodes", "1", "--catalog", "synthetic:3000"],
                 *(["eval", "--collection", "C8", "--difficulty", "0", "--tasks", "1", "--catalog", "synthetic:3000",
                    "--agent", agent, "--out", str(out)] for agent, out in (("heuristic", a), ("random", b))),
@@ -54,7 +54,7 @@ def test_output_and_help_are_complete_at_80_columns(tmp_path: Path) -> None:
         assert max(map(len, output.splitlines())) <= 80, command
         assert not cut_lines(output), (command, cut_lines(output))
     assert "d=15" in outputs["difficulty --levels 0-15"][1]  # every level is there, in as many tables as needed
-    assert "8/8" in outputs[" ".join(commands[len(HELP) + 1])][1]  # the C8 bar keeps its count
+    assert "8/8" in outputs[" ".join(commands[len(HELP) + 2])][1]  # the C8 bar keeps its count
     run_help = " ".join(outputs["run --help"][1].split())
     assert "Episodes per environment × difficulty (N or LOW-HIGH); with 'adaptive', the total" in run_help
     help_text = " ".join(outputs["eval --help"][1].split())

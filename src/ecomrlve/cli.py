@@ -253,7 +253,7 @@ def _print_summary(summary: dict, fingerprints: list[str]) -> None:
     """The means per environment and difficulty; the title names the secret by its fingerprint only."""
     table = Table(title=f"Results (means per environment and difficulty; secret {', '.join(fingerprints) or '–'})")
     for column in ("env", "d", "n", "r_total", "success", "r_task", "r_eff", "r_hall", "turns"):
-        table.add_column(column, justify="right" if column not in ("env",) else "left")
+        table.add_column(column, justify="right" if column not in ("env",) else "left", overflow="fold")
     for env_id, rows in summary.items():
         for d, row in rows.items():
             table.add_row(env_id, d, str(row["episodes"]), f"{row['r_total']:+.3f}", f"{row['success_rate']:.0%}",
@@ -264,7 +264,7 @@ def _print_summary(summary: dict, fingerprints: list[str]) -> None:
 def _print_windows(scheduler: Scheduler) -> None:
     table = Table(title="Adaptive difficulty windows")
     for column in ("env", "low", "high", "correct", "attempts"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for env_id, w in scheduler.state_dict()["windows"].items():
         table.add_row(env_id, str(w["low"]), str(w["high"]), str(w["correct"]), str(w["attempts"]))
     console.print(table)
@@ -338,7 +338,7 @@ def difficulty_command(
     axes_of = {s.id: environment_axes(s.id) for s in specs}
     about = Table(title="Difficulty axes")
     for column in ("axis", "formula", "read by"):
-        about.add_column(column)
+        about.add_column(column, overflow="fold")
     values: dict[str, list[str]] = {}
     for axis in AXES:
         readers = [s.id for s in specs if axis.name in axes_of[s.id]]
@@ -359,9 +359,9 @@ def _print_split_columns(title: str, key: str, headers: list[str], rows: dict[st
     for start in range(0, len(headers), share):
         chunk = range(start, min(start + share, len(headers)))
         table = Table(title=f"{title} ({headers[chunk[0]]} to {headers[chunk[-1]]})" if parts > 1 else title)
-        table.add_column(key, no_wrap=True)
+        table.add_column(key, no_wrap=True, overflow="fold")
         for i in chunk:
-            table.add_column(headers[i], justify="right", no_wrap=True)
+            table.add_column(headers[i], justify="right", no_wrap=True, overflow="fold")
         for name, row in rows.items():
             table.add_row(name, *(row[i] for i in chunk))
         console.print(table)
@@ -450,6 +450,8 @@ def _print_catalog_file(source: str, schema: str) -> None:
     except (ValueError, FileNotFoundError) as exc:
         raise UserInputError(str(exc)) from None
     table = Table(title=f"Catalog {source}", show_header=False)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     for key, value in _report_rows(cat.metadata.get("load_report"), capabilities(cat).as_dict()):
         table.add_row(key, value)
     console.print(table)
@@ -478,6 +480,8 @@ def _print_load_report(cat: Catalog) -> None:
 
 def _print_manifest(directory: Path, manifest: dict) -> None:
     table = Table(title=f"Catalog directory {directory}", show_header=False)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     embedder = manifest.get("embedder")
     rows = [("source", str(manifest.get("source", manifest["name"]))),
             *((k, f"{v:,}") for k, v in manifest["counts"].items()),

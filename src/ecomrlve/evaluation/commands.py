@@ -272,7 +272,7 @@ def _print_results(summary: dict[str, Any]) -> None:
     k = summary["config"]["trials"]
     table = Table(title="Evaluation (per environment and difficulty)")
     for column in ("env", "d", "n", "r_total", "success", f"pass^{k}", "invalid", "turns", "tokens"):
-        table.add_column(column, justify="left" if column == "env" else "right")
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, rows in summary["results"].items():
         for d, row in rows.items():
             pass_k = row["pass_hat_k"][str(k)]

@@ -143,7 +143,7 @@ def status_command(
     payload = server_windows(url, token)
     table = Table(title=f"Curriculum of {url} ({payload['sessions']}/{payload['max_sessions']} sessions open)")
     for column in ("env", "low", "high", "correct", "attempts"):
-        table.add_column(column, justify="left" if column == "env" else "right")
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, window in payload["windows"].items():
         table.add_row(env_id, *(str(window[k]) for k in ("low", "high", "correct", "attempts")))
     console.print(table)
