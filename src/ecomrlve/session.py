@@ -183,7 +183,7 @@ def config_directory() -> Path:
 def installation_secret() -> str:
     """The per-installation secret (128 random bits), created on first use in :func:`config_directory`.
 
-    Written atomically with mode 0600 (a rename, so two processes starting at once agree on one
+    Written atomically with mode 0600 (a hard link of a finished file, so two processes starting at once agree on one
     secret); an unusable directory gives a fresh random secret for this process and a warning, as
     before the file existed: safe, but not reproducible across processes.
     """
