@@ -53,6 +53,7 @@ from ecomrlve.server.commands import (
     env_option,
     require_server_options,
 )
+from ecomrlve.session import secret_fingerprint
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     SHOPPER_PARAMETERS,
@@ -222,7 +223,7 @@ def eval_command(
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
     if evaluation.records:
-        _print_results(summary)
+        _print_results(summary, sorted({secret_fingerprint(r.secret) for r in evaluation.records}))
     if summary.get("shopper"):
         print_shopper_summary(console, summary["shopper"])
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
@@ -268,9 +269,10 @@ def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, con
     return None
 
 
-def _print_results(summary: dict[str, Any]) -> None:
+def _print_results(summary: dict[str, Any], fingerprints: list[str]) -> None:
+    """The evaluation's table; the title names the episodes' secret (the server's with --server) by fingerprint."""
     k = summary["config"]["trials"]
-    table = Table(title="Evaluation (per environment and difficulty)")
+    table = Table(title=f"Evaluation (per environment and difficulty; secret {', '.join(fingerprints)})")
     for column in ("env", "d", "n", "r_total", "success", f"pass^{k}", "invalid", "turns", "tokens"):
         table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, rows in summary["results"].items():

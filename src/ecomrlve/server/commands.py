@@ -18,6 +18,7 @@ from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError, require_writable_file
+from ecomrlve.session import resolve_secret, secret_fingerprint
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -115,6 +116,7 @@ def serve_command(
     from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
 
+    secret = resolve_secret(secret)  # here, to name it below; the server uses this one
     config = ServerConfig(env=env_option(env, collection, "C8"), catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, token=token, insecure=insecure, secret=secret,
@@ -127,7 +129,8 @@ def serve_command(
     address = f"{host}:{listener.getsockname()[1]}"
     console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"
                   + (f", playground at http://{address}/playground)" if not no_playground else ")")
-                  + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
+                  + ("" if token or is_loopback(host) else " [bold red]without a token[/]")
+                  + f"; secret {secret_fingerprint(secret)}")
     serve(config, listener)
 
 
