@@ -94,8 +94,9 @@ class EpisodeRecord(BaseModel):
         "(phrasing set; for an LLM shopper the model, persona and every realised text, so replay needs no "
         "model). Left out of the JSON when None.")
     run: dict[str, Any] | None = Field(
-        default=None, description="Who played and how (agent, model, task, trial, token usage); set by "
-        "evaluation code, not part of the episode, so replay carries it over unchanged.")
+        default=None, description="Who played and how (agent; for an evaluation also model, task, trial, token "
+        "usage); set by `ecomrlve run` and evaluation code, not part of the episode, so replay carries it over "
+        "unchanged.")
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude={"shopper"} if self.shopper is None else None)
