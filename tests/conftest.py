@@ -6,8 +6,11 @@ that plays episodes shares the same ``SearchEngine`` (pass ``catalog=..., search
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv
-from ecomrlve.session import SECRET_ENV_VAR
+from ecomrlve.session import CONFIG_DIR_ENV_VAR, SECRET_ENV_VAR
 
 # tests/ is not a package: make tests/exploits.py importable as ``exploits`` from any rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -24,6 +27,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 # One deployment secret for the whole suite (and the processes it starts), so every test plays the
 # same episodes on every run; tests of the unconfigured default remove it with ``monkeypatch``.
 os.environ[SECRET_ENV_VAR] = "ecomrlve-test-suite"
+# The installation secret (made on first use without one) goes to a directory of the suite's own, never
+# to the real home; the processes tests start inherit it.
+os.environ[CONFIG_DIR_ENV_VAR] = tempfile.mkdtemp(prefix="ecomrlve-test-config-")
+atexit.register(shutil.rmtree, os.environ[CONFIG_DIR_ENV_VAR], True)
 
 CATALOG_SIZE = 3000
 CATALOG_SEED = 0

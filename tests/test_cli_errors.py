@@ -88,6 +88,59 @@ def test_catalog_info_of_a_folder_that_is_not_a_catalog(tmp_path: Path, monkeypa
     assert "pip install" not in line
 
 
+def test_an_unreadable_catalog_directory_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    """No permission to look into the folder (PermissionError from the file checks; simulated, since root may
+    read anything): `catalog info` and `run --catalog` say so in one line."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    is_file = Path.is_file
+
+    def denied(path: Path) -> bool:
+        if path.parent == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    for args in (["catalog", "info", str(folder)], ["run", "--catalog", str(folder), "--env", "CART", "--episodes", "1"]):
+        assert_one_line_error(invoke(*args), f"cannot read {folder}: Permission denied")
+
+
+def test_the_oracle_on_a_server_without_allow_oracle_is_one_line(tmp_path: Path, catalog) -> None:
+    """`run|eval --server URL --agent oracle`: refused before the first episode; eval leaves no directory."""
+    pytest.importorskip("openenv")
+    from server_support import running_server
+
+    from ecomrlve.server import ServerConfig
+
+    out = tmp_path / "eval"
+    with running_server(ServerConfig(env="CART", secret="s"), catalog) as base:
+        for command in (["run", "--episodes", "1"], ["eval", "--tasks", "1", "--difficulty", "0", "--out", str(out)]):
+            assert_one_line_error(invoke(*command, "--server", base, "--agent", "oracle", "--env", "CART"),
+                                  "--agent oracle", "--allow-oracle")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_other_packages_warnings_and_ray_lines_are_quiet_unless_verbose(verbose: bool, monkeypatch) -> None:
+    """By default a command ignores other packages' deprecation warnings, and the Ray it starts logs errors
+    only (also in the processes it starts); --verbose leaves both as they were."""
+    import os
+    import warnings
+
+    for name in ("PYTHONWARNINGS", "RAY_LOGGER_LEVEL"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = invoke(*(["--verbose"] if verbose else []), "difficulty", "--levels", "0")
+        assert result.exit_code == 0, result.output
+        for category in (DeprecationWarning, FutureWarning):
+            warnings.warn("a third-party API is old", category, stacklevel=1)
+    assert len(caught) == (2 if verbose else 0)
+    assert os.environ.get("RAY_LOGGER_LEVEL") == (None if verbose else "error")
+    assert ("ignore::DeprecationWarning" in os.environ.get("PYTHONWARNINGS", "")) is not verbose
+
+
 def test_corrupt_scheduler_state(tmp_path: Path) -> None:
     state = tmp_path / "sched.json"
     for content in ("{broken", "[1, 2]", json.dumps({"version": 1, "config": {}, "windows": {}})):

@@ -168,3 +168,34 @@ def test_resuming_a_different_evaluation_is_refused(tmp_path, catalog, search):
     with pytest.raises(EvalConfigMismatch, match=r"trials: 2 -> 3"):
         Evaluation(spec(trials=3), tmp_path, catalog=catalog, search=search)
     assert json.loads((Path(tmp_path) / "eval_config.json").read_text())["trials"] == 2
+
+
+def test_a_run_that_finished_no_episode_leaves_nothing_that_blocks_a_retry(tmp_path):
+    """`eval` naming a model the endpoint does not serve: one line, exit 2, no directory left; the retry with
+    the right model in the same --out needs no --overwrite (in a directory that existed, only its files go)."""
+    pytest.importorskip("openai")
+    from chat_server import MODEL, ChatServer, HeuristicPolicy
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+
+    server = ChatServer(HeuristicPolicy())
+    try:
+        def invoke(out: Path, model: str):
+            return CliRunner().invoke(app, ["eval", "--env", "CART", "--catalog", "synthetic:450", "--agent", "openai",
+                                            "--difficulty", "0", "--tasks", "1", "--max-retries", "0", "--model", model,
+                                            "--base-url", server.base_url, "--out", str(out)])
+
+        fresh, existing = tmp_path / "fresh", tmp_path / "existing"
+        existing.mkdir()
+        (existing / "notes.txt").write_text("mine")
+        for out in (fresh, existing):
+            typo = invoke(out, "qwen-typo")
+            assert typo.exit_code == 2 and "model 'qwen-typo' is not served" in typo.stderr
+            assert "nothing of this run was kept" in typo.stderr and len(typo.stderr.splitlines()) == 1
+            assert sorted(p.name for p in out.iterdir()) == ["notes.txt"] if out is existing else not out.exists()
+            retry = invoke(out, MODEL)
+            assert retry.exit_code == 0, retry.output
+            assert len(read_records(out / "episodes.jsonl")) == 1
+    finally:
+        server.close()

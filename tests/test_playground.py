@@ -22,6 +22,12 @@ from ecomrlve.playground.access import check_binding, is_loopback  # noqa: E402
 from ecomrlve.playground.runs import RunsFileError, facet_values, parse_runs, select, success_grid  # noqa: E402
 from ecomrlve.playground.store import IdleStore  # noqa: E402
 from ecomrlve.runner import replay  # noqa: E402
+from ecomrlve.session import (  # noqa: E402
+    CONFIG_DIR_ENV_VAR,
+    SECRET_ENV_VAR,
+    installation_secret,
+    secret_fingerprint,
+)
 
 NDJSON = "application/x-ndjson"  # what the page sends a runs file as
 
@@ -49,6 +55,20 @@ def test_each_reset_is_its_own_episode(client) -> None:
                 json={"action": {"tool_calls": [{"name": "cart_view", "arguments": {}}]}})
     assert client.get(f"/api/episodes/{first['episode']}").json()["turn"] == 1
     assert client.get(f"/api/episodes/{second['episode']}").json()["turn"] == 0  # ... played apart
+
+
+def test_an_unconfigured_playground_brings_a_seed_back(catalog, monkeypatch, tmp_path) -> None:
+    """No secret given: the installation's, so resetting env/d/seed again (or in another playground of this
+    machine) gives the same shopper; the page names the secret by its fingerprint, no view holds it."""
+    monkeypatch.delenv(SECRET_ENV_VAR)
+    monkeypatch.setenv(CONFIG_DIR_ENV_VAR, str(tmp_path))
+    apps = [TestClient(create_playground_app({catalog.name: catalog})) for _ in range(2)]
+    views = [_reset(c, "CART", 3, 7) for c in (*apps, apps[0])]
+    assert views[0]["messages"] == views[1]["messages"] == views[2]["messages"]
+    secret = _store(apps[0]).secret
+    assert secret == installation_secret() and all(secret not in json.dumps(v) for v in views)
+    page = apps[0].get("/").text
+    assert secret_fingerprint(secret) in page and secret not in page
 
 
 def test_a_random_seed_is_drawn_and_shown(client) -> None:
@@ -149,6 +169,34 @@ def test_malformed_turn_ends_at_minus_one_and_later_steps_are_409(client) -> Non
     assert view["outcome"]["reward"]["invalid_reason"].startswith("unknown_tool")
     assert client.post(f"/api/episodes/{handle}/step", json={"action": "hi"}).status_code == 409
     assert client.post(f"/api/episodes/{handle}/hint").status_code == 409
+
+
+@pytest.mark.parametrize("action", ["", "  \n", {"tool_calls": []}, {"message": " ", "tool_calls": []},
+                                    {"role": "assistant", "content": None}, "<think>hmm</think>"])
+def test_an_empty_turn_is_refused_and_spends_nothing(client, action) -> None:
+    """The session would play it (an agent that outputs nothing loses the turn); a person's empty "Send" plays
+    nothing: 400 with what to do, the episode untouched."""
+    handle = _reset(client)["episode"]
+    response = client.post(f"/api/episodes/{handle}/step", json={"action": action})
+    assert response.status_code == 400 and "empty turn" in response.json()["detail"]
+    view = client.get(f"/api/episodes/{handle}").json()
+    assert view["turn"] == 0 and not view["done"]
+
+
+def test_the_core_plays_an_empty_turn(env) -> None:
+    """What README says: "" is a turn in the core; it counts against T_max and the shopper stays silent."""
+    first = env.reset(env_id="CART", difficulty=0, seed=3)
+    after = env.step("")
+    assert after.info["turn"] == 1 and after.info["turns_left"] == first.info["turns_left"] - 1
+    assert not after.messages and not after.done
+
+
+def test_the_favicon_is_served_and_linked(client) -> None:
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"].startswith("image/svg+xml")
+        assert response.text.startswith("<svg")
+    assert 'rel="icon"' in client.get("/").text and 'href="/static/favicon.svg"' in client.get("/runs").text
 
 
 @pytest.mark.parametrize("method,path,body,status", [
@@ -254,7 +302,7 @@ def test_pages_use_no_remote_assets(client) -> None:
 
 @pytest.fixture(scope="module")
 def records(catalog, search) -> list:
-    env = EcomEnv(["CART", "STATUS"], catalog=catalog, search=search, secret="viewer")
+    env = EcomEnv(["CART", "STATUS"], catalog=catalog, search=search, secret="viewer-secret")
     out = []
     for env_id, d, seed, agent in [("CART", 0, 1, "oracle"), ("STATUS", 2, 2, "oracle"), ("CART", 0, 3, "random"),
                                    ("CART", 2, 4, "oracle")]:
@@ -304,6 +352,7 @@ def test_viewer_pages(client, records) -> None:
     detail = client.get(opened["url"] + "/2")
     assert detail.status_code == 200 and "invalid_output" in detail.text
     assert records[2].goal["items"][0]["product_id"] in detail.text
+    assert f"secret {secret_fingerprint(records[2].secret)}" in detail.text and records[2].secret not in detail.text
     assert client.get(opened["url"] + "/9").status_code == 404
     assert client.get(opened["url"], params={"sort": "bogus", "offset": -5}).status_code == 200
 
@@ -348,6 +397,23 @@ def test_one_visitor_cannot_evict_every_other_visitors_episode(catalog) -> None:
         store.create("CART", 0, seed, visitor="10.0.0.1")
     assert store.get(kept.handle) is kept
     assert len(store) <= 1 + 256 // 4
+
+
+def test_run_records_say_which_agent_played(client, tmp_path) -> None:
+    """`run --out` names the agent in each record (the viewer's agent column and facet), says how many
+    records it wrote where, and the records still replay exactly."""
+    out = tmp_path / "runs.jsonl"
+    result = CliRunner().invoke(cli, ["run", "--env", "CART,STATUS", "--agent", "random", "--episodes", "2",
+                                      "--catalog", "synthetic:450", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote 4 records to {out}" in " ".join(result.output.split())
+    lines = out.read_text().splitlines()
+    assert [json.loads(line)["run"] for line in lines] == [{"agent": "random"}] * 4
+    assert facet_values(parse_runs(out.read_text(), "runs.jsonl").records)["agent"] == ["random"]
+    opened = client.post("/api/runs", content=out.read_text(), headers={"x-filename": "runs.jsonl", "content-type": NDJSON}).json()
+    assert client.get(opened["url"]).text.count("<td>random</td>") == 4
+    replayed = CliRunner().invoke(cli, ["replay", str(out)])
+    assert replayed.exit_code == 0 and "all 4 episodes reproduced exactly" in replayed.output
 
 
 def test_cli_refuses_an_open_address_without_a_token(tmp_path) -> None:

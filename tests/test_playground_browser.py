@@ -376,3 +376,38 @@ def test_a_page_of_another_local_origin_cannot_drive_serve(browser, catalog, sea
         assert result["frames"][0]["data"]["code"] == "FORBIDDEN_ORIGIN" and result["code"] == 4403, result
         assert result["upload"] == "sent"  # the browser sent it (no preflight for a simple request) ...
         assert len(app.state.playground.runs) == 0  # ... and nothing was stored
+
+
+def test_an_empty_turn_is_refused_in_the_page_and_a_phone_sees_each_result(browser, server) -> None:
+    """"Send turn" with nothing added (and a filled tool form that was not added) or an empty raw box: a
+    message in the page, no request, no turn spent. On a phone, each turn's result is scrolled into view."""
+    context = browser.new_context(viewport={"width": WIDTHS[1], "height": 700})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    steps: list[str] = []
+    page.on("request", lambda r: steps.append(r.url) if r.url.endswith("/step") else None)
+    try:
+        episode = server.playground.episodes.get(reset(page, server, "CART", 2, 5))
+        page.click("#send")
+        assert "empty turn" in page.inner_text("#error")
+        page.select_option("#tool", "catalog_search")
+        page.fill('input[name="query"]', "lamp")
+        page.click("#send")
+        assert "catalog_search form is filled in but not added" in page.inner_text("#error")
+        page.click("#raw-box summary")
+        page.click("#send-raw")
+        assert "raw box is empty" in page.inner_text("#error")
+        assert not steps and episode.env.session.turns == 0
+        for _ in range(3):
+            page.click("#add-call")  # the search form, as filled in
+            with page.expect_response(lambda r: r.url.endswith("/step")):
+                page.click("#send")
+            page.wait_for_function("document.querySelectorAll('#chat .msg.tool').length > 0")
+            if episode.env.done:
+                break
+            latest = page.locator("#chat > :last-child").bounding_box()
+            assert latest is not None and 0 <= latest["y"] + latest["height"] <= 700 + 1, latest
+            page.fill('input[name="query"]', "lamp")
+        assert page.is_hidden("#error") and len(steps) >= 1
+    finally:
+        context.close()

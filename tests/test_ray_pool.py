@@ -152,10 +152,14 @@ def test_eval_ray_refuses_a_model() -> None:
     assert result.exit_code == 2 and "--ray plays built-in agents" in result.output
 
 
-def test_the_recipe_fixes_one_secret_in_the_driver(monkeypatch) -> None:
-    """Without one, each worker would draw its own secret and the run's records would not replay together."""
+def test_the_recipe_fixes_one_secret_in_the_driver(monkeypatch, tmp_path) -> None:
+    """Without one, each worker (on another machine: another installation) would use its own secret and the
+    run's records would not replay together: the recipe carries the driver's."""
+    from ecomrlve.session import CONFIG_DIR_ENV_VAR, installation_secret
+
     monkeypatch.delenv("ECOMRLVE_SECRET")
-    assert isinstance(EnvRecipe(ENV_IDS).secret, str) and EnvRecipe(ENV_IDS).secret != EnvRecipe(ENV_IDS).secret
+    monkeypatch.setenv(CONFIG_DIR_ENV_VAR, str(tmp_path))
+    assert EnvRecipe(ENV_IDS).secret == installation_secret() == (tmp_path / "secret").read_text().strip()
     monkeypatch.setenv("ECOMRLVE_SECRET", "from-the-driver")
     assert EnvRecipe(ENV_IDS).secret == "from-the-driver"
 

@@ -155,3 +155,30 @@ def test_the_example_report_is_what_the_readme_command_makes(tmp_path):
     assert (committed / "secret").read_text(encoding="utf-8").strip() == secret
     for name in ("summary.json", "report.md"):
         assert (tmp_path / name).read_text(encoding="utf-8") == (committed / name).read_text(encoding="utf-8"), name
+
+
+def test_the_html_report_reads_on_a_phone_and_the_success_legend_covers_no_line(heuristic_dir, monkeypatch):
+    """report.html sets the viewport; the success plot of a C8-sized run (8 envs, k = 2: 16 entries) keeps
+    its legend outside the axes."""
+    from matplotlib.transforms import Bbox
+
+    from ecomrlve.evaluation import report
+    from ecomrlve.evaluation.run import read_records
+
+    html = (heuristic_dir / "report.html").read_text(encoding="utf-8")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+    summary = json.loads((heuristic_dir / "summary.json").read_text())
+    summary["results"] = {f"ENV{i}": summary["results"]["CART"] for i in range(8)}
+    figures = []
+    save = report._png  # laid out and saved as in a report; the figure is kept to measure
+    monkeypatch.setattr(report, "_png", lambda fig: figures.append(fig) or save(fig))
+    report.make_plots(summary, read_records(heuristic_dir / "episodes.jsonl"))
+    success = figures[0]
+    success.canvas.draw()
+    [axes] = success.axes
+    legend = axes.get_legend()
+    assert len(legend.get_texts()) == 16
+    overlap = Bbox.intersection(legend.get_window_extent(), axes.get_window_extent())
+    assert overlap is None or overlap.width <= 0 or overlap.height <= 0
+    figure_box = success.bbox
+    assert figure_box.contains(*legend.get_window_extent().p1)  # and nothing of it is cut off

@@ -28,7 +28,7 @@ from ecomrlve.episode import EcomEnv  # noqa: E402
 from ecomrlve.errors import UserInputError  # noqa: E402
 from ecomrlve.runner import make_agent, play  # noqa: E402
 from ecomrlve.server import EcomAction, EcomEnvClient, RemoteEnv, ServerConfig, episode_record  # noqa: E402
-from ecomrlve.session import EpisodeRecord  # noqa: E402
+from ecomrlve.session import EpisodeRecord, secret_fingerprint  # noqa: E402
 
 SECRET = "server-test-secret"
 C8 = resolve_env_ids("C8")
@@ -309,6 +309,8 @@ def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url
     assert refused.exit_code == 2 and "holds no secret" in refused.stderr, refused.output
     evaluated = runner.invoke(app, ["eval", *common, "--tasks", "2", "--server", url, "--out", str(tmp_path / "ev")])
     assert evaluated.exit_code == 0, evaluated.output
+    for output in (remote.output, evaluated.output):  # the records' (the server's) secret, by fingerprint only
+        assert f"secret {secret_fingerprint(SECRET)}" in " ".join(output.split()) and SECRET not in output
     records = [json.loads(line) for line in (tmp_path / "ev" / "episodes.jsonl").read_text().splitlines()]
     assert sorted((r["env_id"], r["seed"]) for r in records) == sorted(
         (r["env_id"], r["seed"]) for r in map(json.loads, (tmp_path / "local.jsonl").read_text().splitlines()))
@@ -316,6 +318,18 @@ def test_run_and_eval_with_server_match_in_process_and_status_prints_windows(url
     assert status.exit_code == 0 and "CART" in status.output and "JOURNEY" in status.output
     missing = runner.invoke(app, ["run", "--env", "CART", "--server", f"http://127.0.0.1:{free_port()}"])
     assert missing.exit_code == 2 and "cannot reach" in missing.output
+
+
+def test_serve_names_its_secret_by_fingerprint(monkeypatch, tmp_path) -> None:
+    """The start line says which secret the server plays (an unconfigured one: the installation's)."""
+    from ecomrlve.server import app as server_app
+    from ecomrlve.session import CONFIG_DIR_ENV_VAR, installation_secret
+
+    monkeypatch.setattr(server_app, "serve", lambda config, listener: listener.close())
+    monkeypatch.setenv(CONFIG_DIR_ENV_VAR, str(tmp_path))
+    result = CliRunner(env={"ECOMRLVE_SECRET": ""}).invoke(app, ["serve", "--env", "CART", "--port", "0"])
+    assert result.exit_code == 0, result.output
+    assert f"secret {secret_fingerprint(installation_secret())}" in " ".join(result.output.split())
 
 
 def _serve(port: int, state: Path) -> subprocess.Popen:

@@ -121,3 +121,30 @@ def test_a_split_without_episodes_is_left_out(tmp_path) -> None:
     counts = export_sft(EcomEnv("C1", secret="sft"), (0,), 2, out, eval_fraction=0.0)
     data = datasets.load_from_disk(str(out))
     assert counts["test"] == 0 and set(data) == {"train"} and len(data["train"]) == counts["train"] == 2
+
+
+def test_export_sft_and_train_show_progress_from_the_start(tmp_path, monkeypatch) -> None:
+    """export-sft: a line per start-up stage, then a bar that counts every episode; train: a line per stage
+    (environments, model, ...) before anything slow ends (here the model load is made to fail)."""
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations import train
+
+    result = CliRunner().invoke(app, ["export-sft", "--out", str(tmp_path / "data"), "--collection", "CART",
+                                      "--difficulty", "0-1", "--episodes", "2", "--heuristic"])
+    assert result.exit_code == 0, result.output
+    assert "loading the catalog and the environments: done in" in result.output
+    assert "oracle+heuristic episodes" in result.output and "8/8" in result.output
+
+    def no_model(spec):
+        raise UserInputError("model not loaded in this test")
+
+    monkeypatch.setattr(train, "load_model", no_model)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"model: {{name: tiny}}\ngrpo: {{output_dir: '{tmp_path / 'out'}', use_cpu: true}}\n"
+                      "environment: {collection: CART, difficulty: '0', prompts: 2}\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(config)])
+    assert result.exit_code == 2 and "model not loaded in this test" in result.stderr
+    assert "building the CART environments and 2 prompts: done in" in result.stdout

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -19,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ecomrlve import __version__
@@ -32,7 +33,14 @@ from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, ca
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import commands as evaluation_commands
-from ecomrlve.evaluation.commands import RayAddress, RayWorkers, compare_command, eval_command
+from ecomrlve.evaluation.commands import (
+    RayAddress,
+    RayWorkers,
+    compare_command,
+    eval_command,
+    progress_bar,
+    progress_label,
+)
 from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
@@ -65,7 +73,7 @@ from ecomrlve.server.commands import (
     serve_command,
     status_command,
 )
-from ecomrlve.session import EpisodeRecord, resolve_secret
+from ecomrlve.session import EpisodeRecord, resolve_secret, secret_fingerprint
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -95,9 +103,14 @@ class _OneLineErrors(typer.core.TyperGroup):
             raise typer.Exit(2) from None
 
 
+#: help as click lays it out: option names, then their text wrapped to the terminal, complete at any width (rich's
+#: help panels give the text a narrow column at 80 and cut defaults and examples with "…")
+HELP_LAYOUT: dict[str, Any] = {"rich_markup_mode": None}
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
-                  help="Adaptive, verifiable e-commerce agent environments.")
+                  help="Adaptive, verifiable e-commerce agent environments.", **HELP_LAYOUT)
 console = Console()
+#: what other packages warn about that a user of the command cannot act on (shown with --verbose)
+THIRD_PARTY_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 def _print_version(requested: bool) -> None:
@@ -107,28 +120,39 @@ def _print_version(requested: bool) -> None:
 
 
 @app.callback()
-def main(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                               help="Print the installed version and exit.")] = False) -> None:
+def main(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the installed version and exit.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Also show other packages' log lines (Ray's "
+                                          "INFO/WARNING) and deprecation warnings.")] = False,
+) -> None:
     """Adaptive, verifiable e-commerce agent environments."""
+    if not verbose:
+        quiet_third_party()
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
+def quiet_third_party() -> None:
+    """Keep Ray's start-up lines and other packages' deprecation warnings out of the commands' output, in this
+    process and in the ones it starts (Ray workers); a variable the user set stays as it is."""
+    for category in THIRD_PARTY_WARNINGS:
+        warnings.filterwarnings("ignore", category=category)
+    os.environ.setdefault("PYTHONWARNINGS", ",".join(f"ignore::{c.__name__}" for c in THIRD_PARTY_WARNINGS))
+    os.environ.setdefault("RAY_LOGGER_LEVEL", "error")  # read when ray is first imported (only --ray imports it)
 
 
-@app.command()
+@app.command(short_help="Play episodes with a built-in agent.")
 def run(
     ctx: typer.Context,
     env: Annotated[Optional[str], typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[Optional[str], typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
     agent: Annotated[str, typer.Option(help="oracle | heuristic | random")] = "heuristic",
-    episodes: Annotated[int, typer.Option(min=1, help="Episodes (per difficulty when a range is given).")] = 20,
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment × difficulty (N or LOW-HIGH); "
+                                          "with 'adaptive', the total (each one's environment drawn).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
     secret: Annotated[Optional[str], typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
                                                   help="Deployment secret mixed into every episode (records keep it "
-                                                  "for replay); default: a fresh random one per run.")] = None,
+                                                  "for replay); default: this installation's secret.")] = None,
     catalog: Annotated[str, typer.Option(help="'default', synthetic:N[:SEED], a catalog directory "
                                             "(`ecomrlve catalog build`) or a product file.")] = "default",
     override: Overrides = [],  # noqa: B006
@@ -171,7 +195,7 @@ def run(
     if server:  # the server's catalog, secret and curriculum (it counts every finished episode itself)
         require_server_options(ctx, "catalog", "secret", "override", "scheduler_state", "tau_acc", "tau_num",
                                "d_delta", *SHOPPER_PARAMETERS)
-        remote = ServerSessions(server, token, env_ids)
+        remote = ServerSessions(server, token, env_ids, agent=agent)
         make_env: Callable[[], PlayableEnv] = remote.make_env
         scheduler, catalog_name = remote.scheduler if difficulties is None else None, server
     else:
@@ -201,10 +225,11 @@ def run(
     records: list[EpisodeRecord] = []
     sink = out.open("w") if out else None
     try:
-        with _progress() as progress:
-            bar = progress.add_task(f"{agent} on {','.join(env_ids)}", total=len(plan))
+        with progress_bar(console) as progress:
+            bar = progress.add_task(progress_label(agent, env_ids), total=len(plan))
 
             def finished(task: Task, trial: int, record: EpisodeRecord, player: Agent) -> None:
+                record = record.model_copy(update={"run": {"agent": agent, **(record.run or {})}})  # who played
                 records.append(record)
                 if sink:
                     sink.write(record.to_json() + "\n")
@@ -218,14 +243,18 @@ def run(
             remote.close()
         getattr(shopper, "close", lambda: None)()
     summary = summarise(records)
-    _print_summary(summary)
+    fingerprints = sorted({secret_fingerprint(r.secret) for r in records if r.secret})  # --server records hold none
+    _print_summary(summary, fingerprints)
+    if out:
+        console.print(f"wrote {len(records)} records to {out}", soft_wrap=True)
     shopper_rows = shopper_summary(records)
     if shopper_rows:
         print_shopper_summary(console, shopper_rows)
     if scheduler is not None:
         _print_windows(scheduler)
     if summary_json:
-        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "results": summary}
+        payload = {"agent": agent, "catalog": catalog_name, "seed": seed, "secret_fingerprint": ",".join(fingerprints),
+                   "results": summary}
         if shopper_rows:
             payload["shopper"] = shopper_rows
         if scheduler is not None:
@@ -233,10 +262,11 @@ def run(
         summary_json.write_text(json.dumps(payload, indent=2))
 
 
-def _print_summary(summary: dict) -> None:
-    table = Table(title="Results (means per environment and difficulty)")
+def _print_summary(summary: dict, fingerprints: list[str]) -> None:
+    """The means per environment and difficulty; the title names the secret by its fingerprint only."""
+    table = Table(title=f"Results (means per environment and difficulty; secret {', '.join(fingerprints) or '–'})")
     for column in ("env", "d", "n", "r_total", "success", "r_task", "r_eff", "r_hall", "turns"):
-        table.add_column(column, justify="right" if column not in ("env",) else "left")
+        table.add_column(column, justify="right" if column not in ("env",) else "left", overflow="fold")
     for env_id, rows in summary.items():
         for d, row in rows.items():
             table.add_row(env_id, d, str(row["episodes"]), f"{row['r_total']:+.3f}", f"{row['success_rate']:.0%}",
@@ -247,13 +277,13 @@ def _print_summary(summary: dict) -> None:
 def _print_windows(scheduler: Scheduler) -> None:
     table = Table(title="Adaptive difficulty windows")
     for column in ("env", "low", "high", "correct", "attempts"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for env_id, w in scheduler.state_dict()["windows"].items():
         table.add_row(env_id, str(w["low"]), str(w["high"]), str(w["correct"]), str(w["attempts"]))
     console.print(table)
 
 
-@app.command("replay")
+@app.command("replay", short_help="Re-run recorded episodes; fail on a difference.")
 def replay_command(
     runs: Annotated[Path, typer.Argument(help="A JSONL file written by `ecomrlve run --out`.")],
 ) -> None:
@@ -261,7 +291,7 @@ def replay_command(
     mismatches = 0
     lines = _record_lines(runs)
     environments: dict[str, EcomEnv] = {}
-    with _progress() as progress:
+    with progress_bar(console) as progress:
         task = progress.add_task("replaying", total=len(lines))
         for number, line in lines:
             record = _parse_record(runs, number, line)
@@ -306,7 +336,7 @@ def _parse_record(runs: Path, number: int, line: str) -> EpisodeRecord:
                              "truncated or not written by `ecomrlve run --out`?)") from None
 
 
-@app.command("difficulty")
+@app.command("difficulty", short_help="Print the difficulty axes for levels of d.")
 def difficulty_command(
     levels: Annotated[str, typer.Option(help="A level N or a range LOW-HIGH (0..15).")] = "0-15",
     override: Annotated[list[str], typer.Option(help="AXIS=VALUE (repeatable).")] = [],  # noqa: B006
@@ -316,29 +346,46 @@ def difficulty_command(
     if ds is None:
         raise UserInputError("--levels takes N or LOW-HIGH; 'adaptive' is a scheduler, not a level")
     overrides = parse_overrides(override)
-    table = Table(title="Difficulty axes")
-    table.add_column("axis")
-    table.add_column("formula")
-    table.add_column("read by")
-    for d in ds:
-        table.add_column(f"d={d}", justify="right")
     resolved = [Difficulty.at(d, overrides).as_dict() for d in ds]
     specs = env_specs()
     axes_of = {s.id: environment_axes(s.id) for s in specs}
+    about = Table(title="Difficulty axes")
+    for column in ("axis", "formula", "read by"):
+        about.add_column(column, overflow="fold")
+    values: dict[str, list[str]] = {}
     for axis in every_axis():
-        values = [r[axis.name] for r in resolved]
         readers = [s.id for s in specs if axis.name in axes_of[s.id]]
-        readers_text = "all" if len(readers) == len(specs) else ", ".join(readers)
-        table.add_row(axis.name, axis.formula, readers_text,
-                      *(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values))
-    console.print(table)
+        about.add_row(axis.name, axis.formula, "all" if len(readers) == len(specs) else ", ".join(readers))
+        values[axis.name] = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in (r[axis.name] for r in resolved)]
+    console.print(about)
+    _print_split_columns("Values", "axis", [f"d={d}" for d in ds], values)
 
 
-catalog_app = typer.Typer(no_args_is_help=True, help="Build and inspect catalog directories (columns + BM25 + vectors).")
-app.add_typer(catalog_app, name="catalog")
+def _print_split_columns(title: str, key: str, headers: list[str], rows: dict[str, list[str]]) -> None:
+    """A wide table (a key column, then one column per header) as as many tables as the console's width needs,
+    each with the key column and an equal share of the others: complete at any width, nothing cut."""
+    key_width = max(len(key), *map(len, rows))
+    column_width = max(*map(len, headers), *(len(v) for row in rows.values() for v in row))
+    fits = max(1, (console.width - key_width - 5) // (column_width + 3))  # borders and padding of rich's boxes
+    parts = -(-len(headers) // fits)
+    share = -(-len(headers) // parts)
+    for start in range(0, len(headers), share):
+        chunk = range(start, min(start + share, len(headers)))
+        table = Table(title=f"{title} ({headers[chunk[0]]} to {headers[chunk[-1]]})" if parts > 1 else title)
+        table.add_column(key, no_wrap=True, overflow="fold")
+        for i in chunk:
+            table.add_column(headers[i], justify="right", no_wrap=True, overflow="fold")
+        for name, row in rows.items():
+            table.add_row(name, *(row[i] for i in chunk))
+        console.print(table)
 
 
-@catalog_app.command("build")
+catalog_app = typer.Typer(no_args_is_help=True, help="Build and inspect catalog directories (columns + BM25 + vectors).",
+                          **HELP_LAYOUT)
+app.add_typer(catalog_app, name="catalog", short_help="Build and inspect catalog directories.")
+
+
+@catalog_app.command("build", short_help="Build a catalog directory.")
 def catalog_build(
     source: Annotated[str, typer.Option(help="synthetic:N[:SEED], a JSONL/JSON/CSV/Parquet file, a datasets "
                                              "save_to_disk folder, or hf:NAME[:CONFIG[:SPLIT]].")],
@@ -360,7 +407,7 @@ def catalog_build(
     if schema not in SCHEMAS:  # a synthetic source reads no rows, but a misspelt schema is still a mistake
         raise UserInputError(f"--schema: unknown schema {schema!r}; expected one of {', '.join(SCHEMAS)}")
 
-    with _progress() as progress:
+    with progress_bar(console) as progress:
         def stage(name: str, total: int) -> Callable[[int], None]:
             task = progress.add_task(name, total=total or None)
             return lambda n: progress.advance(task, n)
@@ -375,7 +422,7 @@ def catalog_build(
     _print_manifest(out, manifest)
 
 
-@catalog_app.command("info")
+@catalog_app.command("info", short_help="What a catalog holds and supports.")
 def catalog_info(
     source: Annotated[str, typer.Argument(help="A catalog directory, a product file, hf:NAME or synthetic:N.")],
     verify: Annotated[bool, typer.Option("--verify", help="Directories: recompute every file's SHA-256.")] = False,
@@ -416,6 +463,8 @@ def _print_catalog_file(source: str, schema: str) -> None:
     except (ValueError, FileNotFoundError) as exc:
         raise UserInputError(str(exc)) from None
     table = Table(title=f"Catalog {source}", show_header=False)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     for key, value in _report_rows(cat.metadata.get("load_report"), capabilities(cat).as_dict()):
         table.add_row(key, value)
     console.print(table)
@@ -444,6 +493,8 @@ def _print_load_report(cat: Catalog) -> None:
 
 def _print_manifest(directory: Path, manifest: dict) -> None:
     table = Table(title=f"Catalog directory {directory}", show_header=False)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     embedder = manifest.get("embedder")
     rows = [("source", str(manifest.get("source", manifest["name"]))),
             *((k, f"{v:,}") for k, v in manifest["counts"].items()),
@@ -485,14 +536,16 @@ def _serve_replicas(config: ServerConfig, replicas: int, address: str | None) ->
 
 
 server_commands.serve_replicas = _serve_replicas
-app.command("eval")(eval_command)
-app.command("compare")(compare_command)
-app.command("playground")(playground_command)
-app.command("train")(train_command)
-app.command("export-sft")(export_sft_command)
+app.command("eval", short_help="Evaluate an agent or a served model: pass^k.")(eval_command)
+app.command("compare", short_help="Two evaluations side by side.")(compare_command)
+app.command("playground", short_help="Play in the browser; browse recorded runs.")(
+    playground_command)
+app.command("train", short_help="Train a policy with GRPO (TRL).")(train_command)
+app.command("export-sft", short_help="Export solved episodes as an SFT dataset.")(
+    export_sft_command)
 
-app.command("serve")(serve_command)
-app.command("status")(status_command)
+app.command("serve", short_help="Serve the environments (openenv, WebSocket).")(serve_command)
+app.command("status", short_help="Print a server's curriculum windows.")(status_command)
 
 
 if __name__ == "__main__":

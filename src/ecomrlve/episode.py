@@ -48,9 +48,10 @@ class EcomEnv:
         denied_categories: category names the store must never sell (safety rule).
         seed: seeds the choice of env and episode seed when ``reset`` is not told.
         secret: the deployment secret mixed into every episode's random streams (see
-            :func:`resolve_secret`): default ``$ECOMRLVE_SECRET``, else a fresh random secret per
-            ``EcomEnv``, so an unconfigured deployment cannot be replayed by the agent. Pass one
-            explicitly (or set the variable) for runs that must be reproducible across processes.
+            :func:`resolve_secret`): default ``$ECOMRLVE_SECRET``, else the installation's secret,
+            created on first use in the user's config directory, so one machine plays the same
+            episode for the same seed while an agent with only the package cannot rebuild it. Pass
+            one explicitly (or set the variable) to reproduce episodes on other machines.
     """
 
     def __init__(self, env_ids: str | list[str] | tuple[str, ...] = "C1", *,

@@ -16,13 +16,17 @@ for oracles, evaluation code and tests.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import marshal
 import os
 import secrets
+import tempfile
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,6 +59,8 @@ from ecomrlve.world.surfacing import USER_SOURCE
 
 RECORD_VERSION = 2  # 2: the episode key includes the deployment secret (``secret`` field)
 SECRET_ENV_VAR = "ECOMRLVE_SECRET"
+CONFIG_DIR_ENV_VAR = "ECOMRLVE_CONFIG_DIR"  # where the installation secret lives
+SECRET_FILE_NAME = "secret"
 MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
 #: terminations the session decides itself; ``finish`` takes any other reason
@@ -92,8 +98,9 @@ class EpisodeRecord(BaseModel):
         "(phrasing set; for an LLM shopper the model, persona and every realised text, so replay needs no "
         "model). Left out of the JSON when None.")
     run: dict[str, Any] | None = Field(
-        default=None, description="Who played and how (agent, model, task, trial, token usage); set by "
-        "evaluation code, not part of the episode, so replay carries it over unchanged.")
+        default=None, description="Who played and how (agent; for an evaluation also model, task, trial, token "
+        "usage); set by `ecomrlve run` and evaluation code, not part of the episode, so replay carries it over "
+        "unchanged.")
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude={name for name in ("secret", "shopper") if getattr(self, name) is None}
@@ -165,12 +172,78 @@ class EpisodeAudit:
 
 
 def resolve_secret(secret: str | None = None) -> str:
-    """``secret`` if given, else ``$ECOMRLVE_SECRET``, else a fresh random one (128 bits)."""
+    """``secret`` if given, else ``$ECOMRLVE_SECRET``, else this installation's secret (see
+    :func:`installation_secret`): one machine plays the same episode for the same key by default."""
     if secret is None:
-        secret = os.environ.get(SECRET_ENV_VAR) or secrets.token_hex(16)
+        secret = os.environ.get(SECRET_ENV_VAR) or installation_secret()
     if not isinstance(secret, str) or not secret:
         raise UserInputError(f"secret must be a non-empty string, got {secret!r}")
     return secret
+
+
+def config_directory() -> Path:
+    """Where the installation's own files live: ``$ECOMRLVE_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/ecomrlve``,
+    else ``~/.config/ecomrlve``."""
+    chosen = os.environ.get(CONFIG_DIR_ENV_VAR)
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "ecomrlve"
+
+
+def installation_secret() -> str:
+    """The per-installation secret (128 random bits), created on first use in :func:`config_directory`.
+
+    Written atomically with mode 0600 (a hard link of a finished file, so two processes starting at once agree on one
+    secret); an unusable directory gives a fresh random secret for this process and a warning, as
+    before the file existed: safe, but not reproducible across processes.
+    """
+    path = config_directory() / SECRET_FILE_NAME
+    try:
+        return _read_secret_file(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return _process_secret(f"cannot read {path} ({exc.strerror or exc})")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=".secret-", dir=path.parent)  # mode 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(secrets.token_hex(16) + "\n")
+            try:
+                os.link(temporary, path)  # fails if another process created it first: then theirs is the secret
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(temporary)
+        return _read_secret_file(path)
+    except OSError as exc:
+        return _process_secret(f"cannot create {path} ({exc.strerror or exc})")
+
+
+def _read_secret_file(path: Path) -> str:
+    secret = path.read_text(encoding="utf-8").strip()
+    if not secret:
+        raise OSError(f"{path} is empty")
+    return secret
+
+
+_PROCESS_SECRET: list[str] = []  # the fallback, drawn once per process
+
+
+def _process_secret(why: str) -> str:
+    if not _PROCESS_SECRET:
+        warnings.warn(f"{why}: episodes use a random secret for this process only; set ${SECRET_ENV_VAR} or "
+                      f"${CONFIG_DIR_ENV_VAR} to make them reproducible", RuntimeWarning, stacklevel=3)
+        _PROCESS_SECRET.append(secrets.token_hex(16))
+    return _PROCESS_SECRET[0]
+
+
+def secret_fingerprint(secret: str) -> str:
+    """A short, stable name for a secret (8 hex digits of a keyed hash) to tell runs apart; it cannot be
+    played with, and is safe to print where the secret itself must not be."""
+    return hashlib.blake2b(secret.encode("utf-8"), digest_size=4, person=b"ecomrlve-secret").hexdigest()
 
 
 @dataclass

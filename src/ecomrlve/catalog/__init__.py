@@ -46,9 +46,13 @@ def load_catalog(spec: str) -> Catalog:
 
 def is_catalog_directory(path: Path) -> bool:
     """Whether ``path`` is meant as a catalog directory: a folder that is not a Hugging Face
-    ``save_to_disk`` folder (Dataset or DatasetDict, told apart without importing datasets)."""
-    return path.is_dir() and not any((path / name).is_file()
-                                     for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
+    ``save_to_disk`` folder (Dataset or DatasetDict, told apart without importing datasets). A folder
+    this user may not look into is a :class:`UserInputError` (one line), not a traceback."""
+    try:
+        return path.is_dir() and not any((path / name).is_file()
+                                         for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
+    except OSError as exc:  # e.g. PermissionError: no search permission on the folder
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 __all__ = ["Catalog", "Category", "default_catalog", "generate_synthetic_catalog", "is_catalog_directory", "load_catalog"]

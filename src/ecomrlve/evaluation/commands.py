@@ -53,6 +53,7 @@ from ecomrlve.server.commands import (
     env_option,
     require_server_options,
 )
+from ecomrlve.session import secret_fingerprint
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     SHOPPER_PARAMETERS,
@@ -68,6 +69,20 @@ from ecomrlve.shopper.options import (
 
 console = Console()
 AGENTS = (*BUILTIN_AGENTS, "openai")
+_LABEL_ENVS = 24  # longest list of environment ids a bar's label spells out; beyond it, their count
+
+
+def progress_bar(console: Console = console) -> Progress:
+    """The bar of every long command (label, bar, done/total, time): whole at 80 columns with a label from
+    :func:`progress_label`."""
+    return Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+def progress_label(agent: str, env_ids: tuple[str, ...] | list[str]) -> str:
+    """``heuristic on CART,PD``, or ``heuristic on 8 environments`` when the ids would not fit."""
+    names = ",".join(env_ids)
+    return f"{agent} on {names if len(names) <= _LABEL_ENVS else f'{len(env_ids)} environments'}"
 #: ``eval --ray``: (evaluation, workers, Ray address, shopper) -> the pool that plays it. The Ray integration is a
 #: layer above this one, so :mod:`ecomrlve.cli` installs it (``ecomrlve.integrations.ray.evaluation_pool``).
 ray_pool: Callable[[Evaluation, int, str | None, ShopperOptions], EpisodeLoop] | None = None
@@ -125,7 +140,7 @@ def eval_command(
     tau_acc: TauAcc = SchedulerConfig.tau_acc,
     tau_num: TauNum = SchedulerConfig.tau_num,
     d_delta: DDelta = SchedulerConfig.d_delta,
-    overwrite: Annotated[bool, typer.Option(help="Discard an earlier evaluation in --out instead of resuming.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Discard an earlier evaluation in --out instead of resuming.")] = False,
     ray: Annotated[bool, typer.Option("--ray", help="Play on Ray environment actors sharing one curriculum "
                                       "(built-in agents).")] = False,
     workers: RayWorkers = 2,
@@ -162,7 +177,7 @@ def eval_command(
         endpoint = ChatEndpoint(llm) if llm else None
         if server:
             require_server_options(ctx, "catalog", "override", "tau_acc", "tau_num", "d_delta", *SHOPPER_PARAMETERS)
-        remote = ServerSessions(server, token, env_ids) if server else None
+        remote = ServerSessions(server, token, env_ids, agent=agent) if server else None
         shopper_options = None if remote else ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                              user_concurrency, phrasing=phrasing)
         spec = EvalSpec(env_ids, difficulties, tasks, trials, seed, agent, f"server:{server}" if server else catalog,
@@ -198,11 +213,17 @@ def eval_command(
         if remote is not None:
             remote.close()
         getattr(evaluation.realiser, "close", lambda: None)()
+    if failure is not None and not evaluation.records:  # nothing to resume: leave nothing that blocks a retry
+        _discard(out)
+        evaluation.forget()
+        typer.echo(f"error: {' '.join(failure.split())}; no episode finished, so nothing of this run was kept",
+                   err=True)
+        raise typer.Exit(2)
     summary = build_summary(spec, evaluation.records, complete=evaluation.complete,
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
     if evaluation.records:
-        _print_results(summary)
+        _print_results(summary, sorted({secret_fingerprint(r.secret) for r in evaluation.records if r.secret}))
     if summary.get("shopper"):
         print_shopper_summary(console, summary["shopper"])
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")
@@ -237,9 +258,8 @@ def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, con
             if endpoint is not None:
                 await endpoint.aclose()
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
-        bar = progress.add_task(f"{agent} on {','.join(evaluation.spec.env_ids)}", total=pending)
+    with progress_bar() as progress:
+        bar = progress.add_task(progress_label(agent, evaluation.spec.env_ids), total=pending)
         try:
             asyncio.run(main(lambda: progress.advance(bar)))
         except EndpointError as exc:
@@ -249,11 +269,12 @@ def _play(evaluation: Evaluation, agent: str, endpoint: ChatEndpoint | None, con
     return None
 
 
-def _print_results(summary: dict[str, Any]) -> None:
+def _print_results(summary: dict[str, Any], fingerprints: list[str]) -> None:
+    """The evaluation's table; the title names the episodes' secret (the server's with --server) by fingerprint."""
     k = summary["config"]["trials"]
-    table = Table(title="Evaluation (per environment and difficulty)")
+    table = Table(title=f"Evaluation (per environment and difficulty; secret {', '.join(fingerprints)})")
     for column in ("env", "d", "n", "r_total", "success", f"pass^{k}", "invalid", "turns", "tokens"):
-        table.add_column(column, justify="left" if column == "env" else "right")
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, rows in summary["results"].items():
         for d, row in rows.items():
             pass_k = row["pass_hat_k"][str(k)]
@@ -279,21 +300,20 @@ def compare_command(
     if not rows:
         console.print("[red]the two evaluations have no environment and difficulty in common")
         raise typer.Exit(1)
-    table = Table(title=f"A: {comparison.describe(a)}   vs   B: {comparison.describe(b)}")
-    for column in ("env", "d", "episodes A/B", "r_total A", "r_total B", "Δ r_total", "success A", "success B",
-                   "Δ success"):
-        table.add_column(column, justify="left" if column == "env" else "right")
-
     def delta(m: comparison.MetricDelta, text: str) -> str:
         return f"[bold green]{text} ✔[/]" if m.significant and m.delta > 0 else \
             f"[bold red]{text} ✔[/]" if m.significant else f"{text} [dim](noise)[/]"
 
-    for row in rows:
-        table.add_row(row.env_id, row.difficulty, f"{row.episodes[0]}/{row.episodes[1]}",
-                      f"{row.r_total.a:+.3f}", f"{row.r_total.b:+.3f}", delta(row.r_total, f"{row.r_total.delta:+.3f}"),
-                      f"{row.success_rate.a:.1%}", f"{row.success_rate.b:.1%}",
-                      delta(row.success_rate, f"{row.success_rate.delta:+.1%}"))
-    console.print(table)
+    # one table per metric: nine columns side by side do not fit 80 columns
+    for metric, value, difference in (("r_total", "{:+.3f}", "{:+.3f}"), ("success", "{:.1%}", "{:+.1%}")):
+        table = Table(title=f"{metric}: A = {comparison.describe(a)}, B = {comparison.describe(b)}")
+        for column in ("env", "d", "n A/B", "A", "B", "Δ (B − A)"):
+            table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
+        for row in rows:
+            m = row.r_total if metric == "r_total" else row.success_rate
+            table.add_row(row.env_id, row.difficulty, f"{row.episodes[0]}/{row.episodes[1]}", value.format(m.a),
+                          value.format(m.b), delta(m, difference.format(m.delta)))
+        console.print(table)
     console.print("✔ = the difference exceeds run-to-run noise (two-sided z-test, 95%).")
     if markdown:
         markdown.write_text(comparison.render_markdown(a, b, rows), encoding="utf-8")

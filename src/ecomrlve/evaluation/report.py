@@ -158,9 +158,11 @@ def render_markdown(summary: dict[str, Any], plot_paths: list[str]) -> str:
 
 
 _HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}
-table{{border-collapse:collapse;margin:1em 0;font-size:14px}}th,td{{border:1px solid #ccc;padding:4px 8px;
+table{{border-collapse:collapse;margin:1em 0;font-size:14px;display:block;overflow-x:auto}}
+th,td{{border:1px solid #ccc;padding:4px 8px;
 text-align:right}}th{{background:#f3f3f3}}td:first-child,th:first-child{{text-align:left}}
 img{{max-width:100%}}</style></head><body>
 {body}</body></html>
@@ -194,19 +196,25 @@ def make_plots(summary: dict[str, Any], records: list[EpisodeRecord]) -> dict[st
     k = summary["config"]["trials"]
     plots: dict[str, bytes] = {}
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    entries = len(results) * (2 if k > 1 else 1)
+    legend_columns = 1 if entries <= 12 else 2
+    fig, ax = plt.subplots(figsize=(7 + 1.6 * legend_columns, 4))
+    handles: list[Any] = []  # in the order drawn: each env's success, then its pass^k
     for env_id, rows in results.items():
         ds = [int(d) for d in rows if d != "all"]
         rates = [rows[str(d)]["success_rate"] for d in ds]
         errors = [[r - rows[str(d)]["success_ci95"][0] for d, r in zip(ds, rates)],
                   [rows[str(d)]["success_ci95"][1] - r for d, r in zip(ds, rates)]]
         line = ax.errorbar(ds, rates, yerr=errors, marker="o", capsize=3, label=f"{env_id} success")
+        handles.append(line)
         if k > 1:
-            ax.plot(ds, [rows[str(d)]["pass_hat_k"][str(k)] for d in ds], linestyle="--", marker="x",
-                    color=line[0].get_color(), label=f"{env_id} pass^{k}")
+            handles += ax.plot(ds, [rows[str(d)]["pass_hat_k"][str(k)] for d in ds], linestyle="--", marker="x",
+                               color=line[0].get_color(), label=f"{env_id} pass^{k}")
     ax.set(xlabel="difficulty d", ylabel="rate", ylim=(-0.02, 1.02), title="Success rate (95% Wilson CI) by difficulty")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize=8)
+    # beside the axes, never over the lines (a C8 run with k > 1 has 16 entries)
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+              ncol=legend_columns)
     plots["success_by_difficulty.png"] = _png(fig)
 
     components = ("r_total", "r_task", "r_eff", "r_hall")

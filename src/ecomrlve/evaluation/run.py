@@ -4,7 +4,7 @@ An evaluation directory holds ``eval_config.json`` (what was asked, so a resumed
 run), ``episodes.jsonl`` (one :class:`~ecomrlve.session.EpisodeRecord` per finished episode,
 appended and flushed as each one ends, replayable with ``ecomrlve replay``), and after the run
 ``summary.json`` and the reports, and ``secret``, the deployment secret mixed into every episode
-(``$ECOMRLVE_SECRET`` when set, else random; set the same one to compare models on identical
+(``$ECOMRLVE_SECRET`` when set, else the installation's; set the same one to compare models on identical
 episodes). Restarting with the same directory plays only the episodes
 that are not in the JSONL yet. With an adaptive difficulty the scheduler's state is rebuilt by
 replaying the recorded outcomes in the order they finished, so nothing else needs saving.
@@ -32,7 +32,7 @@ from ecomrlve.user.realiser import Realiser, RealiserFactory
 
 CONFIG_FILE = "eval_config.json"
 EPISODES_FILE = "episodes.jsonl"
-SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else random)
+SECRET_FILE = "secret"  # the deployment secret of the episodes (ECOMRLVE_SECRET, else the installation's)
 SUMMARY_FILE = "summary.json"
 
 
@@ -133,6 +133,7 @@ class Evaluation:
         self.realiser = realiser
         self.out_dir = Path(out_dir)
         self.catalog, self.search = catalog, search
+        self._made_directory = not self.out_dir.exists()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._adopt_config()
         self.secret = self._adopt_secret(secret)
@@ -180,6 +181,16 @@ class Evaluation:
                 raise EvalConfigMismatch(f"{self.out_dir} holds a different evaluation ({details}); "
                                          "use another output directory or --overwrite")
         path.write_text(json.dumps(wanted, indent=2), encoding="utf-8")
+
+    def forget(self) -> None:
+        """Remove the config, secret and records of an evaluation that finished no episode (and the directory
+        if it made it and nothing else is there), so a retry with other settings needs no ``--overwrite``."""
+        if self.records:
+            raise RuntimeError("an evaluation with finished episodes is resumed, never forgotten")
+        for name in (CONFIG_FILE, SECRET_FILE, EPISODES_FILE):
+            (self.out_dir / name).unlink(missing_ok=True)
+        if self._made_directory and not any(self.out_dir.iterdir()):
+            self.out_dir.rmdir()
 
     def pending(self) -> list[tuple[Task, int]]:
         """Episodes still to play, in plan order."""

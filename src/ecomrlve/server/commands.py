@@ -20,6 +20,7 @@ from ecomrlve.difficulty.scheduler import SchedulerConfig
 from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError, require_output_directory, require_writable_file
 from ecomrlve.playground.command import AllowHosts, AllowOrigins
+from ecomrlve.session import resolve_secret, secret_fingerprint
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     PhrasingOption,
@@ -100,19 +101,20 @@ def serve_command(
     body_timeout: Annotated[float, typer.Option(help="Seconds a request body may stall (408 after).")] = 30.0,
     token: Annotated[str | None, typer.Option(envvar="ECOMRLVE_TOKEN", show_envvar=True,
                                               help="Bearer token every client must send.")] = None,
-    insecure: Annotated[bool, typer.Option(help="Allow a non-loopback --host without --token.")] = False,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Allow a non-loopback --host without --token.")] = False,
     secret: Annotated[str | None, typer.Option(envvar="ECOMRLVE_SECRET", show_envvar=True,
-                                               help="Deployment secret mixed into every episode; default: a "
-                                               "fresh random one.")] = None,
+                                               help="Deployment secret mixed into every episode; default: "
+                                               "this installation's secret.")] = None,
     scheduler_state: Annotated[Path | None, typer.Option(help="The curriculum's checkpoint: loaded at start, "
                                                          "rewritten atomically after every finished episode.")] = None,
     tau_acc: TauAcc = SchedulerConfig.tau_acc,
     tau_num: TauNum = SchedulerConfig.tau_num,
     d_delta: DDelta = SchedulerConfig.d_delta,
     override: Overrides = [],  # noqa: B006
-    allow_oracle: Annotated[bool, typer.Option(help="Accept oracle turns (evaluating the oracle through the "
+    allow_oracle: Annotated[bool, typer.Option("--allow-oracle", help="Accept oracle turns (evaluating the oracle through the "
                                                "server); never on a server a policy trains on.")] = False,
-    playground: Annotated[bool, typer.Option(help="Mount the browser playground at /playground.")] = True,
+    no_playground: Annotated[bool, typer.Option("--no-playground", help="Leave out the browser playground "
+                                                "(mounted at /playground otherwise).")] = False,
     records: Annotated[Path | None, typer.Option(help="Append every finished session's full record (with the "
                                                  "deployment secret, replayable) to DIR/episodes.jsonl; clients "
                                                  "get records without the secret.")] = None,
@@ -139,12 +141,13 @@ def serve_command(
     from ecomrlve.playground.command import bind
     from ecomrlve.server.app import ServerConfig, serve
 
+    secret = resolve_secret(secret)  # here, to name it below; the server uses this one
     config = ServerConfig(env=env_option(env, collection, "C8"), catalog=catalog, host=host, port=port,
                           max_sessions=max_sessions, idle_timeout=idle_timeout or None,
                           max_message_bytes=max_message_bytes, max_connections=max_connections,
                           header_timeout=header_timeout, body_timeout=body_timeout, token=token, insecure=insecure, secret=secret,
                           scheduler_state=scheduler_state, scheduler=SchedulerConfig(tau_acc, tau_num, d_delta),
-                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=playground,
+                          overrides=parse_overrides(override), allow_oracle=allow_oracle, playground=not no_playground,
                           records=records, allow_hosts=tuple(allow_host), allow_origins=tuple(allow_origin),
                           shopper=ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache,
                                                  user_concurrency, phrasing=phrasing))
@@ -157,8 +160,9 @@ def serve_command(
     listener = bind(host, port)  # a taken port or a bad address: one line, before the catalog loads
     address = f"{host}:{listener.getsockname()[1]}"
     console.print(f"serving {config.env} on http://{address} (WebSocket sessions at ws://{address}/ws"
-                  + (f", playground at http://{address}/playground)" if playground else ")")
-                  + ("" if token or is_loopback(host) else " [bold red]without a token[/]"))
+                  + (f", playground at http://{address}/playground)" if not no_playground else ")")
+                  + ("" if token or is_loopback(host) else " [bold red]without a token[/]")
+                  + f"; secret {secret_fingerprint(secret)}")
     serve(config, listener)
 
 
@@ -174,7 +178,7 @@ def status_command(
     payload = server_windows(url, token)
     table = Table(title=f"Curriculum of {url} ({payload['sessions']}/{payload['max_sessions']} sessions open)")
     for column in ("env", "low", "high", "correct", "attempts"):
-        table.add_column(column, justify="left" if column == "env" else "right")
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, window in payload["windows"].items():
         table.add_row(env_id, *(str(window[k]) for k in ("low", "high", "correct", "attempts")))
     console.print(table)
@@ -195,16 +199,20 @@ def require_serve_extra() -> None:
 class ServerSessions:
     """The remote environments of one ``run|eval --server``: one session per worker, all closed at the end."""
 
-    def __init__(self, url: str, token: str | None, env_ids: tuple[str, ...]) -> None:
+    def __init__(self, url: str, token: str | None, env_ids: tuple[str, ...], *, agent: str | None = None) -> None:
         require_serve_extra()
         from ecomrlve.server.client import ServerScheduler, server_windows
 
         self.url, self.token = url, token
-        served = server_windows(url, token)["windows"]  # reachable, and the token works: fail before episode 1
+        payload = server_windows(url, token)  # reachable, and the token works: fail before episode 1
+        served = payload["windows"]
         missing = [e for e in env_ids if e not in served]
         if missing:
             raise UserInputError(f"the server at {url} does not serve {', '.join(missing)} (it serves "
                                  f"{', '.join(served)})")
+        if agent == "oracle" and payload.get("oracle") is False:
+            raise UserInputError(f"--agent oracle: the server at {url} plays no oracle turns (start it with "
+                                 "`ecomrlve serve --allow-oracle`)")
         self.scheduler = ServerScheduler(url, token)
         self._open: list[RemoteEnv] = []
 

@@ -95,7 +95,7 @@ def print_shopper_summary(console: Console, rows: dict[str, dict[str, Any]]) -> 
     """The LLM shopper's per-environment counts (:func:`~ecomrlve.shopper.llm.shopper_summary`) as a table."""
     table = Table(title="LLM shopper (messages per environment)")
     for column in ("env", "messages", "by model", "fallbacks", "fallback rate", "rejected attempts"):
-        table.add_column(column, justify="left" if column == "env" else "right")
+        table.add_column(column, justify="left" if column == "env" else "right", overflow="fold")
     for env_id, row in rows.items():
         table.add_row(env_id, str(row["messages"]), str(row["llm"]), str(row["fallbacks"]),
                       f"{row['fallback_rate']:.1%}", str(row["rejected"]))

@@ -183,6 +183,7 @@
     let view = null;
     let pending = [];
     let form = null;
+    let untouched = "";  // the tool form's values as generated
 
     function renderPending() {
       $("pending").replaceChildren(...pending.map((call, i) => el("li", {}, el("code", { text: callText(call) }), " ",
@@ -195,6 +196,7 @@
       const params = schema.parameters || { properties: {} };
       form = Object.entries(params.properties || {}).map(([key, sub]) => field(key, key, sub, (params.required || []).includes(key)));
       $("tool-form").replaceChildren(...form.map((f) => f.node));
+      untouched = formValues();
     }
 
     function render(next) {
@@ -220,7 +222,19 @@
       $("composer").hidden = view.done;
       $("over").hidden = !view.done;
       renderOutcome(view);
+      if (!fresh) showLatest();
     }
+
+    function showLatest() {
+      // after a turn, what it caused (the outcome, else the newest message) in view: on a phone it is above the composer
+      const latest = view.done ? $("outcome") : $("chat").lastElementChild;
+      if (!latest) return;
+      const box = latest.getBoundingClientRect();
+      if (box.top < 0 || box.bottom > window.innerHeight) latest.scrollIntoView({ block: view.done ? "start" : "end" });
+    }
+
+    const formValues = () => JSON.stringify(form.map((f) => f.read()));
+    const formFilled = () => formValues() !== untouched;  // someone typed into the tool form
 
     async function run(action) {
       showError("");
@@ -244,6 +258,11 @@
     });
     const step = (action) => run(async () => render(await api("POST", "/api/episodes/" + view.episode + "/step", { action })));
     $("send").addEventListener("click", () => {
+      if (!pending.length && !$("message").value.trim()) {  // nothing to send: a turn would be spent on nothing
+        showError(formFilled() ? "The " + $("tool").value + " form is filled in but not added: press \u201cAdd call to turn\u201d first."
+          : "An empty turn is not sent: write a message to the shopper or add a tool call.");
+        return;
+      }
       const action = { tool_calls: pending };
       if ($("message").value.trim()) action.message = $("message").value;
       pending = [];
@@ -251,7 +270,12 @@
       $("message").value = "";
       step(action);
     });
-    $("send-raw").addEventListener("click", () => { const raw = $("raw").value; $("raw").value = ""; step(raw); });
+    $("send-raw").addEventListener("click", () => {
+      const raw = $("raw").value;
+      if (!raw.trim()) { showError("The raw box is empty: paste a turn first."); return; }
+      $("raw").value = "";
+      step(raw);
+    });
     $("show-me")?.addEventListener("click", () => run(async () => {
       const { action } = await api("POST", "/api/episodes/" + view.episode + "/hint");
       const use = () => { $("raw").value = pretty(action); $("raw-box").open = true; };
