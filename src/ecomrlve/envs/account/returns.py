@@ -439,8 +439,9 @@ class ReturnFamily(TaskFamily):
 # -- the oracle -----------------------------------------------------------------------------------
 
 class ReturnOracle:
-    """Finds the line through order_list/order_get_details, asks only what was withheld, confirms
-    when asked to, returns (or checks and explains), finds a replacement by filtered search, answers.
+    """Finds the line through order_list/order_get_details, asks only what was withheld, checks the line's
+    eligibility (as the instructions say), confirms when asked to, returns (or explains why not), finds a
+    replacement by filtered search, answers.
 
     It reads the hidden goal to decide what to do; every id it submits comes from a tool result
     or the customer's words.
@@ -493,6 +494,8 @@ class ReturnOracle:
                 call("order_get_details", order_id=target.order_id)
             else:
                 call("order_list")
+        elif self.checked is None:  # the instructions' check, eligible or not, before anything is started
+            call("return_check_eligibility", order_id=target.order_id, line_id=target.line_id)
         elif goal.eligible and not self.initiated:
             if goal.confirm_first and not self.confirm_asked:
                 messages.append(f"Shall I start the return of the {target.title} (line {target.line_id}) now? "
@@ -500,13 +503,11 @@ class ReturnOracle:
                 self.confirm_asked = True
             elif not messages:
                 call("return_initiate", order_id=target.order_id, line_id=target.line_id, reason=goal.reason)
-        elif not goal.eligible and self.checked is None:
-            call("return_check_eligibility", order_id=target.order_id, line_id=target.line_id)
         if goal.replacement is not None and self.replacement_id is None and len(calls) < self.b_tool:
             flt = requirement_filter(goal.replacement.requirements).model_dump(exclude_none=True)
             call("catalog_search", query=goal.replacement.reference_title, filters=flt, top_k=10 * (1 + self.searches))
             self.searches += 1
-        done = (self.initiated if goal.eligible else self.checked is not None) and (
+        done = self.checked is not None and (self.initiated or not goal.eligible) and (
             goal.replacement is None or self.replacement_id is not None)
         if done and not calls and not messages:
             if not goal.eligible and self.checked is not None:  # done: an ineligible line was checked

@@ -81,6 +81,7 @@ ENV_ID = "BUNDLE"
 CHEAP_SHARE = 0.25  # reference products come from the cheapest quarter of their category
 OVERRUN_PENALTY, MAX_OVERRUN_PENALTY = 5.0, 2.0
 _PER_ITEM_FIELDS_EXCLUDED = ("price_max", "price_min")  # prices are governed by the overall budget
+BUDGET_NOUN = "whole bundle"  # what the overall budget is of, as the shopper says it ("I need the whole bundle for $90 or less")
 
 
 @dataclass(frozen=True)
@@ -227,10 +228,10 @@ class BundleUser(RecommendUser):
         if annoyed:
             self.lose_patience()
         acts: list[DialogueAct] = [
-            A.StateRequirements("bundle" if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
+            A.StateRequirements(BUDGET_NOUN if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
             for slot, (stated, repeated) in sorted(per_slot.items()) if stated or repeated]
         if missing or ("any" in topics and not acts):
-            acts.append(A.StateRequirements("bundle", (), (), tuple(t for t in missing)))
+            acts.append(A.StateRequirements(BUDGET_NOUN, (), (), tuple(t for t in missing)))
         return acts
 
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
