@@ -72,10 +72,12 @@ from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     Distractors,
     LineRef,
+    asks_about_line,
     fillers,
     has_category,
     has_look_alike,
     line_names,
+    line_question_reply,
     place,
     place_copy,
     random_status_order,
@@ -120,8 +122,6 @@ REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "no_longer_needed": ("I don't need it anymore", "I changed my mind about it"),
 }
 REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
-WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
-                        "when did you order")
 
 
 def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
@@ -254,13 +254,13 @@ class ReturnUser(SimulatedUser):
             acts.append(A.ExplainReason(self.goal.reason_phrase))
         if asks_confirmation(t):
             acts.append(self._confirmation(t, world))
-        elif _asks(t, WHICH_QUESTION_WORDS):
+        elif asks_about_line(t):  # a fair question (which, when, how much, which of these): answered
             if self.goal.target.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
             self.state.identified = True
-            acts.append(A.IdentifyItem(self.goal.target.identification, (self.goal.target.title,)))
+            acts.append(line_question_reply(t, self.goal.target))
         if not acts:
             self.lose_patience()
             acts.append(A.CheckMyAccount())
