@@ -133,3 +133,24 @@ def test_a_fair_question_is_free_once_and_only_when_needed(catalog, search) -> N
     env.step(AgentAction(message="How much did you pay for it?"))
     env.step(AgentAction(message="Which one do you mean?"))
     assert user.patience == patience - 2
+
+
+def test_an_arrival_day_reference_is_ambiguous_on_the_weekday(catalog, search) -> None:
+    """"Supposed to arrive on Tuesday" fits every undelivered order of that noun due on a Tuesday."""
+    env = EcomEnv("STATUS", catalog=catalog, search=search)
+    checked = 0
+    for d in (8, 12, 15):
+        for seed in range(80):
+            env.reset(env_id="STATUS", difficulty=d, seed=seed)
+            audit = env.audit()
+            goal, world = audit.problem.goal, audit.world
+            if "supposed to arrive on" not in goal.phrase or goal.ambiguous:
+                continue
+            day = goal.phrase.rsplit(" ", 1)[-1]
+            key = noun_key(world, goal.target.row)
+            for order in world.account.orders:
+                if order.order_id != goal.target.order_id and order.status in ("processing", "shipped", "in_transit"):
+                    if any(noun_key(world, line.row) == key for line in order.lines):
+                        assert order.eta is None or f"{order.eta:%A}" != day, (d, seed)
+            checked += 1
+    assert checked > 0

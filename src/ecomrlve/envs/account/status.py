@@ -248,7 +248,8 @@ class StatusFamily(TaskFamily):
         if status in UNDELIVERED and eta is not None and rng.random() < ARRIVAL_PHRASE_PROBABILITY:
             day = f"{eta:%A}"
             ambiguous = any(
-                o.order_id != target.order_id and o.status in UNDELIVERED and o.eta == eta
+                o.order_id != target.order_id and o.status in UNDELIVERED and o.eta is not None
+                and f"{o.eta:%A}" == day  # what is said: any order due on a Tuesday fits "on Tuesday"
                 and any(same_noun(world, li.row, target.row) for li in o.lines)
                 for o in world.account.orders)
             return f"my {target.noun.lower()} order that's supposed to arrive on {day}", (day,), ambiguous

@@ -64,6 +64,7 @@ from ecomrlve.envs.recommend import acts as A
 from ecomrlve.envs.recommend.requirements import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
+    TOPICS,
     Requirement,
     available_fields,
     derive_requirement,
@@ -220,8 +221,8 @@ class BundleUser(RecommendUser):
             self._answer_requirement(i, topics, *per_slot.setdefault(slot, ([], [])))
         revealed = any(stated for stated, _ in per_slot.values())
         annoyed = not revealed and any(repeated for _, repeated in per_slot.values())
-        missing = tuple(sorted(t for t in topics - {"any"}
-                               if not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
+        missing = tuple(sorted(t for t in topics - {"any"} if TOPICS[t][1]  # a requirement topic (not a ranking's)
+                               and not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
         for topic in missing or (("any",) if "any" in topics and not per_slot else ()):
             annoyed |= topic in self._no_preference_asked
             self._no_preference_asked.add(topic)
