@@ -10,7 +10,8 @@
   category's contiguous main-type view (the category is always a requirement, so this *is* the
   whole-catalog answer).
 * **Preferences and relevance** (:class:`Preferences`, :func:`relevance`): hidden weights aligned
-  with the stated requirements; relevance is rounded to 1e-6 so ties are exact.
+  with the stated requirements; relevance is rounded to 1e-6 so ties are exact. Hidden is not
+  secret: :func:`spoken_preferences` is how the shopper states each weighed term when asked.
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
   valid items reaches 1.

@@ -5,7 +5,8 @@
   the request was handled in, which decide what the agent had seen when it answered (read from
   the world's surfacing ledger).
 * :class:`RecommendUser`: answers questions about requirements (withheld ones are revealed once,
-  as a user-caused turn), comments on recommended products, reacts to the stock-out that the
+  as a user-caused turn) and about the soft preferences the ranking weighs (told when their topic
+  or "anything else?" is asked, never denied), comments on recommended products, reacts to the stock-out that the
   world executes as planned, and makes the planned context switch (both user-caused, once).
 """
 
