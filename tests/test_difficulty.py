@@ -22,7 +22,7 @@ def spec_axes(d: int) -> dict[str, float]:
     return {
         "m": 2 + d // 2,
         "k_rec": min(10, 3 + d // 3),
-        "T_max": 4 + d // 2,
+        "T_max": max(6, 4 + d // 2),
         "p_missing": 0.8 * sigma((d - 3) / 1.5),
         "p_noise": min(max(0.01 * d, 0.0), 0.125),
         "p_switch": 0.6 * sigma((d - 5) / 2),

@@ -45,7 +45,9 @@ class Axis:
 AXES: tuple[Axis, ...] = (
     Axis("m", "2 + ⌊d/2⌋", "user constraints", lambda d: 2 + d // 2),
     Axis("k_rec", "min(10, 3 + ⌊d/3⌋)", "ranked recommendations scored", lambda d: min(10, 3 + d // 3)),
-    Axis("T_max", "4 + ⌊d/2⌋", "agent turn budget", lambda d: 4 + d // 2),
+    # At least 6: every environment's prescribed procedure (RETURN at d 0: details, eligibility check, return,
+    # replacement search, answer, one tool per turn) fits with a turn to spare.
+    Axis("T_max", "max(6, 4 + ⌊d/2⌋)", "agent turn budget", lambda d: max(6, 4 + d // 2)),
     Axis("p_missing", "0.8·σ((d−3)/1.5)", "chance a non-essential constraint is withheld",
          lambda d: 0.8 * _sigmoid((d - 3) / 1.5)),
     Axis("p_noise", "clip(0.01·d, 0, 0.125)", "noise level (≈24·p typos per message)", lambda d: min(0.125, max(0.0, 0.01 * d))),

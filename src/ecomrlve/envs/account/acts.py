@@ -45,6 +45,40 @@ class IdentifyItem(DialogueAct):
 
 
 @dataclass(frozen=True)
+class TellWhen(DialogueAct):
+    """Answer to "when did you order it?": the exact date ("on March 3") or, when that is all the customer
+    remembers, a rough time ("about 3 weeks ago")."""
+
+    item: str
+    when: str
+    exact_date: bool
+
+
+@dataclass(frozen=True)
+class TellPrice(DialogueAct):
+    """Answer to "how much was it?": the unit price the customer paid ("24.99")."""
+
+    item: str
+    price: str
+
+
+@dataclass(frozen=True)
+class PickLine(DialogueAct):
+    """Answer to "the one from March 3 or the one from March 9?": the named date or price that is theirs."""
+
+    choice: str
+    item: str
+
+
+@dataclass(frozen=True)
+class NotThese(DialogueAct):
+    """None of the named dates or prices is the customer's: the item as they remember it."""
+
+    item: str
+    exact: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ExplainReason(DialogueAct):
     reason: str
 
@@ -62,7 +96,8 @@ class CheckMyAccount(DialogueAct):
     """Reply to a question the customer cannot or need not answer: it is in their account or was said."""
 
 
-AccountAct = RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | ExplainReason | WrongItem | CheckMyAccount
+AccountAct = (RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | TellWhen | TellPrice | PickLine | NotThese
+              | ExplainReason | WrongItem | CheckMyAccount)
 
 
 def account_values(act: AccountAct) -> tuple[str, ...]:
@@ -72,8 +107,14 @@ def account_values(act: AccountAct) -> tuple[str, ...]:
         return act.exact + (act.item,) + tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
     if isinstance(act, AskOrderStatus):
         return act.exact + (act.order,)
-    if isinstance(act, (IdentifyItem, WrongItem)):
-        return act.exact + ((act.item,) if isinstance(act, IdentifyItem) else (act.wanted,))
+    if isinstance(act, (IdentifyItem, NotThese, WrongItem)):
+        return act.exact + ((act.wanted,) if isinstance(act, WrongItem) else (act.item,))
+    if isinstance(act, TellWhen):
+        return (act.item, act.when)
+    if isinstance(act, TellPrice):
+        return (act.item, act.price)
+    if isinstance(act, PickLine):
+        return (act.choice, act.item)
     if isinstance(act, AskPolicy):
         return act.exact
     return ()

@@ -4,17 +4,25 @@ Generators append orders to ``world.account`` (never replace them). A customer n
 line at the ``order_reference`` level of the difficulty table: by id (low d), by product and
 exact order date (middle), or only by product type and a rough time ("the blender I ordered
 about 3 weeks ago", high d).
-A vague reference is *ambiguous* when another line with the same noun was ordered less than
-:data:`DISTINCT_DAYS` days apart; then the customer gives the exact item when asked: with the
-exact order date below the :data:`BY_TYPE_AND_TIME` level, from there on only with a rough time (what,
+A vague reference is *ambiguous* when the words the customer says fit another line with the same
+noun: its order age lies in the span the spoken rough time covers (:func:`rough_span`: "about 3
+months ago" covers 74-106 days, so 78 and 105 days ago both fit), or it was ordered less than
+:data:`DISTINCT_DAYS` days apart. Then the customer gives the exact item when asked: with the exact
+order date below the :data:`BY_TYPE_AND_TIME` level, from there on only with a rough time (what,
 roughly when), so the agent still has to match the description against the order list.
+
+Asked a fair question about the line (which one, when it was ordered, what it cost, or which of a
+few named dates or prices), the customer answers with what they know (:func:`line_question_reply`):
+the exact date only below the :data:`BY_TYPE_AND_TIME` level, the price they paid always, never an id.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Category
+from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
@@ -54,6 +63,8 @@ class LineRef(BaseModel):
     exact: tuple[str, ...]  # parts of the phrase that must reach the agent verbatim (ids, dates)
     ambiguous: bool  # the phrase fits other lines too; the customer identifies the item when asked
     identification: str  # what the customer says when asked which item they mean (never an id)
+    when: str  # when they ordered it, as they remember it: "on March 3" (exact date), or "about 3 weeks ago"
+    paid: str  # the unit price they paid, as said ("24.99")
 
     @property
     def names(self) -> ItemNames:
@@ -85,16 +96,37 @@ def spoken_date(day: dt.date) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def rough_time(days: int) -> str:
-    """How a shopper says "``days`` ago" roughly (a few days, weeks, months)."""
+def _rough(days: int) -> tuple[str, int, int]:
+    """How a shopper says "``days`` ago" roughly, and the ages (days) a listener can take it to mean:
+    half a unit either side of what is said, plus a day ("about 3 weeks ago": 17-25 days)."""
     if days < 7:
-        return "a few days ago"
+        return "a few days ago", 0, 9
     weeks = round(days / 7)
     if weeks <= 1:
-        return "about a week ago"
-    if weeks < 9:
-        return f"about {weeks} weeks ago"
-    return f"about {round(days / 30)} months ago"
+        text, unit, count = "about a week ago", 7, 1
+    elif weeks < 9:
+        text, unit, count = f"about {weeks} weeks ago", 7, weeks
+    else:
+        count = round(days / 30)
+        text, unit = f"about {count} months ago", 30
+    return text, math.ceil(unit * (count - 0.5) - 1), math.floor(unit * (count + 0.5) + 1)
+
+
+def rough_time(days: int) -> str:
+    """How a shopper says "``days`` ago" roughly (a few days, weeks, months)."""
+    return _rough(days)[0]
+
+
+def rough_span(days: int) -> tuple[int, int]:
+    """The ages (days, inclusive) that :func:`rough_time` of ``days`` fits: "about 3 months ago" (said of
+    78 days) fits 74-106 days, so an order 105 days ago fits it too."""
+    return _rough(days)[1:]
+
+
+def fits_rough_time(said_days: int, days: int) -> bool:
+    """Whether an order ``days`` old fits the rough time said of one ``said_days`` old."""
+    low, high = rough_span(said_days)
+    return low <= days <= high
 
 
 def has_look_alike(world: World, row: int) -> bool:
@@ -188,18 +220,21 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
         when = spoken_date(order.placed)
         phrase, exact, ambiguous = f"the {title} I ordered on {when}", (when,), False
     else:
-        when = rough_time((world.today - order.placed).days)
+        age = (world.today - order.placed).days
+        when = rough_time(age)
         phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
         key = noun_key(world, line.row)
         ambiguous = any(  # the dates first: they rule out most orders for the price of a subtraction
             other is not line and noun_key(world, other.row) == key
-            for o in world.account.orders if abs((o.placed - order.placed).days) < DISTINCT_DAYS for other in o.lines
+            for o in world.account.orders
+            if abs((o.placed - order.placed).days) < DISTINCT_DAYS or fits_rough_time(age, (world.today - o.placed).days)
+            for other in o.lines
         )
-    identification = (f"the {title} I ordered on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME
-                      else f"the {title} I ordered {when}")
+    when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
-                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification)
+                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=f"the {title} I ordered {when}",
+                   when=when, paid=f"{line.unit_price_cents / 100:.2f}")
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],
@@ -209,7 +244,8 @@ def place_copy(world: World, rng: random.Random, rows: list[int], target: Order,
     the target's rough time.
 
     Always older made "the newest order of that product" a rule that tells the copies apart without reading
-    the date the customer gave; at high d the rough time is what tells them apart, so it must differ.
+    the date the customer gave; at high d the rough time is what tells them apart, so the copy's age must lie
+    outside the span it covers (:func:`rough_span`), not merely be said differently.
     """
     method = rng.choice(SHIPPING_METHODS)
     lead = world.policy.handling_days + world.policy.shipping_days[method]  # from order to delivery
@@ -217,9 +253,8 @@ def place_copy(world: World, rng: random.Random, rows: list[int], target: Order,
     newer: Sequence[int] = range(lead + 1, age)  # exact dates: every other day tells them apart
     older: Sequence[int] = range(age + older_by[0], age + older_by[1] + 1)
     if level >= BY_TYPE_AND_TIME:
-        said = rough_time(age)
-        newer = [days for days in newer if rough_time(days) != said]
-        older = [days for days in older if rough_time(days) != said]
+        newer = [days for days in newer if not fits_rough_time(age, days)]
+        older = [days for days in older if not fits_rough_time(age, days)]
     placed = rng.choice(newer) if newer and rng.random() < 0.5 else rng.choice(older)
     return place(world, rng, rows, "delivered", placed - lead, method)
 
@@ -235,3 +270,64 @@ class Distractors:
     def at(cls, level: int, rng: random.Random) -> Distractors:
         return cls(same_product=level >= BY_TITLE_AND_DATE and rng.random() < 0.5,
                    same_category_close=level >= BY_TYPE_AND_TIME and rng.random() < 0.5)
+
+
+# -- the customer's answers to questions about the line they mean ---------------------------------
+
+WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "do you mean", "order number",
+                        "order id")
+WHEN_QUESTION_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
+                       "when was", "when you ordered", "when you bought", "order date", "exact date")
+PRICE_QUESTION_WORDS = ("how much", "price", "pay", "paid", "cost")
+MAX_CANDIDATES = 3  # named dates or prices the customer picks among; more is a list to read, not a question
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
+                   r"|\b(\d{4})-(\d{2})-(\d{2})\b")
+_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
+
+
+def _named_dates(text: str) -> list[tuple[int, int]]:
+    """(month, day) of each date a lower-cased text names ("march 3", "mar 3rd", "2025-03-03"), in order."""
+    out: list[tuple[int, int]] = []
+    for found in _DATE.finditer(text):
+        if found.group(1):
+            month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(found.group(1)))
+            out.append((month, int(found.group(2))))
+        else:
+            out.append((int(found.group(4)), int(found.group(5))))
+    return list(dict.fromkeys(out))
+
+
+def _named_prices(text: str) -> list[float]:
+    return list(dict.fromkeys(float(p) for p in _PRICE.findall(text)))
+
+
+def asks_about_line(text: str) -> bool:
+    """Whether a lower-cased question asks which line the customer means: which one, when, how much, or
+    which of named dates or prices."""
+    return (any(w in text for w in WHICH_QUESTION_WORDS + WHEN_QUESTION_WORDS + PRICE_QUESTION_WORDS)
+            or len(_named_dates(text)) >= 2 or len(_named_prices(text)) >= 2)
+
+
+def line_question_reply(text: str, target: LineRef) -> A.AccountAct:
+    """The customer's answer to a fair question about the line they mean (lower-cased ``text``, for which
+    :func:`asks_about_line` holds): a pick among up to :data:`MAX_CANDIDATES` named dates (when they know
+    the exact date) or prices, "neither" when none is theirs, when they ordered it, what they paid, or which
+    item it is (product and date as they remember it). Never an id."""
+    knows_date = target.when.startswith("on ")
+    dates, prices = _named_dates(text), _named_prices(text)
+    if knows_date and 2 <= len(dates) <= MAX_CANDIDATES:
+        mine = (target.placed.month, target.placed.day)
+        return A.PickLine(target.when[3:], target.title) if mine in dates else A.NotThese(target.identification,
+                                                                                             (target.title,))
+    if 2 <= len(prices) <= MAX_CANDIDATES:
+        paid = float(target.paid)
+        if any(abs(price - paid) < 0.005 for price in prices):
+            return A.PickLine("$" + target.paid, target.title)
+        return A.NotThese(target.identification, (target.title,))
+    if any(w in text for w in PRICE_QUESTION_WORDS):
+        return A.TellPrice(target.title, target.paid)
+    if any(w in text for w in WHEN_QUESTION_WORDS) or dates:
+        return A.TellWhen(target.title, target.when, knows_date)
+    return A.IdentifyItem(target.identification, (target.title,))

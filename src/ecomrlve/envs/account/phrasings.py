@@ -40,6 +40,17 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
         return " ".join(part for part in (lead, facts, act.question) if part)
     if isinstance(act, A.IdentifyItem):
         return pick(rng, ["I mean {i}.", "It's {i}.", "Sorry, I meant {i}."]).format(i=act.item)
+    if isinstance(act, A.TellWhen):
+        text = pick(rng, ["I ordered the {i} {w}.", "The {i}? I ordered it {w}."]).format(i=act.item, w=act.when)
+        if not act.exact_date:
+            text = pick(rng, ["I don't remember the exact date.", "Not sure of the exact day."]) + " " + text
+        return text
+    if isinstance(act, A.TellPrice):
+        return pick(rng, ["I paid ${p} for the {i}.", "The {i} was ${p}."]).format(i=act.item, p=act.price)
+    if isinstance(act, A.PickLine):
+        return pick(rng, ["The {c} one - that's the {i}.", "It's the {c} one, the {i}."]).format(c=act.choice, i=act.item)
+    if isinstance(act, A.NotThese):
+        return pick(rng, ["Neither of those - I mean {i}.", "None of those, sorry. It's {i}."]).format(i=act.item)
     if isinstance(act, A.ExplainReason):
         return pick(rng, ["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
     if isinstance(act, A.CheckMyAccount):

@@ -54,10 +54,12 @@ from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     Distractors,
     LineRef,
+    asks_about_line,
     fillers,
     has_category,
     has_look_alike,
     line_names,
+    line_question_reply,
     place,
     place_copy,
     random_status_order,
@@ -102,8 +104,6 @@ REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "no_longer_needed": ("I don't need it anymore", "I changed my mind about it"),
 }
 REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
-WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
-                        "when did you order")
 
 
 def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
@@ -236,13 +236,13 @@ class ReturnUser(SimulatedUser):
             acts.append(A.ExplainReason(self.goal.reason_phrase))
         if asks_confirmation(t):
             acts.append(self._confirmation(t, world))
-        elif _asks(t, WHICH_QUESTION_WORDS):
+        elif asks_about_line(t):  # a fair question (which, when, how much, which of these): answered
             if self.goal.target.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
             self.state.identified = True
-            acts.append(A.IdentifyItem(self.goal.target.identification, (self.goal.target.title,)))
+            acts.append(line_question_reply(t, self.goal.target))
         if not acts:
             self.lose_patience()
             acts.append(A.CheckMyAccount())
@@ -421,8 +421,9 @@ class ReturnFamily(TaskFamily):
 # -- the oracle -----------------------------------------------------------------------------------
 
 class ReturnOracle:
-    """Finds the line through order_list/order_get_details, asks only what was withheld, confirms
-    when asked to, returns (or checks and explains), finds a replacement by filtered search, answers.
+    """Finds the line through order_list/order_get_details, asks only what was withheld, checks the line's
+    eligibility (as the instructions say), confirms when asked to, returns (or explains why not), finds a
+    replacement by filtered search, answers.
 
     It reads the hidden goal to decide what to do; every id it submits comes from a tool result
     or the customer's words.
@@ -475,6 +476,8 @@ class ReturnOracle:
                 call("order_get_details", order_id=target.order_id)
             else:
                 call("order_list")
+        elif self.checked is None:  # the instructions' check, eligible or not, before anything is started
+            call("return_check_eligibility", order_id=target.order_id, line_id=target.line_id)
         elif goal.eligible and not self.initiated:
             if goal.confirm_first and not self.confirm_asked:
                 messages.append(f"Shall I start the return of the {target.title} (line {target.line_id}) now? "
@@ -482,13 +485,11 @@ class ReturnOracle:
                 self.confirm_asked = True
             elif not messages:
                 call("return_initiate", order_id=target.order_id, line_id=target.line_id, reason=goal.reason)
-        elif not goal.eligible and self.checked is None:
-            call("return_check_eligibility", order_id=target.order_id, line_id=target.line_id)
         if goal.replacement is not None and self.replacement_id is None and len(calls) < self.b_tool:
             flt = requirement_filter(goal.replacement.requirements).model_dump(exclude_none=True)
             call("catalog_search", query=goal.replacement.reference_title, filters=flt, top_k=10 * (1 + self.searches))
             self.searches += 1
-        done = (self.initiated if goal.eligible else self.checked is not None) and (
+        done = self.checked is not None and (self.initiated or not goal.eligible) and (
             goal.replacement is None or self.replacement_id is not None)
         if done and not calls and not messages:
             if not goal.eligible and self.checked is not None:  # done: an ineligible line was checked

@@ -44,8 +44,10 @@ from ecomrlve.envs.account.orders import (
     BY_TITLE_AND_DATE,
     Distractors,
     LineRef,
+    asks_about_line,
     fillers,
     has_look_alike,
+    line_question_reply,
     place,
     place_copy,
     random_status_order,
@@ -76,8 +78,6 @@ BACKGROUND_STATUSES: tuple[OrderStatus, ...] = ("delivered", "delivered", "in_tr
 TARGET_STATUSES: tuple[OrderStatus, ...] = tuple(s for s in BACKGROUND_STATUSES if s != "returned")
 BASE_PATIENCE = 3
 ORDER_LOOKUPS = ("order_list", "order_get_details")  # the tools whose results show an order's status
-WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
-                        "when did you order", "order number", "order id")
 
 
 class StatusGoal(BaseModel):
@@ -159,13 +159,16 @@ class StatusUser(SimulatedUser):
         t = text.lower()
         if not is_question(t):
             return [Acknowledge()]
-        if any(w in t for w in WHICH_QUESTION_WORDS):
+        if asks_about_line(t):  # a fair question (which, when, how much, which of these): answered
             if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
             self.state.identified = True
-            return [A.IdentifyItem(f"the order with {self.goal.target.identification}", (self.goal.target.title,))]
+            reply = line_question_reply(t, self.goal.target)
+            if isinstance(reply, A.IdentifyItem):
+                return [A.IdentifyItem(f"the order with {reply.item}", reply.exact)]
+            return [reply]
         self.lose_patience()
         return [A.CheckMyAccount()]
 
@@ -231,7 +234,8 @@ class StatusFamily(TaskFamily):
         if status in UNDELIVERED and eta is not None and rng.random() < ARRIVAL_PHRASE_PROBABILITY:
             day = f"{eta:%A}"
             ambiguous = any(
-                o.order_id != target.order_id and o.status in UNDELIVERED and o.eta == eta
+                o.order_id != target.order_id and o.status in UNDELIVERED and o.eta is not None
+                and f"{o.eta:%A}" == day  # what is said: any order due on a Tuesday fits "on Tuesday"
                 and any(same_noun(world, li.row, target.row) for li in o.lines)
                 for o in world.account.orders)
             return f"my {target.noun.lower()} order that's supposed to arrive on {day}", (day,), ambiguous

@@ -36,14 +36,22 @@ class RequestBundle(DialogueAct):
     item_requirements: tuple[tuple[str, str, str], ...]  # (noun, field, value)
 
 
+#: One soft preference the ranking weighs, as said: (kind, strength, value). Kinds: "price" (value: the
+#: price the shopper has in mind), "rating", "shipping", "popularity", "similar" (value: the original's
+#: name); strength "strong" or "mild".
+Preference = tuple[str, str, str]
+
+
 @dataclass(frozen=True)
 class StateRequirements(DialogueAct):
-    """Reply to a clarifying question: newly stated, repeated, and topics without a preference."""
+    """Reply to a clarifying question: newly stated, repeated, the hidden preferences asked about (each a
+    :data:`Preference`), and topics without a preference. ``noun`` names the item the requirements are of."""
 
     noun: str
     stated: tuple[tuple[str, str], ...]
     repeated: tuple[tuple[str, str], ...] = ()
     no_preference: tuple[str, ...] = ()
+    preferences: tuple[Preference, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,7 @@ def recommend_values(act: RecommendAct) -> tuple[str, ...]:
         names = [*act.nouns, *([act.budget] if act.budget else [])]
     elif isinstance(act, StateRequirements):
         pairs = list(act.stated + act.repeated)
+        names = [value for _, _, value in act.preferences if value]
     elif isinstance(act, (ChangeRequirement, MissesRequirement)):
         pairs = [act.requirement] if act.requirement is not None else []
     if isinstance(act, (SoldOut, LooksGood, MissesRequirement, NotNeeded)):

@@ -52,6 +52,7 @@ from ecomrlve.envs.recommend import acts as A
 from ecomrlve.envs.recommend.requirements import (
     BASE_PATIENCE,
     TOPIC_OF_FIELD,
+    TOPICS,
     Requirement,
     available_fields,
     derive_requirement,
@@ -69,6 +70,7 @@ ENV_ID = "BUNDLE"
 CHEAP_SHARE = 0.25  # reference products come from the cheapest quarter of their category
 OVERRUN_PENALTY, MAX_OVERRUN_PENALTY = 5.0, 2.0
 _PER_ITEM_FIELDS_EXCLUDED = ("price_max", "price_min")  # prices are governed by the overall budget
+BUDGET_NOUN = "whole bundle"  # what the overall budget is of, as the shopper says it ("I need the whole bundle for $90 or less")
 
 
 @dataclass(frozen=True)
@@ -207,18 +209,18 @@ class BundleUser(RecommendUser):
             self._answer_requirement(i, topics, *per_slot.setdefault(slot, ([], [])))
         revealed = any(stated for stated, _ in per_slot.values())
         annoyed = not revealed and any(repeated for _, repeated in per_slot.values())
-        missing = tuple(sorted(t for t in topics - {"any"}
-                               if not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
+        missing = tuple(sorted(t for t in topics - {"any"} if TOPICS[t][1]  # a requirement topic (not a ranking's)
+                               and not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
         for topic in missing or (("any",) if "any" in topics and not per_slot else ()):
             annoyed |= topic in self._no_preference_asked
             self._no_preference_asked.add(topic)
         if annoyed:
             self.lose_patience()
         acts: list[DialogueAct] = [
-            A.StateRequirements("bundle" if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
+            A.StateRequirements(BUDGET_NOUN if slot < 0 else self.nouns[slot], tuple(stated), tuple(repeated))
             for slot, (stated, repeated) in sorted(per_slot.items()) if stated or repeated]
         if missing or ("any" in topics and not acts):
-            acts.append(A.StateRequirements("bundle", (), (), tuple(t for t in missing)))
+            acts.append(A.StateRequirements(BUDGET_NOUN, (), (), tuple(t for t in missing)))
         return acts
 
     def _respond(self, text: str, world: World) -> list[DialogueAct]:

@@ -51,7 +51,7 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
         text = (text.replace("{sim}", indefinite(act.noun, "similar")).replace("{o}", act.original)
                 .replace("{it}", "they're" if plural else "it's").replace("{is}", "are" if plural else "is"))
         if act.requirements:
-            text += " " + pick(rng, ["I need it {r}.", "It has to be {r}.", "Ideally {r}."]).replace(
+            text += " " + pick(rng, ["I need it {r}.", "It has to be {r}.", "It must be {r}."]).replace(
                 "{r}", requirements_text(act.requirements, rng))
         return text
     if isinstance(act, A.RequestBundle):
@@ -69,19 +69,22 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
                 "{n}", spoken_noun(noun)).replace("{r}", requirements_text(pairs, rng))
         return text
     if isinstance(act, A.StateRequirements):
+        noun = spoken_noun(act.noun)
         parts: list[str] = []
         if act.stated:
-            parts.append(pick(rng, ["Sure - I'd like it {r}.", "Oh right: {r}.", "Good question. {R}."]).replace(
-                "{r}", requirements_text(act.stated, rng)).replace("{R}", _capital(requirements_text(act.stated, rng))))
+            parts.append(pick(rng, ["Sure - I need the {n} {r}.", "Oh right: for the {n}, it has to be {r}.",
+                                    "Good question. For the {n}: {r}, that's a must."]).replace(
+                "{n}", noun).replace("{r}", requirements_text(act.stated, rng)))
         if act.repeated:
-            parts.append(pick(rng, ["As I said, {r}.", "I already told you: {r}."]).replace(
-                "{r}", requirements_text(act.repeated, rng)))
+            parts.append(pick(rng, ["As I said, I need the {n} {r}.", "I already told you: the {n} {r}."]).replace(
+                "{n}", noun).replace("{r}", requirements_text(act.repeated, rng)))
+        parts += [_preference_text(preference, rng) for preference in act.preferences]
         if act.no_preference:
             parts.append(pick(rng, ["No preference on {t}.", "I don't mind about {t}."]).replace(
                 "{t}", join_words(list(act.no_preference))))
         return " ".join(parts) or pick(rng, ["That's all I need.", "Nothing else, that's everything."])
     if isinstance(act, A.ChangeRequirement):
-        return pick(rng, ["Actually, I changed my mind: I'd like it {r} instead.", "Oh, one change - make that {r}.",
+        return pick(rng, ["Actually, I changed my mind: I need it {r} instead.", "Oh, one change - make that {r}.",
                            "Sorry, an update: the {n} should be {r}."]).replace(
             "{n}", spoken_noun(act.noun)).replace("{r}", requirements_text([act.requirement], rng))
     if isinstance(act, A.SoldOut):
@@ -102,8 +105,28 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
     raise TypeError(f"no template for dialogue act {type(act).__name__}")
 
 
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
+_PREFERENCE_PHRASES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("price", "strong"): ("Cheaper is better for me - ideally around ${v}.",
+                          "The lower the price the better; I had about ${v} in mind."),
+    ("price", "mild"): ("A lower price would be a small plus - I had about ${v} in mind.",
+                        "I wouldn't mind saving a bit; ideally around ${v}."),
+    ("rating", "strong"): ("A high rating matters a lot to me.", "The better rated, the better."),
+    ("rating", "mild"): ("A better rating would be a nice bonus.", "Good reviews would be a small plus."),
+    ("shipping", "strong"): ("Fast shipping matters a lot to me.", "The sooner it arrives, the better."),
+    ("shipping", "mild"): ("Faster shipping would be a nice bonus.", "Quick delivery would be a small plus."),
+    ("popularity", "strong"): ("I'd really like something popular, with lots of reviews.",
+                               "A popular one with many reviews matters to me."),
+    ("popularity", "mild"): ("Something popular, with lots of reviews, would be a small plus.",
+                             "A well-known one with many reviews would be nice."),
+    ("similar", "strong"): ("As close to the {v} as possible, please.", "The more like the {v}, the better."),
+    ("similar", "mild"): ("Something a bit like the {v} would be nice.", "Similar to the {v} would be a small plus."),
+}
+
+
+def _preference_text(preference: A.Preference, rng: random.Random) -> str:
+    """A soft preference in soft words (never a hard requirement's)."""
+    kind, strength, value = preference
+    return pick(rng, _PREFERENCE_PHRASES[(kind, strength)]).replace("{v}", value)
 
 
 RECOMMEND_TEMPLATES = ActTemplates(acts=A.RecommendAct, text=_recommend_text, protected=A.recommend_values)

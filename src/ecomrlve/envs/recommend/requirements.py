@@ -10,7 +10,8 @@
   category's contiguous main-type view (the category is always a requirement, so this *is* the
   whole-catalog answer).
 * **Preferences and relevance** (:class:`Preferences`, :func:`relevance`): hidden weights aligned
-  with the stated requirements; relevance is rounded to 1e-6 so ties are exact.
+  with the stated requirements; relevance is rounded to 1e-6 so ties are exact. Hidden is not
+  secret: :func:`spoken_preferences` is how the shopper states each weighed term when asked.
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
   valid items reaches 1.
@@ -63,6 +64,9 @@ TOPICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "wattage": (("wattage", "watts", "power output"), ("wattage_min",)),
     "screen": (("screen", "display size"), ("screen_size_min",)),
     "weight": (("weight", "heavy", "weigh"), ("weight_max",)),
+    # Soft preferences only (no requirement states them): see PREFERENCE_TOPICS.
+    "popularity": (("popular", "popularity", "bestseller", "best seller", "best-selling", "well known"), ()),
+    "similar": (("similar", "closest", "close to", "same as"), ()),
 }
 TOPIC_OF_FIELD = {f: topic for topic, (_, fields) in TOPICS.items() for f in fields}
 _GENERIC_QUESTIONS = ("anything else", "any other", "other requirement", "other preference", "what else",
@@ -349,6 +353,31 @@ class Preferences(BaseModel):
     shipping: float
     popularity: float
     price_reference: float  # USD; a product at twice this price has no price appeal left
+
+
+#: The topics whose questions a spoken preference answers (popularity also counts as a rating question:
+#: "reviews" asks about both).
+PREFERENCE_TOPICS: dict[str, tuple[str, ...]] = {"price": ("price",), "rating": ("rating",), "shipping": ("shipping",),
+                                                 "popularity": ("popularity", "rating"), "similar": ("similar",)}
+STRONG_PREFERENCE = 0.5  # a weight from here on is said to matter a lot; below, to be a small plus
+_REFERENCE_STEPS = ((20.0, 1.0), (100.0, 5.0), (500.0, 10.0), (math.inf, 50.0))  # (below, round to) as people say prices
+
+
+def spoken_preferences(prefs: Preferences, similar_to: str = "", similarity_weight: float = 0.0) -> tuple[tuple[str, str, str], ...]:
+    """Every term the ranking weighs, as the shopper says it when asked: (kind, strength, value).
+
+    Every weight is positive (:func:`draw_preferences`), so every kind is said; the price the shopper has
+    in mind is the reference price rounded as people say prices ($13, $45, $120, $1,050 -> $1050)."""
+    def strength(weight: float) -> str:
+        return "strong" if weight >= STRONG_PREFERENCE else "mild"
+
+    step = next(step for below, step in _REFERENCE_STEPS if prefs.price_reference < below)
+    reference = max(step, round(prefs.price_reference / step) * step)
+    said = [("price", strength(prefs.price), f"{reference:g}"), ("rating", strength(prefs.rating), ""),
+            ("shipping", strength(prefs.shipping), ""), ("popularity", strength(prefs.popularity), "")]
+    if similar_to and similarity_weight > 0:
+        said.append(("similar", strength(similarity_weight), similar_to))
+    return tuple(said)
 
 
 def draw_preferences(requirements: list[Requirement], price_reference: float, rng: random.Random) -> Preferences:

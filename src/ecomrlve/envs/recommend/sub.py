@@ -51,6 +51,7 @@ from ecomrlve.envs.recommend.requirements import (
     derive_requirement,
     derive_requirements,
     relevance,
+    spoken_preferences,
     title_overlap,
 )
 from ecomrlve.envs.recommend.task import RankedRecommendation, RecommendGoal
@@ -86,6 +87,11 @@ class SubstitutionFamily(RankedRecommendation):
     def relevance_inputs(self, goal: RecommendGoal) -> tuple[Any, ...]:
         assert isinstance(goal, SUBGoal)
         return (goal.preferences, goal.original_row)
+
+    def said_preferences(self, goal: RecommendGoal) -> tuple[tuple[str, str, str], ...]:
+        """The utility's preferences and likeness to the original (half of the relevance)."""
+        assert isinstance(goal, SUBGoal)
+        return spoken_preferences(goal.preferences, goal.original_title, SIMILARITY_WEIGHT)
 
     def prepare(self, catalog: Catalog) -> None:
         """The main-type views and their title word indexes (:func:`title_overlap` reads them)."""

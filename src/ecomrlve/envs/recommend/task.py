@@ -47,6 +47,7 @@ from ecomrlve.envs.recommend.requirements import (
     ranking_reward,
     requirement_filter,
     sorted_prices,
+    spoken_preferences,
     stated_budget,
     utility_terms,
     valid_local,
@@ -341,6 +342,10 @@ class RankedRecommendation(TaskFamily):
                        and world.can_sell_out(row) and not world.is_denied(row)]
         return picked[:DECOY_SELL_OUTS]
 
+    def said_preferences(self, goal: RecommendGoal) -> tuple[tuple[str, str, str], ...]:
+        """Every soft preference :meth:`relevance` weighs, as the shopper says it when asked."""
+        return spoken_preferences(goal.preferences)
+
     def user_for(self, world: World, goal: RecommendGoal, rng: random.Random, realiser: Realiser) -> RecommendUser:
         """The shopper and their task state; the world takes over the planned stock-out."""
         catalog = world.catalog
@@ -354,7 +359,7 @@ class RankedRecommendation(TaskFamily):
             noun=goal.noun, switch=(goal.switch.index, goal.switch.requirement) if goal.switch else None,
             stock_out=goal.stock_out_row,
             stock_out_name="" if goal.stock_out_row is None else spoken_name(catalog, goal.stock_out_row).text,
-            catalog=catalog)
+            catalog=catalog, preferences=self.said_preferences(goal))
 
     def verify(self, goal: RecommendGoal, state: RecommendState, world: World,
                answer: RecommendAnswer | None) -> TaskOutcome:

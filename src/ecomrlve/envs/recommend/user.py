@@ -5,7 +5,8 @@
   the request was handled in, which decide what the agent had seen when it answered (read from
   the world's surfacing ledger).
 * :class:`RecommendUser`: answers questions about requirements (withheld ones are revealed once,
-  as a user-caused turn), comments on recommended products, reacts to the stock-out that the
+  as a user-caused turn) and about the soft preferences the ranking weighs (told when their topic
+  or "anything else?" is asked, never denied), comments on recommended products, reacts to the stock-out that the
   world executes as planned, and makes the planned context switch (both user-caused, once).
 """
 
@@ -18,7 +19,14 @@ from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.recommend import acts as A
-from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
+from ecomrlve.envs.recommend.requirements import (
+    PREFERENCE_TOPICS,
+    TOPIC_OF_FIELD,
+    TOPICS,
+    Requirement,
+    asked_topics,
+    first_failed,
+)
 from ecomrlve.user.acts import Acknowledge, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.world.state import World
@@ -61,7 +69,10 @@ class RecommendUser(SimulatedUser):
     catalog: Catalog | None = None  # the shared read-only catalog (for the oracle's searches)
     feedback_detail: bool = True  # says which requirement a named product misses (the feedback_detail axis)
     judged: int = 0  # products judged for the agent so far
+    #: Every soft preference the ranking weighs, as said when asked (:func:`~ecomrlve.envs.recommend.requirements.spoken_preferences`).
+    preferences: tuple[A.Preference, ...] = ()
     _no_preference_asked: set[str] = field(default_factory=set)
+    _preferences_told: set[str] = field(default_factory=set)
 
     @property
     def requirements(self) -> list[Requirement]:
@@ -117,6 +128,9 @@ class RecommendUser(SimulatedUser):
             repeated.append(pair)
 
     def _clarify(self, topics: set[str]) -> list[DialogueAct]:
+        """Answer a question about ``topics``: the requirements and the soft preferences on them ("any": all),
+        never "no preference" on something the ranking weighs. A question that tells nothing new costs patience
+        (a repeated requirement or preference, a repeated "anything else?" or question about a topic without one)."""
         stated: list[tuple[str, str]] = []
         repeated: list[tuple[str, str]] = []
         no_preference: list[str] = []
@@ -125,20 +139,26 @@ class RecommendUser(SimulatedUser):
         for i in sorted(indices):
             if self.requirements[i].field != "category":
                 self._answer_requirement(i, topics, stated, repeated)
-        annoyed = bool(repeated) and not stated  # a question that reveals something is not a nuisance
-        for topic in sorted(topics - {"any"}):
-            if not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
+        preferences = [p for p in self.preferences if "any" in topics or topics & set(PREFERENCE_TOPICS[p[0]])]
+        told = [p for p in preferences if p[0] in self._preferences_told]
+        self._preferences_told.update(p[0] for p in preferences)
+        news = bool(stated) or len(told) < len(preferences)
+        annoyed = bool(repeated or told) and not news  # a question that reveals something is not a nuisance
+        weighed = {topic for p in self.preferences for topic in PREFERENCE_TOPICS[p[0]]}
+        for topic in sorted(topics - {"any"} - weighed):
+            if TOPICS[topic][1] and not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
                 annoyed |= topic in self._no_preference_asked
                 self._no_preference_asked.add(topic)
                 no_preference.append(topic)
-        if "any" in topics and not stated:
+        if "any" in topics and not news:
             annoyed |= "any" in self._no_preference_asked
             self._no_preference_asked.add("any")
         if annoyed:
             self.lose_patience()
         acts: list[DialogueAct] = []
-        if stated or repeated or no_preference or "any" in topics:
-            acts.append(A.StateRequirements(self.noun, tuple(stated), tuple(repeated), tuple(no_preference)))
+        if stated or repeated or no_preference or preferences or "any" in topics:
+            acts.append(A.StateRequirements(self.noun, tuple(stated), tuple(repeated), tuple(no_preference),
+                                            tuple(preferences)))
         return acts
 
     def _feedback(self, text: str, world: World) -> list[DialogueAct]:
