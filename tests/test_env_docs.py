@@ -150,9 +150,9 @@ def test_records_carry_every_version_their_content_depends_on() -> None:
 
 
 def _repository_texts() -> list[Path]:
-    """The repository's code and documents: the package, tests, benchmarks, scripts and top-level Markdown."""
+    """The repository's code and documents: the package, tests, benchmarks, scripts, docs/ and top-level Markdown."""
     repo = SRC.parent
-    return sorted([*repo.glob("*.md"), *(path for part in ("src", "tests", "benchmarks", "scripts")
+    return sorted([*repo.glob("*.md"), *(path for part in ("src", "tests", "benchmarks", "scripts", "docs")
                                         for suffix in ("*.py", "*.md") for path in (repo / part).rglob(suffix))])
 
 

@@ -184,7 +184,7 @@ def test_an_empty_turn_is_refused_and_spends_nothing(client, action) -> None:
 
 
 def test_the_core_plays_an_empty_turn(env) -> None:
-    """What README says: "" is a turn in the core; it counts against T_max and the shopper stays silent."""
+    """What docs/episodes.md says: "" is a turn in the core; it counts against T_max and the shopper stays silent."""
     first = env.reset(env_id="CART", difficulty=0, seed=3)
     after = env.step("")
     assert after.info["turn"] == 1 and after.info["turns_left"] == first.info["turns_left"] - 1

@@ -470,7 +470,7 @@ def default_retriever(catalog: Catalog) -> Retriever:
 
     A catalog loaded from a catalog directory brings its persisted indexes (hybrid when it has
     vectors) through its ``retriever_source``; an in-memory catalog gets lexical BM25, built on first
-    use (see README "Catalogs" for why the embedded default stays lexical).
+    use (see docs/catalogs.md, "Retrieval", for why the embedded default stays lexical).
     """
     if catalog.retriever_source is not None:
         retriever: Retriever = catalog.retriever_source(catalog)
