@@ -12,7 +12,7 @@ Hidden goal
     are hidden in the account, and the expected answer, computed by the rule engine
     (:mod:`ecomrlve.world.policy`) from the same situation the question is generated from.
 Tools
-    policy_search, user_get_profile, order_list, order_get_details, ask_user, answer(value?, yes_no?).
+    policy_search, user_get_profile, order_list, order_get_details, ask_user, answer(value?, yes_no?, basis?).
 Scoring
     :func:`policy_score`. Numeric: exact (to the cent) 1, else ``2·(min/max)^4 − 1`` for positive
     values, −1 if one side is 0 or negative; yes/no: the answer gives ``basis``, the policy number it
