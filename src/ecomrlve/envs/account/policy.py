@@ -285,18 +285,18 @@ class PolicyAnswer(BaseModel):
 
 # -- scoring (pure) -------------------------------------------------------------------------------
 
+def same_amount(a: float | None, b: float | None) -> bool:
+    """Equal to the cent (``None`` equals nothing)."""
+    return a is not None and b is not None and abs(a - b) < 0.005
+
+
 def ratio_score(answer: float, expected: float) -> float:
     """``2·(min/max)^4 − 1`` for positive values; exact (to the cent) is 1; a sign or zero mismatch −1."""
-    if abs(answer - expected) < 0.005:
+    if same_amount(answer, expected):
         return 1.0
     if answer <= 0 or expected <= 0:
         return -1.0
     return 2 * (min(answer, expected) / max(answer, expected)) ** RATIO_POWER - 1
-
-
-def same_amount(a: float | None, b: float | None) -> bool:
-    """Equal to the cent (``None`` equals nothing)."""
-    return a is not None and b is not None and abs(a - b) < 0.005
 
 
 def yes_no_score(yes_no: str | None, basis: float | None, expected_yes_no: str, expected_basis: float | None) -> float:
