@@ -262,7 +262,7 @@ def test_non_ideal_answers_score_below_one(quiet_pd) -> None:
         quiet_pd.reset(env_id=ENV, difficulty=9, seed=seed)
         problem, world = quiet_pd.audit().problem, quiet_pd.audit().world
 
-        def score(ids: list[str]) -> float:
+        def score(ids: list[str], problem=problem, world=world) -> float:
             return quiet_pd.environment.verify(problem.goal, problem.state, world, _answer_model(ids)).r_task
 
         # the ideal ranking on this world (the goal's ideal_ids assume the planned switch and stock-out happened)
