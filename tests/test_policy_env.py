@@ -18,7 +18,7 @@ from ecomrlve.agents import heuristic_agent
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.difficulty import MAX_DIFFICULTY
-from ecomrlve.envs.account.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score
+from ecomrlve.envs.account.policy import IS_CORRECT_AT, KINDS, Situation, kinds_for, ratio_score, yes_no_score
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import tool_results
 from ecomrlve.world.policy import StorePolicy
@@ -94,6 +94,19 @@ def independent_answer(kind: str, s: Situation, RULES: StorePolicy) -> float | s
     return max(0, s.price_cents - fee - shipping) / 100
 
 
+def independent_basis(kind: str, s: Situation, RULES: StorePolicy) -> float | None:  # noqa: N803 (the rule tables)
+    """The policy number a yes/no answer of ``kind`` rests on, straight from the tables (None: not a yes/no kind)."""
+    dept = _DEPARTMENT.get(s.category or "", "")
+    if kind == "final_sale":
+        return float(RULES.return_window_days[dept])
+    if kind == "can_return":
+        return float(RULES.return_window_days[dept] + RULES.tier_window_bonus_days[s.tier])
+    if kind == "under_warranty":
+        months = RULES.warranty_months[dept]
+        return float(months + RULES.tier_warranty_bonus_months[s.tier] if months else 0)
+    return None
+
+
 def test_expected_answers_match_an_independent_recomputation(env) -> None:
     """Every kind's expected answer, at every d and at B_branch 7 (refund_full's 7 conditions lie past the
     supported range: d = 15 has B_branch 6, so only the override reaches it)."""
@@ -106,6 +119,7 @@ def test_expected_answers_match_an_independent_recomputation(env) -> None:
             expected = goal.expected_yes_no if goal.expected_yes_no is not None else goal.expected_number
             policy = env_d.audit().world.policy
             assert independent_answer(goal.kind, goal.situation, policy) == expected, (d, seed, goal.kind)
+            assert independent_basis(goal.kind, goal.situation, policy) == goal.expected_basis, (d, seed, goal.kind)
             kinds[goal.kind] += 1
     assert set(kinds) == {k.name for k in KINDS}
 
@@ -165,6 +179,36 @@ def test_numeric_answers_are_rarely_zero_and_yes_no_is_balanced(env) -> None:
                 zero += goal.expected_number == 0
     assert zero / numeric < 0.25
     assert 0.3 < yes_no["yes"] / sum(yes_no.values()) < 0.7
+
+
+_YES_NO = st.sampled_from(["yes", "no"])
+_BASIS = st.one_of(st.none(), st.sampled_from([0.0, 7.0, 30.0, 45.0, 12.0]), st.floats(0, 400, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), _YES_NO), _BASIS, _YES_NO, _BASIS)
+def test_a_yes_no_counts_only_with_the_policy_number_it_rests_on(yes_no, basis, expected, expected_basis) -> None:
+    """Bounded; a bare or wrongly grounded yes/no scores -1 (a coin is right half the time); the right basis
+    earns 0 and the right yes/no on top of it 1, so the score only grows with what was read and concluded."""
+    score = yes_no_score(yes_no, basis, expected, expected_basis)
+    assert -1.0 <= score <= 1.0
+    if expected_basis is None:
+        assert score == (1.0 if yes_no == expected else -1.0)
+        return
+    grounded = basis is not None and abs(basis - expected_basis) < 0.005
+    assert score == (-1.0 if not grounded else 1.0 if yes_no == expected else 0.0)
+    assert yes_no_score(yes_no, expected_basis, expected, expected_basis) >= score  # reading the number never hurts
+    assert yes_no_score(expected, basis, expected, expected_basis) >= score  # nor does the right conclusion
+    assert yes_no_score(yes_no, None, expected, expected_basis) == -1.0
+
+
+def test_the_answer_tool_asks_for_the_basis_of_a_yes_no(env) -> None:
+    """The agent reads what a yes/no answer needs: the answer tool's schema and description name the basis."""
+    observation = env.reset(env_id=ENV, difficulty=6, seed=0)
+    answer = next(t["function"] for t in observation.tools if t["function"]["name"] == "answer")
+    assert "basis" in answer["description"]
+    assert "window" in answer["parameters"]["properties"]["basis"]["description"]
+    assert "basis" in observation.messages[0]["content"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -44,7 +44,7 @@ def test_the_oracle_bypass_attack_fails_without_the_secret(catalog, monkeypatch)
         while not result.done:
             result = server.step(EcomAction(turn="<tool_call>{not json"))
         given = server.state().record
-        assert given is not None and SERVER_SECRET not in given and "secret" not in json.loads(given)
+        assert given is not None and SERVER_SECRET not in json.dumps(given) and "secret" not in given
         record = episode_record(server.state())
         assert record.secret is None
         wins = 0
@@ -63,6 +63,36 @@ def test_the_oracle_bypass_attack_fails_without_the_secret(catalog, monkeypatch)
                 theirs = server.step(EcomAction(turn="<tool_call>{not json"))
             wins += episode_record(server.state()).reward.is_correct
         assert wins == 0
+
+
+def _attempts(url: str, env_id: str) -> int:
+    window = httpx.get(url + "/scheduler", timeout=10).json()["windows"][env_id]
+    return int(window["attempts"])
+
+
+def test_an_episode_key_whose_record_a_client_read_no_longer_feeds_the_curriculum(catalog) -> None:
+    """Same-key replay: a client loses an episode, reads its goal in the record, resets the same key and wins.
+    The win must not move the shared curriculum; episodes of a key started before its record was given out
+    (the concurrent rollouts of a GRPO group) all count."""
+    config = ServerConfig(env="CART", secret=SERVER_SECRET, allow_oracle=True)
+    with running_server(config, catalog) as url, EcomEnvClient(url).sync() as first, \
+            EcomEnvClient(url).sync() as second:
+        for client in (first, second):  # one group: both reset the key before either record exists
+            client.reset(env_id="CART", difficulty=0, seed=11)
+        for client in (first, second):
+            result = client.step(EcomAction(turn="<tool_call>{not json"))
+            assert result.done
+        assert _attempts(url, "CART") == 2
+        assert episode_record(first.state()).goal  # the goal is out: the key is disclosed
+        result = first.reset(env_id="CART", difficulty=0, seed=11)
+        while not result.done:
+            result = first.step(EcomAction(turn="", oracle=True))  # played with what the record told
+        assert episode_record(first.state()).reward.is_correct
+        assert _attempts(url, "CART") == 2  # the informed win is not counted
+        result = first.reset(env_id="CART", difficulty=0, seed=12)  # another key counts as ever
+        while not result.done:
+            result = first.step(EcomAction(turn="", oracle=True))
+        assert _attempts(url, "CART") == 3
 
 
 def test_a_client_record_cannot_be_replayed_but_the_servers_can(catalog, tmp_path) -> None:

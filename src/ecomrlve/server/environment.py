@@ -86,13 +86,28 @@ class Deployment:
     allow_oracle: bool = False
     realiser: Realiser | RealiserFactory | None = None  # the shopper (None: the default train-half templates)
     records: RecordsFile | None = None  # where the full records go (None: nowhere)
+    #: episode keys (env, d, seed) whose record, hidden goal included, a client was given
+    disclosed: set[tuple[str, int, int]] = field(default_factory=set)
+    _disclosed_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def observe(self, env: EcomEnv, difficulty: int) -> None:
-        """The one scheduler update of a finished episode (the curriculum every session feeds), and its full
-        record to the operator's file. Without a file it reads the session's reward, not ``env.record``:
-        building the record copies the transcript and dumps the goal."""
+    def disclose(self, key: tuple[str, int, int]) -> None:
+        """A client was given the record of ``key``: from now on an episode of that key (which the client can
+        solve from the goal it read) no longer feeds the curriculum."""
+        with self._disclosed_lock:
+            self.disclosed.add(key)
+
+    def feeds_curriculum(self, key: tuple[str, int, int]) -> bool:
+        """Whether an episode of ``key`` started now counts in the curriculum: not once its record was disclosed
+        (the G concurrent rollouts of a GRPO group all start before any record exists, so all count)."""
+        with self._disclosed_lock:
+            return key not in self.disclosed
+
+    def observe(self, env: EcomEnv, difficulty: int, *, counts: bool = True) -> None:
+        """The one scheduler update of a finished episode (the curriculum every session feeds; none when it does
+        not ``count``), and its full record to the operator's file. Without a file it reads the session's reward,
+        not ``env.record``: building the record copies the transcript and dumps the goal."""
         reward = env.session.reward
-        if reward is not None:
+        if reward is not None and counts:
             self.scheduler.update(env.session.env_id, difficulty, reward.is_correct)
         if self.records is not None:
             self.records.write(env.record)
@@ -113,6 +128,8 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         self._started = False
         self._steps = 0
         self._difficulty = 0  # the current episode's, for the scheduler update once it is done
+        self._key: tuple[str, int, int] = ("", 0, 0)  # the current episode's (env, d, seed)
+        self._counts = True  # whether it feeds the curriculum (Deployment.feeds_curriculum at reset)
         self._last: Observation | None = None  # what the oracle acts on next
         self._oracle: Agent | None = None
 
@@ -141,6 +158,8 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         level = self._resolve_difficulty(env_id, seed, difficulty)
         self._last = self._env.reset(env_id=env_id, difficulty=level, seed=seed)
         self._started, self._steps, self._oracle, self._difficulty = True, 0, None, level
+        self._key = (env_id, level, seed)
+        self._counts = self._deployment.feeds_curriculum(self._key)
         return self._last
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
@@ -191,7 +210,7 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         self._last = self._env.step(turn)
         self._steps += 1
         if self._last.done:
-            self._deployment.observe(self._env, self._difficulty)
+            self._deployment.observe(self._env, self._difficulty, counts=self._counts)
         return self._last
 
     def _oracle_turn(self) -> Any:
@@ -207,6 +226,8 @@ class EcomServerEnvironment(Environment[EcomAction, EcomObservation, EcomState])
         if not self._started:
             return EcomState()
         public = self._env.session.public_state()
+        if public.done:
+            self._deployment.disclose(self._key)
         return EcomState(episode_id=public.episode_id, step_count=self._steps, env_id=public.env_id,
                          turn=public.turn, turns_left=public.turns_left, done=public.done,
                          termination=public.termination, total_reward=public.reward, cart=public.cart,

@@ -12,10 +12,13 @@ Hidden goal
     are hidden in the account, and the expected answer, computed by the rule engine
     (:mod:`ecomrlve.world.policy`) from the same situation the question is generated from.
 Tools
-    policy_search, user_get_profile, order_list, order_get_details, ask_user, answer(value?, yes_no?).
+    policy_search, user_get_profile, order_list, order_get_details, ask_user, answer(value?, yes_no?, basis?).
 Scoring
     :func:`policy_score`. Numeric: exact (to the cent) 1, else ``2·(min/max)^4 − 1`` for positive
-    values, −1 if one side is 0 or negative; categorical (yes/no): ±1; no answer −1.
+    values, −1 if one side is 0 or negative; yes/no: the answer gives ``basis``, the policy number it
+    rests on (the department's base return window, the customer's return window in days, or their
+    warranty in months), and scores 1 with the right yes/no and basis, 0 with the right basis only, −1
+    without the right basis (a bare yes/no is a coin toss); no answer −1.
     is_correct iff r_task ≥ 0.95.
 Difficulty axes used
     B_branch (conditions), p_missing (conditions hidden in the account), H_orders, p_noise, B_tool, T_max.
@@ -27,12 +30,13 @@ Version history
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import indefinite, product_type, spoken_name
@@ -46,6 +50,7 @@ from ecomrlve.envs.account.orders import (
     spoken_date,
 )
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
+from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
 from ecomrlve.user.dialogue import SimulatedUser, is_question
 from ecomrlve.user.realiser import Realiser
@@ -107,6 +112,9 @@ class Kind:
     sections: tuple[str, ...]  # policy sections that hold the rules it needs
     rule: Callable[[Situation, P.StorePolicy], float | bool]  # the answer under the episode's store policy
     fixed: dict[str, Any] | None = None  # situation values stated but not varied (not counted as conditions)
+    #: yes/no kinds: the policy number the answer rests on (a window in days, a warranty in months), which the
+    #: answer must give with it; a bare yes/no is a coin toss
+    basis: Callable[[Situation, P.StorePolicy], float] | None = None
 
 
 _V = TypeVar("_V")
@@ -125,13 +133,29 @@ def _refund(s: Situation, p: P.StorePolicy) -> float:
                           method=_stated(s.return_method), price_cents=_stated(s.price_cents), policy=p) / 100
 
 
+def _base_window(s: Situation, p: P.StorePolicy) -> float:
+    """The item's department's return window before any membership bonus, in days (final sale or not)."""
+    return float(p.return_window_days[P.rule_department(_stated(s.department), p)])
+
+
+def _customer_window(s: Situation, p: P.StorePolicy) -> float:
+    """The customer's return window for the item: its department's plus their tier's bonus, in days."""
+    return float(P.return_window_days(_stated(s.department), _stated(s.tier), p))
+
+
+def _customer_warranty(s: Situation, p: P.StorePolicy) -> float:
+    """The customer's warranty on the item in months (0: its department has none)."""
+    return float(P.warranty_months(_stated(s.department), _stated(s.tier), p))
+
+
 _REFUND_SECTIONS = ("departments", "return-window", "final-sale", "restocking-fee", "return-shipping", "refunds")
 KINDS: tuple[Kind, ...] = (
     Kind("base_window", ("category",), "number",
          "What is the base return window for that kind of item, before any membership bonus, in days?",
-         ("departments", "return-window"), lambda s, p: float(p.return_window_days[P.rule_department(_stated(s.department), p)])),
+         ("departments", "return-window"), _base_window),
     Kind("final_sale", ("category",), "yes_no", "Can that kind of item be returned at all (yes or no)?",
-         ("final-sale",), lambda s, p: not P.is_final_sale(_stated(s.category), p)),
+         ("departments", "return-window", "final-sale"), lambda s, p: not P.is_final_sale(_stated(s.category), p),
+         basis=_base_window),
     Kind("delivery_days", ("shipping_method",), "number",
          "If I order today with that shipping method, in how many days would it arrive?",
          ("shipping-methods",), lambda s, p: float(p.handling_days + p.shipping_days[_stated(s.shipping_method)])),
@@ -153,10 +177,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("can_return", ("category", "tier", "days_since_delivery"), "yes_no",
          "Can I still return it today (yes or no)?", ("departments", "return-window", "final-sale"),
          lambda s, p: not P.is_final_sale(_stated(s.category), p)
-         and _stated(s.days_since_delivery) <= P.return_window_days(_stated(s.department), _stated(s.tier), p)),
+         and _stated(s.days_since_delivery) <= P.return_window_days(_stated(s.department), _stated(s.tier), p),
+         basis=_customer_window),
     Kind("under_warranty", ("category", "tier", "days_since_delivery"), "yes_no",
          "Is it still covered by the store warranty today (yes or no)?", ("departments", "warranty"),
-         lambda s, p: P.under_warranty(_stated(s.department), _stated(s.tier), _stated(s.days_since_delivery), p)),
+         lambda s, p: P.under_warranty(_stated(s.department), _stated(s.tier), _stated(s.days_since_delivery), p),
+         basis=_customer_warranty),
     Kind("restocking_fee", ("category", "tier", "opened", "price_cents"), "number",
          "What restocking fee would I pay to return it because I changed my mind, in dollars?",
          ("departments", "restocking-fee"),
@@ -216,34 +242,63 @@ class PolicyGoal(BaseModel):
     order_id: str | None  # the order holding the item, when item facts are hidden
     expected_number: float | None
     expected_yes_no: Literal["yes", "no"] | None
+    expected_basis: float | None = None  # yes/no questions: the policy number the answer rests on
     facts: list[str]  # what the customer states
     exact: list[str]
     patience: int
 
 
+BASIS_DESCRIPTION = (
+    "Required with yes_no: the number from the store policy that the yes/no rests on, as the policy states it for "
+    "this item and customer. 'Can that kind of item be returned at all': the base return window of the item's "
+    "department in days (also for a final-sale item). 'Can I still return it today': the customer's return window "
+    "in days (the department's window plus their membership bonus; also for a final-sale item). 'Is it still "
+    "covered by the store warranty': the customer's warranty in months (the department's months plus their "
+    "membership bonus; 0 when the department has no warranty). A yes/no without the right basis scores as wrong; "
+    "the right basis with the wrong yes/no scores 0.")
+
+
 class PolicyAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    value: float | None = None
-    yes_no: Literal["yes", "no"] | None = None
+    value: float | None = Field(None, description="The answer to a question asking for a number (days, months or "
+                                                  "dollars, e.g. 12.5).")
+    yes_no: Literal["yes", "no"] | None = Field(None, description="The answer to a yes/no question; give basis with it.")
+    basis: float | None = Field(None, description=BASIS_DESCRIPTION)
 
 
 # -- scoring (pure) -------------------------------------------------------------------------------
 
+def same_amount(a: float | None, b: float | None) -> bool:
+    """Equal to the cent (``None`` equals nothing)."""
+    return a is not None and b is not None and abs(a - b) < 0.005
+
+
 def ratio_score(answer: float, expected: float) -> float:
     """``2·(min/max)^4 − 1`` for positive values; exact (to the cent) is 1; a sign or zero mismatch −1."""
-    if abs(answer - expected) < 0.005:
+    if same_amount(answer, expected):
         return 1.0
     if answer <= 0 or expected <= 0:
         return -1.0
     return 2 * (min(answer, expected) / max(answer, expected)) ** RATIO_POWER - 1
 
 
+def yes_no_score(yes_no: str | None, basis: float | None, expected_yes_no: str, expected_basis: float | None) -> float:
+    """1 for the right yes/no with the right basis, 0 for the right basis with the wrong (or no) yes/no, −1
+    without the right basis: a bare yes/no is a coin toss and earns nothing. Kinds without a basis (none
+    today) score the yes/no alone (±1)."""
+    if expected_basis is not None and not same_amount(basis, expected_basis):
+        return -1.0
+    if yes_no == expected_yes_no:
+        return 1.0
+    return 0.0 if expected_basis is not None else -1.0
+
+
 def policy_score(goal: PolicyGoal, answer: PolicyAnswer | None) -> float:
     if answer is None:
         return -1.0
     if goal.expected_yes_no is not None:
-        return 1.0 if answer.yes_no == goal.expected_yes_no else -1.0
+        return yes_no_score(answer.yes_no, answer.basis, goal.expected_yes_no, goal.expected_basis)
     if answer.value is None or goal.expected_number is None:
         return -1.0
     return ratio_score(answer.value, goal.expected_number)
@@ -295,11 +350,13 @@ class PolicyFamily(TaskFamily):
     answer_arguments = PolicyAnswer
     instructions = ("answer the customer's question about the store policy. Read the policy with policy_search, "
                     "look up their membership (user_get_profile) and orders when the answer depends on them, work "
-                    "out the exact answer, then call answer with value (a number) or yes_no.")
+                    "out the exact answer, then call answer with value (a number), or with yes_no and basis (the "
+                    "policy's window or warranty length the yes/no rests on).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return ("Submit the answer: value for a number (days, months or dollars, e.g. 12.5) or yes_no for a yes/no "
-                "question; this ends the task.")
+        return ("Submit the answer: value for a number (days, months or dollars, e.g. 12.5), or for a yes/no question "
+                "yes_no together with basis, the number from the policy it rests on (a bare yes/no scores as wrong); "
+                "this ends the task.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         kind = rng.choice(kinds_for(difficulty.B_branch))
@@ -323,6 +380,7 @@ class PolicyFamily(TaskFamily):
         goal = PolicyGoal(kind=kind.name, situation=situation, hidden=hidden, order_id=order_id,
                           expected_number=None if kind.answer == "yes_no" else round(float(value), 2),
                           expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
+                          expected_basis=None if kind.basis is None else round(kind.basis(situation, world.policy), 2),
                           facts=facts, exact=exact, patience=BASE_PATIENCE + rng.randint(0, 2))
         user = PolicyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
@@ -422,6 +480,7 @@ class PolicyFamily(TaskFamily):
         return TaskOutcome(r_task=r_task, is_correct=answer is not None and r_task >= IS_CORRECT_AT, details={
             "kind": goal.kind, "expected": goal.expected_number if goal.expected_yes_no is None else goal.expected_yes_no,
             "given": None if answer is None else (answer.value if goal.expected_yes_no is None else answer.yes_no),
+            "expected_basis": goal.expected_basis, "given_basis": None if answer is None else answer.basis,
             "answered": answer is not None})
 
     def oracle(self, problem: Problem[PolicyGoal, PolicyState]) -> PolicyOracle:
@@ -463,26 +522,55 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
 
 # -- the oracle -----------------------------------------------------------------------------------
 
+def section_searches(needed: Sequence[str], seen: Container[str], searched: Container[str], budget: int) -> list[str]:
+    """The policy_search queries for the sections ``needed`` not yet ``seen``, at most ``budget`` of them: one per
+    section title, and when they do not all fit, the last query asks for the remaining titles together (a search
+    returns up to three sections, so it often brings them all). A query already in ``searched`` is not repeated."""
+    titles = _section_titles()
+    missing = [s for s in needed if s not in seen and titles[s] not in searched]
+    if len(missing) <= budget:
+        return [titles[s] for s in missing]
+    head, tail = missing[:max(0, budget - 1)], missing[max(0, budget - 1):]
+    together = " ".join(titles[s] for s in tail)
+    return [titles[s] for s in head] + [together if together not in searched else titles[tail[0]]]
+
+
+@functools.cache
+def _section_titles() -> dict[str, str]:
+    return {s.section_id: s.title for s in P.policy_documents()}
+
+
 class PolicyOracle:
-    """Reads every policy section the rule needs (one query per section title), looks up hidden facts, answers."""
+    """Reads every policy section the rule needs (by section title, the titles together when they do not fit in a
+    turn), looks up hidden facts, answers."""
 
     def __init__(self, problem: Problem[PolicyGoal, PolicyState]) -> None:
         self.goal = problem.goal
         self.b_tool = problem.difficulty.B_tool
-        kind = KIND_BY_NAME[self.goal.kind]
-        titles = {s.section_id: s.title for s in P.policy_documents()}
-        self.pending: list[tuple[str, dict[str, Any]]] = [("policy_search", {"query": titles[s]}) for s in kind.sections]
+        self.sections = KIND_BY_NAME[self.goal.kind].sections
+        self.seen: set[str] = set()
+        self.searched: set[str] = set()
+        self.lookups: list[str] = []
         if "tier" in self.goal.hidden:
-            self.pending.append(("user_get_profile", {}))
+            self.lookups.append("user_get_profile")
         if self.goal.order_id is not None:
-            self.pending.append(("order_list", {}))
+            self.lookups.append("order_list")
 
     def act(self, observation: Observation) -> AgentAction:
-        if self.pending:
-            batch, self.pending = self.pending[: self.b_tool], self.pending[self.b_tool:]
+        for name, result in tool_results(observation):
+            if name == "policy_search":
+                self.seen.update(s["section_id"] for s in result.get("sections", []))
+        queries = section_searches(self.sections, self.seen, self.searched, max(1, self.b_tool - len(self.lookups)))
+        batch = ([("policy_search", {"query": q}) for q in queries] + [(name, {}) for name in self.lookups])[: self.b_tool]
+        self.searched.update(a["query"] for n, a in batch if n == "policy_search")
+        self.lookups = [name for name in self.lookups if (name, {}) not in batch]
+        if batch:
             return AgentAction(tool_calls=tuple(ToolCall(id=f"oracle_{i}", name=n, arguments=a)
                                                 for i, (n, a) in enumerate(batch)))
         goal = self.goal
-        arguments = ({"yes_no": goal.expected_yes_no} if goal.expected_yes_no is not None
-                     else {"value": goal.expected_number})
+        arguments: dict[str, Any] = {"value": goal.expected_number}
+        if goal.expected_yes_no is not None:
+            arguments = {"yes_no": goal.expected_yes_no}
+            if goal.expected_basis is not None:
+                arguments["basis"] = goal.expected_basis
         return AgentAction(tool_calls=(ToolCall(id="oracle_0", name="answer", arguments=arguments),))

@@ -1,9 +1,11 @@
 """The POLICY heuristic baseline: it works the answer out from the policy text it was shown.
 
 It sees only what an agent sees. It recognises the question by its wording (the kinds' public
-wordings), searches each policy section that kind of question needs by its title, reads the
+wordings), searches each policy section that kind of question needs by its title (the titles together
+when they do not fit in the turn), reads the
 membership tier from the profile and the item from the order history when the customer did not
-state them, and applies the rules the sections state to the numbers it parses from their tables.
+state them, and applies the rules the sections state to the numbers it parses from their tables (a yes/no
+answer comes with the window or warranty length it rests on).
 A fact it cannot read takes the most common value (an item it cannot place follows the fallback
 row; an unreadable reason is a change of mind). It never asks the customer anything, and it is
 not the oracle: noise in the item's noun or in the customer's reason can mislead it.
@@ -22,12 +24,10 @@ from typing import Any
 from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.envs.account.heuristic import best_item, stated_reason
 from ecomrlve.envs.account.orders import spoken_date
-from ecomrlve.envs.account.policy import ITEM_FIELDS, KINDS, Kind
+from ecomrlve.envs.account.policy import ITEM_FIELDS, KINDS, Kind, section_searches
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
-from ecomrlve.world.policy import policy_documents
 
-_SECTION_TITLES = {s.section_id: s.title for s in policy_documents()}
 _TODAY = re.compile(r"Today is \w+, (\w+ \d+, \d{4})")
 _TIER = re.compile(r"\b(Standard|Plus|Premier) m[a-z]*")  # "I'm a Plus member" (not the "Plus 8" of a title)
 _TIER_VALUE = re.compile(r"(Standard|Plus|Premier) members: \+?\$?(\d+(?:\.\d+)?)( days| months|%|)")
@@ -212,6 +212,13 @@ class PolicyCase:
         return self.days_since("delivered_on") <= self.warranty() * (int(month.group(1)) if month else 30)
 
 
+#: yes/no kind name -> the policy number its answer rests on, as the case reads it (the answer's basis)
+_BASES: dict[str, Callable[[PolicyCase], float]] = {
+    "final_sale": lambda c: c.department_value("return-window"),
+    "can_return": PolicyCase.window,
+    "under_warranty": PolicyCase.warranty,
+}
+
 #: kind name -> how the case answers it (the refund questions read the reason and return method when stated)
 _RULES: dict[str, Callable[[PolicyCase], float | bool]] = {
     "base_window": lambda c: c.department_value("return-window"),
@@ -275,15 +282,14 @@ class PolicyHeuristic:
         kind = self.kind
         if kind is None:
             return []
-        calls: list[tuple[str, dict[str, Any]]] = [
-            ("policy_search", {"query": _SECTION_TITLES[s]}) for s in kind.sections
-            if s not in self.sections and _SECTION_TITLES[s] not in self.searched]
+        lookups: list[tuple[str, dict[str, Any]]] = []
         if "tier" in kind.conditions and not _TIER.search(self.said) and "user_get_profile" not in self.looked_up:
-            calls.append(("user_get_profile", {}))
+            lookups.append(("user_get_profile", {}))
         if (set(kind.conditions) & set(ITEM_FIELDS) and _ORDERED_ON.search(self.said)
                 and "order_list" not in self.looked_up):
-            calls.append(("order_list", {}))
-        return calls
+            lookups.append(("order_list", {}))
+        queries = section_searches(kind.sections, self.sections, self.searched, max(1, self.b_tool - len(lookups)))
+        return [("policy_search", {"query": q}) for q in queries] + lookups
 
     def _answer(self) -> dict[str, Any]:
         stated = _TIER.search(self.said)
@@ -292,7 +298,8 @@ class PolicyHeuristic:
         kind = self.kind or KINDS[0]
         value = _RULES[kind.name](case)
         if kind.answer == "yes_no":
-            return {"yes_no": "yes" if value else "no"}
+            basis = _BASES.get(kind.name)
+            return {"yes_no": "yes" if value else "no", **({"basis": basis(case)} if basis else {})}
         return {"value": round(float(value), 2)}
 
     def _line(self) -> dict[str, Any] | None:

@@ -17,9 +17,12 @@ Tools
     answer(product_ids).
 Scoring
     An id *covers* a required category if it is in stock, of that (not yet covered) category's
-    main product type and meets that category's requirements. ``F1`` of covered categories over listed ids (precision)
-    and required categories (recall); ``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``
-    where ``overrun = max(0, total − budget)/budget`` over every listed product's price.
+    main product type and meets that category's requirements. A covered category earns its number of
+    per-item requirements (the category alone earns nothing; with no per-item requirement in the bundle,
+    each category earns 1); ``F1 = 2·credit / (2·credit + missed + extra)`` where ``missed`` weighs each
+    uncovered category (at least 1) and ``extra`` counts listed ids that cover nothing;
+    ``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)`` where ``overrun = max(0, total − budget)/budget``
+    over every listed product's price (the budget only costs: any cheap answer meets it).
     is_correct iff r_task = 1 (every category covered, no other id, the budget holds) and every id
     was surfaced.
 Difficulty axes used
@@ -36,6 +39,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,15 +179,26 @@ class BundleGoal(BaseModel):
 
 # -- scoring (pure) -------------------------------------------------------------------------------
 
-def bundle_reward(covered: int, listed: int, required: int, total: float, budget: float | None) -> tuple[float, dict[str, Any]]:
-    """``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)``: 1 exactly when every required
-    category is covered by exactly one listed id and the total is within budget."""
-    precision = covered / listed if listed else 0.0
-    recall = covered / required
-    f1 = 2 * precision * recall / (precision + recall) if covered else 0.0
+def slot_weights(requirement_counts: Sequence[int]) -> list[int]:
+    """What covering each slot earns: its number of per-item requirements, so the category alone earns
+    nothing (the cheapest product of each category is no progress); when no slot has a requirement, the
+    categories are the whole task and every slot weighs 1."""
+    return list(requirement_counts) if any(requirement_counts) else [1] * len(requirement_counts)
+
+
+def bundle_reward(weights: Sequence[int], covered: Sequence[bool], extra: int, total: float,
+                  budget: float | None) -> tuple[float, dict[str, Any]]:
+    """``r_task = clip(2·F1 − 1 − min(2, 5·overrun), −1, 1)`` with ``F1 = 2·credit / (2·credit + missed +
+    extra)``: ``credit`` sums the weights of the covered slots, ``missed`` the weights (at least 1) of the
+    uncovered ones, ``extra`` counts the listed ids that cover nothing. 1 exactly when every slot is covered
+    by exactly one listed id within budget; −1 whenever no credit is earned. Meeting the budget earns
+    nothing (any cheap answer meets it); going over it costs."""
+    credit = sum(w for w, c in zip(weights, covered) if c)
+    missed = sum(max(1, w) for w, c in zip(weights, covered) if not c)
+    f1 = 2 * credit / (2 * credit + missed + extra) if credit else 0.0
     overrun = max(0.0, total - budget) / budget if budget else 0.0
     r_task = max(-1.0, min(1.0, 2 * f1 - 1 - min(MAX_OVERRUN_PENALTY, OVERRUN_PENALTY * overrun)))
-    return r_task, {"f1": f1, "precision": precision, "recall": recall, "overrun": overrun, "total": total}
+    return r_task, {"f1": f1, "credit": credit, "missed": missed, "extra": extra, "overrun": overrun, "total": total}
 
 
 # -- the shopper ----------------------------------------------------------------------------------
@@ -289,8 +304,9 @@ class BundleFamily(TaskFamily):
         field_facts(catalog)
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. Extra or "
-                "unsuitable products and going over the budget lower the score. This ends the task.")
+        return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. A product "
+                "counts only if it meets every requirement the customer has for that item; extra or unsuitable "
+                "products and going over the budget lower the score. This ends the task.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
@@ -381,21 +397,24 @@ class BundleFamily(TaskFamily):
             return TaskOutcome(r_task=-1.0, is_correct=False, details={"answered": False})
         ids = list(answer.product_ids)
         id_rows = [catalog.index_of(i) for i in ids]
-        covered: set[int] = set()
+        covered: set[int] = set()  # slots
         rows: list[int] = []
         for row in id_rows:
             if row is None or row in rows:
                 continue
             rows.append(row)
             category = int(catalog.category[row])
-            if (category in goal.categories and category not in covered and world.stock(row) > 0
-                    and is_main_type(catalog, row)):
-                requirements = goal.requirements_of(goal.categories.index(category))
+            slot = goal.categories.index(category) if category in goal.categories else None
+            if slot is not None and slot not in covered and world.stock(row) > 0 and is_main_type(catalog, row):
+                requirements = goal.requirements_of(slot)
                 if not requirements or filter_mask(catalog, requirement_filter(requirements), world.stock_overrides,
                                                    rows=np.asarray([row]))[0]:
-                    covered.add(category)
+                    covered.add(slot)
         total = sum(catalog.price(r) for r in rows)
-        r_task, details = bundle_reward(len(covered), len(ids), len(goal.categories), total, goal.budget)
+        slots = range(len(goal.categories))
+        weights = slot_weights([len(goal.requirements_of(slot)) for slot in slots])
+        r_task, details = bundle_reward(weights, [slot in covered for slot in slots], len(ids) - len(covered), total,
+                                        goal.budget)
         shown = state.shown_rows(world)
         unseen = [i for i, row in zip(ids, id_rows) if row not in shown]  # an unknown id (None) was never shown
         denied = [catalog.product_id(r) for r in rows if world.is_denied(r)]
