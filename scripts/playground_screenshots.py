@@ -1,4 +1,4 @@
-"""Screenshots of the playground for the README: a CART episode mid-play and the run viewer, at a
+"""Screenshots of the playground for docs/playground.md: a CART episode mid-play and the run viewer, at a
 desktop (1280 px) and a phone (390 px) width, taken with the system Chromium.
 
     python scripts/playground_screenshots.py --out docs
