@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import variant_columns
 
 
 class ProductFilter(BaseModel):
@@ -114,7 +115,7 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:
-            masks[attr] = col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
+            masks[attr] = _has_value(catalog, attr, codes.get(value.strip().lower(), -2), rows)
     if flt.price_min is not None:
         masks["price_min"] = col(catalog.price_cents) >= math.ceil(_bounded(flt.price_min * 100 - 1e-6))
     if flt.price_max is not None:
@@ -133,6 +134,19 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
         in_stock = in_stock_mask(catalog, stock_overrides) if rows is None else _in_stock_rows(catalog, rows, stock_overrides)
         masks["in_stock"] = in_stock if flt.in_stock else ~in_stock
     return masks
+
+
+def _has_value(catalog: Catalog, attr: str, code: int, rows: np.ndarray | None) -> np.ndarray:
+    """Per product (of ``rows``): whether it has value ``code`` of ``attr``: through one of its variants
+    when its variants vary ``attr``, else as its own value (the rule of :mod:`ecomrlve.catalog.variants`)."""
+    own = catalog.categorical[attr] if rows is None else catalog.categorical[attr][rows]
+    variants = variant_columns(catalog)
+    varies = variants.varies(attr, rows)
+    mask = own == code
+    if varies.any():
+        mask[varies] = False
+        mask |= variants.has_value(attr, code, rows)
+    return mask
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:

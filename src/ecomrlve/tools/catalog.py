@@ -7,8 +7,9 @@ from typing import Any
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.catalog.search import SortBy, inject_distractors
+from ecomrlve.catalog.variants import variant_attribute
 from ecomrlve.tools.base import ToolContext, ToolError, tool
-from ecomrlve.world.state import World, variant_attribute
+from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 10
 

@@ -36,6 +36,7 @@ from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import variant_columns
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.user.text import contains_word
 from ecomrlve.world.state import World
@@ -509,10 +510,16 @@ class AttributeColumns:
 
 
 def attribute_columns(catalog: Catalog) -> AttributeColumns:
-    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it."""
+    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it. A product's code of the
+    attribute its variants vary reads ``NO_VALUE``: it has several values of it (its variants), and
+    its card shows no product-level one (:mod:`ecomrlve.catalog.variants`), so likeness compares
+    only what cards show."""
     columns = catalog.__dict__.get("_attribute_columns")
     if columns is None:
-        codes, values = list(catalog.categorical.values()), list(catalog.numeric.values())
+        variants = variant_columns(catalog)
+        codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
+                 for attr, column in catalog.categorical.items()]
+        values = list(catalog.numeric.values())
         columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
             codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
             values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
