@@ -24,7 +24,7 @@ class ProductFilter(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     category: str | None = Field(None, description="Category name, e.g. 'Chargers' or 'Electronics'.")
-    brand: str | None = Field(None, description="Exact brand name.")
+    brand: str | None = Field(None, description="Brand name (any letter case).")
     color: str | None = None
     size: str | None = None
     material: str | None = None
@@ -110,8 +110,11 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
         else:
             masks["category"] = np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
     if flt.brand is not None:
-        code = catalog.brand_index.get(flt.brand.strip().lower())
-        masks["brand"] = col(catalog.brand) == (-1 if code is None else code)
+        codes = catalog.brand_codes.get(flt.brand.strip().lower(), (-1,))
+        if len(codes) == 1:
+            masks["brand"] = col(catalog.brand) == codes[0]
+        else:
+            masks["brand"] = np.isin(col(catalog.brand), np.asarray(codes, dtype=catalog.brand.dtype))
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:
