@@ -17,8 +17,8 @@ import pytest
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.loaders import (
-    canonical_brands,
     CatalogLoadError,
+    canonical_brands,
     canonical_value,
     category_noun,
     load_products,
