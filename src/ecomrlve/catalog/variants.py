@@ -75,6 +75,25 @@ def variant_columns(catalog: Catalog) -> VariantColumns:
     return columns
 
 
+def narrowing(catalog: Catalog, attribute: str) -> np.ndarray:
+    """Per product: whether a requirement on ``attribute`` can narrow a request to it: always when its
+    variants do not vary ``attribute``; when they do, only if its category offers at least twice
+    :data:`VARIANTS_PER_PRODUCT` values (each product then has at most half of them; with fewer, most
+    products of the category would have every value, and stating one would rule out nothing)."""
+    cache = catalog.__dict__.setdefault("_variant_narrowing", {})
+    found = cache.get(attribute)
+    if found is None:
+        choices = np.zeros(len(catalog.categories), dtype=np.int64)
+        for category, cat in enumerate(catalog.categories):
+            if cat.variant_attribute == attribute and attribute in CATEGORICAL_ATTRIBUTES:
+                seen = catalog.category_values(attribute)[category] if attribute in catalog.categorical else ()
+                choices[category] = len(seen) if len(seen) >= VARIANTS_PER_PRODUCT else len(CATEGORICAL_ATTRIBUTES[attribute])
+        weak = choices[catalog.category] < 2 * VARIANTS_PER_PRODUCT
+        found = cache[attribute] = ~(variant_columns(catalog).varies(attribute) & weak)
+        found.flags.writeable = False
+    return found
+
+
 def variant_attribute(catalog: Catalog, row: int) -> str | None:
     """The attribute a product's variants vary (its cards list it with the variants, not among the
     product's attributes); None when the product has no variants."""
