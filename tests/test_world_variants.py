@@ -19,7 +19,7 @@ from ecomrlve.catalog.schema import NO_VALUE
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, id_hashes, variant_columns
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.recommend.requirements import Requirement, valid_rows
+from ecomrlve.envs.recommend.requirements import Requirement, derive_requirements, valid_rows
 from ecomrlve.rng import crockford
 from ecomrlve.tools.catalog import product_card
 from ecomrlve.world.state import World
@@ -182,3 +182,23 @@ def test_filters_and_valid_sets_accept_exactly_the_values_a_card_shows(catalog, 
                 view = category_view(which, category, main_type_only=True)
                 if view.contains(row) and world.stock(row) > 0:
                     assert row in valid.tolist()
+
+
+def test_a_variant_attribute_is_required_only_where_it_narrows(catalog) -> None:
+    """A requirement on the attribute a product's variants vary is derived only in categories offering at
+    least 6 values of it: with 3 or 4 (most synthetic categories) every product has nearly every value."""
+    rng = random.Random(0)
+    columns = variant_columns(catalog)
+    stated = 0
+    for category, rows in enumerate(catalog.category_rows):
+        attribute = catalog.categories[category].variant_attribute
+        if attribute not in CATEGORICAL_ATTRIBUTES:
+            continue
+        offered = {int(c) for column in columns.codes for c in column[rows]}
+        for _ in range(20):
+            picked = [int(rows[rng.randrange(len(rows))])]
+            fields = {r.field for r in derive_requirements(catalog, picked, 12, 0.0, rng)}
+            if attribute in fields:
+                stated += 1
+                assert len(offered) >= 2 * VARIANTS_PER_PRODUCT, (catalog.categories[category].name, attribute)
+    assert stated > 0
