@@ -110,11 +110,11 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
         else:
             masks["category"] = np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
     if flt.brand is not None:
-        codes = catalog.brand_codes.get(flt.brand.strip().lower(), (-1,))
-        if len(codes) == 1:
-            masks["brand"] = col(catalog.brand) == codes[0]
+        brand_codes = catalog.brand_codes.get(flt.brand.strip().lower(), (-1,))
+        if len(brand_codes) == 1:
+            masks["brand"] = col(catalog.brand) == brand_codes[0]
         else:
-            masks["brand"] = np.isin(col(catalog.brand), np.asarray(codes, dtype=catalog.brand.dtype))
+            masks["brand"] = np.isin(col(catalog.brand), np.asarray(brand_codes, dtype=catalog.brand.dtype))
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:

@@ -172,6 +172,7 @@ def _draw_variant_columns(catalog: Catalog) -> VariantColumns:
         attribute[rows] = VARIANT_ATTRIBUTES.index(name)
         for i, column in enumerate(codes):
             column[rows] = drawn[:, i]
-    for column in (attribute, *codes):
+    attribute.flags.writeable = False
+    for column in codes:
         column.flags.writeable = False
     return VariantColumns(attribute, codes)
