@@ -90,7 +90,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """Full details of one product by id.
+    """Full details of one product by id, with its current stock. A product offered in variants has each variant's value of that attribute.
 
     Args:
         product_id: A product id such as "P7K2Q9XMA", as shown in search results.
