@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.catalog.variants import variant_columns
+from ecomrlve.catalog.variants import value_bits
 
 
 class ProductFilter(BaseModel):
@@ -142,14 +142,10 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
 def _has_value(catalog: Catalog, attr: str, code: int, rows: np.ndarray | None) -> np.ndarray:
     """Per product (of ``rows``): whether it has value ``code`` of ``attr``: through one of its variants
     when its variants vary ``attr``, else as its own value (the rule of :mod:`ecomrlve.catalog.variants`)."""
-    own = catalog.categorical[attr] if rows is None else catalog.categorical[attr][rows]
-    variants = variant_columns(catalog)
-    varies = variants.varies(attr, rows)
-    mask = own == code
-    if varies.any():
-        mask[varies] = False
-        mask |= variants.has_value(attr, code, rows)
-    return mask
+    if code < 0:
+        return np.zeros(len(catalog) if rows is None else len(rows), dtype=bool)
+    bits = value_bits(catalog, attr)
+    return ((bits if rows is None else bits[rows]) & np.uint32(1 << code)) != 0
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:

@@ -75,6 +75,30 @@ def variant_columns(catalog: Catalog) -> VariantColumns:
     return columns
 
 
+def value_bits(catalog: Catalog, attribute: str) -> np.ndarray:
+    """Per product, the values of ``attribute`` it has as bits (bit ``code``): its variants' values when its
+    variants vary ``attribute``, else its own value (none: 0). Built on first use per attribute and kept, so a
+    filter on a value is one AND over the column (:func:`~ecomrlve.catalog.filters.condition_masks`)."""
+    cache = catalog.__dict__.setdefault("_value_bits", {})
+    found = cache.get(attribute)
+    if found is None:
+        if len(CATEGORICAL_ATTRIBUTES[attribute]) > 32:
+            raise ValueError(f"attribute {attribute!r} has more values than a 32-bit set holds")
+        one = np.uint32(1)
+        own = catalog.categorical[attribute]
+        found = np.where(own == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(own, 0).astype(np.uint32)))
+        columns = variant_columns(catalog)
+        varies = columns.varies(attribute)
+        if varies.any():
+            offered = np.zeros(len(catalog), dtype=np.uint32)
+            for column in columns.codes:
+                offered |= np.where(column == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(column, 0).astype(np.uint32)))
+            found = np.where(varies, offered, found)
+        found = cache[attribute] = found.astype(np.uint32)
+        found.flags.writeable = False
+    return found
+
+
 def narrowing(catalog: Catalog, attribute: str) -> np.ndarray:
     """Per product: whether a requirement on ``attribute`` can narrow a request to it: always when its
     variants do not vary ``attribute``; when they do, only if its category offers at least twice
