@@ -37,6 +37,7 @@ from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import narrowing, variant_columns
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.user.text import contains_word
 from ecomrlve.world.state import World
@@ -128,7 +129,7 @@ def field_facts(catalog: Catalog) -> FieldFacts:
         columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
                                                  ("price_min", catalog.price_cents >= 200),
                                                  ("brand", _branded(catalog))]
-        columns += [(attr, codes != NO_VALUE) for attr, codes in catalog.categorical.items()]
+        columns += [(attr, (codes != NO_VALUE) & narrowing(catalog, attr)) for attr, codes in catalog.categorical.items()]
         columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
                     if attr in catalog.numeric]
         bits = np.zeros(len(catalog), dtype=np.int32)
@@ -151,7 +152,9 @@ def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
     them: a price cap and shipping time always; a minimum rating if every row is rated (a real
     catalog has unrated products, which no minimum admits); a price floor if every price is at
     least $2; the brand (when they have one) and each categorical attribute if all rows share one
-    value; each numeric bound if all rows have the attribute (read from :func:`field_facts`)."""
+    value (the attribute their variants vary only where it narrows the category:
+    :func:`~ecomrlve.catalog.variants.narrowing`); each numeric bound if all rows have the attribute
+    (read from :func:`field_facts`)."""
     facts = field_facts(catalog)
     bits = facts.bits.item(rows[0])
     if len(rows) > 1:
@@ -538,10 +541,16 @@ class AttributeColumns:
 
 
 def attribute_columns(catalog: Catalog) -> AttributeColumns:
-    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it."""
+    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it. A product's code of the
+    attribute its variants vary reads ``NO_VALUE``: it has several values of it (its variants), and
+    its card shows no product-level one (:mod:`ecomrlve.catalog.variants`), so likeness compares
+    only what cards show."""
     columns = catalog.__dict__.get("_attribute_columns")
     if columns is None:
-        codes, values = list(catalog.categorical.values()), list(catalog.numeric.values())
+        variants = variant_columns(catalog)
+        codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
+                 for attr, column in catalog.categorical.items()]
+        values = list(catalog.numeric.values())
         columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
             codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
             values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))

@@ -50,6 +50,7 @@ class RecommendState(TaskState):
     withheld: set[int] = field(default_factory=set)
     switched: bool = False
     sold_out_announced: bool = False
+    told_sold_out: list[int] = field(default_factory=list)  # products the shopper said were sold out
     handled_turns: list[int] = field(default_factory=list)
 
     def shown_rows(self, world: World) -> set[int]:
@@ -94,6 +95,7 @@ class RecommendUser(SimulatedUser):
         acts = self._respond(message, world) if message else []
         if message and not acts:
             acts = [self._not_understood()] if is_question(message.lower()) else [Acknowledge()]
+        acts.extend(self._sold_out_now(world))
         state = self.state
         if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
             index, new = self.switch
@@ -103,6 +105,26 @@ class RecommendUser(SimulatedUser):
             self.mark_user_caused()
             acts.append(A.ChangeRequirement(self.noun, (new.field, new.text())))
         return self.say(*acts) if acts else None
+
+    def _sold_out_now(self, world: World) -> list[DialogueAct]:
+        """The products of this request that sold out as planned (at the end of this turn: a search showed
+        them) and that the shopper has not yet said are gone: the shopper says so before the agent can
+        answer with them, so every stock-out a verdict counts was observable."""
+        acts: list[DialogueAct] = []
+        for event in world.planned_sell_outs:
+            if event.task is self.state and event.done and event.row not in self.state.told_sold_out:
+                acts.append(self._say_sold_out(event.row, world))
+        return acts
+
+    def _say_sold_out(self, row: int, world: World) -> DialogueAct:
+        """The shopper says ``row`` is sold out; the first word of the planned stock-out is user-caused
+        (the world, not the agent, set the search back)."""
+        if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
+            self.state.sold_out_announced = True
+            self.mark_user_caused()
+        if row not in self.state.told_sold_out:
+            self.state.told_sold_out.append(row)
+        return A.SoldOut(spoken_name(world.catalog, row).text)
 
     def _not_understood(self) -> DialogueAct:
         self.lose_patience()
@@ -173,10 +195,7 @@ class RecommendUser(SimulatedUser):
         for row in mentioned[:3]:
             name = spoken_name(catalog, row).text
             if world.stock(row) == 0:
-                if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
-                    self.state.sold_out_announced = True
-                    self.mark_user_caused()
-                acts.append(A.SoldOut(name))
+                acts.append(self._say_sold_out(row, world))
                 continue
             failed = first_failed(catalog, row, self.requirements)
             if failed is not None and failed.field == "category":  # another kind of product (an accessory)
