@@ -75,7 +75,7 @@ class ItemNames:
 
     def score(self, text: str) -> int:
         """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
-        if contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
+        if self.product_id and contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
             return 8
         score = 0
         if self.model and contains_word(text, self.model):

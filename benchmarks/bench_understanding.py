@@ -1,0 +1,72 @@
+#!/usr/bin/env python
+"""How well, and how fast, the shopper understands natural assistant messages.
+
+Reads the bank in ``tests/data/understanding`` (375 messages in groups attribute, open, confirm,
+which, reason and none, each labelled with what it asks and the values in play) and prints, per
+group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
+share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label.
+Also times the reading: p50/p99 per message over every message of the bank, repeated.
+
+Usage::
+
+    python benchmarks/bench_understanding.py
+    python benchmarks/bench_understanding.py --failures   # the train half's misreadings (never the held-out's)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from understanding_bank import GROUPS, load_bank, understanding_rates  # noqa: E402
+
+from ecomrlve.user.understanding import understand  # noqa: E402
+
+BAR = 0.95
+P99_BAR_MS = 1.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--failures", action="store_true", help="print the train half's misread messages")
+    parser.add_argument("--repeats", type=int, default=20, help="timed passes over the bank")
+    args = parser.parse_args()
+    bank = load_bank()
+    halves = {half: understanding_rates([m for m in bank if m.half == half]) for half in ("train", "heldout")}
+    print(f"{'group':<10} {'train':>14} {'held-out':>14}")
+    ok = True
+    for group in GROUPS:
+        cells = []
+        for half in ("train", "heldout"):
+            hit, total = halves[half][group]
+            cells.append(f"{hit}/{total} {100 * hit / total:5.1f}%")
+            ok &= half != "heldout" or hit / total >= BAR
+        print(f"{group:<10} {cells[0]:>14} {cells[1]:>14}")
+    times = []
+    for _ in range(args.repeats):
+        for m in bank:
+            start = time.perf_counter()
+            understand(m.text, m.in_play)
+            times.append(time.perf_counter() - start)
+    p50, p99 = (float(np.percentile(times, q)) * 1000 for q in (50, 99))
+    print(f"latency per message: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({len(times)} readings)")
+    ok &= p99 <= P99_BAR_MS
+    if args.failures:
+        for m in bank:
+            if m.half == "train":
+                r = understand(m.text, m.in_play)
+                if not m.understood(r):
+                    print(f"{m.id}: {m.text!r} read as topics={sorted(r.topics)} open={r.open} confirm={r.confirm} "
+                          f"which={r.which} reason={r.reason} items={r.items}; expected {m.expect}")
+    print("bar (held-out >= 95% in every group, p99 <= 1 ms):", "met" if ok else "NOT met")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

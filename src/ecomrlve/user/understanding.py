@@ -1,0 +1,404 @@
+"""The shopper's understanding: what an agent message asks, read from its words and the values in play.
+
+Every shopper reads the agent the same way: :func:`understand` turns one message into a
+:class:`Reading` (is it a question or a request; which requirement topics it asks about, and of which
+items; whether it asks for any further requirement, for the go-ahead, which order or item is meant, or
+why; whether it announces a stock-out), and each family's shopper reacts to the reading, never to raw
+words. A reading comes from two sources:
+
+* **cues**: phrases that ask about a topic directly or indirectly ("budget", "how much ... spend",
+  "what size do you wear", "what device will you use it with", "when do you need it by", "a favourite
+  make"), and the rule layer for the other acts ("Can I finalize it?", "Tell me a bit more about what
+  you need.", "Do you remember roughly when you ordered it?");
+* **values in play** (:class:`InPlay`): a message naming two values of one topic asks about that
+  topic ("XS, M or XXL?", "Stainless Steel, Ceramic or Wood?"); one value named in a question asks about
+  it ("Do you want it in ceramic?") unless the message asks for the go-ahead; two of the customer's order
+  dates ask which order is meant.
+
+Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
+``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
+The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
+asks nothing, or asks about topic X, gets nothing about topic Y.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ecomrlve.user.dialogue import NAMED, ItemNames
+from ecomrlve.user.text import contains_word
+
+#: The requirement topics a message can ask about (recommendation fields, CART variant attributes, quantity).
+TOPICS = ("price", "brand", "rating", "shipping", "color", "size", "material", "connector", "form", "wattage",
+          "screen", "weight", "quantity")
+#: A generic "which version?" that names no attribute.
+VARIANT = "variant"
+#: The topic of each variant attribute (a catalog column) and of each recommendation requirement field.
+TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color": "color", "size": "size",
+                      "material": "material", "quantity": "quantity", "brand": "brand", "price_max": "price",
+                      "price_min": "price", "rating_min": "rating", "ship_days_max": "shipping",
+                      "wattage_min": "wattage", "screen_size_min": "screen", "weight_max": "weight"}
+
+# -- the cue lexicon (phrases in normalised form: lower case, words of letters and digits) ----------------
+
+#: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
+_TOPIC_CUES: dict[str, tuple[str, ...]] = {
+    "price": ("budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
+    "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
+              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
+              "a label", "which label", "loyal to", "company"),
+    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
+    "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
+                 "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
+                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch"),
+    "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
+    "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
+             "usually wear"),
+    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
+    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
+                  "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
+                  "charge with", "plug it into"),
+    "form": ("form", "formula", "texture", "consistency"),
+    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness"),
+    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
+    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
+    "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
+                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
+}
+#: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
+_USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
+#: "How many watts" counts a unit of another topic, not units to buy.
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
+_ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ", " delivery ")
+_GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: Phrases that name the screen, so a "size" beside them is the screen's.
+_SCREEN_SIZE = ("screen size", "display size", "size screen", "size display", "size monitor", "big a display",
+                "big a screen", "big a monitor")
+
+#: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
+_OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
+                "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
+                "further detail", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
+                "what you need", "what do you need", "what else")
+#: Phrases that ask an open question only when no topic is named ("what's most important?").
+_OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
+              "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
+              "avoid", "rule out", "dont want", "do not want", "bear in mind", "keep in mind", "take into account",
+              "should i know", "should know", "describe", "ideal", "perfect for you", "feature", "use case",
+              "wishlist", "wish list", "specific", "particular", "special", "criteria", "constraint", "specs",
+              "details", "narrow it down", "shoot", "go on", "exactly do you need", "would you like it to have",
+              "care about", "what do you want", "what are you after", "what would you like")
+
+#: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
+_CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
+            "look ok", "looks ok", "look okay", "look alright", "looks alright", "look complete", "look fine",
+            "is that everything", "is this everything", "is that all", "is this all", "is that right",
+            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to",
+            "ready for me", "good to go", "go ahead", "proceed", "finalize", "finalise", "finalising",
+            "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "want me to",
+            "like me to", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
+            "sounds good", "does that work", "work for you", "we good", "are we good", "all correct",
+            "everything correct", "all good", "what you wanted", "before i finish", "change before", "as is",
+            "wrap up", "lock this in", "lock it in", "right item", "correct item", "place the order",
+            "place it", "submit", "complete the", "complete it", "finish up", "and finish", "can i finish",
+            "sign off", "that right", "may i")
+#: Actions the go-ahead is asked for after "can i" / "should i" / "may i".
+_GO_AHEAD_AFTER = ("can i", "should i", "may i", "could i")
+
+#: Phrases that ask which order or item the customer means (disambiguation by date or detail).
+_WHICH = ("which order", "which item", "which product", "which purchase", "which shipment", "which package",
+          "which of your order", "which of these", "which is it", "which did you mean", "which one do you mean",
+          "do you mean", "did you mean", "are you referring", "referring to", "you asking about",
+          "youre asking about", "order number", "order id", "order date", "order no", "when did you order",
+          "when did you buy", "when did you get", "when did you purchase", "when did you place",
+          "when you ordered", "when you bought", "when you placed", "roughly when", "when was it",
+          "how long ago", "what date", "which date", "recall the date", "the date you", "the one from",
+          "the one on", "the one delivered", "the one you ordered", "was it the", "was it ordered",
+          "was that the", "recent order", "exact product", "exact item", "what did you order",
+          "describe the item", "describe the product", "more about the item", "more about the product",
+          "more details so", "find the right", "the right order", "specify the item", "specify which",
+          "clarify which", "narrow down which", "it was", "was the", "look like", "older or the newer",
+          "newer or the older", "in your history", "which one are you after", "when you ordered",
+          "when did you", "order from", "order placed", "placed on", "ordered in", "ordered on", "the older",
+          "the newer", "a different pair", "a different one", "or the one")
+
+#: Phrases that ask why the customer returns the item.
+_REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
+           "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
+           "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
+           "what made you", "how come", "send it back", "whats up with")
+
+_STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
+              "isnt in stock", "is not in stock", "ran out", "run out of", "none left", "no stock",
+              "discontinued", "no longer stocked", "isnt available", "out of it")
+
+#: Opening words of a question without a question mark.
+_QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
+                             "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
+                             "wat", "wats", "whta", "was", "were"))
+#: Openings of a request (an imperative that asks the shopper something).
+_REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+                  "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz")
+
+#: Texting shorthand and common slips, expanded before matching.
+_SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
+              "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
+              "sise": "size", "thx": "thanks", "ok": "ok", "its": "its", "wot": "what", "hw": "how",
+              "sept": "september", "sep": "september", "colr": "color", "qty": "qty"}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
+_WORD = re.compile(r"[a-z0-9]+")
+_APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
+_PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
+_DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
+
+
+def _normalise(text: str) -> str:
+    """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
+    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
+    lowered = _APOSTROPHE.sub("", text.lower())
+    words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
+    return " " + " ".join(words) + " "
+
+
+def _phrase(text: str) -> str:
+    return " " + " ".join(_WORD.findall(_APOSTROPHE.sub("", text.lower()))) + " "
+
+
+def _with_plurals(phrases: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for p in phrases:
+        norm = _phrase(p)
+        out.append(norm)
+        if not norm.endswith("s "):
+            out.append(norm[:-1] + "s ")
+    return tuple(dict.fromkeys(out))
+
+
+_TOPIC_PHRASES = {topic: _with_plurals(cues) for topic, cues in _TOPIC_CUES.items()}
+_VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
+_SCREEN_PHRASES = tuple(_phrase(p) for p in _SCREEN_SIZE)
+_OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
+_OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
+_CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
+_WHICH_PHRASES = _with_plurals(_WHICH)
+_REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
+_STOCK_OUT_PHRASES = tuple(_phrase(p) for p in _STOCK_OUT)
+_REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
+
+
+def _typo_index() -> dict[str, str]:
+    """Every one-letter deletion of each cue word of five letters or more -> the word (symmetric
+    deletion: a message word one edit away from a cue word shares a deletion with it)."""
+    words = sorted({w for phrases in (*_TOPIC_PHRASES.values(), _OPEN_STRONG_PHRASES, _OPEN_WEAK_PHRASES,
+                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES)
+                    for p in phrases for w in p.split() if len(w) >= 5 and w.isalpha()})
+    index: dict[str, str] = {}
+    for w in words:
+        for i in range(len(w)):
+            index.setdefault(w[:i] + w[i + 1:], w)
+    return index
+
+
+_TYPO_INDEX = _typo_index()
+_CUE_WORDS = frozenset(_TYPO_INDEX.values())
+#: Real words one edit from a cue word, never corrected.
+_NOT_TYPOS = frozenset(("eight", "height", "dating", "eating", "grand", "bland", "prize", "pride", "shops",
+                        "these", "those", "where", "there", "their", "stock", "whole", "phones", "speaker",
+                        "shirts", "sizes", "prices", "brands", "colours", "colors", "costs", "items", "sheets",
+                        "since", "start", "store", "world", "would", "could", "should", "ships", "stars", "great",
+                        "wider", "water", "waiting", "return", "returns", "ordered", "order", "orders",
+                        "rather", "watts", "match", "matches", "loved", "found", "bound", "sound", "later",
+                        "lamps", "items", "types", "thing", "things"))
+
+
+def _corrected(text: str) -> str:
+    """``text`` (normalised) with each word one edit from a cue word replaced by it ("colur" -> "colour")."""
+    words = text.split()
+    changed = False
+    for i, w in enumerate(words):
+        if len(w) < 5 or w in _CUE_WORDS or w in _NOT_TYPOS or not w.isalpha():
+            continue
+        fixed = _TYPO_INDEX.get(w)
+        if fixed is None:
+            for j in range(len(w)):
+                fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
+                if fixed is not None:
+                    break
+        if fixed is not None and abs(len(fixed) - len(w)) <= 1:
+            words[i], changed = fixed, True
+    return " " + " ".join(words) + " " if changed else text
+
+
+def _has(text: str, phrases: tuple[str, ...]) -> bool:
+    return any(p in text for p in phrases)
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """The values a message may name: the items under discussion, each topic's values (a CART item's
+    variant values, a category's brands and attribute vocabularies), the dates of the customer's orders."""
+
+    items: tuple[ItemNames, ...] = ()
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    dates: tuple[str, ...] = ()
+
+    def value_patterns(self) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
+        """Per topic, its values as (normalised phrase, whether it must appear in capitals), cached."""
+        cached = self.__dict__.get("_patterns")
+        if cached is None:
+            cached = tuple((topic, tuple((_phrase(v), _needs_capitals(v)) for v in values if _phrase(v).strip()))
+                           for topic, values in self.values.items())
+            object.__setattr__(self, "_patterns", cached)
+        return cached
+
+    def date_keys(self) -> frozenset[str]:
+        cached = self.__dict__.get("_dates")
+        if cached is None:
+            cached = frozenset(k for d in self.dates for k in _date_keys(_phrase(d)))
+            object.__setattr__(self, "_dates", cached)
+        return cached
+
+
+NOTHING_IN_PLAY = InPlay()
+
+
+def _needs_capitals(value: str) -> bool:
+    """A one-letter size ("M", "S", "L") counts only written as a capital on its own, not "m" in "I'm"."""
+    return len(value.strip()) <= 1 and value.strip().isalpha()
+
+
+def _date_keys(text: str) -> list[str]:
+    """"month day" keys of every date written in normalised ``text`` ("sept 10", "10 september", "september 10th")."""
+    words = text.split()
+    keys = []
+    for i, w in enumerate(words):
+        month = w if w in _MONTHS else _MONTH_ABBREVIATIONS.get(w)
+        if month is None:
+            continue
+        for j in (i + 1, i - 1):
+            if 0 <= j < len(words):
+                m = _DAY.match(words[j])
+                if m and 1 <= int(m.group(1)) <= 31:
+                    keys.append(f"{month} {int(m.group(1))}")
+                    break
+    return keys
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one agent message asks the shopper (never a value: the shopper decides what to say)."""
+
+    asks: bool  # a question or a request to the shopper
+    topics: frozenset[str] = frozenset()  # requirement topics asked about (TOPICS, or VARIANT)
+    open: bool = False  # asks for any further requirement
+    confirm: bool = False  # asks the shopper's go-ahead
+    which: bool = False  # asks which order or item the customer means
+    reason: bool = False  # asks why the customer returns the item
+    stock_out: bool = False  # announces that something is out of stock
+    items: tuple[int, ...] = ()  # indices of the in-play items the message names
+
+    @property
+    def asks_anything(self) -> bool:
+        """Whether it asks something the shopper can answer."""
+        return bool(self.topics or self.open or self.confirm or self.which or self.reason)
+
+
+def _is_request(text: str, raw: str) -> bool:
+    if "?" in raw:
+        return True
+    for sentence in re.split(r"[.!;\n]+", raw):
+        words = _normalise(sentence)
+        first = words.split()[:1]
+        if first and first[0] in _QUESTION_START:
+            return True
+        if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
+            return True
+        if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
+                                                                           "specify", "describe", "clarify", "send")):
+            return True
+    return False
+
+
+def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, int]:
+    """How many distinct values of each topic ``text`` (normalised, item names removed) names."""
+    counts: dict[str, int] = {}
+    for topic, patterns in in_play.value_patterns():
+        found = 0
+        for phrase, capitals in patterns:
+            if phrase not in text:
+                continue
+            if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
+                continue
+            found += 1
+        if found:
+            counts[topic] = found
+    return counts
+
+
+def _without_item_names(text: str, in_play: InPlay) -> str:
+    """``text`` without the in-play items' model words (a "9" in "Trek 9" is no shoe size)."""
+    for names in in_play.items:
+        if names.model:
+            text = text.replace(_phrase(names.model), " ")
+        if names.product_id:
+            text = text.replace(_phrase(names.product_id), " ")
+    return text
+
+
+def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
+    """Indices of the in-play items the lower-cased text names (by id, model words, brand or type)."""
+    scores = [n.score(text) for n in in_play.items]
+    named = [i for i, s in enumerate(scores) if s >= NAMED]
+    if named:
+        return tuple(named)
+    best = max(scores, default=0)
+    if best > 0:
+        return tuple(i for i, s in enumerate(scores) if s == best)
+    heads = [n.noun.split()[-1] if n.noun.split() else "" for n in in_play.items]  # "the cable" for a charging cable
+    return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+
+
+def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
+    """Read one agent message: what it asks, from its words and the values in play."""
+    norm = _corrected(_normalise(text))
+    stock_out = _has(norm, _STOCK_OUT_PHRASES)
+    items = _referenced(text.lower(), in_play) if in_play.items else ()
+    if not _is_request(norm, text):
+        return Reading(False, stock_out=stock_out, items=items)
+    reason = _has(norm, _REASON_PHRASES)
+    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
+    which = not reason and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
+                            or (" which one " in norm and _has(norm, _ORDER_WORDS)))
+    confirm = _has(norm, _CONFIRM_PHRASES)
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
+    if _USE_WITH.search(norm):
+        topics.add("connector")
+    if "screen" in topics and _has(norm, _SCREEN_PHRASES):
+        topics.discard("size")
+    if "quantity" in topics and _COUNTED_UNIT.search(norm) and not _has(_COUNTED_UNIT.sub(" ", norm), _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how many watts" asks the wattage
+    if " how much " in norm and "price" not in topics:
+        topics.add("quantity")
+    if _PRICE_FIGURE.search(text):
+        topics.add("price")
+    cued = set(topics)
+    values = _named_values(text, _without_item_names(norm, in_play), in_play)
+    for topic, count in values.items():
+        if count >= 2 or not confirm:
+            topics.add(topic)
+    if confirm and cued and " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES):
+        confirm = False  # "could you confirm your size?" asks the size
+    if dates and not confirm:
+        which = True
+    if which or reason:
+        return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+    if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
+        topics.add(VARIANT)
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and _has(norm, _OPEN_WEAK_PHRASES))
+    return Reading(True, frozenset(topics), open_question, confirm, stock_out=stock_out, items=items)
