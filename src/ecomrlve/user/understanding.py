@@ -23,14 +23,18 @@ asks nothing, or asks about topic X, gets nothing about topic Y.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ecomrlve.catalog.embedders import ASSETS
 from ecomrlve.user.dialogue import NAMED, ItemNames
 from ecomrlve.user.text import contains_word
 
+_VOCABULARY = ASSETS / "minilm-m2v" / "tokenizer.json"
 #: The requirement topics a message can ask about (recommendation fields, CART variant attributes, quantity).
 TOPICS = ("price", "brand", "rating", "shipping", "color", "size", "material", "connector", "form", "wattage",
           "screen", "weight", "quantity")
@@ -73,7 +77,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 _USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
-_ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ", " delivery ")
+_ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Phrases that name the screen, so a "size" beside them is the screen's.
 _SCREEN_SIZE = ("screen size", "display size", "size screen", "size display", "size monitor", "big a display",
@@ -82,7 +86,8 @@ _SCREEN_SIZE = ("screen size", "display size", "size screen", "size display", "s
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
-                "further detail", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
+                "further detail", "additional", "extra requirement", "anything missing", "anything further",
+                "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what you need", "what do you need", "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
@@ -91,7 +96,14 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "should i know", "should know", "describe", "ideal", "perfect for you", "feature", "use case",
               "wishlist", "wish list", "specific", "particular", "special", "criteria", "constraint", "specs",
               "details", "narrow it down", "shoot", "go on", "exactly do you need", "would you like it to have",
-              "care about", "what do you want", "what are you after", "what would you like")
+              "care about", "what do you want", "what are you after", "what would you like", "are you after",
+              "what exactly", "steer clear", "tell me what", "what youd like", "what you would like",
+              "what you want", "to have", "use it for", "using it for", "use it", "i missed", "ive missed",
+              "have i missed", "stay away from", "priorities", "priority", "wishes", "conditions", "condition",
+              "look out for", "what sort", "what type", "what kind", "what is it for", "whats it for",
+              "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
+              "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
+              "what are you looking", "hoping to find", "what do you have in mind")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -99,38 +111,64 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "is that everything", "is this everything", "is that all", "is this all", "is that right",
             "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to",
             "ready for me", "good to go", "go ahead", "proceed", "finalize", "finalise", "finalising",
-            "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "want me to",
-            "like me to", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
+            "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
             "sounds good", "does that work", "work for you", "we good", "are we good", "all correct",
             "everything correct", "all good", "what you wanted", "before i finish", "change before", "as is",
             "wrap up", "lock this in", "lock it in", "right item", "correct item", "place the order",
             "place it", "submit", "complete the", "complete it", "finish up", "and finish", "can i finish",
-            "sign off", "that right", "may i")
-#: Actions the go-ahead is asked for after "can i" / "should i" / "may i".
-_GO_AHEAD_AFTER = ("can i", "should i", "may i", "could i")
+            "sign off", "that right", "may i", "everything right", "got everything", "double check", "your permission",
+            "way you want", "as you want", "what you asked", "everything as", "everything in order", "ready to go",
+            "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
+            "put the return through", "put this through", "go through with", "get this ordered", "buy these",
+            "buy it", "buy them", "file the return", "to return it")
+_ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
+            r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
+            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish)")
+#: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
+#: "which brands you'd like me to stick to").
+_ACTION_OFFER = re.compile(r" (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+                           r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
+                           + _ACTIONS + r"(?:s|ed|ing)? ")
+#: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
+_APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
+                       r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
+                       r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
+                       r"in order|as expected|what you)")
+_SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
+              " thumbs up ", " yes or no ")
+#: A tag question after a statement ("I can start the return now - okay?").
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
+#: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
+_WH_START = (" which ", " what ", " whats ", " how ")
 
 #: Phrases that ask which order or item the customer means (disambiguation by date or detail).
 _WHICH = ("which order", "which item", "which product", "which purchase", "which shipment", "which package",
           "which of your order", "which of these", "which is it", "which did you mean", "which one do you mean",
           "do you mean", "did you mean", "are you referring", "referring to", "you asking about",
           "youre asking about", "order number", "order id", "order date", "order no", "when did you order",
-          "when did you buy", "when did you get", "when did you purchase", "when did you place",
-          "when you ordered", "when you bought", "when you placed", "roughly when", "when was it",
-          "how long ago", "what date", "which date", "recall the date", "the date you", "the one from",
-          "the one on", "the one delivered", "the one you ordered", "was it the", "was it ordered",
-          "was that the", "recent order", "exact product", "exact item", "what did you order",
-          "describe the item", "describe the product", "more about the item", "more about the product",
-          "more details so", "find the right", "the right order", "specify the item", "specify which",
-          "clarify which", "narrow down which", "it was", "was the", "look like", "older or the newer",
-          "newer or the older", "in your history", "which one are you after", "when you ordered",
-          "when did you", "order from", "order placed", "placed on", "ordered in", "ordered on", "the older",
-          "the newer", "a different pair", "a different one", "or the one")
+          "when did you buy", "when did you get", "when did you purchase", "when did you place", "when you ordered",
+          "when you bought", "when you placed", "roughly when", "when was it", "how long ago", "what date",
+          "which date", "recall the date", "the date you", "the one delivered", "the one you ordered",
+          "was it ordered", "recent order", "exact item", "what did you order", "describe the item",
+          "describe the product", "more about the item", "more about the product", "more details so",
+          "find the right", "the right order", "specify the item", "specify which", "clarify which",
+          "narrow down which", "older or the newer", "newer or the older", "in your history", "order reference",
+          "order ref", "reference number", "date of purchase", "purchase date", "date of the order", "the two order",
+          "one you mean", "which one are you after", "when you ordered", "when did you", "order from",
+          "order placed", "placed on", "ordered in", "ordered on")
+#: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
+#: the customer has orders in play.
+_WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
+               "or the one", "the one on", "the one from", "exact product", "was it the", "was that the")
 
 #: Phrases that ask why the customer returns the item.
 _REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
            "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
            "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
-           "what made you", "how come", "send it back", "whats up with")
+           "what made you", "how come", "send it back", "whats up with", "stop working", "stopped working",
+           "not working", "doesnt work", "does not work", "not right with", "matter with", "wrong about")
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
               "isnt in stock", "is not in stock", "ran out", "run out of", "none left", "no stock",
@@ -185,8 +223,12 @@ _VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
 _SCREEN_PHRASES = tuple(_phrase(p) for p in _SCREEN_SIZE)
 _OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
 _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
+#: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
+_WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
+_RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
+_WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
 _REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
 _STOCK_OUT_PHRASES = tuple(_phrase(p) for p in _STOCK_OUT)
 _REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
@@ -207,14 +249,14 @@ def _typo_index() -> dict[str, str]:
 
 _TYPO_INDEX = _typo_index()
 _CUE_WORDS = frozenset(_TYPO_INDEX.values())
-#: Real words one edit from a cue word, never corrected.
-_NOT_TYPOS = frozenset(("eight", "height", "dating", "eating", "grand", "bland", "prize", "pride", "shops",
-                        "these", "those", "where", "there", "their", "stock", "whole", "phones", "speaker",
-                        "shirts", "sizes", "prices", "brands", "colours", "colors", "costs", "items", "sheets",
-                        "since", "start", "store", "world", "would", "could", "should", "ships", "stars", "great",
-                        "wider", "water", "waiting", "return", "returns", "ordered", "order", "orders",
-                        "rather", "watts", "match", "matches", "loved", "found", "bound", "sound", "later",
-                        "lamps", "items", "types", "thing", "things"))
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words() -> frozenset[str]:
+    """English words of the shipped embedder's vocabulary (about 22,000): a real word ("reference", "eight")
+    is never taken for a slip of a cue word ("preference", "weight")."""
+    vocab = json.loads(_VOCABULARY.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
 def _corrected(text: str) -> str:
@@ -222,7 +264,7 @@ def _corrected(text: str) -> str:
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        if len(w) < 5 or w in _CUE_WORDS or w in _NOT_TYPOS or not w.isalpha():
+        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words():
             continue
         fixed = _TYPO_INDEX.get(w)
         if fixed is None:
@@ -373,9 +415,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(False, stock_out=stock_out, items=items)
     reason = _has(norm, _REASON_PHRASES)
     dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
+    orders = bool(in_play.dates)  # the customer's orders are in play
     which = not reason and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-                            or (" which one " in norm and _has(norm, _ORDER_WORDS)))
-    confirm = _has(norm, _CONFIRM_PHRASES)
+                            or (orders and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
+                                            or (" which " in norm and _has(norm, _ORDER_WORDS)))))
+    confirm = (_has(norm, _CONFIRM_PHRASES) or _ACTION_OFFER.search(norm) is not None
+               or _TAG_QUESTION.search(text) is not None)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
     if _USE_WITH.search(norm):
         topics.add("connector")
@@ -392,13 +437,19 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, count in values.items():
         if count >= 2 or not confirm:
             topics.add(topic)
-    if confirm and cued and " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES):
-        confirm = False  # "could you confirm your size?" asks the size
+    if confirm and cued and (norm.startswith(_WH_START) or (
+            " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
+        confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if not confirm and not topics and (_APPROVAL.search(norm) is not None or _has(norm, _SATISFIED)):
+        confirm = True
     if dates and not confirm:
         which = True
     if which or reason:
         return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and _has(norm, _OPEN_WEAK_PHRASES))
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and (
+        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
+        or norm.startswith((" anything ", " any ", " is there anything ", " is there something "))
+        or _WHAT_YOU.search(norm) is not None))
     return Reading(True, frozenset(topics), open_question, confirm, stock_out=stock_out, items=items)
