@@ -290,13 +290,19 @@ class InPlay:
     values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     dates: tuple[str, ...] = ()
 
-    def value_patterns(self) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
-        """Per topic, its values as (normalised phrase, whether it must appear in capitals), cached."""
-        cached = self.__dict__.get("_patterns")
+    def value_index(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
+        """Each value's first word -> (topic, normalised phrase, whether it must appear in capitals), built
+        once: a message is matched word by word, so a category's thousand brands cost no more than ten."""
+        cached = self.__dict__.get("_index")
         if cached is None:
-            cached = tuple((topic, tuple((_phrase(v), _needs_capitals(v)) for v in values if _phrase(v).strip()))
-                           for topic, values in self.values.items())
-            object.__setattr__(self, "_patterns", cached)
+            index: dict[str, list[tuple[str, str, bool]]] = {}
+            for topic, values in self.values.items():
+                for value in values:
+                    phrase = _phrase(value)
+                    if phrase.strip():
+                        index.setdefault(phrase.split()[0], []).append((topic, phrase, _needs_capitals(value)))
+            cached = {word: tuple(entries) for word, entries in index.items()}
+            object.__setattr__(self, "_index", cached)
         return cached
 
     def date_keys(self) -> frozenset[str]:
@@ -367,20 +373,32 @@ def _is_request(text: str, raw: str) -> bool:
     return False
 
 
-def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, int]:
-    """How many distinct values of each topic ``text`` (normalised, item names removed) names."""
-    counts: dict[str, int] = {}
-    for topic, patterns in in_play.value_patterns():
-        found = 0
-        for phrase, capitals in patterns:
+def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, int]]:
+    """Per topic, how many distinct values ``text`` (normalised, item names removed) names, and how many of
+    those name it on their own: a bare number counts only in a list ("9 or 10?", not "ships in 7 days"),
+    and so does a common word ("stick", "full") unless it reads as a value ("in wood", "the queen set",
+    "Ceramic" in capitals)."""
+    index = in_play.value_index()
+    found: dict[str, dict[str, bool]] = {}
+    for word in set(text.split()):
+        for topic, phrase, capitals in index.get(word, ()):
             if phrase not in text:
                 continue
             if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
                 continue
-            found += 1
-        if found:
-            counts[topic] = found
-    return counts
+            found.setdefault(topic, {})[phrase] = _names_on_its_own(raw, text, phrase)
+    return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
+
+
+def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
+    value = phrase.strip()
+    if value.isdigit():
+        return False
+    if " " in value or value not in _known_words():
+        return True
+    if any(f" {before}{phrase}" in text for before in ("in ", "the ")):
+        return True
+    return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
@@ -416,8 +434,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     reason = _has(norm, _REASON_PHRASES)
     dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
     orders = bool(in_play.dates)  # the customer's orders are in play
-    which = not reason and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-                            or (orders and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
+    which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
+             or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
     confirm = (_has(norm, _CONFIRM_PHRASES) or _ACTION_OFFER.search(norm) is not None
                or _TAG_QUESTION.search(text) is not None)
@@ -434,8 +452,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("price")
     cued = set(topics)
     values = _named_values(text, _without_item_names(norm, in_play), in_play)
-    for topic, count in values.items():
-        if count >= 2 or not confirm:
+    for topic, (count, words) in values.items():
+        if count >= 2 or (words and not confirm):
             topics.add(topic)
     if confirm and cued and (norm.startswith(_WH_START) or (
             " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
@@ -448,7 +466,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and (
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and " instead " not in norm and (
         _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
         or norm.startswith((" anything ", " any ", " is there anything ", " is there something "))
         or _WHAT_YOU.search(norm) is not None))

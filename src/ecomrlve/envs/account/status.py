@@ -60,6 +60,7 @@ from ecomrlve.envs.account.orders import (
     LineRef,
     fillers,
     has_look_alike,
+    orders_in_play,
     place,
     place_copy,
     random_status_order,
@@ -71,8 +72,9 @@ from ecomrlve.envs.account.orders import (
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import understand
 from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.state import World
 
@@ -90,8 +92,6 @@ BACKGROUND_STATUSES: tuple[OrderStatus, ...] = ("delivered", "delivered", "in_tr
 TARGET_STATUSES: tuple[OrderStatus, ...] = tuple(s for s in BACKGROUND_STATUSES if s != "returned")
 BASE_PATIENCE = 3
 ORDER_LOOKUPS = ("order_list", "order_get_details")  # the tools whose results show an order's status
-WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "what date", "do you mean",
-                        "when did you order", "order number", "order id")
 
 
 class StatusGoal(BaseModel):
@@ -161,19 +161,19 @@ class StatusUser(SimulatedUser):
         return self.say(A.AskOrderStatus(self.goal.phrase, self.goal.want_eta, self.goal.exact))
 
     def on_question(self, question: str, world: World) -> str:
-        return self.say(*self._respond(question))
+        return self.say(*self._respond(question, world))
 
     def note_turn(self, turn: int) -> None:
         self.state.handled_turns.append(turn)
 
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
-        return self.say(*self._respond(message)) if message else None
+        return self.say(*self._respond(message, world)) if message else None
 
-    def _respond(self, text: str) -> list[DialogueAct]:
-        t = text.lower()
-        if not is_question(t):
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
+        reading = understand(text, orders_in_play(world))
+        if not reading.asks:
             return [Acknowledge()]
-        if any(w in t for w in WHICH_QUESTION_WORDS):
+        if reading.which:
             if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:

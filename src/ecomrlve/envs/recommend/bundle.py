@@ -72,9 +72,11 @@ from ecomrlve.envs.recommend.requirements import (
     requirement_filter,
 )
 from ecomrlve.envs.recommend.task import RecommendAnswer, SurfacingOracle, shopper_catalog
-from ecomrlve.envs.recommend.user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser
+from ecomrlve.envs.recommend.user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser, category_values
 from ecomrlve.user.acts import DialogueAct
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import InPlay
 from ecomrlve.world.state import World
 
 ENV_ID = "BUNDLE"
@@ -205,10 +207,16 @@ class BundleUser(RecommendUser):
     slots: list[int] = field(default_factory=list)
     nouns: list[str] = field(default_factory=list)
     categories: list[int] = field(default_factory=list)
-    _last_text: str = ""
+
+    def in_play(self, world: World) -> InPlay:
+        """The project's categories' brands and values, and its items named by their nouns."""
+        if self._in_play is None:
+            values = category_values(world.catalog, self.categories).values
+            self._in_play = InPlay(tuple(ItemNames("", "", "", noun.lower()) for noun in self.nouns), values)
+        return self._in_play
 
     def _clarify(self, topics: set[str]) -> list[DialogueAct]:
-        named = {i for i, noun in enumerate(self.nouns) if noun.lower() in self._last_text}
+        named = set(self._reading.items) if self._reading is not None else set()
         per_slot: dict[int, tuple[list, list]] = {}
         for i, requirement in enumerate(self.requirements):
             slot = self.slots[i]
@@ -232,10 +240,6 @@ class BundleUser(RecommendUser):
         if missing or ("any" in topics and not acts):
             acts.append(A.StateRequirements("bundle", (), (), tuple(t for t in missing)))
         return acts
-
-    def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        self._last_text = text.lower()
-        return super()._respond(text, world)
 
     def _feedback(self, text: str, world: World) -> list[DialogueAct]:
         catalog = world.catalog

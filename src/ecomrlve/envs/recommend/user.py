@@ -14,13 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ecomrlve.catalog.product_type import spoken_name
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.recommend import acts as A
-from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD, Requirement, asked_topics, first_failed
+from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD, TOPICS, Requirement, first_failed
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
+from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, InPlay, Reading, understand
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
 
@@ -62,6 +66,8 @@ class RecommendUser(SimulatedUser):
     feedback_detail: bool = True  # says which requirement a named product misses (the feedback_detail axis)
     judged: int = 0  # products judged for the agent so far
     _no_preference_asked: set[str] = field(default_factory=set)
+    _in_play: InPlay | None = None
+    _reading: Reading | None = None  # of the message being answered
 
     @property
     def requirements(self) -> list[Requirement]:
@@ -82,7 +88,7 @@ class RecommendUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         acts = self._respond(message, world) if message else []
         if message and not acts:
-            acts = [self._not_understood()] if is_question(message.lower()) else [Acknowledge()]
+            acts = [self._not_understood()] if self._reading is not None and self._reading.asks else [Acknowledge()]
         state = self.state
         if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
             index, new = self.switch
@@ -97,12 +103,26 @@ class RecommendUser(SimulatedUser):
         self.lose_patience()
         return A.UnclearQuestion()
 
+    def in_play(self, world: World) -> InPlay:
+        """The brands and attribute values of the categories asked for: what a message may name."""
+        if self._in_play is None:
+            self._in_play = category_values(world.catalog, self.categories_in_play(world.catalog))
+        return self._in_play
+
+    def categories_in_play(self, catalog: Catalog) -> list[int]:
+        """The leaf categories the shopper asks for (PD, SUB: the one of its category requirement)."""
+        names = {r.value for r in self.requirements if r.field == "category"}
+        return [i for i, c in enumerate(catalog.categories) if c.name in names]
+
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        t = text.lower()
+        self._reading = reading = understand(text, self.in_play(world))
         acts: list[DialogueAct] = []
         acts.extend(self._feedback(text, world))
-        if is_question(t):
-            acts.extend(self._clarify(asked_topics(t)))
+        if reading.asks:
+            topics = {t for t in reading.topics if t in TOPICS}
+            if reading.open:
+                topics.add("any")
+            acts.extend(self._clarify(topics))
         return acts
 
     def _answer_requirement(self, i: int, topics: set[str], stated: list[tuple[str, str]],
@@ -182,3 +202,24 @@ class RecommendUser(SimulatedUser):
         if index is not None:
             self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
         return A.MissesRequirement(name, (failed.field, failed.text()))
+
+
+def category_values(catalog: Catalog, categories: list[int]) -> InPlay:
+    """The values a message about ``categories`` may name: their brands (not ``NO_BRAND``) and the values of
+    each categorical attribute their products carry, by topic (each category's read once per catalog)."""
+    values: dict[str, dict[str, None]] = {}
+    cache = catalog.__dict__.setdefault("_category_values", {})
+    for category in categories:
+        found = cache.get(category)
+        if found is None:
+            rows = catalog.category_rows[category]
+            found = {"brand": tuple(catalog.brands[b] for b in np.unique(catalog.brand[rows]).tolist()
+                                    if catalog.brands[b] != NO_BRAND)}
+            for attribute, codes in catalog.categorical.items():
+                present = np.unique(codes[rows]).tolist()
+                found[TOPIC_OF_ATTRIBUTE[attribute]] = tuple(CATEGORICAL_ATTRIBUTES[attribute][c] for c in present
+                                                             if c != NO_VALUE)
+            cache[category] = found
+        for topic, names in found.items():
+            values.setdefault(topic, {}).update(dict.fromkeys(names))
+    return InPlay(values={topic: tuple(names) for topic, names in values.items() if names})
