@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from understanding_bank import GROUPS, load_bank, understanding_rates
+from understanding_bank import GROUPS, leak_seeds, leaks, load_bank, understanding_rates
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
@@ -15,7 +15,6 @@ from ecomrlve.user.understanding import InPlay, understand
 
 BAR = 0.95
 BANK = load_bank()
-NEGATIVES = [m.text for m in BANK if m.group == "none"]
 
 
 @pytest.fixture(scope="module")
@@ -178,56 +177,20 @@ def test_status_when_did_you_order_identifies_the_order(c8: EcomEnv) -> None:
 
 # -- no say-everything shortcut -------------------------------------------------------------------------
 
-def _withheld_values(env_id: str, audit: Any) -> list[str]:
-    state = audit.problem.state
-    if env_id == "CART":
-        return [c.value for c in state.constraints if not c.known_to_agent]
-    return [state.requirements[i].text() for i in state.withheld]
-
-
-def _revealed_count(env_id: str, audit: Any) -> int:
-    state = audit.problem.state
-    if env_id == "CART":
-        return sum(not c.known_to_agent for c in state.constraints)
-    return len(state.withheld)
-
-
-def _no_switch(audit: Any) -> bool:
-    """No planned change of requirement (which states a new one after the first turn, asked or not)."""
-    return getattr(audit.problem.user, "switch", None) is None
-
-
 @pytest.mark.parametrize("env_id", ["CART", "PD", "SUB", "BUNDLE"])
 def test_messages_that_ask_nothing_reveal_nothing(c8: EcomEnv, env_id: str) -> None:
     """Every negative of the bank, said first in episodes with withheld values: nothing is revealed."""
-    seeds = [s for s in range(200) if (c8.reset(env_id=env_id, difficulty=12, seed=s) and
-                                       _withheld_values(env_id, c8.audit()) and _no_switch(c8.audit()))][:3]
+    seeds = leak_seeds(c8, env_id, 12, 3)
     assert seeds
-    for seed in seeds:
-        for text in NEGATIVES:
-            c8.reset(env_id=env_id, difficulty=12, seed=seed)
-            audit = c8.audit()
-            hidden, before = _withheld_values(env_id, audit), _revealed_count(env_id, audit)
-            observation = c8.step(AgentAction(message=text))
-            assert _revealed_count(env_id, audit) == before, (env_id, seed, text)
-            said = reply(observation)
-            assert not any(v in said and v not in text for v in hidden if len(v) > 2), (env_id, seed, text, said)
+    found = [leak for m in BANK if m.group == "none" for leak in leaks(c8, env_id, 12, seeds, m)]
+    assert not found, found[:5]
 
 
-def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv) -> None:
-    """PD: each single-topic question of the bank reveals only requirements of that topic."""
-    from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD
-
-    questions = [m for m in BANK if m.group == "attribute" and len(m.expect["topics"]) == 1
-                 and m.context.startswith(("pd_", "sub_"))]
-    seeds = [s for s in range(200) if c8.reset(env_id="PD", difficulty=12, seed=s) and
-             len(c8.audit().problem.state.withheld) >= 2 and _no_switch(c8.audit())][:3]
-    assert seeds and questions
-    for seed in seeds:
-        for m in questions:
-            c8.reset(env_id="PD", difficulty=12, seed=seed)
-            state = c8.audit().problem.state
-            before = set(state.withheld)
-            c8.step(AgentAction(message=m.text))
-            revealed = before - state.withheld
-            assert all(TOPIC_OF_FIELD[state.requirements[i].field] in m.expect["topics"] for i in revealed), m.text
+@pytest.mark.parametrize("env_id", ["CART", "PD"])
+def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -> None:
+    """Each attribute question of the bank (train half) reveals only withheld values of the topics it asks."""
+    seeds = leak_seeds(c8, env_id, 12, 2, minimum=2)
+    assert seeds
+    found = [leak for m in BANK if m.group == "attribute" and m.half == "train"
+             for leak in leaks(c8, env_id, 12, seeds, m)]
+    assert not found, found[:5]

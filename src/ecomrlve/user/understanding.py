@@ -103,7 +103,8 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "look out for", "what sort", "what type", "what kind", "what is it for", "whats it for",
               "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
               "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
-              "what are you looking", "hoping to find", "what do you have in mind")
+              "what are you looking", "hoping to find", "what do you have in mind", "must", "mustnt", "picky", "matter to you", "matters to you",
+              "qualities", "no go", "essential", "expectations", "checklist", "clearer picture")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -138,6 +139,7 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"in order|as expected|what you)")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
+_TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
 _TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
@@ -180,7 +182,10 @@ _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did
                              "wat", "wats", "whta", "was", "were"))
 #: Openings of a request (an imperative that asks the shopper something).
 _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
-                  "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz")
+                  "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
+                  "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
+                  "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
+                  "explain", "expand on")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -357,6 +362,14 @@ class Reading:
         return bool(self.topics or self.open or self.confirm or self.which or self.reason)
 
 
+_ANYTHING = (" anything ", " any ", " is there anything ", " is there something ")
+
+
+def _sentences(raw: str) -> list[str]:
+    """The normalised sentences of ``raw``."""
+    return [_normalise(part) for part in re.split(r"[.!?;\n]+", raw) if part.strip()]
+
+
 def _is_request(text: str, raw: str) -> bool:
     if "?" in raw:
         return True
@@ -390,13 +403,21 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
 
 
+#: Words around a common word that make it a value ("prefer wood", "in wood", "the queen set", "large one").
+_VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ", "choose ", "pick ", "or ", "take ",
+                 "rather ", "get ")
+_VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
+                " model", " pair", " variant")
+
+
 def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     value = phrase.strip()
     if value.isdigit():
         return False
     if " " in value or value not in _known_words():
         return True
-    if any(f" {before}{phrase}" in text for before in ("in ", "the ")):
+    if any(f" {before}{phrase}" in text for before in _VALUE_BEFORE) or any(
+            f"{phrase}{after} " in text for after in _VALUE_AFTER):
         return True
     return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
 
@@ -437,7 +458,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
              or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
-    confirm = (_has(norm, _CONFIRM_PHRASES) or _ACTION_OFFER.search(norm) is not None
+    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm)  # "go ahead and tell me ..." asks to be told, not leave to act
+    confirm = (_has(asked_go_ahead, _CONFIRM_PHRASES) or _ACTION_OFFER.search(asked_go_ahead) is not None
                or _TAG_QUESTION.search(text) is not None)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
     if _USE_WITH.search(norm):
@@ -462,12 +484,13 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         confirm = True
     if dates and not confirm:
         which = True
-    if which or reason:
+    if orders and (which or reason):  # a question about a past order asks for no requirement
         return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not topics and not confirm and " instead " not in norm and (
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which or reason)
+                                                          and " instead " not in norm and (
         _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
-        or norm.startswith((" anything ", " any ", " is there anything ", " is there something "))
+        or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
         or _WHAT_YOU.search(norm) is not None))
-    return Reading(True, frozenset(topics), open_question, confirm, stock_out=stock_out, items=items)
+    return Reading(True, frozenset(topics), open_question, confirm, which, reason, stock_out, items)
