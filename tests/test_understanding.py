@@ -194,3 +194,19 @@ def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -
     found = [leak for m in BANK if m.group == "attribute" and m.half == "train"
              for leak in leaks(c8, env_id, 12, seeds, m)]
     assert not found, found[:5]
+
+
+def test_cart_open_question_reveals_the_withheld_constraints_once(c8: EcomEnv) -> None:
+    """"What do you need?" in CART: every withheld constraint, once and user-caused; asked again, only what
+    was asked for, and it costs patience."""
+    seed = find(c8, "CART", 12, lambda a: bool(a.problem.goal.withheld))
+    c8.reset(env_id="CART", difficulty=12, seed=seed)
+    audit = c8.audit()
+    patience = audit.problem.user.patience
+    first = c8.step(AgentAction(message="What do you need?"))
+    assert all(c.known_to_agent for c in audit.problem.state.constraints)
+    assert first.info["user_caused_turns"] == 1
+    c8.step(AgentAction(message="What do you need?"))
+    again = c8.step(AgentAction(message="What do you need?"))
+    assert again.info["user_caused_turns"] == 1
+    assert audit.problem.user.patience == patience - 1
