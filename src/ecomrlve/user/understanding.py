@@ -79,10 +79,9 @@ _USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
-#: Phrases that name the screen, so a "size" beside them is the screen's.
-_SCREEN_SIZE = ("screen size", "display size", "size screen", "size display", "size monitor", "big a display",
-                "big a screen", "big a monitor")
-
+#: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+                          r"big an? (?:screen|display|monitor)")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -225,7 +224,6 @@ def _with_plurals(phrases: tuple[str, ...]) -> tuple[str, ...]:
 
 _TOPIC_PHRASES = {topic: _with_plurals(cues) for topic, cues in _TOPIC_CUES.items()}
 _VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
-_SCREEN_PHRASES = tuple(_phrase(p) for p in _SCREEN_SIZE)
 _OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
 _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
@@ -464,7 +462,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
     if _USE_WITH.search(norm):
         topics.add("connector")
-    if "screen" in topics and _has(norm, _SCREEN_PHRASES):
+    if "screen" in topics and _SCREEN_SIZE.search(text.lower()) is not None:
         topics.discard("size")
     if "quantity" in topics and _COUNTED_UNIT.search(norm) and not _has(_COUNTED_UNIT.sub(" ", norm), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage

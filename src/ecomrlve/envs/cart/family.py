@@ -212,6 +212,8 @@ class CartUser(SimulatedUser):
         acts: list[DialogueAct] = []
         if reading.stock_out:
             acts.extend(self._stock_out_replies(t, world))
+            if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
+                reading = understand(text, self.in_play(world))
         asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in reading.topics} if reading.asks else set()
         if asked:
             facts = self._facts(reading, asked)
