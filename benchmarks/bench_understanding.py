@@ -51,17 +51,19 @@ def measure_leaks(bank: list, seeds_per_env: int) -> bool:
     os.environ.setdefault(SECRET_ENV_VAR, "bench-understanding")
     catalog = generate_synthetic_catalog(3000, 0)
     env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog), overrides={"p_noise": 0.0})
-    played, found, shown = 0, [], []
+    played, found, shown, misread = 0, [], [], 0
     for env_id in LEAK_ENVS:
         seeds = leak_seeds(env, env_id, LEAK_DIFFICULTY, seeds_per_env)
         for m in bank:
             if m.group in ("none", "attribute"):
                 found_here = leaks(env, env_id, LEAK_DIFFICULTY, seeds, m)
                 found += found_here
+                misread += len(found_here) if not m.understood(understand(m.text, m.in_play)) else 0
                 shown += found_here if m.half == "train" else []  # held-out messages are counted, never shown
                 played += len(seeds)
     print(f"leaks (a withheld value said to a message that did not ask for it): {len(found)} in {played} "
-          f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions)")
+          f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions); "
+          f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages")
     for leak in shown[:10]:
         print("  ", leak)
     return not found

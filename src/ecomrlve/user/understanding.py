@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ecomrlve.catalog.embedders import ASSETS
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.user.dialogue import NAMED, ItemNames
 from ecomrlve.user.text import contains_word
 
@@ -317,6 +318,8 @@ class InPlay:
 
 
 NOTHING_IN_PLAY = InPlay()
+#: The store's attribute vocabularies: a value of one names its topic wherever it is said.
+STORE_VALUES = InPlay(values={TOPIC_OF_ATTRIBUTE[attribute]: values for attribute, values in CATEGORICAL_ATTRIBUTES.items()})
 
 
 def _needs_capitals(value: str) -> bool:
@@ -397,6 +400,8 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
                 continue
+            if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
+                continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
             found.setdefault(topic, {})[phrase] = _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
 
@@ -406,6 +411,15 @@ _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ",
                  "rather ", "get ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
                 " model", " pair", " variant")
+
+
+_PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
+
+
+def _after(raw: str, phrase: str) -> str:
+    """What follows the first occurrence of normalised ``phrase`` in ``raw`` (its words, any case)."""
+    match = re.search(r"\b" + r"\W+".join(map(re.escape, phrase.split())) + r"\b", raw, re.IGNORECASE)
+    return raw[match.end():] if match else ""
 
 
 def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
@@ -471,7 +485,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if _PRICE_FIGURE.search(text):
         topics.add("price")
     cued = set(topics)
-    values = _named_values(text, _without_item_names(norm, in_play), in_play)
+    plain = _without_item_names(norm, in_play)
+    values = _named_values(text, plain, in_play)
+    for topic, counts in _named_values(text, plain, STORE_VALUES).items():
+        values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
