@@ -104,7 +104,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
               "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
               "what are you looking", "hoping to find", "what do you have in mind", "must", "mustnt", "picky", "matter to you", "matters to you",
-              "qualities", "no go", "essential", "expectations", "checklist", "clearer picture")
+              "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
+              "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
+              "will it be for", "trying to solve", "looking to solve")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -159,11 +161,13 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           "narrow down which", "older or the newer", "newer or the older", "in your history", "order reference",
           "order ref", "reference number", "date of purchase", "purchase date", "date of the order", "the two order",
           "one you mean", "which one are you after", "when you ordered", "when did you", "order from",
-          "order placed", "placed on", "ordered in", "ordered on")
+          "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
+          "what did you get", "what you bought", "what was the item")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
-               "or the one", "the one on", "the one from", "exact product", "was it the", "was that the")
+               "or the one", "the one on", "the one from", "exact product", "was it the", "was that the",
+               "when did it", "did it arrive", "did it come", "it arrived", "it came")
 
 #: Phrases that ask why the customer returns the item.
 _REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
@@ -368,7 +372,7 @@ _ANYTHING = (" anything ", " any ", " is there anything ", " is there something 
 
 def _sentences(raw: str) -> list[str]:
     """The normalised sentences of ``raw``."""
-    return [_normalise(part) for part in re.split(r"[.!?;\n]+", raw) if part.strip()]
+    return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
 def _is_request(text: str, raw: str) -> bool:
@@ -464,9 +468,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     items = _referenced(text.lower(), in_play) if in_play.items else ()
     if not _is_request(norm, text):
         return Reading(False, stock_out=stock_out, items=items)
-    reason = _has(norm, _REASON_PHRASES)
-    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
     orders = bool(in_play.dates)  # the customer's orders are in play
+    reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
+    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
     which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
              or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
@@ -503,7 +507,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which or reason)
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which or (reason and orders))
                                                           and " instead " not in norm and (
         _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
         or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
