@@ -116,7 +116,7 @@ def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: Ban
         observation = env.step(AgentAction(message=message.text))
         said = " ".join(m["content"] for m in observation.messages if m["role"] == "user")
         for key, value in hidden:
-            revealed = key.revealed if env_id == "CART" else key not in state.withheld  # type: ignore[union-attr]
+            revealed = key.revealed if env_id == "CART" else key not in state.withheld
             topic = topic_of[id(key) if env_id == "CART" else key]
             allowed = topic in asked or (env_id == "CART" and "variant" in asked and topic != "quantity")
             if (revealed or (len(value) > 2 and value in said and value not in message.text)) and not allowed:

@@ -194,8 +194,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
-              "sise": "size", "thx": "thanks", "ok": "ok", "its": "its", "wot": "what", "hw": "how",
-              "sept": "september", "sep": "september", "colr": "color", "qty": "qty"}
+              "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
+              "colr": "color"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
@@ -375,7 +375,8 @@ def _sentences(raw: str) -> list[str]:
     return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
-def _is_request(text: str, raw: str) -> bool:
+def _is_request(raw: str) -> bool:
+    """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
@@ -466,7 +467,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(norm, text):
+    if not _is_request(text):
         return Reading(False, stock_out=stock_out, items=items)
     orders = bool(in_play.dates)  # the customer's orders are in play
     reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
@@ -507,8 +508,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which or (reason and orders))
-                                                          and " instead " not in norm and (
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which) and " instead " not in norm and (
         _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
         or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
         or _WHAT_YOU.search(norm) is not None))
