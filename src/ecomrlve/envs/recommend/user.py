@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ecomrlve.catalog.product_type import spoken_name
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.recommend import acts as A
 from ecomrlve.envs.recommend.requirements import (
@@ -24,11 +27,11 @@ from ecomrlve.envs.recommend.requirements import (
     TOPIC_OF_FIELD,
     TOPICS,
     Requirement,
-    asked_topics,
     first_failed,
 )
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
+from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, InPlay, Reading, understand
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
 
@@ -74,6 +77,8 @@ class RecommendUser(SimulatedUser):
     preferences: tuple[A.Preference, ...] = ()
     _no_preference_asked: set[str] = field(default_factory=set)
     _preferences_told: set[str] = field(default_factory=set)
+    _in_play: InPlay | None = None
+    _reading: Reading | None = None  # of the message being answered
 
     @property
     def requirements(self) -> list[Requirement]:
@@ -94,7 +99,7 @@ class RecommendUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         acts = self._respond(message, world) if message else []
         if message and not acts:
-            acts = [self._not_understood()] if is_question(message.lower()) else [Acknowledge()]
+            acts = [self._not_understood()] if self._reading is not None and self._reading.asks else [Acknowledge()]
         acts.extend(self._sold_out_now(world))
         state = self.state
         if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
@@ -130,12 +135,26 @@ class RecommendUser(SimulatedUser):
         self.lose_patience()
         return A.UnclearQuestion()
 
+    def in_play(self, world: World) -> InPlay:
+        """The brands and attribute values of the categories asked for: what a message may name."""
+        if self._in_play is None:
+            self._in_play = category_values(world.catalog, self.categories_in_play(world.catalog))
+        return self._in_play
+
+    def categories_in_play(self, catalog: Catalog) -> list[int]:
+        """The leaf categories the shopper asks for (PD, SUB: the one of its category requirement)."""
+        names = {r.value for r in self.requirements if r.field == "category"}
+        return [i for i, c in enumerate(catalog.categories) if c.name in names]
+
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        t = text.lower()
+        self._reading = reading = understand(text, self.in_play(world))
         acts: list[DialogueAct] = []
         acts.extend(self._feedback(text, world))
-        if is_question(t):
-            acts.extend(self._clarify(asked_topics(t)))
+        if reading.asks:
+            topics = {t for t in reading.topics if t in TOPICS}
+            if reading.open:
+                topics.add("any")
+            acts.extend(self._clarify(topics))
         return acts
 
     def _answer_requirement(self, i: int, topics: set[str], stated: list[tuple[str, str]],
@@ -168,7 +187,7 @@ class RecommendUser(SimulatedUser):
         annoyed = bool(repeated or told) and not news  # a question that reveals something is not a nuisance
         weighed = {topic for p in self.preferences for topic in PREFERENCE_TOPICS[p[0]]}
         for topic in sorted(topics - {"any"} - weighed):
-            if TOPICS[topic][1] and not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
+            if TOPICS[topic] and not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
                 annoyed |= topic in self._no_preference_asked
                 self._no_preference_asked.add(topic)
                 no_preference.append(topic)
@@ -221,3 +240,24 @@ class RecommendUser(SimulatedUser):
         if index is not None:
             self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
         return A.MissesRequirement(name, (failed.field, failed.text()))
+
+
+def category_values(catalog: Catalog, categories: list[int]) -> InPlay:
+    """The values a message about ``categories`` may name: their brands (not ``NO_BRAND``) and the values of
+    each categorical attribute their products carry, by topic (each category's read once per catalog)."""
+    values: dict[str, dict[str, None]] = {}
+    cache = catalog.__dict__.setdefault("_category_values", {})
+    for category in categories:
+        found = cache.get(category)
+        if found is None:
+            rows = catalog.category_rows[category]
+            found = {"brand": tuple(catalog.brands[b] for b in np.unique(catalog.brand[rows]).tolist()
+                                    if catalog.brands[b] != NO_BRAND)}
+            for attribute, codes in catalog.categorical.items():
+                present = np.unique(codes[rows]).tolist()
+                found[TOPIC_OF_ATTRIBUTE[attribute]] = tuple(CATEGORICAL_ATTRIBUTES[attribute][c] for c in present
+                                                             if c != NO_VALUE)
+            cache[category] = found
+        for topic, names in found.items():
+            values.setdefault(topic, {}).update(dict.fromkeys(names))
+    return InPlay(values={topic: tuple(names) for topic, names in values.items() if names})
