@@ -363,7 +363,7 @@ def test_pointless_questions_exhaust_patience(make_env) -> None:
     env.reset(env_id="CART", difficulty=12, seed=5)
     obs = None
     for _ in range(20):
-        obs = env.step(say("What do you need?"))
+        obs = env.step(say("Is it sunny where you are?"))
         if obs.done:
             break
     assert obs.info["termination"] == "user_gave_up"

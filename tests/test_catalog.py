@@ -17,6 +17,7 @@ from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.search import inject_distractors
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import variant_values
 
 ID_SHAPE = re.compile(r"^P[0-9ABCDEFGHJKMNPQRSTVWXYZ]{8}$")
 
@@ -113,7 +114,7 @@ def python_rows(catalog) -> list[dict]:
                 "category_words": {w.lower() for w in (*category.path, category.noun)},
                 "brand": catalog.brand_of(r).lower(), "price": catalog.price(r), "rating": catalog.rating(r),
                 "ship_days": int(catalog.ship_days[r]), "stock": int(catalog.stock[r]),
-                "attributes": catalog.attributes(r),
+                "attributes": catalog.attributes(r), "variants": variant_values(catalog, r),
             })
         _ROWS_CACHE[catalog.name] = rows
     return _ROWS_CACHE[catalog.name]
@@ -125,9 +126,14 @@ def brute_force_match(row: dict, flt: ProductFilter) -> bool:
         return False
     if flt.brand is not None and flt.brand.strip().lower() != row["brand"]:
         return False
+    varied, variant_values_ = row["variants"]
     for attr in CATEGORICAL_ATTRIBUTES:
         wanted = getattr(flt, attr)
-        if wanted is not None and (attr not in attributes or str(attributes[attr]).lower() != wanted.strip().lower()):
+        if wanted is None:
+            continue
+        has = {v.lower() for v in variant_values_} if attr == varied else (
+            {str(attributes[attr]).lower()} if attr in attributes else set())
+        if wanted.strip().lower() not in has:  # through a variant when the variants vary it
             return False
     if flt.price_min is not None and not row["price"] >= flt.price_min - 1e-9:
         return False
@@ -170,8 +176,10 @@ def product_filters(draw, catalog):
     category = catalog.category_of(row)
     maybe("category", st.sampled_from([*category.path, category.noun, "Nonexistent Things"]).flatmap(cased))
     maybe("brand", st.sampled_from([catalog.brand_of(row), catalog.brands[0], "NoSuchBrand"]).flatmap(cased))
+    varied, offered = variant_values(catalog, row)
     for attr, vocab in CATEGORICAL_ATTRIBUTES.items():
         own = [attributes[attr]] if attr in attributes else []
+        own += list(offered) if attr == varied else []
         maybe(attr, st.sampled_from([*own, *vocab[:3], "Plaid"]).flatmap(cased))
     cents = int(catalog.price_cents[row])
     maybe("price_min", st.sampled_from([cents / 100, cents / 100 + 0.01, cents / 100 - 0.01, 0.0, 25.5]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 import math
@@ -14,8 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.loaders import (
     CatalogLoadError,
+    canonical_brands,
     canonical_value,
     category_noun,
     load_products,
@@ -23,7 +26,10 @@ from ecomrlve.catalog.loaders import (
     parse_quantity,
 )
 from ecomrlve.catalog.schema import NO_VALUE
+from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.episode import EcomEnv
+from ecomrlve.runner import play
 
 FIXTURE = Path(__file__).parent / "data" / "amazon_meta_sample.jsonl"
 PRODUCT_LIST = Path(__file__).parent / "data" / "product_list_sample.csv"
@@ -221,3 +227,51 @@ def test_category_noun():
     assert category_noun("Batteries") == "Battery"
     assert category_noun("Dishes & Bowls") == "Dish"
     assert category_noun("Electronics", ["Acme Pro Headphones, Black", "Zed Headphones - Wireless"]) == "Headphones"
+
+
+def _mixed_case_brands(tmp_path: Path) -> Path:
+    """tests/data/real/tiny.jsonl with every other product of each brand spelled in another letter case
+    (as two stores spell one brand: "Oxbeam" and "OXBEAM")."""
+    rows = [json.loads(line) for line in (Path(__file__).parent / "data" / "real" / "tiny.jsonl").read_text().splitlines()]
+    seen: dict[str, int] = {}
+    for row in rows:
+        details = json.loads(row["details"]) if isinstance(row["details"], str) else row["details"]
+        brand = details.get("Brand")
+        if brand:
+            seen[brand.lower()] = seen.get(brand.lower(), 0) + 1
+            if seen[brand.lower()] % 2 == 0:
+                details["Brand"] = brand.swapcase()
+        row["details"] = json.dumps(details)
+    path = tmp_path / "mixed_case.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_brands_differing_only_in_case_load_as_one(tmp_path):
+    catalog, _ = load_products(_mixed_case_brands(tmp_path))
+    plain, _ = load_products(Path(__file__).parent / "data" / "real" / "tiny.jsonl")
+    lowered = [b.lower() for b in catalog.brands]
+    assert len(lowered) == len(set(lowered)) == len(plain.brands)
+    for row in range(len(catalog)):
+        assert catalog.brand_of(row).lower() == plain.brand_of(plain.index_of(catalog.product_id(row))).lower()
+    assert canonical_brands(["Sxban", "SXBan", "Sxban", "Acme"]) == {"Sxban": "Sxban", "SXBan": "Sxban", "Acme": "Acme"}
+
+
+def test_a_brand_filter_matches_every_spelling_of_the_brand(catalog):
+    """Also on a catalog made without the loader's merge: two codes for one brand in two letter cases."""
+    spelled = dataclasses.replace(catalog, brands=(*catalog.brands, catalog.brands[0].upper()))
+    brand = spelled.brand.copy()
+    rows = np.flatnonzero(brand == 0)[::2]
+    brand[rows] = len(spelled.brands) - 1
+    spelled = dataclasses.replace(spelled, brand=brand)
+    for asked in (catalog.brands[0], catalog.brands[0].upper(), catalog.brands[0].lower()):
+        mask = filter_mask(spelled, ProductFilter(brand=asked))
+        assert np.array_equal(np.flatnonzero(mask), np.flatnonzero(catalog.brand == 0))
+
+
+def test_cart_oracle_finds_every_target_when_stores_spell_brands_differently(tmp_path):
+    catalog, _ = load_products(_mixed_case_brands(tmp_path))
+    env = EcomEnv("CART", catalog=catalog, search=SearchEngine(catalog))
+    failures = [(d, seed) for d in range(0, 16, 3) for seed in range(4)
+                if play(env, "oracle", env_id="CART", difficulty=d, seed=seed).reward.r_task != 1.0]
+    assert not failures

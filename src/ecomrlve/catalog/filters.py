@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import value_bits
 
 
 class ProductFilter(BaseModel):
@@ -23,7 +24,7 @@ class ProductFilter(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     category: str | None = Field(None, description="Category name, e.g. 'Chargers' or 'Electronics'.")
-    brand: str | None = Field(None, description="Exact brand name.")
+    brand: str | None = Field(None, description="Brand name (any letter case).")
     color: str | None = None
     size: str | None = None
     material: str | None = None
@@ -109,12 +110,15 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
         else:
             masks["category"] = np.isin(col(catalog.category), np.asarray(cats, dtype=catalog.category.dtype))
     if flt.brand is not None:
-        code = catalog.brand_index.get(flt.brand.strip().lower())
-        masks["brand"] = col(catalog.brand) == (-1 if code is None else code)
+        brand_codes = catalog.brand_codes.get(flt.brand.strip().lower(), (-1,))
+        if len(brand_codes) == 1:
+            masks["brand"] = col(catalog.brand) == brand_codes[0]
+        else:
+            masks["brand"] = np.isin(col(catalog.brand), np.asarray(brand_codes, dtype=catalog.brand.dtype))
     for attr, codes in _CATEGORICAL_CODES.items():
         value = getattr(flt, attr)
         if value is not None:
-            masks[attr] = col(catalog.categorical[attr]) == codes.get(value.strip().lower(), -2)
+            masks[attr] = _has_value(catalog, attr, codes.get(value.strip().lower(), -2), rows)
     if flt.price_min is not None:
         masks["price_min"] = col(catalog.price_cents) >= math.ceil(_bounded(flt.price_min * 100 - 1e-6))
     if flt.price_max is not None:
@@ -133,6 +137,15 @@ def condition_masks(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[
         in_stock = in_stock_mask(catalog, stock_overrides) if rows is None else _in_stock_rows(catalog, rows, stock_overrides)
         masks["in_stock"] = in_stock if flt.in_stock else ~in_stock
     return masks
+
+
+def _has_value(catalog: Catalog, attr: str, code: int, rows: np.ndarray | None) -> np.ndarray:
+    """Per product (of ``rows``): whether it has value ``code`` of ``attr``: through one of its variants
+    when its variants vary ``attr``, else as its own value (the rule of :mod:`ecomrlve.catalog.variants`)."""
+    if code < 0:
+        return np.zeros(len(catalog) if rows is None else len(rows), dtype=bool)
+    bits = value_bits(catalog, attr)
+    return ((bits if rows is None else bits[rows]) & np.uint32(1 << code)) != 0
 
 
 def _in_stock_rows(catalog: Catalog, rows: np.ndarray, stock_overrides: dict[int, int] | None) -> np.ndarray:

@@ -614,13 +614,26 @@ def _variant_attribute(path: tuple[str, ...], distinct: dict[str, int]) -> str:
     return priority[0]
 
 
+def canonical_brands(names: Iterable[str]) -> dict[str, str]:
+    """Each brand spelling -> the one spelling of its brand: names that differ only in letter case (one
+    store writes "Sxban", another "SXBan") are one brand, spelled as most of its products spell it (ties:
+    the first in sorted order), so that a shopper's brand names one set of products."""
+    counts = Counter(names)
+    canonical: dict[str, str] = {}
+    for spelling, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        canonical.setdefault(spelling.lower(), spelling)
+    return {spelling: canonical[spelling.lower()] for spelling in counts}
+
+
 def assemble(products: list[_Product], name: str, metadata: dict[str, Any]) -> Catalog:
     """Column arrays from mapped products (ids must already be unique)."""
     n = len(products)
     paths = sorted({p.path for p in products})
     path_code = {path: i for i, path in enumerate(paths)}
-    brands = tuple(sorted({p.brand for p in products}))
-    brand_code = {b: i for i, b in enumerate(brands)}
+    spelled = canonical_brands(p.brand for p in products)
+    brands = tuple(sorted(set(spelled.values())))
+    code_of = {b: i for i, b in enumerate(brands)}
+    brand_code = {b: code_of[c] for b, c in spelled.items()}
     vocab_code = {attr: {v: i for i, v in enumerate(vocab)} for attr, vocab in CATEGORICAL_ATTRIBUTES.items()}
     category = np.fromiter((path_code[p.path] for p in products), dtype=np.int16, count=n)
     categorical = {

@@ -187,6 +187,15 @@ class Catalog:
         return {name.lower(): i for i, name in enumerate(self.brands)}
 
     @cached_property
+    def brand_codes(self) -> dict[str, tuple[int, ...]]:
+        """Lower-cased brand -> the codes of every spelling of it: a brand filter matches in any letter
+        case (loaders merge spellings that differ only in case; a catalog made otherwise may not)."""
+        codes: dict[str, list[int]] = {}
+        for i, name in enumerate(self.brands):
+            codes.setdefault(name.lower(), []).append(i)
+        return {name: tuple(found) for name, found in codes.items()}
+
+    @cached_property
     def category_index(self) -> dict[str, tuple[int, ...]]:
         """Lower-cased category words (leaf, any ancestor, noun) -> matching category indices."""
         index: dict[str, set[int]] = {}

@@ -510,13 +510,15 @@ class SearchEngine:
         return self._retriever
 
     def search(self, query: str, flt: ProductFilter | None, sort_by: SortBy, k: int,
-               stock_overrides: dict[int, int] | None = None) -> np.ndarray:
+               stock_overrides: dict[int, int] | None = None, allowed: AllowedRows | None = None) -> np.ndarray:
         """Up to ``k`` rows matching ``flt``, ordered by ``sort_by``.
 
         Relevance order puts query matches first, then (only when filters were given) the other
         filtered products by popularity, so a filter-only search still lists what matches.
+        ``allowed``: the rows ``flt`` allows, when the caller has them (:meth:`allowed`).
         """
-        allowed = None if flt is None else self._allowed(flt, stock_overrides)
+        if allowed is None and flt is not None:
+            allowed = self.allowed(flt, stock_overrides)
         if sort_by == "relevance":
             ranked = self.retriever.top(query, k, allowed) if query.strip() else np.empty(0, np.int64)
             if len(ranked) >= k or allowed is None:
@@ -532,7 +534,7 @@ class SearchEngine:
             candidates = allowed.rows
         return self._top_by(candidates, sort_by, k)
 
-    def _allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None) -> AllowedRows:
+    def allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None) -> AllowedRows:
         """The rows ``flt`` allows (:func:`allowed_rows`), as :class:`CategoryRows` when it names
         exactly one category; a filter that only names it gets the same object every time."""
         categories = () if flt.category is None else self.catalog.category_index.get(flt.category.strip().lower(), ())
@@ -565,11 +567,12 @@ class SearchEngine:
 
 
 def inject_distractors(rows: Sequence[int], catalog: Catalog, eps: float, cap: int,
-                       rng: random.Random) -> tuple[list[int], list[int]]:
+                       rng: random.Random, allowed: AllowedRows | None = None) -> tuple[list[int], list[int]]:
     """Degrade a ranked list: each emitted slot is, with probability ``eps``, a distractor.
 
     A distractor is a product of the same leaf category as the next genuine result that is not
-    itself in the list. Genuine results keep their relative order and are only pushed down, so
+    itself in the list and that ``allowed`` allows (the search's filter: every result meets every
+    filter, distractors too). Genuine results keep their relative order and are only pushed down, so
     whenever they fit under ``cap`` they all remain reachable. Returns (results, distractors).
     """
     genuine = list(rows)
@@ -579,10 +582,14 @@ def inject_distractors(rows: Sequence[int], catalog: Catalog, eps: float, cap: i
     out: list[int] = []
     distractors: list[int] = []
     position = 0
-    draw, category, category_rows = rng.random, catalog.category, catalog.category_rows
+    draw, category = rng.random, catalog.category
+    pools: dict[int, np.ndarray] = {}
     while len(out) < cap and position < len(genuine):
         if draw() < eps:
-            pool = category_rows[category.item(genuine[position])]
+            of = category.item(genuine[position])
+            pool = pools.get(of)
+            if pool is None:
+                pool = pools[of] = _allowed_in_category(catalog, of, allowed)
             for _ in range(8):
                 candidate = pool.item(rng.randrange(len(pool)))
                 if candidate not in seen:
@@ -597,3 +604,15 @@ def inject_distractors(rows: Sequence[int], catalog: Catalog, eps: float, cap: i
         out.append(genuine[position])
         position += 1
     return out, distractors
+
+
+def _allowed_in_category(catalog: Catalog, category: int, allowed: AllowedRows | None) -> np.ndarray:
+    """The rows of ``category`` that ``allowed`` allows (all of them without a filter); never empty: a
+    genuine result of the category is among them. O(category), or O(allowed) when only rows are known."""
+    rows = catalog.category_rows[category]
+    if allowed is None:
+        return rows
+    if "mask" in allowed.__dict__:
+        return rows[allowed.mask[rows]]
+    within = allowed.rows
+    return within[catalog.category[within] == category]

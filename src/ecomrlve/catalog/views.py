@@ -17,6 +17,7 @@ import pyarrow as pa
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.variants import variant_columns
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def category_view(catalog: Catalog, category: int, *, main_type_only: bool = Fal
             rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
             categorical={a: c[rows] for a, c in catalog.categorical.items()},
             numeric={a: v[rows] for a, v in catalog.numeric.items()})
+        sub.__dict__["_variant_columns"] = variant_columns(catalog).take(rows)  # the catalog's draw, not the view's
         views[key] = CategoryView(rows, sub)
     return views[key]
 

@@ -29,10 +29,10 @@ import pyarrow.compute as pc
 
 from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.registry import env_specs
 from ecomrlve.world.policy import is_final_sale
-from ecomrlve.world.state import VARIANTS_PER_PRODUCT
 
 CAPABILITIES_VERSION = 1
 _HARDEST = Difficulty.at(15)

@@ -7,8 +7,9 @@ from typing import Any
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.catalog.search import SortBy, inject_distractors
+from ecomrlve.catalog.variants import variant_attribute
 from ecomrlve.tools.base import ToolContext, ToolError, tool
-from ecomrlve.world.state import World, variant_attribute
+from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 10
 
@@ -60,10 +61,14 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
     """Search the store's catalog. Returns product cards (id, title, brand, category, price, rating, shipping days, stock, attributes, variants).
 
+    A product offered in variants (e.g. sizes or connector types, listed under "variants") has each of
+    its variants' values of that attribute: a filter on it matches the product through the variant that
+    has the value (choose that variant when you add it to the cart).
+
     Args:
         query: Free-text search, e.g. "wireless headphones" or a brand and model name.
-        filters: Exact conditions every result must meet (category, brand, color, size, material, connector_type, item_form, price_min, price_max, rating_min, ship_days_max, in_stock, wattage/screen_size/weight min and max).
-        sort_by: Result order: relevance, price_asc, price_desc, rating or ship_days.
+        filters: Exact conditions every result must meet (category, brand (any letter case), color, size, material, connector_type, item_form, price_min, price_max, rating_min, ship_days_max, in_stock, wattage/screen_size/weight min and max).
+        sort_by: Result order: relevance (the store's ranking; it may place less relevant matching products among the best), or exactly by price_asc, price_desc, rating or ship_days.
         top_k: Number of results (default 10; the store caps it).
     """
     cap = ctx.difficulty.top_k
@@ -71,15 +76,21 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     if k < 1:
         raise ToolError("invalid_top_k", "top_k must be at least 1.")
     k = min(k, cap)
-    found = ctx.search.search(query, filters, sort_by, k, ctx.world.stock_overrides)
-    rows, _ = inject_distractors(found.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng)
+    overrides = ctx.world.stock_overrides
+    allowed = None if filters is None else ctx.search.allowed(filters, overrides)
+    found = ctx.search.search(query, filters, sort_by, k, overrides, allowed)
+    if sort_by == "relevance":  # the store's ranking is imperfect; an explicit order is exact
+        rows, _ = inject_distractors(found.tolist(), ctx.world.catalog, ctx.difficulty.eps_rank, k, ctx.search_rng,
+                                     allowed)
+    else:
+        rows = found.tolist()
     ctx.surface(rows, "catalog_search")
     return {"results": [product_card(ctx.world, row) for row in rows], "count": len(rows), "top_k_cap": cap}
 
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """Full details of one product by id.
+    """Full details of one product by id, with its current stock. A product offered in variants has each variant's value of that attribute.
 
     Args:
         product_id: A product id such as "P7K2Q9XMA", as shown in search results.
@@ -93,7 +104,7 @@ def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
 
 @tool
 def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids (search results list them too).
+    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids (search results list them too). The product has each variant's value of that attribute (filters on it match through the variants).
 
     Args:
         product_id: A product id such as "P7K2Q9XMA".

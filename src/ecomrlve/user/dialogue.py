@@ -1,9 +1,8 @@
 """The dialogue manager: *what* the simulated user says next, deterministic and seeded.
 
-It reads the agent's text with a small, lenient lexicon (which items are named, which
-attributes are asked about, whether it is a question, a stock-out notice or a request for
-confirmation), keeps exact track of which constraints were stated, withheld and revealed,
-and decides dialogue acts. A realiser turns the acts into text. Environments subclass
+Each shopper reads the agent's text with :mod:`ecomrlve.user.understanding` (what a message asks,
+from its words and the values in play), keeps exact track of which constraints were stated,
+withheld and revealed, and decides dialogue acts. A realiser turns the acts into text. Environments subclass
 :class:`SimulatedUser` for their own reactions (cart corrections, recommendation feedback...).
 
 It also reports, per agent turn, whether the *user* caused it (not counted against ``r_eff``): revealing a constraint
@@ -14,7 +13,6 @@ user asked for. Nothing else makes a turn free, so free turns cannot be farmed.
 from __future__ import annotations
 
 import random
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,43 +23,6 @@ from ecomrlve.user.text import contains_word
 
 if TYPE_CHECKING:
     from ecomrlve.world.state import World
-
-_QUESTION_START = re.compile(
-    r"(^|[.!?]\s+)(what|which|how|do|does|did|would|could|can|should|shall|is|are|will|may|any)\b", re.IGNORECASE
-)
-ATTRIBUTE_LEXICON: dict[str, tuple[str, ...]] = {
-    "connector_type": ("connector", "connection", "port type", "plug", "cable type", "interface"),
-    "size": ("size",),
-    "material": ("material", "made of", "made from"),
-    "color": ("color", "colour"),
-    "item_form": ("form", "formula"),
-    "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of"),
-}
-GENERIC_VARIANT_WORDS = ("variant", "version", "option", "which one", "style", "kind")
-STOCK_OUT_WORDS = ("out of stock", "sold out", "unavailable", "not available", "no longer available",
-                   "not in stock", "isn't in stock", "is not in stock")
-CONFIRM_WORDS = ("confirm", "look good", "looks good", "look right", "looks right", "is that everything",
-                 "is this everything", "anything else", "shall i", "ready to", "correct?", "ok?", "okay?")
-
-
-def is_question(text: str) -> bool:
-    return "?" in text or _QUESTION_START.search(text) is not None
-
-
-def asked_attributes(text: str) -> set[str]:
-    """Attributes the (lower-cased) text asks about; "variant" words map to ``"variant"``."""
-    asked = {attr for attr, words in ATTRIBUTE_LEXICON.items() if any(contains_word(text, w) for w in words)}
-    if any(contains_word(text, w) for w in GENERIC_VARIANT_WORDS):
-        asked.add("variant")
-    return asked
-
-
-def mentions_stock_out(text: str) -> bool:
-    return any(w in text for w in STOCK_OUT_WORDS)
-
-
-def asks_confirmation(text: str) -> bool:
-    return any(w in text for w in CONFIRM_WORDS)
 
 
 @dataclass(frozen=True)
@@ -75,7 +36,7 @@ class ItemNames:
 
     def score(self, text: str) -> int:
         """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
-        if contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
+        if self.product_id and contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
             return 8
         score = 0
         if self.model and contains_word(text, self.model):

@@ -17,16 +17,15 @@ from typing import NamedTuple
 import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
-from ecomrlve.catalog.schema import NO_VALUE, Catalog, kept_per_product
-from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, variant_values
 from ecomrlve.rng import KeyedIds, crockford
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
-VARIANTS_PER_PRODUCT = 3
-#: A variants digest as four little-endian 64-bit words: the choice of values, then up to three variant ids.
-_DIGEST_WORDS = struct.Struct("<4Q").unpack
+#: A variants digest as little-endian 64-bit words: one variant id each.
+_DIGEST_WORDS = struct.Struct(f"<{VARIANTS_PER_PRODUCT}Q").unpack_from
 
 
 class Variant(NamedTuple):
@@ -78,32 +77,6 @@ class Cart:
         return tuple(self._lines.values())
 
 
-#: What a product's variants are drawn from: the variant attribute, its vocabulary, the product's own
-#: code (``NO_VALUE``: none) and the codes to draw the other values from. ``()``: no variants.
-_VariantBasis = tuple[str, tuple[str, ...], int, tuple[int, ...]] | tuple[()]
-
-
-def _variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
-    """Everything but the episode's digest that a product's variants depend on, per catalog: the
-    category's variant attribute and its vocabulary, the product's own code, and the codes the other
-    values are drawn from: the category's when it carries three or more, else the whole vocabulary's
-    (a real category may list one colour for all its products), without the product's own. ``()``
-    when the product has no variants: the attribute is not categorical."""
-    return kept_per_product(catalog, "_variant_bases", row, _read_variant_basis)
-
-
-def _read_variant_basis(catalog: Catalog, row: int) -> _VariantBasis:
-    category = catalog.category.item(row)
-    attribute = catalog.categories[category].variant_attribute
-    vocab = CATEGORICAL_ATTRIBUTES.get(attribute)
-    if vocab is None:
-        return ()
-    seen = catalog.category_values(attribute)[category]
-    own = catalog.categorical[attribute].item(row)
-    drawn_from = seen if len(seen) >= VARIANTS_PER_PRODUCT else tuple(range(len(vocab)))
-    return attribute, vocab, own, drawn_from if own == NO_VALUE else tuple([c for c in drawn_from if c != own])
-
-
 #: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
 _VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
 _NO_VARIANTS: _VariantDraw = ("", (), ())
@@ -112,13 +85,6 @@ _NO_VARIANTS: _VariantDraw = ("", (), ())
 def _variant_id(word: int) -> str:
     """The variant id a word of a product's variants digest stands for."""
     return crockford("V", word, 7)
-
-
-def variant_attribute(catalog: Catalog, row: int) -> str | None:
-    """The attribute a product's variants vary (its cards list that attribute with the variants, not
-    among the product's attributes); None when the product has no variants."""
-    basis = _variant_basis(catalog, row)
-    return basis[0] if basis else None
 
 
 @dataclass
@@ -223,14 +189,10 @@ class World:
         return in_stock_mask(self.catalog, self.stock_overrides)
 
     def variants(self, row: int) -> tuple[Variant, ...]:
-        """This episode's variants of a product, drawn on first use from the episode key.
-
-        Variants vary the category's variant attribute. When the product has its own value, that
-        value is always one of them, so catalog filters and variants agree. A product without a
-        value (real catalogs often list only a brand) gets variants synthesised from the values
-        its category carries, or from the attribute's whole vocabulary when the category has
-        fewer than three. One BLAKE2b digest per product supplies both the choice of values and
-        the (unguessable) variant ids.
+        """This episode's variants of a product: the values the catalog offers it in
+        (:mod:`ecomrlve.catalog.variants`: the same in every episode; a product has a value of its
+        variant attribute when one of its variants has it), with variant ids drawn on first use from
+        the episode key (one BLAKE2b digest per product: unguessable, different in every episode).
         """
         found = self._variants.get(row)
         if found is None:
@@ -251,51 +213,25 @@ class World:
         return self._variant_draw(row)[1]
 
     def chosen_variant_id(self, row: int, rng: random.Random) -> str | None:
-        """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none),
-        with the same draw, without drawing the values of a product that has its own value: order
-        lines get one this way, and most lines' variants are never shown (the variant ids pair with
-        the sorted values in digest order, so which id is chosen does not depend on the values)."""
-        if row not in self._variant_draws:
-            basis = _variant_basis(self.catalog, row)
-            if not basis:
-                return None
-            if basis[2] != NO_VALUE:
-                return _variant_id(rng.choice(self._variant_words(row)[1:]))
+        """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none):
+        the variant of an order line."""
         ids = self.variant_ids(row)
         return rng.choice(ids) if ids else None
 
     def _variant_draw(self, row: int) -> _VariantDraw:
-        """The product's variant ids and values, drawn from its digest on first use (see :meth:`variants`)."""
+        """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
         found = self._variant_draws.get(row)
-        if found is not None:
-            return found
-        basis = _variant_basis(self.catalog, row)
-        if not basis:
-            found = _NO_VARIANTS
-        else:
-            attribute, vocab, own, others = basis
-            words = self._variant_words(row)
-            choice = words[0]
-            if own != NO_VALUE:
-                first = (choice & 0xFFFFFFFF) % len(others)  # the digest's bytes 0-3
-                second = (choice >> 32) % (len(others) - 1)  # and 4-7: an index among the others but the first
-                codes = sorted((own, others[first], others[second + (second >= first)]))
+        if found is None:
+            attribute, values = variant_values(self.catalog, row)
+            if not values:
+                found = _NO_VARIANTS
             else:
-                pool = list(others)
-                codes = []
-                for _ in range(VARIANTS_PER_PRODUCT):
-                    choice, pick = divmod(choice, len(pool))
-                    codes.append(pool.pop(pick))
-                codes.sort()
-            found = (attribute, tuple([_variant_id(word) for word in words[1:]]), tuple([vocab[c] for c in codes]))
-        self._variant_draws[row] = found
+                digest = self._variants_hash.copy()
+                digest.update(b"%d" % row)
+                words = _DIGEST_WORDS(digest.digest())
+                found = (attribute, tuple([_variant_id(word) for word in words]), values)
+            self._variant_draws[row] = found
         return found
-
-    def _variant_words(self, row: int) -> tuple[int, int, int, int]:
-        """The product's variants digest: the choice word, then one word per variant id."""
-        digest = self._variants_hash.copy()
-        digest.update(b"%d" % row)
-        return _DIGEST_WORDS(digest.digest())
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line

@@ -34,6 +34,7 @@ from ecomrlve.catalog.schema import Category
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
+from ecomrlve.user.understanding import InPlay
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, is_final_sale
 from ecomrlve.world.state import World
@@ -76,6 +77,13 @@ def line_names(world: World, row: int) -> ItemNames:
     catalog = world.catalog
     return ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), spoken_name(catalog, row).model.lower(),
                      spoken_noun(product_type(catalog, row)))
+
+
+def orders_in_play(world: World) -> InPlay:
+    """The dates of the customer's orders (placed, delivered), as a message may name them to ask which
+    order is meant ("the one from September 10 or the one from September 11?")."""
+    days = {day for order in world.account.orders for day in (order.placed, order.delivered) if day is not None}
+    return InPlay(dates=tuple(spoken_date(day) for day in sorted(days)))
 
 
 def noun_key(world: World, row: int) -> str:

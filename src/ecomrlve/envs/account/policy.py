@@ -52,8 +52,9 @@ from ecomrlve.envs.account.orders import (
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import understand
 from ecomrlve.world import policy as P
 from ecomrlve.world.state import World
 
@@ -330,7 +331,7 @@ class PolicyUser(SimulatedUser):
         return self.say(*self._respond(message)) if message else None
 
     def _respond(self, text: str) -> list[DialogueAct]:
-        if not is_question(text.lower()):
+        if not understand(text).asks:
             return [Acknowledge()]
         self.lose_patience()
         return [A.CheckMyAccount()]

@@ -60,6 +60,7 @@ from ecomrlve.envs.account.orders import (
     has_look_alike,
     line_names,
     line_question_reply,
+    orders_in_play,
     place,
     place_copy,
     random_status_order,
@@ -77,8 +78,9 @@ from ecomrlve.envs.recommend.requirements import (
 )
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, asks_confirmation, is_question
+from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import understand
 from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.policy import RETURN_REASONS, ReturnReason, is_final_sale, return_window_days
 from ecomrlve.world.state import World
@@ -103,7 +105,6 @@ REASON_PHRASES: dict[str, tuple[str, ...]] = {
     "not_as_described": ("it doesn't match the description on the site", "it's not as described"),
     "no_longer_needed": ("I don't need it anymore", "I changed my mind about it"),
 }
-REASON_QUESTION_WORDS = ("why", "reason", "what's wrong", "what is wrong", "problem", "issue", "what happened")
 
 
 def reason_phrases(reason: ReturnReason, noun: str) -> tuple[str, ...]:
@@ -177,10 +178,6 @@ def return_score(*, eligible: bool, answered: bool, line_ok: bool, answer_eligib
 
 # -- the simulated customer -----------------------------------------------------------------------
 
-def _asks(text: str, words: tuple[str, ...]) -> bool:
-    return any(w in text for w in words)
-
-
 @dataclass
 class ReturnState(TaskState):
     """What the RETURN dialogue established: the item identified, the reason told, the confirmation."""
@@ -223,20 +220,21 @@ class ReturnUser(SimulatedUser):
         return self.say(*acts) if acts else None
 
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        t = text.lower()
-        if not is_question(t):
+        reading = understand(text, orders_in_play(world))
+        if not reading.asks:
             return [Acknowledge()]
         acts: list[DialogueAct] = []
-        if _asks(t, REASON_QUESTION_WORDS):
+        if reading.reason:
             if self.goal.reason_withheld and not self.state.reason_told:
                 self.mark_user_caused()
             else:
                 self.lose_patience()
             self.state.reason_told = True
             acts.append(A.ExplainReason(self.goal.reason_phrase))
-        if asks_confirmation(t):
+        t = text.lower()
+        if reading.confirm:
             acts.append(self._confirmation(t, world))
-        elif asks_about_line(t):  # a fair question (which, when, how much, which of these): answered
+        elif reading.which or asks_about_line(t):  # a fair question (which, when, how much, which of these)
             if self.goal.target.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:
@@ -261,7 +259,8 @@ class ReturnUser(SimulatedUser):
 
 
 def refers_to(text: str, target: LineRef, world: World) -> bool:
-    """Whether lower-cased ``text`` names the target line at least as clearly as any other line."""
+    """Whether lower-cased ``text`` names the target line at least as clearly as any other line, or names no
+    line at all ("Want me to go ahead with the return?" is about the item the customer asked to return)."""
     if target.line_id.lower() in text:
         return True
     best_other = 0
@@ -274,7 +273,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
             if line.row != target.row:
                 best_other = max(best_other, line_names(world, line.row).score(text))
     own = target.names.score(text)
-    return own > 0 and own >= best_other
+    return (own > 0 and own >= best_other) or (own == 0 and best_other == 0)
 
 
 # -- the environment ------------------------------------------------------------------------------

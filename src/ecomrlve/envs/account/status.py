@@ -48,6 +48,7 @@ from ecomrlve.envs.account.orders import (
     fillers,
     has_look_alike,
     line_question_reply,
+    orders_in_play,
     place,
     place_copy,
     random_status_order,
@@ -59,8 +60,9 @@ from ecomrlve.envs.account.orders import (
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import understand
 from ecomrlve.world.account import OrderStatus
 from ecomrlve.world.state import World
 
@@ -147,19 +149,20 @@ class StatusUser(SimulatedUser):
         return self.say(A.AskOrderStatus(self.goal.phrase, self.goal.want_eta, self.goal.exact))
 
     def on_question(self, question: str, world: World) -> str:
-        return self.say(*self._respond(question))
+        return self.say(*self._respond(question, world))
 
     def note_turn(self, turn: int) -> None:
         self.state.handled_turns.append(turn)
 
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
-        return self.say(*self._respond(message)) if message else None
+        return self.say(*self._respond(message, world)) if message else None
 
-    def _respond(self, text: str) -> list[DialogueAct]:
-        t = text.lower()
-        if not is_question(t):
+    def _respond(self, text: str, world: World) -> list[DialogueAct]:
+        reading = understand(text, orders_in_play(world))
+        if not reading.asks:
             return [Acknowledge()]
-        if asks_about_line(t):  # a fair question (which, when, how much, which of these): answered
+        t = text.lower()
+        if reading.which or asks_about_line(t):  # a fair question (which, when, how much, which of these)
             if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:

@@ -58,7 +58,12 @@ class NotUnderstood(DialogueAct):
     pass
 
 
-CartAct = RequestItems | Inform | StockOutAlternative | CartCorrection | NotUnderstood
+@dataclass(frozen=True)
+class NothingElse(DialogueAct):
+    """Asked for any further requirement when every one is known: only what was asked for."""
+
+
+CartAct = RequestItems | Inform | StockOutAlternative | CartCorrection | NotUnderstood | NothingElse
 
 
 def cart_values(act: CartAct) -> tuple[str, ...]:

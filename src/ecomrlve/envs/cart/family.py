@@ -43,18 +43,9 @@ from ecomrlve.envs.cart import acts as A
 from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
-from ecomrlve.user.dialogue import (
-    NAMED,
-    Constraint,
-    ItemNames,
-    SimulatedUser,
-    asked_attributes,
-    asks_confirmation,
-    is_question,
-    mentions_stock_out,
-    referenced,
-)
+from ecomrlve.user.dialogue import NAMED, Constraint, ItemNames, SimulatedUser, referenced
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, VARIANT, InPlay, Reading, understand
 from ecomrlve.world.state import World
 
 if TYPE_CHECKING:
@@ -156,6 +147,8 @@ class CartUser(SimulatedUser):
     state: CartState = field(default_factory=CartState)
     _confirmation_counted: bool = False
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
+    _asked_nothing_else: bool = False
+    _in_play: tuple[tuple[int, ...], InPlay] | None = None
 
     def active_items(self) -> list[CartItemGoal]:
         return self.state.active_items(self.goal)
@@ -185,17 +178,36 @@ class CartUser(SimulatedUser):
         return self.say(*acts) if acts else None
 
     # Understanding the agent.
+    def in_play(self, world: World) -> InPlay:
+        """The wanted items and their variant values: what a message may name (kept while the items stay)."""
+        items = self.active_items()
+        rows = tuple(it.row for it in items)
+        if self._in_play is None or self._in_play[0] != rows:
+            values: dict[str, list[str]] = {}
+            for it in items:
+                for variant in world.variants(it.row):
+                    topic = TOPIC_OF_ATTRIBUTE.get(variant.attribute, variant.attribute)
+                    values.setdefault(topic, []).append(variant.value)
+            self._in_play = (rows, InPlay(tuple(it.names for it in items),
+                                          {topic: tuple(dict.fromkeys(v)) for topic, v in values.items()}))
+        return self._in_play[1]
+
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
         t = text.lower()
+        reading = understand(text, self.in_play(world))
         acts: list[DialogueAct] = []
-        if mentions_stock_out(t):
+        if reading.stock_out:
             acts.extend(self._stock_out_replies(t, world))
-        asked = asked_attributes(t) if is_question(t) else set()
+            if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
+                reading = understand(text, self.in_play(world))
+        asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in reading.topics} if reading.asks else set()
         if asked:
-            facts = self._facts(t, asked)
+            facts = self._facts(reading, asked)
             if facts:
                 acts.append(A.Inform(tuple(facts)))
-        if asks_confirmation(t):
+        if reading.open:
+            acts.append(self._further_requirements(reading))
+        if reading.confirm:
             issues = self._cart_issues(world, include_missing=True)
             if issues:
                 acts.append(self._correction(issues))
@@ -206,12 +218,31 @@ class CartUser(SimulatedUser):
                     self._confirmation_counted = True
                     self.mark_user_caused()
         if not acts:
-            if is_question(t):
+            if reading.asks:
                 self.lose_patience()
                 acts.append(A.NotUnderstood())
             else:
                 acts.append(Acknowledge())
         return acts
+
+    def _further_requirements(self, reading: Reading) -> DialogueAct:
+        """An open question ("anything else I should know?"): every withheld constraint of the items it
+        names (all items if none), each once and user-caused; nothing withheld: only what was asked for."""
+        targets = reading.items or tuple(range(len(self.active_items())))
+        items = self.active_items()
+        facts = []
+        for c in self.state.constraints:
+            if c.item in targets and c.withheld and not c.revealed:
+                c.revealed = True
+                self.mark_user_caused()
+                word = "quantity" if c.attribute == "quantity" else (items[c.item].variant_attribute or "variant")
+                facts.append(A.Fact(items[c.item].phrase, word, c.value))
+        if facts:
+            return A.Inform(tuple(facts))
+        if self._asked_nothing_else:
+            self.lose_patience()
+        self._asked_nothing_else = True
+        return A.NothingElse()
 
     def _stock_out_replies(self, t: str, world: World) -> list[DialogueAct]:
         pending = [i for i, item in enumerate(self.goal.items)
@@ -230,10 +261,9 @@ class CartUser(SimulatedUser):
     def _constraint(self, i: int, kind: str) -> Constraint | None:
         return next((c for c in self.state.constraints if c.item == i and c.attribute == kind), None)
 
-    def _facts(self, t: str, asked: set[str]) -> list[A.Fact]:
+    def _facts(self, reading: Reading, asked: set[str]) -> list[A.Fact]:
         items = self.active_items()
-        named = referenced(t, [it.names for it in items])
-        targets = named or list(range(len(items)))
+        targets = reading.items or tuple(range(len(items)))
         facts: list[A.Fact] = []
         annoyed = False
         for i in targets:
@@ -298,6 +328,10 @@ class CartUser(SimulatedUser):
     def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
         self.lose_patience()
         return A.CartCorrection(issues)
+
+
+#: The variant attribute (or "quantity", "variant") a topic of the reading asks about.
+_ATTRIBUTE_OF_TOPIC = {"connector": "connector_type", "form": "item_form", VARIANT: "variant"}
 
 
 def _cart_key(world: World) -> tuple:

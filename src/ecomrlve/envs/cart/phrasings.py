@@ -51,6 +51,9 @@ def _cart_text(act: A.CartAct, rng: random.Random) -> str:
         ]).format(alt=act.alternative)
     if isinstance(act, A.CartCorrection):
         return " ".join(_issue_text(i, rng) for i in act.issues)
+    if isinstance(act, A.NothingElse):
+        return pick(rng, ["That's everything, just the items I listed.", "No, nothing else - just those.",
+                          "Just what I asked for, thanks.", "That's all I need."])
     return pick(rng, ["Sorry, I'm not sure what you mean. I just need the items I asked for.",
                        "Hm? I only want what I mentioned.", "I don't follow - can you just sort out my cart?"])
 

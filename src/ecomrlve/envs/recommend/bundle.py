@@ -65,9 +65,11 @@ from ecomrlve.envs.recommend.requirements import (
     requirement_filter,
 )
 from ecomrlve.envs.recommend.task import RecommendAnswer, SurfacingOracle, shopper_catalog
-from ecomrlve.envs.recommend.user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser
+from ecomrlve.envs.recommend.user import FEEDBACK_PER_MESSAGE, RecommendState, RecommendUser, category_values
 from ecomrlve.user.acts import DialogueAct
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.understanding import InPlay
 from ecomrlve.world.state import World
 
 ENV_ID = "BUNDLE"
@@ -210,10 +212,16 @@ class BundleUser(RecommendUser):
     slots: list[int] = field(default_factory=list)
     nouns: list[str] = field(default_factory=list)
     categories: list[int] = field(default_factory=list)
-    _last_text: str = ""
+
+    def in_play(self, world: World) -> InPlay:
+        """The project's categories' brands and values, and its items named by their nouns."""
+        if self._in_play is None:
+            values = category_values(world.catalog, self.categories).values
+            self._in_play = InPlay(tuple(ItemNames("", "", "", noun.lower()) for noun in self.nouns), values)
+        return self._in_play
 
     def _clarify(self, topics: set[str]) -> list[DialogueAct]:
-        named = {i for i, noun in enumerate(self.nouns) if noun.lower() in self._last_text}
+        named = set(self._reading.items) if self._reading is not None else set()
         per_slot: dict[int, tuple[list, list]] = {}
         for i, requirement in enumerate(self.requirements):
             slot = self.slots[i]
@@ -224,7 +232,7 @@ class BundleUser(RecommendUser):
             self._answer_requirement(i, topics, *per_slot.setdefault(slot, ([], [])))
         revealed = any(stated for stated, _ in per_slot.values())
         annoyed = not revealed and any(repeated for _, repeated in per_slot.values())
-        missing = tuple(sorted(t for t in topics - {"any"} if TOPICS[t][1]  # a requirement topic (not a ranking's)
+        missing = tuple(sorted(t for t in topics - {"any"} if TOPICS[t]  # a requirement topic (not a ranking's)
                                and not any(TOPIC_OF_FIELD.get(r.field) == t for r in self.requirements)))
         for topic in missing or (("any",) if "any" in topics and not per_slot else ()):
             annoyed |= topic in self._no_preference_asked
@@ -237,10 +245,6 @@ class BundleUser(RecommendUser):
         if missing or ("any" in topics and not acts):
             acts.append(A.StateRequirements(BUDGET_NOUN, (), (), tuple(t for t in missing)))
         return acts
-
-    def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        self._last_text = text.lower()
-        return super()._respond(text, world)
 
     def _feedback(self, text: str, world: World) -> list[DialogueAct]:
         catalog = world.catalog

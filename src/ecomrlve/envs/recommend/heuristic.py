@@ -1,7 +1,8 @@
 """Heuristic baselines for PD, SUB and BUNDLE: they see only what an agent sees.
 
 * :class:`RecommendHeuristic` (PD, SUB): one search with the shopper's own words, in-stock only,
-  with a price cap when the opening states one; answers the first ``k_rec`` results.
+  with a price cap when the opening states one; answers the first ``k_rec`` results but those the
+  shopper then says sold out.
 * :class:`BundleHeuristic` (BUNDLE): reads the list of things the project needs and what the opening
   states for each, searches each within its category sorted by price, and answers the cheapest in-stock
   product of each that shows what was stated for it (it never asks about withheld requirements).
@@ -14,7 +15,7 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.prompts import stated_tool_budget
-from ecomrlve.protocol import Observation, tool_results
+from ecomrlve.protocol import Observation, tool_results, user_text
 
 _PRICE_CAP = re.compile(r"(?:for|at most|no more than|budget of)\s+\$(\d+(?:\.\d+)?)|\$(\d+(?:\.\d+)?) or less")
 _K_REC = re.compile(r"k_rec = (\d+)")
@@ -52,9 +53,11 @@ class RecommendHeuristic:
                 filters["price_max"] = float(cap.group(1) or cap.group(2))
             self.searched = True
             return AgentAction(tool_calls=(_call("catalog_search", 0, query=opening, filters=filters, top_k=20),))
+        sold_out = [s for s in _SENTENCES.split(user_text(observation).lower()) if "sold out" in s or "out of stock" in s]
         for name, result in tool_results(observation):
             if name == "catalog_search":
-                self.results += [c["product_id"] for c in result.get("results", []) if c["in_stock"]]
+                self.results += [c["product_id"] for c in result.get("results", [])
+                                 if c["in_stock"] and not any(_named(c, s) for s in sold_out)]
         return AgentAction(tool_calls=(_call("answer", 0, product_ids=self.results[: self.k]),))
 
 
@@ -87,6 +90,13 @@ def meets_stated(card: dict[str, Any], text: str) -> bool:
     for pattern, _, _ in _BOUNDS:
         unbounded = pattern.sub("", unbounded)
     return all(value.lower() in values for value in _VALUE.findall(unbounded) if not value[0].isdigit())
+
+
+def _named(card: dict[str, Any], sentence: str) -> bool:
+    """Whether a (lower-cased) sentence names the product of ``card`` by its title's first words (brand and
+    model, as the shopper names a product that sold out)."""
+    words = card["title"].split(",")[0].lower().split()[:3]
+    return bool(words) and " ".join(words) in sentence
 
 
 class BundleHeuristic:

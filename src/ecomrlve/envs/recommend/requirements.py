@@ -15,7 +15,8 @@
 * **Scoring** (:func:`ranking_reward`, pure): nDCG@k against the true ideal ranking, combined
   with constraint satisfaction and an out-of-stock penalty so that exactly an ideal ranking of
   valid items reaches 1.
-* **Topics** (:data:`TOPICS`, :func:`asked_topics`): the words by which a question names a requirement.
+* **Topics** (:data:`TOPICS`): the requirement fields each topic of a question covers (the shopper's
+  understanding, :mod:`ecomrlve.user.understanding`, reads which topics a message asks about).
 
 The task state and the shopper live in :mod:`ecomrlve.envs.recommend.user`; the goal, verifier,
 oracle and environment base shared by PD and SUB in :mod:`ecomrlve.envs.recommend.task`.
@@ -37,8 +38,8 @@ from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.catalog.variants import narrowing, variant_columns
 from ecomrlve.catalog.views import CategoryView, category_view
-from ecomrlve.user.text import contains_word
 from ecomrlve.world.state import World
 
 BASE_PATIENCE = 3  # annoyances tolerated (repeated or pointless questions), plus 0-2 per shopper
@@ -50,41 +51,16 @@ _WORD = re.compile(r"[a-z0-9]+")
 NUMERIC_BOUND = {"wattage": "wattage_min", "screen_size": "screen_size_min", "weight": "weight_max"}
 CATEGORICAL_FIELDS = ("brand", *CATEGORICAL_ATTRIBUTES)
 
-#: What the agent may ask about, by topic: the words that name it and the requirement fields it covers.
-TOPICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "price": (("budget", "price", "spend", "cost", "how much", "expensive", "cheap", "afford"), ("price_max", "price_min")),
-    "brand": (("brand", "manufacturer"), ("brand",)),
-    "rating": (("rating", "rated", "stars", "reviews"), ("rating_min",)),
-    "shipping": (("shipping", "delivery", "deliver", "ship", "arrive", "how soon", "how fast"), ("ship_days_max",)),
-    "color": (("color", "colour"), ("color",)),
-    "size": (("size",), ("size",)),
-    "material": (("material", "made of", "made from"), ("material",)),
-    "connector": (("connector", "connection", "port", "plug", "interface", "cable type"), ("connector_type",)),
-    "form": (("form", "formula", "texture"), ("item_form",)),
-    "wattage": (("wattage", "watts", "power output"), ("wattage_min",)),
-    "screen": (("screen", "display size"), ("screen_size_min",)),
-    "weight": (("weight", "heavy", "weigh"), ("weight_max",)),
+#: The requirement fields each topic of a question covers (topics as :mod:`ecomrlve.user.understanding` reads them).
+TOPICS: dict[str, tuple[str, ...]] = {
+    "price": ("price_max", "price_min"), "brand": ("brand",), "rating": ("rating_min",),
+    "shipping": ("ship_days_max",), "color": ("color",), "size": ("size",), "material": ("material",),
+    "connector": ("connector_type",), "form": ("item_form",), "wattage": ("wattage_min",),
+    "screen": ("screen_size_min",), "weight": ("weight_max",),
     # Soft preferences only (no requirement states them): see PREFERENCE_TOPICS.
-    "popularity": (("popular", "popularity", "bestseller", "best seller", "best-selling", "well known"), ()),
-    "similar": (("similar", "closest", "close to", "same as"), ()),
+    "popularity": (), "similar": (),
 }
-TOPIC_OF_FIELD = {f: topic for topic, (_, fields) in TOPICS.items() for f in fields}
-_GENERIC_QUESTIONS = ("anything else", "any other", "other requirement", "other preference", "what else",
-                      "must-have", "must have")
-
-
-def _word_in(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` or its plural is a word of ``text`` (letters of any script bound it, as
-    :func:`~ecomrlve.user.text.contains_word`)."""
-    return contains_word(text, phrase) or contains_word(text, phrase + "s")
-
-
-def asked_topics(text: str) -> set[str]:
-    """Requirement topics a lower-cased question asks about; ``"any"`` for a generic "anything else?"."""
-    topics = {topic for topic, (words, _) in TOPICS.items() if any(_word_in(text, w) for w in words)}
-    if any(w in text for w in _GENERIC_QUESTIONS):
-        topics.add("any")
-    return topics
+TOPIC_OF_FIELD = {f: topic for topic, fields in TOPICS.items() for f in fields}
 
 
 # -- requirements ---------------------------------------------------------------------------------
@@ -128,7 +104,7 @@ def field_facts(catalog: Catalog) -> FieldFacts:
         columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
                                                  ("price_min", catalog.price_cents >= 200),
                                                  ("brand", _branded(catalog))]
-        columns += [(attr, codes != NO_VALUE) for attr, codes in catalog.categorical.items()]
+        columns += [(attr, (codes != NO_VALUE) & narrowing(catalog, attr)) for attr, codes in catalog.categorical.items()]
         columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
                     if attr in catalog.numeric]
         bits = np.zeros(len(catalog), dtype=np.int32)
@@ -151,7 +127,9 @@ def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
     them: a price cap and shipping time always; a minimum rating if every row is rated (a real
     catalog has unrated products, which no minimum admits); a price floor if every price is at
     least $2; the brand (when they have one) and each categorical attribute if all rows share one
-    value; each numeric bound if all rows have the attribute (read from :func:`field_facts`)."""
+    value (the attribute their variants vary only where it narrows the category:
+    :func:`~ecomrlve.catalog.variants.narrowing`); each numeric bound if all rows have the attribute
+    (read from :func:`field_facts`)."""
     facts = field_facts(catalog)
     bits = facts.bits.item(rows[0])
     if len(rows) > 1:
@@ -538,10 +516,16 @@ class AttributeColumns:
 
 
 def attribute_columns(catalog: Catalog) -> AttributeColumns:
-    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it."""
+    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it. A product's code of the
+    attribute its variants vary reads ``NO_VALUE``: it has several values of it (its variants), and
+    its card shows no product-level one (:mod:`ecomrlve.catalog.variants`), so likeness compares
+    only what cards show."""
     columns = catalog.__dict__.get("_attribute_columns")
     if columns is None:
-        codes, values = list(catalog.categorical.values()), list(catalog.numeric.values())
+        variants = variant_columns(catalog)
+        codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
+                 for attr, column in catalog.categorical.items()]
+        values = list(catalog.numeric.values())
         columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
             codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
             values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))

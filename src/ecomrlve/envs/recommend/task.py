@@ -4,12 +4,12 @@
   keeps a valid answer (:func:`plan_switch`), a stock-out of the best valid product that the
   world executes once the agent has seen it, with decoys (products of the category that miss a
   requirement, sold out the same way, so a product that sold out after a search showed it is not
-  known to meet every requirement), and the ideal answer.
+  known to meet every requirement), and the ideal answer. The shopper says which of them sold out
+  at the end of the turn it happens, so the agent always learns it before it answers.
 * **Verifier** (:meth:`RankedRecommendation.verify`): reads the goal, the
   :class:`~ecomrlve.envs.recommend.user.RecommendState` and the final world, never the shopper.
 * **The oracle** (:class:`SurfacingOracle`, BUNDLE's too): surfaces the planned products with
-  searches, asks about withheld requirements, triggers the stock-out notice, then answers
-  surfaced ids only.
+  searches, asks about withheld requirements, then answers surfaced ids only.
 """
 
 from __future__ import annotations
@@ -76,26 +76,22 @@ class SurfacingOracle:
     It reads the hidden goal to decide *what* to do (``plan``: rows to surface, rows to answer,
     questions to ask), but submits only ids that a search result showed: it searches each
     planned product by its short title within its brand and category, asks once about the
-    withheld requirements, names the product that sold out (so the shopper reacts), then answers.
+    withheld requirements, then answers (the shopper says which searched products sold out).
     """
 
     def __init__(self, problem: Problem[Any, RecommendState], catalog: Catalog, *, surface: list[int],
-                 answer: list[int], ask: list[str], mention: int | None = None) -> None:
+                 answer: list[int], ask: list[str]) -> None:
         self.catalog = catalog
         self.b_tool = problem.difficulty.B_tool
         self.to_surface = list(dict.fromkeys(surface + answer))
         self.answer_rows = answer
         self.ask = ask
-        self.mention = mention
         self.seen: set[str] = set()
         self.attempts: dict[int, int] = {}
         self.asked = not ask
-        self.mentioned = mention is None
-        self.turn = 0
 
     def act(self, observation: Observation) -> AgentAction:
         catalog = self.catalog
-        self.turn += 1
         self.seen.update(card["product_id"] for card in cards(observation))
         calls: list[ToolCall] = []
         messages: list[str] = []
@@ -103,11 +99,6 @@ class SurfacingOracle:
             messages.append(question_for(self.ask))
             self.asked = True
         pending = [r for r in self.to_surface if catalog.product_id(r) not in self.seen and self.attempts.get(r, 0) < 4]
-        if (not self.mentioned and self.mention is not None and catalog.product_id(self.mention) in self.seen
-                and self.turn > 1 and not messages):
-            name = spoken_name(catalog, self.mention).text
-            messages.append(f"I'd recommend the {name} ({catalog.product_id(self.mention)}).")
-            self.mentioned = True
         for row in pending[: self.b_tool]:
             attempt = self.attempts.get(row, 0)
             self.attempts[row] = attempt + 1
@@ -389,7 +380,7 @@ class RankedRecommendation(TaskFamily):
         answer = [row for i in goal.ideal_ids if (row := catalog.index_of(i)) is not None]
         surface = [goal.stock_out_row] if goal.stock_out_row is not None else []
         ask = [goal.requirements[i].field for i in goal.withheld]
-        return SurfacingOracle(problem, catalog, surface=surface, answer=answer, ask=ask, mention=goal.stock_out_row)
+        return SurfacingOracle(problem, catalog, surface=surface, answer=answer, ask=ask)
 
 
 def shopper_catalog(problem: Problem[Any, RecommendState]) -> Catalog:

@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ecomrlve.catalog.product_type import spoken_name
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.envs.base import TaskState
 from ecomrlve.envs.recommend import acts as A
 from ecomrlve.envs.recommend.requirements import (
@@ -24,11 +27,11 @@ from ecomrlve.envs.recommend.requirements import (
     TOPIC_OF_FIELD,
     TOPICS,
     Requirement,
-    asked_topics,
     first_failed,
 )
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser, is_question
+from ecomrlve.user.dialogue import SimulatedUser
+from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, InPlay, Reading, understand
 from ecomrlve.world.state import World
 from ecomrlve.world.surfacing import DISCOVERY_SOURCES
 
@@ -50,6 +53,7 @@ class RecommendState(TaskState):
     withheld: set[int] = field(default_factory=set)
     switched: bool = False
     sold_out_announced: bool = False
+    told_sold_out: list[int] = field(default_factory=list)  # products the shopper said were sold out
     handled_turns: list[int] = field(default_factory=list)
 
     def shown_rows(self, world: World) -> set[int]:
@@ -73,6 +77,8 @@ class RecommendUser(SimulatedUser):
     preferences: tuple[A.Preference, ...] = ()
     _no_preference_asked: set[str] = field(default_factory=set)
     _preferences_told: set[str] = field(default_factory=set)
+    _in_play: InPlay | None = None
+    _reading: Reading | None = None  # of the message being answered
 
     @property
     def requirements(self) -> list[Requirement]:
@@ -93,7 +99,8 @@ class RecommendUser(SimulatedUser):
     def on_turn_end(self, message: str | None, events: list[tuple[str, Any, dict]], world: World) -> str | None:
         acts = self._respond(message, world) if message else []
         if message and not acts:
-            acts = [self._not_understood()] if is_question(message.lower()) else [Acknowledge()]
+            acts = [self._not_understood()] if self._reading is not None and self._reading.asks else [Acknowledge()]
+        acts.extend(self._sold_out_now(world))
         state = self.state
         if self.switch is not None and not state.switched and len(state.handled_turns) >= SWITCH_AFTER_TURN:
             index, new = self.switch
@@ -104,16 +111,50 @@ class RecommendUser(SimulatedUser):
             acts.append(A.ChangeRequirement(self.noun, (new.field, new.text())))
         return self.say(*acts) if acts else None
 
+    def _sold_out_now(self, world: World) -> list[DialogueAct]:
+        """The products of this request that sold out as planned (at the end of this turn: a search showed
+        them) and that the shopper has not yet said are gone: the shopper says so before the agent can
+        answer with them, so every stock-out a verdict counts was observable."""
+        acts: list[DialogueAct] = []
+        for event in world.planned_sell_outs:
+            if event.task is self.state and event.done and event.row not in self.state.told_sold_out:
+                acts.append(self._say_sold_out(event.row, world))
+        return acts
+
+    def _say_sold_out(self, row: int, world: World) -> DialogueAct:
+        """The shopper says ``row`` is sold out; the first word of the planned stock-out is user-caused
+        (the world, not the agent, set the search back)."""
+        if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
+            self.state.sold_out_announced = True
+            self.mark_user_caused()
+        if row not in self.state.told_sold_out:
+            self.state.told_sold_out.append(row)
+        return A.SoldOut(spoken_name(world.catalog, row).text)
+
     def _not_understood(self) -> DialogueAct:
         self.lose_patience()
         return A.UnclearQuestion()
 
+    def in_play(self, world: World) -> InPlay:
+        """The brands and attribute values of the categories asked for: what a message may name."""
+        if self._in_play is None:
+            self._in_play = category_values(world.catalog, self.categories_in_play(world.catalog))
+        return self._in_play
+
+    def categories_in_play(self, catalog: Catalog) -> list[int]:
+        """The leaf categories the shopper asks for (PD, SUB: the one of its category requirement)."""
+        names = {r.value for r in self.requirements if r.field == "category"}
+        return [i for i, c in enumerate(catalog.categories) if c.name in names]
+
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        t = text.lower()
+        self._reading = reading = understand(text, self.in_play(world))
         acts: list[DialogueAct] = []
         acts.extend(self._feedback(text, world))
-        if is_question(t):
-            acts.extend(self._clarify(asked_topics(t)))
+        if reading.asks:
+            topics = {t for t in reading.topics if t in TOPICS}
+            if reading.open:
+                topics.add("any")
+            acts.extend(self._clarify(topics))
         return acts
 
     def _answer_requirement(self, i: int, topics: set[str], stated: list[tuple[str, str]],
@@ -146,7 +187,7 @@ class RecommendUser(SimulatedUser):
         annoyed = bool(repeated or told) and not news  # a question that reveals something is not a nuisance
         weighed = {topic for p in self.preferences for topic in PREFERENCE_TOPICS[p[0]]}
         for topic in sorted(topics - {"any"} - weighed):
-            if TOPICS[topic][1] and not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
+            if TOPICS[topic] and not any(TOPIC_OF_FIELD.get(r.field) == topic for r in self.requirements):
                 annoyed |= topic in self._no_preference_asked
                 self._no_preference_asked.add(topic)
                 no_preference.append(topic)
@@ -173,10 +214,7 @@ class RecommendUser(SimulatedUser):
         for row in mentioned[:3]:
             name = spoken_name(catalog, row).text
             if world.stock(row) == 0:
-                if row == self.stock_out and world.sold_out_as_planned(row) and not self.state.sold_out_announced:
-                    self.state.sold_out_announced = True
-                    self.mark_user_caused()
-                acts.append(A.SoldOut(name))
+                acts.append(self._say_sold_out(row, world))
                 continue
             failed = first_failed(catalog, row, self.requirements)
             if failed is not None and failed.field == "category":  # another kind of product (an accessory)
@@ -202,3 +240,24 @@ class RecommendUser(SimulatedUser):
         if index is not None:
             self.withheld.discard(index)  # the shopper says what is wrong; the agent's mistake, not free
         return A.MissesRequirement(name, (failed.field, failed.text()))
+
+
+def category_values(catalog: Catalog, categories: list[int]) -> InPlay:
+    """The values a message about ``categories`` may name: their brands (not ``NO_BRAND``) and the values of
+    each categorical attribute their products carry, by topic (each category's read once per catalog)."""
+    values: dict[str, dict[str, None]] = {}
+    cache = catalog.__dict__.setdefault("_category_values", {})
+    for category in categories:
+        found = cache.get(category)
+        if found is None:
+            rows = catalog.category_rows[category]
+            found = {"brand": tuple(catalog.brands[b] for b in np.unique(catalog.brand[rows]).tolist()
+                                    if catalog.brands[b] != NO_BRAND)}
+            for attribute, codes in catalog.categorical.items():
+                present = np.unique(codes[rows]).tolist()
+                found[TOPIC_OF_ATTRIBUTE[attribute]] = tuple(CATEGORICAL_ATTRIBUTES[attribute][c] for c in present
+                                                             if c != NO_VALUE)
+            cache[category] = found
+        for topic, names in found.items():
+            values.setdefault(topic, {}).update(dict.fromkeys(names))
+    return InPlay(values={topic: tuple(names) for topic, names in values.items() if names})

@@ -1,0 +1,518 @@
+"""The shopper's understanding: what an agent message asks, read from its words and the values in play.
+
+Every shopper reads the agent the same way: :func:`understand` turns one message into a
+:class:`Reading` (is it a question or a request; which requirement topics it asks about, and of which
+items; whether it asks for any further requirement, for the go-ahead, which order or item is meant, or
+why; whether it announces a stock-out), and each family's shopper reacts to the reading, never to raw
+words. A reading comes from two sources:
+
+* **cues**: phrases that ask about a topic directly or indirectly ("budget", "how much ... spend",
+  "what size do you wear", "what device will you use it with", "when do you need it by", "a favourite
+  make"), and the rule layer for the other acts ("Can I finalize it?", "Tell me a bit more about what
+  you need.", "Do you remember roughly when you ordered it?");
+* **values in play** (:class:`InPlay`): a message naming two values of one topic asks about that
+  topic ("XS, M or XXL?", "Stainless Steel, Ceramic or Wood?"); one value named in a question asks about
+  it ("Do you want it in ceramic?") unless the message asks for the go-ahead; two of the customer's order
+  dates ask which order is meant.
+
+Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
+``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
+The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
+asks nothing, or asks about topic X, gets nothing about topic Y.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ecomrlve.catalog.embedders import ASSETS
+from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
+from ecomrlve.user.dialogue import NAMED, ItemNames
+from ecomrlve.user.text import contains_word
+
+_VOCABULARY = ASSETS / "minilm-m2v" / "tokenizer.json"
+#: The requirement topics a message can ask about (recommendation fields, CART variant attributes, quantity).
+TOPICS = ("price", "brand", "rating", "shipping", "color", "size", "material", "connector", "form", "wattage",
+          "screen", "weight", "quantity", "popularity", "similar")
+#: A generic "which version?" that names no attribute.
+VARIANT = "variant"
+#: The topic of each variant attribute (a catalog column) and of each recommendation requirement field.
+TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color": "color", "size": "size",
+                      "material": "material", "quantity": "quantity", "brand": "brand", "price_max": "price",
+                      "price_min": "price", "rating_min": "rating", "ship_days_max": "shipping",
+                      "wattage_min": "wattage", "screen_size_min": "screen", "weight_max": "weight"}
+
+# -- the cue lexicon (phrases in normalised form: lower case, words of letters and digits) ----------------
+
+#: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
+_TOPIC_CUES: dict[str, tuple[str, ...]] = {
+    "price": ("budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
+    "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
+              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
+              "a label", "which label", "loyal to", "company"),
+    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
+    "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
+                 "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
+                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch"),
+    "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
+    "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
+             "usually wear"),
+    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
+    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
+                  "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
+                  "charge with", "plug it into"),
+    "form": ("form", "formula", "texture", "consistency"),
+    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness"),
+    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
+    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
+    # soft preferences a ranking may weigh (no requirement states them)
+    "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
+    "similar": ("similar", "closest", "close to", "same as"),
+    "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
+                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
+}
+#: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
+_USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
+#: "How many watts" counts a unit of another topic, not units to buy.
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
+_ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
+_GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+                          r"big an? (?:screen|display|monitor)")
+#: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
+_OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
+                "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
+                "further detail", "additional", "extra requirement", "anything missing", "anything further",
+                "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
+                "what you need", "what do you need", "what else")
+#: Phrases that ask an open question only when no topic is named ("what's most important?").
+_OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
+              "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
+              "avoid", "rule out", "dont want", "do not want", "bear in mind", "keep in mind", "take into account",
+              "should i know", "should know", "describe", "ideal", "perfect for you", "feature", "use case",
+              "wishlist", "wish list", "specific", "particular", "special", "criteria", "constraint", "specs",
+              "details", "narrow it down", "shoot", "go on", "exactly do you need", "would you like it to have",
+              "care about", "what do you want", "what are you after", "what would you like", "are you after",
+              "what exactly", "steer clear", "tell me what", "what youd like", "what you would like",
+              "what you want", "to have", "use it for", "using it for", "use it", "i missed", "ive missed",
+              "have i missed", "stay away from", "priorities", "priority", "wishes", "conditions", "condition",
+              "look out for", "what sort", "what type", "what kind", "what is it for", "whats it for",
+              "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
+              "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
+              "what are you looking", "hoping to find", "what do you have in mind", "must", "mustnt", "picky", "matter to you", "matters to you",
+              "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
+              "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
+              "will it be for", "trying to solve", "looking to solve")
+
+#: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
+_CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
+            "look ok", "looks ok", "look okay", "look alright", "looks alright", "look complete", "look fine",
+            "is that everything", "is this everything", "is that all", "is this all", "is that right",
+            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to",
+            "ready for me", "good to go", "go ahead", "proceed", "finalize", "finalise", "finalising",
+            "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
+            "sounds good", "does that work", "work for you", "we good", "are we good", "all correct",
+            "everything correct", "all good", "what you wanted", "before i finish", "change before", "as is",
+            "wrap up", "lock this in", "lock it in", "right item", "correct item", "place the order",
+            "place it", "submit", "complete the", "complete it", "finish up", "and finish", "can i finish",
+            "sign off", "that right", "may i", "everything right", "got everything", "double check", "your permission",
+            "way you want", "as you want", "what you asked", "everything as", "everything in order", "ready to go",
+            "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
+            "put the return through", "put this through", "go through with", "get this ordered", "buy these",
+            "buy it", "buy them", "file the return", "to return it")
+_ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
+            r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
+            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish)")
+#: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
+#: "which brands you'd like me to stick to").
+_ACTION_OFFER = re.compile(r" (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+                           r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
+                           + _ACTIONS + r"(?:s|ed|ing)? ")
+#: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
+_APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
+                       r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
+                       r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
+                       r"in order|as expected|what you)")
+_SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
+              " thumbs up ", " yes or no ")
+_TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
+#: A tag question after a statement ("I can start the return now - okay?").
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
+#: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
+_WH_START = (" which ", " what ", " whats ", " how ")
+
+#: Phrases that ask which order or item the customer means (disambiguation by date or detail).
+_WHICH = ("which order", "which item", "which product", "which purchase", "which shipment", "which package",
+          "which of your order", "which of these", "which is it", "which did you mean", "which one do you mean",
+          "do you mean", "did you mean", "are you referring", "referring to", "you asking about",
+          "youre asking about", "order number", "order id", "order date", "order no", "when did you order",
+          "when did you buy", "when did you get", "when did you purchase", "when did you place", "when you ordered",
+          "when you bought", "when you placed", "roughly when", "when was it", "how long ago", "what date",
+          "which date", "recall the date", "the date you", "the one delivered", "the one you ordered",
+          "was it ordered", "recent order", "exact item", "what did you order", "describe the item",
+          "describe the product", "more about the item", "more about the product", "more details so",
+          "find the right", "the right order", "specify the item", "specify which", "clarify which",
+          "narrow down which", "older or the newer", "newer or the older", "in your history", "order reference",
+          "order ref", "reference number", "date of purchase", "purchase date", "date of the order", "the two order",
+          "one you mean", "which one are you after", "when you ordered", "when did you", "order from",
+          "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
+          "what did you get", "what you bought", "what was the item")
+#: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
+#: the customer has orders in play.
+_WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
+               "or the one", "the one on", "the one from", "exact product", "was it the", "was that the",
+               "when did it", "did it arrive", "did it come", "it arrived", "it came")
+
+#: Phrases that ask why the customer returns the item.
+_REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
+           "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
+           "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
+           "what made you", "how come", "send it back", "whats up with", "stop working", "stopped working",
+           "not working", "doesnt work", "does not work", "not right with", "matter with", "wrong about")
+
+_STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
+              "isnt in stock", "is not in stock", "ran out", "run out of", "none left", "no stock",
+              "discontinued", "no longer stocked", "isnt available", "out of it")
+
+#: Opening words of a question without a question mark.
+_QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
+                             "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
+                             "wat", "wats", "whta", "was", "were"))
+#: Openings of a request (an imperative that asks the shopper something).
+_REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+                  "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
+                  "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
+                  "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
+                  "explain", "expand on")
+
+#: Texting shorthand and common slips, expanded before matching.
+_SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
+              "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
+              "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
+              "colr": "color"}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
+_WORD = re.compile(r"[a-z0-9]+")
+_APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
+_PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
+_DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
+
+
+def _normalise(text: str) -> str:
+    """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
+    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
+    lowered = _APOSTROPHE.sub("", text.lower())
+    words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
+    return " " + " ".join(words) + " "
+
+
+def _phrase(text: str) -> str:
+    return " " + " ".join(_WORD.findall(_APOSTROPHE.sub("", text.lower()))) + " "
+
+
+def _with_plurals(phrases: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for p in phrases:
+        norm = _phrase(p)
+        out.append(norm)
+        if not norm.endswith("s "):
+            out.append(norm[:-1] + "s ")
+    return tuple(dict.fromkeys(out))
+
+
+_TOPIC_PHRASES = {topic: _with_plurals(cues) for topic, cues in _TOPIC_CUES.items()}
+_VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
+_OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
+_OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
+#: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
+_WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
+_RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
+_CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
+_WHICH_PHRASES = _with_plurals(_WHICH)
+_WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
+_REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
+_STOCK_OUT_PHRASES = tuple(_phrase(p) for p in _STOCK_OUT)
+_REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
+
+
+def _typo_index() -> dict[str, str]:
+    """Every one-letter deletion of each cue word of five letters or more -> the word (symmetric
+    deletion: a message word one edit away from a cue word shares a deletion with it)."""
+    words = sorted({w for phrases in (*_TOPIC_PHRASES.values(), _OPEN_STRONG_PHRASES, _OPEN_WEAK_PHRASES,
+                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES)
+                    for p in phrases for w in p.split() if len(w) >= 5 and w.isalpha()})
+    index: dict[str, str] = {}
+    for w in words:
+        for i in range(len(w)):
+            index.setdefault(w[:i] + w[i + 1:], w)
+    return index
+
+
+_TYPO_INDEX = _typo_index()
+_CUE_WORDS = frozenset(_TYPO_INDEX.values())
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words() -> frozenset[str]:
+    """English words of the shipped embedder's vocabulary (about 22,000): a real word ("reference", "eight")
+    is never taken for a slip of a cue word ("preference", "weight")."""
+    vocab = json.loads(_VOCABULARY.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
+
+
+def _corrected(text: str) -> str:
+    """``text`` (normalised) with each word one edit from a cue word replaced by it ("colur" -> "colour")."""
+    words = text.split()
+    changed = False
+    for i, w in enumerate(words):
+        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words():
+            continue
+        fixed = _TYPO_INDEX.get(w)
+        if fixed is None:
+            for j in range(len(w)):
+                fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
+                if fixed is not None:
+                    break
+        if fixed is not None and abs(len(fixed) - len(w)) <= 1:
+            words[i], changed = fixed, True
+    return " " + " ".join(words) + " " if changed else text
+
+
+def _has(text: str, phrases: tuple[str, ...]) -> bool:
+    return any(p in text for p in phrases)
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """The values a message may name: the items under discussion, each topic's values (a CART item's
+    variant values, a category's brands and attribute vocabularies), the dates of the customer's orders."""
+
+    items: tuple[ItemNames, ...] = ()
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    dates: tuple[str, ...] = ()
+
+    def value_index(self) -> dict[str, tuple[tuple[str, str, bool], ...]]:
+        """Each value's first word -> (topic, normalised phrase, whether it must appear in capitals), built
+        once: a message is matched word by word, so a category's thousand brands cost no more than ten."""
+        cached = self.__dict__.get("_index")
+        if cached is None:
+            index: dict[str, list[tuple[str, str, bool]]] = {}
+            for topic, values in self.values.items():
+                for value in values:
+                    phrase = _phrase(value)
+                    if phrase.strip():
+                        index.setdefault(phrase.split()[0], []).append((topic, phrase, _needs_capitals(value)))
+            cached = {word: tuple(entries) for word, entries in index.items()}
+            object.__setattr__(self, "_index", cached)
+        return cached
+
+    def date_keys(self) -> frozenset[str]:
+        cached = self.__dict__.get("_dates")
+        if cached is None:
+            cached = frozenset(k for d in self.dates for k in _date_keys(_phrase(d)))
+            object.__setattr__(self, "_dates", cached)
+        return cached
+
+
+NOTHING_IN_PLAY = InPlay()
+#: The store's attribute vocabularies: a value of one names its topic wherever it is said.
+STORE_VALUES = InPlay(values={TOPIC_OF_ATTRIBUTE[attribute]: values for attribute, values in CATEGORICAL_ATTRIBUTES.items()})
+
+
+def _needs_capitals(value: str) -> bool:
+    """A one-letter size ("M", "S", "L") counts only written as a capital on its own, not "m" in "I'm"."""
+    return len(value.strip()) <= 1 and value.strip().isalpha()
+
+
+def _date_keys(text: str) -> list[str]:
+    """"month day" keys of every date written in normalised ``text`` ("sept 10", "10 september", "september 10th")."""
+    words = text.split()
+    keys = []
+    for i, w in enumerate(words):
+        month = w if w in _MONTHS else _MONTH_ABBREVIATIONS.get(w)
+        if month is None:
+            continue
+        for j in (i + 1, i - 1):
+            if 0 <= j < len(words):
+                m = _DAY.match(words[j])
+                if m and 1 <= int(m.group(1)) <= 31:
+                    keys.append(f"{month} {int(m.group(1))}")
+                    break
+    return keys
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one agent message asks the shopper (never a value: the shopper decides what to say)."""
+
+    asks: bool  # a question or a request to the shopper
+    topics: frozenset[str] = frozenset()  # requirement topics asked about (TOPICS, or VARIANT)
+    open: bool = False  # asks for any further requirement
+    confirm: bool = False  # asks the shopper's go-ahead
+    which: bool = False  # asks which order or item the customer means
+    reason: bool = False  # asks why the customer returns the item
+    stock_out: bool = False  # announces that something is out of stock
+    items: tuple[int, ...] = ()  # indices of the in-play items the message names
+
+    @property
+    def asks_anything(self) -> bool:
+        """Whether it asks something the shopper can answer."""
+        return bool(self.topics or self.open or self.confirm or self.which or self.reason)
+
+
+_ANYTHING = (" anything ", " any ", " is there anything ", " is there something ")
+
+
+def _sentences(raw: str) -> list[str]:
+    """The normalised sentences of ``raw``."""
+    return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
+
+
+def _is_request(raw: str) -> bool:
+    """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
+    if "?" in raw:
+        return True
+    for sentence in re.split(r"[.!;\n]+", raw):
+        words = _normalise(sentence)
+        first = words.split()[:1]
+        if first and first[0] in _QUESTION_START:
+            return True
+        if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
+            return True
+        if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
+                                                                           "specify", "describe", "clarify", "send")):
+            return True
+    return False
+
+
+def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, int]]:
+    """Per topic, how many distinct values ``text`` (normalised, item names removed) names, and how many of
+    those name it on their own: a bare number counts only in a list ("9 or 10?", not "ships in 7 days"),
+    and so does a common word ("stick", "full") unless it reads as a value ("in wood", "the queen set",
+    "Ceramic" in capitals)."""
+    index = in_play.value_index()
+    found: dict[str, dict[str, bool]] = {}
+    for word in set(text.split()):
+        for topic, phrase, capitals in index.get(word, ()):
+            if phrase not in text:
+                continue
+            if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
+                continue
+            if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
+                continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
+            found.setdefault(topic, {})[phrase] = _names_on_its_own(raw, text, phrase)
+    return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
+
+
+#: Words around a common word that make it a value ("prefer wood", "in wood", "the queen set", "large one").
+_VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ", "choose ", "pick ", "or ", "take ",
+                 "rather ", "get ")
+_VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
+                " model", " pair", " variant")
+
+
+_PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
+
+
+def _after(raw: str, phrase: str) -> str:
+    """What follows the first occurrence of normalised ``phrase`` in ``raw`` (its words, any case)."""
+    match = re.search(r"\b" + r"\W+".join(map(re.escape, phrase.split())) + r"\b", raw, re.IGNORECASE)
+    return raw[match.end():] if match else ""
+
+
+def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
+    value = phrase.strip()
+    if value.isdigit():
+        return False
+    if " " in value or value not in _known_words():
+        return True
+    if any(f" {before}{phrase}" in text for before in _VALUE_BEFORE) or any(
+            f"{phrase}{after} " in text for after in _VALUE_AFTER):
+        return True
+    return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
+
+
+def _without_item_names(text: str, in_play: InPlay) -> str:
+    """``text`` without the in-play items' model words (a "9" in "Trek 9" is no shoe size)."""
+    for names in in_play.items:
+        if names.model:
+            text = text.replace(_phrase(names.model), " ")
+        if names.product_id:
+            text = text.replace(_phrase(names.product_id), " ")
+    return text
+
+
+def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
+    """Indices of the in-play items the lower-cased text names (by id, model words, brand or type)."""
+    scores = [n.score(text) for n in in_play.items]
+    named = [i for i, s in enumerate(scores) if s >= NAMED]
+    if named:
+        return tuple(named)
+    best = max(scores, default=0)
+    if best > 0:
+        return tuple(i for i, s in enumerate(scores) if s == best)
+    heads = [n.noun.split()[-1] if n.noun.split() else "" for n in in_play.items]  # "the cable" for a charging cable
+    return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+
+
+def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
+    """Read one agent message: what it asks, from its words and the values in play."""
+    norm = _corrected(_normalise(text))
+    stock_out = _has(norm, _STOCK_OUT_PHRASES)
+    items = _referenced(text.lower(), in_play) if in_play.items else ()
+    if not _is_request(text):
+        return Reading(False, stock_out=stock_out, items=items)
+    orders = bool(in_play.dates)  # the customer's orders are in play
+    reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
+    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
+    which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
+             or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
+                                            or (" which " in norm and _has(norm, _ORDER_WORDS)))))
+    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm)  # "go ahead and tell me ..." asks to be told, not leave to act
+    confirm = (_has(asked_go_ahead, _CONFIRM_PHRASES) or _ACTION_OFFER.search(asked_go_ahead) is not None
+               or _TAG_QUESTION.search(text) is not None)
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
+    if _USE_WITH.search(norm):
+        topics.add("connector")
+    if "screen" in topics and _SCREEN_SIZE.search(text.lower()) is not None:
+        topics.discard("size")
+    if "quantity" in topics and _COUNTED_UNIT.search(norm) and not _has(_COUNTED_UNIT.sub(" ", norm), _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how many watts" asks the wattage
+    if " how much " in norm and "price" not in topics:
+        topics.add("quantity")
+    if _PRICE_FIGURE.search(text):
+        topics.add("price")
+    cued = set(topics)
+    plain = _without_item_names(norm, in_play)
+    values = _named_values(text, plain, in_play)
+    for topic, counts in _named_values(text, plain, STORE_VALUES).items():
+        values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
+    for topic, (count, words) in values.items():
+        if count >= 2 or (words and not confirm):
+            topics.add(topic)
+    if confirm and cued and (norm.startswith(_WH_START) or (
+            " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
+        confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if not confirm and not topics and (_APPROVAL.search(norm) is not None or _has(norm, _SATISFIED)):
+        confirm = True
+    if dates and not confirm:
+        which = True
+    if orders and (which or reason):  # a question about a past order asks for no requirement
+        return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+    if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
+        topics.add(VARIANT)
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which) and " instead " not in norm and (
+        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
+        or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
+        or _WHAT_YOU.search(norm) is not None))
+    return Reading(True, frozenset(topics), open_question, confirm, which, reason, stock_out, items)

@@ -1,0 +1,124 @@
+"""The natural-message bank (``tests/data/understanding``) as readings to check: each message with the
+values in play its context names, what it should be understood to ask, and whether it was."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ecomrlve.user.dialogue import ItemNames
+from ecomrlve.user.understanding import InPlay, Reading, understand
+
+BANK_DIR = Path(__file__).parent / "data" / "understanding"
+GROUPS = ("attribute", "open", "confirm", "which", "reason", "none")
+
+
+@dataclass(frozen=True)
+class BankMessage:
+    id: str
+    group: str
+    half: str
+    context: str
+    text: str
+    expect: dict[str, Any]
+    in_play: InPlay
+
+    def understood(self, reading: Reading) -> bool:
+        """Whether ``reading`` is exactly what the message asks (topics, every flag, the items it names)."""
+        e = self.expect
+        if sorted(reading.topics) != e["topics"]:
+            return False
+        if (reading.open, reading.confirm, reading.which, reading.reason) != (e["open"], e["confirm"], e["which"], e["reason"]):
+            return False
+        return "items" not in e or sorted(reading.items) == sorted(e["items"])
+
+
+def in_play(context: dict[str, Any]) -> InPlay:
+    items = tuple(ItemNames(i["product_id"], i["brand"].lower(), i["model"].lower(), i["noun"].lower())
+                  for i in context["items"])
+    values = MappingProxyType({topic: tuple(v) for topic, v in context["values"].items()})
+    return InPlay(items, values, tuple(context.get("dates", ())))
+
+
+def load_bank() -> list[BankMessage]:
+    contexts = json.loads((BANK_DIR / "contexts.json").read_text())
+    plays = {name: in_play(c) for name, c in contexts.items()}
+    out = []
+    for line in (BANK_DIR / "bank.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        out.append(BankMessage(row["id"], row["group"], row["half"], row["context"], row["text"], row["expect"],
+                               plays[row["context"]]))
+    return out
+
+
+def understanding_rates(messages: list[BankMessage]) -> dict[str, tuple[int, int]]:
+    """Per group: (understood, total)."""
+    hits: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    for m in messages:
+        totals[m.group] += 1
+        hits[m.group] += m.understood(understand(m.text, m.in_play))
+    return {g: (hits[g], totals[g]) for g in GROUPS if totals[g]}
+
+
+# -- leaks: a withheld value said to a message that did not ask for it -----------------------------------
+
+def withheld_values(env_id: str, audit: Any) -> list[str]:
+    """The values the shopper still withholds in a CART or recommendation episode."""
+    state = audit.problem.state
+    if env_id == "CART":
+        return [c.value for c in state.constraints if not c.known_to_agent]
+    return [state.requirements[i].text() for i in state.withheld]
+
+
+def no_switch(audit: Any) -> bool:
+    """No planned change of requirement (which states a new one after the first turn, asked or not)."""
+    return getattr(audit.problem.user, "switch", None) is None
+
+
+def leak_seeds(env: Any, env_id: str, difficulty: int, count: int, minimum: int = 1) -> list[int]:
+    """The first ``count`` seeds whose episodes withhold at least ``minimum`` values and plan no switch."""
+    seeds = []
+    for seed in range(500):
+        env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
+        if len(withheld_values(env_id, env.audit())) >= minimum and no_switch(env.audit()):
+            seeds.append(seed)
+            if len(seeds) == count:
+                break
+    return seeds
+
+
+def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: BankMessage) -> list[str]:
+    """Withheld values the shopper said, in each episode, to ``message`` as the agent's first turn, that the
+    message did not ask for (a negative asks for none; an attribute question only for its topics)."""
+    from ecomrlve.actions import AgentAction
+    from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD
+    from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE
+
+    asked = set(message.expect["topics"])
+    out = []
+    for seed in seeds:
+        env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
+        audit = env.audit()
+        state = audit.problem.state
+        if env_id == "CART":
+            hidden = [(c, c.value) for c in state.constraints if not c.known_to_agent]
+            goal = audit.problem.goal
+            topic_of = {id(c): "quantity" if c.attribute == "quantity" else
+                        TOPIC_OF_ATTRIBUTE.get(goal.items[c.item].variant_attribute or "", "variant") for c, _ in hidden}
+        else:
+            hidden = [(i, state.requirements[i].text()) for i in sorted(state.withheld)]
+            topic_of = {i: TOPIC_OF_FIELD.get(state.requirements[i].field, "") for i, _ in hidden}
+        observation = env.step(AgentAction(message=message.text))
+        said = " ".join(m["content"] for m in observation.messages if m["role"] == "user")
+        for key, value in hidden:
+            revealed = key.revealed if env_id == "CART" else key not in state.withheld
+            topic = topic_of[id(key) if env_id == "CART" else key]
+            allowed = topic in asked or (env_id == "CART" and "variant" in asked and topic != "quantity")
+            if (revealed or (len(value) > 2 and value in said and value not in message.text)) and not allowed:
+                out.append(f"{env_id} seed {seed}: {message.text!r} revealed {value!r}")
+    return out
