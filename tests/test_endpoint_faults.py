@@ -48,6 +48,7 @@ def test_eval_against_a_malformed_body_ends_with_one_line_and_exit_2(tmp_path: P
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing left that would block a retry
 
 
+@pytest.mark.slow
 def test_garbled_usage_does_not_stop_an_episode(tmp_path: Path) -> None:
     """A server may omit or mistype token usage; the episode still plays and counts what it can."""
     policy = HeuristicPolicy()

@@ -122,6 +122,7 @@ def _container_environment(**extra: str) -> dict[str, str]:
     return {**inherited, **dockerfile_env(), "PYTHONPATH": source, **extra}
 
 
+@pytest.mark.slow
 def test_the_dockerfile_command_refuses_to_serve_without_a_token() -> None:
     """The container binds 0.0.0.0: without $ECOMRLVE_TOKEN the command stops in one line before binding."""
     command = dockerfile_command()
