@@ -153,6 +153,7 @@ def test_every_section_is_found_first_by_its_title() -> None:
         assert index.search(section.title)[0].section_id == section.section_id
 
 
+@pytest.mark.slow
 def test_policy_search_renders_the_episode_policy_and_nothing_else(catalog, search) -> None:
     """policy_search shows the rendering of the world's policy (a function of the policy and the catalog
     only, so no question-specific text can leak in); POLICY episodes each draw their own numbers, the

@@ -485,6 +485,7 @@ _messages = st.none() | st.text(max_size=40).filter(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(message=_messages, calls=_calls, turn=st.integers(0, 50))
 def test_three_formats_round_trip_to_the_same_action(message, calls, turn):

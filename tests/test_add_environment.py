@@ -195,6 +195,7 @@ def _discoverable(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+@pytest.mark.slow
 def test_an_installed_package_is_discovered_by_its_entry_point(tmp_path: Path) -> None:
     """No wrapper script: a fresh `ecomrlve` process finds PRICE through the entry point and plays it."""
     env = _discoverable(tmp_path)
@@ -219,6 +220,7 @@ def test_a_broken_plugin_is_named_in_one_line(tmp_path: Path) -> None:
                                         "module 'ecomrlve_price' has no attribute 'NOT_THERE'"]
 
 
+@pytest.mark.slow
 def test_a_module_that_registers_on_import_still_works(tmp_path: Path) -> None:
     """ARCHITECTURE.md's other route, for code that is not an installed package: a launcher script that
     imports the registering module, then runs the `ecomrlve` command."""

@@ -47,6 +47,7 @@ def indexes(draw):
     return documents, vocabulary, np.asarray(categories), searches
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(index=indexes(), depth=st.sampled_from([1, 3, 8, 1024]), cache_rows=st.sampled_from([2, 10, 1 << 21]))
 def test_kept_ranking_is_the_head_of_the_exhaustive_ranking(monkeypatch, index, depth, cache_rows):

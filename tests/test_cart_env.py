@@ -232,6 +232,7 @@ def test_goal_variant_id_absent_from_user_text(make_env) -> None:
             assert not pattern.search(text), text
 
 
+@pytest.mark.slow
 def test_no_unfilled_template_slots(make_env) -> None:
     """Opening and every user message over >= 2,000 oracle and exploit episodes have no {, }, None or nan."""
     transcripts = [t for d in ALL_D for t in oracle_runs(make_env(), "CART", d, ORACLE_SEEDS)]
@@ -382,6 +383,7 @@ CART_TABLE = {  # d: (distinct products, share needing a variant, share with qua
 
 
 @pytest.mark.parametrize("d", list(CART_TABLE), ids=lambda d: f"d{d}")
+@pytest.mark.slow
 def test_cart_table(make_env, d: int) -> None:
     """Distinct products, variant share and multi-quantity share match the specified CART targets over 1,000 episodes."""
     goals = generated_goals(make_env, d)

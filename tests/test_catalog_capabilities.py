@@ -94,6 +94,7 @@ def test_journey_needs_two_runnable_request_kinds(tmp_path):
     assert report.supports("JOURNEY") and "intent CART" in report.envs["JOURNEY"].limited
 
 
+@pytest.mark.slow
 def test_cli_info_and_run_show_the_report_and_refuse_in_one_line(widgets, tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["catalog", "info", str(widgets)])

@@ -33,6 +33,7 @@ SECRET = "catalog-fuzz"
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(messy=messy_catalogs(), d=st.integers(0, 15), seed=st.integers(0, 2**16))
 def test_messy_catalogs_are_refused_in_one_line_or_solved(tmp_path_factory, messy: MessyCatalog, d: int,
                                                           seed: int) -> None:

@@ -276,6 +276,7 @@ def test_cli_build_info_and_run(tmp_path):
     assert result.exit_code == 2 and result.stderr == f"error: {tmp_path / 'nope.jsonl'}: no such file\n"
 
 
+@pytest.mark.slow
 def test_ray_build_matches_the_local_build(fixture_catalog, tmp_path):
     ray = pytest.importorskip("ray")
     from ecomrlve.catalog.distributed import ray_embed_chunk

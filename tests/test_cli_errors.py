@@ -58,6 +58,7 @@ def good_record(tmp_path_factory) -> str:
     (["catalog", "build", "--source", "synthetic:1000", "--out", "unused", "--schema", "amazn"],
      ["--schema: unknown schema 'amazn'"]),
 ])
+@pytest.mark.slow
 def test_argument_mistakes(args: list[str], fragments: list[str]) -> None:
     assert_one_line_error(invoke(*args), *fragments)
 

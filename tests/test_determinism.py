@@ -46,6 +46,7 @@ def _in_process_records(env) -> list[str]:
             for agent in AGENTS for env_id in env_collections()["C8"] for d in DIFFICULTIES for seed in SEEDS]
 
 
+@pytest.mark.slow
 def test_records_identical_across_processes_and_hash_seeds(catalog, search) -> None:
     """Episodes of every shipped agent (oracle, heuristic, random) in every environment at d in {0,7,15}
     give byte-identical record JSON in other processes with other PYTHONHASHSEEDs."""

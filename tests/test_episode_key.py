@@ -125,6 +125,7 @@ def test_replay_uses_the_records_secret(catalog, search) -> None:
     assert again.to_json() == record.to_json()
 
 
+@pytest.mark.slow
 def test_seed_replay_attack_scores_low(catalog, search) -> None:
     """The agent knows env, d and seed, rebuilds the episode locally (its own secret, as the default
     gives it), solves the copy with the oracle and replays its actions: in every env the mean r_total is

@@ -170,6 +170,7 @@ def test_resuming_a_different_evaluation_is_refused(tmp_path, catalog, search):
     assert json.loads((Path(tmp_path) / "eval_config.json").read_text())["trials"] == 2
 
 
+@pytest.mark.slow
 def test_a_run_that_finished_no_episode_leaves_nothing_that_blocks_a_retry(tmp_path):
     """`eval` naming a model the endpoint does not serve: one line, exit 2, no directory left; the retry with
     the right model in the same --out needs no --overwrite (in a directory that existed, only its files go)."""

@@ -7,6 +7,7 @@ turns that must be invalid are; every record serialises and replays identically.
 
 from __future__ import annotations
 
+import pytest
 from fuzz_turns import PATHS, fuzz
 
 from ecomrlve.envs import env_collections
@@ -14,6 +15,7 @@ from ecomrlve.envs import env_collections
 TURNS = 10_000
 
 
+@pytest.mark.slow
 def test_ten_thousand_hostile_turns(catalog, search) -> None:
     stats = fuzz(TURNS, seed=0, catalog=catalog, search=search)
     assert stats.failures == [], "\n\n".join(stats.failures)

@@ -256,6 +256,7 @@ def test_vector_envs_share_the_catalog_and_seed_like_single_envs() -> None:
     envs.close()
 
 
+@pytest.mark.slow
 def test_async_vector_envs_hand_out_every_observation() -> None:
     """``vectorization_mode="async"`` with Gymnasium's default shared memory: each step's observations are the
     sync vector env's (Gymnasium read a Text space's shared memory once: a million NULs every time)."""
@@ -274,6 +275,7 @@ def test_async_vector_envs_hand_out_every_observation() -> None:
         parallel.close()
 
 
+@pytest.mark.slow
 def test_async_vector_env_without_copy_reads_the_latest_step() -> None:
     """``copy=False`` hands out the shared memory itself, as for arrays: the next step's texts show through."""
     envs = gymnasium.vector.AsyncVectorEnv([lambda: make("ecomrlve/CART-v0", difficulty=1)] * 2, copy=False)

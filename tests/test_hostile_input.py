@@ -153,6 +153,7 @@ def test_reset_with_env_id_none_still_draws(make_env) -> None:
     assert env.session.env_id == "CART"
 
 
+@pytest.mark.slow
 def test_a_discarded_catalog_frees_its_search_engine() -> None:
     catalog = generate_synthetic_catalog(450, 5)
     engine = shared_search_engine(catalog)

@@ -89,6 +89,7 @@ def test_every_module_has_a_layer() -> None:
     assert not missing, f"add {missing} to LAYERS (and ARCHITECTURE.md) in the layer it belongs to"
 
 
+@pytest.mark.slow
 def test_package_imports_have_no_cycle() -> None:
     graph = package_graph()
     try:
@@ -129,6 +130,7 @@ def module_graph() -> dict[str, dict[str, str]]:
     return graph
 
 
+@pytest.mark.slow
 def test_module_imports_have_no_cycle_inside_packages_either() -> None:
     """No two files import each other, even through a function-level import: a cycle hidden in a function
     is one refactor away from an ImportError, and it means the two files are one unit in two places."""
@@ -157,6 +159,7 @@ def test_architecture_states_the_enforced_layer_order() -> None:
     assert stated == LAYERS
 
 
+@pytest.mark.slow
 def test_architecture_table_maps_every_part_in_layer_order() -> None:
     """Every path in ARCHITECTURE.md's module table exists, every top-level module or package has a
     row, and the rows go up the layers, so the table reads as the map of the import order."""

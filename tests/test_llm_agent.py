@@ -300,6 +300,7 @@ def test_sync_act_for_single_episodes(catalog, search, serve, heuristic_run):
     assert agent.usage.requests == len(env.record.actions) == len(server.requests)
 
 
+@pytest.mark.slow
 def test_cli_eval_against_an_endpoint_stops_cleanly_and_resumes(tmp_path, serve):
     from typer.testing import CliRunner
 

@@ -100,6 +100,7 @@ def test_grounding_reads_names_in_any_script(tmp_path) -> None:
 # -- every failure mode falls back, every episode stays solvable -------------------------------------
 
 @pytest.mark.parametrize("mode", SHOPPER_MODES)
+@pytest.mark.slow
 def test_every_mode_over_http_is_used_or_caught_and_the_oracle_still_solves_every_env(mode: str) -> None:
     server = ChatServer(ShopperPolicy(mode, leaks=unseen_values(), delay=1.0))
     try:
@@ -277,6 +278,7 @@ def _word(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<![a-z0-9])" + re.escape(value.lower()) + r"(?![a-z0-9])")
 
 
+@pytest.mark.slow
 def test_leak_scan_no_withheld_value_reaches_the_agent_over_2000_episodes() -> None:
     """The stand-in leaks the episode's hidden goal values; none that the shopper withheld gets through."""
     policy = ShopperPolicy("leak")

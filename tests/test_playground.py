@@ -427,6 +427,7 @@ def test_cli_refuses_an_open_address_without_a_token(tmp_path) -> None:
     assert result.exit_code == 2 and "cannot read" in result.output
 
 
+@pytest.mark.slow
 def test_the_command_serves_the_pages(tmp_path, records) -> None:
     """`ecomrlve playground` in a subprocess on a free loopback port: pages, API and preloaded runs answer."""
     import os
@@ -465,6 +466,7 @@ def test_the_command_serves_the_pages(tmp_path, records) -> None:
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_cli_works_without_the_playground_extra() -> None:
     """Core installs have no FastAPI: every other command still loads, and this one says what to install."""
     import subprocess

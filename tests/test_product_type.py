@@ -97,6 +97,7 @@ titles_strategy = st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map(l
                                                                                  else "".join(ps)), max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(titles_strategy, st.sampled_from(_OWN), st.sampled_from(_OWN), st.sampled_from([pa.string(), pa.large_string()]))
 def test_title_types_is_type_of_title(titles, leaf, noun, text_type) -> None:

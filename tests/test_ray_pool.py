@@ -59,6 +59,7 @@ def adaptive(seed: int) -> Curriculum:
     return Curriculum.sequential(AdaptiveScheduler(ENV_IDS, CONFIG), seed)
 
 
+@pytest.mark.slow
 def test_adaptive_with_two_workers_feeds_one_scheduler_and_replays(catalog) -> None:
     plan = Plan(ENV_IDS, None, 8, seed=5, draw_envs=True)
     curriculum = adaptive(5)
@@ -128,6 +129,7 @@ def test_an_error_in_a_worker_stops_the_run() -> None:
     (["run", "--env", "CART,STATUS", "--difficulty", "adaptive", "--episodes", "8", "--agent", "oracle",
       "--tau-num", "2", "--tau-acc", "0.5"], "1"),
 ], ids=["run-fixed", "eval-fixed", "run-adaptive-one-worker"])
+@pytest.mark.slow
 def test_cli_ray_writes_the_same_records_as_one_process(tmp_path, command: list[str], workers: str) -> None:
     """Same records file; for the adaptive run also the same scheduler checkpoint (the actor writes it)."""
     runner = CliRunner()
@@ -164,6 +166,7 @@ def test_the_recipe_fixes_one_secret_in_the_driver(monkeypatch, tmp_path) -> Non
     assert EnvRecipe(ENV_IDS).secret == "from-the-driver"
 
 
+@pytest.mark.slow
 def test_more_workers_than_the_cluster_has_cpus_share_them_out() -> None:
     """Three one-CPU workers on a two-CPU Ray: each is given two thirds of a CPU, so all three are placed
     and the run ends (a worker Ray could not place used to hold up every record queued behind its jobs)."""

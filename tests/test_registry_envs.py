@@ -199,7 +199,7 @@ def test_every_dialogue_act_has_templates() -> None:
         stack.extend(act_type.__subclasses__())
     families = {"ecomrlve.user.acts", *(f"ecomrlve.envs.{f}.acts" for f in ("cart", "recommend", "account", "journey"))}
     assert families <= {act.__module__ for act in acts}  # every family's acts derive from the one base type
-    for act_type in acts:
+    for act_type in (act for act in acts if act.__module__.startswith("ecomrlve.")):  # not a test's own env
         owners = {t for t in dict.fromkeys([COMMON_TEMPLATES, *(load(s.templates) for s in SPECS if s.templates)])
                   if issubclass(act_type, t.acts)}
         assert len(owners) == 1, (act_type, owners)

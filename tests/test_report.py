@@ -126,6 +126,7 @@ def test_compare_flags_only_differences_beyond_noise(heuristic_dir, tmp_path):
     assert same.exit_code == 0 and "✔" not in report.read_text().split("\n", 3)[3]  # a run never differs from itself
 
 
+@pytest.mark.slow
 def test_adaptive_eval_plots_the_scheduler_window(tmp_path):
     evaluate(tmp_path, "--agent", "oracle", "--difficulty", "adaptive", "--tasks", "10", "--tau-num", "2",
              "--tau-acc", "0.5")
@@ -143,6 +144,7 @@ def test_missing_report_dependency_is_a_clear_error_before_any_episode(tmp_path,
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_the_example_report_is_what_the_readme_command_makes(tmp_path):
     """README shows docs/example-report and says its command, with its secret, reproduces it: a behaviour
     change that leaves the committed report stale fails here (regenerate it with that command)."""

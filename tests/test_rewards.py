@@ -25,14 +25,15 @@ def _compose(**overrides):
 # -- the worked examples -----------------------------------------------------------------------------
 
 def test_worked_example_d1() -> None:
-    """d=1, 3 turns with 1 user-caused, r_task 1, r_hall 0 -> r_eff 0.33, r_total 0.80."""
+    """d=1 (T_max 6, the floor that leaves every procedure a spare turn), 3 turns with 1 user-caused, r_task 1,
+    r_hall 0 -> r_eff 1 - 2·(2-1)/(6-1) = 0.60, r_total 0.75 + 0.15·0.6 = 0.84."""
     t_max = Difficulty.at(1).T_max
-    assert t_max == 4
-    assert efficiency_reward(3, 1, t_max) == pytest.approx(1 / 3, abs=0.005)
+    assert t_max == 6
+    assert efficiency_reward(3, 1, t_max) == pytest.approx(0.6, abs=0.005)
     reward = _compose(r_task=1.0, turns=3, user_caused_turns=1, t_max=t_max, used_ids=["PA"], surfaced_ids={"PA"})
     assert reward.r_hall == 0.0
-    assert reward.r_eff == pytest.approx(0.33, abs=0.005)
-    assert reward.r_total == pytest.approx(0.80, abs=0.005)
+    assert reward.r_eff == pytest.approx(0.60, abs=0.005)
+    assert reward.r_total == pytest.approx(0.84, abs=0.005)
     assert reward.is_correct
 
 

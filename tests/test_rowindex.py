@@ -18,6 +18,7 @@ import random
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -112,6 +113,7 @@ def overrides(n: int):
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=st.data())
 def test_category_paths_equal_the_whole_catalog_mask(data) -> None:
@@ -127,6 +129,7 @@ def test_category_paths_equal_the_whole_catalog_mask(data) -> None:
     assert np.array_equal(view.rows[view.matching(flt, stock)], expected)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=st.data())
 def test_valid_rows_equal_the_exhaustive_valid_set(data) -> None:

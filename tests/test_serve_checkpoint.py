@@ -88,6 +88,7 @@ def test_the_reused_prefix_cache_gives_the_uncached_completion(checkpoint) -> No
     assert reused == serve_checkpoint.Generator(str(path), threads=1).complete(longer, tools, 12, 0.0, 1.0, None)
 
 
+@pytest.mark.slow
 def test_ecomrlve_eval_plays_the_served_checkpoint(checkpoint, tmp_path) -> None:
     path, _, _ = checkpoint
     out = tmp_path / "eval"

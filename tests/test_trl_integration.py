@@ -92,6 +92,7 @@ def test_a_row_from_another_secret_is_refused() -> None:
         env.reset(**row)
 
 
+@pytest.mark.slow
 def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     """One optimizer step of GRPOTrainer (DAPO loss): tools reached the episodes, rewards came from get_reward,
     the scheduler saw every rollout, and our metrics were logged."""

@@ -352,7 +352,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 7
+    version = 8
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
