@@ -291,3 +291,32 @@ def test_a_rollout_trl_cut_short_is_counted_and_not_silently_scored() -> None:
     metrics = envs.stats.flush()
     assert metrics["ecom/episodes"] == 4 and metrics["ecom/cut_short"] == 3
     assert all(metrics[f"ecom/cut_short/{reason}"] == 1 for reason in CUT_REASONS)
+
+
+def test_train_speaks_from_the_first_second_and_refuses_a_short_completion_in_one_line(tiny, tmp_path) -> None:
+    """`ecomrlve train`: its own progress lines (imports, environments, model) come before TRL's, and a
+    max_completion_length that cannot hold one tool round trip stops it with the smallest value that works."""
+    from trl_tiny import tiny_model
+
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations.train import progress_line, train
+
+    envs, tokenizer = tiny
+    tiny_model(tokenizer).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    from transformers import AutoTokenizer
+
+    needed = measure_lengths(envs, AutoTokenizer.from_pretrained(tmp_path / "model")).round_trip  # as train loads it
+    config = {"model": {"name": str(tmp_path / "model")},
+              "environment": {"collection": "C1", "difficulty": "0", "secret": "lengths", "prompts": 1},
+              "grpo": {"output_dir": str(tmp_path / "out"), "max_completion_length": 16, "use_cpu": True,
+                       "report_to": "none", "num_generations": 2, "per_device_train_batch_size": 2}}
+    lines: list[str] = []
+    with pytest.raises(UserInputError, match=f"max_completion_length=16 .* at least {needed} ") as refused:
+        train(config, say=lines.append)
+    assert "\n" not in str(refused.value)
+    stages = ["importing TRL", "building the environments: C1 at difficulty 0", "loading the model", "measuring"]
+    assert [next(i for i, line in enumerate(lines) if stage in line) for stage in stages] == [0, 1, 2, 3]
+    line = progress_line({"step": 3, "ecom/episodes": 4, "ecom/r_total": 0.25, "ecom/success": 0.5,
+                          "ecom/cut_short": 1, "ecom/CART/window_low": 0, "ecom/CART/window_high": 2}, 30)
+    assert line == "step 3/30: reward +0.250, success 0.50 (4 rollouts, 1 cut short by TRL), window CART 0-2"
