@@ -58,12 +58,12 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
 @tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
-    """Search the store's catalog. Returns product cards (id, title, brand, category, price, rating, shipping days, stock, attributes, variants).
+    """Search the store's catalog; returns product cards.
 
     Args:
         query: Free-text search, e.g. "wireless headphones" or a brand and model name.
-        filters: Exact conditions every result must meet (category, brand, color, size, material, connector_type, item_form, price_min, price_max, rating_min, ship_days_max, in_stock, wattage/screen_size/weight min and max).
-        sort_by: Result order: relevance, price_asc, price_desc, rating or ship_days.
+        filters: Exact conditions every result must meet.
+        sort_by: Result order.
         top_k: Number of results (default 10; the store caps it).
     """
     cap = ctx.difficulty.top_k
