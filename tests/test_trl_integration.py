@@ -160,6 +160,12 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     # every rollout TRL stopped at the length limit is counted as cut short (an untrained model rarely stops itself)
     assert logged["ecom/cut_short/completion_length"] == pytest.approx(2 * logged["completions/clipped_ratio"])
     assert logged["ecom/cut_short"] == sum(logged[f"ecom/cut_short/{reason}"] for reason in CUT_REASONS)
+    # where the step's seconds went: rollouts (of which the environment) and learning
+    assert 0 < logged["ecom/seconds/rollouts"] < logged["ecom/seconds/step"]
+    assert logged["ecom/seconds/learning"] == pytest.approx(logged["ecom/seconds/step"] - logged["ecom/seconds/rollouts"])
+    assert 0 < logged["ecom/seconds/environment"] < logged["ecom/seconds/rollouts"]
+    assert logged["ecom/environment_share"] == pytest.approx(logged["ecom/seconds/environment"]
+                                                             / logged["ecom/seconds/step"])
 
 
 def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:
@@ -320,3 +326,8 @@ def test_train_speaks_from_the_first_second_and_refuses_a_short_completion_in_on
     line = progress_line({"step": 3, "ecom/episodes": 4, "ecom/r_total": 0.25, "ecom/success": 0.5,
                           "ecom/cut_short": 1, "ecom/CART/window_low": 0, "ecom/CART/window_high": 2}, 30)
     assert line == "step 3/30: reward +0.250, success 0.50 (4 rollouts, 1 cut short by TRL), window CART 0-2"
+    timed = progress_line({"step": 1, "ecom/episodes": 2, "ecom/r_total": -1.0, "ecom/success": 0.0,
+                           "ecom/seconds/step": 20.0, "ecom/seconds/rollouts": 15.0, "ecom/seconds/learning": 5.0,
+                           "ecom/environment_share": 0.001}, 30)
+    assert timed == ("step 1/30: reward -1.000, success 0.00 (2 rollouts); 20.0 s: rollouts 15.0 (environment 0.10%), "
+                     "learning 5.0")

@@ -95,7 +95,10 @@ def progress_line(logs: dict[str, float], max_steps: int) -> str | None:
     cut = int(logs.get("ecom/cut_short", 0))
     return (f"step {int(logs['step'])}/{max_steps}: reward {logs['ecom/r_total']:+.3f}, success "
             f"{logs['ecom/success']:.2f} ({int(logs['ecom/episodes'])} rollouts"
-            + (f", {cut} cut short by TRL" if cut else "") + ")" + (f", window {windows}" if windows else ""))
+            + (f", {cut} cut short by TRL" if cut else "") + ")" + (f", window {windows}" if windows else "")
+            + (f"; {logs['ecom/seconds/step']:.1f} s: rollouts {logs['ecom/seconds/rollouts']:.1f} (environment "
+               f"{logs['ecom/environment_share']:.2%}), learning {logs['ecom/seconds/learning']:.1f}"
+               if "ecom/seconds/step" in logs else ""))
 
 
 def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptions | None = None,

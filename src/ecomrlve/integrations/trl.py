@@ -209,6 +209,7 @@ class RolloutStats:
                 "ecom/tool_calls_per_episode": calls / len(rollouts),
                 "ecom/answered": statistics.fmean(float(r.termination == "answered") for r in rewards),
                 "ecom/env_seconds_per_rollout": statistics.fmean(r.env_seconds for r in rollouts),
+                "ecom/seconds/environment": sum(r.env_seconds for r in rollouts),
             }
             if calls:  # no call, no validity to speak of
                 metrics["ecom/tool_call_validity"] = 1.0 - sum(r.invalid_calls for r in rollouts) / calls
@@ -610,6 +611,22 @@ def ecom_trainer_class() -> type:
                 self.ecom_lengths = self._check(environments, self.processing_class, self.args, self.model)
             environments.hold_outcomes()
             self.ecom_environments = environments
+            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}  # since the last log entry
+
+        def training_step(self, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return super().training_step(*args, **kwargs)
+            finally:
+                self._ecom_seconds["step"] += time.perf_counter() - started
+
+        def _generate_and_score_completions(self, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return super()._generate_and_score_completions(*args, **kwargs)
+            finally:
+                if self.model is not None and self.model.training:
+                    self._ecom_seconds["rollouts"] += time.perf_counter() - started
 
         @staticmethod
         def _check(environments: TRLEnvironments, tokenizer: Any, args: Any, model: Any) -> RolloutLengths:
@@ -640,8 +657,18 @@ def ecom_trainer_class() -> type:
                     logger.warning("TRL cut %d of %d rollouts short (%s); they were scored as they stood "
                                    "(termination %s)", metrics["ecom/cut_short"], metrics["ecom/episodes"], reasons,
                                    CUT_SHORT)
-                logs.update(metrics)
+                logs.update(metrics | self._seconds_split(metrics.get("ecom/seconds/environment", 0.0)))
             super().log(logs, start_time)
+
+        def _seconds_split(self, environment: float) -> dict[str, float]:
+            """Where the training steps since the last entry went: rollouts (generation, tools, scoring), of which
+            the environment (reset, tools, scoring), and learning (forward, backward, optimizer)."""
+            step, rollouts = self._ecom_seconds["step"], self._ecom_seconds["rollouts"]
+            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}
+            if not step:
+                return {}
+            return {"ecom/seconds/step": step, "ecom/seconds/rollouts": rollouts,
+                    "ecom/seconds/learning": max(0.0, step - rollouts), "ecom/environment_share": environment / step}
 
     return EcomGRPOTrainer
 
