@@ -292,10 +292,13 @@ def test_a_rollout_trl_cut_short_is_counted_and_not_silently_scored() -> None:
     assert env._note_completion(kept + [call], ended=True) == "tool_iterations"
     env.get_reward()
     env.reset(**row)
+    asyncio.run(env.answer(done=True))  # the episode ended: what TRL did afterwards cuts nothing short
+    assert env._note_completion([call], ended=False) is None and env.get_reward() < 0
+    env.reset(**row)
     assert env._note_completion([{"role": "assistant", "content": "Hello"}], ended=True) is None
     assert env.get_reward() < 0 and env._session().record().reward.termination == ROLLOUT_ENDED
     metrics = envs.stats.flush()
-    assert metrics["ecom/episodes"] == 4 and metrics["ecom/cut_short"] == 3
+    assert metrics["ecom/episodes"] == 5 and metrics["ecom/cut_short"] == 3
     assert all(metrics[f"ecom/cut_short/{reason}"] == 1 for reason in CUT_REASONS)
 
 

@@ -283,8 +283,11 @@ class EcomToolEnv:
         Returns (and remembers for :meth:`get_reward`) why TRL cut the rollout short, or None: a tool
         result handed over but not in ``messages`` was dropped for length; a completion that did not
         end was stopped at ``max_completion_length``; a last message still calling tools hit
-        ``max_tool_calling_iterations``.
+        ``max_tool_calling_iterations``. An episode that had ended was not cut short, whatever came after.
         """
+        if self._session().done:
+            self._cut = None
+            return None
         kept = sum(message.get("role") == "tool" for message in messages)
         last = messages[-1] if messages else {}
         if self._delivered > kept:
