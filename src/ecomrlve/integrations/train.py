@@ -213,7 +213,7 @@ def train_command(
     if user_model or phrasing != "train":
         shopper = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
                                  phrasing=phrasing)
-    result = train(load_config(config), resume=resume, shopper=shopper, say=lambda line: typer.echo(line, err=True))
+    result = train(load_config(config), resume=resume, shopper=shopper, say=typer.echo)  # progress on stdout, errors one line on stderr
     typer.echo(f"{result['steps']} optimizer steps, {result['seconds_per_step']:.1f} s per step")
 
 
