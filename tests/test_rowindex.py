@@ -35,6 +35,7 @@ from ecomrlve.catalog.rowindex import (
 )
 from ecomrlve.catalog.schema import NO_VALUE, Catalog, Category
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
+from ecomrlve.catalog.variants import narrowing, variant_columns
 from ecomrlve.catalog.views import allowed_rows, category_view
 from ecomrlve.envs.recommend.requirements import (
     NUMERIC_BOUND,
@@ -220,8 +221,14 @@ def vectorised_relevance(catalog: Catalog, rows: np.ndarray, prefs: Preferences,
 
 
 def vectorised_attribute_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarray:
+    """The share of the original's brand and attributes each row shares; a product's value of the attribute its
+    variants vary is not compared (it has several, and its card shows no product-level one)."""
+    variants = variant_columns(catalog)
     same = [catalog.brand[rows] == catalog.brand[original]]
-    same += [codes[rows] == codes[original] for codes in catalog.categorical.values() if codes[original] != NO_VALUE]
+    for attribute, column in catalog.categorical.items():
+        codes = np.where(variants.varies(attribute), NO_VALUE, column)
+        if codes[original] != NO_VALUE:
+            same.append(codes[rows] == codes[original])
     same += [np.isclose(values[rows], values[original]) for values in catalog.numeric.values()
              if not np.isnan(values[original])]
     return np.mean(np.stack(same), axis=0)
@@ -361,9 +368,12 @@ def test_closest_partner_equals_the_exhaustive_choice(data) -> None:
     candidates = [r for r in range(len(catalog)) if mask[r] and r != row and catalog.category[r] == catalog.category[row]
                   and is_main_type(catalog, r)]
 
+    variants = variant_columns(catalog)  # a product's value of the attribute its variants vary is not compared
+    attributes = [np.where(variants.varies(attribute), NO_VALUE, column) for attribute, column in catalog.categorical.items()]
+
     def shared(other: int) -> int:
         same = int(catalog.brand[other] == catalog.brand[row])
-        return same + sum(int(codes[other] == codes[row]) for codes in catalog.categorical.values() if codes[row] != NO_VALUE)
+        return same + sum(int(codes[other] == codes[row]) for codes in attributes if codes[row] != NO_VALUE)
 
     expected = None
     if candidates:
@@ -393,7 +403,8 @@ def test_available_fields_are_those_every_row_s_own_values_support(data) -> None
         expected.append("brand")
     for attr, codes in catalog.categorical.items():
         values = {int(codes[r]) for r in rows}
-        if len(values) == 1 and NO_VALUE not in values:
+        narrows = narrowing(catalog, attr)  # the attribute a product's variants vary: only where it narrows
+        if len(values) == 1 and NO_VALUE not in values and all(narrows[r] for r in rows):
             expected.append(attr)
     for attr, bound in NUMERIC_BOUND.items():
         if attr in catalog.numeric and not any(math.isnan(float(catalog.numeric[attr][r])) for r in rows):

@@ -13,7 +13,14 @@ transformers = pytest.importorskip("transformers")
 
 from transformers.utils import get_json_schema  # noqa: E402
 
-from ecomrlve.integrations.trl import ROLLOUT_ENDED, TRLEnvironments, make_dataset  # noqa: E402
+from ecomrlve.integrations.trl import (  # noqa: E402
+    CUT_REASONS,
+    CUT_SHORT,
+    ROLLOUT_ENDED,
+    TRLEnvironments,
+    make_dataset,
+    measure_lengths,
+)
 from ecomrlve.session import toolset  # noqa: E402
 
 
@@ -133,8 +140,9 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     cls = type(probe)
     cls._play_turn, cls.get_reward = spy, spy_reward
     try:
+        needed = measure_lengths(envs, tokenizer).round_trip  # the least the start-up check lets through
         args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
-                          max_completion_length=48, max_tool_calling_iterations=1, loss_type="dapo", epsilon=0.2,
+                          max_completion_length=needed, max_tool_calling_iterations=1, loss_type="dapo", epsilon=0.2,
                           epsilon_high=0.28, beta=0.0, learning_rate=1e-5, temperature=0.2, use_cpu=True,
                           report_to="none", logging_steps=1, save_strategy="no", seed=0)
         trainer = ecom_trainer_class()(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
@@ -150,6 +158,15 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     window = envs.scheduler.window("CART")
     assert window.attempts == 2  # the scheduler saw both outcomes (d = 0 is the window's upper edge)
     assert logged["ecom/episodes"] == 2 and "ecom/CART/d0/r_total" in logged and "ecom/CART/window_high" in logged
+    # every rollout TRL stopped at the length limit is counted as cut short (an untrained model rarely stops itself)
+    assert logged["ecom/cut_short/completion_length"] == pytest.approx(2 * logged["completions/clipped_ratio"])
+    assert logged["ecom/cut_short"] == sum(logged[f"ecom/cut_short/{reason}"] for reason in CUT_REASONS)
+    # where the step's seconds went: rollouts (of which the environment) and learning
+    assert 0 < logged["ecom/seconds/rollouts"] < logged["ecom/seconds/step"]
+    assert logged["ecom/seconds/learning"] == pytest.approx(logged["ecom/seconds/step"] - logged["ecom/seconds/rollouts"])
+    assert 0 < logged["ecom/seconds/environment"] < logged["ecom/seconds/rollouts"]
+    assert logged["ecom/environment_share"] == pytest.approx(logged["ecom/seconds/environment"]
+                                                             / logged["ecom/seconds/step"])
 
 
 def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:
@@ -215,3 +232,106 @@ def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict,
     with pytest.raises(UserInputError, match=fragment) as refused:
         train(config)
     assert ("max_stepz" if section == "grpo" else "tau_ac") in str(refused.value)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple:
+    """The C1 d=0 environments and a tiny tokenizer trained on one episode's prompt and tool schemas."""
+    from trl_tiny import tiny_tokenizer
+
+    envs = TRLEnvironments("C1", difficulty="0", secret="lengths")
+    row = make_dataset(envs, 1)[0]
+    probe = envs.factories[row["environment"]]()
+    tools = [getattr(probe, name) for name in sorted(vars(type(probe))) if not name.startswith("_")]
+    return envs, tiny_tokenizer([json.dumps([get_json_schema(t) for t in tools]), row["prompt"][0]["content"]])
+
+
+def test_a_completion_length_that_cannot_hold_one_tool_round_trip_is_refused_in_one_line(tiny) -> None:
+    """TRL would drop the search result and end the rollout silently: the trainer refuses at start-up, before it
+    builds anything, and names the smallest value that works (which it then accepts)."""
+    from trl import GRPOConfig
+    from trl_tiny import tiny_model
+
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations.trl import check_lengths, ecom_trainer_class
+
+    envs, tokenizer = tiny
+    lengths = measure_lengths(envs, tokenizer)
+    assert lengths.episode >= lengths.round_trip > 0 and lengths.prompt > 0 and lengths.where == "CART d=0"
+    args = GRPOConfig(output_dir="unused", max_completion_length=lengths.round_trip - 1, use_cpu=True,
+                      report_to="none", num_generations=2, per_device_train_batch_size=2)
+    with pytest.raises(UserInputError) as refused:
+        ecom_trainer_class()(model=tiny_model(tokenizer), args=args, train_dataset=make_dataset(envs, 1),
+                             processing_class=tokenizer, environments=envs)
+    message = str(refused.value)
+    assert "\n" not in message and f"max_completion_length={lengths.round_trip - 1}" in message
+    assert f"at least {lengths.round_trip}" in message
+    assert check_lengths(envs, tokenizer, max_completion_length=lengths.round_trip, max_model_length=None) == lengths
+    with pytest.raises(UserInputError, match=f"needs at least {lengths.prompt + lengths.round_trip}"):
+        check_lengths(envs, tokenizer, max_completion_length=None, max_model_length=lengths.prompt + 10)
+
+
+def test_a_rollout_trl_cut_short_is_counted_and_not_silently_scored() -> None:
+    """What TRL kept of a rollout decides: a dropped tool result, a completion stopped at the length limit, tool
+    calls left unplayed; a cut episode ends as cut_short and shows in the metrics by reason."""
+    envs = TRLEnvironments("C1", difficulty="0", secret="test")
+    row = make_dataset(envs, 1)[0]
+    env = envs.factories[row.pop("environment")]()
+    call = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
+        "name": "catalog_search", "arguments": {"query": "notebook"}}}]}
+    env.reset(**row)
+    asyncio.run(env.catalog_search(query="notebook"))  # played, handed to TRL ...
+    assert env._note_completion([call], ended=True) == "tool_result_dropped"  # ... and not kept
+    assert env.get_reward() < 0 and env._session().record().reward.termination == CUT_SHORT
+    env.reset(**row)
+    result = asyncio.run(env.catalog_search(query="notebook"))
+    kept = [call, {"role": "tool", "name": "catalog_search", "content": result}]
+    assert env._note_completion(kept + [{"role": "assistant", "content": "The note"}], ended=False) == "completion_length"
+    env.get_reward()
+    env.reset(**row)
+    result = asyncio.run(env.catalog_search(query="notebook"))
+    assert env._note_completion(kept + [call], ended=True) == "tool_iterations"
+    env.get_reward()
+    env.reset(**row)
+    asyncio.run(env.answer(done=True))  # the episode ended: what TRL did afterwards cuts nothing short
+    assert env._note_completion([call], ended=False) is None and env.get_reward() < 0
+    env.reset(**row)
+    assert env._note_completion([{"role": "assistant", "content": "Hello"}], ended=True) is None
+    assert env.get_reward() < 0 and env._session().record().reward.termination == ROLLOUT_ENDED
+    metrics = envs.stats.flush()
+    assert metrics["ecom/episodes"] == 5 and metrics["ecom/cut_short"] == 3
+    assert all(metrics[f"ecom/cut_short/{reason}"] == 1 for reason in CUT_REASONS)
+
+
+def test_train_speaks_from_the_first_second_and_refuses_a_short_completion_in_one_line(tiny, tmp_path) -> None:
+    """`ecomrlve train`: its own progress lines (imports, environments, model) come before TRL's, and a
+    max_completion_length that cannot hold one tool round trip stops it with the smallest value that works."""
+    from trl_tiny import tiny_model
+
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations.train import progress_line, train
+
+    envs, tokenizer = tiny
+    tiny_model(tokenizer).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    from transformers import AutoTokenizer
+
+    needed = measure_lengths(envs, AutoTokenizer.from_pretrained(tmp_path / "model")).round_trip  # as train loads it
+    config = {"model": {"name": str(tmp_path / "model")},
+              "environment": {"collection": "C1", "difficulty": "0", "secret": "lengths", "prompts": 1},
+              "grpo": {"output_dir": str(tmp_path / "out"), "max_completion_length": 16, "use_cpu": True,
+                       "report_to": "none", "num_generations": 2, "per_device_train_batch_size": 2}}
+    lines: list[str] = []
+    with pytest.raises(UserInputError, match=f"max_completion_length=16 .* at least {needed} ") as refused:
+        train(config, say=lines.append)
+    assert "\n" not in str(refused.value)
+    stages = ["importing TRL", "building the environments: C1 at difficulty 0", "loading the model", "measuring"]
+    assert [next(i for i, line in enumerate(lines) if stage in line) for stage in stages] == [0, 1, 2, 3]
+    line = progress_line({"step": 3, "ecom/episodes": 4, "ecom/r_total": 0.25, "ecom/success": 0.5,
+                          "ecom/cut_short": 1, "ecom/CART/window_low": 0, "ecom/CART/window_high": 2}, 30)
+    assert line == "step 3/30: reward +0.250, success 0.50 (4 rollouts, 1 cut short by TRL), window CART 0-2"
+    timed = progress_line({"step": 1, "ecom/episodes": 2, "ecom/r_total": -1.0, "ecom/success": 0.0,
+                           "ecom/seconds/step": 20.0, "ecom/seconds/rollouts": 15.0, "ecom/seconds/learning": 5.0,
+                           "ecom/environment_share": 0.001}, 30)
+    assert timed == ("step 1/30: reward -1.000, success 0.00 (2 rollouts); 20.0 s: rollouts 15.0 (environment 0.10%), "
+                     "learning 5.0")

@@ -73,7 +73,7 @@ from ecomrlve.server.commands import (
     serve_command,
     status_command,
 )
-from ecomrlve.session import EpisodeRecord, resolve_secret, secret_fingerprint
+from ecomrlve.session import EpisodeRecord, resolve_secret
 from ecomrlve.shopper import shopper_summary
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -243,7 +243,7 @@ def run(
             remote.close()
         getattr(shopper, "close", lambda: None)()
     summary = summarise(records)
-    fingerprints = sorted({secret_fingerprint(r.secret) for r in records if r.secret})  # --server records hold none
+    fingerprints = sorted({f for r in records if (f := r.fingerprint())})
     _print_summary(summary, fingerprints)
     if out:
         console.print(f"wrote {len(records)} records to {out}", soft_wrap=True)

@@ -86,6 +86,9 @@ class EpisodeRecord(BaseModel):
     secret: str | None = Field(default=None, description="The deployment secret of the episode key; needed to "
                                "replay. Never shown to the agent: records belong to the trainer/evaluator. None (left "
                                "out of the JSON) in a record a server gives its client (:meth:`for_client`).")
+    secret_fingerprint: str | None = Field(default=None, description="In a record without its secret (a server's "
+                                           "client's), the secret's fingerprint (:func:`secret_fingerprint`), to "
+                                           "tell runs apart; it cannot be played with. Left out of the JSON when None.")
     catalog: str
     axes: dict[str, Any]
     tools: list[str]
@@ -103,13 +106,17 @@ class EpisodeRecord(BaseModel):
         "unchanged.")
 
     def to_json(self) -> str:
-        return self.model_dump_json(exclude={name for name in ("secret", "shopper") if getattr(self, name) is None}
-                                    or None)
+        return self.model_dump_json(exclude={name for name in ("secret", "secret_fingerprint", "shopper")
+                                             if getattr(self, name) is None} or None)
+
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the episode's secret, with or without the secret itself in the record."""
+        return self.secret_fingerprint or (secret_fingerprint(self.secret) if self.secret else None)
 
     def for_client(self) -> EpisodeRecord:
         """The record without the deployment secret: what a server may hand to whoever played the episode.
         With the secret, the key rebuilds the episode (and its oracle) anywhere; without it, it cannot be replayed."""
-        return self.model_copy(update={"secret": None})
+        return self.model_copy(update={"secret": None, "secret_fingerprint": self.fingerprint()})
 
 
 class PublicState(BaseModel):

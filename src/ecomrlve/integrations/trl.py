@@ -23,6 +23,13 @@ How an episode maps onto TRL's rollout loop:
 - A tool call with arguments that break the schema ends the episode with reward -1, as anywhere
   else; a call to a tool the environment does not have is answered by TRL itself ("not found") and
   shows in TRL's ``tools/failure_frequency``.
+- Lengths: TRL drops a tool result that would push the completion past ``max_completion_length``
+  and ends the rollout without a word. ``EcomGRPOTrainer`` therefore measures oracle episodes with the
+  trainer's tokenizer and chat template at start-up (:func:`check_lengths`) and refuses a
+  ``max_completion_length`` (or a model context) that cannot hold one tool round trip, naming the
+  smallest value that works; and after every generation it counts the rollouts TRL cut short (a
+  dropped tool result, the completion length, ``max_tool_calling_iterations``): they are scored as
+  they stand (termination ``cut_short``) and logged as ``ecom/cut_short*`` with a warning.
 
 The G rollouts of a prompt replay the same ``(env, d, seed)``. With adaptive difficulty the
 dataset is a stream whose rows draw ``d`` from the shared scheduler as training consumes them;
@@ -38,6 +45,7 @@ import functools
 import inspect
 import itertools
 import json
+import logging
 import operator
 import statistics
 import threading
@@ -57,7 +65,9 @@ from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.envs import get_environment, resolve_env_ids
 from ecomrlve.episode import EcomEnv, shared_search_engine
-from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty
+from ecomrlve.errors import UserInputError
+from ecomrlve.rng import derive_seed
+from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty, play
 from ecomrlve.session import EpisodeRecord, EpisodeSession, resolve_secret, toolset
 from ecomrlve.tools import Tool
 from ecomrlve.user.realiser import Realiser, RealiserFactory
@@ -70,6 +80,15 @@ TRL_NOTE = ("In this conversation only tool calls reach the customer: ask them t
             "replies come back in tool results (customer_says). A message without a tool call ends the "
             "conversation.")
 ROLLOUT_ENDED = "rollout_ended"
+#: the termination of an episode still running when TRL cut its rollout short (see :data:`CUT_REASONS`)
+CUT_SHORT = "cut_short"
+#: why TRL ended a rollout that had not ended itself
+CUT_REASONS = {
+    "tool_result_dropped": "a tool result would have pushed the completion past max_completion_length",
+    "completion_length": "the completion reached max_completion_length",
+    "tool_iterations": "the model called tools after max_tool_calling_iterations rounds",
+}
+logger = logging.getLogger(__name__)
 _EPISODE_OVER = {"error": "episode_over", "message": "The conversation has ended; do not call more tools."}
 
 
@@ -150,6 +169,7 @@ class _Rollout:
     calls: int
     invalid_calls: int
     env_seconds: float
+    cut: str | None = None  # a key of CUT_REASONS when TRL cut the rollout short
 
 
 @dataclass
@@ -189,9 +209,13 @@ class RolloutStats:
                 "ecom/tool_calls_per_episode": calls / len(rollouts),
                 "ecom/answered": statistics.fmean(float(r.termination == "answered") for r in rewards),
                 "ecom/env_seconds_per_rollout": statistics.fmean(r.env_seconds for r in rollouts),
+                "ecom/seconds/environment": sum(r.env_seconds for r in rollouts),
             }
             if calls:  # no call, no validity to speak of
                 metrics["ecom/tool_call_validity"] = 1.0 - sum(r.invalid_calls for r in rollouts) / calls
+            metrics["ecom/cut_short"] = float(sum(r.cut is not None for r in rollouts))
+            for reason in CUT_REASONS:
+                metrics[f"ecom/cut_short/{reason}"] = float(sum(r.cut == reason for r in rollouts))
         if scheduler is not None:
             for env_id, window in scheduler.windows().items():
                 metrics[f"ecom/{env_id}/window_low"] = float(window.low)
@@ -215,6 +239,8 @@ class EcomToolEnv:
         self._task: Task | None = None
         self._pending: list[tuple[ToolCall, asyncio.Future[str]]] = []
         self._calls = self._invalid_calls = 0
+        self._delivered = 0  # tool results handed to TRL
+        self._cut: str | None = None
         self._seconds = 0.0
         self._reported = True
 
@@ -232,6 +258,7 @@ class EcomToolEnv:
             raise ValueError(f"the row {self._task.slot} was made for another episode key (secret, catalog or "
                              "overrides differ from this TRLEnvironments)")
         self._pending, self._calls, self._invalid_calls, self._reported = [], 0, 0, False
+        self._delivered, self._cut = 0, None
         self._seconds = time.perf_counter() - started
         return str(observation.messages[1]["content"])
 
@@ -240,15 +267,38 @@ class EcomToolEnv:
         started = time.perf_counter()
         session = self._session()
         if not session.done:
-            session.finish(ROLLOUT_ENDED)
+            session.finish(CUT_SHORT if self._cut else ROLLOUT_ENDED)
         record = session.record()
         if not self._reported and self._task is not None:
             self._reported = True
             self._seconds += time.perf_counter() - started
             self._environments.observe(self._task, record, _Rollout(record, self._calls, self._invalid_calls,
-                                                                    self._seconds))
+                                                                    self._seconds, self._cut))
         assert record.reward is not None
         return record.reward.r_total
+
+    def _note_completion(self, messages: list[dict[str, Any]], ended: bool) -> str | None:
+        """What TRL kept of this rollout: its messages, and whether its last token ended a message (EOS).
+
+        Returns (and remembers for :meth:`get_reward`) why TRL cut the rollout short, or None: a tool
+        result handed over but not in ``messages`` was dropped for length; a completion that did not
+        end was stopped at ``max_completion_length``; a last message still calling tools hit
+        ``max_tool_calling_iterations``. An episode that had ended was not cut short, whatever came after.
+        """
+        if self._session().done:
+            self._cut = None
+            return None
+        kept = sum(message.get("role") == "tool" for message in messages)
+        last = messages[-1] if messages else {}
+        if self._delivered > kept:
+            self._cut = "tool_result_dropped"
+        elif not ended:
+            self._cut = "completion_length"
+        elif last.get("role") == "assistant" and last.get("tool_calls"):
+            self._cut = "tool_iterations"
+        else:
+            self._cut = None
+        return self._cut
 
     def _session(self) -> EpisodeSession:
         if self._env is None:
@@ -271,7 +321,8 @@ class EcomToolEnv:
         started = time.perf_counter()
         session = self._session()
         if session.done:
-            return [json.dumps(_EPISODE_OVER)] * len(calls)
+            self._delivered += len(calls)
+            return [tool_result_text(_EPISODE_OVER)] * len(calls)
         session.begin_turn(None)
         contents: list[dict[str, Any]] = []
         for call in calls:
@@ -287,7 +338,13 @@ class EcomToolEnv:
         if said:
             contents[-1] = {**contents[-1], "customer_says": "\n".join(said)}
         self._seconds += time.perf_counter() - started
-        return [json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in contents]
+        self._delivered += len(contents)
+        return [tool_result_text(c) for c in contents]
+
+
+def tool_result_text(content: dict[str, Any]) -> str:
+    """A tool result as TRL hands it to the model: compact JSON."""
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
 
 
 def episode_system_prompt(system: str) -> str:
@@ -397,6 +454,114 @@ class TRLEnvironments:
         return names, classes
 
 
+# -- lengths: what one rollout needs under a tokenizer ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RolloutLengths:
+    """Tokens the longest measured oracle episode needed, under one tokenizer and chat template.
+
+    ``prompt``: system prompt, tool schemas and the shopper's opening. ``round_trip``: the completion
+    up to and including the second assistant message (the first tool call, its results with the
+    shopper's reply, and the call that acts on them): the least a rollout must hold to use a tool
+    at all. ``episode``: the whole oracle episode after the prompt. ``where``: the episode whose
+    round trip was longest.
+    """
+
+    prompt: int
+    round_trip: int
+    episode: int
+    where: str
+
+
+def trl_messages(record: EpisodeRecord) -> list[dict[str, Any]]:
+    """The record's conversation after the opening as a TRL rollout holds it: calls with argument objects,
+    results as compact JSON, the shopper's replies inside the turn's last result (``customer_says``)."""
+    messages: list[dict[str, Any]] = []
+    for message in record.messages[2:]:
+        if message["role"] == "assistant":
+            calls = [{"type": "function", "function": {"name": call["function"]["name"],
+                                                        "arguments": json.loads(call["function"]["arguments"] or "{}")}}
+                     for call in message.get("tool_calls") or []]
+            messages.append({"role": "assistant", "content": message.get("content") or "",
+                             **({"tool_calls": calls} if calls else {})})
+        elif message["role"] == "tool":
+            messages.append({"role": "tool", "name": message["name"],
+                             "content": tool_result_text(json.loads(message["content"]))})
+        elif message["role"] == "user" and messages and messages[-1]["role"] == "tool":
+            content = json.loads(messages[-1]["content"])
+            said = "\n".join(filter(None, [content.get("customer_says"), message["content"]]))
+            messages[-1]["content"] = tool_result_text({**content, "customer_says": said})
+        else:
+            messages.append({"role": message["role"], "content": message["content"]})
+    return messages
+
+
+def _template_length(tokenizer: Any, messages: list[dict[str, Any]], tools: list[Any], *, prompt: bool) -> int:
+    return len(tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=prompt, tokenize=True,
+                                             return_dict=False))
+
+
+def start_difficulties(environments: TRLEnvironments) -> tuple[int, ...]:
+    """The difficulties a run draws from its start: the fixed ones, or (adaptive) 0 up to the highest
+    window edge now (a resumed scheduler's included); later promotions are watched by ``ecom/cut_short``."""
+    if environments.difficulties is not None:
+        return environments.difficulties
+    assert environments.scheduler is not None
+    top = max(environments.scheduler.window(env_id).high for env_id in environments.env_ids)
+    return tuple(range(top + 1))
+
+
+def measure_lengths(environments: TRLEnvironments, tokenizer: Any, *, difficulties: tuple[int, ...] | None = None,
+                    seeds: int = 2) -> RolloutLengths:
+    """Token lengths of oracle episodes of every environment at ``difficulties`` (default: those the run starts
+    at; ``seeds`` each, keys of their own), rendered as TRL renders them; the template shopper speaks."""
+    env = EcomEnv(environments.env_ids, catalog=environments.catalog, search=shared_search_engine(environments.catalog),
+                  overrides=environments.overrides, secret=environments.secret)
+    worst = RolloutLengths(0, 0, 0, "")
+    for env_id in environments.env_ids:
+        for d in difficulties or start_difficulties(environments):
+            cls = environments.factories[environments.environment_name(env_id, d)]
+            instance = cls()
+            tools = [getattr(instance, name) for name in sorted(vars(cls))
+                     if not name.startswith("_") and name not in ("reset", "get_reward")]
+            for index in range(seeds):
+                record = play(env, "oracle", env_id=env_id, difficulty=d,
+                              seed=derive_seed("trl-lengths", env_id, d, index) & 0x7FFFFFFF)
+                prompt = [{"role": "system", "content": episode_system_prompt(record.messages[0]["content"])},
+                          {"role": "user", "content": record.messages[1]["content"]}]
+                messages = trl_messages(record)
+                asked = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+                start = _template_length(tokenizer, prompt, tools, prompt=True)
+                trip = _template_length(tokenizer, prompt + messages[:asked[1] + 1], tools, prompt=False) - start \
+                    if len(asked) > 1 else 0
+                whole = _template_length(tokenizer, prompt + messages, tools, prompt=False) - start
+                trip = trip or whole
+                where = f"{env_id} d={d}" if trip > worst.round_trip else worst.where
+                worst = RolloutLengths(max(worst.prompt, start), max(worst.round_trip, trip),
+                                       max(worst.episode, whole), where)
+    return worst
+
+
+def check_lengths(environments: TRLEnvironments, tokenizer: Any, *, max_completion_length: int | None,
+                  max_model_length: int | None) -> RolloutLengths:
+    """Refuse, in one line naming the smallest value that works, lengths that cannot hold one tool round trip
+    (TRL would drop the tool result and end the rollout without a word); return the measured lengths."""
+    lengths = measure_lengths(environments, tokenizer)
+    if max_completion_length is not None and max_completion_length < lengths.round_trip:
+        raise UserInputError(
+            f"max_completion_length={max_completion_length} cannot hold one tool round trip: {lengths.where} needs "
+            f"{lengths.round_trip} tokens with this tokenizer (a call, its result and the shopper's reply, the next "
+            f"call), and TRL would drop the result and end the rollout silently; set max_completion_length to at "
+            f"least {lengths.round_trip} (a whole oracle episode takes up to {lengths.episode})")
+    if max_model_length is not None and max_model_length < lengths.prompt + lengths.round_trip:
+        raise UserInputError(
+            f"the model's context of {max_model_length} tokens cannot hold the prompt ({lengths.prompt} tokens) and "
+            f"one tool round trip ({lengths.round_trip}, {lengths.where}); it needs at least "
+            f"{lengths.prompt + lengths.round_trip}")
+    return lengths
+
+
 def make_dataset(environments: TRLEnvironments, n: int, *, seed: int = 0) -> Dataset | IterableDataset:
     """Prompt rows (system prompt, ``environment``, env id, difficulty, seed) for ``GRPOTrainer``.
 
@@ -435,17 +600,78 @@ def ecom_trainer_class() -> type:
             self.environments.apply_outcomes(gather_object(self.environments.take_outcomes()))
 
     class EcomGRPOTrainer(GRPOTrainer):
+        """Refuses lengths that cannot hold one tool round trip (:func:`check_lengths`) before it builds anything."""
+
         def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
+            args, tokenizer = kwargs.get("args"), kwargs.get("processing_class")
+            self.ecom_lengths: RolloutLengths | None = None
+            if args is not None and tokenizer is not None:  # else TRL loads them: checked below
+                self.ecom_lengths = self._check(environments, tokenizer, args, model)
             factories: dict[str, Callable[[], Any]] = dict(environments.factories)
             callbacks = [*(kwargs.pop("callbacks", None) or []), ShareOutcomes(environments)]
             super().__init__(model, environment_factory=factories, callbacks=callbacks, **kwargs)
+            if self.ecom_lengths is None:
+                self.ecom_lengths = self._check(environments, self.processing_class, self.args, self.model)
             environments.hold_outcomes()
             self.ecom_environments = environments
+            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}  # since the last log entry
+
+        def training_step(self, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return super().training_step(*args, **kwargs)
+            finally:
+                self._ecom_seconds["step"] += time.perf_counter() - started
+
+        def _generate_and_score_completions(self, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return super()._generate_and_score_completions(*args, **kwargs)
+            finally:
+                if self.model is not None and self.model.training:
+                    self._ecom_seconds["rollouts"] += time.perf_counter() - started
+
+        @staticmethod
+        def _check(environments: TRLEnvironments, tokenizer: Any, args: Any, model: Any) -> RolloutLengths:
+            config = getattr(model, "config", None)
+            config = getattr(config, "text_config", None) or config
+            context = getattr(args, "vllm_max_model_length", None) if getattr(args, "use_vllm", False) else None
+            return check_lengths(environments, tokenizer, max_completion_length=args.max_completion_length,
+                                 max_model_length=context or getattr(config, "max_position_embeddings", None))
+
+        def _tool_call_loop(self, prompts: Any, prompt_ids: Any, completion_ids: Any, completions: Any,
+                            *rest: Any) -> Any:
+            """TRL's loop, then each rollout's environment hears what TRL kept of it (see ``EcomToolEnv._note_completion``)."""
+            result = super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *rest)
+            kept_messages, kept_ids = result[1], result[2]
+            ends = {*self.eos_token_ids, self._tokenizer.pad_token_id}
+            rollouts: list[Any] = list(self.environments or [])
+            for environment, messages, ids in zip(rollouts, kept_messages, kept_ids):
+                if isinstance(environment, EcomToolEnv):
+                    environment._note_completion(messages, bool(ids) and ids[-1] in ends)
+            return result
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
             if self.model is not None and self.model.training:
-                logs.update(self.ecom_environments.stats.flush(self.ecom_environments.scheduler))
+                metrics = self.ecom_environments.stats.flush(self.ecom_environments.scheduler)
+                if metrics.get("ecom/cut_short"):
+                    reasons = ", ".join(f"{int(metrics[f'ecom/cut_short/{r}'])} {why}" for r, why in CUT_REASONS.items()
+                                        if metrics.get(f"ecom/cut_short/{r}"))
+                    logger.warning("TRL cut %d of %d rollouts short (%s); they were scored as they stood "
+                                   "(termination %s)", metrics["ecom/cut_short"], metrics["ecom/episodes"], reasons,
+                                   CUT_SHORT)
+                logs.update(metrics | self._seconds_split(metrics.get("ecom/seconds/environment", 0.0)))
             super().log(logs, start_time)
+
+        def _seconds_split(self, environment: float) -> dict[str, float]:
+            """Where the training steps since the last entry went: rollouts (generation, tools, scoring), of which
+            the environment (reset, tools, scoring), and learning (forward, backward, optimizer)."""
+            step, rollouts = self._ecom_seconds["step"], self._ecom_seconds["rollouts"]
+            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}
+            if not step:
+                return {}
+            return {"ecom/seconds/step": step, "ecom/seconds/rollouts": rollouts,
+                    "ecom/seconds/learning": max(0.0, step - rollouts), "ecom/environment_share": environment / step}
 
     return EcomGRPOTrainer
 

@@ -59,7 +59,7 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
 @tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
-    """Search the store's catalog. Returns product cards (id, title, brand, category, price, rating, shipping days, stock, attributes, variants).
+    """Search the store's catalog; returns product cards.
 
     A product offered in variants (e.g. sizes or connector types, listed under "variants") has each of
     its variants' values of that attribute: a filter on it matches the product through the variant that
@@ -67,8 +67,8 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
 
     Args:
         query: Free-text search, e.g. "wireless headphones" or a brand and model name.
-        filters: Exact conditions every result must meet (category, brand (any letter case), color, size, material, connector_type, item_form, price_min, price_max, rating_min, ship_days_max, in_stock, wattage/screen_size/weight min and max).
-        sort_by: Result order: relevance (the store's ranking; it may place less relevant matching products among the best), or exactly by price_asc, price_desc, rating or ship_days.
+        filters: Exact conditions every result meets (a brand matches in any letter case).
+        sort_by: relevance (the store's ranking, which may place less relevant matching products among the best), or exactly by the named field.
         top_k: Number of results (default 10; the store caps it).
     """
     cap = ctx.difficulty.top_k
