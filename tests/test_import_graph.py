@@ -89,15 +89,18 @@ def test_every_module_has_a_layer() -> None:
     assert not missing, f"add {missing} to LAYERS (and ARCHITECTURE.md) in the layer it belongs to"
 
 
-@pytest.mark.slow
 def test_package_imports_have_no_cycle() -> None:
-    graph = package_graph()
+    assert_acyclic(package_graph(), "package")
+
+
+def assert_acyclic(graph: dict[str, dict[str, str]], kind: str) -> None:
+    """Fail with the edges (and the import lines) of a cycle in ``graph``, if it has one."""
     try:
         tuple(TopologicalSorter({node: set(deps) for node, deps in graph.items()}).static_order())
     except CycleError as exc:
         cycle = exc.args[1]
         edges = [f"{a} -> {b} ({graph[a][b]})" for a, b in zip(cycle[1:], cycle)]
-        pytest.fail("package import cycle: " + "; ".join(edges))
+        pytest.fail(f"{kind} import cycle: " + "; ".join(edges))
 
 
 def test_imports_follow_the_layers() -> None:
@@ -130,18 +133,12 @@ def module_graph() -> dict[str, dict[str, str]]:
     return graph
 
 
-@pytest.mark.slow
 def test_module_imports_have_no_cycle_inside_packages_either() -> None:
     """No two files import each other, even through a function-level import: a cycle hidden in a function
     is one refactor away from an ImportError, and it means the two files are one unit in two places."""
     graph = module_graph()
     assert graph["ecomrlve.catalog.views"].get("ecomrlve.catalog.filters")  # the graph sees file-level edges
-    try:
-        tuple(TopologicalSorter({node: set(deps) for node, deps in graph.items()}).static_order())
-    except CycleError as exc:
-        cycle = exc.args[1]
-        edges = [f"{a} -> {b} ({graph[a][b]})" for a, b in zip(cycle[1:], cycle)]
-        pytest.fail("module import cycle: " + "; ".join(edges))
+    assert_acyclic(graph, "module")
 
 
 ARCHITECTURE = SRC.parents[1] / "ARCHITECTURE.md"
@@ -159,7 +156,6 @@ def test_architecture_states_the_enforced_layer_order() -> None:
     assert stated == LAYERS
 
 
-@pytest.mark.slow
 def test_architecture_table_maps_every_part_in_layer_order() -> None:
     """Every path in ARCHITECTURE.md's module table exists, every top-level module or package has a
     row, and the rows go up the layers, so the table reads as the map of the import order."""
