@@ -311,6 +311,20 @@ def test_withheld_variant_revealed_once_as_user_caused(make_env, channel: str) -
     assert obs.info["user_caused_turns"] == 1 and obs.info["turn"] == 2
 
 
+def test_each_question_of_a_message_is_read_about_its_own_item(make_env) -> None:
+    """Found by playing as an assistant: "The <first item> in which colour? And what size is <second item>?"
+    asked only about the first item, its strong name taking every topic of the message. Each question now
+    names its own item, so both withheld values are said, each once."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 9, lambda g: len({i for i, kind in g.withheld if kind == "variant"}) >= 2)
+    first, second = (goal.items[i] for i in sorted({i for i, kind in goal.withheld if kind == "variant"})[:2])
+    obs = env.step(say(f"I found {first.full_phrase}. {_question(first)} "
+                       f"And what {ATTRIBUTE_WORDS[second.variant_attribute]} should the {second.noun} be?"))
+    reply = user_reply(obs)
+    assert first.variant_value in reply and second.variant_value in reply, reply
+    assert obs.info["user_caused_turns"] == 1
+
+
 def test_asking_about_stated_constraint_is_not_free(make_env) -> None:
     """Asking about a variant the shopper already stated is not a user-caused turn."""
     env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})

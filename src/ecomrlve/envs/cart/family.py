@@ -44,7 +44,7 @@ from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
 from ecomrlve.user.dialogue import NAMED, Constraint, ItemNames, SimulatedUser, referenced
-from ecomrlve.user.realiser import Realiser
+from ecomrlve.user.realiser import Realiser, sentences
 from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, VARIANT, InPlay, Reading, understand
 from ecomrlve.world.state import World
 
@@ -200,11 +200,9 @@ class CartUser(SimulatedUser):
             acts.extend(self._stock_out_replies(t, world))
             if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
                 reading = understand(text, self.in_play(world))
-        asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in reading.topics} if reading.asks else set()
-        if asked:
-            facts = self._facts(reading, asked)
-            if facts:
-                acts.append(A.Inform(tuple(facts)))
+        facts = self._facts_per_question(text, reading, world)
+        if facts:
+            acts.append(A.Inform(tuple(facts)))
         if reading.open:
             acts.append(self._further_requirements(reading))
         if reading.confirm:
@@ -260,6 +258,22 @@ class CartUser(SimulatedUser):
 
     def _constraint(self, i: int, kind: str) -> Constraint | None:
         return next((c for c in self.state.constraints if c.item == i and c.attribute == kind), None)
+
+    def _facts_per_question(self, text: str, reading: Reading, world: World) -> list[A.Fact]:
+        """The facts a message asks for, read question by question: "The sleeping bag in green, beige or
+        charcoal? And what size do you wear for the rain jacket?" asks the bag's colour and the jacket's size,
+        each about the item its own sentence names (read as one message, the bag's strong name would make every
+        topic the bag's). A question naming no item asks about every item."""
+        questions = [understand(part, self.in_play(world)) for part in sentences(text)] if reading.asks else []
+        if len(questions) < 2:
+            questions = [reading] if reading.asks else []
+        facts: list[A.Fact] = []
+        for question in questions:
+            asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in question.topics} if question.asks else set()
+            for fact in self._facts(question, asked) if asked else []:
+                if fact not in facts:
+                    facts.append(fact)
+        return facts
 
     def _facts(self, reading: Reading, asked: set[str]) -> list[A.Fact]:
         items = self.active_items()
@@ -352,7 +366,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 8
+    version = 9
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
