@@ -20,13 +20,14 @@ from exploits import oracle_failure, play, play_oracle
 from typer.testing import CliRunner
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.agents import heuristic_agent
+from ecomrlve.agents import heuristic_agent, reference_agent
 from ecomrlve.cli import app
 from ecomrlve.difficulty import AXES
 from ecomrlve.envs import env_collections, environment_axes, get_environment, resolve_env_ids
 from ecomrlve.envs.journey.family import intent_families
 from ecomrlve.envs.journey.heuristic import classify_request
 from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UnknownNameError
 from ecomrlve.registry import RUNTIME_AXES, EnvSpec, JourneyRole, env_spec, env_specs, load, register, unregister
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import COMMON_TEMPLATES, templates_for
@@ -160,6 +161,19 @@ def test_unknown_ids_get_a_hint() -> None:
         resolve_env_ids("CART,STATSU")
     with pytest.raises(KeyError, match="Did you mean 'POLICY'"):
         heuristic_agent("POLIC")
+
+
+def test_an_environment_without_a_reference_agent_says_so_in_one_line() -> None:
+    register(EnvSpec(id="NO_REFERENCE", entry_point="ecomrlve.envs.cart.family:CartFamily"))
+    try:
+        with pytest.raises(UnknownNameError, match="NO_REFERENCE has no reference agent") as raised:
+            reference_agent("NO_REFERENCE")
+        assert "\n" not in str(raised.value)
+    finally:
+        unregister("NO_REFERENCE")
+    with pytest.raises(ValueError, match="reference 'not an entry point' must be a 'module:attribute' string"):
+        register(EnvSpec(id="BAD_REFERENCE", entry_point="ecomrlve.envs.cart.family:CartFamily",
+                         reference="not an entry point"))
 
 
 def test_a_class_that_is_not_the_task_family_is_rejected_on_first_use() -> None:

@@ -145,7 +145,7 @@ def run(
     ctx: typer.Context,
     env: Annotated[Optional[str], typer.Option(help="Environment id(s), comma separated, e.g. CART.")] = None,
     collection: Annotated[Optional[str], typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
-    agent: Annotated[str, typer.Option(help="oracle | heuristic | random")] = "heuristic",
+    agent: Annotated[str, typer.Option(help="oracle | reference | heuristic | random")] = "heuristic",
     episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment × difficulty (N or LOW-HIGH); "
                                           "with 'adaptive', the total (each one's environment drawn).")] = 20,
     difficulty: Annotated[str, typer.Option(help="N, LOW-HIGH, or 'adaptive'.")] = "0",

@@ -64,6 +64,8 @@ class EnvSpec:
         id: the environment id (``CART``), upper case.
         entry_point: ``"module:Class"`` of its :class:`~ecomrlve.envs.base.TaskFamily` subclass.
         heuristic: ``"module:Class"`` of its heuristic baseline agent (None: it has none).
+        reference: ``"module:Class"`` of its reference agent (None: it has none): an honest agent that sees
+            only observations, asks in natural sentences and should solve nearly every episode.
         templates: ``"module:NAME"`` of the :class:`~ecomrlve.user.realiser.ActTemplates` its
             simulated user's dialogue acts are phrased with (several environments may share one).
         axes: the difficulty axes its generator, user, verifier and oracle read (the
@@ -83,6 +85,7 @@ class EnvSpec:
     id: str
     entry_point: str
     heuristic: str | None = None
+    reference: str | None = None
     templates: str | None = None
     axes: tuple[str, ...] = ()
     collection: str = "C8"
@@ -113,7 +116,7 @@ def unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
 def _check(spec: EnvSpec) -> None:
     if not ENV_ID_RE.match(spec.id):
         raise ValueError(f"environment id {spec.id!r} must be upper case letters, digits and '_' (e.g. 'CART')")
-    for name in ("entry_point", "heuristic", "templates"):
+    for name in ("entry_point", "heuristic", "reference", "templates"):
         value = getattr(spec, name)
         if (value is not None or name == "entry_point") and not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
             raise ValueError(f"{spec.id}: {name} {value!r} must be a 'module:attribute' string")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ecomrlve.actions import AgentAction
-from ecomrlve.agents import RandomAgent, heuristic_agent
+from ecomrlve.agents import RandomAgent, heuristic_agent, reference_agent
 from ecomrlve.agents.llm import ChatEndpoint, LLMAgent, SamplingParams
 from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.difficulty.scheduler import DifficultyWindow
@@ -75,13 +75,15 @@ def make_agent(name: str, env: PlayableEnv, seed: int, *, endpoint: ChatEndpoint
         return env.oracle()
     if name == "heuristic":
         return heuristic_agent(env.environment.env_id)
+    if name == "reference":
+        return reference_agent(env.environment.env_id)
     if name == "random":
         return RandomAgent(seed)
     if name == "openai":
         if endpoint is None:
             raise ValueError("the openai agent needs an endpoint: use `ecomrlve eval --agent openai --model NAME --base-url URL`")
         return LLMAgent(endpoint, sampling)
-    raise UnknownNameError(f"unknown agent {name!r}; choose oracle, heuristic, random or openai")
+    raise UnknownNameError(f"unknown agent {name!r}; choose oracle, reference, heuristic, random or openai")
 
 
 # -- the plan ----------------------------------------------------------------------------------

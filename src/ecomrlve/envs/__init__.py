@@ -51,12 +51,20 @@ def get_environment(env_id: str) -> TaskFamily:
 
 def heuristic_agent(env_id: str) -> Agent:
     """A fresh heuristic baseline for one episode of ``env_id`` (the agent its spec names)."""
-    spec = env_spec(env_id)
-    if spec.heuristic is None:
-        have = ", ".join(s.id for s in env_specs() if s.heuristic is not None)
-        raise UnknownNameError(f"--agent heuristic: {env_id} has no heuristic baseline (its EnvSpec names none); "
+    return _spec_agent(env_id, "heuristic", "heuristic baseline")
+
+
+def reference_agent(env_id: str) -> Agent:
+    """A fresh reference agent for one episode of ``env_id`` (the agent its spec names)."""
+    return _spec_agent(env_id, "reference", "reference agent")
+
+
+def _spec_agent(env_id: str, field: str, what: str) -> Agent:
+    if getattr(env_spec(env_id), field) is None:
+        have = ", ".join(s.id for s in env_specs() if getattr(s, field) is not None) or "none"
+        raise UnknownNameError(f"--agent {field}: {env_id} has no {what} (its EnvSpec names none); "
                                f"the environments with one: {have}")
-    agent: Agent = load(spec.heuristic)()
+    agent: Agent = load(getattr(env_spec(env_id), field))()
     return agent
 
 
@@ -116,5 +124,5 @@ def resolve_env_ids(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]
 
 
 __all__ = ["BUILTIN_SPECS", "Problem", "TaskFamily", "TaskOutcome", "env_collections", "environment_axes",
-           "environment_tools", "get_environment", "heuristic_agent",
+           "environment_tools", "get_environment", "heuristic_agent", "reference_agent",
            "resolve_env_ids"]

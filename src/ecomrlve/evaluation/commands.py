@@ -113,7 +113,7 @@ def eval_command(
                                       "Running again with the same directory resumes.")],
     env: Annotated[str | None, typer.Option(help="Environment id(s), comma separated.")] = None,
     collection: Annotated[str | None, typer.Option(help="A collection instead: C1, ... (default C1).")] = None,
-    agent: Annotated[str, typer.Option(help="oracle | heuristic | random | openai")] = "heuristic",
+    agent: Annotated[str, typer.Option(help="oracle | reference | heuristic | random | openai")] = "heuristic",
     model: Annotated[str | None, typer.Option(help="openai: the served model name.")] = None,
     base_url: Annotated[str, typer.Option(help="openai: the OpenAI-compatible endpoint.")] = "http://localhost:8000/v1",
     api_key_env: Annotated[str | None, typer.Option(help="openai: variable holding the API key "
