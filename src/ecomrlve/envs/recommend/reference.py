@@ -83,7 +83,9 @@ def normalise(text: str) -> str:
         near = [w for w in KEYWORDS if len(w) >= 4 and _distance_at_most_one(token, w)]
         if set(near) == {"from", "form"}:  # "frm", "fom": the brand's word ("in Gel form" is never misspelt so)
             return "from"
-        return near[0] if len(near) == 1 else token
+        if len({w[:4] for w in near}) == 1:  # "stard": "stars" or "star", the same word
+            return near[0]
+        return token
     return _TOKEN.sub(fix, re.sub(r"(?<!\S)w/(?=\s)", "with", text))
 
 
@@ -309,7 +311,7 @@ def noun_after(phrase: str) -> str:
 
 
 _THE = re.compile(r"\b([A-Za-z]{2,4})\s+(?=[A-Z0-9])")
-_NAME_END = re.compile(r",|\s+I\s|\s+(?:is|are|r|ar|aer|ae|iss)\s|\s+\S{1,5}\s+(?:it's|they're|its|theyre)\b")
+_NAME_END = re.compile(r",|[.?!](?:\s|$)|\s+I\s|\s+(?:is|are|r|ar|aer|ae|iss)\s|\s+\S{1,5}\s+(?:\S{1,4}'(?:s|re)|its|theyre)\b")
 
 
 def original_name(opening: str) -> str:
@@ -439,10 +441,11 @@ class RecommendReference:
             filters: dict[str, Any] = {**requirements, "in_stock": True}
             if self.category:
                 filters["category"] = self.category
-            calls = [numbered_call("catalog_search", 0, query=self.noun or self.category, filters=filters,
+            query = "" if self.category else self.noun  # within the category, list all that match, in that order
+            calls = [numbered_call("catalog_search", 0, query=query, filters=filters,
                                    sort_by="rating", top_k=self.cap)]
             for i, order in enumerate(("price_asc", "ship_days")[: self.b_tool - 1]):
-                calls.append(numbered_call("catalog_search", i + 1, query=self.noun or self.category, filters=filters,
+                calls.append(numbered_call("catalog_search", i + 1, query=query, filters=filters,
                                            sort_by=order, top_k=self.cap))
             return AgentAction(tool_calls=tuple(calls))
         return AgentAction(tool_calls=(numbered_call("answer", 0, product_ids=self.ranked()[: self.k]),))
@@ -533,20 +536,36 @@ def sentence_noun(sentence: str, nouns: list[str]) -> str | None:
     return best
 
 
+def most_common(values: list[str]) -> str:
+    """The value met most often (the first met among equals)."""
+    return max(dict.fromkeys(values), key=values.count)
+
+
 def _is_article(word: str) -> bool:
     return word.lower() in ("a", "an") or is_word(word, "some")
 
 
 @dataclass
 class Slot:
-    """One thing the project needs: its noun, the category found for it, its requirements, the search state."""
+    """One thing the project needs: its noun, its requirements, the cards seen for it and the searches done
+    under its current requirements."""
 
     noun: str
-    category: str = ""
     requirements: dict[str, str | float] = field(default_factory=dict)
-    searched_with: dict[str, str | float] | None = None
-    results: list[dict[str, Any]] = field(default_factory=list)  # the last search's cards, cheapest first
-    tries: int = 0
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict)  # product id -> latest card
+    searched: list[tuple[str, str]] = field(default_factory=list)  # (query, category) under these requirements
+    searches: int = 0
+
+    def next_search(self) -> tuple[str, str] | None:
+        """Where to look next: the noun as a category name (its whole listing), then the noun as words in any
+        category, then the listing of the category its cards turned up in."""
+        found = [str(c["category"]) for c in self.cards.values() if of_type(c, self.noun)] or [
+            str(c["category"]) for c in self.cards.values()]  # "smartwatch" finds straps filed under Smartwatches
+        plan = [("", self.noun), (self.noun, "")] + ([("", most_common(found))] if found else [])
+        return next((step for step in plan if step not in self.searched), None)
+
+
+MAX_SEARCHES = 4  # per item
 
 
 class BundleReference:
@@ -555,81 +574,66 @@ class BundleReference:
     def __init__(self) -> None:
         self.b_tool = 1
         self.cap = 200
-        self.turn = 0
         self.slots: list[Slot] = []
-        self.budget: float | None = None
         self.sold_out: set[str] = set()
         self.pending: list[int] = []  # slots searched this turn, in call order
         self.materials: set[str] = set(MATERIAL_WORDS)
 
     def _read(self, text: str) -> None:
+        """Each sentence's requirements go to the item it names ("For the dog leash: ..."); the budget needs no
+        reading (the cheapest products that meet the requirements keep it whenever any do)."""
         nouns = [s.noun for s in self.slots]
         for sentence in _SENTENCES.split(text):
-            if sold_out_sentences(sentence):
+            if says_sold_out(sentence):
                 continue
-            found = read_requirements(sentence, frozenset(self.materials))
-            if not found:
-                continue
-            noun = sentence_noun(sentence, nouns)
-            price = {k: v for k, v in found.items() if k.startswith("price_")}
-            if "price_max" in price and (noun is None or "bundle" in sentence.lower() or "total" in sentence.lower()
-                                         or "together" in sentence.lower() or "spend" in sentence.lower()):
-                self.budget = float(price["price_max"])
-            others = {k: v for k, v in found.items() if not k.startswith("price_")}
-            if noun is not None and others:
+            found = {k: v for k, v in read_requirements(sentence, frozenset(self.materials)).items()
+                     if not k.startswith("price_")}
+            noun = sentence_noun(sentence, nouns) if found else None
+            if noun is not None:
                 slot = next(s for s in self.slots if s.noun == noun)
-                slot.requirements.update(others)
+                if any(slot.requirements.get(k) != v for k, v in found.items()):
+                    slot.requirements.update(found)
+                    slot.searched = []
 
     def act(self, observation: Observation) -> AgentAction:
-        self.turn += 1
         message = None
+        text = user_text(observation)
         if observation.tools is not None:
-            self.b_tool, _, _, opening = _setup(observation)
-            self.slots = [Slot(noun) for noun in bundle_nouns(opening)]
-            rest = opening
-            self._read(rest)
+            self.b_tool, _, _, text = _setup(observation)
+            self.slots = [Slot(noun) for noun in bundle_nouns(text)]
             message = QUESTIONS["bundle_open"][1]
         results = [r for name, r in tool_results(observation) if name == "catalog_search"]
         for index, result in zip(self.pending, results):
-            slot = self.slots[index]
-            found = result.get("results", [])
             if isinstance(result.get("top_k_cap"), int):
                 self.cap = result["top_k_cap"]
-            fitting = [c for c in found if of_type(c, slot.noun)]
-            if not slot.category and fitting:
-                slot.category = str(fitting[0]["category"])
-            slot.results = found
+            for card in result.get("results", []):
+                self.slots[index].cards[card["product_id"]] = card
         for card in cards(observation):
             self.materials |= card_values(card, "material")
-        text = user_text(observation) if observation.tools is None else ""
         for sentence in sold_out_sentences(text):
-            for slot in self.slots:
-                for card in slot.results:
-                    if named_in(card, sentence):
-                        self.sold_out.add(card["product_id"])
+            self.sold_out |= {pid for slot in self.slots for pid, card in slot.cards.items() if named_in(card, sentence)}
         self._read(text)
-        todo = [i for i, s in enumerate(self.slots) if self.pick(s) is None and s.tries < 3
-                and (s.searched_with != s.requirements or not s.results)]
-        self.pending = todo[: self.b_tool]
-        if self.pending:
+        todo = [(i, step) for i, s in enumerate(self.slots)
+                if self.pick(s) is None and s.searches < MAX_SEARCHES and (step := s.next_search()) is not None]
+        todo = todo[: self.b_tool]
+        self.pending = [i for i, _ in todo]
+        if todo:
             calls = []
-            for n, index in enumerate(self.pending):
+            for n, (index, (query, category)) in enumerate(todo):
                 slot = self.slots[index]
-                slot.tries += 1
-                slot.searched_with = dict(slot.requirements)
+                slot.searches += 1
+                slot.searched.append((query, category))
                 filters: dict[str, Any] = {**slot.requirements, "in_stock": True}
-                if slot.category or slot.tries == 1:
-                    filters["category"] = slot.category or slot.noun
-                calls.append(numbered_call("catalog_search", n, query=slot.noun, filters=filters, sort_by="price_asc",
+                if category:
+                    filters["category"] = category
+                calls.append(numbered_call("catalog_search", n, query=query, filters=filters, sort_by="price_asc",
                                            top_k=self.cap))
             return AgentAction(message=message, tool_calls=tuple(calls))
         picks = [p for s in self.slots if (p := self.pick(s)) is not None]
         return AgentAction(message=message, tool_calls=(numbered_call("answer", 0, product_ids=picks),))
 
     def pick(self, slot: Slot) -> str | None:
-        """The cheapest in-stock card of the slot's type meeting its requirements (results are cheapest first)."""
-        for card in slot.results:
-            if (card.get("in_stock") and card["product_id"] not in self.sold_out and of_type(card, slot.noun)
-                    and meets(card, slot.requirements) and (not slot.category or card["category"] == slot.category)):
-                return str(card["product_id"])
-        return None
+        """The cheapest in-stock card of the item's type that meets its requirements."""
+        fitting = [c for pid, c in slot.cards.items() if c.get("in_stock") and pid not in self.sold_out
+                   and of_type(c, slot.noun) and meets(c, slot.requirements)]
+        return str(min(fitting, key=lambda c: c["price"])["product_id"]) if fitting else None
