@@ -253,15 +253,28 @@ def of_type(card: dict[str, Any], noun: str) -> bool:
     return fold(kind) == fold(noun) or (kind == card.get("category") and fold(kind) == fold(noun))
 
 
+def _folded_words(text: str) -> set[str]:
+    return {fold(word) for word in _WORD.findall(text.lower())}
+
+
+def is_named(card: dict[str, Any], name: str) -> bool:
+    """Whether ``name`` (how a shopper names a product: "the Brightix Nova 21 charger") fits the card: every word
+    of it is a word of the card's title or brand (plural or singular)."""
+    words = _folded_words(name) - {"the"}
+    return bool(words) and words <= _folded_words(f"{card.get('title', '')} {card.get('brand', '')}")
+
+
+_GONE_NAME = re.compile(r"\b(?:the|[Tt]he)\s+(.+?)\s+(?:is|isn't|are|aren't)\b")
+
+
+def gone_names(sentence: str) -> list[str]:
+    """The product names a sold-out sentence mentions ("the Lumio Nano 4 22W power bank is sold out now")."""
+    return [m.group(1) for m in _GONE_NAME.finditer(sentence)] or [sentence]
+
+
 def named_in(card: dict[str, Any], sentence: str) -> bool:
-    """Whether ``sentence`` names the product of ``card`` the way a shopper does: its brand and its model (the words
-    of its title's head that carry a digit, and the word before each)."""
-    words = set(_WORD.findall(sentence.lower()))
-    brand = _WORD.findall(str(card.get("brand", "")).lower())
-    head = _WORD.findall(title_head(str(card.get("title", ""))).lower())
-    model = {w for i, w in enumerate(head) if any(c.isdigit() for c in w)
-             or (i + 1 < len(head) and any(c.isdigit() for c in head[i + 1]))} or set(head[:3])
-    return bool(brand or model) and set(brand) <= words and model <= words
+    """Whether a sentence saying a product is gone names the product of ``card``."""
+    return any(is_named(card, name) for name in gone_names(sentence))
 
 
 def _setup(observation: Observation) -> tuple[int, int, int, str]:
@@ -345,7 +358,7 @@ class RecommendReference:
         self.sold_out: set[str] = set()
         self.conversation = ""
         self.opening = ""
-        self.searched_with: dict[str, str | float] | None = None
+        self.searched_with: tuple[dict[str, str | float], str] | None = None  # (requirements, category) searched
         self.searching = False  # the last turn searched under every requirement
         self.candidates: list[str] = []  # what those searches showed
         self.materials: set[str] = set(MATERIAL_WORDS)
@@ -395,7 +408,7 @@ class RecommendReference:
     def _find_category(self) -> None:
         """The category of the product asked for: SUB, the original's; PD, the commonest among cards of its type."""
         if self.sub and self.original is None:
-            matches = [c for c in self.seen.values() if named_in(c, self.original_name)]
+            matches = [c for c in self.seen.values() if is_named(c, self.original_name)]
             sold_out = [c for c in matches if not c.get("in_stock")]
             if matches:
                 self.original = (sold_out or matches)[0]
@@ -408,6 +421,9 @@ class RecommendReference:
             counts: dict[str, int] = {}
             for card in self.seen.values():
                 if of_type(card, self.noun):
+                    counts[str(card["category"])] = counts.get(str(card["category"]), 0) + 1
+            if not counts:  # "smartwatch" finds straps filed under Smartwatches: the category they name
+                for card in self.seen.values():
                     counts[str(card["category"])] = counts.get(str(card["category"]), 0) + 1
             if counts:
                 self.category = max(counts, key=lambda c: (counts[c], c))
@@ -435,8 +451,8 @@ class RecommendReference:
         self._read_reply(user_text(observation))
         self._find_category()
         requirements = dict(self.said.requirements)
-        if self.searched_with != requirements and self.turn < 6:
-            self.searched_with = requirements
+        if self.searched_with != (requirements, self.category) and self.turn < 6:
+            self.searched_with = (requirements, self.category)
             self.searching = True
             filters: dict[str, Any] = {**requirements, "in_stock": True}
             if self.category:
