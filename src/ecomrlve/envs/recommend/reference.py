@@ -264,12 +264,12 @@ def is_named(card: dict[str, Any], name: str) -> bool:
     return bool(words) and words <= _folded_words(f"{card.get('title', '')} {card.get('brand', '')}")
 
 
-_GONE_NAME = re.compile(r"\b(?:the|[Tt]he)\s+(.+?)\s+(?:is|isn't|are|aren't)\b")
+_GONE_NAME = re.compile(r"\b([A-Za-z]{1,4})\s+([A-Z0-9].+?)\s+(?:is|isn't|are|aren't|r)\b")
 
 
 def gone_names(sentence: str) -> list[str]:
     """The product names a sold-out sentence mentions ("the Lumio Nano 4 22W power bank is sold out now")."""
-    return [m.group(1) for m in _GONE_NAME.finditer(sentence)] or [sentence]
+    return [m.group(2) for m in _GONE_NAME.finditer(sentence) if is_word(m.group(1), "the")] or [sentence]
 
 
 def named_in(card: dict[str, Any], sentence: str) -> bool:
