@@ -257,11 +257,18 @@ def _folded_words(text: str) -> set[str]:
     return {fold(word) for word in _WORD.findall(text.lower())}
 
 
-def is_named(card: dict[str, Any], name: str) -> bool:
-    """Whether ``name`` (how a shopper names a product: "the Brightix Nova 21 charger") fits the card: every word
-    of it is a word of the card's title or brand (plural or singular)."""
+def named_cards(cards: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """The cards ``name`` fits (how a shopper names a product: "the Brightix Nova 21 charger"): every word of it is
+    a word of the card's brand and title head (plural or singular), else of its first clause, else of its whole
+    title: the narrowest reading that fits any ("Nova 3" is not the "Nova 13 ..., Pack of 3")."""
     words = _folded_words(name) - {"the"}
-    return bool(words) and words <= _folded_words(f"{card.get('title', '')} {card.get('brand', '')}")
+    if not words:
+        return []
+    for part in (title_head, short_title, str):
+        found = [c for c in cards if words <= _folded_words(f"{part(str(c.get('title', '')))} {c.get('brand', '')}")]
+        if found:
+            return found
+    return []
 
 
 _GONE_NAME = re.compile(r"\b([A-Za-z]{1,4})\s+([A-Z0-9].+?)\s+(?:is|isn't|are|aren't|r)\b")
@@ -272,9 +279,9 @@ def gone_names(sentence: str) -> list[str]:
     return [m.group(2) for m in _GONE_NAME.finditer(sentence) if is_word(m.group(1), "the")] or [sentence]
 
 
-def named_in(card: dict[str, Any], sentence: str) -> bool:
-    """Whether a sentence saying a product is gone names the product of ``card``."""
-    return any(is_named(card, name) for name in gone_names(sentence))
+def gone(cards: list[dict[str, Any]], sentence: str) -> set[str]:
+    """The ids of the cards a sentence saying products are gone names."""
+    return {c["product_id"] for name in gone_names(sentence) for c in named_cards(cards, name)}
 
 
 def _setup(observation: Observation) -> tuple[int, int, int, str]:
@@ -392,9 +399,7 @@ class RecommendReference:
                 continue
             read_said(sentence, self.said, frozenset(self.materials))
         for sentence in sold_out_sentences(text):
-            for pid, card in self.seen.items():
-                if named_in(card, sentence):
-                    self.sold_out.add(pid)
+            self.sold_out |= gone(list(self.seen.values()), sentence)
 
     def _read_cards(self, observation: Observation) -> None:
         for card in cards(observation):
@@ -408,7 +413,7 @@ class RecommendReference:
     def _find_category(self) -> None:
         """The category of the product asked for: SUB, the original's; PD, the commonest among cards of its type."""
         if self.sub and self.original is None:
-            matches = [c for c in self.seen.values() if is_named(c, self.original_name)]
+            matches = named_cards(list(self.seen.values()), self.original_name)
             sold_out = [c for c in matches if not c.get("in_stock")]
             if matches:
                 self.original = (sold_out or matches)[0]
@@ -627,7 +632,7 @@ class BundleReference:
         for card in cards(observation):
             self.materials |= card_values(card, "material")
         for sentence in sold_out_sentences(text):
-            self.sold_out |= {pid for slot in self.slots for pid, card in slot.cards.items() if named_in(card, sentence)}
+            self.sold_out |= {pid for slot in self.slots for pid in gone(list(slot.cards.values()), sentence)}
         self._read(text)
         todo = [(i, step) for i, s in enumerate(self.slots)
                 if self.pick(s) is None and s.searches < MAX_SEARCHES and (step := s.next_search()) is not None]
