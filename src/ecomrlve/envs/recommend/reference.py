@@ -205,12 +205,12 @@ def read_preferences(sentence: str) -> tuple[str, float] | None:
 def read_said(text: str, said: Said, materials: frozenset[str] = MATERIAL_WORDS) -> None:
     """Update ``said`` with the requirements and preferences in ``text`` (later words override earlier ones)."""
     for sentence in _SENTENCES.split(text):
+        for match in _PRICE.finditer(sentence):  # "ideally around $13", "I had about $45 in mind"
+            if _price_kind(sentence[:match.start()], sentence[match.end():]) == "reference":
+                said.price_reference = _number(match.group(1))
         preference = read_preferences(sentence)
         if preference is not None:
             said.preferences[preference[0]] = preference[1]
-            price = _PRICE.search(sentence)
-            if preference[0] == "price" and price is not None:
-                said.price_reference = _number(price.group(1))
             continue
         said.requirements.update(read_requirements(sentence, materials))
 
