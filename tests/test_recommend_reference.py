@@ -14,7 +14,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.product_type import is_main_type, main_type
 from ecomrlve.envs import reference_agent
 from ecomrlve.envs.recommend.pd import ambiguous_categories
-from ecomrlve.envs.recommend.reference import QUESTIONS, gone, read_requirements, read_said, Said
+from ecomrlve.envs.recommend.reference import QUESTIONS, Said, gone, read_requirements, read_said
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
 

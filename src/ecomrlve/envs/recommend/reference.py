@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecomrlve.actions import AgentAction, ToolCall, numbered_call
+from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, title_head, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.prompts import stated_tool_budget
@@ -161,15 +161,14 @@ def read_requirements(text: str, materials: frozenset[str] = MATERIAL_WORDS) -> 
     rest = _PRICE.sub(" ", text)
     for pattern, name in _NUMERIC:
         for match in pattern.finditer(rest):
-            value = _number(match.group(1))
-            found[name] = int(value) if name == "ship_days_max" else value
+            number = _number(match.group(1))
+            found[name] = int(number) if name == "ship_days_max" else number
         rest = pattern.sub(" ", rest)
     for pattern, name in _CATEGORICAL:
         for match in pattern.finditer(rest):
             value = match.group(1).strip().rstrip(".")
-            if name == "in":
-                name = "material" if value.lower() in materials else "color"
-            found.setdefault(name, value)
+            attribute = name if name != "in" else "material" if value.lower() in materials else "color"
+            found.setdefault(attribute, value)
         rest = pattern.sub(" ", rest)
     return found
 
@@ -249,8 +248,7 @@ def meets(card: dict[str, Any], requirements: dict[str, str | float]) -> bool:
 def of_type(card: dict[str, Any], noun: str) -> bool:
     """Whether a card's title names a product of type ``noun`` (not an accessory for one)."""
     own = {fold(noun): noun, fold(str(card.get("category", ""))): str(card.get("category", ""))}
-    kind = type_of_title(str(card.get("title", "")), own)
-    return fold(kind) == fold(noun) or (kind == card.get("category") and fold(kind) == fold(noun))
+    return fold(type_of_title(str(card.get("title", "")), own)) == fold(noun)
 
 
 def _folded_words(text: str) -> set[str]:
@@ -284,14 +282,14 @@ def gone(cards: list[dict[str, Any]], sentence: str) -> set[str]:
     return {c["product_id"] for name in gone_names(sentence) for c in named_cards(cards, name)}
 
 
-def _setup(observation: Observation) -> tuple[int, int, int, str]:
+def _setup(observation: Observation) -> tuple[int, int, str]:
     """(tool budget, k_rec, opening) from the first observation."""
     b_tool = stated_tool_budget(observation.messages[0]["content"])
     if b_tool is None:
         raise ValueError("the system prompt states no tool budget")
     answer = next(t for t in observation.tools or [] if t["function"]["name"] == "answer")
     k = _K_REC.search(answer["function"]["description"])
-    return b_tool, int(k.group(1)) if k else 10, 200, observation.messages[-1]["content"]
+    return b_tool, int(k.group(1)) if k else 10, observation.messages[-1]["content"]
 
 
 def says_sold_out(sentence: str) -> bool:
@@ -346,6 +344,9 @@ def original_name(opening: str) -> str:
     return opening
 
 
+MAX_SEARCH_ROUNDS = 4  # searches under the requirements as known, before answering with what they showed
+
+
 class RecommendReference:
     """PD/SUB reference agent: ask once, search the category under every requirement, answer the best ranked."""
 
@@ -353,7 +354,7 @@ class RecommendReference:
         self.b_tool = 1
         self.k = 10
         self.cap = 200
-        self.turn = 0
+        self.search_rounds = 0
         self.sub = False
         self.noun = ""
         self.original_name = ""
@@ -363,8 +364,6 @@ class RecommendReference:
         self.seen: dict[str, dict[str, Any]] = {}  # product id -> latest card
         self.order: list[str] = []
         self.sold_out: set[str] = set()
-        self.conversation = ""
-        self.opening = ""
         self.searched_with: tuple[dict[str, str | float], str] | None = None  # (requirements, category) searched
         self.searching = False  # the last turn searched under every requirement
         self.candidates: list[str] = []  # what those searches showed
@@ -372,8 +371,7 @@ class RecommendReference:
 
     # -- reading ---------------------------------------------------------------------------------
     def _read_opening(self, system: str, opening: str) -> None:
-        self.sub = "out of stock: find similar" in system
-        self.opening = opening
+        self.sub = "out of stock: find similar" in system  # the task as the system prompt states it
         if self.sub:  # "the Brightix Nova 21 65W Charger, but it's out of stock", "The ... I wanted is sold out"
             self.original_name = original_name(opening)
             after = opening[opening.index(self.original_name) + len(self.original_name):]
@@ -387,13 +385,7 @@ class RecommendReference:
             read_said(opening, self.said)
 
     def _read_reply(self, text: str) -> None:
-        if not text:
-            return
-        self.conversation += " " + text
-        cleaned = text
-        for name in [self.original_name, *[short_title(c["title"]) for c in self.seen.values()]]:
-            if name and len(name) > 3:
-                cleaned = cleaned.replace(name, " ")
+        cleaned = text.replace(self.original_name, " ") if self.original_name else text  # its model words are no bounds
         for sentence in _SENTENCES.split(cleaned):
             if sold_out_sentences(sentence) or re.search(r"\b(?:looks good|like the)\b", sentence, re.IGNORECASE):
                 continue
@@ -435,16 +427,12 @@ class RecommendReference:
 
     # -- acting ----------------------------------------------------------------------------------
     def act(self, observation: Observation) -> AgentAction:
-        self.turn += 1
-        if observation.tools is not None:
-            self.b_tool, self.k, _, opening = _setup(observation)
+        if observation.tools is not None:  # ask what else matters; meanwhile find the product (SUB) or its kind (PD)
+            self.b_tool, self.k, opening = _setup(observation)
             self._read_opening(observation.messages[0]["content"], opening)
             query = self.original_name if self.sub else self.noun
-            calls = [numbered_call("catalog_search", 0, query=query, top_k=self.cap)]
-            if self.b_tool > 1 and self.noun:
-                calls.append(numbered_call("catalog_search", 1, query=self.noun, filters={"in_stock": True},
-                                           top_k=self.cap))
-            return AgentAction(message=QUESTIONS["open"][1], tool_calls=tuple(calls[: self.b_tool]))
+            return AgentAction(message=QUESTIONS["open"][1],
+                               tool_calls=(numbered_call("catalog_search", 0, query=query, top_k=self.cap),))
         for _, result in tool_results(observation):
             cap = result.get("top_k_cap") if isinstance(result, dict) else None
             if isinstance(cap, int):
@@ -456,8 +444,9 @@ class RecommendReference:
         self._read_reply(user_text(observation))
         self._find_category()
         requirements = dict(self.said.requirements)
-        if self.searched_with != (requirements, self.category) and self.turn < 6:
+        if self.searched_with != (requirements, self.category) and self.search_rounds < MAX_SEARCH_ROUNDS:
             self.searched_with = (requirements, self.category)
+            self.search_rounds += 1
             self.searching = True
             filters: dict[str, Any] = {**requirements, "in_stock": True}
             if self.category:
@@ -620,7 +609,7 @@ class BundleReference:
         message = None
         text = user_text(observation)
         if observation.tools is not None:
-            self.b_tool, _, _, text = _setup(observation)
+            self.b_tool, _, text = _setup(observation)
             self.slots = [Slot(noun) for noun in bundle_nouns(text)]
             message = QUESTIONS["bundle_open"][1]
         results = [r for name, r in tool_results(observation) if name == "catalog_search"]
