@@ -129,7 +129,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "buy it", "buy them", "file the return", "to return it")
 _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
-            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish)")
+            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
+            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to").
 _ACTION_OFFER = re.compile(r" (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
@@ -171,6 +172,45 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
                "or the one", "the one on", "the one from", "exact product", "was it the", "was that the",
                "when did it", "did it arrive", "did it come", "it arrived", "it came")
+
+#: Words of a question about an order line (substrings of the lower-cased message): which one, when it was
+#: ordered, what it cost. With the customer's orders in play they ask which line is meant, whatever else the
+#: message asks; the account shoppers pick their answer (date, price, item) by the same words.
+LINE_WHICH_WORDS = ("which", "what item", "what product", "more detail", "exact", "do you mean", "order number",
+                    "order id")
+LINE_WHEN_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
+                   "when was", "when you ordered", "when you bought", "order date", "exact date")
+LINE_PRICE_WORDS = ("how much", "price", "pay", "paid", "cost")
+_LINE_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_LINE_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _LINE_MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
+                        r"|\b(\d{4})-(\d{2})-(\d{2})\b")
+_LINE_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
+
+
+def named_dates(text: str) -> list[tuple[int, int]]:
+    """(month, day) of each date a lower-cased text names ("march 3", "mar 3rd", "2025-03-03"), in order."""
+    out: list[tuple[int, int]] = []
+    for found in _LINE_DATE.finditer(text):
+        if found.group(1):
+            month = next(i for i, m in enumerate(_LINE_MONTHS, 1) if m.startswith(found.group(1)))
+            out.append((month, int(found.group(2))))
+        else:
+            out.append((int(found.group(4)), int(found.group(5))))
+    return list(dict.fromkeys(out))
+
+
+def named_prices(text: str) -> list[float]:
+    """Each dollar price a lower-cased text names, in order."""
+    return list(dict.fromkeys(float(p) for p in _LINE_PRICE.findall(text)))
+
+
+def _asks_about_line(lowered: str) -> bool:
+    """Whether a lower-cased question asks about an order line: which one, when, how much, or which of
+    named dates or prices."""
+    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS + LINE_PRICE_WORDS)
+            or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
+
 
 #: Phrases that ask why the customer returns the item.
 _REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
@@ -237,6 +277,11 @@ _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
 _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
+#: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
+_WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
+                           r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+#: A month named in a question about past orders ("was it in July or August?").
+_MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
@@ -378,6 +423,19 @@ def _sentences(raw: str) -> list[str]:
     return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def _asking_part(raw: str) -> str:
+    """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
+    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
+    parts = _SENTENCE.findall(raw)
+    if len(parts) < 2:
+        return raw
+    asking = [p for p in parts if _is_request(p)]
+    return " ".join(asking) if asking else raw
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
@@ -472,13 +530,15 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     items = _referenced(text.lower(), in_play) if in_play.items else ()
     if not _is_request(text):
         return Reading(False, stock_out=stock_out, items=items)
-    orders = bool(in_play.dates)  # the customer's orders are in play
+    asking = _asking_part(text)
+    norm_asking = norm if asking is text else _corrected(_normalise(asking))
+    orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
     reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
     dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
-    which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-             or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
+    which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
+                        or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
-    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm)  # "go ahead and tell me ..." asks to be told, not leave to act
+    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm_asking)  # "go ahead and tell me ..." asks to be told, not leave to act
     confirm = (_has(asked_go_ahead, _CONFIRM_PHRASES) or _ACTION_OFFER.search(asked_go_ahead) is not None
                or _TAG_QUESTION.search(text) is not None)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
@@ -503,16 +563,22 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and cued and (norm.startswith(_WH_START) or (
             " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if not confirm and not topics and (_APPROVAL.search(norm) is not None or _has(norm, _SATISFIED)):
+    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
         confirm = True
     if dates and not confirm:
         which = True
-    if orders and (which or reason):  # a question about a past order asks for no requirement
-        return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+    if orders:
+        # A question about a past order asks for no requirement: which line is meant (its item, when, what it
+        # cost, a detail of it), why it goes back, or the go-ahead.
+        if which or reason:
+            return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+        about_line = _asks_about_line(text.lower()) or (not confirm and bool(
+            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)))
+        return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which) and " instead " not in norm and (
-        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm) and " instead " not in norm and (
+        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
         or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
         or _WHAT_YOU.search(norm) is not None))
-    return Reading(True, frozenset(topics), open_question, confirm, which, reason, stock_out, items)
+    return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
