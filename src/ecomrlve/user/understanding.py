@@ -106,7 +106,15 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "look out for", "what sort", "what type", "what kind", "what is it for", "whats it for",
               "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
               "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
-              "what are you looking", "hoping to find", "what do you have in mind", "must", "mustnt", "picky", "matter to you", "matters to you",
+              "what are you looking", "hoping to find", "what do you have in mind", "how can i help", "help you find", "what brings you", "occasion",
+              "used for", "be used", "be using", "what youre thinking", "what you are thinking", "thinking of",
+              "your setup", "setup like", "tell me about", "look for", "a bit more", "a little more", "say more",
+              "everything you need", "everything you want", "consideration", "dont like", "do not like", "dislike",
+              "why did you", "dont you like", "do you not like", "dont you want", "did you like", "you liked",
+              "like about", "other request", "main thing", "thing you want", "things you want", "where are you",
+              "where will you", "where would you", "where do you", "indoor", "outdoor", "for yourself", "buying it for",
+              "buying for", "gift", "present for", "more info", "more information", "miss anything",
+              "missed anything", "missing anything", "missing something", "to add", "must", "mustnt", "picky", "matter to you", "matters to you",
               "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
               "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
               "will it be for", "trying to solve", "looking to solve")
@@ -133,7 +141,7 @@ _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to").
-_ACTION_OFFER = re.compile(r" (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
@@ -280,6 +288,12 @@ _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+#: "What's the lamp for?", "Who is it for?": what the item is for.
+_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for $")
+#: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
+_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
+                       re.IGNORECASE)
 #: A month named in a question about past orders ("was it in July or August?").
 _MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
@@ -424,6 +438,26 @@ def _sentences(raw: str) -> list[str]:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
+#: A clause opening with one of these asks for a fact, not leave to act ("Where should I start?"), unless
+#: it proposes ("How about I place it?", "What if I check out now?").
+_WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
+
+
+def _asks_go_ahead(asking: str) -> bool:
+    """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
+    proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    for clause in _CLAUSE_BREAK.split(asking):
+        words = _corrected(_normalise(clause))
+        opening = words.split()[:2]
+        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"]):
+            continue
+        if _MORE_TO_ADD.search(words) is not None:
+            continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
+            return True
+    return False
 
 
 def _asking_part(raw: str) -> str:
@@ -447,6 +481,8 @@ def _is_request(raw: str) -> bool:
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
+        if any(_normalise(clause).startswith(_REQUEST_PHRASES) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "Before I recommend anything, tell me what you need."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
             return True
@@ -523,6 +559,25 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
     return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
 
 
+def _open_weak(text: str, norm: str) -> bool:
+    """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
+    return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
+            or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
+                   for sentence in _sentences(text))
+            or _WHAT_YOU.search(norm) is not None)
+
+
+def _open_with_examples(text: str) -> bool:
+    """Whether the topics a message names only illustrate an open question before them ("What matters most
+    to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
+    marker = _EXAMPLES.search(text)
+    if marker is None or marker.start() == 0:
+        return False
+    head = text[:marker.start()]
+    norm = _corrected(_normalise(head))
+    return not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
@@ -538,9 +593,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
-    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm_asking)  # "go ahead and tell me ..." asks to be told, not leave to act
-    confirm = (_has(asked_go_ahead, _CONFIRM_PHRASES) or _ACTION_OFFER.search(asked_go_ahead) is not None
-               or _TAG_QUESTION.search(text) is not None)
+    confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
     if _USE_WITH.search(norm):
         topics.add("connector")
@@ -577,8 +630,6 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm) and " instead " not in norm and (
-        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
-        or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
-        or _WHAT_YOU.search(norm) is not None))
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm and (
+        (not topics and _open_weak(text, norm)) or (bool(topics) and _open_with_examples(text))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
