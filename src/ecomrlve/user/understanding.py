@@ -240,7 +240,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
-                  "explain", "expand on")
+                  "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
+                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -294,6 +295,13 @@ _WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-
 #: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
 _EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
                        re.IGNORECASE)
+#: Words by which a question refers to the order line the customer means (with their orders in play): the
+#: item ("it", "the one", its name), when it came, more about it.
+_LINE_REFERENCE = tuple(f" {w} " for w in (
+    "it", "its", "one", "ones", "item", "items", "product", "products", "thing", "purchase", "purchases", "bought",
+    "receipt", "name", "called", "recent", "latest", "last", "earlier", "later", "month", "week", "weeks", "days",
+    "ago", "specific", "detail", "details", "info", "information", "yours", "delivered", "received", "receive",
+    "arrived", "shipped", "account"))
 #: A month named in a question about past orders ("was it in July or August?").
 _MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
@@ -530,8 +538,8 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
         return False
     if " " in value or value not in _known_words():
         return True
-    if any(f" {before}{phrase}" in text for before in _VALUE_BEFORE) or any(
-            f"{phrase}{after} " in text for after in _VALUE_AFTER):
+    if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
+            f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
     return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
 
@@ -626,7 +634,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(text.lower()) or (not confirm and bool(
-            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)))
+            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)
+            or _has(norm, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
