@@ -186,6 +186,20 @@ def test_messages_that_ask_nothing_reveal_nothing(c8: EcomEnv, env_id: str) -> N
     assert not found, found[:5]
 
 
+def test_return_reason_is_told_only_when_asked(c8: EcomEnv) -> None:
+    """RETURN withholds the reason: every negative, which-order and go-ahead question of the bank (train
+    half), said first, leaves it untold; every question about the reason gets it."""
+    seeds = leak_seeds(c8, "RETURN", 12, 2)
+    assert seeds
+    found = [leak for m in BANK if m.group in ("none", "which", "confirm") and m.half == "train"
+             for leak in leaks(c8, "RETURN", 12, seeds, m)]
+    assert not found, found[:5]
+    for m in (m for m in BANK if m.group == "reason" and m.half == "train"):
+        c8.reset(env_id="RETURN", difficulty=12, seed=seeds[0])
+        c8.step(AgentAction(message=m.text))
+        assert c8.audit().problem.state.reason_told, m.text
+
+
 @pytest.mark.parametrize("env_id", ["CART", "PD"])
 def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -> None:
     """Each attribute question of the bank (train half) reveals only withheld values of the topics it asks."""
@@ -210,3 +224,39 @@ def test_cart_open_question_reveals_the_withheld_constraints_once(c8: EcomEnv) -
     again = c8.step(AgentAction(message="What do you need?"))
     assert again.info["user_caused_turns"] == 1
     assert audit.problem.user.patience == patience - 1
+
+
+# -- one reading of "which order?" -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("env_id", ["STATUS", "RETURN"])
+def test_the_account_shoppers_answer_which_line_exactly_when_the_reading_asks_it(c8: EcomEnv, env_id: str) -> None:
+    """STATUS and RETURN answer a question about the line the customer means (which one, when, what it
+    cost) exactly when the shopper's understanding reads it as asking which line: one mechanism, no second
+    keyword list beside it. Every train-half message of the bank, said first in an ambiguous episode."""
+    from ecomrlve.envs.account.orders import orders_in_play
+
+    def ambiguous(audit: Any) -> bool:
+        goal = audit.problem.goal
+        return bool(goal.ambiguous if env_id == "STATUS" else goal.target.ambiguous)
+
+    seed = find(c8, env_id, 12, ambiguous)
+    answered_by_reading = 0
+    for m in (m for m in BANK if m.half == "train"):
+        c8.reset(env_id=env_id, difficulty=12, seed=seed)
+        audit = c8.audit()
+        reading = understand(m.text, orders_in_play(audit.world))
+        c8.step(AgentAction(message=m.text))
+        asked = reading.which and not (env_id == "RETURN" and reading.confirm)
+        assert audit.problem.state.identified == asked, (m.text, reading)
+        answered_by_reading += asked
+    assert answered_by_reading >= 40
+
+
+def test_status_questions_about_the_item_in_other_words_identify_the_order(c8: EcomEnv) -> None:
+    """"How recent was it?", "Could you tell me a little more about it?": fair questions about the order."""
+    seed = find(c8, "STATUS", 12, lambda a: a.problem.goal.ambiguous)
+    for question in ("How recent was it?", "Could you tell me a little more about it?", "Is it the latest one?"):
+        c8.reset(env_id="STATUS", difficulty=12, seed=seed)
+        observation = c8.step(AgentAction(message=question))
+        assert c8.audit().problem.state.identified, question
+        assert observation.info["user_caused_turns"] == 1

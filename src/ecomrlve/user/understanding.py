@@ -289,6 +289,8 @@ _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
+                            "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "What's the lamp for?", "Who is it for?": what the item is for.
 _WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for $")
@@ -460,6 +462,8 @@ def _asks_go_ahead(asking: str) -> bool:
         opening = words.split()[:2]
         if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"]):
             continue
+        if words.strip() in _BARE_GO_AHEAD:
+            return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
