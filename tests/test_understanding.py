@@ -111,6 +111,52 @@ def test_a_single_number_is_no_option_list() -> None:
     assert understand("Are you a 9 or a 10?", shoes).topics == frozenset({"size"})
 
 
+def test_a_value_said_with_its_article_or_noun_names_its_topic() -> None:
+    """A common word that is a value counts as one when said as one ("a black one", "in wood")."""
+    hoodie = InPlay(values={"color": ("Black", "Navy")})
+    assert understand("Do you want a black one?", hoodie).topics == frozenset({"color"})
+    assert understand("Would you like it in wood?", InPlay(values={"material": ("Wood", "Glass")})).topics == {"material"}
+
+
+def test_greetings_and_what_to_do_questions_are_no_go_ahead() -> None:
+    """The go-ahead is read only in the sentences that ask, and not in a clause asking what to do."""
+    reading = understand("Happy to help! What do you need the lamp to do?")
+    assert reading.open and not reading.confirm
+    assert not understand("Where should I start?").confirm
+    assert understand("I can place the order whenever you're ready. Should I?").confirm
+    assert understand("How about I place the order now?").confirm
+
+
+def test_an_open_question_with_examples_keeps_its_topics() -> None:
+    reading = understand("What matters most to you, e.g. price or brand?")
+    assert reading.open and reading.topics == frozenset({"price", "brand"})
+
+
+def test_a_choice_among_unknown_options_is_no_open_question(c8: EcomEnv) -> None:
+    """"Any preference between oak, pine and maple?" asks about those options, not for every requirement:
+    where no item has them the shopper reveals nothing (it was read as "any preference?" and told all)."""
+    assert not understand("Any preference between oak, pine and maple?").open
+    assert understand("Any hard requirements or nice-to-haves?").open
+    assert understand("Is this for sport, work or casual wear?").open
+    seed = find(c8, "PD", 10, lambda a: bool(a.problem.state.withheld))
+    c8.reset(env_id="PD", difficulty=10, seed=seed)
+    state = c8.audit().problem.state
+    withheld = set(state.withheld)
+    c8.step(AgentAction(message="Any preference between oak, pine and maple?"))
+    assert state.withheld == withheld
+
+
+def test_which_is_asked_only_about_the_customers_orders() -> None:
+    """Without orders in play a message asks no "which order" ("more details so I can find the best match"
+    asks for requirements); with them, a question about the item asks which line is meant."""
+    details = "Could you give me some more details so I can find the best match?"
+    assert understand(details).open and not understand(details).which
+    orders = InPlay(dates=("September 10", "September 11"))
+    for text in ("How recent was it?", "Do you recall what the item cost?", "Was it bought in July or August?"):
+        reading = understand(text, orders)
+        assert reading.which and not reading.topics, text
+
+
 def test_reading_is_deterministic() -> None:
     for m in BANK[::7]:
         assert understand(m.text, m.in_play) == understand(m.text, m.in_play)

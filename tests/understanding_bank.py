@@ -4,6 +4,7 @@ values in play its context names, what it should be understood to ask, and wheth
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,11 @@ def understanding_rates(messages: list[BankMessage]) -> dict[str, tuple[int, int
 
 
 # -- leaks: a withheld value said to a message that did not ask for it -----------------------------------
+
+def said_word(value: str, text: str) -> bool:
+    """Whether ``text`` says ``value`` as a whole word or phrase ("Blue" is not said in "Bluetooth")."""
+    return re.search(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", text) is not None
+
 
 def withheld_values(env_id: str, audit: Any) -> list[str]:
     """The values the shopper still withholds in a CART, recommendation or RETURN episode (there: the reason)."""
@@ -130,6 +136,6 @@ def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: Ban
             revealed = key.revealed if env_id == "CART" else key not in state.withheld
             topic = topic_of[id(key) if env_id == "CART" else key]
             allowed = topic in asked or (env_id == "CART" and "variant" in asked and topic != "quantity")
-            if (revealed or (len(value) > 2 and value in said and value not in message.text)) and not allowed:
+            if (revealed or (len(value) > 2 and said_word(value, said) and not said_word(value, message.text))) and not allowed:
                 out.append(f"{env_id} seed {seed}: {message.text!r} revealed {value!r}")
     return out

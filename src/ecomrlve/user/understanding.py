@@ -15,6 +15,12 @@ words. A reading comes from two sources:
   it ("Do you want it in ceramic?") unless the message asks for the go-ahead; two of the customer's order
   dates ask which order is meant.
 
+The rule layer reads the go-ahead only in the sentences that ask ("Happy to help you find sheets!" before a
+question is a greeting) and not in a clause that asks what to do ("Where should I start?"). "Which" is asked
+only about the customer's orders: with orders in play, a question that names an ordered product, a month,
+the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
+no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
@@ -579,6 +585,25 @@ def _open_weak(text: str, norm: str) -> bool:
             or _WHAT_YOU.search(norm) is not None)
 
 
+#: A choice among named options: "between A and B", "A, B or C".
+_OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and|or)\s+[\w-]+|"
+                          r"[\w-]+(?:,\s*[\w-]+(?:\s+[\w-]+){0,2})+,?\s+(?:or|and)\s+[\w-]+", re.IGNORECASE)
+
+
+_FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
+
+
+def _offers_options(text: str) -> bool:
+    """Whether the message offers a choice among named options that are not themselves open cues ("Any
+    preference between oak, pine and maple?" asks about those options, values the shopper may not know,
+    not for every requirement; "any deal-breakers or must-haves?" stays open)."""
+    found = _OPTION_LIST.search(text)
+    if found is None or _FOR_END.search(text[:found.start()]) is not None:
+        return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
+    options = _phrase(found.group(0))
+    return not (_has(options, _OPEN_STRONG_PHRASES) or _has(options, _OPEN_WEAK_PHRASES))
+
+
 def _open_with_examples(text: str) -> bool:
     """Whether the topics a message names only illustrate an open question before them ("What matters most
     to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
@@ -644,5 +669,6 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
     open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm and (
-        (not topics and _open_weak(text, norm)) or (bool(topics) and _open_with_examples(text))))
+        (not topics and _open_weak(text, norm) and not _offers_options(text))
+        or (bool(topics) and _open_with_examples(text))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
