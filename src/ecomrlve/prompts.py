@@ -21,8 +21,8 @@ STORE_NAME = "Amazebay"
 _RULES = (
     "Use only ids seen in tool results or the customer's messages; never invent or guess ids.",
     "Your text goes to the customer, who replies; ask_user asks them while you call other tools.",
-    ("Irreversible actions (a return, a cancellation, a purchase): if the customer or the task asks you to check "
-     "first, get their explicit confirmation before acting."),
+    ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's explicit "
+     "confirmation when they or the task ask for it."),
     "Call answer exactly once, when the request is complete; it ends the task.",
     "Every turn counts; you may call at most {b_tool} tools per turn.",
 )

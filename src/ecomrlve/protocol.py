@@ -134,8 +134,9 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     same = {key: flat[0][key] for key in columns
             if len(flat) > 1 and all(key in card and card[key] == flat[0][key] for card in flat)}
     columns = [key for key in columns if key not in same]
-    table: dict[str, Any] = {"same": same} if same else {}
-    return table | {"columns": columns, "rows": [[card.get(key) for key in columns] for card in flat]}
+    table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
+    return table | {"columns": columns,
+                    "rows": [[compact_result(card.get(key), top=False) for key in columns] for card in flat]}
 
 
 def compact_result(node: Any, *, top: bool = True) -> Any:
@@ -143,20 +144,25 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
 
     Lists of product cards become tables (``columns`` + ``rows``, shared values under ``same``), a card's
     attributes become columns of their own, variants become ``variant_attribute`` + ``{variant_id: value}``,
-    ``in_stock`` (``stock > 0``) and ``top_k_cap`` are left out, and a product listed in a result (a card in
+    whole numbers are written without ``.0``, ``in_stock`` (``stock > 0``), a search's ``count`` (its number of results) and ``top_k_cap`` are left out, and a product listed in a result (a card in
     a table, a cart or order line) is named by its spoken title (the full one: ``catalog_get_product``).
     """
     if isinstance(node, list):
         if node and all(_is_card(item) for item in node):
             return _table(node)
         return [compact_result(_spoken(item), top=False) for item in node]
+    if isinstance(node, float) and node.is_integer() and abs(node) < 2**53:
+        return int(node)  # "12" for 12.0: the same number, read back equal
     if not isinstance(node, dict):
         return node
     if _is_card(node):
         node = _compact_card(node, in_table=False)
     elif "variants" in node:
         node = _compact_variants(node)
-    return {key: compact_result(value, top=False) for key, value in node.items() if not (top and key == "top_k_cap")}
+    results = node.get("results")
+    return {key: compact_result(value, top=False) for key, value in node.items()
+            if not (top and (key == "top_k_cap" or (key == "count" and isinstance(results, list)
+                                                     and value == len(results))))}
 
 
 def _expand_card(node: dict[str, Any]) -> dict[str, Any]:
@@ -196,7 +202,10 @@ def expand_result(node: Any) -> Any:
         return node
     if _TABLE_KEYS <= node.keys() <= _TABLE_KEYS | {"same"}:
         return _expand_table(node)
-    return _expand_card({key: expand_result(value) for key, value in node.items()})
+    node = _expand_card({key: expand_result(value) for key, value in node.items()})
+    if isinstance(node.get("results"), list) and "count" not in node:
+        node["count"] = len(node["results"])
+    return node
 
 
 #: JSON without spaces; results are fresh trees built by the tools, never circular

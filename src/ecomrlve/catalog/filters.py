@@ -23,8 +23,8 @@ class ProductFilter(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
-    category: str | None = Field(None, description="e.g. 'Chargers' or 'Electronics'.")
-    brand: str | None = Field(None, description="Any letter case.")
+    category: str | None = Field(None, description="e.g. 'Chargers'.")
+    brand: str | None = Field(None, description="any letter case")
     color: str | None = None
     size: str | None = None
     material: str | None = None

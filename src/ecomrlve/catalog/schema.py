@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
-# the rule lives with the cards that show it (protocol); catalog code names it from here
-from ecomrlve.protocol import short_title as short_title
+from ecomrlve.protocol import short_title as short_title  # the rule lives with the cards that show it
 
 #: Sentinel code for "this product has no value for that categorical attribute".
 NO_VALUE = -1

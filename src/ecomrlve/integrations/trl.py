@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
 
 #: appended to the system prompt: under TRL only tool calls reach the shopper
-TRL_NOTE = ("Only tool calls reach the customer: ask with ask_user; their replies come back in tool results "
-            "(customer_says). A message without a tool call ends the conversation.")
+TRL_NOTE = ("Only tool calls reach the customer (ask with ask_user); replies come back in tool results as "
+            "customer_says. A message without a tool call ends the conversation.")
 ROLLOUT_ENDED = "rollout_ended"
 #: the termination of an episode still running when TRL cut its rollout short (see :data:`CUT_REASONS`)
 CUT_SHORT = "cut_short"
@@ -100,8 +100,8 @@ def _hint(annotation: Any) -> Any:
     origin, args = get_origin(annotation), get_args(annotation)
     if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
         return dict
-    if origin is Union or origin is types.UnionType:
-        return functools.reduce(operator.or_, (_hint(a) for a in args))
+    if origin is Union or origin is types.UnionType:  # an optional argument is said once, as its type
+        return functools.reduce(operator.or_, (_hint(a) for a in args if a is not type(None)))
     if origin is list:
         return types.GenericAlias(list, (_hint(args[0]),)) if args else list
     if origin is Literal or origin is None:

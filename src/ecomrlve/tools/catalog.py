@@ -62,7 +62,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     """Search the catalog for product cards. A filter on a variant attribute matches a product through its variant with that value.
 
     Args:
-        query: Free text, e.g. "wireless headphones" or a brand and model.
+        query: Free text, e.g. a brand and model.
         filters: Exact conditions every result meets.
         sort_by: relevance is imperfect; the others sort exactly.
         top_k: Number of results (default 4; capped).
@@ -89,7 +89,7 @@ def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     """One product's card with its full title.
 
     Args:
-        product_id: A product id such as "P7K2Q9XMA".
+        product_id: A product id.
     """
     row = resolve_product(ctx, product_id)
     card = product_card(ctx.world, row)
