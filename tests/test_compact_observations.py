@@ -219,3 +219,20 @@ def test_replay_writes_tool_results_as_the_record_did(tmp_path: Path) -> None:
 def test_an_unknown_verbosity_is_refused_in_one_line() -> None:
     with pytest.raises(UserInputError, match="verbosity must be one of compact, full"):
         EcomEnv("CART", secret=SECRET, verbosity="terse")  # type: ignore[arg-type]
+
+
+def test_run_writes_full_tool_results_on_request_and_refuses_an_unknown_verbosity(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+    from ecomrlve.session import EpisodeRecord
+
+    bad = CliRunner().invoke(app, ["run", "--env", "CART", "--episodes", "1", "--verbosity", "terse"])
+    assert bad.exit_code == 2 and "--verbosity: choose one of compact, full" in bad.output
+    out = tmp_path / "full.jsonl"
+    done = CliRunner().invoke(app, ["run", "--env", "CART", "--agent", "oracle", "--episodes", "1", "--secret", SECRET,
+                                    "--verbosity", "full", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    [record] = [EpisodeRecord.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert record.verbosity == "full"
+    assert any('"in_stock"' in m["content"] for m in record.messages if m["role"] == "tool")

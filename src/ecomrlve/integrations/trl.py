@@ -118,7 +118,7 @@ def _json_type(schema: dict[str, Any]) -> str:
 
 def _argument_description(schema: dict[str, Any]) -> str:
     """The schema's description of one argument; an object argument also lists its fields (a hint can't),
-    grouped by type: "an object with the optional fields a (note), b (strings); c (numbers)"."""
+    grouped by type: "An object; optional fields a (note), b (strings); c (numbers)"."""
     options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
     text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
     for option in options:
@@ -129,7 +129,7 @@ def _argument_description(schema: dict[str, Any]) -> str:
                 by_type[_json_type(prop)].append(f"{name} ({note})" if note else name)
             fields = "; ".join(f"{', '.join(names)} ({kind}{'s' if len(names) > 1 else ''})"
                                for kind, names in by_type.items())
-            text = f"{text.rstrip('.')}: an object with the optional fields {fields}."
+            text = f"{text} An object; optional fields {fields}."
     return " ".join(text.split())
 
 
@@ -527,7 +527,7 @@ def measure_lengths(environments: TRLEnvironments, tokenizer: Any, *, difficulti
     """Token lengths of oracle episodes of every environment at ``difficulties`` (default: those the run starts
     at; ``seeds`` each, keys of their own), rendered as TRL renders them; the template shopper speaks."""
     env = EcomEnv(environments.env_ids, catalog=environments.catalog, search=shared_search_engine(environments.catalog),
-                  overrides=environments.overrides, secret=environments.secret)
+                  overrides=environments.overrides, secret=environments.secret, verbosity=environments.verbosity)
     worst = RolloutLengths(0, 0, 0, "")
     for env_id in environments.env_ids:
         for d in difficulties or start_difficulties(environments):
