@@ -144,8 +144,9 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
 
     Lists of product cards become tables (``columns`` + ``rows``, shared values under ``same``), a card's
     attributes become columns of their own, variants become ``variant_attribute`` + ``{variant_id: value}``,
-    whole numbers are written without ``.0``, ``in_stock`` (``stock > 0``), a search's ``count`` (its number of results) and ``top_k_cap`` are left out, and a product listed in a result (a card in
-    a table, a cart or order line) is named by its spoken title (the full one: ``catalog_get_product``).
+    whole numbers are written without ``.0``; ``in_stock`` (``stock > 0``), a search's ``count`` (its number
+    of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
+    order line) is named by its spoken title (the full one: ``catalog_get_product``).
     """
     if isinstance(node, list):
         if node and all(_is_card(item) for item in node):
