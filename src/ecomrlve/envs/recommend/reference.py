@@ -258,14 +258,16 @@ def _folded_words(text: str) -> set[str]:
 def named_cards(cards: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     """The cards ``name`` fits (how a shopper names a product: "the Brightix Nova 21 charger"): every word of it is
     a word of the card's brand and title head (plural or singular), else of its first clause, else of its whole
-    title: the narrowest reading that fits any ("Nova 3" is not the "Nova 13 ..., Pack of 3")."""
-    words = _folded_words(name) - {"the"}
-    if not words:
-        return []
-    for part in (title_head, short_title, str):
-        found = [c for c in cards if words <= _folded_words(f"{part(str(c.get('title', '')))} {c.get('brand', '')}")]
-        if found:
-            return found
+    title: the narrowest reading that fits any ("Nova 3" is not the "Nova 13 ..., Pack of 3"). The type at the
+    end of a name may be the shopper's word for what the title says otherwise ("smartwatch" for "Smart Watch"):
+    then up to two last words may be missing."""
+    words = [fold(word) for word in _WORD.findall(name.lower()) if word != "the"]
+    for drop in range(min(3, len(words))):
+        wanted = set(words[:len(words) - drop])
+        for part in (title_head, short_title, str):
+            found = [c for c in cards if wanted <= _folded_words(f"{part(str(c.get('title', '')))} {c.get('brand', '')}")]
+            if found:
+                return found
     return []
 
 
@@ -366,6 +368,7 @@ class RecommendReference:
         self.sold_out: set[str] = set()
         self.searched_with: tuple[dict[str, str | float], str] | None = None  # (requirements, category) searched
         self.searching = False  # the last turn searched under every requirement
+        self.stock_unclear = False  # the shopper said a product sold out that no one card seen answers to
         self.candidates: list[str] = []  # what those searches showed
         self.materials: set[str] = set(MATERIAL_WORDS)
 
@@ -391,7 +394,19 @@ class RecommendReference:
                 continue
             read_said(sentence, self.said, frozenset(self.materials))
         for sentence in sold_out_sentences(text):
-            self.sold_out |= gone(list(self.seen.values()), sentence)
+            for name in gone_names(sentence):
+                named = named_cards(list(self.seen.values()), name)
+                if len(named) == 1:
+                    self.sold_out.add(named[0]["product_id"])
+                else:  # no card, or several, answer to the name: look at the stock again
+                    self.stock_unclear = True
+
+    def by_brand(self, name: str) -> list[dict[str, Any]]:
+        """Cards of the brand a name starts with, the most of the name's words in their title first (a listing
+        shows the title's first clause; the model words a shopper says may come later)."""
+        words = _folded_words(name)
+        mine = [c for c in self.seen.values() if _folded_words(str(c.get("brand", ""))) <= words]
+        return sorted(mine, key=lambda c: -len(words & _folded_words(str(c.get("title", "")))))
 
     def _read_cards(self, observation: Observation) -> None:
         for card in cards(observation):
@@ -405,7 +420,7 @@ class RecommendReference:
     def _find_category(self) -> None:
         """The category of the product asked for: SUB, the original's; PD, the commonest among cards of its type."""
         if self.sub and self.original is None:
-            matches = named_cards(list(self.seen.values()), self.original_name)
+            matches = named_cards(list(self.seen.values()), self.original_name) or self.by_brand(self.original_name)
             sold_out = [c for c in matches if not c.get("in_stock")]
             if matches:
                 self.original = (sold_out or matches)[0]
@@ -444,6 +459,8 @@ class RecommendReference:
         self._read_reply(user_text(observation))
         self._find_category()
         requirements = dict(self.said.requirements)
+        if self.stock_unclear:
+            self.searched_with, self.stock_unclear = None, False
         if self.searched_with != (requirements, self.category) and self.search_rounds < MAX_SEARCH_ROUNDS:
             self.searched_with = (requirements, self.category)
             self.search_rounds += 1
