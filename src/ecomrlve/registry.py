@@ -66,6 +66,8 @@ class EnvSpec:
         heuristic: ``"module:Class"`` of its heuristic baseline agent (None: it has none).
         reference: ``"module:Class"`` of its reference agent (None: it has none): an honest agent that sees
             only observations, asks in natural sentences and should solve nearly every episode.
+        explainer: ``"module:function"`` of its verdict explainer (None: it has none): the facts a verdict rests
+            on, read from a record (:mod:`ecomrlve.envs.explain`; ``ecomrlve explain``).
         templates: ``"module:NAME"`` of the :class:`~ecomrlve.user.realiser.ActTemplates` its
             simulated user's dialogue acts are phrased with (several environments may share one).
         axes: the difficulty axes its generator, user, verifier and oracle read (the
@@ -86,6 +88,7 @@ class EnvSpec:
     entry_point: str
     heuristic: str | None = None
     reference: str | None = None
+    explainer: str | None = None
     templates: str | None = None
     axes: tuple[str, ...] = ()
     collection: str = "C8"
