@@ -81,6 +81,7 @@ class Fact:
     askable: bool = False
     met: bool | None = None
     due: int | None = None
+    requires: str | None = None  # the name of the requirement fact an item's value is judged against
     decides: bool = True  # False: shown for context (e.g. a JOURNEY intent that was solved), not in the fault
 
 
@@ -393,7 +394,11 @@ def assemble(env_id: str, difficulty: int, seed: int, is_correct: bool, r_task: 
     fault: Fault | None = None
     if not is_correct:
         # No answer is the agent's doing whatever it could see; otherwise every deciding fact must have been observable.
-        observable = all(e.observable for e in evidence if e.fact.decides)
+        # Every deciding fact was observable, or one shown value visibly misses a requirement the agent could learn.
+        observable = all(e.observable for e in evidence if e.fact.decides) or any(
+            e.fact.met is False and e.fact.decides and e.observable and e.seen is not None
+            and all(r.observable for r in evidence if e.fact.requires is not None and r.fact.name == e.fact.requires)
+            for e in evidence)
         fault = "agent" if verdict.answer_turn is None or observable else "environment"
     return Explanation(env_id, difficulty, seed, is_correct, r_task, verdict.answer_turn, tuple(evidence), fault,
                        verdict.notes)

@@ -72,7 +72,8 @@ def product_facts(transcript: Transcript, product_id: str, requirements: list[di
         seen = transcript.locate(where)
         shown = None if seen is None else seen.shown
         out.append(Fact(f"{name}{product_id} {key}", shown if shown is not None else "?", where,
-                        met=meets(r["field"], r["value"], shown), due=due))
+                        met=meets(r["field"], r["value"], shown), due=due,
+                        requires=None if r["field"] == "category" else f"{name}requires {r['field']}"))
     return out
 
 
@@ -144,7 +145,7 @@ def bundle(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
         facts.append(Fact("budget", value_text(goal["budget"]), Said((f"${value_text(goal['budget'])}",))))
     for i, ir in enumerate(goal.get("item_requirements", [])):
         r = ir["requirement"]
-        facts.append(Fact(f"{nouns[ir['slot']]} requires {r['field']}", value_text(r["value"]),
+        facts.append(Fact(f"{nouns[ir['slot']]}: requires {r['field']}", value_text(r["value"]),
                           requirement_said(r["field"], r["value"]), askable=i in withheld))
     ids = list((answer or {}).get("product_ids") or [])
     notes: list[str] = [] if ids else ["no answer" if answer is None else "no product answered"]
