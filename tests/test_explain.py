@@ -91,7 +91,7 @@ def _strip(record: dict, ident: str, key: str) -> dict:
     return doctored
 
 
-@pytest.mark.parametrize("env_id", ["PD", "SUB", "STATUS"])
+@pytest.mark.parametrize("env_id", ["PD", "SUB", "BUNDLE"])
 def test_hiding_a_deciding_value_flips_the_fault(c8, env_id) -> None:
     record = _failing(c8, env_id)
     explanation = explain(record)
@@ -138,3 +138,92 @@ def test_client_record_without_secret_is_explained(c8) -> None:
     client = json.loads(record.to_json())
     client.pop("secret", None)
     assert explain(client).to_json() == explain(json.loads(record.to_json())).to_json()
+
+
+# -- a hand-made PD record: each way a verdict can rest on an invisible fact -------------------------
+
+def _pd_record(*, opening: str, card: dict, replies: tuple[str, ...] = (), stock_out: bool = False,
+               withheld: tuple[int, ...] = (), is_correct: bool = False) -> dict:
+    """A PD record: the opening, one search showing ``card``, the shopper's ``replies``, then answer([card])."""
+    pid = card["product_id"]
+    messages: list[dict] = [{"role": "system", "content": "..."}, {"role": "user", "content": opening},
+                            {"role": "assistant", "content": None, "tool_calls": [
+                                {"id": "c0", "type": "function", "function": {"name": "catalog_search",
+                                                                              "arguments": '{"query": "mixing bowl set"}'}}]},
+                            {"role": "tool", "tool_call_id": "c0", "name": "catalog_search",
+                             "content": json.dumps({"results": [card]})}]
+    for reply in replies:
+        messages += [{"role": "assistant", "content": "Anything else?"}, {"role": "user", "content": reply}]
+    messages += [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "answer", "arguments": json.dumps({"product_ids": [pid]})}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "answer", "content": '{"status":"submitted"}'}]
+    goal = {"category": 20, "noun": "mixing bowl set", "requirements": [
+        {"field": "category", "value": "Mixing Bowls"}, {"field": "price_max", "value": 35.0},
+        {"field": "brand", "value": "Ironly"}], "withheld": list(withheld), "switch": None,
+        "stock_out_id": pid if stock_out else None}
+    reward = {"r_task": 1.0 if is_correct else -0.5, "is_correct": is_correct,
+              "task": {"unseen_ids": [], "first_valid": is_correct}}
+    return {"env_id": "PD", "difficulty": 3, "seed": 7, "messages": messages, "goal": goal, "reward": reward}
+
+
+CARD = {"product_id": "PAAAA1111", "title": "Ironly Nest 3 Mixing Bowl Set, Glass", "brand": "Ironly",
+        "category": "Mixing Bowls", "price": 39.99, "rating": 4.1, "ship_days": 2, "in_stock": True, "stock": 5}
+OPENING = "Hi, I'm looking for a mixing bowl set for $35 or less and made by Ironly."
+
+
+def test_a_visible_miss_is_the_agents_fault() -> None:
+    explanation = explain(_pd_record(opening=OPENING, card=CARD))
+    assert explanation.fault == "agent"
+    price = next(e for e in explanation.evidence if e.fact.name.startswith("PAAAA1111 price"))
+    assert price.fact.met is False and price.seen is not None and price.seen.source == "catalog_search"
+    assert price.seen.turn == 1 and explanation.answer_turn == 2
+    said = next(e for e in explanation.evidence if e.fact.name == "requires price_max")
+    assert said.seen is not None and said.seen.turn == 0 and said.seen.shown == "$35"
+
+
+def test_a_card_without_the_deciding_field_is_the_environments_fault() -> None:
+    card = {k: v for k, v in CARD.items() if k != "price"}
+    explanation = explain(_pd_record(opening=OPENING, card=card))
+    assert explanation.fault == "environment"
+    assert [e.fact.name for e in explanation.hidden] == ["PAAAA1111 price (for price_max)"]
+
+
+def test_an_unsaid_stated_requirement_is_the_environments_fault() -> None:
+    explanation = explain(_pd_record(opening="Hi, I'm looking for a mixing bowl set made by Ironly.", card=CARD))
+    assert explanation.fault == "environment"
+    assert "requires price_max" in [e.fact.name for e in explanation.hidden]
+    withheld = explain(_pd_record(opening="Hi, I'm looking for a mixing bowl set made by Ironly.", card=CARD,
+                                  withheld=(1,)))
+    assert withheld.fault == "agent"  # withheld requirements are told when asked: askable
+
+
+def test_a_silent_sell_out_is_the_environments_fault() -> None:
+    card = CARD | {"price": 29.99}
+    silent = explain(_pd_record(opening=OPENING, card=card, stock_out=True))
+    assert silent.fault == "environment"
+    assert [e.fact.name for e in silent.hidden] == ["PAAAA1111 sold out"]
+    told = explain(_pd_record(opening=OPENING, card=card, stock_out=True,
+                              replies=("Hm, the Ironly Nest 3 mixing bowl set is sold out now.",)))
+    assert told.fault == "agent"
+    assert told.evidence[-1].seen is not None and told.evidence[-1].seen.turn == 2
+
+
+def test_a_failure_no_shown_value_explains_is_the_environments_fault() -> None:
+    card = CARD | {"price": 29.99}
+    explanation = explain(_pd_record(opening=OPENING, card=card))
+    assert explanation.fault == "environment"
+    assert any("nothing the agent was shown explains" in note for note in explanation.notes)
+    assert explain(_pd_record(opening=OPENING, card=card, is_correct=True)).fault is None
+
+
+def test_noise_and_slang_around_a_value_still_count_as_said() -> None:
+    noisy = "Hi, im lookng for a mixing bowl set fr $35 or less and mde by Ironly pls"
+    assert explain(_pd_record(opening=noisy, card=CARD)).fault == "agent"
+    assert said_in("It must be rated 4 staars or higher", "4 stars")
+    assert not said_in("the Pro 4 model", "4 stars") and not said_in("costs $350", "$35")
+
+
+def said_in(text: str, form: str) -> bool:
+    from ecomrlve.envs.explain import said
+
+    return said(text, form)

@@ -86,6 +86,15 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A reason the verdict failed that no single fact's ``met`` states (no answer, an extra item, a unit
+    missing from the cart), with the names of the facts it rests on (none: visible by construction)."""
+
+    text: str
+    rests_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Seen:
     """Where a fact was first observable: the turn, the source (``shopper`` or a tool name) and what it showed."""
 
@@ -126,6 +135,7 @@ class Explanation:
     evidence: tuple[Evidence, ...]
     fault: Fault | None  # None for a correct verdict
     notes: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()  # what failed besides a shown value that misses its requirement
 
     @property
     def hidden(self) -> tuple[Evidence, ...]:
@@ -135,6 +145,7 @@ class Explanation:
     def to_json(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "difficulty": self.difficulty, "seed": self.seed, "is_correct": self.is_correct,
                 "r_task": self.r_task, "answer_turn": self.answer_turn, "fault": self.fault, "notes": list(self.notes),
+                "failures": [f.text for f in self.failures],
                 "evidence": [e.to_json() for e in self.evidence]}
 
     def lines(self) -> list[str]:
@@ -142,6 +153,7 @@ class Explanation:
         verdict = "correct" if self.is_correct else f"failed (fault: {self.fault})"
         answered = "no answer" if self.answer_turn is None else f"answer at turn {self.answer_turn}"
         out = [f"verdict: {verdict}, r_task {self.r_task:+.2f}, {answered}"]
+        out += [f"  failed: {f.text}" for f in (() if self.is_correct else self.failures)]
         out += [f"  note: {n}" for n in self.notes]
         for e in self.evidence:
             mark = "" if e.fact.met is None else (" [met]" if e.fact.met else " [NOT met]")
@@ -232,9 +244,21 @@ class Transcript:
                     return Seen(entry.turn, entry.source, shown)
         return None
 
-    def shows_object(self, id_key: str, ident: str, before: int | None) -> bool:
-        """Whether any tool result before turn ``before`` shows an object whose ``id_key`` is ``ident``."""
-        return any(e.source != SHOPPER and (before is None or e.turn < before)
+    def last(self, where: Shown, before: int | None) -> Seen | None:
+        """The last entry before turn ``before`` that shows ``where`` (what the agent saw most recently)."""
+        found = None
+        for entry in self.entries:
+            if before is not None and entry.turn >= before:
+                break
+            shown = _shows(entry, where)
+            if shown is not None:
+                found = Seen(entry.turn, entry.source, shown)
+        return found
+
+    def shows_object(self, id_key: str, ident: str, before: int | None, tools: tuple[str, ...] = ()) -> bool:
+        """Whether a tool result (of ``tools``; empty: any) before turn ``before`` shows an object whose
+        ``id_key`` is ``ident``."""
+        return any(e.source != SHOPPER and (before is None or e.turn < before) and (not tools or e.source in tools)
                    and any(o.get(id_key) == ident for o in _objects(e.data)) for e in self.entries)
 
 
@@ -331,7 +355,7 @@ def _never_looked_up(fact: Fact, transcript: Transcript, due: int | None) -> boo
     observable; an object shown without the fact is not."""
     options = fact.where if isinstance(fact.where, tuple) else (fact.where,)
     for w in options:
-        if isinstance(w, Shown) and not transcript.shows_object(w.id_key, w.ident, due):
+        if isinstance(w, Shown) and not transcript.shows_object(w.id_key, w.ident, due, w.tools):
             return True
         if isinstance(w, ShownText) and not any(e.source in w.tools and (due is None or e.turn < due)
                                                 for e in transcript.entries):
@@ -348,6 +372,7 @@ class Verdict:
     facts: tuple[Fact, ...]
     answer_turn: int | None
     notes: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()  # what failed that no single fact's ``met`` says (no answer, an extra item...)
 
 
 #: A family's explainer: (the goal, the reward's task details, the answer's arguments or None, its turn or
@@ -382,6 +407,16 @@ def explain(record: Any) -> Explanation:
                     bool(reward.get("is_correct")), float(reward.get("r_task", -1.0)), verdict, transcript)
 
 
+def explain_lines(record: Any) -> list[str]:
+    """The explanation's text lines, or one line saying the environment declares no explainer (a plugin's)."""
+    from ecomrlve.errors import UserInputError
+
+    try:
+        return explain(record).lines()
+    except UserInputError as exc:
+        return [str(exc)]
+
+
 def assemble(env_id: str, difficulty: int, seed: int, is_correct: bool, r_task: float, verdict: Verdict,
              transcript: Transcript) -> Explanation:
     evidence = []
@@ -392,13 +427,30 @@ def assemble(env_id: str, difficulty: int, seed: int, is_correct: bool, r_task: 
         lookup = not in_time and not fact.askable and _never_looked_up(fact, transcript, due)
         evidence.append(Evidence(fact, seen, in_time or fact.askable or lookup, lookup))
     fault: Fault | None = None
+    notes = verdict.notes
     if not is_correct:
-        # No answer is the agent's doing whatever it could see; otherwise every deciding fact must have been observable.
-        # Every deciding fact was observable, or one shown value visibly misses a requirement the agent could learn.
-        observable = all(e.observable for e in evidence if e.fact.decides) or any(
-            e.fact.met is False and e.fact.decides and e.observable and e.seen is not None
-            and all(r.observable for r in evidence if e.fact.requires is not None and r.fact.name == e.fact.requires)
-            for e in evidence)
-        fault = "agent" if verdict.answer_turn is None or observable else "environment"
+        fault = _fault(verdict, evidence)
+        if fault == "environment" and not verdict.failures and not any(e.fact.met is False for e in evidence):
+            notes += ("nothing the agent was shown explains the failure: every shown value meets its requirement",)
     return Explanation(env_id, difficulty, seed, is_correct, r_task, verdict.answer_turn, tuple(evidence), fault,
-                       verdict.notes)
+                       notes, verdict.failures)
+
+
+def _fault(verdict: Verdict, evidence: list[Evidence]) -> Fault:
+    """``agent`` when the agent never answered, or some reason for the failure is explained by what it could
+    observe: a shown value that misses a requirement it could learn, or a :class:`Failure` whose facts were
+    all observable. ``environment`` when no reason is (including a failure that no shown fact explains)."""
+    if verdict.answer_turn is None:
+        return "agent"
+    by_name: dict[str, list[Evidence]] = {}
+    for e in evidence:
+        by_name.setdefault(e.fact.name, []).append(e)
+
+    def observable(name: str) -> bool:
+        return all(e.observable for e in by_name.get(name, []))
+
+    misses = [e for e in evidence if e.fact.decides and e.fact.met is False]
+    explained = any(e.observable and e.seen is not None and (e.fact.requires is None or observable(e.fact.requires))
+                    for e in misses)
+    explained = explained or any(all(observable(n) for n in f.rests_on) for f in verdict.failures)
+    return "agent" if explained else "environment"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ecomrlve.envs.account.policy import KIND_BY_NAME
-from ecomrlve.envs.explain import Fact, Said, Shown, ShownText, Transcript, Verdict, Where
-from ecomrlve.envs.recommend.explain import product_facts, requirement_facts
+from ecomrlve.envs.explain import Fact, Failure, Said, Shown, ShownText, Transcript, Verdict, Where
+from ecomrlve.envs.recommend.explain import in_stock_fact, kind_fact, product_facts, requirement_facts
 
 _ORDER_TOOLS = ("order_list", "order_get_details")
 
@@ -34,10 +34,13 @@ def status(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
     if goal.get("want_eta") and goal.get("eta"):
         facts.append(Fact(f"order {order} eta", goal["eta"], Shown(order, "eta", "order_id", _ORDER_TOOLS),
                           met=None if answer is None else bool(task.get("eta_ok"))))
-    notes = ["no answer"] if answer is None else []
+    named = tuple(f.name for f in facts if f.name in ("order of", "identified by"))
+    failures = [Failure("no answer")] if answer is None else []
     if answer is not None and given.get("order_id") != order:
-        notes.append(f"answered order {given.get('order_id')}, the customer's is {order}")
-    return Verdict(tuple(facts), turn, tuple(notes))
+        failures.append(Failure(f"answered order {given.get('order_id')}, the customer's is {order}", named))
+    elif answer is not None and task.get("verified") is False:
+        failures.append(Failure("no tool showed the order's status while the request was handled"))
+    return Verdict(tuple(facts), turn, (), tuple(failures))
 
 
 def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | None, turn: int | None,
@@ -55,21 +58,30 @@ def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
     facts.append(Fact(f"line {line} eligible", str(goal.get("eligible")).lower(), shown,
                       met=None if answer is None else given.get("eligible") == goal.get("eligible")))
     replacement = goal.get("replacement")
-    notes = ["no answer"] if answer is None else []
+    named = tuple(f.name for f in facts if f.name in ("order of", "identified by"))
+    failures = [Failure("no answer")] if answer is None else []
+    if answer is not None and goal.get("eligible") and not task.get("returned"):
+        failures.append(Failure("the line is eligible and its return was not started", (f"line {line} eligible", *named)))
+    if task.get("returned") and task.get("reason_ok") is False:
+        failures.append(Failure("the return was started with another reason than the customer's", ("reason",)))
+    if answer is not None and not goal.get("eligible") and task.get("verdict_shown") is False:
+        failures.append(Failure("the line's eligibility verdict was never shown (return_check_eligibility)"))
     if replacement:
         requirements = replacement["requirements"]
         facts.append(Fact("replacement", replacement.get("noun", ""), Said((replacement.get("noun", ""),))))
         facts += requirement_facts(requirements, set(), name="replacement ")
         pid = given.get("replacement_product_id")
         if pid:
+            facts.append(kind_fact(transcript, pid, replacement.get("noun", ""), name="replacement "))
             facts += product_facts(transcript, pid, requirements, name="replacement ")
+            facts.append(in_stock_fact(transcript, pid, False, turn))
         elif answer is not None:
-            notes.append("no replacement answered")
+            failures.append(Failure("no replacement answered", ("replacement",)))
     if task.get("wrong_returns"):
-        notes.append(f"returned {task['wrong_returns']} line(s) the customer did not ask to return")
+        failures.append(Failure(f"returned {task['wrong_returns']} line(s) the customer did not ask to return", named))
     if task.get("confirmed") is False:
-        notes.append("the customer asked to confirm first; the return was started unconfirmed")
-    return Verdict(tuple(facts), turn, tuple(notes))
+        failures.append(Failure("the customer asked to confirm first; the return was started unconfirmed"))
+    return Verdict(tuple(facts), turn, (), tuple(failures))
 
 
 def policy(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | None, turn: int | None,
@@ -89,7 +101,7 @@ def policy(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
     for section in kind.sections if kind is not None else ():
         facts.append(Fact("policy section", section, Shown(section, "text", "section_id", ("policy_search",))))
     expected = goal.get("expected_number") if goal.get("expected_yes_no") is None else goal.get("expected_yes_no")
-    notes = ["no answer"] if answer is None else [f"expected {expected}, answered {task.get('given')}"
-                                                   + (f" (basis {task.get('given_basis')}, expected "
-                                                      f"{task.get('expected_basis')})" if goal.get("expected_yes_no") else "")]
-    return Verdict(tuple(facts), turn, tuple(notes))
+    given = f"answered {task.get('given')}, expected {expected}" + (
+        f" (basis {task.get('given_basis')}, expected {task.get('expected_basis')})" if goal.get("expected_yes_no") else "")
+    rests_on = tuple(dict.fromkeys(f.name for f in facts))
+    return Verdict(tuple(facts), turn, (), (Failure("no answer"),) if answer is None else (Failure(given, rests_on),))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecomrlve.envs.explain import Fact, Said, Shown, Transcript, Verdict
+from ecomrlve.envs.explain import Fact, Failure, Said, Shown, Transcript, Verdict
 
 _CART_TOOLS = ("cart_add", "cart_remove", "cart_set_quantity", "cart_view")
 
@@ -33,7 +33,7 @@ def cart(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | No
     withheld = {(int(i), str(k)) for i, k in goal.get("withheld", [])}
     held = final_cart(transcript, turn)
     facts: list[Fact] = []
-    notes: list[str] = []
+    failures: list[Failure] = []
     for i, item in enumerate(goal.get("items", [])):
         alternative = item.get("alternative")
         if item.get("stock_out") and alternative and transcript.locate(Said((_name(alternative["full_phrase"]),))):
@@ -45,22 +45,26 @@ def cart(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | No
         pid, vid, quantity = item["product_id"], item.get("variant_id"), int(item.get("quantity", 1))
         facts.append(Fact(f"{asked} wanted", _name(item["phrase"]), Said((_name(item["phrase"]), _name(item["full_phrase"])))))
         in_cart = sum(q for p, v, q in held if p == pid and (vid is None or v == vid))
-        facts.append(Fact(f"{asked} product", pid, Shown(pid, "product_id"), met=in_cart >= quantity))
+        facts.append(Fact(f"{asked} product", pid, Shown(pid, "product_id")))
         if vid is not None and item.get("variant_attribute") and item.get("variant_value") is not None:
             attribute, value = item["variant_attribute"], item["variant_value"]
             facts.append(Fact(f"{asked} {attribute}", value, Said((value,)), askable=(i, "variant") in withheld))
             facts.append(Fact(f"{asked} variant {vid}", value, Shown(vid, attribute, id_key="variant_id", equals=value),
-                              met=any(p == pid and v == vid for p, v, _ in held)))
+                              met=any(p == pid and v == vid for p, v, _ in held), requires=f"{asked} {attribute}"))
         if quantity > 1:
             q = str(quantity)
             facts.append(Fact(f"{asked} quantity", q, Said((f"{q} of", f"{q}x", f"x{q}", f"{q} units")),
                               askable=(i, "quantity") in withheld))
+        if in_cart != quantity:
+            item_facts = tuple(f.name for f in facts if f.name.startswith(asked + " "))
+            failures.append(Failure(f"{asked}: the cart holds {in_cart} of {quantity} wanted unit(s) of {pid}"
+                                    + (f" in variant {vid}" if vid else ""), item_facts))
     if answer is None:
-        notes.append("no answer")
+        failures.append(Failure("no answer"))
     if task.get("confirmed") is False:
-        notes.append("the shopper asked to confirm the cart first; the final cart was not confirmed")
-    wanted = {(f.value) for f in facts if f.name.endswith(" product")}
+        failures.append(Failure("the shopper asked to confirm the cart first; the final cart was not confirmed"))
+    wanted = {f.value for f in facts if f.name.endswith(" product")}
     extra = [p for p, _, _ in held if p not in wanted]
     if extra:
-        notes.append(f"cart holds products not asked for: {', '.join(sorted(set(extra)))}")
-    return Verdict(tuple(facts), turn, tuple(notes))
+        failures.append(Failure(f"the cart holds products not asked for: {', '.join(sorted(set(extra)))}"))
+    return Verdict(tuple(facts), turn, (), tuple(failures))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ecomrlve.envs.explain import Fact, Transcript, Verdict, explainer_of
+from ecomrlve.envs.explain import Fact, Failure, Transcript, Verdict, explainer_of
 
 
 def handling_order(interrupted: list[bool]) -> list[int]:
@@ -37,6 +37,7 @@ def journey(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
                                                                 answers))
     facts: list[Fact] = []
     notes: list[str] = []
+    failures: list[Failure] = []
     for i, intent in enumerate(intents):
         outcome = outcomes[i] if i < len(outcomes) else {}
         sub_turn, sub_answer = by_intent.get(i, (None, None))
@@ -45,6 +46,9 @@ def journey(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
         mark = "correct" if outcome.get("is_correct") else "failed"
         notes.append(f"{label}{mark}" + (f" (answer at turn {sub_turn})" if sub_turn is not None else " (no answer)"))
         notes += [f"{label}{n}" for n in sub.notes]
+        if not outcome.get("is_correct"):
+            failures += [Failure(label + f.text, tuple(label + n for n in f.rests_on)) for f in sub.failures]
         facts += [replace(f, name=label + f.name, due=sub_turn if sub_turn is not None else turn,
-                          decides=sub_turn is not None and not outcome.get("is_correct")) for f in sub.facts]
-    return Verdict(tuple(facts), turn, tuple(notes))
+                          decides=sub_turn is not None and not outcome.get("is_correct"),
+                          requires=None if f.requires is None else label + f.requires) for f in sub.facts]
+    return Verdict(tuple(facts), turn, tuple(notes), tuple(failures))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ecomrlve.envs.explain import Fact, Said, Shown, Transcript, Verdict, Where
+from ecomrlve.envs.explain import Fact, Failure, Said, Shown, Transcript, Verdict, Where
 
 #: Requirement field -> the card field a product's value of it is shown in.
 CARD_FIELD = {"price_max": "price", "price_min": "price", "rating_min": "rating", "ship_days_max": "ship_days",
@@ -71,18 +71,24 @@ def product_facts(transcript: Transcript, product_id: str, requirements: list[di
         where = Shown(product_id, key, tools=_DISCOVERY)
         seen = transcript.locate(where)
         shown = None if seen is None else seen.shown
-        out.append(Fact(f"{name}{product_id} {key}", shown if shown is not None else "?", where,
+        label = key if key == r["field"] else f"{key} (for {r['field']})"
+        out.append(Fact(f"{name}{product_id} {label}", shown if shown is not None else "?", where,
                         met=meets(r["field"], r["value"], shown), due=due,
                         requires=None if r["field"] == "category" else f"{name}requires {r['field']}"))
     return out
 
 
-def in_stock_fact(product_id: str, sold_out: bool, due: int | None = None) -> Fact:
-    """Whether the product was in stock when judged; a planned sell-out must be shown or said."""
+def in_stock_fact(transcript: Transcript, product_id: str, sold_out: bool, due: int | None = None,
+                  said: tuple[str, ...] = SOLD_OUT_SAID) -> Fact:
+    """Whether the product was in stock when judged: a product the episode sells out (planned) must be shown
+    sold out or said to be; otherwise the stock the agent saw last before the answer."""
     if sold_out:
         where: Where = Shown(product_id, "in_stock", tools=_DISCOVERY, equals="false")
-        return Fact(f"{product_id} sold out", "true", (where, Said(SOLD_OUT_SAID)), met=False, due=due)
-    return Fact(f"{product_id} in_stock", "true", Shown(product_id, "in_stock", tools=_DISCOVERY), met=True, due=due)
+        return Fact(f"{product_id} sold out", "true", (where, Said(said)), met=False, due=due)
+    where = Shown(product_id, "in_stock", tools=_DISCOVERY)
+    last = transcript.last(where, due)
+    return Fact(f"{product_id} in_stock", last.shown if last else "?", where,
+                met=None if last is None else last.shown == "true", due=due)
 
 
 def final_requirements(goal: dict[str, Any], transcript: Transcript, before: int | None) -> tuple[list[dict[str, Any]], bool]:
@@ -111,17 +117,42 @@ def ranked(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
         facts.insert(0, Fact("replaces", goal["original_title"], Said((goal["original_title"],))))
     else:
         facts.insert(0, Fact("wants", goal.get("noun", ""), Said((goal.get("noun", ""),))))
-    notes = ["the requirement switch was said"] if switched else []
+    notes = ("the requirement switch was said",) if switched else ()
     ids = list((answer or {}).get("product_ids") or [])
     if not ids:
-        notes.append("no product answered" if answer is not None else "no answer")
-        return Verdict(tuple(facts), turn, tuple(notes))
+        return Verdict(tuple(facts), turn, notes, (no_answer(answer),))
     first = ids[0]
+    facts.append(kind_fact(transcript, first, goal.get("noun", "")))
     facts += product_facts(transcript, first, requirements)
-    facts.append(in_stock_fact(first, first == goal.get("stock_out_id")))
-    if task.get("unseen_ids"):
-        notes.append(f"answered without a discovery tool showing them: {', '.join(task['unseen_ids'])}")
-    return Verdict(tuple(facts), turn, tuple(notes))
+    if first == goal.get("original_id"):
+        facts.append(in_stock_fact(transcript, first, True, turn, said=(goal.get("original_title", ""),)))
+    else:
+        facts.append(in_stock_fact(transcript, first, first == goal.get("stock_out_id"), turn))
+    return Verdict(tuple(facts), turn, notes, unseen_failure(task))
+
+
+def no_answer(answer: dict[str, Any] | None) -> Failure:
+    return Failure("no product answered" if answer is not None else "no answer")
+
+
+def unseen_failure(task: dict[str, Any]) -> tuple[Failure, ...]:
+    unseen = task.get("unseen_ids") or []
+    return (Failure(f"answered products no discovery tool showed while the request was handled: {', '.join(unseen)}"),
+            ) if unseen else ()
+
+
+def kind_fact(transcript: Transcript, product_id: str, noun: str, name: str = "", due: int | None = None) -> Fact:
+    """The product is the kind asked for: its title (as a tool showed it) names the noun."""
+    where = Shown(product_id, "title", tools=_DISCOVERY)
+    seen = transcript.locate(where)
+    return Fact(f"{name}{product_id} title", seen.shown if seen else "?", where,
+                met=None if seen is None else names_kind(seen.shown, noun), due=due, requires=None)
+
+
+def names_kind(title: str, noun: str) -> bool:
+    """Whether a product title names the kind ``noun`` (singular or plural, any case)."""
+    t, n = title.lower(), noun.lower()
+    return n in t or n.rstrip("s") in t or (n.endswith("y") and n[:-1] + "ies" in t)
 
 
 def _slot_of(transcript: Transcript, product_id: str, nouns: list[str]) -> int | None:
@@ -129,45 +160,61 @@ def _slot_of(transcript: Transcript, product_id: str, nouns: list[str]) -> int |
     seen = transcript.locate(Shown(product_id, "title", tools=_DISCOVERY))
     if seen is None:
         return None
-    title = seen.shown.lower()
-    found = [(len(n), i) for i, n in enumerate(nouns) if n.lower() in title or n.lower().rstrip("s") in title]
+    found = [(len(n), i) for i, n in enumerate(nouns) if names_kind(seen.shown, n)]
     return max(found)[1] if found else None
 
 
 def bundle(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | None, turn: int | None,
            transcript: Transcript) -> Verdict:
-    """BUNDLE: the named kinds, the budget and each item's requirements; per answered product its kind
-    and its values of its item's requirements (and its price, for the budget)."""
+    """BUNDLE: the named kinds, the budget and each item's requirements; per answered product its kind (from
+    its title), its values of its item's requirements and its price (for the budget)."""
     nouns = list(goal.get("nouns", []))
     withheld = set(goal.get("withheld", []))
-    facts = [Fact("needs", n, Said((n,))) for n in nouns]
-    if goal.get("budget"):
-        facts.append(Fact("budget", value_text(goal["budget"]), Said((f"${value_text(goal['budget'])}",))))
+    facts = [Fact(f"needs {n}", n, Said((n,))) for n in nouns]
+    budget = goal.get("budget")
+    if budget:
+        facts.append(Fact("budget", value_text(budget), Said((f"${value_text(budget)}",))))
     for i, ir in enumerate(goal.get("item_requirements", [])):
         r = ir["requirement"]
         facts.append(Fact(f"{nouns[ir['slot']]}: requires {r['field']}", value_text(r["value"]),
                           requirement_said(r["field"], r["value"]), askable=i in withheld))
     ids = list((answer or {}).get("product_ids") or [])
-    notes: list[str] = [] if ids else ["no answer" if answer is None else "no product answered"]
+    if not ids:
+        return Verdict(tuple(facts), turn, (), (no_answer(answer),))
+    failures: list[Failure] = list(unseen_failure(task))
+    answered: dict[int, str] = {}
+    prices: list[str] = []
+    total = 0.0
     for pid in dict.fromkeys(ids):
+        title = Shown(pid, "title", tools=_DISCOVERY)
+        seen = transcript.locate(title)
+        facts.append(Fact(f"{pid} title", seen.shown if seen else "?", title))
+        if budget:
+            where = Shown(pid, "price", tools=_DISCOVERY)
+            price = transcript.locate(where)
+            facts.append(Fact(f"{pid} price", price.shown if price else "?", where))
+            prices.append(f"{pid} price")
+            total += float(price.shown) if price is not None and _is_number(price.shown) else 0.0
         slot = _slot_of(transcript, pid, nouns)
-        if goal.get("budget"):
-            facts.append(Fact(f"{pid} price", "?", Shown(pid, "price", tools=_DISCOVERY)))
         if slot is None:
-            notes.append(f"{pid}: none of the named kinds")
+            failures.append(Failure(f"{pid} is none of the named kinds", (f"{pid} title",)))
             continue
-        reqs = [ir["requirement"] for ir in goal.get("item_requirements", []) if ir["slot"] == slot]
-        facts += product_facts(transcript, pid, reqs, name=f"{nouns[slot]}: ")
-    if task.get("unseen_ids"):
-        notes.append(f"answered without a discovery tool showing them: {', '.join(task['unseen_ids'])}")
-    return Verdict(tuple(_with_shown_values(transcript, facts)), turn, tuple(notes))
+        facts += product_facts(transcript, pid, [ir["requirement"] for ir in goal.get("item_requirements", [])
+                                                  if ir["slot"] == slot], name=f"{nouns[slot]}: ")
+        facts.append(in_stock_fact(transcript, pid, False, turn))
+        if slot in answered:
+            failures.append(Failure(f"{pid} is a second {nouns[slot]} (after {answered[slot]})", (f"{pid} title",)))
+        answered.setdefault(slot, pid)
+    failures += [Failure(f"no answered product is a {n}", (f"needs {n}",)) for i, n in enumerate(nouns) if i not in answered]
+    if budget and total > float(budget) + 1e-9:
+        failures.append(Failure(f"the shown prices add up to ${total:.2f}, over the budget of ${value_text(budget)}",
+                                ("budget", *prices)))
+    return Verdict(tuple(facts), turn, (), tuple(failures))
 
 
-def _with_shown_values(transcript: Transcript, facts: list[Fact]) -> list[Fact]:
-    out = []
-    for f in facts:
-        if f.value == "?" and isinstance(f.where, Shown):
-            seen = transcript.locate(f.where)
-            f = Fact(f.name, seen.shown if seen else "?", f.where, f.askable, f.met, f.due)
-        out.append(f)
-    return out
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
