@@ -227,3 +227,32 @@ def said_in(text: str, form: str) -> bool:
     from ecomrlve.envs.explain import said
 
     return said(text, form)
+
+
+def test_an_environment_without_an_explainer_says_so_in_one_line(c8, tmp_path) -> None:
+    from ecomrlve.registry import EnvSpec, register, unregister
+
+    record = json.loads(play(c8, "random", env_id="CART", difficulty=0, seed=1).to_json())
+    register(EnvSpec(id="NO_EXPLAINER", entry_point="ecomrlve.envs.cart.family:CartFamily"))
+    try:
+        path = tmp_path / "runs.jsonl"
+        path.write_text(json.dumps(record | {"env_id": "NO_EXPLAINER"}) + "\n")
+        result = CliRunner().invoke(app, ["explain", str(path)])
+        assert result.exit_code == 2 and "NO_EXPLAINER declares no verdict explainer" in result.output
+        assert "Traceback" not in result.output
+    finally:
+        unregister("NO_EXPLAINER")
+    with pytest.raises(ValueError, match="explainer 'nope' must be a 'module:attribute' string"):
+        register(EnvSpec(id="BAD_EXPLAINER", entry_point="ecomrlve.envs.cart.family:CartFamily", explainer="nope"))
+
+
+def test_replay_explains_each_failed_verdict_after_it(tmp_path) -> None:
+    path = tmp_path / "runs.jsonl"
+    made = CliRunner().invoke(app, ["run", "--env", "PD", "--agent", "random", "--difficulty", "2", "--episodes", "2",
+                                    "--catalog", "synthetic:2000", "--out", str(path)])
+    assert made.exit_code == 0, made.output
+    plain = CliRunner().invoke(app, ["replay", str(path)])
+    explained = CliRunner().invoke(app, ["replay", "--explain", str(path)])
+    assert explained.exit_code == 0 and "reproduced exactly" in explained.output
+    assert "verdict: failed (fault: agent)" in explained.output and "verdict:" not in plain.output
+    assert explained.output.count("line ") == 2 and "requires" in explained.output

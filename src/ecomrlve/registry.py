@@ -119,7 +119,7 @@ def unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
 def _check(spec: EnvSpec) -> None:
     if not ENV_ID_RE.match(spec.id):
         raise ValueError(f"environment id {spec.id!r} must be upper case letters, digits and '_' (e.g. 'CART')")
-    for name in ("entry_point", "heuristic", "reference", "templates"):
+    for name in ("entry_point", "heuristic", "reference", "explainer", "templates"):
         value = getattr(spec, name)
         if (value is not None or name == "entry_point") and not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
             raise ValueError(f"{spec.id}: {name} {value!r} must be a 'module:attribute' string")

@@ -205,7 +205,7 @@ def bundle(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
         if slot in answered:
             failures.append(Failure(f"{pid} is a second {nouns[slot]} (after {answered[slot]})", (f"{pid} title",)))
         answered.setdefault(slot, pid)
-    failures += [Failure(f"no answered product is a {n}", (f"needs {n}",)) for i, n in enumerate(nouns) if i not in answered]
+    failures += [Failure(f"no {n} answered", (f"needs {n}",)) for i, n in enumerate(nouns) if i not in answered]
     if budget and total > float(budget) + 1e-9:
         failures.append(Failure(f"the shown prices add up to ${total:.2f}, over the budget of ${value_text(budget)}",
                                 ("budget", *prices)))
