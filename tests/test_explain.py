@@ -256,3 +256,23 @@ def test_replay_explains_each_failed_verdict_after_it(tmp_path) -> None:
     assert explained.exit_code == 0 and "reproduced exactly" in explained.output
     assert "verdict: failed (fault: agent)" in explained.output and "verdict:" not in plain.output
     assert explained.output.count("line ") == 2 and "requires" in explained.output
+
+
+def test_journey_answers_are_matched_to_the_intents_they_closed(c8) -> None:
+    from ecomrlve.envs import get_environment
+    from ecomrlve.envs.explain import Transcript
+    from ecomrlve.envs.journey.explain import answered_intents
+
+    checked = 0
+    for d in range(0, 16, 3):
+        for seed in range(3):
+            for agent in ("heuristic", "oracle"):
+                record = json.loads(play(c8, agent, env_id="JOURNEY", difficulty=d, seed=seed).to_json())
+                intents = record["goal"]["intents"]
+                answers = Transcript.of(record["messages"]).answers()
+                order = answered_intents([i["interrupted"] for i in intents], [t for t, _ in answers])
+                assert sorted(order) == [i for i, o in enumerate(record["reward"]["task"]["intents"]) if o["answered"]]
+                for i, (_, arguments) in zip(order, answers):
+                    assert set(arguments) <= set(get_environment(intents[i]["env_id"]).answer_arguments.model_fields)
+                    checked += 1
+    assert checked > 50

@@ -9,22 +9,28 @@ from typing import Any
 from ecomrlve.envs.explain import Fact, Failure, Transcript, Verdict, explainer_of
 
 
-def handling_order(interrupted: list[bool]) -> list[int]:
-    """The order the intents are answered in: a request is interrupted by the next one after the agent's
-    first turn on it, and the interrupting one is handled (and answered) first (``JourneyUser``)."""
-    order: list[int] = []
-    stack: list[int] = []
-    raised = 0
-    while len(order) < len(interrupted):
+def answered_intents(interrupted: list[bool], answer_turns: list[int]) -> list[int]:
+    """Which intent each accepted answer (at ``answer_turns``) closed, replaying how ``JourneyUser`` raises
+    requests: the first in the opening; an interrupted request is interrupted by the next one after the
+    agent's first turn on it, unless that turn answered it; the interrupting one is handled first; once
+    no request is open, the next is raised after the answering turn."""
+    n = len(interrupted)
+    stack: list[tuple[int, int]] = [(0, 0)] if n else []  # (intent, the turn after which it was raised)
+    raised, interrupting_done, order = 1, set(), []
+    for turn in answer_turns:
+        while stack:
+            top, at = stack[-1]
+            if not (interrupted[top] and top not in interrupting_done and turn > at + 1 and raised < n):
+                break
+            interrupting_done.add(top)
+            stack.append((raised, at + 1))
+            raised += 1
         if not stack:
-            stack.append(raised)
+            break
+        order.append(stack.pop()[0])
+        if not stack and raised < n:
+            stack.append((raised, turn))
             raised += 1
-        top = stack[-1]
-        if interrupted[top] and top == raised - 1 and raised < len(interrupted):
-            stack.append(raised)
-            raised += 1
-            continue
-        order.append(stack.pop())
     return order
 
 
@@ -33,8 +39,8 @@ def journey(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
     intents = goal.get("intents", [])
     outcomes = task.get("intents", [])
     answers = transcript.answers()
-    by_intent: dict[int, tuple[int, dict[str, Any]]] = dict(zip(handling_order([bool(i.get("interrupted")) for i in intents]),
-                                                                answers))
+    order = answered_intents([bool(i.get("interrupted")) for i in intents], [t for t, _ in answers])
+    by_intent: dict[int, tuple[int, dict[str, Any]]] = dict(zip(order, answers))
     facts: list[Fact] = []
     notes: list[str] = []
     failures: list[Failure] = []
