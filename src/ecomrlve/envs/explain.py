@@ -117,6 +117,7 @@ class Evidence:
 
     def to_json(self) -> dict[str, Any]:
         return {"fact": self.fact.name, "value": self.fact.value, "met": self.fact.met, "askable": self.fact.askable,
+                "decides": self.fact.decides,
                 "seen": None if self.seen is None else {"turn": self.seen.turn, "source": self.seen.source,
                                                         "shown": self.seen.shown},
                 "observable": self.observable, "lookup": self.lookup}
@@ -177,6 +178,21 @@ class Entry:
     source: str  # SHOPPER or the tool's name
     text: str
     data: Any = None  # a tool result's parsed JSON
+    words: tuple[str, ...] = ()  # the shopper's words as :func:`tokens`
+    index: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # (id key, id) -> objects
+
+    @classmethod
+    def shopper(cls, turn: int, text: str) -> Entry:
+        return cls(turn, SHOPPER, text, words=tuple(tokens(text)))
+
+    @classmethod
+    def result(cls, turn: int, source: str, text: str, data: Any) -> Entry:
+        index: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for obj in _objects(data):
+            for key, value in obj.items():
+                if key.endswith("_id") and isinstance(value, str):
+                    index.setdefault((key, value), []).append(obj)
+        return cls(turn, source, text, data, index=index)
 
 
 @dataclass
@@ -205,7 +221,7 @@ class Transcript:
                         arguments = {}
                     pending[call.get("id", "")] = (fn.get("name", ""), arguments if isinstance(arguments, dict) else {})
             elif role == "user":
-                out.entries.append(Entry(turn, SHOPPER, str(message.get("content") or "")))
+                out.entries.append(Entry.shopper(turn, str(message.get("content") or "")))
             elif role == "tool":
                 name = message.get("name") or pending.get(message.get("tool_call_id", ""), ("", {}))[0]
                 text = str(message.get("content") or "")
@@ -216,9 +232,9 @@ class Transcript:
                 arguments = pending.get(message.get("tool_call_id", ""), (name, {}))[1]
                 out.calls.append((turn, name, arguments, data))
                 if name == "ask_user" and isinstance(data, dict) and "user_reply" in data:
-                    out.entries.append(Entry(turn, SHOPPER, str(data["user_reply"])))
+                    out.entries.append(Entry.shopper(turn, str(data["user_reply"])))
                 elif name != "answer":
-                    out.entries.append(Entry(turn, name, text, data))
+                    out.entries.append(Entry.result(turn, name, text, data))
         out.turns = turn
         return out
 
@@ -259,7 +275,7 @@ class Transcript:
         """Whether a tool result (of ``tools``; empty: any) before turn ``before`` shows an object whose
         ``id_key`` is ``ident``."""
         return any(e.source != SHOPPER and (before is None or e.turn < before) and (not tools or e.source in tools)
-                   and any(o.get(id_key) == ident for o in _objects(e.data)) for e in self.entries)
+                   and (id_key, ident) in e.index for e in self.entries)
 
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+|[^\w\s]")
@@ -290,11 +306,14 @@ def _close(word: str, form: str) -> bool:
 
 def said(text: str, form: str) -> bool:
     """``form`` occurs in ``text`` as whole tokens (case-insensitive; a word may carry one typo)."""
+    return _said(tuple(tokens(text)), form)
+
+
+def _said(have: tuple[str, ...], form: str) -> bool:
     want = tokens(form)
-    if not want:
-        return False
-    have = tokens(text)
     n = len(want)
+    if not n:
+        return False
     return any(all(_close(have[i + j], want[j]) for j in range(n)) for i in range(len(have) - n + 1))
 
 
@@ -302,22 +321,20 @@ def _shows(entry: Entry, where: Where) -> str | None:
     if isinstance(where, Said):
         if entry.source != SHOPPER:
             return None
-        return next((f for f in where.forms if said(entry.text, f)), None)
+        return next((f for f in where.forms if _said(entry.words, f)), None)
     if entry.source == SHOPPER or (where.tools and entry.source not in where.tools):
         return None
     if isinstance(where, ShownText):
         low = entry.text.lower()
         return ", ".join(where.forms) if all(f.lower() in low for f in where.forms) else None
-    shown = field_shown(entry.data, where.id_key, where.ident, where.key)
+    shown = field_shown(entry.index.get((where.id_key, where.ident), ()), where.key)
     return shown if where.equals is None or shown == where.equals else None
 
 
-def field_shown(data: Any, id_key: str, ident: str, key: str) -> str | None:
-    """The value of ``key`` on the object (anywhere in ``data``) whose ``id_key`` is ``ident``, as shown:
+def field_shown(objects: Iterable[dict[str, Any]], key: str) -> str | None:
+    """The value of ``key`` on the first of ``objects`` (those a result shows with one id) that shows it:
     its own field, its ``attributes``' field, or the values its ``variants`` offer (joined by " / ")."""
-    for obj in _objects(data):
-        if obj.get(id_key) != ident:
-            continue
+    for obj in objects:
         if key in obj:
             return _text(obj[key])
         attributes = obj.get("attributes")

@@ -71,6 +71,8 @@ def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
         facts.append(Fact("replacement", replacement.get("noun", ""), Said((replacement.get("noun", ""),))))
         facts += requirement_facts(requirements, set(), name="replacement ")
         pid = given.get("replacement_product_id")
+        if pid == target.get("product_id"):
+            failures.append(Failure("the replacement is the product being returned", ("line", "replacement")))
         if pid:
             facts.append(kind_fact(transcript, pid, replacement.get("noun", ""), name="replacement "))
             facts += product_facts(transcript, pid, requirements, name="replacement ")
