@@ -134,10 +134,14 @@ def test_explain_command_table_and_errors(c8, tmp_path) -> None:
 
 
 def test_client_record_without_secret_is_explained(c8) -> None:
-    record = play(c8, "random", env_id="PD", difficulty=5, seed=2)
-    client = json.loads(record.to_json())
-    client.pop("secret", None)
-    assert explain(client).to_json() == explain(json.loads(record.to_json())).to_json()
+    """A server hands its client the record without the secret: it cannot be replayed, but it is explained
+    in full (the explanation reads only goal, messages and reward)."""
+    for env_id in ("PD", "RETURN"):
+        record = play(c8, "random", env_id=env_id, difficulty=5, seed=2)
+        client = record.for_client()
+        assert client.secret is None and "secret" not in json.loads(client.to_json())
+        assert explain(client).to_json() == explain(json.loads(record.to_json())).to_json()
+        assert explain(client).fault == "agent"
 
 
 # -- a hand-made PD record: each way a verdict can rest on an invisible fact -------------------------

@@ -12,9 +12,13 @@ secret, so old records and a server client's records (whose secret is withheld) 
 * This module finds where each fact was **first observable** in the transcript (the opening, a
   shopper reply or an ``ask_user`` result; a search card, a variant list, order details, a policy
   section) and builds the :class:`Explanation`.
-* A failing verdict gets a **fault**: ``agent`` when every fact it rests on was observable before the
-  answer (or is a withheld requirement the shopper tells when asked), ``environment`` when some fact
-  was not: the verdict then used something the agent could not see or ask.
+* A failing verdict gets a **fault** (:func:`_fault`): ``agent`` when the agent never answered, or when a
+  reason for the failure was observable before the answer (a shown value that misses a requirement the
+  agent could learn, or a :class:`Failure` whose facts were all observable); ``environment`` when no
+  reason was: the verdict then rests on something the agent could neither see nor ask. A fact counts as
+  observable when it was seen before the answer, when it is a withheld requirement the shopper tells
+  when asked, or when it is in a tool result the agent never asked for (an object never looked up);
+  an object a tool showed *without* the deciding field is not.
 
 Turns: the opening is turn 0; what an agent turn ``t`` called, and what the shopper said after it, is
 observable from turn ``t + 1`` on. A fact is observable before an answer given at turn ``a`` when it was
@@ -38,7 +42,8 @@ SHOPPER = "shopper"  # the source name of the shopper's words
 
 @dataclass(frozen=True)
 class Said:
-    """The shopper says it: any of ``forms`` (case-insensitive, bounded by non-word characters)."""
+    """The shopper says it: any of ``forms``, as whole words and numbers (case-insensitive; a word may
+    carry one typo and the noise's slang is undone, a value never changes)."""
 
     forms: tuple[str, ...]
 
