@@ -26,7 +26,8 @@ def c8(catalog, search) -> EcomEnv:
 
 
 def sweep(env: EcomEnv, seeds: range, agents: tuple[str, ...] = ("heuristic", "random")) -> Counter:
-    """Plays every env x d 0..15 x seed x agent and asserts each failing verdict is the agent's fault."""
+    """Plays every env x d 0..15 x seed x agent and asserts each failing verdict is the agent's fault, and
+    that each correct verdict's facts were all observable and met (the explainers agree with the verifiers)."""
     faults: Counter = Counter()
     for env_id in ENV_IDS:
         for d in range(16):
@@ -35,6 +36,9 @@ def sweep(env: EcomEnv, seeds: range, agents: tuple[str, ...] = ("heuristic", "r
                     record = play(env, agent, env_id=env_id, difficulty=d, seed=seed)
                     explanation = explain(json.loads(record.to_json()))
                     faults[explanation.fault] += 1
+                    if explanation.is_correct:
+                        wrong = [e.fact.name for e in explanation.evidence if not e.observable or e.fact.met is False]
+                        assert not wrong, f"{env_id} d={d} seed={seed} {agent}: a correct verdict with {wrong}"
                     assert explanation.fault != "environment", (
                         f"{env_id} d={d} seed={seed} {agent}: a verdict rests on facts the agent could not observe:\n"
                         + "\n".join(explanation.lines()))
@@ -42,8 +46,8 @@ def sweep(env: EcomEnv, seeds: range, agents: tuple[str, ...] = ("heuristic", "r
 
 
 def test_failing_verdicts_rest_on_observable_facts_sample(c8) -> None:
-    faults = sweep(c8, range(1))
-    assert faults["agent"] > 50  # the sample holds many failures, each explained
+    faults = sweep(c8, range(1), ("heuristic", "random", "oracle"))
+    assert faults["agent"] > 50 and faults[None] > 128  # many failures, each explained; the oracle's all correct
 
 
 @pytest.mark.slow
@@ -223,8 +227,9 @@ def test_a_failure_no_shown_value_explains_is_the_environments_fault() -> None:
 def test_noise_and_slang_around_a_value_still_count_as_said() -> None:
     noisy = "Hi, im lookng for a mixing bowl set fr $35 or less and mde by Ironly pls"
     assert explain(_pd_record(opening=noisy, card=CARD)).fault == "agent"
-    assert said_in("It must be rated 4 staars or higher", "4 stars")
-    assert not said_in("the Pro 4 model", "4 stars") and not said_in("costs $350", "$35")
+    assert said_in("It must be rated 4 staars or higher", "4 ~stars") and not said_in("rated 4 staars", "4 stars")
+    assert not said_in("a building block set", "Black") and said_in("in Black instead", "Black")
+    assert not said_in("the Pro 4 model", "4 ~stars") and not said_in("costs $350", "$35")
 
 
 def said_in(text: str, form: str) -> bool:

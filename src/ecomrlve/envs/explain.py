@@ -42,8 +42,9 @@ SHOPPER = "shopper"  # the source name of the shopper's words
 
 @dataclass(frozen=True)
 class Said:
-    """The shopper says it: any of ``forms``, as whole words and numbers (case-insensitive; a word may
-    carry one typo and the noise's slang is undone, a value never changes)."""
+    """The shopper says it: any of ``forms``, as whole words and numbers (case-insensitive, the noise's slang
+    undone). A word marked ``~`` ("{v} ~stars") may carry one typo, as the words around a value do in noisy
+    messages; the rest must match exactly (noise never changes a value, and "block" is not "black")."""
 
     forms: tuple[str, ...]
 
@@ -315,11 +316,19 @@ def said(text: str, form: str) -> bool:
 
 
 def _said(have: tuple[str, ...], form: str) -> bool:
-    want = tokens(form)
+    want: list[tuple[str, bool]] = []  # (token, may carry a typo)
+    fuzzy = False
+    for token in tokens(form):
+        if token == "~":
+            fuzzy = True
+            continue
+        want.append((token, fuzzy))
+        fuzzy = False
     n = len(want)
     if not n:
         return False
-    return any(all(_close(have[i + j], want[j]) for j in range(n)) for i in range(len(have) - n + 1))
+    return any(all(have[i + j] == w or (f and _close(have[i + j], w)) for j, (w, f) in enumerate(want))
+               for i in range(len(have) - n + 1))
 
 
 def _shows(entry: Entry, where: Where) -> str | None:

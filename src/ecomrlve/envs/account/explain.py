@@ -49,7 +49,9 @@ def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
     line, order = target["line_id"], target["order_id"]
     given = answer or {}
     facts = _identification(target.get("phrase", ""), target.get("exact", []), target, bool(target.get("ambiguous")))
-    facts.append(Fact("reason", goal.get("reason_phrase", ""), Said((goal.get("reason_phrase", ""),)),
+    reason = goal.get("reason_phrase", "")
+    fuzzy = " ".join("~" + w if len(w) >= 3 else w for w in reason.split())  # the reason's words are not protected
+    facts.append(Fact("reason", reason, Said((fuzzy,)),
                       askable=bool(goal.get("reason_withheld"))))
     facts.append(Fact("line", line, Shown(line, "line_id", "line_id"),
                       met=None if answer is None else (given.get("line_id") == line and given.get("order_id") == order)))
@@ -106,4 +108,7 @@ def policy(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
     given = f"answered {task.get('given')}, expected {expected}" + (
         f" (basis {task.get('given_basis')}, expected {task.get('expected_basis')})" if goal.get("expected_yes_no") else "")
     rests_on = tuple(dict.fromkeys(f.name for f in facts))
-    return Verdict(tuple(facts), turn, (), (Failure("no answer"),) if answer is None else (Failure(given, rests_on),))
+    if answer is None:
+        return Verdict(tuple(facts), turn, (), (Failure("no answer"),))
+    exact = task.get("given") == expected and task.get("given_basis") == task.get("expected_basis")
+    return Verdict(tuple(facts), turn, (given,) if exact else (), () if exact else (Failure(given, rests_on),))

@@ -12,14 +12,15 @@ from ecomrlve.envs.explain import Fact, Failure, Said, Shown, Transcript, Verdic
 #: Requirement field -> the card field a product's value of it is shown in.
 CARD_FIELD = {"price_max": "price", "price_min": "price", "rating_min": "rating", "ship_days_max": "ship_days",
               "wattage_min": "wattage", "screen_size_min": "screen_size", "weight_max": "weight"}
-#: How the shopper says a requirement's value ({v}), whatever phrasing it picks (phrasings.py).
+#: How the shopper says a requirement's value ({v}), whatever phrasing it picks (phrasings.py); ``~`` marks a
+#: word noise may misspell (:class:`~ecomrlve.envs.explain.Said`).
 _SAID: dict[str, tuple[str, ...]] = {
-    "price_max": ("${v}",), "price_min": ("${v}",), "rating_min": ("{v} stars", "at least {v}", "{v}+ stars"),
-    "ship_days_max": ("{v} days",), "wattage_min": ("{v}W", "{v} watts"),
-    "screen_size_min": ("{v} inches", "{v}-inch"), "weight_max": ("{v} lb",), "size": ("size {v}",),
+    "price_max": ("${v}",), "price_min": ("${v}",), "rating_min": ("{v} ~stars", "at ~least {v}", "{v}+ ~stars"),
+    "ship_days_max": ("{v} ~days",), "wattage_min": ("{v}W", "{v} ~watts"),
+    "screen_size_min": ("{v} ~inches", "{v}-~inch"), "weight_max": ("{v} lb",), "size": ("~size {v}",),
 }
 #: How the shopper says a product is sold out (SoldOut's phrasings).
-SOLD_OUT_SAID = ("is sold out now", "isn't available anymore", "I just checked")
+SOLD_OUT_SAID = ("is ~sold out ~now", "isn't ~available ~anymore", "I just ~checked")
 _DISCOVERY = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history")
 
 
