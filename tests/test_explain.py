@@ -130,6 +130,10 @@ def test_explain_command_table_and_errors(c8, tmp_path) -> None:
     as_json = CliRunner().invoke(app, ["explain", "--json", "--all", str(path)])
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert len(rows) == len(ENV_IDS) and all("evidence" in r for r in rows)
+    only = CliRunner().invoke(app, ["explain", "--fault", "environment", str(path)])
+    assert only.exit_code == 0 and "verdict:" not in only.output and "fault: environment" in only.output
+    wrong = CliRunner().invoke(app, ["explain", "--fault", "shopper", str(path)])
+    assert wrong.exit_code == 2 and "--fault must be agent or environment" in wrong.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n")
     result = CliRunner().invoke(app, ["explain", str(bad)])

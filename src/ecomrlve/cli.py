@@ -332,11 +332,15 @@ def explain_command(
     runs: Annotated[Path, typer.Argument(help="A JSONL file written by `ecomrlve run --out` (or a server's records).")],
     every: Annotated[bool, typer.Option("--all", help="Explain correct verdicts too (default: failed ones).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON explanation per line instead of text.")] = False,
+    fault: Annotated[Optional[str], typer.Option(help="Explain only failed verdicts of this fault: agent or "
+                                                "environment (the table still counts every episode).")] = None,
 ) -> None:
     """For each verdict: the requirements that decided it (where the agent could learn each: the opening or a
     shopper reply, with the turn) and each answered item's deciding value (which tool result showed it, at
     which turn). A failed verdict's fault is `agent` when every fact it rests on was observable before the
     answer, `environment` when one was not. Reads only the records: no catalog, no replay, no secret."""
+    if fault not in (None, "agent", "environment"):
+        raise UserInputError(f"--fault must be agent or environment, not {fault!r}")
     counts: dict[str, list[int]] = {}
     for number, line in _record_lines(runs):
         record = _parse_record(runs, number, line)
@@ -346,6 +350,8 @@ def explain_command(
         row[1] += not explanation.is_correct
         row[2] += explanation.fault == "agent"
         row[3] += explanation.fault == "environment"
+        if fault is not None and explanation.fault != fault:
+            continue
         if as_json:
             typer.echo(json.dumps({"line": number} | explanation.to_json()))
         elif every or not explanation.is_correct:
