@@ -289,3 +289,44 @@ def test_journey_answers_are_matched_to_the_intents_they_closed(c8) -> None:
                     assert set(arguments) <= set(get_environment(intents[i]["env_id"]).answer_arguments.model_fields)
                     checked += 1
     assert checked > 50
+
+
+def _unsay(record: dict, said: list[str]) -> dict:
+    """The record with every ``said`` string cut out of the shopper's words (messages and ask_user replies)."""
+    import re
+
+    doctored = copy.deepcopy(record)
+    pattern = re.compile("|".join(re.escape(s) for s in sorted(said, key=len, reverse=True)), re.IGNORECASE)
+    for message in doctored["messages"]:
+        if message.get("role") == "user":
+            message["content"] = pattern.sub("...", message.get("content") or "")
+        elif message.get("role") == "tool" and message.get("name") == "ask_user":
+            reply = json.loads(message["content"])
+            if "user_reply" in reply:
+                reply["user_reply"] = pattern.sub("...", reply["user_reply"])
+                message["content"] = json.dumps(reply)
+    return doctored
+
+
+@pytest.mark.parametrize("env_id", ["CART", "RETURN", "BUNDLE", "PD"])
+def test_unsaying_the_requirements_a_failure_rests_on_flips_the_fault(c8, env_id) -> None:
+    """Cut what the shopper said that a failure rests on: the failure is no longer the agent's."""
+    for seed in range(30):
+        for agent in ("heuristic", "random"):
+            record = json.loads(play(c8, agent, env_id=env_id, difficulty=3 + seed % 8, seed=seed).to_json())
+            explanation = explain(record)
+            if explanation.fault != "agent" or explanation.answer_turn is None:
+                continue
+            if any(not f.rests_on for f in explanation.failures) or any(
+                    e.fact.decides and (e.fact.askable or (e.fact.met is False and e.fact.requires is None))
+                    for e in explanation.evidence):
+                continue  # a reason that needs no shopper words (an extra item, a wrong category, a withheld
+                #           requirement the agent could ask for) stays the agent's
+            said = [e.seen.shown for e in explanation.evidence if e.seen is not None and e.seen.source == "shopper"
+                    and e.fact.decides and not e.fact.askable]
+            if not said:
+                continue
+            flipped = explain(_unsay(record, said))
+            assert flipped.fault == "environment", "\n".join(flipped.lines())
+            return
+    pytest.fail(f"no {env_id} failure resting only on the shopper's words in 60 episodes")

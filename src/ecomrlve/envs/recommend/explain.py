@@ -198,13 +198,14 @@ def bundle(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
             total += float(price.shown) if price is not None and _is_number(price.shown) else 0.0
         slot = _slot_of(transcript, pid, nouns)
         if slot is None:
-            failures.append(Failure(f"{pid} is none of the named kinds", (f"{pid} title",)))
+            failures.append(Failure(f"{pid} is none of the named kinds", (f"{pid} title", *(f"needs {n}" for n in nouns))))
             continue
         facts += product_facts(transcript, pid, [ir["requirement"] for ir in goal.get("item_requirements", [])
                                                   if ir["slot"] == slot], name=f"{nouns[slot]}: ")
         facts.append(in_stock_fact(transcript, pid, False, turn))
         if slot in answered:
-            failures.append(Failure(f"{pid} is a second {nouns[slot]} (after {answered[slot]})", (f"{pid} title",)))
+            failures.append(Failure(f"{pid} is a second {nouns[slot]} (after {answered[slot]})",
+                                    (f"{pid} title", f"needs {nouns[slot]}")))
         answered.setdefault(slot, pid)
     failures += [Failure(f"no {n} answered", (f"needs {n}",)) for i, n in enumerate(nouns) if i not in answered]
     if budget and total > float(budget) + 1e-9:
