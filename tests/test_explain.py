@@ -308,7 +308,7 @@ def _unsay(record: dict, said: list[str]) -> dict:
     return doctored
 
 
-@pytest.mark.parametrize("env_id", ["CART", "RETURN", "BUNDLE", "PD"])
+@pytest.mark.parametrize("env_id", ["CART", "RETURN", "BUNDLE", "PD", "STATUS"])
 def test_unsaying_the_requirements_a_failure_rests_on_flips_the_fault(c8, env_id) -> None:
     """Cut what the shopper said that a failure rests on: the failure is no longer the agent's."""
     for seed in range(30):

@@ -29,11 +29,12 @@ def status(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] | 
     order = target["order_id"]
     facts = _identification(goal.get("phrase", ""), goal.get("exact", []), target, bool(goal.get("ambiguous")))
     given = answer or {}
+    judged = answer is not None and given.get("order_id") == order  # the status counts only for the right order
     facts.append(Fact(f"order {order} status", goal.get("status", ""), Shown(order, "status", "order_id", _ORDER_TOOLS),
-                      met=None if answer is None else (given.get("order_id") == order and given.get("status") == goal.get("status"))))
+                      met=given.get("status") == goal.get("status") if judged else None))
     if goal.get("want_eta") and goal.get("eta"):
         facts.append(Fact(f"order {order} eta", goal["eta"], Shown(order, "eta", "order_id", _ORDER_TOOLS),
-                          met=None if answer is None else bool(task.get("eta_ok"))))
+                          met=bool(task.get("eta_ok")) if judged else None))
     named = tuple(f.name for f in facts if f.name in ("order of", "identified by"))
     failures = [Failure("no answer")] if answer is None else []
     if answer is not None and given.get("order_id") != order:
@@ -53,8 +54,7 @@ def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
     fuzzy = " ".join("~" + w if len(w) >= 3 else w for w in reason.split())  # the reason's words are not protected
     facts.append(Fact("reason", reason, Said((fuzzy,)),
                       askable=bool(goal.get("reason_withheld"))))
-    facts.append(Fact("line", line, Shown(line, "line_id", "line_id"),
-                      met=None if answer is None else (given.get("line_id") == line and given.get("order_id") == order)))
+    facts.append(Fact("line", line, Shown(line, "line_id", "line_id")))
     shown: tuple[Where, ...] = (Shown(line, "eligible", "line_id", ("return_check_eligibility",)),
                                 ShownText((f"not_eligible_{goal.get('verdict_code')}",)))
     facts.append(Fact(f"line {line} eligible", str(goal.get("eligible")).lower(), shown,
@@ -62,6 +62,9 @@ def returns(goal: dict[str, Any], task: dict[str, Any], answer: dict[str, Any] |
     replacement = goal.get("replacement")
     named = tuple(f.name for f in facts if f.name in ("order of", "identified by"))
     failures = [Failure("no answer")] if answer is None else []
+    if answer is not None and (given.get("line_id"), given.get("order_id")) != (line, order):
+        failures.append(Failure(f"answered line {given.get('line_id')} of order {given.get('order_id')}, the "
+                                f"customer's is {line} of {order}", ("line", *named)))
     if answer is not None and goal.get("eligible") and not task.get("returned"):
         failures.append(Failure("the line is eligible and its return was not started", (f"line {line} eligible", *named)))
     if task.get("returned") and task.get("reason_ok") is False:
