@@ -214,6 +214,9 @@ def test_a_silent_sell_out_is_the_environments_fault() -> None:
     silent = explain(_pd_record(opening=OPENING, card=card, stock_out=True))
     assert silent.fault == "environment"
     assert [e.fact.name for e in silent.hidden] == ["PAAAA1111 sold out"]
+    other = explain(_pd_record(opening=OPENING, card=card, stock_out=True,
+                               replies=("Hm, the Zenco Air 2 mixing bowl set is sold out now.",)))
+    assert other.fault == "environment"  # a sell-out counts only when said of the answered product
     told = explain(_pd_record(opening=OPENING, card=card, stock_out=True,
                               replies=("Hm, the Ironly Nest 3 mixing bowl set is sold out now.",)))
     assert told.fault == "agent"

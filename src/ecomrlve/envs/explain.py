@@ -44,7 +44,8 @@ SHOPPER = "shopper"  # the source name of the shopper's words
 class Said:
     """The shopper says it: any of ``forms``, as whole words and numbers (case-insensitive, the noise's slang
     undone). A word marked ``~`` ("{v} ~stars") may carry one typo, as the words around a value do in noisy
-    messages; the rest must match exactly (noise never changes a value, and "block" is not "black")."""
+    messages; the rest must match exactly (noise never changes a value, and "block" is not "black"). Parts
+    joined by `` … `` must come in this order within one sentence ("Voltly Air 1 … ~sold out")."""
 
     forms: tuple[str, ...]
 
@@ -316,7 +317,31 @@ def said(text: str, form: str) -> bool:
 
 
 def _said(have: tuple[str, ...], form: str) -> bool:
-    want: list[tuple[str, bool]] = []  # (token, may carry a typo)
+    parts = [_pattern(part) for part in form.split(" … ")]
+    if not all(parts):
+        return False
+    if len(parts) == 1:
+        return _find(have, parts[0], 0) is not None
+    start = 0
+    for end in [i for i, t in enumerate(have) if t in _SENTENCE_ENDS] + [len(have)]:
+        sentence, at = have[start:end], 0
+        for part in parts:
+            found = _find(sentence, part, at)
+            if found is None:
+                break
+            at = found
+        else:
+            return True
+        start = end + 1
+    return False
+
+
+_SENTENCE_ENDS = {".", "!", "?"}
+
+
+def _pattern(form: str) -> list[tuple[str, bool]]:
+    """A form's tokens, each with whether it may carry a typo (marked ``~``)."""
+    want: list[tuple[str, bool]] = []
     fuzzy = False
     for token in tokens(form):
         if token == "~":
@@ -324,11 +349,16 @@ def _said(have: tuple[str, ...], form: str) -> bool:
             continue
         want.append((token, fuzzy))
         fuzzy = False
+    return want
+
+
+def _find(have: tuple[str, ...], want: list[tuple[str, bool]], start: int) -> int | None:
+    """The position just after the first match of ``want`` in ``have`` from ``start`` (None: no match)."""
     n = len(want)
-    if not n:
-        return False
-    return any(all(have[i + j] == w or (f and _close(have[i + j], w)) for j, (w, f) in enumerate(want))
-               for i in range(len(have) - n + 1))
+    for i in range(start, len(have) - n + 1):
+        if all(have[i + j] == w or (f and _close(have[i + j], w)) for j, (w, f) in enumerate(want)):
+            return i + n
+    return None
 
 
 def _shows(entry: Entry, where: Where) -> str | None:

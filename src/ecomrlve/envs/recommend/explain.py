@@ -19,8 +19,8 @@ _SAID: dict[str, tuple[str, ...]] = {
     "ship_days_max": ("{v} ~days",), "wattage_min": ("{v}W", "{v} ~watts"),
     "screen_size_min": ("{v} ~inches", "{v}-~inch"), "weight_max": ("{v} lb",), "size": ("~size {v}",),
 }
-#: How the shopper says a product is sold out (SoldOut's phrasings).
-SOLD_OUT_SAID = ("is ~sold out ~now", "isn't ~available ~anymore", "I just ~checked")
+#: How the shopper says a product is sold out (SoldOut's phrasings), after naming it ({p}: its brand and model).
+SOLD_OUT_SAID = ("{p} … ~sold ~out", "{p} … ~available ~anymore", "{p} … ~out of ~stock")
 _DISCOVERY = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history")
 
 
@@ -80,16 +80,33 @@ def product_facts(transcript: Transcript, product_id: str, requirements: list[di
 
 
 def in_stock_fact(transcript: Transcript, product_id: str, sold_out: bool, due: int | None = None,
-                  said: tuple[str, ...] = SOLD_OUT_SAID) -> Fact:
+                  said: tuple[str, ...] | None = None) -> Fact:
     """Whether the product was in stock when judged: a product the episode sells out (planned) must be shown
-    sold out or said to be; otherwise the stock the agent saw last before the answer."""
+    sold out or said to be (by the shopper, naming it); otherwise the stock the agent saw last before the answer."""
     if sold_out:
         where: Where = Shown(product_id, "in_stock", tools=_DISCOVERY, equals="false")
+        if said is None:
+            name = brand_model(transcript, product_id)
+            said = tuple(f.replace("{p}", name) for f in SOLD_OUT_SAID) if name else ()
         return Fact(f"{product_id} sold out", "true", (where, Said(said)), met=False, due=due)
     where = Shown(product_id, "in_stock", tools=_DISCOVERY)
     last = transcript.last(where, due)
     return Fact(f"{product_id} in_stock", last.shown if last else "?", where,
                 met=None if last is None else last.shown == "true", due=due)
+
+
+def brand_model(transcript: Transcript, product_id: str) -> str:
+    """How the shopper's sentences name a product, from the title a tool showed: its words up to the model
+    number ("Voltlabs Terra 7" of "Voltlabs Terra 7 45W Power Bank, 20000mAh, Gray"); empty if never shown."""
+    seen = transcript.locate(Shown(product_id, "title"))
+    if seen is None:
+        return ""
+    words: list[str] = []
+    for word in seen.shown.split(",")[0].split():
+        words.append(word)
+        if any(ch.isdigit() for ch in word):
+            break
+    return " ".join(words)
 
 
 def final_requirements(goal: dict[str, Any], transcript: Transcript, before: int | None) -> tuple[list[dict[str, Any]], bool]:
