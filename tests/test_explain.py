@@ -16,6 +16,7 @@ from ecomrlve.envs import env_specs
 from ecomrlve.envs.explain import Shown, explain
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play
+from ecomrlve.protocol import expand_result
 
 ENV_IDS = [spec.id for spec in env_specs()]
 
@@ -89,7 +90,7 @@ def _strip(record: dict, ident: str, key: str) -> dict:
 
     for message in doctored["messages"]:
         if message.get("role") == "tool":
-            data = json.loads(message["content"])
+            data = expand_result(json.loads(message["content"]))  # compact tables as full cards
             walk(data)
             message["content"] = json.dumps(data)
     return doctored

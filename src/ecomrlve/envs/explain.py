@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ecomrlve.protocol import expand_result
 from ecomrlve.registry import env_spec, load
 from ecomrlve.user.noise import _SLANG  # the slang the shopper's noise swaps in
 
@@ -233,7 +234,7 @@ class Transcript:
                 name = message.get("name") or pending.get(message.get("tool_call_id", ""), ("", {}))[0]
                 text = str(message.get("content") or "")
                 try:
-                    data = json.loads(text)
+                    data = expand_result(json.loads(text))  # compact tables back to today's cards
                 except ValueError:
                     data = None
                 arguments = pending.get(message.get("tool_call_id", ""), (name, {}))[1]
