@@ -15,8 +15,8 @@ from ecomrlve.cli import app
 from ecomrlve.envs import env_specs
 from ecomrlve.envs.explain import Shown, explain
 from ecomrlve.episode import EcomEnv
-from ecomrlve.runner import play
 from ecomrlve.protocol import expand_result
+from ecomrlve.runner import play
 
 ENV_IDS = [spec.id for spec in env_specs()]
 
