@@ -17,6 +17,7 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, short_text
 from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
@@ -130,16 +131,13 @@ def _check_reset_arguments(env_ids: tuple[str, ...], env_id: object, seed: objec
         raise ValueError(f"seed must be an integer in [0, 2**63) or None, got {short_text(repr(seed), 60)}")
 
 
-_ENGINE_ATTRIBUTE = "_ecomrlve_shared_search_engine"
-
-
 def shared_search_engine(catalog: Catalog) -> SearchEngine:
-    """One search engine (and index) per catalog object, kept on the catalog itself.
+    """One search engine (and index) per catalog object, kept in the catalog's derived data.
 
-    A module-level cache would keep every catalog ever used alive; stored on the catalog, the
+    A module-level cache would keep every catalog ever used alive; kept by the catalog, the
     engine is freed together with it.
     """
-    engine = vars(catalog).get(_ENGINE_ATTRIBUTE)
-    if engine is None:
-        engine = vars(catalog)[_ENGINE_ATTRIBUTE] = SearchEngine(catalog)
-    return engine
+    return SEARCH_ENGINE.of(catalog)
+
+
+SEARCH_ENGINE = derived("search_engine", SearchEngine)

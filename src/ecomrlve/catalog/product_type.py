@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog, short_title
 
 #: Known nouns (lower case) -> the type they name; the lexicon adds to a category's own nouns.
@@ -382,28 +383,32 @@ def _own_nouns(catalog: Catalog, category: int) -> dict[str, str]:
 
 
 def category_types(catalog: Catalog, category: int) -> CategoryTypes:
-    """Types of one category's products, computed on first use and cached on the catalog.
+    """Types of one category's products, built once per catalog (derived data).
 
     The main type is the most common one, types counted by :func:`fold` (ties: the category's own
     noun, then the type seen first), as its first product spells it.
     """
-    cache = catalog.__dict__.setdefault("_product_types", {})
-    if category not in cache:
-        rows = catalog.category_rows[category]
-        own = _own_nouns(catalog, category)
-        names, codes = title_types(catalog.titles.take(rows), own)
-        used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
-        counts: dict[str, list[int]] = {}  # folded type -> [products, its first product's type], first seen first
-        for _, code, count in sorted(zip(first_of.tolist(), used.tolist(), count_of.tolist())):
-            counts.setdefault(fold(names[code]), [0, code])[0] += count
-        if counts:
-            main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
-        else:
-            main = catalog.categories[category].noun.lower()
-        types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
-        codes.flags.writeable = False
-        cache[category] = CategoryTypes(rows, types, main, tuple(names), codes)
-    return cache[category]
+    return CATEGORY_TYPES.of(catalog, category)
+
+
+def _category_types(catalog: Catalog, category: int) -> CategoryTypes:
+    rows = catalog.category_rows[category]
+    own = _own_nouns(catalog, category)
+    names, codes = title_types(catalog.titles.take(rows), own)
+    used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
+    counts: dict[str, list[int]] = {}  # folded type -> [products, its first product's type], first seen first
+    for _, code, count in sorted(zip(first_of.tolist(), used.tolist(), count_of.tolist())):
+        counts.setdefault(fold(names[code]), [0, code])[0] += count
+    if counts:
+        main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
+    else:
+        main = catalog.categories[category].noun.lower()
+    types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
+    codes.flags.writeable = False
+    return CategoryTypes(rows, types, main, tuple(names), codes)
+
+
+CATEGORY_TYPES = derived("category_types", _category_types)
 
 
 def product_type(catalog: Catalog, row: int) -> str:
@@ -424,14 +429,18 @@ def is_main_type(catalog: Catalog, row: int) -> bool:
 
 def main_type_mask(catalog: Catalog) -> np.ndarray:
     """Per product, :func:`is_main_type` (every category's types, computed once, cached on the catalog)."""
-    mask = catalog.__dict__.get("_main_type_mask")
-    if mask is None:
-        mask = np.zeros(len(catalog), dtype=bool)
-        for category in range(len(catalog.categories)):
-            mask[category_types(catalog, category).main_rows()] = True
-        mask.flags.writeable = False
-        catalog.__dict__["_main_type_mask"] = mask
+    return MAIN_TYPE_MASK.of(catalog)
+
+
+def _main_type_mask(catalog: Catalog) -> np.ndarray:
+    mask = np.zeros(len(catalog), dtype=bool)
+    for category in range(len(catalog.categories)):
+        mask[category_types(catalog, category).main_rows()] = True
+    mask.flags.writeable = False
     return mask
+
+
+MAIN_TYPE_MASK = derived("main_type_mask", _main_type_mask)
 
 
 def same_type(a: str, b: str) -> bool:
@@ -518,42 +527,46 @@ def model_tokens(text: str, brand: str, noun: str) -> str:
 
 
 def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
-    """Every product of ``category`` -> the name a shopper says, cached per category.
+    """Every product of ``category`` -> the name a shopper says, built once per category (derived data).
 
     Brand + model words + product type, the model words taken from the title's head, else its
     first clause, else the whole title: the first of these that singles the product out within
     its category. When none does, the title's first clause (``unique`` tells whether even that is
     shared); never the whole listing title.
     """
-    cache = catalog.__dict__.setdefault("_spoken_names", {})
-    if category not in cache:
-        info = category_types(catalog, category)
-        rows = info.rows.tolist()
-        titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+    return SPOKEN_NAMES.of(catalog, category)
 
-        def option(row: int, level: int) -> tuple[str, str]:
-            title = titles[row]
-            if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
-                return short_title(title), ""
-            text = (title_head(title), short_title(title), title)[level]
-            noun, brand = info.types[row], catalog.brand_of(row)
-            model = model_tokens(text, brand, noun)
-            return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
 
-        names: dict[int, SpokenName] = {}
-        pending = rows
-        for level in range(5):  # a longer name only for the rows whose shorter one is shared
-            options = {row: option(row, level) for row in rows}
-            taken = Counter(text.lower() for text, _ in options.values())
-            for row in pending:
-                text, model = options[row]
-                if taken[text.lower()] == 1 or level == 4:
-                    names[row] = SpokenName(text, model, taken[text.lower()] == 1)
-            pending = [row for row in pending if row not in names]
-            if not pending:
-                break
-        cache[category] = names
-    return cache[category]
+def _spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
+    info = category_types(catalog, category)
+    rows = info.rows.tolist()
+    titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+
+    def option(row: int, level: int) -> tuple[str, str]:
+        title = titles[row]
+        if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
+            return short_title(title), ""
+        text = (title_head(title), short_title(title), title)[level]
+        noun, brand = info.types[row], catalog.brand_of(row)
+        model = model_tokens(text, brand, noun)
+        return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
+
+    names: dict[int, SpokenName] = {}
+    pending = rows
+    for level in range(5):  # a longer name only for the rows whose shorter one is shared
+        options = {row: option(row, level) for row in rows}
+        taken = Counter(text.lower() for text, _ in options.values())
+        for row in pending:
+            text, model = options[row]
+            if taken[text.lower()] == 1 or level == 4:
+                names[row] = SpokenName(text, model, taken[text.lower()] == 1)
+        pending = [row for row in pending if row not in names]
+        if not pending:
+            break
+    return names
+
+
+SPOKEN_NAMES = derived("spoken_names", _spoken_names)
 
 
 def spoken_name(catalog: Catalog, row: int) -> SpokenName:

@@ -267,7 +267,7 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
         metadata={**manifest.get("source_metadata", {}), "directory": str(directory), "embedder": built_with},
         descriptions=text_column("descriptions"), retriever_source=functools.partial(_open_retriever, directory),
     )
-    catalog.__dict__["_id_order"] = columns["id_order"]
+    catalog.derived.provide("id_order", columns["id_order"])
     return catalog
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
@@ -52,20 +53,24 @@ def category_view(catalog: Catalog, category: int, *, main_type_only: bool = Fal
     """The rows of ``category`` (what a search filtered to it can return), or with ``main_type_only``
     the products a request for the category can mean: its rows of the category's main type (a
     "Smartwatches" request never means the straps and chargers filed next to the watches)."""
-    views = catalog.__dict__.setdefault("_category_views", {})
-    key = (category, main_type_only)
-    if key not in views:
-        rows = np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
-        sub = Catalog(
-            name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
-            category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
-            brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
-            rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
-            categorical={a: c[rows] for a, c in catalog.categorical.items()},
-            numeric={a: v[rows] for a, v in catalog.numeric.items()})
-        sub.__dict__["_variant_columns"] = variant_columns(catalog).take(rows)  # the catalog's draw, not the view's
-        views[key] = CategoryView(rows, sub)
-    return views[key]
+    return CATEGORY_VIEWS.of(catalog, (category, main_type_only))
+
+
+def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
+    category, main_type_only = key
+    rows = np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
+    sub = Catalog(
+        name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
+        category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
+        brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
+        rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
+        categorical={a: c[rows] for a, c in catalog.categorical.items()},
+        numeric={a: v[rows] for a, v in catalog.numeric.items()})
+    sub.derived.provide("variant_columns", variant_columns(catalog).take(rows))  # the catalog's draw, not the view's
+    return CategoryView(rows, sub)
+
+
+CATEGORY_VIEWS = derived("category_views", _category_view)
 
 
 def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:

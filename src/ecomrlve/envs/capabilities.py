@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT
@@ -108,10 +109,7 @@ class CatalogUnsupportedError(ValueError):
 
 def capabilities(catalog: Catalog) -> CatalogCapabilities:
     """The catalog's capability report, computed once per catalog object (O(n), vectorised)."""
-    cached = catalog.__dict__.get("_capabilities")
-    if cached is None:
-        cached = catalog.__dict__["_capabilities"] = analyse(catalog)
-    return cached
+    return CAPABILITIES.of(catalog)
 
 
 def require_support(catalog: Catalog, env_ids: tuple[str, ...] | list[str]) -> None:
@@ -218,6 +216,9 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
                            for attr, values in catalog.numeric.items()}
     envs = _env_support(by_name)
     return CatalogCapabilities(counts=counts, features=by_name, envs=envs, attribute_products=attribute_products)
+
+
+CAPABILITIES = derived("capabilities", analyse)
 
 
 #: JOURNEY runs when at least this many of its intent environments can.

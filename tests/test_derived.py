@@ -1,0 +1,147 @@
+"""Catalog-derived data: declared in one place, kept only in the catalog's store, built once even from threads."""
+
+from __future__ import annotations
+
+import ast
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ecomrlve.catalog.derived import DECLARED, DerivedStore, derived
+from ecomrlve.catalog.product_type import main_type_mask, spoken_names
+from ecomrlve.catalog.rowindex import title_word_index
+from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.capabilities import capabilities
+from ecomrlve.envs.recommend.requirements import field_facts
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ecomrlve"
+
+
+def _sources() -> list[tuple[Path, ast.Module]]:
+    return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(SRC.rglob("*.py"))]
+
+
+def _names_a_catalog(node: ast.AST) -> bool:
+    return "catalog" in ast.unparse(node).lower()
+
+
+def test_no_module_keeps_data_on_a_catalog() -> None:
+    """No ``catalog.__dict__``, ``vars(catalog)``, ``setattr(catalog, ...)`` or ``catalog.x = ...`` anywhere in
+    the package: derived data goes through ``catalog.derived`` (declared in ``ecomrlve.catalog.derived``)."""
+    found = []
+    for path, tree in _sources():
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr == "__dict__" and _names_a_catalog(node.value):
+                found.append(f"{where} {ast.unparse(node)}")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("vars", "setattr")
+                  and node.args and _names_a_catalog(node.args[0])):
+                found.append(f"{where} {ast.unparse(node)}")
+            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{where} {ast.unparse(t)}" for t in targets
+                          if isinstance(t, ast.Attribute) and _names_a_catalog(t.value) and t.attr != "flags"]
+    assert not found, "data kept on a catalog outside its derived store:\n" + "\n".join(found)
+
+
+def test_every_declared_kind_has_one_handle_and_every_handle_is_declared() -> None:
+    made: dict[str, list[str]] = {}
+    for path, tree in _sources():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "derived"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                made.setdefault(node.args[0].value, []).append(str(path.relative_to(SRC)))
+    assert sorted(made) == sorted(DECLARED)
+    assert {name: places for name, places in made.items() if len(places) > 1} == {}
+    with pytest.raises(KeyError, match="not declared"):
+        derived("undeclared_thing", lambda catalog: None)
+
+
+def test_a_catalog_refuses_attributes_it_does_not_declare() -> None:
+    catalog = generate_synthetic_catalog(500, seed=3)
+    assert not hasattr(catalog, "__dict__")
+    with pytest.raises(AttributeError):
+        catalog._spoken_names = {}  # type: ignore[attr-defined]
+    with pytest.raises(KeyError, match="not declared"):
+        catalog.derived.provide("_spoken_names", {})
+
+
+def test_a_value_is_built_once_however_many_threads_ask_at_once() -> None:
+    store, calls = DerivedStore(), []
+    start = threading.Barrier(32)
+
+    def build() -> object:
+        calls.append(1)
+        time.sleep(0.02)  # wide open for a second builder, were there no lock
+        return object()
+
+    got: list[object] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(store.get("category_rows", None, build))
+
+    threads = [threading.Thread(target=ask) for _ in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(calls) == 1 and store.builds["category_rows"] == 1
+    assert len(got) == 32 and all(value is got[0] for value in got)
+
+
+def _everything(catalog) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Fresh derived data of every layer, as episodes read it."""
+    return {
+        "spoken": [spoken_names(catalog, c) for c in range(len(catalog.categories))],
+        "views": [category_view(catalog, c, main_type_only=True) for c in range(len(catalog.categories))],
+        "titles": title_word_index(catalog),
+        "main": main_type_mask(catalog),
+        "facts": field_facts(catalog),
+        "capabilities": capabilities(catalog),
+    }
+
+
+def test_threads_reading_fresh_derived_data_all_get_one_build() -> None:
+    """Sessions and the LLM shopper's worker threads read derived data at once: every thread gets the same
+    objects, each built once, equal to what one thread alone builds."""
+    catalog = generate_synthetic_catalog(4000, seed=11)
+    start = threading.Barrier(12)
+    results: list[dict[str, object]] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            start.wait()
+            results.append(_everything(catalog))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and len(results) == 12
+    first = results[0]
+    for result in results[1:]:
+        for name, value in first.items():
+            other = result[name]
+            if isinstance(value, list):
+                assert all(a is b for a, b in zip(value, other, strict=True)), name  # type: ignore[call-overload]
+            else:
+                assert other is value, name
+    categories = len(catalog.categories)
+    builds = catalog.derived.builds
+    assert builds["spoken_names"] == categories and builds["category_types"] == categories
+    assert builds["category_views"] == categories
+    assert all(builds[name] == 1 for name in ("title_words", "main_type_mask", "field_facts", "capabilities",
+                                              "variant_columns", "category_rows"))
+    alone = _everything(generate_synthetic_catalog(4000, seed=11))
+    assert alone["spoken"] == first["spoken"]
+    assert np.array_equal(alone["main"], first["main"])  # type: ignore[arg-type]
+    assert alone["titles"].keys() == first["titles"].keys()  # type: ignore[attr-defined]
