@@ -145,3 +145,37 @@ def test_threads_reading_fresh_derived_data_all_get_one_build() -> None:
     assert alone["spoken"] == first["spoken"]
     assert np.array_equal(alone["main"], first["main"])  # type: ignore[arg-type]
     assert alone["titles"].keys() == first["titles"].keys()  # type: ignore[attr-defined]
+
+
+def test_a_directory_holds_the_names_episodes_would_work_out(tmp_path) -> None:
+    """``catalog build`` stores every product's type and spoken name (memory-mapped on open): what a directory
+    serves is exactly what the in-memory catalog works out on first use, and opening it works out none."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.product_type import STORED_NAMES, category_types, product_type, spoken_name
+    from ecomrlve.catalog.store import build_catalog_dir
+
+    memory = generate_synthetic_catalog(1500, seed=4)
+    build_catalog_dir(memory, tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    stored = STORED_NAMES.of(opened)
+    assert stored is not None and isinstance(stored.type_code, np.ndarray) and not stored.type_code.flags.writeable
+    for row in range(len(memory)):
+        assert spoken_name(opened, row) == spoken_name(memory, row)
+        assert product_type(opened, row) == product_type(memory, row)
+    for category in range(len(memory.categories)):
+        ours, theirs = category_types(opened, category), category_types(memory, category)
+        assert (ours.main, ours.names) == (theirs.main, theirs.names)
+        assert np.array_equal(ours.rows, theirs.rows) and np.array_equal(ours.codes, theirs.codes)
+    assert opened.derived.builds["spoken_names"] == 0 and opened.derived.builds["category_rows"] == 0
+    assert capabilities(opened) == capabilities(memory)
+
+
+def test_building_bm25_of_a_large_catalog_in_memory_is_said_on_stderr(capsys, monkeypatch) -> None:
+    from ecomrlve.catalog import search
+
+    monkeypatch.setattr(search, "ANNOUNCED_BUILD", 1000)
+    search.default_retriever(generate_synthetic_catalog(1500, seed=4))
+    err = capsys.readouterr().err
+    assert "building the BM25 index of 1,500 products in memory" in err and "ecomrlve catalog build" in err
+    search.default_retriever(generate_synthetic_catalog(500, seed=4))
+    assert capsys.readouterr().err == ""

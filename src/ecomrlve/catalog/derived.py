@@ -84,6 +84,8 @@ DECLARED: dict[str, Declaration] = {
                                   "directory", "category"),
     "main_type_mask": Declaration("per product, whether it is of its category's main type", "category_types",
                                   "first use"),
+    "stored_names": Declaration("every category's types and every product's spoken name, as stored in a directory",
+                                "category_types, spoken_names", "directory"),
     "spoken_names": Declaration("per product, the name a shopper says (brand + model words + type)",
                                 "titles, brand, category_types", "directory", "category"),
     # catalog/views.py
@@ -102,6 +104,8 @@ DECLARED: dict[str, Declaration] = {
                                      "what the family builds", "env", "family"),
     "search_engine": Declaration("the search engine every EcomEnv on the catalog shares (and its index)",
                                  "titles, descriptions, the directory's indexes", "env"),
+    "stored_capabilities": Declaration("the capability report ``catalog build`` stored in the manifest (a dict)",
+                                       "every column", "directory"),
     "capabilities": Declaration("the capability report (features, per-env support)", "every column", "env"),
     "field_facts": Declaration("per product, the requirement fields it supports, as bits", "columns, narrowing",
                                "first use"),

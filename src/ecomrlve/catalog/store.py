@@ -5,6 +5,8 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     manifest.json        counts, categories, brands, embedder name/dim/fingerprint, build times
     columns/*.npy        one numpy array per numeric column (+ the id sort order)
     text.arrow           titles and descriptions (Arrow IPC, memory-mapped zero-copy)
+    derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
+                         category, each product's type and spoken name (``spoken.arrow``), memory-mapped
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
@@ -30,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.derived import DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
+from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, stored_names_of
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
 from ecomrlve.catalog.validate import (
@@ -115,6 +119,54 @@ def write_columns(catalog: Catalog, out: Path) -> None:
         writer.write_table(table, max_chunksize=len(catalog) or 1)
 
 
+def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_progress) -> dict[str, Any]:
+    """What episodes would otherwise work out of the catalog on first use, into ``out/derived/``; returns
+    the manifest's ``derived`` entry (format, per-category types, category bounds)."""
+    (out / "derived").mkdir(parents=True, exist_ok=True)
+    names = stored_names_of(catalog, progress("spoken names", len(catalog)))
+    rows = catalog.category_rows
+    np.save(out / "derived" / "category_order.npy", np.concatenate(rows) if rows else np.zeros(0, np.int64))
+    np.save(out / "derived" / "type_code.npy", names.type_code)
+    np.save(out / "derived" / "spoken_unique.npy", names.spoken_unique)
+    table = pa.table({"text": names.spoken_text, "model": names.spoken_model})
+    with pa.OSFile(str(out / "derived" / "spoken.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=len(catalog) or 1)
+    return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
+            "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types)}
+
+
+def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
+    """Installs a directory's ``derived/`` data into ``catalog`` (memory-mapped); a directory written with
+    another format, or none, is left to work it out on first use."""
+    if not isinstance(entry, dict) or entry.get("format") != DERIVED_FORMAT:
+        return
+    n, count = len(catalog), len(catalog.categories)
+    try:
+        order = np.load(directory / "derived" / "category_order.npy", mmap_mode="r")
+        type_code = np.load(directory / "derived" / "type_code.npy", mmap_mode="r")
+        unique = np.load(directory / "derived" / "spoken_unique.npy", mmap_mode="r")
+        with pa.memory_map(str(directory / "derived" / "spoken.arrow")) as source:
+            spoken = pa.ipc.open_file(source).read_all()
+        bounds = [int(b) for b in entry["category_bounds"]]
+        type_names = tuple(tuple(str(t) for t in names) for names in entry["type_names"])
+        main_types = tuple(str(t) for t in entry["main_types"])
+    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError) as exc:
+        raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
+    if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
+            or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count):
+        raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
+                                    f"{count} categories; rebuild the directory")
+
+    def column(name: str) -> pa.Array:
+        found = spoken.column(name)
+        return found.chunk(0) if found.num_chunks == 1 else found.combine_chunks()
+
+    order = np.asarray(order)  # views of the mapped file, not copies
+    catalog.derived.provide("category_rows", tuple(order[bounds[i]: bounds[i + 1]] for i in range(count)))
+    catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, np.asarray(type_code),
+                                                           column("text"), column("model"), np.asarray(unique)))
+
+
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,
                   embed_chunk: Callable[[list[str]], np.ndarray] | None = None, chunk: int = EMBED_CHUNK) -> np.ndarray:
     """Vectors of every product into ``out/vectors.f16.npy``, resuming where an earlier run stopped.
@@ -169,6 +221,8 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
     timings: dict[str, float] = {}
     with _timed(timings, "columns"):
         write_columns(catalog, out)
+    with _timed(timings, "derived"):
+        derived_entry = write_derived(catalog, out, progress)
     with _timed(timings, "lexical"):
         advance = progress("lexical index", 1)
         BM25Retriever(catalog).save(out / "lexical")
@@ -203,7 +257,7 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
                        for c in catalog.categories],
         "brands": list(catalog.brands), "embedder": embedder_info, "build_seconds": timings,
         "files": checksums, "columns": column_dtypes(_column_arrays(catalog)),
-        "source_metadata": _jsonable(catalog.metadata), **(extra or {}),
+        "source_metadata": _jsonable(catalog.metadata), "derived": derived_entry, **(extra or {}),
     }
     return write_manifest(out, manifest)
 
@@ -268,7 +322,15 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
         descriptions=text_column("descriptions"), retriever_source=functools.partial(_open_retriever, directory),
     )
     catalog.derived.provide("id_order", columns["id_order"])
+    _install_derived(catalog, directory, manifest.get("derived"))
+    if isinstance(manifest.get("capabilities"), dict):
+        catalog.derived.provide(STORED_CAPABILITIES.name, manifest["capabilities"])
     return catalog
+
+
+#: The capability report a directory's manifest holds (``catalog build`` stores it; read by
+#: :func:`ecomrlve.envs.capabilities.capabilities`, which lives above this layer); None when it has none.
+STORED_CAPABILITIES: Derived[dict[str, Any] | None] = derived("stored_capabilities", lambda catalog: None)
 
 
 def _open_retriever(directory: Path, catalog: Catalog) -> Retriever:

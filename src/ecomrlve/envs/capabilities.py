@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.store import STORED_CAPABILITIES
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.registry import env_specs
@@ -218,7 +219,17 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
     return CatalogCapabilities(counts=counts, features=by_name, envs=envs, attribute_products=attribute_products)
 
 
-CAPABILITIES = derived("capabilities", analyse)
+def _report(catalog: Catalog) -> CatalogCapabilities:
+    """The report a catalog directory's manifest stores (``catalog build`` analysed the same products), when it
+    is of this version and covers the environments registered now; else :func:`analyse`."""
+    stored = STORED_CAPABILITIES.of(catalog)
+    if (stored is not None and stored.get("version") == CAPABILITIES_VERSION
+            and set(stored.get("envs", {})) == {spec.id for spec in env_specs()}):
+        return CatalogCapabilities.from_dict(stored)
+    return analyse(catalog)
+
+
+CAPABILITIES = derived("capabilities", _report)
 
 
 #: JOURNEY runs when at least this many of its intent environments can.
