@@ -179,3 +179,48 @@ def test_building_bm25_of_a_large_catalog_in_memory_is_said_on_stderr(capsys, mo
     assert "building the BM25 index of 1,500 products in memory" in err and "ecomrlve catalog build" in err
     search.default_retriever(generate_synthetic_catalog(500, seed=4))
     assert capsys.readouterr().err == ""
+
+
+def _oracle_records(catalog, episodes: int) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
+    import json
+
+    from ecomrlve.episode import EcomEnv
+
+    env, records = EcomEnv("C8", catalog=catalog), []
+    for number in range(episodes):
+        observation = env.reset(env_id=env.env_ids[number % len(env.env_ids)], difficulty=(number * 5) % 16,
+                                seed=number)
+        oracle = env.oracle()
+        while not observation.done:
+            observation = env.step(oracle.act(observation))
+        record = json.loads(env.record.to_json())
+        record.pop("catalog")
+        records.append(record)
+    return records
+
+
+@pytest.mark.slow
+def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_path) -> None:
+    """The directory's stored views, variants, names and id tokens are what its catalog works out on first use
+    (the same columns with no stored data): oracle episodes of every environment are the same record for record."""
+    import dataclasses
+
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.variants import variant_columns
+
+    build_catalog_dir(generate_synthetic_catalog(3000, seed=0), tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    memory = dataclasses.replace(opened)  # a fresh derived store: nothing stored, all worked out
+    for category in range(len(memory.categories)):
+        for main_type_only in (False, True):
+            ours = category_view(opened, category, main_type_only=main_type_only)
+            theirs = category_view(memory, category, main_type_only=main_type_only)
+            assert np.array_equal(ours.rows, theirs.rows) and ours.catalog.titles.equals(theirs.catalog.titles)
+            for name in ("ids", "brand", "price_cents", "stock", "rating_count"):
+                assert np.array_equal(getattr(ours.catalog, name), getattr(theirs.catalog, name))
+            assert np.array_equal(variant_columns(ours.catalog).codes, variant_columns(theirs.catalog).codes)
+    assert opened._id_tokens == memory._id_tokens
+    assert _oracle_records(opened, 48) == _oracle_records(dataclasses.replace(opened), 48)
+    assert memory.derived.builds["category_views"] > 0
+    assert opened.derived.builds["stored_views"] == 0 and opened.derived.builds["variant_columns"] == 0

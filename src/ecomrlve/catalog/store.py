@@ -23,6 +23,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,6 +51,8 @@ from ecomrlve.catalog.validate import (
     read_manifest,
     write_manifest,
 )
+from ecomrlve.catalog.variants import VARIANT_COLUMNS, VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
+from ecomrlve.catalog.views import STORED_VIEWS, CategoryView, sub_catalog, view_rows
 
 if TYPE_CHECKING:  # embedders load lazily, with the dense index
     from ecomrlve.catalog.embedders import Embedder
@@ -94,21 +97,23 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     timings[stage] = round(time.perf_counter() - start, 3)
 
 
-def _column_arrays(catalog: Catalog) -> dict[str, np.ndarray]:
+def _column_arrays(catalog: Catalog, id_order: bool = True) -> dict[str, np.ndarray]:
     columns = {"ids": catalog.ids, "category": catalog.category, "brand": catalog.brand,
                "price_cents": catalog.price_cents, "rating_x10": catalog.rating_x10,
                "rating_count": catalog.rating_count, "ship_days": catalog.ship_days, "stock": catalog.stock,
-               "id_order": catalog._id_order}
+               **({"id_order": catalog._id_order} if id_order else {})}
     columns.update({f"categorical.{k}": v for k, v in catalog.categorical.items()})
     columns.update({f"numeric.{k}": v for k, v in catalog.numeric.items()})
     return columns
 
 
-def write_columns(catalog: Catalog, out: Path) -> None:
-    """The catalog itself: numpy columns and the Arrow text file."""
-    (out / "columns").mkdir(parents=True, exist_ok=True)
-    for name, array in _column_arrays(catalog).items():
-        np.save(out / "columns" / f"{name}.npy", np.ascontiguousarray(array))
+def write_columns(catalog: Catalog, out: Path, *, id_order: bool = True) -> None:
+    """The catalog itself: numpy columns (in ``out/columns``; with ``id_order=False``, the stored views', in
+    ``out`` itself and without the id order) and the Arrow text file."""
+    where = out / "columns" if id_order else out
+    where.mkdir(parents=True, exist_ok=True)
+    for name, array in _column_arrays(catalog, id_order).items():
+        np.save(where / f"{name}.npy", np.ascontiguousarray(array))
     text = {"titles": catalog.titles}
     if catalog.descriptions is not None:
         text["descriptions"] = catalog.descriptions
@@ -128,11 +133,67 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     np.save(out / "derived" / "category_order.npy", np.concatenate(rows) if rows else np.zeros(0, np.int64))
     np.save(out / "derived" / "type_code.npy", names.type_code)
     np.save(out / "derived" / "spoken_unique.npy", names.spoken_unique)
-    table = pa.table({"text": names.spoken_text, "model": names.spoken_model})
-    with pa.OSFile(str(out / "derived" / "spoken.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table, max_chunksize=len(catalog) or 1)
+    _write_table(out / "derived" / "spoken.arrow", {"text": names.spoken_text, "model": names.spoken_model})
+    _write_variants(variant_columns(catalog), out / "derived")
+    views = {}
+    for main_type_only, kind in ((False, "views"), (True, "main_views")):
+        per_category = [view_rows(catalog, c, main_type_only) for c in range(len(catalog.categories))]
+        order = np.concatenate(per_category) if per_category else np.zeros(0, np.int64)
+        stacked = sub_catalog(catalog, order, kind)
+        write_columns(stacked, out / "derived" / kind, id_order=False)
+        np.save(out / "derived" / kind / "rows.npy", order)
+        _write_variants(variant_columns(stacked), out / "derived" / kind)
+        views[kind] = np.cumsum([0, *map(len, per_category)]).tolist()
+    pattern, lengths = catalog._id_tokens
     return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
-            "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types)}
+            "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types),
+            "view_bounds": views, "id_pattern": pattern.pattern, "id_lengths": sorted(lengths)}
+
+
+def _write_table(path: Path, columns: dict[str, pa.Array]) -> None:
+    table = pa.table(columns)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=table.num_rows or 1)
+
+
+def _write_variants(columns: VariantColumns, out: Path) -> None:
+    np.save(out / "variant_attribute.npy", columns.attribute)
+    for i, codes in enumerate(columns.codes):
+        np.save(out / f"variant_codes.{i}.npy", codes)
+
+
+def _read_variants(directory: Path, n: int) -> VariantColumns:
+    attribute = np.load(directory / "variant_attribute.npy", mmap_mode="r")
+    codes = tuple(np.asarray(np.load(directory / f"variant_codes.{i}.npy", mmap_mode="r"))
+                  for i in range(VARIANTS_PER_PRODUCT))
+    if attribute.shape != (n,) or any(c.shape != (n,) for c in codes):
+        raise ValueError(f"variant columns of {attribute.shape} rows, expected {n}")
+    return VariantColumns(np.asarray(attribute), codes)
+
+
+def _read_stacked_views(directory: Path, catalog: Catalog, kind: str, bounds: list[int]) -> tuple[CategoryView, list[int]]:
+    """One kind of stored views: their columns back to back as one catalog, with the parent's categories and
+    brands, and where each category's view starts."""
+    path = directory / "derived" / kind
+    n = bounds[-1]
+    columns = {p.stem: np.asarray(np.load(p, mmap_mode="r")) for p in sorted(path.glob("*.npy"))
+               if not p.stem.startswith("variant_")}
+    with pa.memory_map(str(path / "text.arrow")) as source:
+        text = pa.ipc.open_file(source).read_all()
+    titles = text.column("titles")
+    stacked = Catalog(
+        name=f"{catalog.name}#{kind}", ids=columns["ids"], titles=titles.chunk(0) if titles.num_chunks == 1
+        else titles.combine_chunks(), category=columns["category"], categories=catalog.categories,
+        brand=columns["brand"], brands=catalog.brands, price_cents=columns["price_cents"],
+        rating_x10=columns["rating_x10"], rating_count=columns["rating_count"], ship_days=columns["ship_days"],
+        stock=columns["stock"],
+        categorical={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("categorical.")},
+        numeric={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("numeric.")})
+    rows = columns["rows"]
+    if rows.shape != (n,) or len(stacked) != n:
+        raise ValueError(f"{kind} holds {len(stacked)} rows, expected {n}")
+    stacked.derived.provide("variant_columns", _read_variants(path, n))
+    return CategoryView(rows, stacked), bounds
 
 
 def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
@@ -150,10 +211,15 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         bounds = [int(b) for b in entry["category_bounds"]]
         type_names = tuple(tuple(str(t) for t in names) for names in entry["type_names"])
         main_types = tuple(str(t) for t in entry["main_types"])
-    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError) as exc:
+        variants = _read_variants(directory / "derived", n)
+        views = {main: _read_stacked_views(directory, catalog, kind, [int(b) for b in entry["view_bounds"][kind]])
+                 for main, kind in ((False, "views"), (True, "main_views"))}
+        id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
+    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, re.error) as exc:
         raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
     if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
-            or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count):
+            or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count
+            or any(len(b) != count + 1 for _, b in views.values())):
         raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
                                     f"{count} categories; rebuild the directory")
 
@@ -165,6 +231,9 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
     catalog.derived.provide("category_rows", tuple(order[bounds[i]: bounds[i + 1]] for i in range(count)))
     catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, np.asarray(type_code),
                                                            column("text"), column("model"), np.asarray(unique)))
+    catalog.derived.provide(VARIANT_COLUMNS.name, variants)
+    catalog.derived.provide(STORED_VIEWS.name, views)
+    catalog.derived.provide("id_tokens", id_tokens)
 
 
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,

@@ -45,8 +45,8 @@ class VariantColumns:
     attribute: np.ndarray  # int8
     codes: tuple[np.ndarray, ...]  # VARIANTS_PER_PRODUCT int16 columns
 
-    def take(self, rows: np.ndarray) -> VariantColumns:
-        """The columns of ``rows`` (a sub-catalog of those rows, in that order)."""
+    def take(self, rows: np.ndarray | slice) -> VariantColumns:
+        """The columns of ``rows`` (a sub-catalog of those rows, in that order; a slice takes no copy)."""
         return VariantColumns(self.attribute[rows], tuple(column[rows] for column in self.codes))
 
     def has_value(self, attribute: str, code: int, rows: np.ndarray | None = None) -> np.ndarray:

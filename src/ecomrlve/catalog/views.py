@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.derived import derived
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
@@ -56,21 +56,42 @@ def category_view(catalog: Catalog, category: int, *, main_type_only: bool = Fal
     return CATEGORY_VIEWS.of(catalog, (category, main_type_only))
 
 
+def view_rows(catalog: Catalog, category: int, main_type_only: bool) -> np.ndarray:
+    """The ascending rows of a category view."""
+    return np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
+
+
 def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
     category, main_type_only = key
-    rows = np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
+    stored = STORED_VIEWS.of(catalog)
+    if stored is not None:  # a catalog directory's: every view of a kind back to back, memory-mapped
+        stacked, bounds = stored[main_type_only]
+        start, stop = bounds[category], bounds[category + 1]
+        return CategoryView(stacked.rows[start:stop], sub_catalog(stacked.catalog, np.s_[start:stop],
+                                                                     f"{catalog.name}#{category}"))
+    rows = view_rows(catalog, category, main_type_only)
+    return CategoryView(rows, sub_catalog(catalog, rows, f"{catalog.name}#{category}"))
+
+
+def sub_catalog(catalog: Catalog, rows: np.ndarray | slice, name: str) -> Catalog:
+    """The products ``rows`` of ``catalog`` (indexes, or a slice: no copy) as a catalog of their own, with the
+    catalog's variant draw (not one of its own)."""
+    titles = catalog.titles[rows] if isinstance(rows, slice) else catalog.titles.take(pa.array(rows))
     sub = Catalog(
-        name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
+        name=name, ids=catalog.ids[rows], titles=titles,
         category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
         brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
         rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
         categorical={a: c[rows] for a, c in catalog.categorical.items()},
         numeric={a: v[rows] for a, v in catalog.numeric.items()})
-    sub.derived.provide("variant_columns", variant_columns(catalog).take(rows))  # the catalog's draw, not the view's
-    return CategoryView(rows, sub)
+    sub.derived.provide("variant_columns", variant_columns(catalog).take(rows))
+    return sub
 
 
 CATEGORY_VIEWS = derived("category_views", _category_view)
+#: A catalog directory's views (installed when it is opened): per ``main_type_only``, every category's view back
+#: to back (a :class:`CategoryView` whose rows are the views' rows in category order) and where each starts.
+STORED_VIEWS: Derived[dict[bool, tuple[CategoryView, list[int]]] | None] = derived("stored_views", lambda catalog: None)
 
 
 def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
