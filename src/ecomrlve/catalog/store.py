@@ -36,6 +36,7 @@ import pyarrow as pa
 from ecomrlve.catalog.derived import DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
 from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, stored_names_of
+from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
 from ecomrlve.catalog.validate import (
@@ -52,7 +53,15 @@ from ecomrlve.catalog.validate import (
     write_manifest,
 )
 from ecomrlve.catalog.variants import VARIANT_COLUMNS, VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
-from ecomrlve.catalog.views import STORED_VIEWS, CategoryView, sub_catalog, view_rows
+from ecomrlve.catalog.views import (
+    STORED_VIEWS,
+    CategoryView,
+    StoredTitleWords,
+    StoredViews,
+    category_view,
+    sub_catalog,
+    view_rows,
+)
 
 if TYPE_CHECKING:  # embedders load lazily, with the dense index
     from ecomrlve.catalog.embedders import Embedder
@@ -135,7 +144,7 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     np.save(out / "derived" / "spoken_unique.npy", names.spoken_unique)
     _write_table(out / "derived" / "spoken.arrow", {"text": names.spoken_text, "model": names.spoken_model})
     _write_variants(variant_columns(catalog), out / "derived")
-    views = {}
+    views, words = {}, {}
     for main_type_only, kind in ((False, "views"), (True, "main_views")):
         per_category = [view_rows(catalog, c, main_type_only) for c in range(len(catalog.categories))]
         order = np.concatenate(per_category) if per_category else np.zeros(0, np.int64)
@@ -143,11 +152,19 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
         write_columns(stacked, out / "derived" / kind, id_order=False)
         np.save(out / "derived" / kind / "rows.npy", order)
         _write_variants(variant_columns(stacked), out / "derived" / kind)
+        if main_type_only:  # SUB's title likeness reads these views' title word indexes
+            index = StoredTitleWords.of([title_word_index(category_view(catalog, c, main_type_only=True).catalog)
+                                         for c in range(len(catalog.categories))])
+            _write_table(out / "derived" / kind / "title_words.arrow", {"word": index.words})
+            np.save(out / "derived" / kind / "title_word_bounds.npy", index.bounds)
+            np.save(out / "derived" / kind / "title_word_rows.npy", index.rows)
+            words[kind] = index.word_starts
         views[kind] = np.cumsum([0, *map(len, per_category)]).tolist()
     pattern, lengths = catalog._id_tokens
     return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
             "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types),
-            "view_bounds": views, "id_pattern": pattern.pattern, "id_lengths": sorted(lengths)}
+            "view_bounds": views, "title_word_starts": words, "id_pattern": pattern.pattern,
+            "id_lengths": sorted(lengths)}
 
 
 def _write_table(path: Path, columns: dict[str, pa.Array]) -> None:
@@ -171,13 +188,14 @@ def _read_variants(directory: Path, n: int) -> VariantColumns:
     return VariantColumns(np.asarray(attribute), codes)
 
 
-def _read_stacked_views(directory: Path, catalog: Catalog, kind: str, bounds: list[int]) -> tuple[CategoryView, list[int]]:
+def _read_stacked_views(directory: Path, catalog: Catalog, kind: str, entry: dict[str, Any]) -> StoredViews:
     """One kind of stored views: their columns back to back as one catalog, with the parent's categories and
-    brands, and where each category's view starts."""
+    brands, where each category's view starts, and their title word indexes when stored."""
+    bounds = [int(b) for b in entry["view_bounds"][kind]]
     path = directory / "derived" / kind
     n = bounds[-1]
     columns = {p.stem: np.asarray(np.load(p, mmap_mode="r")) for p in sorted(path.glob("*.npy"))
-               if not p.stem.startswith("variant_")}
+               if not p.stem.startswith(("variant_", "title_word"))}
     with pa.memory_map(str(path / "text.arrow")) as source:
         text = pa.ipc.open_file(source).read_all()
     titles = text.column("titles")
@@ -193,7 +211,18 @@ def _read_stacked_views(directory: Path, catalog: Catalog, kind: str, bounds: li
     if rows.shape != (n,) or len(stacked) != n:
         raise ValueError(f"{kind} holds {len(stacked)} rows, expected {n}")
     stacked.derived.provide("variant_columns", _read_variants(path, n))
-    return CategoryView(rows, stacked), bounds
+    title_words = None
+    if kind in entry.get("title_word_starts", {}):
+        with pa.memory_map(str(path / "title_words.arrow")) as source:
+            words = pa.ipc.open_file(source).read_all().column("word")
+        starts = [int(s) for s in entry["title_word_starts"][kind]]
+        title_words = StoredTitleWords(words.chunk(0) if words.num_chunks == 1 else words.combine_chunks(), starts,
+                                       np.asarray(np.load(path / "title_word_bounds.npy", mmap_mode="r")),
+                                       np.asarray(np.load(path / "title_word_rows.npy", mmap_mode="r")))
+        if len(starts) != len(bounds) or len(title_words.words) != starts[-1] or \
+                len(title_words.bounds) != starts[-1] + len(bounds) - 1:
+            raise ValueError(f"{kind}'s title word index does not match its views")
+    return StoredViews(CategoryView(rows, stacked), bounds, title_words)
 
 
 def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
@@ -212,14 +241,14 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         type_names = tuple(tuple(str(t) for t in names) for names in entry["type_names"])
         main_types = tuple(str(t) for t in entry["main_types"])
         variants = _read_variants(directory / "derived", n)
-        views = {main: _read_stacked_views(directory, catalog, kind, [int(b) for b in entry["view_bounds"][kind]])
+        views = {main: _read_stacked_views(directory, catalog, kind, entry)
                  for main, kind in ((False, "views"), (True, "main_views"))}
         id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
     except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, re.error) as exc:
         raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
     if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
             or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count
-            or any(len(b) != count + 1 for _, b in views.values())):
+            or any(len(v.bounds) != count + 1 for v in views.values())):
         raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
                                     f"{count} categories; rebuild the directory")
 

@@ -65,10 +65,13 @@ def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
     category, main_type_only = key
     stored = STORED_VIEWS.of(catalog)
     if stored is not None:  # a catalog directory's: every view of a kind back to back, memory-mapped
-        stacked, bounds = stored[main_type_only]
-        start, stop = bounds[category], bounds[category + 1]
-        return CategoryView(stacked.rows[start:stop], sub_catalog(stacked.catalog, np.s_[start:stop],
-                                                                     f"{catalog.name}#{category}"))
+        views = stored[main_type_only]
+        start, stop = views.bounds[category], views.bounds[category + 1]
+        view = CategoryView(views.stacked.rows[start:stop], sub_catalog(views.stacked.catalog, np.s_[start:stop],
+                                                                           f"{catalog.name}#{category}"))
+        if views.title_words is not None:
+            view.catalog.derived.provide("title_words", views.title_words.of_view(category))
+        return view
     rows = view_rows(catalog, category, main_type_only)
     return CategoryView(rows, sub_catalog(catalog, rows, f"{catalog.name}#{category}"))
 
@@ -89,9 +92,50 @@ def sub_catalog(catalog: Catalog, rows: np.ndarray | slice, name: str) -> Catalo
 
 
 CATEGORY_VIEWS = derived("category_views", _category_view)
-#: A catalog directory's views (installed when it is opened): per ``main_type_only``, every category's view back
-#: to back (a :class:`CategoryView` whose rows are the views' rows in category order) and where each starts.
-STORED_VIEWS: Derived[dict[bool, tuple[CategoryView, list[int]]] | None] = derived("stored_views", lambda catalog: None)
+@dataclass(frozen=True)
+class StoredTitleWords:
+    """Every view's title word index (:func:`~ecomrlve.catalog.rowindex.title_word_index`) back to back: view
+    ``v``'s words are ``words[word_starts[v]:word_starts[v + 1]]``, word ``i`` of all has rows
+    ``rows[bounds[i + v]:bounds[i + v + 1]]`` (each view's bounds end with one more entry)."""
+
+    words: pa.Array
+    word_starts: list[int]
+    bounds: np.ndarray
+    rows: np.ndarray
+
+    def of_view(self, view: int) -> dict[str, np.ndarray]:
+        start, stop = self.word_starts[view], self.word_starts[view + 1]
+        bounds = self.bounds[start + view: stop + view + 1].tolist()
+        return {word: self.rows[bounds[i]:bounds[i + 1]] for i, word in enumerate(self.words[start:stop].to_pylist())}
+
+    @staticmethod
+    def of(indexes: list[dict[str, np.ndarray]]) -> StoredTitleWords:
+        """The indexes of every view, in view order, back to back."""
+        words = [word for index in indexes for word in index]
+        rows = [postings for index in indexes for postings in index.values()]
+        bounds, at = [], 0
+        for index in indexes:
+            for postings in index.values():
+                bounds.append(at)
+                at += len(postings)
+            bounds.append(at)
+        return StoredTitleWords(pa.array(words, pa.string()), np.cumsum([0, *map(len, indexes)]).tolist(),
+                                np.array(bounds, dtype=np.int64),
+                                np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class StoredViews:
+    """One kind of a directory's views: every category's view back to back (a :class:`CategoryView` whose rows are
+    the views' rows in category order), where each starts, and (main-type views) their title word indexes."""
+
+    stacked: CategoryView
+    bounds: list[int]
+    title_words: StoredTitleWords | None
+
+
+#: A catalog directory's views (installed when it is opened), per ``main_type_only``.
+STORED_VIEWS: Derived[dict[bool, StoredViews] | None] = derived("stored_views", lambda catalog: None)
 
 
 def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:
