@@ -75,7 +75,7 @@ DECLARED: dict[str, Declaration] = {
     "variant_columns": Declaration("each product's variant attribute and its variants' value codes",
                                    "ids, category, categorical", "directory"),
     "value_bits": Declaration("per product, the values of an attribute it has (own or its variants') as bits",
-                              "categorical[attribute], variant_columns", "first use", "attribute"),
+                              "categorical[attribute], variant_columns", "directory", "attribute"),
     "variant_narrowing": Declaration("per product, whether a requirement on an attribute can narrow to it",
                                      "category_values, variant_columns", "first use", "attribute"),
     "title_words": Declaration("title word -> ascending rows whose title has it", "titles", "env"),
@@ -83,7 +83,7 @@ DECLARED: dict[str, Declaration] = {
     "category_types": Declaration("a category's product types (per row) and its main type", "titles, categories",
                                   "directory", "category"),
     "main_type_mask": Declaration("per product, whether it is of its category's main type", "category_types",
-                                  "first use"),
+                                  "directory"),
     "stored_names": Declaration("every category's types and every product's spoken name, as stored in a directory",
                                 "category_types, spoken_names", "directory"),
     "spoken_names": Declaration("per product, the name a shopper says (brand + model words + type)",
@@ -123,8 +123,8 @@ DECLARED: dict[str, Declaration] = {
                                              "brand, categorical, category_rows", "first use", "category"),
     "bundle_projects": Declaration("per BUNDLE project, the catalog categories it needs", "categories",
                                    "first use"),
-    "bundle_in_stock": Declaration("in-stock products per category", "stock, category", "first use"),
-    "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "first use",
+    "bundle_in_stock": Declaration("in-stock products per category", "stock, category", "env"),
+    "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
 }
 

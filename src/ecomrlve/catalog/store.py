@@ -6,7 +6,9 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     columns/*.npy        one numpy array per numeric column (+ the id sort order)
     text.arrow           titles and descriptions (Arrow IPC, memory-mapped zero-copy)
     derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
-                         category, each product's type and spoken name (``spoken.arrow``), memory-mapped
+                         category, each product's type and spoken name (``spoken.arrow``), the variant draw,
+                         every category view (``views/``, ``main_views/``: columns back to back, + the main
+                         views' title word indexes), all memory-mapped so that processes share the pages
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
@@ -35,7 +37,7 @@ import pyarrow as pa
 
 from ecomrlve.catalog.derived import DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
-from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, stored_names_of
+from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, main_type_mask, stored_names_of
 from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
@@ -52,7 +54,13 @@ from ecomrlve.catalog.validate import (
     read_manifest,
     write_manifest,
 )
-from ecomrlve.catalog.variants import VARIANT_COLUMNS, VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
+from ecomrlve.catalog.variants import (
+    VARIANT_COLUMNS,
+    VARIANTS_PER_PRODUCT,
+    VariantColumns,
+    value_bits,
+    variant_columns,
+)
 from ecomrlve.catalog.views import (
     STORED_VIEWS,
     CategoryView,
@@ -144,6 +152,9 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     np.save(out / "derived" / "spoken_unique.npy", names.spoken_unique)
     _write_table(out / "derived" / "spoken.arrow", {"text": names.spoken_text, "model": names.spoken_model})
     _write_variants(variant_columns(catalog), out / "derived")
+    np.save(out / "derived" / "main_type_mask.npy", main_type_mask(catalog))
+    for attribute in catalog.categorical:
+        np.save(out / "derived" / f"value_bits.{attribute}.npy", value_bits(catalog, attribute))
     views, words = {}, {}
     for main_type_only, kind in ((False, "views"), (True, "main_views")):
         per_category = [view_rows(catalog, c, main_type_only) for c in range(len(catalog.categories))]
@@ -241,6 +252,9 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         type_names = tuple(tuple(str(t) for t in names) for names in entry["type_names"])
         main_types = tuple(str(t) for t in entry["main_types"])
         variants = _read_variants(directory / "derived", n)
+        main_mask = np.asarray(np.load(directory / "derived" / "main_type_mask.npy", mmap_mode="r"))
+        bits = {attribute: np.asarray(np.load(directory / "derived" / f"value_bits.{attribute}.npy", mmap_mode="r"))
+                for attribute in catalog.categorical}
         views = {main: _read_stacked_views(directory, catalog, kind, entry)
                  for main, kind in ((False, "views"), (True, "main_views"))}
         id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
@@ -248,7 +262,8 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
     if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
             or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count
-            or any(len(v.bounds) != count + 1 for v in views.values())):
+            or any(len(v.bounds) != count + 1 for v in views.values()) or main_mask.shape != (n,)
+            or any(b.shape != (n,) for b in bits.values())):
         raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
                                     f"{count} categories; rebuild the directory")
 
@@ -261,6 +276,9 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
     catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, np.asarray(type_code),
                                                            column("text"), column("model"), np.asarray(unique)))
     catalog.derived.provide(VARIANT_COLUMNS.name, variants)
+    catalog.derived.provide("main_type_mask", main_mask)
+    for attribute, found in bits.items():
+        catalog.derived.provide("value_bits", found, attribute)
     catalog.derived.provide(STORED_VIEWS.name, views)
     catalog.derived.provide("id_tokens", id_tokens)
 

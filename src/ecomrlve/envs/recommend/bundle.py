@@ -314,8 +314,13 @@ class BundleFamily(TaskFamily):
                     "need, meeting their requirements and overall budget, then call answer(product_ids=[...]).")
 
     def prepare(self, catalog: Catalog) -> None:
-        """The catalog's field facts (the per-item requirements read them)."""
+        """The catalog's field facts (the per-item requirements read them), its in-stock main-type counts and
+        every category's cheap rows (the references are drawn from them)."""
         field_facts(catalog)
+        BUNDLE_IN_STOCK.of(catalog)
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                BUNDLE_CHEAP.of(catalog, category)
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. A product "
