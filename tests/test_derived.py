@@ -224,4 +224,4 @@ def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_
     assert _oracle_records(opened, 48) == _oracle_records(dataclasses.replace(opened), 48)
     assert memory.derived.builds["category_views"] > 0
     assert all(opened.derived.builds[name] == 0 for name in ("stored_views", "variant_columns", "value_bits",
-                                                             "main_type_mask", "id_tokens", "category_rows"))
+                                                             "main_type_mask", "id_tokens", "category_rows", "sorted_ids"))

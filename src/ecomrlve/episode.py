@@ -18,7 +18,7 @@ from typing import Any
 from ecomrlve.actions import AgentAction, short_text
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.derived import derived
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import Catalog, build_lookups
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
@@ -65,6 +65,7 @@ class EcomEnv:
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
         require_support(self.catalog, self.env_ids)
+        build_lookups(self.catalog)
         # per-catalog structures now, not on a category's first episode
         prepare_catalog(self.catalog, [get_environment(env_id) for env_id in self.env_ids])
         self.search = search if search is not None else shared_search_engine(self.catalog)

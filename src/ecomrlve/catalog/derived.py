@@ -61,12 +61,12 @@ class Declaration:
 DECLARED: dict[str, Declaration] = {
     # catalog/schema.py
     "id_order": Declaration("row order of the ids sorted (stable argsort)", "ids", "directory"),
-    "sorted_ids": Declaration("the ids in sorted order (O(log n) id lookup)", "ids, id_order", "first use"),
+    "sorted_ids": Declaration("the ids in sorted order (O(log n) id lookup)", "ids, id_order", "directory"),
     "category_rows": Declaration("rows of each category, ascending", "category", "directory"),
-    "brand_index": Declaration("lower-cased brand -> its first code", "brands", "first use"),
-    "brand_codes": Declaration("lower-cased brand -> every code spelling it", "brands", "first use"),
+    "brand_index": Declaration("lower-cased brand -> its first code", "brands", "env"),
+    "brand_codes": Declaration("lower-cased brand -> every code spelling it", "brands", "env"),
     "category_index": Declaration("category words (leaf, ancestors, noun) -> category indices", "categories",
-                                  "first use"),
+                                  "env"),
     "id_tokens": Declaration("a token pattern keeping ids whole, and the id lengths", "ids", "directory"),
     "category_values": Declaration("per category, the codes of an attribute its products carry",
                                    "category, categorical[attribute]", "first use", "attribute"),

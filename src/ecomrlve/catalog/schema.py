@@ -332,6 +332,13 @@ def _id_tokens(catalog: Catalog) -> tuple[re.Pattern[str], frozenset[int]]:
     return re.compile(pattern), frozenset(lengths)
 
 
+def build_lookups(catalog: Catalog) -> None:
+    """The lookups every environment's tools and shopper read (id, brand and category indexes, the id token
+    pattern), built now: ``EcomEnv()`` calls it so that no episode pays for their first use."""
+    for lookup in (SORTED_IDS, BRAND_INDEX, BRAND_CODES, CATEGORY_INDEX, CATEGORY_ROWS, ID_TOKENS):
+        lookup.of(catalog)
+
+
 ID_ORDER = derived("id_order", _id_order)
 SORTED_IDS = derived("sorted_ids", _sorted_ids)
 CATEGORY_ROWS = derived("category_rows", _category_rows)

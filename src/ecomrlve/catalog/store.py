@@ -153,6 +153,7 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     _write_table(out / "derived" / "spoken.arrow", {"text": names.spoken_text, "model": names.spoken_model})
     _write_variants(variant_columns(catalog), out / "derived")
     np.save(out / "derived" / "main_type_mask.npy", main_type_mask(catalog))
+    np.save(out / "derived" / "sorted_ids.npy", catalog._sorted_ids)
     for attribute in catalog.categorical:
         np.save(out / "derived" / f"value_bits.{attribute}.npy", value_bits(catalog, attribute))
     views, words = {}, {}
@@ -253,6 +254,7 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         main_types = tuple(str(t) for t in entry["main_types"])
         variants = _read_variants(directory / "derived", n)
         main_mask = np.asarray(np.load(directory / "derived" / "main_type_mask.npy", mmap_mode="r"))
+        sorted_ids = np.asarray(np.load(directory / "derived" / "sorted_ids.npy", mmap_mode="r"))
         bits = {attribute: np.asarray(np.load(directory / "derived" / f"value_bits.{attribute}.npy", mmap_mode="r"))
                 for attribute in catalog.categorical}
         views = {main: _read_stacked_views(directory, catalog, kind, entry)
@@ -263,6 +265,7 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
     if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
             or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count
             or any(len(v.bounds) != count + 1 for v in views.values()) or main_mask.shape != (n,)
+            or sorted_ids.shape != (n,) or sorted_ids.dtype != catalog.ids.dtype
             or any(b.shape != (n,) for b in bits.values())):
         raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
                                     f"{count} categories; rebuild the directory")
@@ -277,6 +280,7 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
                                                            column("text"), column("model"), np.asarray(unique)))
     catalog.derived.provide(VARIANT_COLUMNS.name, variants)
     catalog.derived.provide("main_type_mask", main_mask)
+    catalog.derived.provide("sorted_ids", sorted_ids)
     for attribute, found in bits.items():
         catalog.derived.provide("value_bits", found, attribute)
     catalog.derived.provide(STORED_VIEWS.name, views)
