@@ -225,3 +225,22 @@ def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_
     assert memory.derived.builds["category_views"] > 0
     assert all(opened.derived.builds[name] == 0 for name in ("stored_views", "variant_columns", "value_bits",
                                                              "main_type_mask", "id_tokens", "category_rows", "sorted_ids"))
+
+
+def test_a_directory_written_without_derived_data_works_it_out(tmp_path) -> None:
+    """A directory whose manifest has no ``derived`` entry (written before it existed) opens as before and works
+    its derived data out on first use."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.product_type import STORED_NAMES, spoken_name
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.validate import read_manifest, write_manifest
+
+    memory = generate_synthetic_catalog(500, seed=2)
+    build_catalog_dir(memory, tmp_path / "dir", embedder_name=None)
+    manifest = read_manifest(tmp_path / "dir")
+    manifest.pop("derived")
+    write_manifest(tmp_path / "dir", manifest)
+    opened = load_catalog(str(tmp_path / "dir"))
+    assert STORED_NAMES.of(opened) is None
+    assert [spoken_name(opened, r) for r in range(len(opened))] == [spoken_name(memory, r) for r in range(len(memory))]
+    assert opened.derived.builds["spoken_names"] == len(opened.categories)

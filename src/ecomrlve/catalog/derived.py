@@ -17,7 +17,8 @@ derived data at the same time and all get one build. Reading a built value takes
 
 **When.** ``directory``: written by ``ecomrlve catalog build`` into the catalog directory (``derived/``,
 memory-mapped on open, so replicas share the pages) and otherwise built on first use; ``env``: built
-by ``EcomEnv()`` for the environments it plays (``TaskFamily.prepare``) so episodes never pay for it;
+by ``EcomEnv()`` (``schema.build_lookups``, and ``TaskFamily.prepare`` for the environments it plays) so
+episodes never pay for it;
 ``first use``: built when first read (cheap, or needed only by some episodes); ``memo``: a bounded or
 single-slot memo of pure values, filled as episodes read them (a value computed twice by two threads is
 the same value, so memos need no lock beyond the store's).
