@@ -244,3 +244,17 @@ def test_a_directory_written_without_derived_data_works_it_out(tmp_path) -> None
     assert STORED_NAMES.of(opened) is None
     assert [spoken_name(opened, r) for r in range(len(opened))] == [spoken_name(memory, r) for r in range(len(memory))]
     assert opened.derived.builds["spoken_names"] == len(opened.categories)
+
+
+def test_a_directory_plays_the_episodes_of_the_catalog_it_was_built_from(tmp_path) -> None:
+    """Same episodes from the in-memory catalog and from the directory built of it: the attribute columns come
+    back in the order the catalog had (an episode's draws follow it; files sorted by name reordered them and
+    BUNDLE drew other requirements)."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+
+    source = generate_synthetic_catalog(3000, seed=0)
+    build_catalog_dir(source, tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    assert list(opened.categorical) == list(source.categorical) and list(opened.numeric) == list(source.numeric)
+    assert _oracle_records(opened, 24) == _oracle_records(source, 24)
