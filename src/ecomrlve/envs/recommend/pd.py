@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import is_main_type, main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.views import CategoryView, category_view
@@ -62,18 +63,22 @@ _PARTNER_TRIES = 20  # targets tried for one with a partner product sharing m(d)
 
 def ambiguous_categories(catalog: Catalog) -> frozenset[int]:
     """Categories whose main product type is also another category's main type (a real taxonomy files
-    keyboards under "Keyboards" and under a catch-all "Computers" leaf), cached per catalog. A shopper asks
+    keyboards under "Keyboards" and under a catch-all "Computers" leaf), built once per catalog. A shopper asks
     for the product type ("a keyboard"), while the valid set is one leaf's, so a request in one of them would
     be judged on a leaf the agent cannot tell from the other: PD draws no target there while it has others."""
-    found = catalog.__dict__.get("_pd_ambiguous")
-    if found is None:
-        by_type: dict[str, list[int]] = {}
-        for category, rows in enumerate(catalog.category_rows):
-            if len(rows):
-                by_type.setdefault(main_type(catalog, category), []).append(category)
-        shared = frozenset(c for categories in by_type.values() if len(categories) > 1 for c in categories)
-        found = catalog.__dict__["_pd_ambiguous"] = shared if len(shared) < sum(map(len, by_type.values())) else frozenset()
-    return found
+    return AMBIGUOUS_CATEGORIES.of(catalog)
+
+
+def _ambiguous_categories(catalog: Catalog) -> frozenset[int]:
+    by_type: dict[str, list[int]] = {}
+    for category, rows in enumerate(catalog.category_rows):
+        if len(rows):
+            by_type.setdefault(main_type(catalog, category), []).append(category)
+    shared = frozenset(c for categories in by_type.values() if len(categories) > 1 for c in categories)
+    return shared if len(shared) < sum(map(len, by_type.values())) else frozenset()
+
+
+AMBIGUOUS_CATEGORIES = derived("pd_ambiguous_categories", _ambiguous_categories)
 
 
 class PDGoal(RecommendGoal):
