@@ -355,11 +355,18 @@ def _cart_key(world: World) -> tuple:
 def names_itself(catalog: Catalog, row: int) -> bool:
     """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
     understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
-    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type."""
+    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, and a
+    brand and type without model words ("the TRAVO pan") only where no other product of the category has both."""
     name = spoken_name(catalog, row)
-    names = ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), name.model.lower(),
-                      product_type(catalog, row).lower())
-    return name.unique and names.score(name.text.lower()) >= NAMED
+    brand, noun = catalog.brand_of(row), product_type(catalog, row)
+    names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
+    if not (name.unique and names.score(name.text.lower()) >= NAMED):
+        return False
+    if name.model:
+        return True
+    # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
+    return not any(int(other) != row and catalog.brand_of(int(other)) == brand and product_type(catalog, int(other)) == noun
+                   for other in catalog.category_rows[int(catalog.category[row])])
 
 
 # -- the environment ------------------------------------------------------------------------------

@@ -184,8 +184,15 @@ def _item(chunk: str) -> Item:
     return Item(chunk.strip(), quantity=quantity, variant_text=variant)
 
 
+def _tokens(text: str) -> list[str]:
+    """Lower-case words, a plural "s" dropped ("Insoles" is "insole")."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _WORD.findall(text.lower())]
+
+
 def _title_words(card: dict[str, Any]) -> set[str]:
-    return set(_WORD.findall(f"{card.get('brand', '')} {card['title']}".lower()))
+    """A card's brand and title words, with each two neighbours written as one ("Smart Watch": "smartwatch")."""
+    words = _tokens(f"{card.get('brand', '')} {card['title']}")
+    return set(words) | {_tokens(a + b)[0] for a, b in zip(words, words[1:])}
 
 
 def _prefix(words: list[str], title: list[str]) -> int:
@@ -195,11 +202,12 @@ def _prefix(words: list[str], title: list[str]) -> int:
     return n
 
 
-def _match(item: Item, found: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The card that is the product the shopper named: its title starts with the most of the name's words
-    (brand and model come first: "Pulse 9" is not "Pulse 19"), then holds the most of them, then the fewest
-    others; None if no card holds most of the name's words."""
-    words = _WORD.findall(item.name.lower())
+def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
+    """The card that is the product the shopper named: its brand and title hold the most of the name's words,
+    then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
+    then it has the fewest other words; None if no card holds all the name's words (``strict``) or all
+    but one (a type a title words differently)."""
+    words = _tokens(item.name)
     best: tuple[int, int, int, int] | None = None
     chosen = None
     for rank, card in enumerate(found):
@@ -208,12 +216,12 @@ def _match(item: Item, found: list[dict[str, Any]]) -> dict[str, Any] | None:
         brand = card.get("brand") or ""
         if brand and not _contains(item.name, brand):
             continue
-        title = _WORD.findall(short_title(str(card["title"])).lower())
+        title = _tokens(short_title(str(card["title"])))
         have = _title_words(card)
-        key = (_prefix(words, title), sum(w in have for w in words), -len(have), -rank)
+        key = (sum(w in have for w in words), _prefix(words, title), -len(have), -rank)
         if best is None or key > best:
             best, chosen = key, card
-    if chosen is None or best is None or best[1] < max(1, len(words) - 1):
+    if chosen is None or best is None or best[0] < (len(words) if strict or len(words) < 3 else len(words) - 1):
         return None
     return chosen
 
@@ -261,7 +269,8 @@ class CartReference:
             if name == "catalog_search":
                 i = next(lookups, None)
                 if i is not None and self.items[i].card is None:
-                    self.items[i].card = _match(self.items[i], list(result.get("results", [])))
+                    item = self.items[i]
+                    item.card = _match(item, list(result.get("results", [])), strict=item.searched < 2)
             elif name == "user_get_visit_history":
                 next(lookups, None)
                 self.history = list(result.get("viewed", []))
