@@ -331,7 +331,10 @@ class CartReference:
             while phrase_words and any(_near(re.sub(r"\W", "", phrase_words[-1].lower()), w)
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
-            original = pending.pop(0)
+            said = set(_tokens(" ".join(phrase_words)))
+            original = max(pending, key=lambda it: (len(said & (set(_tokens(it.name)) | (_title_words(it.card) if it.card
+                                                                                         else set()))), -pending.index(it)))
+            pending.remove(original)
             original.replaced = True
             self.items.append(Item(" ".join(phrase_words), quantity=original.quantity,
                                    variant_text=original.variant_text, any_variant=original.any_variant))
@@ -389,7 +392,7 @@ class CartReference:
                 self.lookups.append(i)
         for item in items:
             if item.out_of_stock and item.announced < _MAX_ASKS:
-                notices.append(STOCK_OUT_NOTICE.format(item=item.spoken))
+                notices.append(STOCK_OUT_NOTICE.format(item=item.spoken if not item.announced else item.name))
                 item.announced += 1
         unknown_quantity = [it for it in items if it.quantity is None and it.asked_quantity < _MAX_ASKS
                             and not it.out_of_stock]
