@@ -130,6 +130,7 @@ class Item:
 def parse_opening(text: str) -> tuple[list[Item], bool]:
     """The items an opening asks for (name, stated quantity and variant) and whether the shopper wants
     to check the cart before the agent finishes."""
+    text = text.rpartition(": ")[2]  # a journey's lead ("Hold on, let's do this first: ...") is not the request
     sentences = _SENTENCE_END.split(text.strip())
     index = next((i for i, s in enumerate(sentences) if _ITEM_START.search(s)), 0)
     request = sentences[index]
