@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ecomrlve.actions import AgentAction, ToolCall, numbered_call
 from ecomrlve.catalog.schema import short_title
@@ -112,7 +112,7 @@ class Item:
     def variant_values(self) -> list[str]:
         return [str(next(v for k, v in variant.items() if k != "variant_id")) for variant in self.variants()]
 
-    def chosen_variant(self) -> str | None | bool:
+    def chosen_variant(self) -> str | None | Literal[False]:
         """The variant id to add (None: the product has none; False: not known yet)."""
         variants = self.variants()
         if not variants:
@@ -332,8 +332,8 @@ class CartReference:
             while phrase_words and any(_near(re.sub(r"\W", "", phrase_words[-1].lower()), w)
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
-            said = set(_tokens(" ".join(phrase_words)))
-            original = max(pending, key=lambda it: (len(said & (set(_tokens(it.name)) | (_title_words(it.card) if it.card
+            replacement = set(_tokens(" ".join(phrase_words)))
+            original = max(pending, key=lambda it: (len(replacement & (set(_tokens(it.name)) | (_title_words(it.card) if it.card
                                                                                          else set()))), -pending.index(it)))
             pending.remove(original)
             original.replaced = True
