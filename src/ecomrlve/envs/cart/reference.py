@@ -41,6 +41,8 @@ _QTY_SUFFIX = re.compile(r"\s*\(x(\d+)\)$")
 _VARIANT_SUFFIXES = (re.compile(r",\s+\S{2,4}\s+(.+?)\s+\S{2,4}$"), re.compile(r"\s+in\s+\S{2,4}\s+(.+?)\s+\S{3,11}$"),
                      re.compile(r"\s+\((?!x\d)([^()]+)\)$"), re.compile(r"\s+in\s+(.+)$"))
 _TAIL = (re.compile(r"\s+(?:to|in)\s+my\s+\S+$"), re.compile(r"\s+-\s+[^-]*$"))
+#: A title's model words: a capitalised word and a number ("Pro 70", "Flex 8X", "Nova 21").
+_MODEL = re.compile(r"\b[A-Z][a-z]+ \d+[A-Z]?\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CONFIRM_WISH_WORDS = ("check", "confirm", "show", "before")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -87,6 +89,8 @@ class Item:
     announced: int = 0  # times the agent said it is out of stock
     replaced: bool = False  # out of stock, and the shopper named another product instead
     rejected: set[str] = field(default_factory=set)  # product ids the shopper said were not this item
+    heard: list[str] = field(default_factory=list)  # what the shopper said of it before its card was seen
+    failed_adds: int = 0
 
     @property
     def name(self) -> str:
@@ -96,11 +100,17 @@ class Item:
 
     @property
     def spoken(self) -> str:
-        """How the agent names it: the shopper's words, or the card's title where they were only "the <brand>
-        <type> I looked at earlier" (a brand and a type may fit several of the products talked about)."""
-        if self.card is not None and self.from_history:
-            return short_title(str(self.card["title"]))
-        return self.name
+        """How the agent names it: the shopper's words, with the card's model words where they were only "the
+        <brand> <type> I looked at earlier" (a brand and a type may fit several of the products talked about):
+        "Marisol Home Store Pro 70 spice rack"; the card's title where its model words cannot be told."""
+        if self.card is None or not self.from_history:
+            return self.name
+        title = str(self.card["title"])
+        model = _MODEL.search(title)
+        brand = str(self.card.get("brand") or "")
+        if model is None or not brand or not self.name.lower().startswith(brand.lower() + " "):
+            return short_title(title)
+        return f"{brand} {model.group(0)} {self.name[len(brand) + 1:]}"
 
     @property
     def from_history(self) -> bool:
@@ -240,6 +250,7 @@ class CartReference:
         self.history: list[dict[str, Any]] | None = None
         self.history_asked = False
         self.lookups: list[int | None] = []  # last turn's lookups in call order: item searched, None: history
+        self.adds: list[str] = []  # last turn's cart_add calls in order: the product each added
         self.asked_all_quantities = 0
         self.idle = 0  # turns in a row with nothing to do
 
@@ -261,7 +272,7 @@ class CartReference:
         return self._next_action()
 
     def _read_tools(self, observation: Observation) -> None:
-        lookups = iter(self.lookups)
+        lookups, adds = iter(self.lookups), iter(self.adds)
         for name, result in tool_results(observation):
             if "cart" in result and isinstance(result["cart"], dict):
                 self.cart = list(result["cart"].get("lines", []))
@@ -278,14 +289,21 @@ class CartReference:
                 for item in self.items:
                     if item.card is None and item.from_history:
                         item.card = _match(item, self.history)
-            if result.get("error") == "out_of_stock":
-                for item in self.active():
-                    if item.card is not None and item.card["product_id"] in result.get("message", ""):
-                        item.out_of_stock = True
-        self.lookups = []
+            if name == "cart_add":
+                added = next(adds, None)
+                if "error" in result:
+                    for item in self.active():
+                        if item.card is not None and item.card["product_id"] == added:
+                            item.failed_adds += 1
+                            item.out_of_stock |= result["error"] == "out_of_stock"
+        self.lookups, self.adds = [], []
         for item in self.active():
             if item.card is not None and not item.card.get("in_stock", True):
                 item.out_of_stock = True
+            if item.card is not None and item.heard:  # what was said of it before its card came
+                for sentence in item.heard:
+                    self._read_about(item, sentence)
+                item.heard.clear()
 
     def _read_shopper(self, said: str) -> None:
         if not said:
@@ -332,9 +350,8 @@ class CartReference:
             while phrase_words and any(_near(re.sub(r"\W", "", phrase_words[-1].lower()), w)
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
-            replacement = set(_tokens(" ".join(phrase_words)))
-            original = max(pending, key=lambda it: (len(replacement & (set(_tokens(it.name)) | (_title_words(it.card) if it.card
-                                                                                         else set()))), -pending.index(it)))
+            replacement = _tokens(" ".join(phrase_words))  # the same type: the same last words
+            original = max(pending, key=lambda it: (_prefix(replacement[::-1], _tokens(it.name)[::-1]), -pending.index(it)))
             pending.remove(original)
             original.replaced = True
             self.items.append(Item(" ".join(phrase_words), quantity=original.quantity,
@@ -345,6 +362,12 @@ class CartReference:
         if not named:
             return
         item = max(named, key=lambda it: len(it.phrase))
+        if item.card is None:  # its values can be told only once its card is seen
+            item.heard.append(sentence)
+            return
+        self._read_about(item, sentence)
+
+    def _read_about(self, item: Item, sentence: str) -> None:
         rest = re.sub(re.escape(item.phrase), " ", sentence, flags=re.IGNORECASE)
         lowered = rest.lower()
         values = sorted((v for v in item.variant_values() if _contains(rest, v)), key=len, reverse=True)
@@ -440,7 +463,7 @@ class CartReference:
         """Cart calls that make the cart what the shopper asked for (as far as it is known); whether any."""
         wanted: dict[str, tuple[str | None, int]] = {}
         for item in items:
-            if item.card is None or item.out_of_stock:
+            if item.card is None or item.out_of_stock or item.failed_adds >= _MAX_ASKS:
                 continue
             variant = item.chosen_variant()
             if variant is False or (item.quantity is None and item.asked_quantity < _MAX_ASKS):
@@ -470,7 +493,9 @@ class CartReference:
             arguments: dict[str, Any] = {"product_id": pid, "quantity": quantity}
             if variant is not None:
                 arguments["variant_id"] = variant
-            made |= call("cart_add", **arguments)
+            if call("cart_add", **arguments):
+                self.adds.append(pid)
+                made = True
         return made
 
 
