@@ -98,6 +98,10 @@ def test_the_opening_is_read_item_by_item_through_noise() -> None:
         ("the Brightfield Echo 3 mouse", None, None), ("the Oaktek Summit 1 running shoes", "10", None),
         ("the Brightix Wave 5 keyboard", "USB-A", None), ("the Echopoint Halo 6 shampoo", "Liquid", 3)]
     assert confirm
+    items, confirm = parse_opening("Hi there, I'm shopping for the Harbor Lane mug, the Meadow lotion ane the Voltaic "
+                                   "27-Inch monitor - can u set up my cart?")
+    assert [it.phrase for it in items] == ["the Harbor Lane mug", "the Meadow lotion", "the Voltaic 27-Inch monitor"]
+    assert not confirm
 
 
 def test_a_product_type_word_is_no_variant_value() -> None:

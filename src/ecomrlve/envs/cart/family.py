@@ -502,12 +502,16 @@ class CartFamily(TaskFamily):
                     history.append(row)
         rng.shuffle(history)
         world.visit_history.extend(history)
-        keys = [(catalog.brand.item(r), catalog.category.item(r)) for r in world.visit_history]
+
+        def key(r: int) -> tuple[int, str]:  # what "the <brand> <type> I looked at" fits: brand and the type's head word
+            return catalog.brand.item(r), (product_type(catalog, r).lower().split() or [""])[-1]
+
+        keys = [key(r) for r in world.visit_history]
         out = []
         for it in items:
             if it.row in history:  # one copy with what changes (items are made with in_history False)
                 update: dict[str, Any] = {"in_history": True}
-                if (it.brand and keys.count((catalog.brand.item(it.row), catalog.category.item(it.row))) == 1
+                if (it.brand and keys.count(key(it.row)) == 1
                         and rng.random() < VAGUE_REFERENCE_PROBABILITY):  # without a brand, the type alone is vague
                     update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
                 it = it.model_copy(update=update)

@@ -158,8 +158,9 @@ def parse_opening(text: str) -> tuple[list[Item], bool]:
     for chunk in chunks:  # ", the Blue one" and " in the Blue color" continue the item before them
         words = chunk.rstrip(", ").split()
         forms = [words] + ([words[:-1]] if words and _near(words[-1].lower(), "and") else [])
-        variant_like = bool(merged) and (merged[-1].rstrip().endswith(" in") or any(
-            3 <= len(form) <= 5 and not form[0][0].isdigit() and _near(form[-1].lower(), "one") for form in forms))
+        variant_like = bool(merged) and (merged[-1].rstrip().endswith(" in") or any(  # values are capitalised or digits
+            3 <= len(form) <= 5 and not form[0][0].isdigit() and _near(form[-1].lower(), "one")
+            and all(not w[0].isalpha() or w[0].isupper() for w in form[1:-1]) for form in forms))
         if variant_like:
             merged[-1] = merged[-1] + " " + chunk
         else:
@@ -201,8 +202,9 @@ def _tokens(text: str) -> list[str]:
 
 
 def _title_words(card: dict[str, Any]) -> set[str]:
-    """A card's brand and title words, with each two neighbours written as one ("Smart Watch": "smartwatch")."""
-    words = _tokens(f"{card.get('brand', '')} {card['title']}")
+    """A card's brand, title and category words, with each two neighbours written as one ("Smart Watch":
+    "smartwatch")."""
+    words = _tokens(f"{card.get('brand', '')} {card['title']} {card.get('category', '')}")
     return set(words) | {_tokens(a + b)[0] for a, b in zip(words, words[1:])}
 
 
@@ -213,13 +215,24 @@ def _prefix(words: list[str], title: list[str]) -> int:
     return n
 
 
+def _type_in(words: list[str], title: list[str]) -> int:
+    """How many of the name's last words (its type: "running shoes") the title has in a row ("Running Insoles,
+    ... Shoe Inserts" has only "shoe")."""
+    for n in range(min(3, len(words)), 0, -1):
+        tail = words[-n:]
+        if any(title[i:i + n] == tail for i in range(len(title) - n + 1)):
+            return n
+    return 0
+
+
 def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
-    """The card that is the product the shopper named: its brand and title hold the most of the name's words,
-    then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
+    """The card that is the product the shopper named: its brand, title and category hold the most of the name's
+    words, then its title's first clause, then its whole title has the most of the name's type words in a row ("Mechanical
+    Keyboard, ..." before "Keycaps Set, ... for Keyboard"), then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
     then it has the fewest other words; None if no card holds all the name's words (``strict``) or all
     but one (a type a title words differently)."""
     words = _tokens(item.name)
-    best: tuple[int, int, int, int] | None = None
+    best: tuple[int, int, int, int, int, int] | None = None
     chosen = None
     for rank, card in enumerate(found):
         if card["product_id"] in item.rejected:
@@ -229,7 +242,8 @@ def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> d
             continue
         title = _tokens(short_title(str(card["title"])))
         have = _title_words(card)
-        key = (sum(w in have for w in words), _prefix(words, title), -len(have), -rank)
+        key = (sum(w in have for w in words), _type_in(words, title), _type_in(words, _tokens(str(card["title"]))),
+               _prefix(words, title), -len(have), -rank)
         if best is None or key > best:
             best, chosen = key, card
     if chosen is None or best is None or best[0] < (len(words) if strict or len(words) < 3 else len(words) - 1):
@@ -321,12 +335,12 @@ class CartReference:
         if any(_contains(sentence, it.phrase) for it in self.active()) or not any(
                 _near(w, cue) for w in words for cue in ("remove", "want", "ask")):
             return
+        named = re.search(r"\bthe\s+(.+?)(?:,|\s+in\s+my\b|[.?!]|$)", sentence)
+        said = _tokens(named.group(1)) if named else []
         for item in self.active():
-            if item.card is None:
+            if item.card is None or not said:
                 continue
-            title = _WORD.findall(short_title(str(item.card["title"])).lower())
-            longest = max((_prefix(title, words[i:]) for i in range(len(words))), default=0)
-            if longest >= min(3, len(title)):
+            if all(w in _title_words(item.card) for w in said):
                 item.rejected.add(str(item.card["product_id"]))
                 item.card, item.searched = None, 0
 
