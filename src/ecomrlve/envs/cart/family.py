@@ -29,6 +29,7 @@ Version history
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -355,18 +356,49 @@ def _cart_key(world: World) -> tuple:
 def names_itself(catalog: Catalog, row: int) -> bool:
     """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
     understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
-    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, and a
-    brand and type without model words ("the TRAVO pan") only where no other product of the category has both."""
+    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, a name another
+    listing of the category answers to as well (its title holds the brand, the type and the model words in a row:
+    "TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office - TRAVO Flex 8X Architect ...") fits both, and a
+    brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
+    both."""
     name = spoken_name(catalog, row)
     brand, noun = catalog.brand_of(row), product_type(catalog, row)
     names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
     if not (name.unique and names.score(name.text.lower()) >= NAMED):
         return False
+    category = int(catalog.category[row])
+    if any(other != row and _fits(name_words, model_words, title)  # what an agent reads: the other listings' titles
+           for name_words, model_words in [(_words(f"{brand} {noun}"), _words(name.model))]
+           for other, title in _title_words(catalog, category)):
+        return False
     if name.model:
         return True
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
     return not any(int(other) != row and catalog.brand_of(int(other)) == brand and product_type(catalog, int(other)) == noun
-                   for other in catalog.category_rows[int(catalog.category[row])])
+                   for other in catalog.category_rows[category])
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words of letters and digits, a plural "s" dropped ("Running Shoes": "running shoe")."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
+def _title_words(catalog: Catalog, category: int) -> list[tuple[int, list[str]]]:
+    """Each product of ``category`` with the words of its brand and title, cached per category."""
+    cache = catalog.__dict__.setdefault("_cart_title_words", {})
+    if category not in cache:
+        cache[category] = [(int(r), _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}"))
+                           for r in catalog.category_rows[category]]
+    found: list[tuple[int, list[str]]] = cache[category]
+    return found
+
+
+def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
+    """Whether a listing whose title has ``title`` answers to a name: its brand and type words, and its model words
+    in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
+    n = len(model_words)
+    return all(w in title for w in name_words) and (not n or any(title[i:i + n] == model_words
+                                                                 for i in range(len(title) - n + 1)))
 
 
 # -- the environment ------------------------------------------------------------------------------

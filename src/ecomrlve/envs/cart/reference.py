@@ -227,12 +227,13 @@ def _type_in(words: list[str], title: list[str]) -> int:
 
 def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
     """The card that is the product the shopper named: its brand, title and category hold the most of the name's
-    words, then its title's first clause, then its whole title has the most of the name's type words in a row ("Mechanical
+    words, then its title's first clause ends in the name's type word ("... Gaming Keyboard", not "Keyboard Wrist Rest
+    Pad"), then its first clause, then its whole title has the most of the name's type words in a row ("Mechanical
     Keyboard, ..." before "Keycaps Set, ... for Keyboard"), then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
     then it has the fewest other words; None if no card holds all the name's words (``strict``) or all
     but one (a type a title words differently)."""
     words = _tokens(item.name)
-    best: tuple[int, int, int, int, int, int] | None = None
+    best: tuple[int, ...] | None = None
     chosen = None
     for rank, card in enumerate(found):
         if card["product_id"] in item.rejected:
@@ -242,8 +243,8 @@ def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> d
             continue
         title = _tokens(short_title(str(card["title"])))
         have = _title_words(card)
-        key = (sum(w in have for w in words), _type_in(words, title), _type_in(words, _tokens(str(card["title"]))),
-               _prefix(words, title), -len(have), -rank)
+        key = (sum(w in have for w in words), int(bool(title) and title[-1] == words[-1]), _type_in(words, title),
+               _type_in(words, _tokens(str(card["title"]))), _prefix(words, title), -len(have), -rank)
         if best is None or key > best:
             best, chosen = key, card
     if chosen is None or best is None or best[0] < (len(words) if strict or len(words) < 3 else len(words) - 1):
