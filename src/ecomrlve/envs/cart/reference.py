@@ -101,11 +101,14 @@ class Item:
     @property
     def spoken(self) -> str:
         """How the agent names it: the shopper's words, with the card's model words where they were only "the
-        <brand> <type> I looked at earlier" (a brand and a type may fit several of the products talked about):
-        "Marisol Home Store Pro 70 spice rack"; the card's title where its model words cannot be told."""
+        <brand> <type> I looked at earlier" (a brand and a type may fit several of the products talked about): the
+        title's first clause where it holds them ("Northio Flex 5 8W Aluminum Desk Lamp"), else the shopper's words
+        with the model words put in ("Marisol Home Store Pro 70 spice rack"), else the first clause."""
         if self.card is None or not self.from_history:
             return self.name
         title = str(self.card["title"])
+        if _MODEL.search(short_title(title)):  # its title's first clause has the model words ("Northio Flex 5 8W ...")
+            return short_title(title)
         model = _MODEL.search(title)
         brand = str(self.card.get("brand") or "")
         if model is None or not brand or not self.name.lower().startswith(brand.lower() + " "):
@@ -215,6 +218,17 @@ def _prefix(words: list[str], title: list[str]) -> int:
     return n
 
 
+_NOT_HEAD = frozenset({"for", "with", "compatible", "by", "featuring", "fits", "to"})
+
+
+def _heads(title: list[str]) -> set[str]:
+    """What a title's first clause is (its last word before "for", "with", "by" ...: "Screen Protector Compatible
+    with ... Smartwatch" is a protector), also as two words run together ("Smart Watch": "smartwatch")."""
+    end = next((i for i, w in enumerate(title) if i > 0 and w in _NOT_HEAD), len(title))
+    head = title[:end]
+    return {head[-1], *_tokens("".join(head[-2:]))} if head else set()
+
+
 def _type_in(words: list[str], title: list[str]) -> int:
     """How many of the name's last words (its type: "running shoes") the title has in a row ("Running Insoles,
     ... Shoe Inserts" has only "shoe")."""
@@ -227,8 +241,8 @@ def _type_in(words: list[str], title: list[str]) -> int:
 
 def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
     """The card that is the product the shopper named: its brand, title and category hold the most of the name's
-    words, then its title's first clause ends in the name's type word ("... Gaming Keyboard", not "Keyboard Wrist Rest
-    Pad"), then its first clause, then its whole title has the most of the name's type words in a row ("Mechanical
+    words, then its title's first clause is the name's type ("... Gaming Keyboard", not "Keyboard Wrist Rest Pad",
+    see :func:`_heads`), then its first clause, then its whole title has the most of the name's type words in a row ("Mechanical
     Keyboard, ..." before "Keycaps Set, ... for Keyboard"), then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
     then it has the fewest other words; None if no card holds all the name's words (``strict``) or all
     but one (a type a title words differently)."""
@@ -243,7 +257,7 @@ def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> d
             continue
         title = _tokens(short_title(str(card["title"])))
         have = _title_words(card)
-        key = (sum(w in have for w in words), int(bool(title) and title[-1] == words[-1]), _type_in(words, title),
+        key = (sum(w in have for w in words), int(words[-1] in _heads(title)), _type_in(words, title),
                _type_in(words, _tokens(str(card["title"]))), _prefix(words, title), -len(have), -rank)
         if best is None or key > best:
             best, chosen = key, card
@@ -431,10 +445,12 @@ class CartReference:
                 self.lookups.append(i)
         for item in items:
             if item.out_of_stock and item.announced < _MAX_ASKS:
-                notices.append(STOCK_OUT_NOTICE.format(item=item.spoken if not item.announced else item.name))
+                notices.append(STOCK_OUT_NOTICE.format(item=item.spoken))
                 item.announced += 1
+        # a stock-out is told on its own: the shopper names the replacement for the product the notice names, and
+        # another product named beside it (a question) may share its model words ("Pro 6")
         unknown_quantity = [it for it in items if it.quantity is None and it.asked_quantity < _MAX_ASKS
-                            and not it.out_of_stock]
+                            and not it.out_of_stock] if not notices else []
         if unknown_quantity:
             if len(unknown_quantity) == len(items) and len(items) > 1 and self.asked_all_quantities == 0:
                 questions.append(QUESTIONS["attribute-018"])
@@ -445,7 +461,7 @@ class CartReference:
                 for it in unknown_quantity:
                     questions.append(QUESTIONS["attribute-020"].format(item=it.spoken))
                     it.asked_quantity += 1
-        for item in items:
+        for item in items if not notices else []:
             if item.card is not None and not item.out_of_stock and item.chosen_variant() is False:
                 questions.append(QUESTIONS["attribute-000"].format(item=item.spoken,
                                                                    options=_options(item.variant_values())))
