@@ -48,6 +48,7 @@ _CONFIRM_WISH_WORDS = ("check", "confirm", "show", "before")
 _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _MAX_ASKS = 2  # times one question is asked before the agent goes with what it has
+_MAX_LISTINGS = 4  # full listings read for one product name
 
 
 def _near(word: str, target: str) -> bool:
@@ -90,6 +91,9 @@ class Item:
     replaced: bool = False  # out of stock, and the shopper named another product instead
     rejected: set[str] = field(default_factory=set)  # product ids the shopper said were not this item
     heard: list[str] = field(default_factory=list)  # what the shopper said of it before its card was seen
+    candidates: list[str] = field(default_factory=list)  # product ids whose full listing to read (titles are cut)
+    detailed: set[str] = field(default_factory=set)  # product ids whose full listing was asked for
+    listings: list[dict[str, Any]] = field(default_factory=list)  # full listings read this turn
     failed_adds: int = 0
 
     @property
@@ -239,31 +243,36 @@ def _type_in(words: list[str], title: list[str]) -> int:
     return 0
 
 
-def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
-    """The card that is the product the shopper named: its brand, title and category hold the most of the name's
-    words, then its title's first clause is the name's type ("... Gaming Keyboard", not "Keyboard Wrist Rest Pad",
-    see :func:`_heads`), then its first clause, then its whole title has the most of the name's type words in a row ("Mechanical
-    Keyboard, ..." before "Keycaps Set, ... for Keyboard"), then its title starts with the most of them (brand and model come first: "Pulse 9" is not "Pulse 19"),
-    then it has the fewest other words; None if no card holds all the name's words (``strict``) or all
-    but one (a type a title words differently)."""
+def _ranked(item: Item, found: list[dict[str, Any]]) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+    """The cards of ``found`` that may be the product the shopper named (its brand, when the card has one, is in
+    the name; not a card the shopper turned down), best first: the most of the name's words in the card's brand,
+    title and category; then a title whose first clause is the name's type ("... Gaming Keyboard", not "Keyboard
+    Wrist Rest Pad", see :func:`_heads`); then the most of the name's type words in a row in the first clause, then
+    in the whole title ("Mechanical Keyboard, ..." before "Keycaps Set, ... for Keyboard"); then a title that starts
+    with the most of the name's words (brand and model come first: "Pulse 9" is not "Pulse 19"); then the fewest
+    other words. Each with its key; the key's first number is how many of the name's words it holds."""
     words = _tokens(item.name)
-    best: tuple[int, ...] | None = None
-    chosen = None
+    ranked = []
     for rank, card in enumerate(found):
-        if card["product_id"] in item.rejected:
-            continue
         brand = card.get("brand") or ""
-        if brand and not _contains(item.name, brand):
+        if card["product_id"] in item.rejected or (brand and not _contains(item.name, brand)):
             continue
         title = _tokens(short_title(str(card["title"])))
         have = _title_words(card)
         key = (sum(w in have for w in words), int(words[-1] in _heads(title)), _type_in(words, title),
                _type_in(words, _tokens(str(card["title"]))), _prefix(words, title), -len(have), -rank)
-        if best is None or key > best:
-            best, chosen = key, card
-    if chosen is None or best is None or best[0] < (len(words) if strict or len(words) < 3 else len(words) - 1):
+        ranked.append((key, card))
+    return sorted(ranked, key=lambda entry: entry[0], reverse=True)
+
+
+def _match(item: Item, found: list[dict[str, Any]], *, strict: bool = True) -> dict[str, Any] | None:
+    """The best card of :func:`_ranked` if it holds all the name's words (``strict``) or all but one (a type a
+    title words differently); None otherwise."""
+    words = _tokens(item.name)
+    ranked = _ranked(item, found)
+    if not ranked or ranked[0][0][0] < (len(words) if strict or len(words) < 3 else len(words) - 1):
         return None
-    return chosen
+    return ranked[0][1]
 
 
 class CartReference:
@@ -280,6 +289,7 @@ class CartReference:
         self.history_asked = False
         self.lookups: list[int | None] = []  # last turn's lookups in call order: item searched, None: history
         self.adds: list[str] = []  # last turn's cart_add calls in order: the product each added
+        self.details: list[int] = []  # last turn's catalog_get_product calls in order: the item each was for
         self.asked_all_quantities = 0
         self.idle = 0  # turns in a row with nothing to do
 
@@ -301,7 +311,7 @@ class CartReference:
         return self._next_action()
 
     def _read_tools(self, observation: Observation) -> None:
-        lookups, adds = iter(self.lookups), iter(self.adds)
+        lookups, adds, details = iter(self.lookups), iter(self.adds), iter(self.details)
         for name, result in tool_results(observation):
             if "cart" in result and isinstance(result["cart"], dict):
                 self.cart = list(result["cart"].get("lines", []))
@@ -310,14 +320,19 @@ class CartReference:
             if name == "catalog_search":
                 i = next(lookups, None)
                 if i is not None and self.items[i].card is None:
-                    item = self.items[i]
-                    item.card = _match(item, list(result.get("results", [])), strict=item.searched < 2)
+                    self._found(self.items[i], list(result.get("results", [])))
             elif name == "user_get_visit_history":
                 next(lookups, None)
                 self.history = list(result.get("viewed", []))
                 for item in self.items:
                     if item.card is None and item.from_history:
                         item.card = _match(item, self.history)
+                        if item.card is not None and not _MODEL.search(str(item.card["title"])):
+                            item.candidates = [str(item.card["product_id"])]  # its model words: in the listing
+            if name == "catalog_get_product":
+                i = next(details, None)
+                if i is not None and "product_id" in result:
+                    self.items[i].listings.append(result)
             if name == "cart_add":
                 added = next(adds, None)
                 if "error" in result:
@@ -325,7 +340,14 @@ class CartReference:
                         if item.card is not None and item.card["product_id"] == added:
                             item.failed_adds += 1
                             item.out_of_stock |= result["error"] == "out_of_stock"
-        self.lookups, self.adds = [], []
+        self.lookups, self.adds, self.details = [], [], []
+        for item in self.items:  # a full listing names the product as its title in a list does not
+            if item.listings:
+                if item.card is None:
+                    item.card = _match(item, item.listings)
+                else:
+                    item.card = next((c for c in item.listings if c["product_id"] == item.card["product_id"]), item.card)
+                item.listings = []
         for item in self.active():
             if item.card is not None and not item.card.get("in_stock", True):
                 item.out_of_stock = True
@@ -333,6 +355,17 @@ class CartReference:
                 for sentence in item.heard:
                     self._read_about(item, sentence)
                 item.heard.clear()
+
+    def _found(self, item: Item, results: list[dict[str, Any]]) -> None:
+        """A search's cards for ``item``: the product when one card has every word of its name; else the cards
+        that may be it, to read in full (a list shows each title's first clause only); else, at the last search,
+        the card with all of its name's words but one."""
+        item.card = _match(item, results)
+        if item.card is None:
+            item.candidates = [str(card["product_id"]) for _, card in _ranked(item, results)
+                               if card["product_id"] not in item.detailed][:_MAX_LISTINGS]
+            if not item.candidates and item.searched >= 2:
+                item.card = _match(item, results, strict=False)
 
     def _read_shopper(self, said: str) -> None:
         if not said:
@@ -432,7 +465,13 @@ class CartReference:
 
         items = self.active()
         for i, item in enumerate(self.items):
-            if item.replaced or item.card is not None:
+            if item.replaced or not item.candidates:
+                continue
+            while item.candidates and call("catalog_get_product", product_id=item.candidates[0]):
+                item.detailed.add(item.candidates.pop(0))
+                self.details.append(i)
+        for i, item in enumerate(self.items):
+            if item.replaced or item.card is not None or item.candidates or i in self.details:
                 continue
             if item.from_history and self.history is None:
                 if not self.history_asked and call("user_get_visit_history"):
