@@ -345,6 +345,8 @@ class CartReference:
             if item.listings:
                 if item.card is None:
                     item.card = _match(item, item.listings)
+                    if item.card is not None:
+                        item.candidates = []
                 else:
                     item.card = next((c for c in item.listings if c["product_id"] == item.card["product_id"]), item.card)
                 item.listings = []
@@ -424,8 +426,12 @@ class CartReference:
         if not named:
             return
         item = max(named, key=lambda it: len(it.phrase))
-        if item.card is None:  # its values can be told only once its card is seen
+        if item.card is None:  # its variant values can be told only once its card is seen; a count now
             item.heard.append(sentence)
+            rest = re.sub(re.escape(item.phrase), " ", sentence, flags=re.IGNORECASE).lower()
+            count = re.search(r"\b(\d+)\s+of\b|\bmake it\s+(\d+)\b|\b(one)\s+of\b", rest)
+            if count:
+                item.quantity = int(count.group(1) or count.group(2) or 1)
             return
         self._read_about(item, sentence)
 
