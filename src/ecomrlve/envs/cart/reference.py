@@ -400,7 +400,7 @@ class CartReference:
 
     def _read_replacements(self, said: str) -> None:
         """"Then the X would work instead": the announced out-of-stock items, in order, get the products named."""
-        pending = [it for it in self.items if it.announced and not it.replaced]
+        pending = [it for it in self.items if it.out_of_stock and not it.replaced]  # told, or named beside one told
         for sentence in _SENTENCE_END.split(said):
             if not pending:
                 return
@@ -415,7 +415,8 @@ class CartReference:
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
             replacement = _tokens(" ".join(phrase_words))  # the same type: the same last words
-            original = max(pending, key=lambda it: (_prefix(replacement[::-1], _tokens(it.name)[::-1]), -pending.index(it)))
+            original = max(pending, key=lambda it: (_prefix(replacement[::-1], _tokens(it.name)[::-1]), it.announced > 0,
+                                                    -pending.index(it)))
             pending.remove(original)
             original.replaced = True
             self.items.append(Item(" ".join(phrase_words), quantity=original.quantity,
@@ -488,8 +489,10 @@ class CartReference:
                                           **({"top_k": 50} if item.searched else {})):
                 item.searched += 1
                 self.lookups.append(i)
-        for item in items:
-            if item.out_of_stock and item.announced < _MAX_ASKS:
+        pending_listing = {str(card["product_id"]) for card in (self.items[i].card for i in self.details) if card}
+        for item in items:  # one at a time, by a name with its model words (its full listing read first if needed)
+            if (item.out_of_stock and item.announced < _MAX_ASKS and not notices and not item.candidates
+                    and item.card is not None and item.card["product_id"] not in pending_listing):
                 notices.append(STOCK_OUT_NOTICE.format(item=item.spoken))
                 item.announced += 1
         # a stock-out is told on its own: the shopper names the replacement for the product the notice names, and
