@@ -208,6 +208,16 @@ def _tokens(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _WORD.findall(text.lower())]
 
 
+def _type_words(name: str) -> list[str]:
+    """The type words that end a name as the shopper says it, in lower case after the capitalised brand and model
+    ("KORRIX Store Sport 9X spice rack": "spice rack")."""
+    words = name.split()
+    start = len(words)
+    while start > 0 and not words[start - 1][:1].isupper() and not words[start - 1][:1].isdigit():
+        start -= 1
+    return _tokens(" ".join(words[start:]))
+
+
 def _title_words(card: dict[str, Any]) -> set[str]:
     """A card's brand, title and category words, with each two neighbours written as one ("Smart Watch":
     "smartwatch")."""
@@ -414,9 +424,9 @@ class CartReference:
             while phrase_words and any(_near(re.sub(r"\W", "", phrase_words[-1].lower()), w)
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
-            replacement = _tokens(" ".join(phrase_words))  # the same type: the same last words
-            original = max(pending, key=lambda it: (_prefix(replacement[::-1], _tokens(it.name)[::-1]), it.announced > 0,
-                                                    -pending.index(it)))
+            replacement = _type_words(" ".join(phrase_words))  # the same type: the same last words
+            original = max(pending, key=lambda it: (_prefix(replacement[::-1], _type_words(it.name)[::-1]),
+                                                    it.announced > 0, -pending.index(it)))
             pending.remove(original)
             original.replaced = True
             self.items.append(Item(" ".join(phrase_words), quantity=original.quantity,
