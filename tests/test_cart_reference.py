@@ -131,6 +131,39 @@ def test_a_brand_and_type_name_must_single_the_product_out() -> None:
     assert not any(names_itself(real, row) for row in shared)
 
 
+def test_a_name_another_listing_answers_to_is_no_target() -> None:
+    """"the TRAVO Flex 8X desk lamp" was a target beside a listing "Desk Lamp for Home Office - TRAVO Flex 8X
+    Architect ..." (whose own spoken name is "TRAVO desk lamp"): the agent could not tell which was meant."""
+    real = load_catalog(str(DATA / "real" / "brand_only.jsonl"))
+    row = real.index_of("B0FAEC2653")
+    assert row is not None and spoken_name(real, row).text == "TRAVO Flex 8X desk lamp"
+    assert not names_itself(real, row)
+
+
+def _norm(word: str) -> str:
+    return word[:-1] if word.endswith("s") else word
+
+
+def test_a_vague_history_reference_fits_one_viewed_product() -> None:
+    """"the Nordvik headphones I was looking at earlier" was said while the history held two Nordvik headphones (in
+    two categories: the old check compared categories); the title of no other viewed product of the brand may hold
+    the type's word."""
+    real = load_catalog(str(DATA / "amazon_meta_sample.jsonl"))
+    env = EcomEnv("CART", catalog=real, search=SearchEngine(real), secret="othersecret9")
+    vague = 0
+    for d, seed in [(12, 1440207683)] + [(d, seed) for d in (9, 15) for seed in range(15)]:
+        env.reset(env_id="CART", difficulty=d, seed=seed)
+        world, goal = env.session._world, env.session._problem.goal
+        for item in goal.items:
+            if item.phrase.endswith("I was looking at earlier"):
+                vague += 1
+                head = _norm(product_type(real, item.row).lower().split()[-1])
+                fitting = [r for r in world.visit_history if real.brand_of(r) == item.brand
+                           and head in [_norm(w) for w in real.title(r).lower().replace(",", " ").split()]]
+                assert len(fitting) <= 1, (d, seed, item.phrase)
+    assert vague
+
+
 def test_journey_reference_routes_each_request_to_its_reference_agent(catalog, search) -> None:
     """The reference router is the heuristic's, with the reference agents; a CART request gets the CART reference
     and is built right (the other kinds are played by their heuristics in this check)."""

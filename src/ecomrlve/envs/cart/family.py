@@ -535,15 +535,20 @@ class CartFamily(TaskFamily):
         rng.shuffle(history)
         world.visit_history.extend(history)
 
-        def key(r: int) -> tuple[int, str]:  # what "the <brand> <type> I looked at" fits: brand and the type's head word
-            return catalog.brand.item(r), (product_type(catalog, r).lower().split() or [""])[-1]
+        def fits(r: int, row: int) -> bool:
+            """Whether viewed product ``r`` answers to "the <brand> <type> I looked at" said of ``row``: the brand, and
+            the category, the type's head word or that word in its title ("Running Insoles ... Shoe Inserts")."""
+            if catalog.brand.item(r) != catalog.brand.item(row):
+                return False
+            head = _words(product_type(catalog, row))[-1:]
+            return (catalog.category.item(r) == catalog.category.item(row) or _words(product_type(catalog, r))[-1:] == head
+                    or bool(head) and head[0] in _words(catalog.title(r)))
 
-        keys = [key(r) for r in world.visit_history]
         out = []
         for it in items:
             if it.row in history:  # one copy with what changes (items are made with in_history False)
                 update: dict[str, Any] = {"in_history": True}
-                if (it.brand and keys.count(key(it.row)) == 1
+                if (it.brand and sum(fits(r, it.row) for r in world.visit_history) == 1
                         and rng.random() < VAGUE_REFERENCE_PROBABILITY):  # without a brand, the type alone is vague
                     update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
                 it = it.model_copy(update=update)
