@@ -1,7 +1,8 @@
 """The CART reference agent: an honest shop assistant that sees only observations.
 
 It reads the shopper's opening into items (name, stated quantity, stated variant value), finds each
-product by searching its name (or in the visit history for "the ... I looked at earlier"), asks in
+product by searching its name (or in the visit history for "the ... I looked at earlier"; a list shows
+each title's first clause only, so where that cannot tell, it reads the likely listings in full), asks in
 plain sentences for what it cannot read (which of the card's variant values, how many), tells the
 shopper when a product is out of stock and takes the replacement they name, keeps the cart equal to
 what the shopper asked for (re-reading every correction), asks for the go-ahead when the shopper asked
@@ -46,7 +47,6 @@ _MODEL = re.compile(r"\b[A-Z][a-z]+ \d+[A-Z]?\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CONFIRM_WISH_WORDS = ("check", "confirm", "show", "before")
 _WORD = re.compile(r"[a-z0-9]+")
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _MAX_ASKS = 2  # times one question is asked before the agent goes with what it has
 _MAX_LISTINGS = 4  # full listings read for one product name
 
@@ -300,7 +300,7 @@ class CartReference:
         self.lookups: list[int | None] = []  # last turn's lookups in call order: item searched, None: history
         self.adds: list[str] = []  # last turn's cart_add calls in order: the product each added
         self.details: list[int] = []  # last turn's catalog_get_product calls in order: the item each was for
-        self.asked_all_quantities = 0
+        self.asked_all_quantities = False  # asked "How many would you like?" of every item at once
         self.idle = 0  # turns in a row with nothing to do
 
     # -- reading -----------------------------------------------------------------------------------
@@ -510,9 +510,9 @@ class CartReference:
         unknown_quantity = [it for it in items if it.quantity is None and it.asked_quantity < _MAX_ASKS
                             and not it.out_of_stock] if not notices else []
         if unknown_quantity:
-            if len(unknown_quantity) == len(items) and len(items) > 1 and self.asked_all_quantities == 0:
+            if len(unknown_quantity) == len(items) and len(items) > 1 and not self.asked_all_quantities:
                 questions.append(QUESTIONS["attribute-018"])
-                self.asked_all_quantities += 1
+                self.asked_all_quantities = True
                 for it in unknown_quantity:
                     it.asked_quantity += 1
             else:
