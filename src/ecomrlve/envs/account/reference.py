@@ -378,7 +378,7 @@ def _shape_fit(piece: str) -> tuple[float, str, str] | None:
         if not all(_same(t, w) for t, w in pairs):
             continue
         value = " ".join(tokens[len(head): len(tokens) - len(tail)])
-        if (field in _NUMERIC) != bool(re.fullmatch(r"\d+(?:\.\d+)?", value)) or "$" in value:
+        if (field in _NUMERIC and not re.fullmatch(r"\d+(?:\.\d+)?", value)) or "$" in value:
             continue
         fit = sum(1.0 if t.lower() == w.lower() else 0.5 for t, w in pairs)
         found.append((-fit, order, field, value))
@@ -653,5 +653,133 @@ class ReturnReference:
                                     "top_k": top_k}) for o in options]
 
 
-class PolicyReference(StatusReference):  # placeholder replaced below
-    pass
+
+# -- POLICY -----------------------------------------------------------------------------------------
+
+_DEPARTMENTS, _WINDOW, _FINAL, _RESTOCK = "store departments", "return window", "final sale items", "restocking fees"
+_REFUND_TOPICS = (_DEPARTMENTS, _WINDOW, _FINAL, _RESTOCK, "return shipping", "refunds")
+
+
+@dataclass(frozen=True)
+class PolicyQuestion:
+    """A kind of policy question as the agent recognises it: the words that ask it, the policy topics it searches
+    (each a section title, as a search query), whether it depends on the membership tier and on the item."""
+
+    name: str  # the rule it applies (:data:`ecomrlve.envs.account.policy_heuristic._RULES`)
+    phrases: tuple[str, ...]  # any of these in the question
+    topics: tuple[str, ...]
+    tier: bool
+    item: bool
+    yes_no: bool = False
+
+
+#: checked in this order (the first whose words the question says)
+POLICY_QUESTIONS: tuple[PolicyQuestion, ...] = (
+    PolicyQuestion("base_window", ("base return window",), (_DEPARTMENTS, _WINDOW), False, True),
+    PolicyQuestion("final_sale", ("returned at all",), (_DEPARTMENTS, _WINDOW, _FINAL), False, True, True),
+    PolicyQuestion("can_return", ("still return it",), (_DEPARTMENTS, _WINDOW, _FINAL), True, True, True),
+    PolicyQuestion("under_warranty", ("covered by the store warranty", "still covered"), (_DEPARTMENTS, "warranty"),
+                   True, True, True),
+    PolicyQuestion("warranty_months", ("months of warranty",), (_DEPARTMENTS, "warranty"), True, True),
+    PolicyQuestion("delivery_days", ("would it arrive", "how many days would"), ("shipping methods and delivery times",),
+                   False, False),
+    PolicyQuestion("free_shipping_threshold", ("free standard shipping",), ("free shipping",), True, False),
+    PolicyQuestion("price_adjustment", ("price drop",), ("price adjustment",), True, True),
+    PolicyQuestion("price_match_window", ("price adjustment",), ("price adjustment",), True, False),
+    PolicyQuestion("return_window", ("days do I have to return",), (_DEPARTMENTS, _WINDOW), True, True),
+    PolicyQuestion("shipping_cost", ("shipping cost",), ("shipping methods and delivery times", "free shipping",
+                                                         "expedited shipping discount"), True, False),
+    PolicyQuestion("restocking_fee", ("restocking fee",), (_DEPARTMENTS, _RESTOCK), True, True),
+    PolicyQuestion("refund", ("money would I get back", "get back"), _REFUND_TOPICS, True, True),
+)
+_STATED_TIER = re.compile(r"\b(Standard|Plus|Premier) m[a-z]*")  # "I'm a Plus member" (not a model's "Plus 8")
+
+
+def policy_question(text: str) -> PolicyQuestion:
+    """The kind of question the customer's last sentence asks (typos tolerated); a refund question when none fits."""
+    sentences = _SENTENCE.split(text.strip())
+    asked = sentences[-1] if sentences else text
+    return next((q for q in POLICY_QUESTIONS if any(says_phrase(asked, p) for p in q.phrases)),
+                next((q for q in POLICY_QUESTIONS if any(says_phrase(text, p) for p in q.phrases)),
+                     POLICY_QUESTIONS[-1]))
+
+
+class PolicyReference:
+    """Recognises the question, searches the policy topics it needs, reads the tier from the profile and the
+    item from the order history when the customer did not say them, works the answer out from the sections
+    (:class:`~ecomrlve.envs.account.policy_heuristic.PolicyCase`), and gives a yes/no with the window or warranty
+    it rests on."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+        self.today = dt.date.min
+        self.b_tool = 1
+        self.said = ""
+        self.question: PolicyQuestion | None = None
+        self.sections: dict[str, str] = {}
+        self.titles: set[str] = set()
+        self.searched: set[str] = set()
+        self.tier: str | None = None
+        self.orders: list[dict[str, Any]] | None = None
+        self.looked_up: set[str] = set()
+
+    def act(self, observation: Observation) -> AgentAction:
+        self.turn += 1
+        said = user_text(observation)
+        if self.turn == 1:
+            self.today = today_of(observation) or dt.date.min
+            self.b_tool = tool_budget(observation) or 1
+            self.question = policy_question(said)
+        self.said += " " + said
+        for name, result in tool_results(observation):
+            if name == "policy_search":
+                for section in result.get("sections", []):
+                    self.sections[section["section_id"]] = section["text"]
+                    self.titles.add(section["title"].lower())
+            elif name == "user_get_profile":
+                self.tier = result.get("membership_tier")
+            elif name == "order_list":
+                self.orders = result.get("orders", [])
+        calls = self._lookups()[: self.b_tool]
+        if calls:
+            self.searched.update(arguments["query"] for name, arguments in calls if name == "policy_search")
+            self.looked_up.update(name for name, _ in calls)
+            return AgentAction(tool_calls=tuple(numbered_call(n, i, **a) for i, (n, a) in enumerate(calls)))
+        return AgentAction(tool_calls=(numbered_call("answer", 0, **self._answer()),))
+
+    def _lookups(self) -> list[tuple[str, dict[str, Any]]]:
+        """The calls still to make: the profile and the orders when needed, a search per topic not yet read."""
+        q = self.question
+        if q is None:
+            return []
+        lookups: list[tuple[str, dict[str, Any]]] = []
+        if q.tier and not _STATED_TIER.search(self.said) and "user_get_profile" not in self.looked_up:
+            lookups.append(("user_get_profile", {}))
+        if q.item and named_dates(self.said) and "order_list" not in self.looked_up:
+            lookups.append(("order_list", {}))
+        topics = [t for t in q.topics if not any(t in title or title in t for title in self.titles)
+                  and t not in self.searched]
+        return lookups + [("policy_search", {"query": t}) for t in topics]
+
+    def _line(self) -> dict[str, Any] | None:
+        """The order line the customer asks about: ordered on the date they name, the title their words name."""
+        dates = named_dates(self.said)
+        if not self.orders or not dates:
+            return None
+        lines = [dict(item, order_date=o["order_date"], delivered_on=o.get("delivered_on"))
+                 for o in self.orders for item in o.get("items", [])
+                 if spoken(dt.date.fromisoformat(o["order_date"])) in dates]
+        if not lines:
+            return None
+        line = max(lines, key=lambda li: name_score(self.said, li["title"]))
+        return {k: v for k, v in line.items() if v is not None}
+
+    def _answer(self) -> dict[str, Any]:
+        stated = _STATED_TIER.search(self.said)
+        tier = (stated.group(1) if stated else self.tier or "standard").lower()
+        case = PolicyCase(self.said, self.sections, tier, self.today, self._line())
+        q = self.question or POLICY_QUESTIONS[-1]
+        value = _RULES[q.name](case)
+        if q.yes_no:
+            return {"yes_no": "yes" if value else "no", "basis": _BASES[q.name](case)}
+        return {"value": round(float(value), 2)}
