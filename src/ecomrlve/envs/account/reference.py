@@ -148,14 +148,24 @@ def order_lines(result: dict[str, Any]) -> list[Line]:
             for o in result.get("orders", []) for item in o.get("items", [])]
 
 
-def name_score(text: str, title: str) -> float:
-    """How well ``text`` names a product: the share of the title's first-clause words it says (brand, model,
-    type), 0 when it does not say the brand."""
-    said = stems(text)
-    head = stems(short_title(title))
-    if not head or not fuzzy_in(head[0], said):  # no brand said: a type word or a number is no name
-        return 0.0
-    return sum(fuzzy_in(w, said) for w in head) / len(head)
+_NAME_WORD = re.compile(r"\b[A-Z0-9][A-Za-z0-9.'&+-]*")
+_NOT_NAMES = frozenset({"I", "I'm", "I'd", "Hi", "Hello", "Hey", "Can", "Could", "Sorry", "It", "It's", "The", "Neither",
+                        "None", "Yes", "No", "Because", "Please", "And", "Not", "What", "Where", "When", "Any", "Quick",
+                        "Don't", "Ask", "Reason", "Well", "That's", "Oh", "OK", "Ok", "Thanks"})
+
+
+def name_words(text: str) -> set[str]:
+    """The words of ``text`` that name a product: capitalised words and numbers (brand, model), not dates, rough
+    times or sentence openers."""
+    text = _ROUGH.sub(" ", _SPOKEN_DATE.sub(" ", text))
+    return {w.rstrip(".").lower() for w in _NAME_WORD.findall(text) if w not in _NOT_NAMES and w.rstrip(".")}
+
+
+def name_score(text: str, title: str) -> int:
+    """How many of the product-naming words of ``text`` (brand, model) the title holds."""
+    words = set(re.findall(r"[a-z0-9][a-z0-9.'&+-]*", title.lower()))
+    words |= {w.rstrip(".,") for w in words}
+    return len(name_words(text) & words)
 
 
 def noun_fits(noun: str, title: str, category: str) -> bool:
@@ -175,8 +185,8 @@ def described(text: str) -> tuple[str | None, str | None]:
 def best(lines: list[Line], text: str) -> list[Line]:
     """The lines whose titles ``text`` names best (all of them when it names none)."""
     scores = [name_score(text, line.title) for line in lines]
-    top = max(scores, default=0.0)
-    return [line for line, s in zip(lines, scores) if s == top] if top >= 0.5 else lines
+    top = max(scores, default=0)
+    return [line for line, s in zip(lines, scores) if s == top] if top >= 1 else lines
 
 
 def narrow(lines: list[Line], text: str, today: dt.date) -> list[Line]:
@@ -498,7 +508,7 @@ class ReturnReference:
         if self.turn == 1:
             self.today = today_of(observation) or dt.date.min
             self.b_tool = tool_budget(observation) or 1
-            self.request = said
+            self.request = _SENTENCE.split(said.strip())[0]  # the sentence that names the item
             self.reason = stated_reason(said)
             self.confirm_first = wants_confirmation(said)
             self.wanted = replacement_request(said)
