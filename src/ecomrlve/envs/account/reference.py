@@ -161,11 +161,23 @@ def name_words(text: str) -> set[str]:
     return {w.rstrip(".").lower() for w in _NAME_WORD.findall(text) if w not in _NOT_NAMES and w.rstrip(".")}
 
 
-def name_score(text: str, title: str) -> int:
-    """How many of the product-naming words of ``text`` (brand, model) the title holds."""
+_FUNCTION_WORDS = frozenset(
+    "the a an i i'm i'd my me you your can could would help return like to order orders from ordered bought want send "
+    "back need please with for it it's is on of and in hi hey hello check where what's status news any when will "
+    "arrive expect expected delivery date sorry mean meant that this one about ago days weeks months few week month "
+    "which what was u pls thanks also".split())
+
+
+def name_score(text: str, title: str) -> tuple[int, int]:
+    """How well ``text`` names the product ``title``: how many of its product-naming words (brand, model) the title
+    holds, then how many of its other words (the product type)."""
     words = set(re.findall(r"[a-z0-9][a-z0-9.'&+-]*", title.lower()))
     words |= {w.rstrip(".,") for w in words}
-    return len(name_words(text) & words)
+    words |= {stem(w) for w in words}
+    names = name_words(text)
+    said = _ROUGH.sub(" ", _SPOKEN_DATE.sub(" ", text)).lower()
+    others = {w for w in _WORD.findall(said) if w not in _FUNCTION_WORDS and w not in names and len(w) >= 3}
+    return len(names & words), len({stem(w) for w in others} & words)
 
 
 def noun_fits(noun: str, title: str, category: str) -> bool:
@@ -185,8 +197,8 @@ def described(text: str) -> tuple[str | None, str | None]:
 def best(lines: list[Line], text: str) -> list[Line]:
     """The lines whose titles ``text`` names best (all of them when it names none)."""
     scores = [name_score(text, line.title) for line in lines]
-    top = max(scores, default=0)
-    return [line for line, s in zip(lines, scores) if s == top] if top >= 1 else lines
+    top = max(scores, default=(0, 0))
+    return [line for line, s in zip(lines, scores) if s == top] if top[0] >= 1 else lines
 
 
 def narrow(lines: list[Line], text: str, today: dt.date) -> list[Line]:
@@ -558,29 +570,34 @@ class ReturnReference:
             lines = narrow(best(lines, self.replies), self.replies, self.today)
         return distinct_orders(lines)
 
+    def chosen(self) -> Line | None:
+        """The line of order_list the customer means: the one that fits their words, or after they answered which
+        one, the best fit."""
+        if self.lines is None:
+            return None
+        fitting = self.candidates()
+        return fitting[0] if fitting and (len(fitting) == 1 or self.asked_which) else None
+
+    def order_id(self) -> str | None:
+        quoted = ORDER_ID.search(self.request)
+        if quoted:
+            return quoted.group(0)
+        chosen = self.chosen()
+        return chosen.order_id if chosen else None
+
     def line(self) -> dict[str, Any] | None:
         """The order line (from order_get_details) the customer means, once it is known."""
         order_id = self.order_id()
         if order_id is None or order_id not in self.details:
             return None
         lines = self.details[order_id]
-        said = self._said()
-        quoted = ORDER_ID.search(self.request)
-        if quoted is None and self.lines is not None:
-            product_ids = {line.product_id for line in self.candidates() if line.order_id == order_id}
-            lines = [li for li in lines if li["product_id"] in product_ids] or lines
+        chosen = None if ORDER_ID.search(self.request) else self.chosen()
+        if chosen is not None:
+            lines = [li for li in lines if li["product_id"] == chosen.product_id] or lines
         noun, _ = described(self.request)
         if noun:
             lines = [li for li in lines if noun_fits(noun, li["title"], li.get("category", ""))] or lines
-        scored = sorted(lines, key=lambda li: -name_score(said, li["title"]))
-        return scored[0] if scored else None
-
-    def order_id(self) -> str | None:
-        quoted = ORDER_ID.search(self.request)
-        if quoted:
-            return quoted.group(0)
-        fitting = self.candidates() if self.lines is not None else []
-        return fitting[0].order_id if len({line.order_id for line in fitting}) == 1 else None
+        return max(lines, key=lambda li: name_score(self._said(), li["title"]), default=None)
 
     # what it does ---------------------------------------------------------------------------------
 
@@ -603,8 +620,6 @@ class ReturnReference:
                     message = which_question(fitting)
                 calls += [("order_get_details", {"order_id": o})
                           for o in dict.fromkeys(li.order_id for li in fitting) if o not in self.details]
-                if self.asked_which and not message and not calls:  # asked, still several: the best fit
-                    self.lines = [fitting[0]]
             if self.reason is None and not self.asked_reason and message is None:
                 self.asked_reason = True
                 message = question("reason")
@@ -614,12 +629,9 @@ class ReturnReference:
             if self.reason is None and not self.asked_reason:
                 self.asked_reason = True
                 message = question("reason")
-            elif self.confirm_first and not self.confirmed:
-                if not self.asked_confirm:
-                    self.asked_confirm = True
-                    message = question("confirm_return", item=short_title(line["title"]))
-                else:  # asked and not yet a yes: ask again (the reply was not a go-ahead)
-                    message = question("confirm_return", item=short_title(line["title"]))
+            elif self.confirm_first and not self.confirmed:  # asked again while a reply is not a go-ahead
+                self.asked_confirm = True
+                message = question("confirm_return", item=short_title(line["title"]))
             else:
                 calls.append(("return_initiate", {"order_id": line["order_id"], "line_id": line["line_id"],
                                                   "reason": self.reason or "no_longer_needed"}))
