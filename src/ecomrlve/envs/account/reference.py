@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecomrlve.actions import AgentAction, numbered_call
+from ecomrlve.catalog.product_type import fold, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.envs.account.policy_heuristic import _BASES, _RULES, PolicyCase
 from ecomrlve.prompts import stated_tool_budget
@@ -423,9 +424,17 @@ def wants_confirmation(text: str) -> bool:
     return fuzzy_in("confirm", words) or (fuzzy_in("check", words) and fuzzy_in("before", words))
 
 
-def replacement_request(text: str) -> list[tuple[str, str]] | None:
-    """The requirements of a replacement the customer asks for ([] for any product of the kind), None when
-    they ask for none: the sentence that asks for a replacement names "another <product> <requirements>"."""
+@dataclass(frozen=True)
+class Replacement:
+    """A replacement the customer asks for: the kind of product ("keyboard") and its requirements."""
+
+    noun: str
+    requirements: tuple[tuple[str, str], ...]
+
+
+def replacement_request(text: str) -> Replacement | None:
+    """The replacement the customer asks for (no requirements: any product of the kind), None when they ask for
+    none: the sentence that asks for a replacement names "another <product> <requirements>"."""
     sentence = next((s for s in _SENTENCE.split(text) if any(fuzzy_in(w, stems(s)) for w in _REPLACEMENT_WORDS)),
                     None)
     if sentence is None:
@@ -442,14 +451,22 @@ def replacement_request(text: str) -> list[tuple[str, str]] | None:
     wanted = wanted.partition(" ")[2]  # "another" (or "other"), typos and all
     wanted = re.sub(r"\bw/", "with", wanted)
     pieces = [" ".join(words) for words in _split_words(wanted)]
+    noun = pieces[0] if pieces else ""
     if pieces:  # the first piece starts with the product type: the requirement starts at its first shape word
         words = pieces[0].split(" ")
         fits = [(fit[0], -i) for i in range(1, len(words)) if (fit := _shape_fit(" ".join(words[i:]))) is not None]
         if fits:
-            pieces[0] = " ".join(words[-max(fits)[1]:])
+            noun, pieces[0] = " ".join(words[:-max(fits)[1]]), " ".join(words[-max(fits)[1]:])
         else:
             pieces = pieces[1:]
-    return [r for r in map(read_requirement, pieces) if r is not None]
+    noun = re.sub(r"^(?:pair|pairs|set|box) of ", "", noun)
+    return Replacement(noun, tuple(r for r in map(read_requirement, pieces) if r is not None))
+
+
+def names_kind(title: str, noun: str) -> bool:
+    """Whether a listing title names a product of the kind ``noun`` (a "Keyboard Wrist Rest" is no keyboard): the
+    type its head names is ``noun`` (:func:`~ecomrlve.catalog.product_type.type_of_title`)."""
+    return bool(noun) and fold(type_of_title(title, {fold(noun): noun})) == fold(noun)
 
 
 def _split_words(text: str) -> list[list[str]]:
@@ -499,7 +516,8 @@ class ReturnReference:
         self.replies = ""
         self.reason: str | None = None
         self.confirm_first = False
-        self.wanted: list[tuple[str, str]] | None = None
+        self.wanted: Replacement | None = None
+        self.fallback: str | None = None  # a product that meets the requirements but whose title names another kind
         self.lines: list[Line] | None = None
         self.details: dict[str, list[dict[str, Any]]] = {}
         self.asked_which = False
@@ -544,14 +562,16 @@ class ReturnReference:
         if self.wanted is not None and self.replacement is None:
             for card in cards(observation):
                 if self._fits(card):
-                    self.replacement = card["product_id"]
-                    break
+                    if names_kind(card.get("title", ""), self.wanted.noun):
+                        self.replacement = card["product_id"]
+                        break
+                    self.fallback = self.fallback or card["product_id"]
 
     def _fits(self, card: dict[str, Any]) -> bool:
         line = self.line()
         if not card.get("in_stock") or (line is not None and card["product_id"] == line["product_id"]):
             return False
-        return all(card_meets(card, f, v) for f, v in self.wanted or ())
+        return all(card_meets(card, f, v) for f, v in self.wanted.requirements if self.wanted)
 
     # the line -------------------------------------------------------------------------------------
 
@@ -644,8 +664,8 @@ class ReturnReference:
         if done and not calls and message is None:
             arguments: dict[str, Any] = {"order_id": line["order_id"], "line_id": line["line_id"],  # type: ignore[index]
                                          "eligible": bool(self.checked["eligible"]) and not self.refused}  # type: ignore[index]
-            if self.replacement:
-                arguments["replacement_product_id"] = self.replacement
+            if self.replacement or self.fallback:
+                arguments["replacement_product_id"] = self.replacement or self.fallback
             if not arguments["eligible"]:
                 message = f"I'm sorry, this item can't be returned. {self.checked.get('explanation', '')}".strip()  # type: ignore[union-attr]
             calls = [("answer", arguments)]
@@ -659,7 +679,7 @@ class ReturnReference:
         self.searched += 1
         base: dict[str, Any] = {"category": line.get("category"), "in_stock": True}
         ambiguous = []
-        for field, value in self.wanted or ():
+        for field, value in self.wanted.requirements if self.wanted else ():
             if field in _NUMERIC:
                 base[field] = int(value) if field == "ship_days_max" else float(value)
             elif field == "color_or_material":
@@ -669,7 +689,7 @@ class ReturnReference:
         options = [base]
         for value in ambiguous:
             options = [dict(o, **{f: value}) for o in options for f in ("color", "material")]
-        query = short_title(line["title"]).split(" ")[-1] if line.get("title") else ""
+        query = (self.wanted.noun if self.wanted else "") or line.get("category") or "product"
         top_k = 20 * self.searched
         return [("catalog_search", {"query": query, "filters": {k: v for k, v in o.items() if v is not None},
                                     "top_k": top_k}) for o in options]
