@@ -466,7 +466,8 @@ def replacement_request(text: str) -> Replacement | None:
 def names_kind(title: str, noun: str) -> bool:
     """Whether a listing title names a product of the kind ``noun`` (a "Keyboard Wrist Rest" is no keyboard): the
     type its head names is ``noun`` (:func:`~ecomrlve.catalog.product_type.type_of_title`)."""
-    return bool(noun) and fold(type_of_title(title, {fold(noun): noun})) == fold(noun)
+    named = fold(type_of_title(title, {fold(noun): noun}))
+    return bool(noun) and difflib.SequenceMatcher(None, named, fold(noun)).ratio() >= 0.8  # a typo in what was said
 
 
 def _split_words(text: str) -> list[list[str]]:
@@ -660,7 +661,7 @@ class ReturnReference:
             calls += self._searches(line)[: self.b_tool - len(calls)]
         done = (line is not None and self.checked is not None
                 and (self.started or self.refused or not self.checked["eligible"])
-                and (self.wanted is None or self.replacement is not None or self.searched >= 3))
+                and (self.wanted is None or self.replacement is not None or self.searched >= (2 if self.fallback else 3)))
         if done and not calls and message is None:
             arguments: dict[str, Any] = {"order_id": line["order_id"], "line_id": line["line_id"],  # type: ignore[index]
                                          "eligible": bool(self.checked["eligible"]) and not self.refused}  # type: ignore[index]
