@@ -747,6 +747,13 @@ def policy_question(text: str) -> PolicyQuestion:
                      POLICY_QUESTIONS[-1]))
 
 
+class _Case(PolicyCase):
+    """The policy rules applied to what the customer said, their return reason read with typos tolerated."""
+
+    def reason(self) -> str:
+        return stated_reason(self.said) or "no_longer_needed"
+
+
 class PolicyReference:
     """Recognises the question, searches the policy topics it needs, reads the tier from the profile and the
     item from the order history when the customer did not say them, works the answer out from the sections
@@ -804,6 +811,21 @@ class PolicyReference:
                   and t not in self.searched]
         return lookups + [("policy_search", {"query": t}) for t in topics]
 
+    def _spelled(self) -> str:
+        """The customer's words with each lower-case word that is one typo away from a word of the policy text
+        or of a return reason spelled right ("it arrived admaged" -> "damaged"), so the rules read them."""
+        vocabulary = {w for text in self.sections.values() for w in _WORD.findall(text.lower()) if len(w) >= 4}
+        vocabulary |= {w for _, phrases in REASON_WORDS for p in phrases for w in _WORD.findall(p.lower())}
+        vocabulary |= {"sealed", "never", "opened", "changed", "mind"}
+
+        def spell(found: re.Match[str]) -> str:
+            word = found.group(0)
+            if len(word) < 4 or word in vocabulary:
+                return word
+            return next((v for v in sorted(vocabulary) if one_typo(word, v)), word)
+
+        return re.sub(r"\b[a-z][a-z'-]*\b", spell, self.said)
+
     def _line(self) -> dict[str, Any] | None:
         """The order line the customer asks about: ordered on the date they name, the title their words name."""
         dates = named_dates(self.said)
@@ -820,7 +842,7 @@ class PolicyReference:
     def _answer(self) -> dict[str, Any]:
         stated = _STATED_TIER.search(self.said)
         tier = (stated.group(1) if stated else self.tier or "standard").lower()
-        case = PolicyCase(self.said, self.sections, tier, self.today, self._line())
+        case = _Case(self._spelled(), self.sections, tier, self.today, self._line())
         q = self.question or POLICY_QUESTIONS[-1]
         value = _RULES[q.name](case)
         if q.yes_no:
