@@ -156,3 +156,17 @@ def test_a_confirmation_naming_the_line_by_its_listing_name_is_about_that_line()
         outscored += max(others, default=0) > target.names.score(text)
         assert refers_to(text, target, world), seed
     assert outscored  # the case the listing name settles
+
+
+def test_a_policy_customer_names_the_category_when_the_noun_is_not_its_name() -> None:
+    """ "It's about a lotion." left the agent to guess that lotions are Moisturizers (only the catalog's index knew);
+    the policy lists categories, so a noun that is not the category's own name comes with it."""
+    from ecomrlve.catalog.product_type import product_type
+    from ecomrlve.envs.account.policy import category_fact, names_category
+
+    catalog = EcomEnv("POLICY", catalog=DATA / "product_list_sample.csv").catalog
+    lotion = next(row for row in range(len(catalog)) if product_type(catalog, row) == "lotion")
+    fact, exact = category_fact(catalog, lotion)
+    assert "Moisturizers" in fact and exact == ["Moisturizers", catalog.category_of(lotion).path[0]]
+    assert names_category("mouse", "Mice") and names_category("dumbbell set", "Dumbbells")
+    assert names_category("hoodie", "Hoodies") and not names_category("lotion", "Moisturizers")
