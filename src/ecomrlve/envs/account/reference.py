@@ -288,8 +288,8 @@ class StatusReference:
         noun, _ = described(request.replace("my order with the ", "the "))
         arrival = _WEEKDAY.search(request)
         if arrival:
-            noun = re.search(r"\bmy ([a-z][a-z' -]*?) order that", request)
-            noun_text = noun.group(1) if noun else ""
+            named = re.search(r"\bmy ([a-z][a-z' -]*?) order that", request)
+            noun_text = named.group(1) if named else ""
             fitting = [line for line in lines if line.status in UNDELIVERED and line.eta
                        and f"{dt.date.fromisoformat(line.eta):%A}" == arrival.group(1)
                        and noun_fits(noun_text, line.title, line.category)] or lines
@@ -570,9 +570,9 @@ class ReturnReference:
 
     def _fits(self, card: dict[str, Any]) -> bool:
         line = self.line()
-        if not card.get("in_stock") or (line is not None and card["product_id"] == line["product_id"]):
+        if self.wanted is None or not card.get("in_stock") or (line is not None and card["product_id"] == line["product_id"]):
             return False
-        return all(card_meets(card, f, v) for f, v in self.wanted.requirements if self.wanted)
+        return all(card_meets(card, f, v) for f, v in self.wanted.requirements)
 
     # the line -------------------------------------------------------------------------------------
 
@@ -659,16 +659,16 @@ class ReturnReference:
         calls = calls[: self.b_tool]
         if line is not None and self.wanted is not None and self.replacement is None and len(calls) < self.b_tool:
             calls += self._searches(line)[: self.b_tool - len(calls)]
-        done = (line is not None and self.checked is not None
-                and (self.started or self.refused or not self.checked["eligible"])
-                and (self.wanted is None or self.replacement is not None or self.searched >= (2 if self.fallback else 3)))
-        if done and not calls and message is None:
-            arguments: dict[str, Any] = {"order_id": line["order_id"], "line_id": line["line_id"],  # type: ignore[index]
-                                         "eligible": bool(self.checked["eligible"]) and not self.refused}  # type: ignore[index]
+        checked = self.checked
+        if line is not None and checked is not None and not calls and message is None and (
+                self.started or self.refused or not checked["eligible"]) and (
+                self.wanted is None or self.replacement is not None or self.searched >= (2 if self.fallback else 3)):
+            eligible = bool(checked["eligible"]) and not self.refused
+            arguments: dict[str, Any] = {"order_id": line["order_id"], "line_id": line["line_id"], "eligible": eligible}
             if self.replacement or self.fallback:
                 arguments["replacement_product_id"] = self.replacement or self.fallback
-            if not arguments["eligible"]:
-                message = f"I'm sorry, this item can't be returned. {self.checked.get('explanation', '')}".strip()  # type: ignore[union-attr]
+            if not eligible:
+                message = f"I'm sorry, this item can't be returned. {checked.get('explanation', '')}".strip()
             calls = [("answer", arguments)]
         return AgentAction(message=message, tool_calls=tuple(numbered_call(n, i, **a) for i, (n, a) in enumerate(calls)))
 
