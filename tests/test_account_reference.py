@@ -170,3 +170,36 @@ def test_a_policy_customer_names_the_category_when_the_noun_is_not_its_name() ->
     assert "Moisturizers" in fact and exact == ["Moisturizers", catalog.category_of(lotion).path[0]]
     assert names_category("mouse", "Mice") and names_category("dumbbell set", "Dumbbells")
     assert names_category("hoodie", "Hoodies") and not names_category("lotion", "Moisturizers")
+
+
+def test_a_policy_customer_keeps_the_noun_that_decides_the_rules_free_of_typos(catalog: Catalog,
+                                                                              search: SearchEngine) -> None:
+    """ "It's about a sleeping bat." (noise on the only mention of the item) sent an honest agent to another
+    department's warranty: the noun that decides the rules is kept verbatim, like every other fact."""
+    env = EcomEnv("POLICY", catalog=catalog, search=search, overrides={"p_noise": 1.0})
+    checked = 0
+    for seed in range(40):
+        opening = env.reset(env_id="POLICY", difficulty=8, seed=seed).messages[1]["content"]
+        goal = env.audit().problem.goal
+        noun_alone = [f for f in goal.facts if f.startswith("It's about ") and " category of the " not in f
+                      and " I ordered on " not in f]
+        for fact in noun_alone:
+            phrase = fact.removeprefix("It's about ").removesuffix(".")
+            assert phrase in goal.exact and phrase in opening, (seed, opening)
+            checked += 1
+    assert checked
+
+
+def test_when_the_spoken_name_fits_another_line_the_customer_says_what_they_paid() -> None:
+    """ "I mean the TRAVO desk lamp I ordered about 2 months ago." fits two TRAVO desk lamps of the history (the
+    spoken name has no model words): the answer to "which one?" must tell them apart, so it names the price."""
+    from ecomrlve.envs.account.orders import name_fits_another
+
+    env = EcomEnv("RETURN", catalog=DATA / "real" / "brand_only.jsonl", secret="fixedsecret123")
+    env.reset(env_id="RETURN", difficulty=12, seed=1470962721)
+    world, target = env.audit().world, env.audit().problem.goal.target
+    assert name_fits_another(world, target.row, target.title)
+    assert target.identification.endswith(f"the one I paid ${target.paid} for")
+    others = [line for order in world.account.orders for line in order.lines if line.row != target.row
+              and name_fits_another(world, line.row, target.title)]
+    assert all(f"{line.unit_price_cents / 100:.2f}" != target.paid for line in others)

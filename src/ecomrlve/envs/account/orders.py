@@ -239,10 +239,24 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
             for other in o.lines
         )
     when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
+    paid = f"{line.unit_price_cents / 100:.2f}"
+    identification = f"the {title} I ordered {when}"
+    if name_fits_another(world, line.row, title):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
+        identification += f", the one I paid ${paid} for"
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
-                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=f"the {title} I ordered {when}",
-                   when=when, paid=f"{line.unit_price_cents / 100:.2f}")
+                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification,
+                   when=when, paid=paid)
+
+
+def name_fits_another(world: World, row: int, name: str) -> bool:
+    """Whether the words of a spoken ``name`` that the product's own listing title shows all are in the listing
+    title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
+    words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
+    customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
+    words = set(fold(name).split()) & set(fold(world.catalog.title(row)).split())
+    return any(line.row != row and words <= set(fold(world.catalog.title(line.row)).split())
+               for order in world.account.orders for line in order.lines)
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],

@@ -536,7 +536,7 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}
     if names_category(noun, category.name) and meanings and meanings <= {rules(category)}:
-        return f"It's about {indefinite(noun)}.", []
+        return f"It's about {indefinite(noun)}.", [indefinite(noun)]  # kept from typos: the noun decides the rules
     return (f"It's about {indefinite(noun)} from the {category.name} category of the {category.path[0]} department.",
             [category.name, category.path[0]])
 

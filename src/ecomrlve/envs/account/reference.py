@@ -213,6 +213,9 @@ def narrow(lines: list[Line], text: str, today: dt.date) -> list[Line]:
     if span is not None:
         timed = [line for line in lines if span[0] <= (today - line.placed).days <= span[1]]
         lines = timed or lines
+    prices = {float(p) for p in re.findall(r"\$(\d+(?:\.\d{1,2})?)", text)}
+    if prices:  # "the one I paid $149.86 for"
+        lines = [line for line in lines if any(abs(line.price - p) < 0.005 for p in prices)] or lines
     return lines
 
 
@@ -459,7 +462,9 @@ def replacement_request(text: str) -> Replacement | None:
             noun, pieces[0] = " ".join(words[:-max(fits)[1]]), " ".join(words[-max(fits)[1]:])
         else:
             pieces = pieces[1:]
-    noun = re.sub(r"^(?:pair|pairs|set|box) of ", "", noun)
+    words = noun.split(" ")
+    if len(words) > 2 and words[1] == "of" and any(one_typo(words[0].lower(), w) for w in ("pair", "set", "box")):
+        noun = " ".join(words[2:])  # "a pair of running shoes" (typos and all) is running shoes
     return Replacement(noun, tuple(r for r in map(read_requirement, pieces) if r is not None))
 
 
