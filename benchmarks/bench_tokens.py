@@ -93,7 +93,8 @@ def measure(tokenizers: dict[str, Any], collection: str, seeds: int,
                 system = episode_system_prompt(record.messages[0]["content"])
                 prompt = [{"role": "system", "content": system}, {"role": "user", "content": record.messages[1]["content"]}]
                 messages = trl_messages(record)
-                search = next((m["content"] for m in messages if m.get("name") == "catalog_search"), None)
+                # the result as the tool wrote it (a TRL rollout may append the shopper's reply to it)
+                search = next((m["content"] for m in record.messages if m.get("name") == "catalog_search"), None)
                 if search is not None:
                     searches.append(search)
                 for name, tokenizer in tokenizers.items():
@@ -106,17 +107,29 @@ def measure(tokenizers: dict[str, Any], collection: str, seeds: int,
     return out
 
 
+def _without(results: Any, key: str) -> Any:
+    """Search results (a list of cards, or a compact table) with one card field left out."""
+    if isinstance(results, dict):  # compact: a column, or a value every card shares
+        keep = [i for i, column in enumerate(results["columns"]) if column != key]
+        return {**({"same": {k: v for k, v in results["same"].items() if k != key}} if "same" in results else {}),
+                "columns": [results["columns"][i] for i in keep], "rows": [[row[i] for i in keep] for row in results["rows"]]}
+    return [{k: v for k, v in card.items() if k != key} for card in results]
+
+
 def field_costs(tokenizer: Any, searches: list[str]) -> dict[str, float]:
-    """Each card field's share of the search results' tokens (``results[*].<field>``), largest first."""
+    """Each card field's share of the search results' tokens (a field of ``results[*]``, or a column or
+    shared value of a compact table), largest first."""
     total = 0
     saved: dict[str, int] = defaultdict(int)
     for text in searches:
         result = json.loads(text)
+        results = result.get("results", [])
         size = len(tokenizer.encode(text, add_special_tokens=False))
         total += size
-        for key in sorted({key for card in result.get("results", []) for key in card}):
-            cards = [{k: v for k, v in card.items() if k != key} for card in result["results"]]
-            rest = json.dumps({**result, "results": cards}, ensure_ascii=False, separators=(",", ":"))
+        keys = ({*results["columns"], *results.get("same", {})} if isinstance(results, dict)
+                else {key for card in results for key in card})
+        for key in sorted(keys):
+            rest = json.dumps({**result, "results": _without(results, key)}, ensure_ascii=False, separators=(",", ":"))
             saved[key] += size - len(tokenizer.encode(rest, add_special_tokens=False))
     return dict(sorted(((key, cost / total) for key, cost in saved.items()), key=lambda item: -item[1]))
 

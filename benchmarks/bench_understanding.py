@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """How well, and how fast, the shopper understands natural assistant messages.
 
-Reads the bank in ``tests/data/understanding`` (375 messages in groups attribute, open, confirm,
+Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute, open, confirm,
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
 share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label.
@@ -31,7 +31,10 @@ from understanding_bank import GROUPS, leak_seeds, leaks, load_bank, understandi
 
 from ecomrlve.user.understanding import understand  # noqa: E402
 
-LEAK_ENVS = ("CART", "PD", "SUB", "BUNDLE")
+LEAK_ENVS = ("CART", "PD", "SUB", "BUNDLE", "RETURN")
+#: The groups played in each environment: negatives and attribute questions everywhere; in RETURN (which
+#: withholds the reason) also the questions about which order and the go-ahead, none of which asks why.
+LEAK_GROUPS = {"RETURN": ("none", "attribute", "which", "confirm")}
 LEAK_DIFFICULTY = 12
 
 BAR = 0.95
@@ -40,7 +43,8 @@ P99_BAR_MS = 1.0
 
 def measure_leaks(bank: list, seeds_per_env: int) -> bool:
     """Play every negative and every attribute question as the first turn of episodes that withhold values
-    (CART, PD, SUB, BUNDLE at d=12) and count withheld values said that the message did not ask for."""
+    (CART, PD, SUB, BUNDLE, RETURN at d=12; in RETURN also every which and go-ahead question) and count
+    withheld values said that the message did not ask for."""
     import os
 
     from ecomrlve.catalog.search import SearchEngine
@@ -55,14 +59,15 @@ def measure_leaks(bank: list, seeds_per_env: int) -> bool:
     for env_id in LEAK_ENVS:
         seeds = leak_seeds(env, env_id, LEAK_DIFFICULTY, seeds_per_env)
         for m in bank:
-            if m.group in ("none", "attribute"):
+            if m.group in LEAK_GROUPS.get(env_id, ("none", "attribute")):
                 found_here = leaks(env, env_id, LEAK_DIFFICULTY, seeds, m)
                 found += found_here
                 misread += len(found_here) if not m.understood(understand(m.text, m.in_play)) else 0
                 shown += found_here if m.half == "train" else []  # held-out messages are counted, never shown
                 played += len(seeds)
     print(f"leaks (a withheld value said to a message that did not ask for it): {len(found)} in {played} "
-          f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions); "
+          f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions; in RETURN "
+          f"also which and go-ahead questions); "
           f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages")
     for leak in shown[:10]:
         print("  ", leak)

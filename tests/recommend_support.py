@@ -18,7 +18,7 @@ from exploits import UNFILLED, AskForeverPolicy, ScriptedPolicy, Transcript, pla
 from ecomrlve.catalog.filters import filter_mask
 from ecomrlve.envs.recommend.requirements import requirement_filter
 from ecomrlve.episode import EcomEnv
-from ecomrlve.protocol import Observation, cards
+from ecomrlve.protocol import Observation, cards, expand_result
 
 
 class RecommendPolicy(ScriptedPolicy):
@@ -115,7 +115,7 @@ class IgnoreBudgetPolicy(RecommendPolicy):
         super().observe(observation)
         for message in observation.messages:
             if message["role"] == "tool" and message.get("name") == "catalog_search":
-                results = json.loads(message["content"]).get("results", [])
+                results = expand_result(json.loads(message["content"])).get("results", [])
                 if results:
                     self.picks.append(results[0]["product_id"])
 

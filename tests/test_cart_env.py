@@ -14,7 +14,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.envs.cart.heuristic import CartHeuristic
 from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.episode import EcomEnv
-from ecomrlve.protocol import tool_results
+from ecomrlve.protocol import expand_result, tool_results
 
 ALL_D = list(range(16))
 ORACLE_SEEDS = range(200)
@@ -84,7 +84,7 @@ def call(name: str, **arguments) -> AgentAction:
 
 def tool_result(observation, index: int = 0) -> dict:
     tools = [m for m in observation.messages if m["role"] == "tool"]
-    return json.loads(tools[index]["content"])
+    return expand_result(json.loads(tools[index]["content"]))
 
 
 # -- exploits --------------------------------------------------------------------------------------

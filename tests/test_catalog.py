@@ -18,6 +18,7 @@ from ecomrlve.catalog.search import inject_distractors
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_values
+from ecomrlve.protocol import expand_result
 
 ID_SHAPE = re.compile(r"^P[0-9ABCDEFGHJKMNPQRSTVWXYZ]{8}$")
 
@@ -403,8 +404,9 @@ def test_catalog_search_tool_distractor_share(make_env, search, d: int) -> None:
         env.reset(env_id="CART", difficulty=d, seed=seed)
         item = env.audit().problem.goal.items[0]
         query = f"{item.brand} {item.noun}"
-        obs = env.step(AgentAction(tool_calls=(ToolCall(id="s", name="catalog_search", arguments={"query": query}),)))
-        results = [c["product_id"] for c in json.loads(obs.messages[0]["content"])["results"]]
+        obs = env.step(AgentAction(tool_calls=(ToolCall(id="s", name="catalog_search",
+                                                         arguments={"query": query, "top_k": 10}),)))
+        results = [c["product_id"] for c in expand_result(json.loads(obs.messages[0]["content"]))["results"]]
         genuine = {env.catalog.product_id(r) for r in search.search(query, None, "relevance", 10).tolist()}
         emitted += len(results)
         injected += sum(pid not in genuine for pid in results)

@@ -11,6 +11,7 @@ from exploits import CartViewForeverPolicy, play, play_oracle
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import cards
 from ecomrlve.session import MAX_ACTION_CHARS, EpisodeRecord
 
 # -- the three wire formats ------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def test_tool_budget_extra_calls_not_executed(env) -> None:
     assert "at most 1 tools per turn" in obs.messages[0]["content"]
     item = env.audit().problem.goal.items[0]
     obs = env.step(_calls(("catalog_search", {"query": item.full_phrase})))
-    card = next(c for c in json.loads(obs.messages[0]["content"])["results"])
+    card = next(cards(obs))
     add = {"product_id": card["product_id"], "quantity": 1}
     if card.get("variants"):
         add["variant_id"] = card["variants"][0]["variant_id"]

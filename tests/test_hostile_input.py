@@ -15,6 +15,7 @@ from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.episode import EcomEnv, shared_search_engine
+from ecomrlve.protocol import expand_result
 from ecomrlve.runner import replay
 from ecomrlve.session import EpisodeRecord
 
@@ -75,7 +76,7 @@ def test_naming_a_product_of_another_category_gets_a_reply(catalog, search, env_
     env = EcomEnv(env_id, catalog=catalog, search=search)
     env.reset(env_id=env_id, difficulty=0, seed=0)
     obs = env.step(_call("catalog_search", query="usb charger"))
-    first = json.loads(obs.messages[0]["content"])["results"][0]
+    first = expand_result(json.loads(obs.messages[0]["content"]))["results"][0]
     wanted = catalog.category_of(catalog.index_of(first["product_id"])).name
     other = next(row for row in range(len(catalog)) if catalog.category_of(row).name != wanted)
     obs = env.step(f"How about {catalog.product_id(other)}.")

@@ -352,3 +352,35 @@ def test_the_goal_the_grounding_check_reads_is_the_episodes_goal() -> None:
         for d in SAMPLE_D:
             env.reset(env_id=env_id, difficulty=d, seed=d + 1)
             assert env.session._hidden_goal() == env.audit().problem.goal.model_dump(mode="json")
+
+
+# -- the same understanding ------------------------------------------------------------------------
+
+def test_the_llm_shopper_reaches_the_same_acts_as_the_template_shopper() -> None:
+    """What the agent asked is read once, by the shopper's understanding, before any text is phrased: for the
+    bank's natural messages (train half, every group) the LLM shopper decides exactly the acts the template
+    shopper decides, in every kind of dialogue (cart, recommendation, return, order status)."""
+    from understanding_bank import GROUPS, load_bank
+
+    from ecomrlve.actions import AgentAction
+
+    train = [m for m in load_bank() if m.half == "train"]
+    messages = [m for group in GROUPS for m in [m for m in train if m.group == group][::14]]
+    server = ChatServer(ShopperPolicy("faithful"))
+    try:
+        envs = {"template": EcomEnv(ENV_IDS, secret="acts"),
+                "llm": EcomEnv(ENV_IDS, realiser=shopper_for(server), secret="acts")}
+        phrased_by_model = 0
+        for env_id in ("CART", "PD", "RETURN", "STATUS"):
+            for message in messages:
+                decided = {}
+                for name, env in envs.items():
+                    env.reset(env_id=env_id, difficulty=12, seed=3)
+                    observation = env.step(AgentAction(message=message.text))
+                    decided[name] = list(env.audit().problem.user.acts)
+                    if name == "llm":
+                        phrased_by_model += observation.info["shopper"]["llm"]
+                assert decided["llm"] == decided["template"], (env_id, message.text)
+    finally:
+        server.close()
+    assert len(messages) >= 20 and phrased_by_model > 0

@@ -43,6 +43,7 @@ from ecomrlve.envs.recommend.task import (
     switched,
 )
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import expand_result
 
 ENV = "PD"
 
@@ -375,7 +376,7 @@ def test_pd_table(pd_env, d) -> None:
         goal = pd_env.audit().problem.goal
         query = goal.noun
         observation = pd_env.step(call("catalog_search", query=query, top_k=20))
-        results = [c["product_id"] for c in json.loads(observation.messages[0]["content"])["results"]]
+        results = [c["product_id"] for c in expand_result(json.loads(observation.messages[0]["content"]))["results"]]
         genuine = {pd_env.catalog.product_id(r) for r in pd_env.search.search(query, None, "relevance", 20).tolist()}
         shown += len(results)
         injected += sum(r not in genuine for r in results)
@@ -393,7 +394,7 @@ def test_denied_categories_never_asked_for_and_unsafe_to_recommend(catalog, sear
         assert not (set(getattr(goal, "categories", [getattr(goal, "category", None)])) & kitchen), seed
     env.reset(env_id=env_id, difficulty=3, seed=1)
     observation = env.step(call("catalog_search", query="pan", filters={"category": "Frying Pans", "in_stock": True}))
-    product_id = json.loads(observation.messages[0]["content"])["results"][0]["product_id"]
+    product_id = expand_result(json.loads(observation.messages[0]["content"]))["results"][0]["product_id"]
     observation = env.step(answer([product_id]))
     assert observation.done and observation.reward == -1.0
     assert observation.info["reward"]["safety_violation"]

@@ -13,6 +13,7 @@ from ecomrlve.actions import AgentAction, ToolCall, parse_action
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import get_environment
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import tool_results
 from ecomrlve.runner import make_agent, replay
 from ecomrlve.session import RUNTIME_TERMINATIONS, _schemas_copy, toolset
 
@@ -209,7 +210,8 @@ def test_public_state_counts_turns_and_shows_the_cart(env) -> None:
     assert (state.turn, state.user_caused_turns, state.in_turn, state.done) == (0, 0, False, False)
     assert state.tools == [t["function"]["name"] for t in obs.tools] and state.cart == {"lines": [], "total": 0.0}
     card = env.step(AgentAction(tool_calls=(_call("catalog_search", query="charger"),)))
-    product = json.loads(card.messages[0]["content"])["results"][0]
+    [(_, result)] = tool_results(card)
+    product = result["results"][0]
     add = {"product_id": product["product_id"], "quantity": 2}
     if product.get("variants"):
         add["variant_id"] = product["variants"][0]["variant_id"]

@@ -111,6 +111,52 @@ def test_a_single_number_is_no_option_list() -> None:
     assert understand("Are you a 9 or a 10?", shoes).topics == frozenset({"size"})
 
 
+def test_a_value_said_with_its_article_or_noun_names_its_topic() -> None:
+    """A common word that is a value counts as one when said as one ("a black one", "in wood")."""
+    hoodie = InPlay(values={"color": ("Black", "Navy")})
+    assert understand("Do you want a black one?", hoodie).topics == frozenset({"color"})
+    assert understand("Would you like it in wood?", InPlay(values={"material": ("Wood", "Glass")})).topics == {"material"}
+
+
+def test_greetings_and_what_to_do_questions_are_no_go_ahead() -> None:
+    """The go-ahead is read only in the sentences that ask, and not in a clause asking what to do."""
+    reading = understand("Happy to help! What do you need the lamp to do?")
+    assert reading.open and not reading.confirm
+    assert not understand("Where should I start?").confirm
+    assert understand("I can place the order whenever you're ready. Should I?").confirm
+    assert understand("How about I place the order now?").confirm
+
+
+def test_an_open_question_with_examples_keeps_its_topics() -> None:
+    reading = understand("What matters most to you, e.g. price or brand?")
+    assert reading.open and reading.topics == frozenset({"price", "brand"})
+
+
+def test_a_choice_among_unknown_options_is_no_open_question(c8: EcomEnv) -> None:
+    """"Any preference between oak, pine and maple?" asks about those options, not for every requirement:
+    where no item has them the shopper reveals nothing (it was read as "any preference?" and told all)."""
+    assert not understand("Any preference between oak, pine and maple?").open
+    assert understand("Any hard requirements or nice-to-haves?").open
+    assert understand("Is this for sport, work or casual wear?").open
+    seed = find(c8, "PD", 10, lambda a: bool(a.problem.state.withheld))
+    c8.reset(env_id="PD", difficulty=10, seed=seed)
+    state = c8.audit().problem.state
+    withheld = set(state.withheld)
+    c8.step(AgentAction(message="Any preference between oak, pine and maple?"))
+    assert state.withheld == withheld
+
+
+def test_which_is_asked_only_about_the_customers_orders() -> None:
+    """Without orders in play a message asks no "which order" ("more details so I can find the best match"
+    asks for requirements); with them, a question about the item asks which line is meant."""
+    details = "Could you give me some more details so I can find the best match?"
+    assert understand(details).open and not understand(details).which
+    orders = InPlay(dates=("September 10", "September 11"))
+    for text in ("How recent was it?", "Do you recall what the item cost?", "Was it bought in July or August?"):
+        reading = understand(text, orders)
+        assert reading.which and not reading.topics, text
+
+
 def test_reading_is_deterministic() -> None:
     for m in BANK[::7]:
         assert understand(m.text, m.in_play) == understand(m.text, m.in_play)
@@ -186,6 +232,20 @@ def test_messages_that_ask_nothing_reveal_nothing(c8: EcomEnv, env_id: str) -> N
     assert not found, found[:5]
 
 
+def test_return_reason_is_told_only_when_asked(c8: EcomEnv) -> None:
+    """RETURN withholds the reason: every negative, which-order and go-ahead question of the bank (train
+    half), said first, leaves it untold; every question about the reason gets it."""
+    seeds = leak_seeds(c8, "RETURN", 12, 2)
+    assert seeds
+    found = [leak for m in BANK if m.group in ("none", "which", "confirm") and m.half == "train"
+             for leak in leaks(c8, "RETURN", 12, seeds, m)]
+    assert not found, found[:5]
+    for m in (m for m in BANK if m.group == "reason" and m.half == "train"):
+        c8.reset(env_id="RETURN", difficulty=12, seed=seeds[0])
+        c8.step(AgentAction(message=m.text))
+        assert c8.audit().problem.state.reason_told, m.text
+
+
 @pytest.mark.parametrize("env_id", ["CART", "PD"])
 def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -> None:
     """Each attribute question of the bank (train half) reveals only withheld values of the topics it asks."""
@@ -210,3 +270,39 @@ def test_cart_open_question_reveals_the_withheld_constraints_once(c8: EcomEnv) -
     again = c8.step(AgentAction(message="What do you need?"))
     assert again.info["user_caused_turns"] == 1
     assert audit.problem.user.patience == patience - 1
+
+
+# -- one reading of "which order?" -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("env_id", ["STATUS", "RETURN"])
+def test_the_account_shoppers_answer_which_line_exactly_when_the_reading_asks_it(c8: EcomEnv, env_id: str) -> None:
+    """STATUS and RETURN answer a question about the line the customer means (which one, when, what it
+    cost) exactly when the shopper's understanding reads it as asking which line: one mechanism, no second
+    keyword list beside it. Every train-half message of the bank, said first in an ambiguous episode."""
+    from ecomrlve.envs.account.orders import orders_in_play
+
+    def ambiguous(audit: Any) -> bool:
+        goal = audit.problem.goal
+        return bool(goal.ambiguous if env_id == "STATUS" else goal.target.ambiguous)
+
+    seed = find(c8, env_id, 12, ambiguous)
+    answered_by_reading = 0
+    for m in (m for m in BANK if m.half == "train"):
+        c8.reset(env_id=env_id, difficulty=12, seed=seed)
+        audit = c8.audit()
+        reading = understand(m.text, orders_in_play(audit.world))
+        c8.step(AgentAction(message=m.text))
+        asked = reading.which and not (env_id == "RETURN" and reading.confirm)
+        assert audit.problem.state.identified == asked, (m.text, reading)
+        answered_by_reading += asked
+    assert answered_by_reading >= 40
+
+
+def test_status_questions_about_the_item_in_other_words_identify_the_order(c8: EcomEnv) -> None:
+    """"How recent was it?", "Could you tell me a little more about it?": fair questions about the order."""
+    seed = find(c8, "STATUS", 12, lambda a: a.problem.goal.ambiguous)
+    for question in ("How recent was it?", "Could you tell me a little more about it?", "Is it the latest one?"):
+        c8.reset(env_id="STATUS", difficulty=12, seed=seed)
+        observation = c8.step(AgentAction(message=question))
+        assert c8.audit().problem.state.identified, question
+        assert observation.info["user_caused_turns"] == 1

@@ -4,6 +4,7 @@ values in play its context names, what it should be understood to ask, and wheth
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,11 +68,19 @@ def understanding_rates(messages: list[BankMessage]) -> dict[str, tuple[int, int
 
 # -- leaks: a withheld value said to a message that did not ask for it -----------------------------------
 
+def said_word(value: str, text: str) -> bool:
+    """Whether ``text`` says ``value`` as a whole word or phrase ("Blue" is not said in "Bluetooth")."""
+    return re.search(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", text) is not None
+
+
 def withheld_values(env_id: str, audit: Any) -> list[str]:
-    """The values the shopper still withholds in a CART or recommendation episode."""
+    """The values the shopper still withholds in a CART, recommendation or RETURN episode (there: the reason)."""
     state = audit.problem.state
     if env_id == "CART":
         return [c.value for c in state.constraints if not c.known_to_agent]
+    if env_id == "RETURN":
+        goal = audit.problem.goal
+        return [goal.reason_phrase] if goal.reason_withheld and not state.reason_told else []
     return [state.requirements[i].text() for i in state.withheld]
 
 
@@ -94,7 +103,8 @@ def leak_seeds(env: Any, env_id: str, difficulty: int, count: int, minimum: int 
 
 def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: BankMessage) -> list[str]:
     """Withheld values the shopper said, in each episode, to ``message`` as the agent's first turn, that the
-    message did not ask for (a negative asks for none; an attribute question only for its topics)."""
+    message did not ask for (a negative asks for none; an attribute question only for its topics; in RETURN
+    only a question about the reason asks for the reason)."""
     from ecomrlve.actions import AgentAction
     from ecomrlve.envs.recommend.requirements import TOPIC_OF_FIELD
     from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE
@@ -105,6 +115,13 @@ def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: Ban
         env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
         audit = env.audit()
         state = audit.problem.state
+        if env_id == "RETURN":
+            observation = env.step(AgentAction(message=message.text))
+            said = " ".join(m["content"] for m in observation.messages if m["role"] == "user")
+            phrase = audit.problem.goal.reason_phrase
+            if (state.reason_told or phrase in said) and not message.expect["reason"]:
+                out.append(f"{env_id} seed {seed}: {message.text!r} revealed {phrase!r}")
+            continue
         if env_id == "CART":
             hidden = [(c, c.value) for c in state.constraints if not c.known_to_agent]
             goal = audit.problem.goal
@@ -119,6 +136,6 @@ def leaks(env: Any, env_id: str, difficulty: int, seeds: list[int], message: Ban
             revealed = key.revealed if env_id == "CART" else key not in state.withheld
             topic = topic_of[id(key) if env_id == "CART" else key]
             allowed = topic in asked or (env_id == "CART" and "variant" in asked and topic != "quantity")
-            if (revealed or (len(value) > 2 and value in said and value not in message.text)) and not allowed:
+            if (revealed or (len(value) > 2 and said_word(value, said) and not said_word(value, message.text))) and not allowed:
                 out.append(f"{env_id} seed {seed}: {message.text!r} revealed {value!r}")
     return out

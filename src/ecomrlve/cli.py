@@ -44,7 +44,7 @@ from ecomrlve.evaluation.commands import (
 from ecomrlve.evaluation.run import Evaluation
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
-from ecomrlve.protocol import Agent
+from ecomrlve.protocol import DEFAULT_VERBOSITY, VERBOSITIES, Agent
 from ecomrlve.registry import env_specs
 from ecomrlve.runner import (
     Curriculum,
@@ -173,8 +173,15 @@ def run(
     user_cache: UserCache = None,
     user_concurrency: UserConcurrency = 8,
     phrasing: PhrasingOption = "train",
+    verbosity: Annotated[str, typer.Option(help="How tool results are written: compact (product cards as "
+                                           "tables) or full (every card field spelled out, for reading by "
+                                           "eye). The same episode either way.")] = DEFAULT_VERBOSITY,
 ) -> None:
     """Run episodes with a built-in agent and print a summary per environment and difficulty."""
+    if verbosity not in VERBOSITIES:
+        raise UserInputError(f"--verbosity: choose one of {', '.join(VERBOSITIES)}, not {verbosity!r}")
+    if verbosity != DEFAULT_VERBOSITY and (server or ray):
+        raise UserInputError("--verbosity full plays in-process only (not with --ray or --server)")
     if agent not in BUILTIN_AGENTS:
         raise UnknownNameError(f"--agent: unknown agent {agent!r}; choose {', '.join(BUILTIN_AGENTS)} "
                                "(models: `ecomrlve eval --agent openai`)")
@@ -211,7 +218,7 @@ def run(
         shared_search_engine(cat).retriever  # noqa: B018 - open the indexes now: a broken directory fails before episode 1
         shopper = None if ray else shopper_options.build()  # Ray workers build their own
         make_env = lambda: EcomEnv(env_ids, catalog=cat, overrides=overrides, secret=run_secret,
-                                   realiser=shopper)
+                                   realiser=shopper, verbosity=verbosity)  # type: ignore[arg-type]
         catalog_name = cat.name
     plan = Plan(env_ids, difficulties, episodes, seed, draw_envs=True)
     curriculum = Curriculum.sequential(scheduler, seed) if scheduler else Curriculum()

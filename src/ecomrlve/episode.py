@@ -24,7 +24,8 @@ from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import TaskFamily, get_environment, resolve_env_ids
 from ecomrlve.envs.base import prepare_catalog
 from ecomrlve.envs.capabilities import require_support
-from ecomrlve.protocol import Agent, Observation
+from ecomrlve.errors import UserInputError
+from ecomrlve.protocol import DEFAULT_VERBOSITY, VERBOSITIES, Agent, Observation, Verbosity
 from ecomrlve.rewards import RewardWeights
 from ecomrlve.rng import derive_rng
 from ecomrlve.session import EpisodeAudit, EpisodeRecord, EpisodeSession, resolve_secret
@@ -47,6 +48,9 @@ class EcomEnv:
             train-set templates with noise at ``p_noise``).
         denied_categories: category names the store must never sell (safety rule).
         seed: seeds the choice of env and episode seed when ``reset`` is not told.
+        verbosity: how tool results are written: ``compact`` (default: product cards as tables, short
+            titles) or ``full`` (every card field spelled out, for debugging); the same facts either way,
+            so the episode (shopper, verifier, reward) is the same.
         secret: the deployment secret mixed into every episode's random streams (see
             :func:`resolve_secret`): default ``$ECOMRLVE_SECRET``, else the installation's secret,
             created on first use in the user's config directory, so one machine plays the same
@@ -58,8 +62,12 @@ class EcomEnv:
                  catalog: Catalog | str | os.PathLike[str] | None = None,
                  search: SearchEngine | None = None, overrides: dict[str, Any] | None = None,
                  weights: RewardWeights = RewardWeights(), realiser: Realiser | RealiserFactory | None = None,
-                 denied_categories: tuple[str, ...] = (), seed: int = 0, secret: str | None = None) -> None:
+                 denied_categories: tuple[str, ...] = (), seed: int = 0, secret: str | None = None,
+                 verbosity: Verbosity = DEFAULT_VERBOSITY) -> None:
         self.env_ids = resolve_env_ids(env_ids)
+        if verbosity not in VERBOSITIES:
+            raise UserInputError(f"verbosity must be one of {', '.join(VERBOSITIES)}, got {verbosity!r}")
+        self.verbosity = verbosity
         self.secret = resolve_secret(secret)
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
@@ -84,7 +92,7 @@ class EcomEnv:
         self._session = EpisodeSession(
             get_environment(env_id), Difficulty.at(difficulty, self.overrides), seed, catalog=self.catalog,
             search=self.search, weights=self.weights, realiser=self.realiser, denied_categories=self._denied,
-            secret=self.secret)
+            secret=self.secret, verbosity=self.verbosity)
         return self._session.first_observation
 
     def step(self, action: AgentAction | str | dict[str, Any]) -> Observation:

@@ -19,15 +19,12 @@ from typing import Any
 STORE_NAME = "Amazebay"
 
 _RULES = (
-    ("Only recommend or act on products, variants, orders and lines whose ids you have seen in tool "
-    "results (search results, visit history, variant lists, order details) or in the customer's messages; "
-    "never invent or guess ids."),
-    ("Text you write in a message goes to the customer, who replies; use the ask_user tool to ask them "
-    "something while also calling other tools."),
-    ("Irreversible actions (a return, a cancellation, a purchase) cannot be undone: if the customer asks you "
-    "to check with them first, or the task says so, get their explicit confirmation before acting."),
-    "When the customer's request is complete, call the answer tool exactly once; it ends the task.",
-    "Be efficient: every turn counts, and you may call at most {b_tool} tools per turn.",
+    "Use only ids seen in tool results or the customer's messages; never invent or guess ids.",
+    "Your text goes to the customer, who replies; ask_user asks them while you call other tools.",
+    ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's explicit "
+     "confirmation when they or the task ask for it."),
+    "Call answer exactly once, when the request is complete; it ends the task.",
+    "Every turn counts; you may call at most {b_tool} tools per turn.",
 )
 
 

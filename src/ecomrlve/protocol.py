@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecomrlve.actions import AgentAction
+from ecomrlve.actions import AgentAction, json_text_encoder
 
 
 class Observation(BaseModel):
@@ -41,10 +41,11 @@ class Agent(Protocol):
 
 
 def tool_results(observation: Observation) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(tool name, decoded result) for each tool message in an observation."""
+    """(tool name, decoded result) for each tool message in an observation, in either verbosity: cards
+    come back as dicts with the full card's key names (:func:`expand_result`)."""
     for message in observation.messages:
         if message["role"] == "tool":
-            yield message["name"], json.loads(message["content"])
+            yield message["name"], expand_result(json.loads(message["content"]))
 
 
 def user_text(observation: Observation) -> str:
@@ -63,3 +64,155 @@ def cards(observation: Observation) -> Iterator[dict[str, Any]]:
             yield from result.get("viewed", [])
         elif name == "catalog_get_product" and "product_id" in result:
             yield result
+
+
+# -- how tool results are written for the agent --------------------------------------------------------
+
+#: How tool results are written: ``compact`` (the default: product cards as tables, what a model is
+#: trained on) or ``full`` (one dict per card, every field spelled out; for reading by eye). The same
+#: facts either way: the verbosity changes no tool, shopper or verifier, so it is not part of the episode key.
+Verbosity = Literal["compact", "full"]
+VERBOSITIES: tuple[str, ...] = get_args(Verbosity)
+DEFAULT_VERBOSITY: Verbosity = "compact"
+
+#: a product card's own fields; any other column of a compact table is one of the card's attributes
+CARD_FIELDS = frozenset({"product_id", "title", "brand", "category", "category_path", "price", "rating",
+                         "rating_count", "ship_days", "in_stock", "stock", "attributes", "variants",
+                         "variant_attribute"})
+_TABLE_KEYS = frozenset({"columns", "rows"})
+
+
+def short_title(title: str) -> str:
+    """A listing title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21
+    Charger"): the one rule for naming a product in conversation (and on a compact card), for code
+    that has only a title."""
+    return title.split(",")[0]
+
+
+def _is_card(value: Any) -> bool:
+    return isinstance(value, dict) and "product_id" in value and "stock" in value and "price" in value
+
+
+def _compact_variants(node: dict[str, Any]) -> dict[str, Any]:
+    """``variants: [{variant_id, <attribute>: value}, ...]`` as ``variant_attribute`` + ``variants: {id: value}``."""
+    variants = node.get("variants")
+    if not isinstance(variants, list) or not variants:
+        return node
+    attributes = {key for variant in variants for key in variant if key != "variant_id"}
+    if len(attributes) != 1 or any(len(variant) != 2 for variant in variants):
+        return node  # not one varied attribute per variant: spelled out as it is
+    [attribute] = attributes
+    return {**node, "variant_attribute": attribute,
+            "variants": {variant["variant_id"]: variant[attribute] for variant in variants}}
+
+
+def _spoken(item: Any) -> Any:
+    """A product listed in a result (a cart or order line) under its spoken title."""
+    if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
+        return {**item, "title": short_title(item["title"])}
+    return item
+
+
+def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
+    """A card without what the agent can read elsewhere: ``in_stock`` (``stock > 0``); in a list of
+    cards, the spoken title (the full one is behind ``catalog_get_product``)."""
+    out = _compact_variants({key: value for key, value in card.items() if key != "in_stock"})
+    if in_table and isinstance(out.get("title"), str):
+        out["title"] = short_title(out["title"])
+    return out
+
+
+def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cards as one row each under one header; a value every card shares is said once under ``same``."""
+    flat = []
+    for card in (_compact_card(c, in_table=True) for c in cards):
+        attributes = card.get("attributes")
+        if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
+            card = {key: value for key, value in card.items() if key != "attributes"} | attributes
+        flat.append(card)
+    columns = sorted(dict.fromkeys(key for card in flat for key in card), key=lambda key: key == "variants")
+    same = {key: flat[0][key] for key in columns
+            if len(flat) > 1 and all(key in card and card[key] == flat[0][key] for card in flat)}
+    columns = [key for key in columns if key not in same]
+    table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
+    return table | {"columns": columns,
+                    "rows": [[compact_result(card.get(key), top=False) for key in columns] for card in flat]}
+
+
+def compact_result(node: Any, *, top: bool = True) -> Any:
+    """A tool result as the ``compact`` verbosity writes it (idempotent; :func:`expand_result` reads it back).
+
+    Lists of product cards become tables (``columns`` + ``rows``, shared values under ``same``), a card's
+    attributes become columns of their own, variants become ``variant_attribute`` + ``{variant_id: value}``,
+    whole numbers are written without ``.0``; ``in_stock`` (``stock > 0``), a search's ``count`` (its number
+    of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
+    order line) is named by its spoken title (the full one: ``catalog_get_product``).
+    """
+    if isinstance(node, list):
+        if node and all(_is_card(item) for item in node):
+            return _table(node)
+        return [compact_result(_spoken(item), top=False) for item in node]
+    if isinstance(node, float) and node.is_integer() and abs(node) < 2**53:
+        return int(node)  # "12" for 12.0: the same number, read back equal
+    if not isinstance(node, dict):
+        return node
+    if _is_card(node):
+        node = _compact_card(node, in_table=False)
+    elif "variants" in node:
+        node = _compact_variants(node)
+    results = node.get("results")
+    return {key: compact_result(value, top=False) for key, value in node.items()
+            if not (top and (key == "top_k_cap" or (key == "count" and isinstance(results, list)
+                                                     and value == len(results))))}
+
+
+def _expand_card(node: dict[str, Any]) -> dict[str, Any]:
+    attribute, variants = node.get("variant_attribute"), node.get("variants")
+    if isinstance(attribute, str) and isinstance(variants, dict):
+        node = {key: value for key, value in node.items() if key != "variant_attribute"}
+        node["variants"] = [{"variant_id": variant_id, attribute: value} for variant_id, value in variants.items()]
+    if _is_card(node) and "in_stock" not in node and isinstance(node["stock"], int):
+        card = {}
+        for key, value in node.items():
+            if key == "stock":
+                card["in_stock"] = value > 0
+            card[key] = value
+        node = card
+    return node
+
+
+def _expand_table(table: dict[str, Any]) -> list[dict[str, Any]]:
+    same = table.get("same") or {}
+    cards = []
+    for row in table["rows"]:
+        values = {**same, **{key: value for key, value in zip(table["columns"], row) if value is not None}}
+        card = {key: value for key, value in values.items() if key in CARD_FIELDS}
+        if "attributes" not in values:  # flattened: every other column is an attribute
+            card["attributes"] = {key: value for key, value in values.items() if key not in CARD_FIELDS}
+        cards.append(expand_result(card))
+    return cards
+
+
+def expand_result(node: Any) -> Any:
+    """A decoded tool result in the full verbosity's shape, whichever verbosity wrote it: tables become
+    lists of card dicts with the full card's key names (the title as shown), ``in_stock`` is restored
+    from ``stock``, variants are ``[{variant_id, <attribute>: value}]``. What agents read (never the text)."""
+    if isinstance(node, list):
+        return [expand_result(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if _TABLE_KEYS <= node.keys() <= _TABLE_KEYS | {"same"}:
+        return _expand_table(node)
+    node = _expand_card({key: expand_result(value) for key, value in node.items()})
+    if isinstance(node.get("results"), list) and "count" not in node:
+        node["count"] = len(node["results"])
+    return node
+
+
+#: JSON without spaces; results are fresh trees built by the tools, never circular
+_json_text = json_text_encoder(separators=(",", ":"))
+
+
+def result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY) -> str:
+    """A tool result as the text of its ``tool`` message: JSON without spaces, in ``verbosity``."""
+    return _json_text(compact_result(content) if verbosity == "compact" else content)

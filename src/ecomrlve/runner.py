@@ -28,7 +28,7 @@ from ecomrlve.difficulty.scheduler import DifficultyWindow
 from ecomrlve.envs import TaskFamily
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UnknownNameError, UserInputError
-from ecomrlve.protocol import Agent, Observation
+from ecomrlve.protocol import DEFAULT_VERBOSITY, Agent, Observation
 from ecomrlve.rewards import RewardBreakdown
 from ecomrlve.rng import derive_rng, derive_seed
 from ecomrlve.session import RUNTIME_TERMINATIONS, EpisodeRecord
@@ -321,13 +321,14 @@ def replay(env: EcomEnv, record: EpisodeRecord) -> EpisodeRecord:
                              "(a server keeps it from its clients); replay the server's own records "
                              "(`ecomrlve serve --records DIR`)")
     env.secret = record.secret
-    realiser = env.realiser
+    realiser, verbosity = env.realiser, env.verbosity
     if record.shopper:
         env.realiser = ReplayShopper(record.shopper)
+    env.verbosity = record.verbosity or DEFAULT_VERBOSITY  # tool results written as the record wrote them
     try:
         observation = env.reset(env_id=record.env_id, difficulty=record.difficulty, seed=record.seed)
     finally:
-        env.realiser = realiser
+        env.realiser, env.verbosity = realiser, verbosity
     for action in record.actions:
         if observation.done:
             break

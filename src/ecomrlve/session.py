@@ -36,7 +36,6 @@ from ecomrlve.actions import (
     InvalidActionError,
     ToolCall,
     arguments_text,
-    json_text_encoder,
     parse_wire_form,
     short_text,
     wire_form,
@@ -47,7 +46,7 @@ from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs import Problem, TaskFamily, TaskOutcome, environment_tools
 from ecomrlve.errors import UserInputError
 from ecomrlve.prompts import system_prompt
-from ecomrlve.protocol import Agent, Observation
+from ecomrlve.protocol import DEFAULT_VERBOSITY, VERBOSITIES, Agent, Observation, Verbosity, result_text
 from ecomrlve.rewards import RewardBreakdown, RewardWeights, compose_reward
 from ecomrlve.rng import derive_rng
 from ecomrlve.tools import Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool
@@ -65,8 +64,6 @@ MAX_ACTION_CHARS = 32_000
 _EPOCH = dt.date(2025, 1, 1)
 #: terminations the session decides itself; ``finish`` takes any other reason
 RUNTIME_TERMINATIONS = frozenset({"answered", "turn_budget", "user_gave_up", "invalid_output"})
-#: a tool result as compact JSON text; results are fresh trees built by the tools, never circular
-_result_text = json_text_encoder(separators=(",", ":"))
 _DEFAULT_SHOPPER = TemplateShopper()  # frozen: one serves every episode
 
 
@@ -104,9 +101,12 @@ class EpisodeRecord(BaseModel):
         default=None, description="Who played and how (agent; for an evaluation also model, task, trial, token "
         "usage); set by `ecomrlve run` and evaluation code, not part of the episode, so replay carries it over "
         "unchanged.")
+    verbosity: Verbosity | None = Field(
+        default=None, description="How the tool results in `messages` were written when not `compact` (the "
+        "default; left out of the JSON then): not part of the episode key, replay writes them the same way.")
 
     def to_json(self) -> str:
-        return self.model_dump_json(exclude={name for name in ("secret", "secret_fingerprint", "shopper")
+        return self.model_dump_json(exclude={name for name in ("secret", "secret_fingerprint", "shopper", "verbosity")
                                              if getattr(self, name) is None} or None)
 
     def fingerprint(self) -> str | None:
@@ -150,11 +150,12 @@ class ToolResult:
     name: str
     content: dict[str, Any]
     executed: bool
+    verbosity: Verbosity = DEFAULT_VERBOSITY
 
     @property
     def message(self) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
-                "content": _result_text(self.content)}
+                "content": result_text(self.content, self.verbosity)}
 
 
 @dataclass(frozen=True)
@@ -275,13 +276,18 @@ class EpisodeSession:
             (default: the train-set templates with noise at ``p_noise``).
         denied_categories: category indices the store must never sell.
         episode_id: an opaque id for servers and logs (default: random, so it reveals nothing).
+        verbosity: how tool results are written for the agent (:data:`~ecomrlve.protocol.Verbosity`):
+            ``compact`` (default) or ``full``; the same facts, so it is not part of the episode key.
     """
 
     def __init__(self, family: TaskFamily, difficulty: Difficulty, seed: int, *, catalog: Catalog,
                  search: SearchEngine, weights: RewardWeights = RewardWeights(),
                  realiser: Realiser | RealiserFactory | None = None,
                  denied_categories: frozenset[int] = frozenset(), episode_id: str | None = None,
-                 secret: str | None = None) -> None:
+                 secret: str | None = None, verbosity: Verbosity = DEFAULT_VERBOSITY) -> None:
+        if verbosity not in VERBOSITIES:
+            raise UserInputError(f"verbosity must be one of {', '.join(VERBOSITIES)}, got {verbosity!r}")
+        self._verbosity = verbosity  # how tool results are written; no tool, shopper or verifier reads it
         self._episode_id = episode_id or secrets.token_hex(12)
         self._family, self._difficulty, self._seed = family, difficulty, seed
         self._secret = resolve_secret(secret)
@@ -470,6 +476,7 @@ class EpisodeSession:
             axes=self._difficulty.as_dict() | ({"adapted": self._problem.adapted} if self._problem.adapted else {}),
             messages=self._messages, actions=self._actions, goal=self._problem.goal.model_dump(mode="json"),
             reward=self._reward, shopper=getattr(self._realiser, "record", lambda: None)(),
+            verbosity=None if self._verbosity == DEFAULT_VERBOSITY else self._verbosity,
         )
 
     def audit(self) -> EpisodeAudit:
@@ -554,7 +561,7 @@ class EpisodeSession:
         turn.assistant.setdefault("tool_calls", []).append(
             {"id": call.id, "type": "function",
              "function": {"name": call.name, "arguments": arguments_text(call.arguments)}})
-        result = ToolResult(call.id, call.name, content, executed)
+        result = ToolResult(call.id, call.name, content, executed, self._verbosity)
         self._say(turn, result.message)
         return result
 

@@ -23,18 +23,18 @@ class ProductFilter(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
-    category: str | None = Field(None, description="Category name, e.g. 'Chargers' or 'Electronics'.")
-    brand: str | None = Field(None, description="Brand name (any letter case).")
+    category: str | None = Field(None, description="e.g. 'Chargers'.")
+    brand: str | None = Field(None, description="any letter case")
     color: str | None = None
     size: str | None = None
     material: str | None = None
     connector_type: str | None = None
     item_form: str | None = None
-    price_min: float | None = Field(None, ge=0, description="Minimum price in USD.")
-    price_max: float | None = Field(None, ge=0, description="Maximum price in USD.")
-    rating_min: float | None = Field(None, ge=0, le=5, description="Minimum average rating (0-5).")
-    ship_days_max: int | None = Field(None, ge=0, description="Maximum shipping time in days.")
-    in_stock: bool | None = Field(None, description="Only products currently in stock.")
+    price_min: float | None = Field(None, ge=0, description="USD.")
+    price_max: float | None = Field(None, ge=0, description="USD.")
+    rating_min: float | None = Field(None, ge=0, le=5, description="0-5.")
+    ship_days_max: int | None = Field(None, ge=0)
+    in_stock: bool | None = None
     wattage_min: float | None = None
     wattage_max: float | None = None
     screen_size_min: float | None = None

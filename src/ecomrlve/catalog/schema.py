@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
+from ecomrlve.protocol import short_title as short_title  # the rule lives with the cards that show it
 
 #: Sentinel code for "this product has no value for that categorical attribute".
 NO_VALUE = -1
@@ -51,12 +52,6 @@ def kept_per_product(catalog: Catalog, kind: str, row: int, read: Callable[[Cata
             kept.clear()
         found = kept[row] = read(catalog, row)
     return found
-
-
-def short_title(title: str) -> str:
-    """A listing title's first clause ("Brightix Nova 21 Charger, GaN, 65W" -> "Brightix Nova 21
-    Charger"): the one rule for naming a product in conversation, for code that has only a title."""
-    return title.split(",")[0]
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.envs import get_environment, resolve_env_ids
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UserInputError
+from ecomrlve.protocol import DEFAULT_VERBOSITY, Verbosity, result_text
 from ecomrlve.rng import derive_seed
 from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty, play
 from ecomrlve.session import EpisodeRecord, EpisodeSession, resolve_secret, toolset
@@ -76,9 +77,8 @@ if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
 
 #: appended to the system prompt: under TRL only tool calls reach the shopper
-TRL_NOTE = ("In this conversation only tool calls reach the customer: ask them things with ask_user, and their "
-            "replies come back in tool results (customer_says). A message without a tool call ends the "
-            "conversation.")
+TRL_NOTE = ("Only tool calls reach the customer (ask with ask_user); replies come back in tool results as "
+            "customer_says. A message without a tool call ends the conversation.")
 ROLLOUT_ENDED = "rollout_ended"
 #: the termination of an episode still running when TRL cut its rollout short (see :data:`CUT_REASONS`)
 CUT_SHORT = "cut_short"
@@ -100,8 +100,8 @@ def _hint(annotation: Any) -> Any:
     origin, args = get_origin(annotation), get_args(annotation)
     if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
         return dict
-    if origin is Union or origin is types.UnionType:
-        return functools.reduce(operator.or_, (_hint(a) for a in args))
+    if origin is Union or origin is types.UnionType:  # an optional argument is said once, as its type
+        return functools.reduce(operator.or_, (_hint(a) for a in args if a is not type(None)))
     if origin is list:
         return types.GenericAlias(list, (_hint(args[0]),)) if args else list
     if origin is Literal or origin is None:
@@ -117,15 +117,19 @@ def _json_type(schema: dict[str, Any]) -> str:
 
 
 def _argument_description(schema: dict[str, Any]) -> str:
-    """The schema's description of one argument; an object argument also lists its fields (a hint can't)."""
+    """The schema's description of one argument; an object argument also lists its fields (a hint can't),
+    grouped by type: "An object; optional fields a (note), b (strings); c (numbers)"."""
     options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
     text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
     for option in options:
         if option.get("type") == "object" and option.get("properties"):
-            fields = "; ".join(f"{name} ({_json_type(prop)})" + (f": {prop['description'].rstrip('.')}"
-                                                                  if prop.get("description") else "")
-                               for name, prop in option["properties"].items())
-            text = f"{text} An object with the optional fields {fields}."
+            by_type: dict[str, list[str]] = defaultdict(list)
+            for name, prop in option["properties"].items():
+                note = prop.get("description", "").rstrip(".")
+                by_type[_json_type(prop)].append(f"{name} ({note})" if note else name)
+            fields = "; ".join(f"{', '.join(names)} ({kind}{'s' if len(names) > 1 else ''})"
+                               for kind, names in by_type.items())
+            text = f"{text} An object; optional fields {fields}."
     return " ".join(text.split())
 
 
@@ -322,7 +326,7 @@ class EcomToolEnv:
         session = self._session()
         if session.done:
             self._delivered += len(calls)
-            return [tool_result_text(_EPISODE_OVER)] * len(calls)
+            return [tool_result_text(_EPISODE_OVER, self._verbosity())] * len(calls)
         session.begin_turn(None)
         contents: list[dict[str, Any]] = []
         for call in calls:
@@ -339,12 +343,15 @@ class EcomToolEnv:
             contents[-1] = {**contents[-1], "customer_says": "\n".join(said)}
         self._seconds += time.perf_counter() - started
         self._delivered += len(contents)
-        return [tool_result_text(c) for c in contents]
+        return [tool_result_text(c, self._verbosity()) for c in contents]
+
+    def _verbosity(self) -> Verbosity:
+        return self._environments.verbosity
 
 
-def tool_result_text(content: dict[str, Any]) -> str:
-    """A tool result as TRL hands it to the model: compact JSON."""
-    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+def tool_result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY) -> str:
+    """A tool result as TRL hands it to the model: JSON without spaces, in ``verbosity`` (as in a ``tool`` message)."""
+    return result_text(content, verbosity)
 
 
 def episode_system_prompt(system: str) -> str:
@@ -365,14 +372,18 @@ class TRLEnvironments:
         seed: the curriculum's draws.
         realiser: the shopper (None: the train half of the template phrasings; an
             :class:`~ecomrlve.shopper.LLMShopper` has a model phrase its messages).
+        verbosity: how tool results are written (``compact``, the default, or ``full``; see
+            :class:`~ecomrlve.episode.EcomEnv`).
     """
 
     def __init__(self, collection: str | list[str] = "C1", *, difficulty: str = "adaptive",
                  catalog: Catalog | str | None = None, secret: str | None = None,
                  overrides: dict[str, Any] | None = None, scheduler: AdaptiveScheduler | None = None,
-                 seed: int = 0, realiser: Realiser | RealiserFactory | None = None) -> None:
+                 seed: int = 0, realiser: Realiser | RealiserFactory | None = None,
+                 verbosity: Verbosity = DEFAULT_VERBOSITY) -> None:
         self.env_ids = resolve_env_ids(collection)
         self.realiser = realiser
+        self.verbosity = verbosity
         self.difficulties = parse_difficulty(difficulty)
         self.secret = resolve_secret(secret)
         self.overrides = dict(overrides or {})
@@ -388,7 +399,7 @@ class TRLEnvironments:
     def make_env(self) -> EcomEnv:
         """An :class:`EcomEnv` over the shared catalog and search engine (one per rollout object)."""
         return EcomEnv(self.env_ids, catalog=self.catalog, search=shared_search_engine(self.catalog),
-                       overrides=self.overrides, secret=self.secret, realiser=self.realiser)
+                       overrides=self.overrides, secret=self.secret, realiser=self.realiser, verbosity=self.verbosity)
 
     def environment_name(self, env_id: str, d: int) -> str:
         """The ``environment`` column of a row: which toolset class plays ``env_id`` at ``d``."""
@@ -486,12 +497,11 @@ def trl_messages(record: EpisodeRecord) -> list[dict[str, Any]]:
             messages.append({"role": "assistant", "content": message.get("content") or "",
                              **({"tool_calls": calls} if calls else {})})
         elif message["role"] == "tool":
-            messages.append({"role": "tool", "name": message["name"],
-                             "content": tool_result_text(json.loads(message["content"]))})
+            messages.append({"role": "tool", "name": message["name"], "content": message["content"]})
         elif message["role"] == "user" and messages and messages[-1]["role"] == "tool":
-            content = json.loads(messages[-1]["content"])
+            content = json.loads(messages[-1]["content"])  # as the record wrote it (its verbosity)
             said = "\n".join(filter(None, [content.get("customer_says"), message["content"]]))
-            messages[-1]["content"] = tool_result_text({**content, "customer_says": said})
+            messages[-1]["content"] = tool_result_text({**content, "customer_says": said}, "full")
         else:
             messages.append({"role": message["role"], "content": message["content"]})
     return messages
@@ -517,7 +527,7 @@ def measure_lengths(environments: TRLEnvironments, tokenizer: Any, *, difficulti
     """Token lengths of oracle episodes of every environment at ``difficulties`` (default: those the run starts
     at; ``seeds`` each, keys of their own), rendered as TRL renders them; the template shopper speaks."""
     env = EcomEnv(environments.env_ids, catalog=environments.catalog, search=shared_search_engine(environments.catalog),
-                  overrides=environments.overrides, secret=environments.secret)
+                  overrides=environments.overrides, secret=environments.secret, verbosity=environments.verbosity)
     worst = RolloutLengths(0, 0, 0, "")
     for env_id in environments.env_ids:
         for d in difficulties or start_difficulties(environments):

@@ -139,6 +139,13 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict):
             if "$ref" in node:
                 return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            options = node.get("anyOf")
+            if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+                # an optional argument (``T | None = None``): said once as T, and left out of "required"
+                [option] = [o for o in options if o != {"type": "null"}]
+                node = {**resolve(option), **{k: v for k, v in node.items() if k != "anyOf"}}
+                if node.get("default", 0) is None:
+                    del node["default"]
             return {k: resolve(v) for k, v in node.items() if k != "title"}
         if isinstance(node, list):
             return [resolve(v) for v in node]

@@ -40,12 +40,12 @@ def _line(ctx: ToolContext, line_id: str) -> CartLine:
 
 @tool(mutates=True, id_arguments=("product_id", "variant_id"))
 def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_id: str | None = None) -> dict[str, Any]:
-    """Add a product (and, if it has variants, the chosen variant) to the cart.
+    """Add a product to the cart.
 
     Args:
-        product_id: A product id such as "P7K2Q9XMA".
-        quantity: Units to add (1-99).
-        variant_id: The variant id from the product's variants, required when the product has variants.
+        product_id: A product id.
+        quantity: Units (1-99).
+        variant_id: Required when the product has variants.
     """
     world = ctx.world
     row = resolve_product(ctx, product_id)
@@ -68,7 +68,7 @@ def cart_remove(ctx: ToolContext, line_id: str) -> dict[str, Any]:
     """Remove a line from the cart.
 
     Args:
-        line_id: The cart line id, as shown by cart_view or cart_add.
+        line_id: A cart line id.
     """
     _line(ctx, line_id)
     ctx.world.cart.remove(line_id)
@@ -80,8 +80,8 @@ def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: Quantity) -> dic
     """Set the quantity of a cart line.
 
     Args:
-        line_id: The cart line id.
-        quantity: The new quantity (1-99); use cart_remove to delete a line.
+        line_id: A cart line id.
+        quantity: The new quantity (1-99).
     """
     line = _line(ctx, line_id)
     if ctx.world.stock(line.row) < quantity:
@@ -92,5 +92,5 @@ def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: Quantity) -> dic
 
 @tool
 def cart_view(ctx: ToolContext) -> dict[str, Any]:
-    """Show the cart: lines with product, variant, quantity and price, and the total."""
+    """Show the cart's lines and total."""
     return cart_summary(ctx)

@@ -11,7 +11,7 @@ from ecomrlve.catalog.variants import variant_attribute
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.state import World
 
-DEFAULT_TOP_K = 10
+DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
 
 
 def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
@@ -59,17 +59,13 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
 @tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
-    """Search the store's catalog; returns product cards.
-
-    A product offered in variants (e.g. sizes or connector types, listed under "variants") has each of
-    its variants' values of that attribute: a filter on it matches the product through the variant that
-    has the value (choose that variant when you add it to the cart).
+    """Search the catalog for product cards. A filter on a variant attribute matches a product through its variant with that value.
 
     Args:
-        query: Free-text search, e.g. "wireless headphones" or a brand and model name.
-        filters: Exact conditions every result meets (a brand matches in any letter case).
-        sort_by: relevance (the store's ranking, which may place less relevant matching products among the best), or exactly by the named field.
-        top_k: Number of results (default 10; the store caps it).
+        query: Free text, e.g. a brand and model.
+        filters: Exact conditions every result meets.
+        sort_by: relevance is imperfect; the others sort exactly.
+        top_k: Number of results (default 4; capped).
     """
     cap = ctx.difficulty.top_k
     k = DEFAULT_TOP_K if top_k is None else top_k
@@ -90,10 +86,10 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """Full details of one product by id, with its current stock. A product offered in variants has each variant's value of that attribute.
+    """One product's card with its full title.
 
     Args:
-        product_id: A product id such as "P7K2Q9XMA", as shown in search results.
+        product_id: A product id.
     """
     row = resolve_product(ctx, product_id)
     card = product_card(ctx.world, row)
@@ -104,9 +100,9 @@ def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
 
 @tool
 def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """The variants (e.g. sizes, connector types, materials) of a product, with their variant ids (search results list them too). The product has each variant's value of that attribute (filters on it match through the variants).
+    """A product's variants with their ids (also on its card).
 
     Args:
-        product_id: A product id such as "P7K2Q9XMA".
+        product_id: A product id.
     """
     return {"product_id": product_id, "variants": ctx.world.variant_cards(resolve_product(ctx, product_id))}

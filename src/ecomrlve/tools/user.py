@@ -14,7 +14,7 @@ MAX_QUESTION_CHARS = 2_000
 
 @tool
 def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
-    """Products the shopper viewed recently, most recent first."""
+    """Products the customer viewed recently, most recent first."""
     rows = ctx.world.visit_history
     ctx.surface(rows, "user_get_visit_history")
     return {"viewed": [product_card(ctx.world, row) for row in rows]}
@@ -22,9 +22,9 @@ def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
 
 @tool
 def ask_user(ctx: ToolContext, question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]) -> dict[str, Any]:
-    """Ask the shopper a question; the result is their reply.
+    """Ask the customer a question; returns their reply.
 
     Args:
-        question: What to ask, e.g. "Which size do you need for the Swiftline Nova 21 T-Shirt?"
+        question: The question.
     """
     return {"user_reply": ctx.ask_user(question)}

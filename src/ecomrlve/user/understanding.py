@@ -15,6 +15,12 @@ words. A reading comes from two sources:
   it ("Do you want it in ceramic?") unless the message asks for the go-ahead; two of the customer's order
   dates ask which order is meant.
 
+The rule layer reads the go-ahead only in the sentences that ask ("Happy to help you find sheets!" before a
+question is a greeting) and not in a clause that asks what to do ("Where should I start?"). "Which" is asked
+only about the customer's orders: with orders in play, a question that names an ordered product, a month,
+the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
+no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
@@ -106,7 +112,15 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "look out for", "what sort", "what type", "what kind", "what is it for", "whats it for",
               "what for", "what do you plan", "how do you plan", "how will you use", "how would you use",
               "what will you use", "what would you use", "thoughts", "ideas", "what are you hoping",
-              "what are you looking", "hoping to find", "what do you have in mind", "must", "mustnt", "picky", "matter to you", "matters to you",
+              "what are you looking", "hoping to find", "what do you have in mind", "how can i help", "help you find", "what brings you", "occasion",
+              "used for", "be used", "be using", "what youre thinking", "what you are thinking", "thinking of",
+              "your setup", "setup like", "tell me about", "look for", "a bit more", "a little more", "say more",
+              "everything you need", "everything you want", "consideration", "dont like", "do not like", "dislike",
+              "why did you", "dont you like", "do you not like", "dont you want", "did you like", "you liked",
+              "like about", "other request", "main thing", "thing you want", "things you want", "where are you",
+              "where will you", "where would you", "where do you", "indoor", "outdoor", "for yourself", "buying it for",
+              "buying for", "gift", "present for", "more info", "more information", "miss anything",
+              "missed anything", "missing anything", "missing something", "to add", "must", "mustnt", "picky", "matter to you", "matters to you",
               "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
               "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
               "will it be for", "trying to solve", "looking to solve")
@@ -129,10 +143,11 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "buy it", "buy them", "file the return", "to return it")
 _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
-            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish)")
+            r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
+            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to").
-_ACTION_OFFER = re.compile(r" (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
@@ -172,6 +187,45 @@ _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a di
                "or the one", "the one on", "the one from", "exact product", "was it the", "was that the",
                "when did it", "did it arrive", "did it come", "it arrived", "it came")
 
+#: Words of a question about an order line (substrings of the lower-cased message): which one, when it was
+#: ordered, what it cost. With the customer's orders in play they ask which line is meant, whatever else the
+#: message asks; the account shoppers pick their answer (date, price, item) by the same words.
+LINE_WHICH_WORDS = ("which", "what item", "what product", "more detail", "exact", "do you mean", "order number",
+                    "order id")
+LINE_WHEN_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
+                   "when was", "when you ordered", "when you bought", "order date", "exact date")
+LINE_PRICE_WORDS = ("how much", "price", "pay", "paid", "cost")
+_LINE_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_LINE_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _LINE_MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
+                        r"|\b(\d{4})-(\d{2})-(\d{2})\b")
+_LINE_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
+
+
+def named_dates(text: str) -> list[tuple[int, int]]:
+    """(month, day) of each date a lower-cased text names ("march 3", "mar 3rd", "2025-03-03"), in order."""
+    out: list[tuple[int, int]] = []
+    for found in _LINE_DATE.finditer(text):
+        if found.group(1):
+            month = next(i for i, m in enumerate(_LINE_MONTHS, 1) if m.startswith(found.group(1)))
+            out.append((month, int(found.group(2))))
+        else:
+            out.append((int(found.group(4)), int(found.group(5))))
+    return list(dict.fromkeys(out))
+
+
+def named_prices(text: str) -> list[float]:
+    """Each dollar price a lower-cased text names, in order."""
+    return list(dict.fromkeys(float(p) for p in _LINE_PRICE.findall(text)))
+
+
+def _asks_about_line(lowered: str) -> bool:
+    """Whether a lower-cased question asks about an order line: which one, when, how much, or which of
+    named dates or prices."""
+    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS + LINE_PRICE_WORDS)
+            or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
+
+
 #: Phrases that ask why the customer returns the item.
 _REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
            "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
@@ -192,7 +246,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
-                  "explain", "expand on")
+                  "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
+                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -237,6 +292,26 @@ _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
 _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
+#: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
+_WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
+                           r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
+                            "everything good", "everything fine", "everything ok", "everything okay"))
+_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+#: "What's the lamp for?", "Who is it for?": what the item is for.
+_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for $")
+#: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
+_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
+                       re.IGNORECASE)
+#: Words by which a question refers to the order line the customer means (with their orders in play): the
+#: item ("it", "the one", its name), when it came, more about it.
+_LINE_REFERENCE = tuple(f" {w} " for w in (
+    "it", "its", "one", "ones", "item", "items", "product", "products", "thing", "purchase", "purchases", "bought",
+    "receipt", "name", "called", "recent", "latest", "last", "earlier", "later", "month", "week", "weeks", "days",
+    "ago", "specific", "detail", "details", "info", "information", "yours", "delivered", "received", "receive",
+    "arrived", "shipped", "account"))
+#: A month named in a question about past orders ("was it in July or August?").
+_MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
@@ -378,6 +453,41 @@ def _sentences(raw: str) -> list[str]:
     return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
+#: A clause opening with one of these asks for a fact, not leave to act ("Where should I start?"), unless
+#: it proposes ("How about I place it?", "What if I check out now?").
+_WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
+
+
+def _asks_go_ahead(asking: str) -> bool:
+    """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
+    proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    for clause in _CLAUSE_BREAK.split(asking):
+        words = _corrected(_normalise(clause))
+        opening = words.split()[:2]
+        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"]):
+            continue
+        if words.strip() in _BARE_GO_AHEAD:
+            return True  # "I can place the order whenever you're ready. Should I?"
+        if _MORE_TO_ADD.search(words) is not None:
+            continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
+            return True
+    return False
+
+
+def _asking_part(raw: str) -> str:
+    """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
+    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
+    parts = _SENTENCE.findall(raw)
+    if len(parts) < 2:
+        return raw
+    asking = [p for p in parts if _is_request(p)]
+    return " ".join(asking) if asking else raw
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
@@ -389,6 +499,8 @@ def _is_request(raw: str) -> bool:
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
+        if any(_normalise(clause).startswith(_REQUEST_PHRASES) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "Before I recommend anything, tell me what you need."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
             return True
@@ -436,8 +548,8 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
         return False
     if " " in value or value not in _known_words():
         return True
-    if any(f" {before}{phrase}" in text for before in _VALUE_BEFORE) or any(
-            f"{phrase}{after} " in text for after in _VALUE_AFTER):
+    if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
+            f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
     return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
 
@@ -465,6 +577,44 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
     return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
 
 
+def _open_weak(text: str, norm: str) -> bool:
+    """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
+    return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
+            or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
+                   for sentence in _sentences(text))
+            or _WHAT_YOU.search(norm) is not None)
+
+
+#: A choice among named options: "between A and B", "A, B or C".
+_OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and|or)\s+[\w-]+|"
+                          r"[\w-]+(?:,\s*[\w-]+(?:\s+[\w-]+){0,2})+,?\s+(?:or|and)\s+[\w-]+", re.IGNORECASE)
+
+
+_FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
+
+
+def _offers_options(text: str) -> bool:
+    """Whether the message offers a choice among named options that are not themselves open cues ("Any
+    preference between oak, pine and maple?" asks about those options, values the shopper may not know,
+    not for every requirement; "any deal-breakers or must-haves?" stays open)."""
+    found = _OPTION_LIST.search(text)
+    if found is None or _FOR_END.search(text[:found.start()]) is not None:
+        return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
+    options = _phrase(found.group(0))
+    return not (_has(options, _OPEN_STRONG_PHRASES) or _has(options, _OPEN_WEAK_PHRASES))
+
+
+def _open_with_examples(text: str) -> bool:
+    """Whether the topics a message names only illustrate an open question before them ("What matters most
+    to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
+    marker = _EXAMPLES.search(text)
+    if marker is None or marker.start() == 0:
+        return False
+    head = text[:marker.start()]
+    norm = _corrected(_normalise(head))
+    return not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
@@ -472,15 +622,15 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     items = _referenced(text.lower(), in_play) if in_play.items else ()
     if not _is_request(text):
         return Reading(False, stock_out=stock_out, items=items)
-    orders = bool(in_play.dates)  # the customer's orders are in play
+    asking = _asking_part(text)
+    norm_asking = norm if asking is text else _corrected(_normalise(asking))
+    orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
     reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
     dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
-    which = (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-             or (orders and not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
+    which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
+                        or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
                                             or (" which " in norm and _has(norm, _ORDER_WORDS)))))
-    asked_go_ahead = _TELL_ME.sub(r" \1 ", norm)  # "go ahead and tell me ..." asks to be told, not leave to act
-    confirm = (_has(asked_go_ahead, _CONFIRM_PHRASES) or _ACTION_OFFER.search(asked_go_ahead) is not None
-               or _TAG_QUESTION.search(text) is not None)
+    confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
     if _USE_WITH.search(norm):
         topics.add("connector")
@@ -503,16 +653,22 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and cued and (norm.startswith(_WH_START) or (
             " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if not confirm and not topics and (_APPROVAL.search(norm) is not None or _has(norm, _SATISFIED)):
+    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
         confirm = True
     if dates and not confirm:
         which = True
-    if orders and (which or reason):  # a question about a past order asks for no requirement
-        return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+    if orders:
+        # A question about a past order asks for no requirement: which line is meant (its item, when, what it
+        # cost, a detail of it), why it goes back, or the go-ahead.
+        if which or reason:
+            return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+        about_line = _asks_about_line(text.lower()) or (not confirm and bool(
+            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)
+            or _has(norm, _LINE_REFERENCE)))
+        return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not (topics or confirm or which) and " instead " not in norm and (
-        _has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None
-        or any(sentence.startswith(_ANYTHING) for sentence in _sentences(text))
-        or _WHAT_YOU.search(norm) is not None))
-    return Reading(True, frozenset(topics), open_question, confirm, which, reason, stock_out, items)
+    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm and (
+        (not topics and _open_weak(text, norm) and not _offers_options(text))
+        or (bool(topics) and _open_with_examples(text))))
+    return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)

@@ -22,7 +22,6 @@ import datetime as dt
 import functools
 import math
 import random
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +33,7 @@ from ecomrlve.catalog.schema import Category
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
-from ecomrlve.user.understanding import InPlay
+from ecomrlve.user.understanding import LINE_PRICE_WORDS, LINE_WHEN_WORDS, InPlay, named_dates, named_prices
 from ecomrlve.world.account import Order, OrderLine, OrderStatus
 from ecomrlve.world.policy import SHIPPING_METHODS, is_final_sale
 from ecomrlve.world.state import World
@@ -80,10 +79,14 @@ def line_names(world: World, row: int) -> ItemNames:
 
 
 def orders_in_play(world: World) -> InPlay:
-    """The dates of the customer's orders (placed, delivered), as a message may name them to ask which
-    order is meant ("the one from September 10 or the one from September 11?")."""
-    days = {day for order in world.account.orders for day in (order.placed, order.delivered) if day is not None}
-    return InPlay(dates=tuple(spoken_date(day) for day in sorted(days)))
+    """The customer's ordered products and the dates of their orders (placed, delivered), as a message may
+    name them to ask which order is meant ("the one from September 10 or the one from September 11?", "Was it
+    the Kinwear hoodie?")."""
+    orders = world.account.orders
+    days = {day for order in orders for day in (order.placed, order.delivered) if day is not None}
+    rows = dict.fromkeys(line.row for order in orders for line in order.lines)
+    return InPlay(items=tuple(line_names(world, row) for row in rows),
+                  dates=tuple(spoken_date(day) for day in sorted(days)))
 
 
 def noun_key(world: World, row: int) -> str:
@@ -296,49 +299,16 @@ class Distractors:
 
 # -- the customer's answers to questions about the line they mean ---------------------------------
 
-WHICH_QUESTION_WORDS = ("which", "what item", "what product", "more detail", "exact", "do you mean", "order number",
-                        "order id")
-WHEN_QUESTION_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
-                       "when was", "when you ordered", "when you bought", "order date", "exact date")
-PRICE_QUESTION_WORDS = ("how much", "price", "pay", "paid", "cost")
 MAX_CANDIDATES = 3  # named dates or prices the customer picks among; more is a list to read, not a question
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
-                   r"|\b(\d{4})-(\d{2})-(\d{2})\b")
-_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
-
-
-def _named_dates(text: str) -> list[tuple[int, int]]:
-    """(month, day) of each date a lower-cased text names ("march 3", "mar 3rd", "2025-03-03"), in order."""
-    out: list[tuple[int, int]] = []
-    for found in _DATE.finditer(text):
-        if found.group(1):
-            month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(found.group(1)))
-            out.append((month, int(found.group(2))))
-        else:
-            out.append((int(found.group(4)), int(found.group(5))))
-    return list(dict.fromkeys(out))
-
-
-def _named_prices(text: str) -> list[float]:
-    return list(dict.fromkeys(float(p) for p in _PRICE.findall(text)))
-
-
-def asks_about_line(text: str) -> bool:
-    """Whether a lower-cased question asks which line the customer means: which one, when, how much, or
-    which of named dates or prices."""
-    return (any(w in text for w in WHICH_QUESTION_WORDS + WHEN_QUESTION_WORDS + PRICE_QUESTION_WORDS)
-            or len(_named_dates(text)) >= 2 or len(_named_prices(text)) >= 2)
 
 
 def line_question_reply(text: str, target: LineRef) -> A.AccountAct:
-    """The customer's answer to a fair question about the line they mean (lower-cased ``text``, for which
-    :func:`asks_about_line` holds): a pick among up to :data:`MAX_CANDIDATES` named dates (when they know
+    """The customer's answer to a fair question about the line they mean (lower-cased ``text``, which the
+    shopper's understanding read as asking which line is meant): a pick among up to :data:`MAX_CANDIDATES` named dates (when they know
     the exact date) or prices, "neither" when none is theirs, when they ordered it, what they paid, or which
     item it is (product and date as they remember it). Never an id."""
     knows_date = target.when.startswith("on ")
-    dates, prices = _named_dates(text), _named_prices(text)
+    dates, prices = named_dates(text), named_prices(text)
     if knows_date and 2 <= len(dates) <= MAX_CANDIDATES:
         mine = (target.placed.month, target.placed.day)
         return A.PickLine(target.when[3:], target.title) if mine in dates else A.NotThese(target.identification,
@@ -348,8 +318,8 @@ def line_question_reply(text: str, target: LineRef) -> A.AccountAct:
         if any(abs(price - paid) < 0.005 for price in prices):
             return A.PickLine("$" + target.paid, target.title)
         return A.NotThese(target.identification, (target.title,))
-    if any(w in text for w in PRICE_QUESTION_WORDS):
+    if any(w in text for w in LINE_PRICE_WORDS):
         return A.TellPrice(target.title, target.paid)
-    if any(w in text for w in WHEN_QUESTION_WORDS) or dates:
+    if any(w in text for w in LINE_WHEN_WORDS) or dates:
         return A.TellWhen(target.title, target.when, knows_date)
     return A.IdentifyItem(target.identification, (target.title,))

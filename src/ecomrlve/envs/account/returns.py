@@ -54,7 +54,6 @@ from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     Distractors,
     LineRef,
-    asks_about_line,
     fillers,
     has_category,
     has_look_alike,
@@ -234,7 +233,7 @@ class ReturnUser(SimulatedUser):
         t = text.lower()
         if reading.confirm:
             acts.append(self._confirmation(t, world))
-        elif reading.which or asks_about_line(t):  # a fair question (which, when, how much, which of these)
+        elif reading.which:  # a fair question about the line (which, when, how much, which of these)
             if self.goal.target.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:

@@ -44,7 +44,6 @@ from ecomrlve.envs.account.orders import (
     BY_TITLE_AND_DATE,
     Distractors,
     LineRef,
-    asks_about_line,
     fillers,
     has_look_alike,
     line_question_reply,
@@ -162,7 +161,7 @@ class StatusUser(SimulatedUser):
         if not reading.asks:
             return [Acknowledge()]
         t = text.lower()
-        if reading.which or asks_about_line(t):  # a fair question (which, when, how much, which of these)
+        if reading.which:  # a fair question about the line (which, when, how much, which of these)
             if self.goal.ambiguous and not self.state.identified:
                 self.mark_user_caused()
             else:

@@ -97,6 +97,9 @@
   // ---- how tool results look to people --------------------------------------------------------
 
   function variantsText(variants) {
+    if (variants && !Array.isArray(variants)) {  // compact: {variant_id: value}
+      variants = Object.entries(variants).map(([id, value]) => ({ variant_id: id, value: value }));
+    }
     return (variants || []).map((v) => {
       const attrs = Object.entries(v).filter(([k]) => k !== "variant_id").map(([, x]) => x).join("/");
       return v.variant_id + (attrs ? " (" + attrs + ")" : "");
@@ -132,7 +135,12 @@
   function renderResult(name, result) {
     if (result === null || typeof result !== "object") return el("pre", { text: String(result) });
     if (result.error) return el("p", { class: "error", text: result.error + ": " + (result.message || "") });
-    const cards = result.results || result.viewed || (result.product_id && result.title ? [result] : null);
+    let cards = result.results || result.viewed || (result.product_id && result.title ? [result] : null);
+    if (cards && Array.isArray(cards.rows) && Array.isArray(cards.columns)) {  // compact: a table of cards
+      const table = cards;
+      cards = table.rows.map((row) => Object.assign({}, table.same || {},
+        Object.fromEntries(table.columns.map((column, i) => [column, row[i]]))));
+    }
     if (Array.isArray(cards)) return cards.length ? productTable(cards) : el("p", { class: "muted", text: "no products" });
     if (result.cart && result.cart.lines) return el("div", {}, result.status ? el("p", { text: result.status }) : null, cartTable(result.cart));
     if (Array.isArray(result.lines)) return cartTable(result);

