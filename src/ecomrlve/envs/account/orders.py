@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Category
+from ecomrlve.catalog.schema import Category, short_title
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
@@ -223,6 +223,9 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     catalog = world.catalog
     name = spoken_name(catalog, line.row)
     title, model = name.text, name.model  # brand, model words and type: how people name it
+    shown = short_title(catalog.title(line.row))  # what order lines show of the listing title
+    if not set(fold(model).split()) <= set(fold(shown).split()):
+        title = shown  # model words from past the first clause ("..., Sport 7S Hanging ..."): named as shown
     brand = catalog.brand_of(line.row)
     noun = spoken_noun(product_type(catalog, line.row))
     if level == BY_ORDER_ID:
