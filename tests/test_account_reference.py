@@ -203,3 +203,21 @@ def test_when_the_spoken_name_fits_another_line_the_customer_says_what_they_paid
     others = [line for order in world.account.orders for line in order.lines if line.row != target.row
               and name_fits_another(world, line.row, target.title)]
     assert all(f"{line.unit_price_cents / 100:.2f}" != target.paid for line in others)
+
+
+def test_the_customer_names_a_line_by_words_its_order_line_shows() -> None:
+    """Order lines show a listing title's first clause ("Laptop Backpack for Women Men"); a customer who said
+    "the Sunvale laptop backpack" (brand past the comma) named it by words the agent could not see."""
+    from ecomrlve.catalog.product_type import fold
+    from ecomrlve.catalog.schema import short_title
+
+    env = EcomEnv("RETURN", catalog=DATA / "real" / "brand_only.jsonl")
+    named_as_shown = 0
+    for seed in range(40):
+        env.reset(env_id="RETURN", difficulty=4, seed=seed)
+        world, target = env.audit().world, env.audit().problem.goal.target
+        shown = short_title(world.catalog.title(target.row))
+        spoken_visible = set(fold(f"{target.brand} {target.model}").split()) <= set(fold(shown).split())
+        assert spoken_visible or target.title == shown, (seed, target.title, shown)
+        named_as_shown += target.title == shown
+    assert named_as_shown

@@ -223,10 +223,10 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     catalog = world.catalog
     name = spoken_name(catalog, line.row)
     title, model = name.text, name.model  # brand, model words and type: how people name it
-    shown = short_title(catalog.title(line.row))  # what order lines show of the listing title
-    if not set(fold(model).split()) <= set(fold(shown).split()):
-        title = shown  # model words from past the first clause ("..., Sport 7S Hanging ..."): named as shown
     brand = catalog.brand_of(line.row)
+    shown = short_title(catalog.title(line.row))  # what order lines show of the listing title
+    if not set(fold(f"{brand} {model}").split()) <= set(fold(shown).split()):
+        title = shown  # brand or model words past the first clause ("..., Sport 7S Hanging ..."): named as shown
     noun = spoken_noun(product_type(catalog, line.row))
     if level == BY_ORDER_ID:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False

@@ -30,7 +30,6 @@ from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
 QUESTIONS: dict[str, tuple[str, str]] = {
     "which_items": ("which-008", "Was it the {a} or the {b}?"),
-    "which_dates": ("which-000", "Is it the one from {a} or the one from {b}?"),
     "which_order": ("which-002", "Which order do you mean?"),
     "reason": ("reason-000", "Why are you returning it?"),
     "confirm_return": ("confirm-020", "Would you like me to start the return for the {item}?"),
@@ -227,15 +226,11 @@ def distinct_orders(lines: list[Line]) -> list[Line]:
 
 
 def which_question(lines: list[Line]) -> str:
-    """A natural question that tells the fitting lines apart: by product when two products fit, by date when
-    the same product fits twice, else which order."""
-    if len(lines) == 2:
-        a, b = lines
-        if a.name != b.name:
-            return question("which_items", a=a.name, b=b.name)
-        if a.placed != b.placed:
-            return question("which_dates", a=spoken(a.placed), b=spoken(b.placed))
-    return question("which_order")
+    """A natural question that tells the fitting lines apart: by product when two products fit, else which order
+    (a customer who spoke of "about 3 months ago" does not know the exact dates to pick from)."""
+    if len(lines) == 2 and lines[0].name != lines[1].name:
+        return question("which_items", a=lines[0].name, b=lines[1].name)
+    return question("which_order")  # the same name twice: the customer says how they know theirs
 
 
 # -- STATUS -----------------------------------------------------------------------------------------
