@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from typing import Any
 from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, type_of_title
 from ecomrlve.catalog.schema import short_title
-from ecomrlve.envs.account.policy_heuristic import _BASES, _RULES, PolicyCase
+from ecomrlve.envs.account.policy_heuristic import _BASES, _CATEGORIES, _RULES, PolicyCase
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
@@ -311,7 +312,7 @@ def says_any(text: str, phrases: Iterable[str]) -> bool:
 #: return reason -> what customers say (checked in this order: "it came broken" is damage, "it broke" a defect)
 REASON_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("damaged", ("arrived damaged", "came broken", "crushed", "damaged")),
-    ("wrong_item", ("wrong item", "not what I ordered")),
+    ("wrong_item", ("wrong item", "not what I ordered", "what arrived is not")),
     ("not_as_described", ("description", "not as described", "described")),
     ("no_longer_needed", ("don't need", "changed my mind", "no longer need")),
     ("defective", ("stopped working", "faulty", "won't turn on", "broke", "came apart", "not working")),
@@ -690,7 +691,7 @@ class ReturnReference:
         options = [base]
         for value in ambiguous:
             options = [dict(o, **{f: value}) for o in options for f in ("color", "material")]
-        query = (self.wanted.noun if self.wanted else "") or line.get("category") or "product"
+        query = " ".join(dict.fromkeys(p for p in (self.wanted.noun if self.wanted else "", line.get("category")) if p))
         top_k = 20 * self.searched
         return [("catalog_search", {"query": query, "filters": {k: v for k, v in o.items() if v is not None},
                                     "top_k": top_k}) for o in options]
@@ -747,11 +748,32 @@ def policy_question(text: str) -> PolicyQuestion:
                      POLICY_QUESTIONS[-1]))
 
 
+#: words the policy rules read in what the customer says, besides the return reasons
+_RULE_WORDS = ("sealed", "never", "opened", "changed", "mind", "prepaid", "mail", "label", "drop-off", "partner",
+               "store", "home", "pickup", "standard", "expedited", "overnight", "shipping")
+
+
 class _Case(PolicyCase):
-    """The policy rules applied to what the customer said, their return reason read with typos tolerated."""
+    """The policy rules applied to what the customer said, their return reason read with typos tolerated, the
+    item's category read by its head noun."""
 
     def reason(self) -> str:
         return stated_reason(self.said) or "no_longer_needed"
+
+    @functools.cached_property
+    def item(self) -> tuple[str, str]:
+        """A category whose head noun the customer said ("a pair of headphones": Over-Ear Headphones, not T-Shirts
+        for the "t" of "isn't"), the best fit of those; else as :class:`PolicyCase` reads it."""
+        read: tuple[str, str] = PolicyCase.item.func(self)  # type: ignore[attr-defined]
+        said = stems(self.said)
+        if self.line is not None or " category of the " in self.said or (stems(read[0]) and stems(read[0])[-1] in said):
+            return read
+        listed = [(category, row) for row, names in _CATEGORIES.findall(self.sections.get("departments", ""))
+                  for category in names.split(", ")]
+        headed = [(category, row) for category, row in listed if stems(category) and stems(category)[-1] in said]
+        if not headed:
+            return read
+        return max(headed, key=lambda c: sum(w in said for w in stems(c[0])) / len(stems(c[0])))
 
 
 class PolicyReference:
@@ -812,11 +834,11 @@ class PolicyReference:
         return lookups + [("policy_search", {"query": t}) for t in topics]
 
     def _spelled(self) -> str:
-        """The customer's words with each lower-case word that is one typo away from a word of the policy text
-        or of a return reason spelled right ("it arrived admaged" -> "damaged"), so the rules read them."""
-        vocabulary = {w for text in self.sections.values() for w in _WORD.findall(text.lower()) if len(w) >= 4}
-        vocabulary |= {w for _, phrases in REASON_WORDS for p in phrases for w in _WORD.findall(p.lower())}
-        vocabulary |= {"sealed", "never", "opened", "changed", "mind"}
+        """The customer's words with each lower-case word that is one typo away from a word the rules read (a
+        return reason, opened or sealed, a return or shipping method) spelled right ("it arrived admaged" ->
+        "damaged"); other words stay as said (a "pair" is no "paid")."""
+        vocabulary = {w for _, phrases in REASON_WORDS for p in phrases for w in _WORD.findall(p.lower())}
+        vocabulary |= set(_RULE_WORDS)
 
         def spell(found: re.Match[str]) -> str:
             word = found.group(0)
