@@ -221,12 +221,8 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    name = spoken_name(catalog, line.row)
-    title, model = name.text, name.model  # brand, model words and type: how people name it
+    title, model = line_name(world, line.row), spoken_name(catalog, line.row).model
     brand = catalog.brand_of(line.row)
-    shown = short_title(catalog.title(line.row))  # what order lines show of the listing title
-    if not set(fold(f"{brand} {model}").split()) <= set(fold(shown).split()):
-        title = shown  # brand or model words past the first clause ("..., Sport 7S Hanging ..."): named as shown
     noun = spoken_noun(product_type(catalog, line.row))
     if level == BY_ORDER_ID:
         phrase, exact, ambiguous = f"the {title} from order {order.order_id}", (order.order_id,), False
@@ -253,6 +249,17 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
                    phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification,
                    when=when, paid=paid)
+
+
+def line_name(world: World, row: int) -> str:
+    """How the customer names an ordered product: brand, model words and type ("Brightix Nova 21 headphones"), or
+    the listing title's first clause as order lines show it when the brand or model words lie past it ("Zentari
+    Wall Mounted Spice Rack", not "Zentari Store Sport 7S spice rack": words the agent cannot see)."""
+    catalog = world.catalog
+    name = spoken_name(catalog, row)
+    shown = short_title(catalog.title(row))
+    visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
+    return name.text if visible else shown
 
 
 def name_fits_another(world: World, row: int, name: str) -> bool:

@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.product_type import indefinite, product_type, spoken_name
+from ecomrlve.catalog.product_type import indefinite, product_type
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.account.orders import (
     has_category,
+    line_name,
     random_status_order,
     sample_row,
     spoken_date,
@@ -455,7 +456,7 @@ class PolicyFamily(TaskFamily):
             order = world.account.order(order_id)
             if order is None:
                 raise RuntimeError(f"POLICY's order {order_id} is not in the account it was placed in")
-            title, when = spoken_name(world.catalog, order.lines[0].row).text, spoken_date(order.placed)
+            title, when = line_name(world, order.lines[0].row), spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
             exact.extend((title, when))  # noise never alters a name: a typo would make it another item
         elif "category" in stated:

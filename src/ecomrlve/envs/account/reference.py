@@ -564,7 +564,9 @@ class ReturnReference:
         if self.wanted is not None and self.replacement is None:
             for card in cards(observation):
                 if self._fits(card):
-                    if names_kind(card.get("title", ""), self.wanted.noun):
+                    line = self.line() or {}
+                    if any(names_kind(card.get("title", ""), noun) for noun in (self.wanted.noun, line.get("category"))
+                           if noun):
                         self.replacement = card["product_id"]
                         break
                     self.fallback = self.fallback or card["product_id"]
