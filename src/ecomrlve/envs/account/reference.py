@@ -621,7 +621,14 @@ class ReturnReference:
         noun, _ = described(self.request)
         if noun:
             lines = [li for li in lines if noun_fits(noun, li["title"], li.get("category", ""))] or lines
-        return max(lines, key=lambda li: name_score(self._said(), li["title"]), default=None)
+        top = max((name_score(self._said(), li["title"]) for li in lines), default=None)
+        lines = [li for li in lines if name_score(self._said(), li["title"]) == top]
+        prices = {float(p) for p in re.findall(r"\$(\d+(?:\.\d{1,2})?)", self.replies)}
+        if len(lines) > 1 and prices:  # "the one I paid $14.24 for"
+            lines = [li for li in lines if any(abs(float(li.get("unit_price", 0)) - p) < 0.005 for p in prices)] or lines
+        if len(lines) > 1 and not self.asked_which:  # two lines of the order named alike: ask which
+            return None
+        return lines[0] if lines else None
 
     # what it does ---------------------------------------------------------------------------------
 
@@ -633,7 +640,10 @@ class ReturnReference:
         line = self.line()
         order_id = self.order_id()
         if line is None:
-            if order_id is not None:
+            if order_id is not None and order_id in self.details:  # its lines named alike: which one?
+                self.asked_which = True
+                message = question("which_order")
+            elif order_id is not None:
                 calls.append(("order_get_details", {"order_id": order_id}))
             elif self.lines is None:
                 calls.append(("order_list", {}))
