@@ -100,6 +100,8 @@ def test_no_response_holds_the_goal_until_the_end(client, env_id: str, difficult
         bodies.append(client.get(f"/api/episodes/{handle}").text)
     assert step.json()["done"] and step.json()["outcome"]["goal"] == goal
     assert step.json()["outcome"]["reward"]["is_correct"]
+    explanation = "\n".join(step.json()["outcome"]["explanation"])  # why the verdict, with turns and sources
+    assert explanation.startswith("verdict: correct") and ", turn " in explanation
     public = {key: value for key, value in step.json().items() if key != "outcome"}  # all the agent was shown
     results = [json.loads(m["content"]) for m in public["messages"] if m["role"] == "tool"]
     keys = _goal_keys(goal) - _goal_keys(public) - _goal_keys(results)
@@ -352,6 +354,7 @@ def test_viewer_pages(client, records) -> None:
     detail = client.get(opened["url"] + "/2")
     assert detail.status_code == 200 and "invalid_output" in detail.text
     assert records[2].goal["items"][0]["product_id"] in detail.text
+    assert "Why this verdict" in detail.text and "verdict: failed (fault: agent)" in detail.text
     assert f"secret {secret_fingerprint(records[2].secret)}" in detail.text and records[2].secret not in detail.text
     assert client.get(opened["url"] + "/9").status_code == 404
     assert client.get(opened["url"], params={"sort": "bogus", "offset": -5}).status_code == 200

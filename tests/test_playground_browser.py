@@ -177,6 +177,7 @@ def test_cart_d0_through_the_forms_with_the_oracle(page, server, tmp_path) -> No
     shown_goal = json.loads(page.inner_text("#goal"))
     assert shown_goal == goal
     assert json.loads(page.inner_text("#verifier")) == record.reward.task
+    assert page.inner_text("#explanation").startswith("verdict: correct") and "opening" in page.inner_text("#explanation")
     screenshots(page, tmp_path, "playground-done")
 
     # Nothing the browser received before the final turn's answer holds the hidden goal ...

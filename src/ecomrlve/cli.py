@@ -30,6 +30,8 @@ from ecomrlve.difficulty import Difficulty, every_axis, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import environment_axes, resolve_env_ids
 from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
+from ecomrlve.envs.explain import Explanation
+from ecomrlve.envs.explain import explain as explain_record
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UnknownNameError, UserInputError, require_output_directory, require_writable_file
 from ecomrlve.evaluation import commands as evaluation_commands
@@ -293,6 +295,8 @@ def _print_windows(scheduler: Scheduler) -> None:
 @app.command("replay", short_help="Re-run recorded episodes; fail on a difference.")
 def replay_command(
     runs: Annotated[Path, typer.Argument(help="A JSONL file written by `ecomrlve run --out`.")],
+    explain: Annotated[bool, typer.Option("--explain", help="After each failed episode's verdict, print why: "
+                                          "the facts it rests on and where each was observable.")] = False,
 ) -> None:
     """Re-run every recorded episode from its seed and actions; fail on any difference."""
     mismatches = 0
@@ -314,11 +318,59 @@ def replay_command(
                 new = again.reward.r_total if again.reward else None
                 console.print(f"[red]line {number}: {record.env_id} d={record.difficulty} seed={record.seed} "
                               f"differs (r_total {old} -> {new})")
+            if explain and record.reward is not None and not record.reward.is_correct:
+                _print_explanation(number, explain_record(record))
             progress.advance(task)
     if mismatches:
         console.print(f"[red]{mismatches} of {len(lines)} episodes did not reproduce")
         raise typer.Exit(1)
     console.print(f"[green]all {len(lines)} episodes reproduced exactly")
+
+
+def _print_explanation(number: int, explanation: Explanation) -> None:
+    e = explanation
+    console.print(f"line {number}: {e.env_id} d={e.difficulty} seed={e.seed}", markup=False)
+    for text in e.lines():
+        console.print("  " + text, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("explain", short_help="Explain recorded verdicts: what each rests on and where it was shown.")
+def explain_command(
+    runs: Annotated[Path, typer.Argument(help="A JSONL file written by `ecomrlve run --out` (or a server's records).")],
+    every: Annotated[bool, typer.Option("--all", help="Explain correct verdicts too (default: failed ones).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON explanation per line instead of text.")] = False,
+    fault: Annotated[Optional[str], typer.Option(help="Explain only failed verdicts of this fault: agent or "
+                                                "environment (the table still counts every episode).")] = None,
+) -> None:
+    """For each verdict: the requirements that decided it (where the agent could learn each: the opening or a
+    shopper reply, with the turn) and each answered item's deciding value (which tool result showed it, at
+    which turn). A failed verdict's fault is `agent` when every fact it rests on was observable before the
+    answer, `environment` when one was not. Reads only the records: no catalog, no replay, no secret."""
+    if fault not in (None, "agent", "environment"):
+        raise UserInputError(f"--fault must be agent or environment, not {fault!r}")
+    counts: dict[str, list[int]] = {}
+    for number, line in _record_lines(runs):
+        record = _parse_record(runs, number, line)
+        explanation = explain_record(record)
+        row = counts.setdefault(record.env_id, [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += not explanation.is_correct
+        row[2] += explanation.fault == "agent"
+        row[3] += explanation.fault == "environment"
+        if fault is not None and explanation.fault != fault:
+            continue
+        if as_json:
+            typer.echo(json.dumps({"line": number} | explanation.to_json()))
+        elif every or not explanation.is_correct:
+            _print_explanation(number, explanation)
+    if as_json:
+        return
+    table = Table(title=f"verdicts of {runs.name}")
+    for column in ("env", "episodes", "failed", "fault: agent", "fault: environment"):
+        table.add_column(column, justify="left" if column == "env" else "right")
+    for env_id, row in sorted(counts.items()):
+        table.add_row(env_id, *map(str, row))
+    console.print(table)
 
 
 def _record_lines(runs: Path) -> list[tuple[int, str]]:

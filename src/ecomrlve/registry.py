@@ -66,6 +66,8 @@ class EnvSpec:
         heuristic: ``"module:Class"`` of its heuristic baseline agent (None: it has none).
         reference: ``"module:Class"`` of its reference agent (None: it has none): an honest agent that sees
             only observations, asks in natural sentences and should solve nearly every episode.
+        explainer: ``"module:function"`` of its verdict explainer (None: it has none): the facts a verdict rests
+            on, read from a record (:mod:`ecomrlve.envs.explain`; ``ecomrlve explain``).
         templates: ``"module:NAME"`` of the :class:`~ecomrlve.user.realiser.ActTemplates` its
             simulated user's dialogue acts are phrased with (several environments may share one).
         axes: the difficulty axes its generator, user, verifier and oracle read (the
@@ -86,6 +88,7 @@ class EnvSpec:
     entry_point: str
     heuristic: str | None = None
     reference: str | None = None
+    explainer: str | None = None
     templates: str | None = None
     axes: tuple[str, ...] = ()
     collection: str = "C8"
@@ -116,7 +119,7 @@ def unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
 def _check(spec: EnvSpec) -> None:
     if not ENV_ID_RE.match(spec.id):
         raise ValueError(f"environment id {spec.id!r} must be upper case letters, digits and '_' (e.g. 'CART')")
-    for name in ("entry_point", "heuristic", "reference", "templates"):
+    for name in ("entry_point", "heuristic", "reference", "explainer", "templates"):
         value = getattr(spec, name)
         if (value is not None or name == "entry_point") and not (isinstance(value, str) and ENTRY_POINT_RE.match(value)):
             raise ValueError(f"{spec.id}: {name} {value!r} must be a 'module:attribute' string")

@@ -25,6 +25,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.envs.explain import explain_lines
 from ecomrlve.errors import UserInputError
 from ecomrlve.playground.access import TOKEN_COOKIE, token_matches
 from ecomrlve.playground.episodes import (
@@ -267,7 +268,7 @@ def playground_router(playground: Playground, *, prefix: str = "") -> APIRouter:
             raise HTTPException(404, f"{runs_file.name} has episodes 0-{len(runs_file.records) - 1}")
         record = runs_file.record(index)
         return page(request, "record.html", key=key, runs=runs_file, index=index, record=record,
-                               messages=transcript(record))
+                               messages=transcript(record), explanation=explain_lines(record))
 
     @router.get("/favicon.ico")
     def favicon() -> Response:

@@ -24,6 +24,7 @@ from typing import Any
 from ecomrlve.actions import AgentAction, InvalidActionError, parse_action, wire_form
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.envs import environment_axes
+from ecomrlve.envs.explain import explain_lines
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.playground.store import IdleStore
 from ecomrlve.protocol import Agent, Observation
@@ -120,7 +121,8 @@ class PlayEpisode:
         return self._hint[1]
 
     def view(self) -> dict[str, Any]:
-        """What the page shows: the public state, the axes in force, and, once over, the outcome and goal."""
+        """What the page shows: the public state, the axes in force, and, once over, the outcome, the goal and
+        why the verdict (:func:`~ecomrlve.envs.explain.explain_lines`)."""
         session = self.env.session
         state = session.public_state()
         axes = session.audit().difficulty.as_dict()  # the settings of the episode, not its goal
@@ -135,7 +137,7 @@ class PlayEpisode:
         if state.done:
             record = session.record()
             view["outcome"] = {"reward": record.reward.model_dump(mode="json") if record.reward else None,
-                               "goal": record.goal}
+                               "goal": record.goal, "explanation": explain_lines(record)}
         return view
 
 

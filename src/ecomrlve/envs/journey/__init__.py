@@ -8,6 +8,7 @@ from ecomrlve.registry import EnvSpec
 
 SPEC = EnvSpec(
     id="JOURNEY", entry_point="ecomrlve.envs.journey.family:JourneyFamily",
+    explainer="ecomrlve.envs.journey.explain:journey",
     heuristic="ecomrlve.envs.journey.heuristic:JourneyHeuristic", templates="ecomrlve.envs.journey.phrasings:JOURNEY_TEMPLATES",
     axes=("journey_intents", "p_switch"),
 )

@@ -180,6 +180,7 @@
     box.replaceChildren(
       el("h2", {}, "Episode over: r_total ", el("span", { id: "r-total", text: fmt(reward.r_total) })),
       el("table", { id: "reward", class: "kv" }, rows),
+      el("h3", { text: "Why this verdict" }), el("pre", { id: "explanation", text: (view.outcome.explanation || []).join("\n") }),
       el("h3", { text: "Verifier details" }), el("pre", { id: "verifier", text: pretty(reward.task || {}) }),
       el("h3", { text: "Hidden goal (revealed)" }), el("pre", { id: "goal", text: pretty(view.outcome.goal) }));
     box.hidden = false;
