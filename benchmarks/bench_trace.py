@@ -6,7 +6,7 @@ first-use work are not counted), with ``sys.setprofile`` recording the file of e
 return inside the package. Prints the files entered, grouped by folder, and the number of switches
 from one file to another (returns included), overall and per pair of files::
 
-    python benchmarks/bench_trace.py --env CART --difficulty 6 --seed 3
+    python benchmarks/bench_trace.py --env CART --difficulty 6 --seed 3 [--catalog DIR]
 
 Used for BENCHMARKS.md, "Issue 28: one environment, one place".
 """
@@ -61,8 +61,11 @@ def main() -> None:
     parser.add_argument("--difficulty", type=int, default=6)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--top", type=int, default=8, help="the busiest file pairs to print")
+    parser.add_argument("--catalog", default="default",
+                        help="a catalog directory brings its derived data built (catalog/derived.py); an in-memory "
+                             "catalog works out a category's spoken names on its first use")
     args = parser.parse_args()
-    env = EcomEnv(args.env, secret="bench-trace")
+    env = EcomEnv(args.env, catalog=args.catalog, secret="bench-trace")
     play(env, "oracle", env_id=args.env, difficulty=args.difficulty, seed=args.seed + 1)  # warm-up
     calls, switches = trace(env, args.env, args.difficulty, args.seed)
     folders = Counter(str(Path(name).parent) for name in calls)

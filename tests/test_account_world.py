@@ -18,7 +18,7 @@ from ecomrlve.envs.account.orders import _SAMPLE_TRIES, same_noun, sample_row
 from ecomrlve.episode import EcomEnv
 from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
-from ecomrlve.tools.account import _line_product
+from ecomrlve.tools.account import ORDER_LINE_PRODUCTS, _line_product
 from ecomrlve.tools.policy import policy_index
 from ecomrlve.world import policy as P
 from ecomrlve.world.account import CARRIERS, ORDER_ID, ORDER_STATUSES, Account, schedule
@@ -250,7 +250,7 @@ def test_ids_made_on_first_read_are_the_keyed_ids_of_their_numbers(key, orders, 
 @given(rows=st.lists(st.integers(0, 2999), min_size=1, max_size=20))
 def test_order_line_products_are_the_catalogs_reads(catalog, rows) -> None:
     """The per-catalog table behind order line cards holds what the catalog says, kept or read anew."""
-    catalog.__dict__.pop("_order_line_products", None)
+    ORDER_LINE_PRODUCTS.of(catalog).clear()
     for row in rows + rows:
         category = catalog.category_of(row)
         assert _line_product(catalog, row) == (catalog.product_id(row), catalog.title(row), category.name,

@@ -19,6 +19,7 @@ from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_values
 from ecomrlve.protocol import expand_result
+from ecomrlve.tools.catalog import CATALOG_CARDS
 
 ID_SHAPE = re.compile(r"^P[0-9ABCDEFGHJKMNPQRSTVWXYZ]{8}$")
 
@@ -427,13 +428,13 @@ def test_kept_per_product_reads_a_product_only_when_it_is_not_kept(catalog, rows
         reads.append(row)
         return which.product_id(row), row
 
-    catalog.__dict__.pop("_test_kept", None)
+    CATALOG_CARDS.of(catalog).clear()  # a memo of product reads, here filled by the test's ``read``
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(schema_module, "KEPT_PRODUCTS", bound)
         for row in rows:
-            kept_before = set(catalog.__dict__.get("_test_kept", ()))
+            kept_before = set(CATALOG_CARDS.of(catalog))
             read_before = len(reads)
-            assert schema_module.kept_per_product(catalog, "_test_kept", row, read) == (catalog.product_id(row), row)
+            assert schema_module.kept_per_product(catalog, CATALOG_CARDS, row, read) == (catalog.product_id(row), row)
             assert len(reads) == read_before + (row not in kept_before)
-            assert len(catalog.__dict__["_test_kept"]) <= bound
-    catalog.__dict__.pop("_test_kept", None)
+            assert len(CATALOG_CARDS.of(catalog)) <= bound
+    CATALOG_CARDS.of(catalog).clear()  # a memo of product reads, here filled by the test's ``read``

@@ -147,6 +147,12 @@ LOAD_FAULTS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "category codes out of range": (lambda d: (flip_column_bytes(d, "category", 30_000), refresh_files(d)), "run",
                                     "columns/category.npy holds codes outside"),
     "truncated text": (truncated("text.arrow"), "run", "text.arrow has 100 bytes"),
+    "garbage derived names, same size": (lambda d: (same_size_garbage(d / "derived/spoken.arrow"), refresh_files(d)),
+                                         "run", "derived/ unreadable"),
+    "derived data of another length": (lambda d: (np.save(d / "derived/type_code.npy", np.zeros(449, np.int32)),
+                                                  refresh_files(d)), "run", "derived/ does not match"),
+    "truncated derived view": (truncated("derived/main_views/price_cents.npy"), "run",
+                               "derived/main_views/price_cents.npy has 100 bytes"),
     "text with fewer rows": (fewer_text_rows, "run", "text.arrow has 1 rows"),
 }
 
@@ -182,7 +188,8 @@ def copy(built, tmp_path) -> Path:
 def test_the_intact_directory_runs_and_verifies(copy: Path) -> None:
     assert command("run", copy).exit_code == 0
     verified = command("verify", copy)
-    assert verified.exit_code == 0 and "all 25 files match" in verified.output
+    files = len(json.loads((copy / MANIFEST).read_text())["files"])
+    assert verified.exit_code == 0 and f"all {files} files match" in verified.output
 
 
 @pytest.mark.parametrize("fault", list(LOAD_FAULTS))

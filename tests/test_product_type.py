@@ -56,7 +56,7 @@ def test_title_head_cuts_at_the_first_qualifier() -> None:
 def test_synthetic_products_are_their_category_noun(catalog) -> None:
     """Synthetic titles end their head with the leaf noun: the type is the category noun, every row."""
     for index, category in enumerate(catalog.categories):
-        types = Counter(category_types(catalog, index).types.values())
+        types = Counter(category_types(catalog, index).row_types())
         assert set(types) == {category.noun.lower()}, (category.name, types.most_common(3))
 
 
@@ -128,5 +128,5 @@ def test_category_types_are_the_definition_on_real_schema_catalogs(source) -> No
     for category in range(len(catalog.categories)):
         info = category_types(catalog, category)
         types, main = _types_by_definition(catalog, category)
-        assert list(info.types.items()) == list(types.items()) and info.main == main, catalog.categories[category].name
+        assert dict(zip(info.rows.tolist(), info.row_types())) == types and list(types) == info.rows.tolist() and info.main == main, catalog.categories[category].name
         assert info.main_rows().tolist() == [r for r in info.rows.tolist() if same_type(types[r], main)]

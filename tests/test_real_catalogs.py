@@ -128,7 +128,7 @@ def _answer(env: EcomEnv, **arguments) -> float:
 
 def _accessory_of(catalog, category: int) -> int:
     info = category_types(catalog, category)
-    return next(int(r) for r in info.rows if not same_type(info.types[int(r)], info.main) and catalog.stock[r] > 0)
+    return next(int(r) for r in info.rows if not same_type(info.type_of(int(r)), info.main) and catalog.stock[r] > 0)
 
 
 def test_accessory_fixture_types(real) -> None:
@@ -137,7 +137,7 @@ def test_accessory_fixture_types(real) -> None:
     mains = {c.name: category_types(catalog, i).main for i, c in enumerate(catalog.categories)}
     assert mains == {"Smartwatches": "smartwatch", "Running Shoes": "running shoes",
                      "Over-Ear Headphones": "over-ear headphones", "Keyboards": "keyboard"}
-    types = {category_types(catalog, i).types[int(r)]: catalog.title(int(r))
+    types = {category_types(catalog, i).type_of(int(r)): catalog.title(int(r))
              for i in range(len(catalog.categories)) for r in catalog.category_rows[i]}
     assert {"strap", "charger", "screen protector", "sticker", "insole", "ear hook", "case", "keycap",
             "wrist rest"} <= set(types), types

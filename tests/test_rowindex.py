@@ -421,5 +421,5 @@ def test_main_rows_are_the_rows_of_the_main_type(data) -> None:
     catalog = data.draw(catalogs())
     category = data.draw(st.integers(0, len(CATEGORIES) - 1))
     types = category_types(catalog, category)
-    expected = [r for r in types.rows.tolist() if same_type(types.types[r], types.main)]
+    expected = [r for r in types.rows.tolist() if same_type(types.type_of(r), types.main)]
     assert types.main_rows().tolist() == expected

@@ -133,12 +133,11 @@ def test_ecomenv_prepares_views_and_title_indexes(catalog, search) -> None:
     """Making a SUB environment builds every category's main-type view and its title word index,
     so that no episode pays for a category's first use; episodes then read the same objects."""
     EcomEnv(ENV, catalog=catalog, search=search)
-    views = vars(catalog)["_category_views"]
     for category, rows in enumerate(catalog.category_rows):
         if len(rows):
-            view = views[(category, True)]
-            assert view is category_view(catalog, category, main_type_only=True)
-            assert "_title_words" in vars(view.catalog)
+            assert ("category_views", (category, True)) in catalog.derived  # built by EcomEnv, not by an episode
+            view = category_view(catalog, category, main_type_only=True)
+            assert ("title_words", None) in view.catalog.derived
 
 
 def test_a_family_prepares_a_catalog_once(monkeypatch) -> None:

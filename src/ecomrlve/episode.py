@@ -17,7 +17,8 @@ from typing import Any
 
 from ecomrlve.actions import AgentAction, short_text
 from ecomrlve.catalog import load_catalog
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.derived import derived
+from ecomrlve.catalog.schema import Catalog, build_lookups
 from ecomrlve.catalog.search import SearchEngine
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import Difficulty
@@ -72,6 +73,7 @@ class EcomEnv:
         self.catalog = (load_catalog(os.fspath(catalog)) if isinstance(catalog, (str, os.PathLike))
                         else catalog if catalog is not None else default_catalog())
         require_support(self.catalog, self.env_ids)
+        build_lookups(self.catalog)
         # per-catalog structures now, not on a category's first episode
         prepare_catalog(self.catalog, [get_environment(env_id) for env_id in self.env_ids])
         self.search = search if search is not None else shared_search_engine(self.catalog)
@@ -138,16 +140,13 @@ def _check_reset_arguments(env_ids: tuple[str, ...], env_id: object, seed: objec
         raise ValueError(f"seed must be an integer in [0, 2**63) or None, got {short_text(repr(seed), 60)}")
 
 
-_ENGINE_ATTRIBUTE = "_ecomrlve_shared_search_engine"
-
-
 def shared_search_engine(catalog: Catalog) -> SearchEngine:
-    """One search engine (and index) per catalog object, kept on the catalog itself.
+    """One search engine (and index) per catalog object, kept in the catalog's derived data.
 
-    A module-level cache would keep every catalog ever used alive; stored on the catalog, the
+    A module-level cache would keep every catalog ever used alive; kept by the catalog, the
     engine is freed together with it.
     """
-    engine = vars(catalog).get(_ENGINE_ATTRIBUTE)
-    if engine is None:
-        engine = vars(catalog)[_ENGINE_ATTRIBUTE] = SearchEngine(catalog)
-    return engine
+    return SEARCH_ENGINE.of(catalog)
+
+
+SEARCH_ENGINE = derived("search_engine", SearchEngine)

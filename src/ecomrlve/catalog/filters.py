@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.catalog.variants import value_bits
@@ -65,13 +66,18 @@ def _bounded(value: float) -> float:
     return min(_LIMIT, max(-_LIMIT, value))
 
 
+def _stocked(catalog: Catalog) -> np.ndarray:
+    stocked = catalog.stock > 0
+    stocked.flags.writeable = False
+    return stocked
+
+
+STOCKED = derived("stocked", _stocked)
+
+
 def in_stock_mask(catalog: Catalog, stock_overrides: dict[int, int] | None = None) -> np.ndarray:
     """Products with stock > 0, with per-episode stock changes applied."""
-    stocked = catalog.__dict__.get("_stocked")  # the stock column never changes: compared once per catalog
-    if stocked is None:
-        stocked = catalog.__dict__["_stocked"] = catalog.stock > 0
-        stocked.flags.writeable = False
-    mask = stocked.copy()
+    mask = STOCKED.of(catalog).copy()  # the stock column never changes: compared once per catalog
     for row, stock in (stock_overrides or {}).items():  # a handful per episode: cheaper one by one than as arrays
         mask[row] = stock > 0
     return mask

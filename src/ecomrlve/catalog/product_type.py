@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.schema import Catalog, short_title
 
 #: Known nouns (lower case) -> the type they name; the lexicon adds to a category's own nouns.
@@ -364,11 +366,18 @@ def title_types(titles: pa.Array | pa.ChunkedArray, own: dict[str, str]) -> tupl
 class CategoryTypes:
     """The product types of one category: per row (keyed by catalog row) and the main one."""
 
-    rows: np.ndarray  # the category's rows, as ``catalog.category_rows``
-    types: dict[int, str]  # catalog row -> type
+    rows: np.ndarray  # the category's rows, ascending, as ``catalog.category_rows``
     main: str  # the most common type
     names: tuple[str, ...]  # the distinct types
     codes: np.ndarray  # each of ``rows``' index into ``names`` (read-only: the catalog keeps it)
+
+    def type_of(self, row: int) -> str:
+        """The type of catalog row ``row`` (a row of this category)."""
+        return self.names[self.codes.item(int(np.searchsorted(self.rows, row)))]
+
+    def row_types(self) -> list[str]:
+        """The type of each of ``rows``, in order."""
+        return [self.names[code] for code in self.codes.tolist()]
 
     def main_rows(self) -> np.ndarray:
         is_main = np.array([same_type(name, self.main) for name in self.names], dtype=bool)
@@ -382,33 +391,39 @@ def _own_nouns(catalog: Catalog, category: int) -> dict[str, str]:
 
 
 def category_types(catalog: Catalog, category: int) -> CategoryTypes:
-    """Types of one category's products, computed on first use and cached on the catalog.
+    """Types of one category's products, built once per catalog (derived data).
 
     The main type is the most common one, types counted by :func:`fold` (ties: the category's own
     noun, then the type seen first), as its first product spells it.
     """
-    cache = catalog.__dict__.setdefault("_product_types", {})
-    if category not in cache:
-        rows = catalog.category_rows[category]
-        own = _own_nouns(catalog, category)
-        names, codes = title_types(catalog.titles.take(rows), own)
-        used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
-        counts: dict[str, list[int]] = {}  # folded type -> [products, its first product's type], first seen first
-        for _, code, count in sorted(zip(first_of.tolist(), used.tolist(), count_of.tolist())):
-            counts.setdefault(fold(names[code]), [0, code])[0] += count
-        if counts:
-            main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
-        else:
-            main = catalog.categories[category].noun.lower()
-        types = dict(zip(rows.tolist(), np.array(names, dtype=object)[codes].tolist()))
-        codes.flags.writeable = False
-        cache[category] = CategoryTypes(rows, types, main, tuple(names), codes)
-    return cache[category]
+    return CATEGORY_TYPES.of(catalog, category)
+
+
+def _category_types(catalog: Catalog, category: int) -> CategoryTypes:
+    rows = catalog.category_rows[category]
+    stored = STORED_NAMES.of(catalog)
+    if stored is not None:  # a catalog directory's, worked out by ``catalog build``
+        return CategoryTypes(rows, stored.main_types[category], stored.type_names[category], stored.type_code[rows])
+    own = _own_nouns(catalog, category)
+    names, codes = title_types(catalog.titles.take(rows), own)
+    used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
+    counts: dict[str, list[int]] = {}  # folded type -> [products, its first product's type], first seen first
+    for _, code, count in sorted(zip(first_of.tolist(), used.tolist(), count_of.tolist())):
+        counts.setdefault(fold(names[code]), [0, code])[0] += count
+    if counts:
+        main = names[counts[max(counts, key=lambda k: (counts[k][0], k in own))][1]]
+    else:
+        main = catalog.categories[category].noun.lower()
+    codes.flags.writeable = False
+    return CategoryTypes(rows, main, tuple(names), codes)
+
+
+CATEGORY_TYPES = derived("category_types", _category_types)
 
 
 def product_type(catalog: Catalog, row: int) -> str:
     """What product ``row`` is, e.g. "smartwatch", "strap", "running shoes"."""
-    return category_types(catalog, catalog.category.item(row)).types[int(row)]
+    return category_types(catalog, catalog.category.item(row)).type_of(row)
 
 
 def main_type(catalog: Catalog, category: int) -> str:
@@ -419,19 +434,23 @@ def main_type(catalog: Catalog, category: int) -> str:
 def is_main_type(catalog: Catalog, row: int) -> bool:
     """Whether ``row`` is what its category's requests ask for (not an accessory or add-on)."""
     types = category_types(catalog, catalog.category.item(row))
-    return same_type(types.types[int(row)], types.main)
+    return same_type(types.type_of(row), types.main)
 
 
 def main_type_mask(catalog: Catalog) -> np.ndarray:
     """Per product, :func:`is_main_type` (every category's types, computed once, cached on the catalog)."""
-    mask = catalog.__dict__.get("_main_type_mask")
-    if mask is None:
-        mask = np.zeros(len(catalog), dtype=bool)
-        for category in range(len(catalog.categories)):
-            mask[category_types(catalog, category).main_rows()] = True
-        mask.flags.writeable = False
-        catalog.__dict__["_main_type_mask"] = mask
+    return MAIN_TYPE_MASK.of(catalog)
+
+
+def _main_type_mask(catalog: Catalog) -> np.ndarray:
+    mask = np.zeros(len(catalog), dtype=bool)
+    for category in range(len(catalog.categories)):
+        mask[category_types(catalog, category).main_rows()] = True
+    mask.flags.writeable = False
     return mask
+
+
+MAIN_TYPE_MASK = derived("main_type_mask", _main_type_mask)
 
 
 def same_type(a: str, b: str) -> bool:
@@ -518,47 +537,96 @@ def model_tokens(text: str, brand: str, noun: str) -> str:
 
 
 def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
-    """Every product of ``category`` -> the name a shopper says, cached per category.
+    """Every product of ``category`` -> the name a shopper says, built once per category (derived data).
 
     Brand + model words + product type, the model words taken from the title's head, else its
     first clause, else the whole title: the first of these that singles the product out within
     its category. When none does, the title's first clause (``unique`` tells whether even that is
     shared); never the whole listing title.
     """
-    cache = catalog.__dict__.setdefault("_spoken_names", {})
-    if category not in cache:
-        info = category_types(catalog, category)
-        rows = info.rows.tolist()
-        titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+    return SPOKEN_NAMES.of(catalog, category)
 
-        def option(row: int, level: int) -> tuple[str, str]:
-            title = titles[row]
-            if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
-                return short_title(title), ""
-            text = (title_head(title), short_title(title), title)[level]
-            noun, brand = info.types[row], catalog.brand_of(row)
-            model = model_tokens(text, brand, noun)
-            return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
 
-        names: dict[int, SpokenName] = {}
-        pending = rows
-        for level in range(5):  # a longer name only for the rows whose shorter one is shared
-            options = {row: option(row, level) for row in rows}
-            taken = Counter(text.lower() for text, _ in options.values())
-            for row in pending:
-                text, model = options[row]
-                if taken[text.lower()] == 1 or level == 4:
-                    names[row] = SpokenName(text, model, taken[text.lower()] == 1)
-            pending = [row for row in pending if row not in names]
-            if not pending:
-                break
-        cache[category] = names
-    return cache[category]
+def _spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
+    info = category_types(catalog, category)
+    rows = info.rows.tolist()
+    titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+    nouns = dict(zip(rows, info.row_types()))
+
+    def option(row: int, level: int) -> tuple[str, str]:
+        title = titles[row]
+        if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
+            return short_title(title), ""
+        text = (title_head(title), short_title(title), title)[level]
+        noun, brand = nouns[row], catalog.brand_of(row)
+        model = model_tokens(text, brand, noun)
+        return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
+
+    names: dict[int, SpokenName] = {}
+    pending = rows
+    for level in range(5):  # a longer name only for the rows whose shorter one is shared
+        options = {row: option(row, level) for row in rows}
+        taken = Counter(text.lower() for text, _ in options.values())
+        for row in pending:
+            text, model = options[row]
+            if taken[text.lower()] == 1 or level == 4:
+                names[row] = SpokenName(text, model, taken[text.lower()] == 1)
+        pending = [row for row in pending if row not in names]
+        if not pending:
+            break
+    return names
+
+
+SPOKEN_NAMES = derived("spoken_names", _spoken_names)
 
 
 def spoken_name(catalog: Catalog, row: int) -> SpokenName:
-    """The name a shopper uses for product ``row`` (see :func:`spoken_names`)."""
+    """The name a shopper uses for product ``row`` (see :func:`spoken_names`): read from a catalog
+    directory's stored names when it has them, else worked out for its whole category on first use."""
+    stored = STORED_NAMES.of(catalog)
+    if stored is not None:
+        return SpokenName(stored.spoken_text[row].as_py(), stored.spoken_model[row].as_py(),
+                          bool(stored.spoken_unique[row]))
     return spoken_names(catalog, catalog.category.item(row))[int(row)]
+
+
+@dataclass(frozen=True)
+class StoredNames:
+    """What ``catalog build`` works out of every title into the directory (``derived/``, memory-mapped):
+    each category's types and main type, and each product's type and spoken name, exactly as
+    :func:`category_types` and :func:`spoken_names` make them."""
+
+    type_names: tuple[tuple[str, ...], ...]  # per category, its distinct types
+    main_types: tuple[str, ...]  # per category
+    type_code: np.ndarray  # per product, index into its category's ``type_names``
+    spoken_text: pa.Array  # per product, :attr:`SpokenName.text`
+    spoken_model: pa.Array  # per product, :attr:`SpokenName.model`
+    spoken_unique: np.ndarray  # per product, :attr:`SpokenName.unique`
+
+
+def stored_names_of(catalog: Catalog, progress: Callable[[int], None] = lambda n: None) -> StoredNames:
+    """Every category's types and every product's spoken name, worked out now (what a directory stores);
+    ``progress(n)`` after each category of ``n`` products."""
+    n = len(catalog)
+    type_code = np.zeros(n, dtype=np.int32)
+    text: list[str] = [""] * n
+    model: list[str] = [""] * n
+    unique = np.zeros(n, dtype=bool)
+    type_names, main_types = [], []
+    for category in range(len(catalog.categories)):
+        info = category_types(catalog, category)
+        type_names.append(info.names)
+        main_types.append(info.main)
+        type_code[info.rows] = info.codes
+        for row, name in _spoken_names(catalog, category).items():  # not kept: one category at a time
+            text[row], model[row], unique[row] = name.text, name.model, name.unique
+        progress(len(info.rows))
+    return StoredNames(tuple(type_names), tuple(main_types), type_code, pa.array(text, pa.string()),
+                       pa.array(model, pa.string()), unique)
+
+
+#: A catalog directory's :class:`StoredNames` (installed when it is opened); None: work them out on first use.
+STORED_NAMES: Derived[StoredNames | None] = derived("stored_names", lambda catalog: None)
 
 
 #: Last words of types that run on power: "it won't turn on" fits them, not a case or a strap.

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -71,13 +72,16 @@ def without_sold_out(rows: np.ndarray, stock_overrides: dict[int, int]) -> np.nd
 def title_word_index(catalog: Catalog) -> dict[str, np.ndarray]:
     """Word -> ascending rows whose lower-cased title contains it (words: runs of ``[a-z0-9]``),
     built once per catalog: from the raw bytes when every title is ASCII, else title by title."""
-    index = catalog.__dict__.get("_title_words")
-    if index is None:
-        titles = catalog.titles
-        ascii_only = len(titles) > 0 and titles.null_count == 0 and pc.all(pc.string_is_ascii(titles)).as_py()
-        index = _ascii_title_words(titles) if ascii_only else _python_title_words(titles)
-        catalog.__dict__["_title_words"] = index
-    return index
+    return TITLE_WORDS.of(catalog)
+
+
+def _title_words(catalog: Catalog) -> dict[str, np.ndarray]:
+    titles = catalog.titles
+    ascii_only = len(titles) > 0 and titles.null_count == 0 and pc.all(pc.string_is_ascii(titles)).as_py()
+    return _ascii_title_words(titles) if ascii_only else _python_title_words(titles)
+
+
+TITLE_WORDS = derived("title_words", _title_words)
 
 
 def _python_title_words(titles: pa.Array) -> dict[str, np.ndarray]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.derived import Derived, DerivedStore, derived
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.protocol import short_title as short_title  # the rule lives with the cards that show it
 
@@ -39,13 +39,13 @@ KEPT_PRODUCTS = 1 << 16
 _Kept = TypeVar("_Kept")
 
 
-def kept_per_product(catalog: Catalog, kind: str, row: int, read: Callable[[Catalog, int], _Kept]) -> _Kept:
-    """``read(catalog, row)``, read once per product and kept on ``catalog`` under ``kind`` (at most
-    :data:`KEPT_PRODUCTS` products of a kind): what cards and variants need of a product, which the
-    catalog never changes, instead of reading its columns for every card."""
-    kept: dict[int, _Kept] | None = catalog.__dict__.get(kind)  # not setdefault: no new dict per call
-    if kept is None:
-        kept = catalog.__dict__[kind] = {}
+def kept_per_product(catalog: Catalog, kind: Derived[dict[int, _Kept]], row: int,
+                     read: Callable[[Catalog, int], _Kept]) -> _Kept:
+    """``read(catalog, row)``, read once per product and kept in ``catalog``'s memo ``kind`` (a declared
+    derived value whose build is an empty dict; at most :data:`KEPT_PRODUCTS` products of a kind): what cards
+    and variants need of a product, which the catalog never changes, instead of reading its columns for every
+    card. Two threads reading one product may both read it: the same value, kept once."""
+    kept = kind.of(catalog)
     found = kept.get(row)
     if found is None:
         if len(kept) >= KEPT_PRODUCTS:
@@ -67,8 +67,14 @@ class Category:
         return self.path[-1]
 
 
-@dataclass(eq=False)
-class Catalog:
+class _WeaklyReferenced:
+    """A base with only a weak-reference slot: the catalog's own slots hold its fields, and nothing else."""
+
+    __slots__ = ("__weakref__",)
+
+
+@dataclass(eq=False, slots=True)
+class Catalog(_WeaklyReferenced):
     """Columnar product table. Row ``i`` is one product; every column has one entry per row.
 
     ``price_cents`` and ``rating_x10`` are integers so that constraint checks are exact.
@@ -96,6 +102,9 @@ class Catalog:
     #: How the catalog's persisted search indexes are opened (a catalog directory's, set by its loader);
     #: None: a search engine builds lexical BM25 in memory on first use.
     retriever_source: Callable[[Catalog], Any] | None = field(default=None, repr=False, compare=False)
+    #: Everything computed from the columns, each value declared in :mod:`ecomrlve.catalog.derived` and built
+    #: once; the catalog has fixed slots, so no module can keep anything else on it.
+    derived: DerivedStore = field(default_factory=DerivedStore, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -119,13 +128,13 @@ class Catalog:
 
     # -- lookups ------------------------------------------------------------------------------
 
-    @cached_property
+    @property
     def _id_order(self) -> np.ndarray:
-        return np.argsort(self.ids, kind="stable")
+        return ID_ORDER.of(self)
 
-    @cached_property
+    @property
     def _sorted_ids(self) -> np.ndarray:
-        return self.ids[self._id_order]
+        return SORTED_IDS.of(self)
 
     def index_of(self, product_id: str) -> int | None:
         """Row of ``product_id`` (O(log n)), or None if the catalog has no such product."""
@@ -170,34 +179,25 @@ class Catalog:
                 out[attr] = round(value, 2)
         return out
 
-    @cached_property
+    @property
     def category_rows(self) -> tuple[np.ndarray, ...]:
         """Rows of each category (built once, O(n log n)), for O(1) sampling per reset."""
-        order = np.argsort(self.category, kind="stable")
-        bounds = np.searchsorted(self.category[order], np.arange(len(self.categories) + 1))
-        return tuple(order[bounds[i]: bounds[i + 1]] for i in range(len(self.categories)))
+        return CATEGORY_ROWS.of(self)
 
-    @cached_property
+    @property
     def brand_index(self) -> dict[str, int]:
-        return {name.lower(): i for i, name in enumerate(self.brands)}
+        return BRAND_INDEX.of(self)
 
-    @cached_property
+    @property
     def brand_codes(self) -> dict[str, tuple[int, ...]]:
         """Lower-cased brand -> the codes of every spelling of it: a brand filter matches in any letter
         case (loaders merge spellings that differ only in case; a catalog made otherwise may not)."""
-        codes: dict[str, list[int]] = {}
-        for i, name in enumerate(self.brands):
-            codes.setdefault(name.lower(), []).append(i)
-        return {name: tuple(found) for name, found in codes.items()}
+        return BRAND_CODES.of(self)
 
-    @cached_property
+    @property
     def category_index(self) -> dict[str, tuple[int, ...]]:
         """Lower-cased category words (leaf, any ancestor, noun) -> matching category indices."""
-        index: dict[str, set[int]] = {}
-        for i, category in enumerate(self.categories):
-            for word in (*category.path, category.noun):
-                index.setdefault(word.lower(), set()).add(i)
-        return {word: tuple(sorted(ids)) for word, ids in index.items()}
+        return CATEGORY_INDEX.of(self)
 
     def nbytes(self) -> int:
         arrays = [self.ids, self.category, self.brand, self.price_cents, self.rating_x10,
@@ -208,16 +208,7 @@ class Catalog:
 
     def category_values(self, attribute: str) -> tuple[tuple[int, ...], ...]:
         """For each category, the codes of ``attribute`` its products carry (sorted)."""
-        cache = self.__dict__.setdefault("_category_values", {})
-        if attribute not in cache:
-            codes = self.categorical[attribute]
-            present = codes != NO_VALUE
-            pairs = np.unique(self.category[present].astype(np.int64) * 65536 + codes[present])
-            per_category: list[list[int]] = [[] for _ in self.categories]
-            for pair in pairs.tolist():
-                per_category[pair // 65536].append(pair % 65536)
-            cache[attribute] = tuple(tuple(v) for v in per_category)
-        return cache[attribute]
+        return CATEGORY_VALUES.of(self, attribute)
 
     # -- identity in text: how products are named in conversation --------------------------------
 
@@ -225,19 +216,11 @@ class Catalog:
         """How the product is named in conversation (see :func:`short_title`)."""
         return short_title(self.title(row))
 
-    @cached_property
+    @property
     def _id_tokens(self) -> tuple[re.Pattern[str], frozenset[int]]:
         """A token pattern that keeps this catalog's ids whole (word characters plus the punctuation
         its ids use, e.g. UUID hyphens) and the id lengths worth looking up; built once, O(n)."""
-        ids = np.ascontiguousarray(self.ids)
-        raw = ids.view(np.uint8).reshape(len(ids), ids.dtype.itemsize) if len(ids) else np.zeros((0, 1), np.uint8)
-        used = np.flatnonzero(np.bincount(raw.ravel(), minlength=256))
-        punctuation = "".join(chr(b) for b in used.tolist() if 32 < b < 127 and not (chr(b).isalnum() or chr(b) == "_"))
-        lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist() or [1]
-        word = r"[\w" + re.escape(punctuation) + r"]"
-        # whole tokens only, and only those long enough to be an id (+2: punctuation to strip)
-        pattern = rf"(?<!{word}){word}{{{min(lengths)},{max(lengths) + 2}}}(?!{word})"
-        return re.compile(pattern), frozenset(lengths)
+        return ID_TOKENS.of(self)
 
     def ids_in_text(self, text: str) -> list[int]:
         """Rows of the catalog's products whose ids ``text`` names, in order of first mention.
@@ -285,3 +268,77 @@ class Catalog:
         hits = self._sorted_ids[positions] == keys
         rows = self._id_order[positions]
         return {p: int(rows[i]) for i, p in enumerate(product_ids) if hits[i]}
+
+
+# -- derived data of the catalog itself (declared in ecomrlve.catalog.derived) ------------------------
+
+def _id_order(catalog: Catalog) -> np.ndarray:
+    return np.argsort(catalog.ids, kind="stable")
+
+
+def _sorted_ids(catalog: Catalog) -> np.ndarray:
+    return catalog.ids[catalog._id_order]
+
+
+def _category_rows(catalog: Catalog) -> tuple[np.ndarray, ...]:
+    order = np.argsort(catalog.category, kind="stable")
+    bounds = np.searchsorted(catalog.category[order], np.arange(len(catalog.categories) + 1))
+    return tuple(order[bounds[i]: bounds[i + 1]] for i in range(len(catalog.categories)))
+
+
+def _brand_index(catalog: Catalog) -> dict[str, int]:
+    return {name.lower(): i for i, name in enumerate(catalog.brands)}
+
+
+def _brand_codes(catalog: Catalog) -> dict[str, tuple[int, ...]]:
+    codes: dict[str, list[int]] = {}
+    for i, name in enumerate(catalog.brands):
+        codes.setdefault(name.lower(), []).append(i)
+    return {name: tuple(found) for name, found in codes.items()}
+
+
+def _category_index(catalog: Catalog) -> dict[str, tuple[int, ...]]:
+    index: dict[str, set[int]] = {}
+    for i, category in enumerate(catalog.categories):
+        for word in (*category.path, category.noun):
+            index.setdefault(word.lower(), set()).add(i)
+    return {word: tuple(sorted(ids)) for word, ids in index.items()}
+
+
+def _category_values(catalog: Catalog, attribute: str) -> tuple[tuple[int, ...], ...]:
+    codes = catalog.categorical[attribute]
+    present = codes != NO_VALUE
+    pairs = np.unique(catalog.category[present].astype(np.int64) * 65536 + codes[present])
+    per_category: list[list[int]] = [[] for _ in catalog.categories]
+    for pair in pairs.tolist():
+        per_category[pair // 65536].append(pair % 65536)
+    return tuple(tuple(v) for v in per_category)
+
+
+def _id_tokens(catalog: Catalog) -> tuple[re.Pattern[str], frozenset[int]]:
+    ids = np.ascontiguousarray(catalog.ids)
+    raw = ids.view(np.uint8).reshape(len(ids), ids.dtype.itemsize) if len(ids) else np.zeros((0, 1), np.uint8)
+    used = np.flatnonzero(np.bincount(raw.ravel(), minlength=256))
+    punctuation = "".join(chr(b) for b in used.tolist() if 32 < b < 127 and not (chr(b).isalnum() or chr(b) == "_"))
+    lengths = np.unique(np.count_nonzero(raw, axis=1)).tolist() or [1]
+    word = r"[\w" + re.escape(punctuation) + r"]"
+    # whole tokens only, and only those long enough to be an id (+2: punctuation to strip)
+    pattern = rf"(?<!{word}){word}{{{min(lengths)},{max(lengths) + 2}}}(?!{word})"
+    return re.compile(pattern), frozenset(lengths)
+
+
+def build_lookups(catalog: Catalog) -> None:
+    """The lookups every environment's tools and shopper read (id, brand and category indexes, the id token
+    pattern), built now: ``EcomEnv()`` calls it so that no episode pays for their first use."""
+    for lookup in (SORTED_IDS, BRAND_INDEX, BRAND_CODES, CATEGORY_INDEX, CATEGORY_ROWS, ID_TOKENS):
+        lookup.of(catalog)
+
+
+ID_ORDER = derived("id_order", _id_order)
+SORTED_IDS = derived("sorted_ids", _sorted_ids)
+CATEGORY_ROWS = derived("category_rows", _category_rows)
+BRAND_INDEX = derived("brand_index", _brand_index)
+BRAND_CODES = derived("brand_codes", _brand_codes)
+CATEGORY_INDEX = derived("category_index", _category_index)
+CATEGORY_VALUES = derived("category_values", _category_values)
+ID_TOKENS = derived("id_tokens", _id_tokens)

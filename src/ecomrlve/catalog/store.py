@@ -5,6 +5,10 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     manifest.json        counts, categories, brands, embedder name/dim/fingerprint, build times
     columns/*.npy        one numpy array per numeric column (+ the id sort order)
     text.arrow           titles and descriptions (Arrow IPC, memory-mapped zero-copy)
+    derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
+                         category, each product's type and spoken name (``spoken.arrow``), the variant draw,
+                         every category view (``views/``, ``main_views/``: columns back to back, + the main
+                         views' title word indexes), all memory-mapped so that processes share the pages
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
@@ -21,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +35,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.derived import DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
+from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, main_type_mask, stored_names_of
+from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
 from ecomrlve.catalog.validate import (
@@ -45,6 +53,22 @@ from ecomrlve.catalog.validate import (
     load_columns,
     read_manifest,
     write_manifest,
+)
+from ecomrlve.catalog.variants import (
+    VARIANT_COLUMNS,
+    VARIANTS_PER_PRODUCT,
+    VariantColumns,
+    value_bits,
+    variant_columns,
+)
+from ecomrlve.catalog.views import (
+    STORED_VIEWS,
+    CategoryView,
+    StoredTitleWords,
+    StoredViews,
+    category_view,
+    sub_catalog,
+    view_rows,
 )
 
 if TYPE_CHECKING:  # embedders load lazily, with the dense index
@@ -90,21 +114,23 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     timings[stage] = round(time.perf_counter() - start, 3)
 
 
-def _column_arrays(catalog: Catalog) -> dict[str, np.ndarray]:
+def _column_arrays(catalog: Catalog, id_order: bool = True) -> dict[str, np.ndarray]:
     columns = {"ids": catalog.ids, "category": catalog.category, "brand": catalog.brand,
                "price_cents": catalog.price_cents, "rating_x10": catalog.rating_x10,
                "rating_count": catalog.rating_count, "ship_days": catalog.ship_days, "stock": catalog.stock,
-               "id_order": catalog._id_order}
+               **({"id_order": catalog._id_order} if id_order else {})}
     columns.update({f"categorical.{k}": v for k, v in catalog.categorical.items()})
     columns.update({f"numeric.{k}": v for k, v in catalog.numeric.items()})
     return columns
 
 
-def write_columns(catalog: Catalog, out: Path) -> None:
-    """The catalog itself: numpy columns and the Arrow text file."""
-    (out / "columns").mkdir(parents=True, exist_ok=True)
-    for name, array in _column_arrays(catalog).items():
-        np.save(out / "columns" / f"{name}.npy", np.ascontiguousarray(array))
+def write_columns(catalog: Catalog, out: Path, *, id_order: bool = True) -> None:
+    """The catalog itself: numpy columns (in ``out/columns``; with ``id_order=False``, the stored views', in
+    ``out`` itself and without the id order) and the Arrow text file."""
+    where = out / "columns" if id_order else out
+    where.mkdir(parents=True, exist_ok=True)
+    for name, array in _column_arrays(catalog, id_order).items():
+        np.save(where / f"{name}.npy", np.ascontiguousarray(array))
     text = {"titles": catalog.titles}
     if catalog.descriptions is not None:
         text["descriptions"] = catalog.descriptions
@@ -113,6 +139,152 @@ def write_columns(catalog: Catalog, out: Path) -> None:
     table = pa.table({k: v.cast(pa.large_string() if v.nbytes >= 2**31 else pa.string()) for k, v in text.items()})
     with pa.OSFile(str(out / "text.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=len(catalog) or 1)
+
+
+def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_progress) -> dict[str, Any]:
+    """What episodes would otherwise work out of the catalog on first use, into ``out/derived/``; returns
+    the manifest's ``derived`` entry (format, per-category types, category bounds)."""
+    (out / "derived").mkdir(parents=True, exist_ok=True)
+    names = stored_names_of(catalog, progress("spoken names", len(catalog)))
+    rows = catalog.category_rows
+    np.save(out / "derived" / "category_order.npy", np.concatenate(rows) if rows else np.zeros(0, np.int64))
+    np.save(out / "derived" / "type_code.npy", names.type_code)
+    np.save(out / "derived" / "spoken_unique.npy", names.spoken_unique)
+    _write_table(out / "derived" / "spoken.arrow", {"text": names.spoken_text, "model": names.spoken_model})
+    _write_variants(variant_columns(catalog), out / "derived")
+    np.save(out / "derived" / "main_type_mask.npy", main_type_mask(catalog))
+    np.save(out / "derived" / "sorted_ids.npy", catalog._sorted_ids)
+    for attribute in catalog.categorical:
+        np.save(out / "derived" / f"value_bits.{attribute}.npy", value_bits(catalog, attribute))
+    views, words = {}, {}
+    for main_type_only, kind in ((False, "views"), (True, "main_views")):
+        per_category = [view_rows(catalog, c, main_type_only) for c in range(len(catalog.categories))]
+        order = np.concatenate(per_category) if per_category else np.zeros(0, np.int64)
+        stacked = sub_catalog(catalog, order, kind)
+        write_columns(stacked, out / "derived" / kind, id_order=False)
+        np.save(out / "derived" / kind / "rows.npy", order)
+        _write_variants(variant_columns(stacked), out / "derived" / kind)
+        if main_type_only:  # SUB's title likeness reads these views' title word indexes
+            index = StoredTitleWords.of([title_word_index(category_view(catalog, c, main_type_only=True).catalog)
+                                         for c in range(len(catalog.categories))])
+            _write_table(out / "derived" / kind / "title_words.arrow", {"word": index.words})
+            np.save(out / "derived" / kind / "title_word_bounds.npy", index.bounds)
+            np.save(out / "derived" / kind / "title_word_rows.npy", index.rows)
+            words[kind] = index.word_starts
+        views[kind] = np.cumsum([0, *map(len, per_category)]).tolist()
+    pattern, lengths = catalog._id_tokens
+    return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
+            "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types),
+            "view_bounds": views, "title_word_starts": words, "id_pattern": pattern.pattern,
+            "id_lengths": sorted(lengths)}
+
+
+def _write_table(path: Path, columns: dict[str, pa.Array]) -> None:
+    table = pa.table(columns)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=table.num_rows or 1)
+
+
+def _write_variants(columns: VariantColumns, out: Path) -> None:
+    np.save(out / "variant_attribute.npy", columns.attribute)
+    for i, codes in enumerate(columns.codes):
+        np.save(out / f"variant_codes.{i}.npy", codes)
+
+
+def _read_variants(directory: Path, n: int) -> VariantColumns:
+    attribute = np.load(directory / "variant_attribute.npy", mmap_mode="r")
+    codes = tuple(np.asarray(np.load(directory / f"variant_codes.{i}.npy", mmap_mode="r"))
+                  for i in range(VARIANTS_PER_PRODUCT))
+    if attribute.shape != (n,) or any(c.shape != (n,) for c in codes):
+        raise ValueError(f"variant columns of {attribute.shape} rows, expected {n}")
+    return VariantColumns(np.asarray(attribute), codes)
+
+
+def _read_stacked_views(directory: Path, catalog: Catalog, kind: str, entry: dict[str, Any]) -> StoredViews:
+    """One kind of stored views: their columns back to back as one catalog, with the parent's categories and
+    brands, where each category's view starts, and their title word indexes when stored."""
+    bounds = [int(b) for b in entry["view_bounds"][kind]]
+    path = directory / "derived" / kind
+    n = bounds[-1]
+    columns = {p.stem: np.asarray(np.load(p, mmap_mode="r")) for p in sorted(path.glob("*.npy"))
+               if not p.stem.startswith(("variant_", "title_word"))}
+    with pa.memory_map(str(path / "text.arrow")) as source:
+        text = pa.ipc.open_file(source).read_all()
+    titles = text.column("titles")
+    stacked = Catalog(
+        name=f"{catalog.name}#{kind}", ids=columns["ids"], titles=titles.chunk(0) if titles.num_chunks == 1
+        else titles.combine_chunks(), category=columns["category"], categories=catalog.categories,
+        brand=columns["brand"], brands=catalog.brands, price_cents=columns["price_cents"],
+        rating_x10=columns["rating_x10"], rating_count=columns["rating_count"], ship_days=columns["ship_days"],
+        stock=columns["stock"],
+        categorical={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("categorical.")},
+        numeric={k.split(".", 1)[1]: v for k, v in columns.items() if k.startswith("numeric.")})
+    rows = columns["rows"]
+    if rows.shape != (n,) or len(stacked) != n:
+        raise ValueError(f"{kind} holds {len(stacked)} rows, expected {n}")
+    stacked.derived.provide("variant_columns", _read_variants(path, n))
+    title_words = None
+    if kind in entry.get("title_word_starts", {}):
+        with pa.memory_map(str(path / "title_words.arrow")) as source:
+            words = pa.ipc.open_file(source).read_all().column("word")
+        starts = [int(s) for s in entry["title_word_starts"][kind]]
+        title_words = StoredTitleWords(words.chunk(0) if words.num_chunks == 1 else words.combine_chunks(), starts,
+                                       np.asarray(np.load(path / "title_word_bounds.npy", mmap_mode="r")),
+                                       np.asarray(np.load(path / "title_word_rows.npy", mmap_mode="r")))
+        if len(starts) != len(bounds) or len(title_words.words) != starts[-1] or \
+                len(title_words.bounds) != starts[-1] + len(bounds) - 1:
+            raise ValueError(f"{kind}'s title word index does not match its views")
+    return StoredViews(CategoryView(rows, stacked), bounds, title_words)
+
+
+def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
+    """Installs a directory's ``derived/`` data into ``catalog`` (memory-mapped); a directory written with
+    another format, or none, is left to work it out on first use."""
+    if not isinstance(entry, dict) or entry.get("format") != DERIVED_FORMAT:
+        return
+    n, count = len(catalog), len(catalog.categories)
+    try:
+        order = np.load(directory / "derived" / "category_order.npy", mmap_mode="r")
+        type_code = np.load(directory / "derived" / "type_code.npy", mmap_mode="r")
+        unique = np.load(directory / "derived" / "spoken_unique.npy", mmap_mode="r")
+        with pa.memory_map(str(directory / "derived" / "spoken.arrow")) as source:
+            spoken = pa.ipc.open_file(source).read_all()
+        bounds = [int(b) for b in entry["category_bounds"]]
+        type_names = tuple(tuple(str(t) for t in names) for names in entry["type_names"])
+        main_types = tuple(str(t) for t in entry["main_types"])
+        variants = _read_variants(directory / "derived", n)
+        main_mask = np.asarray(np.load(directory / "derived" / "main_type_mask.npy", mmap_mode="r"))
+        sorted_ids = np.asarray(np.load(directory / "derived" / "sorted_ids.npy", mmap_mode="r"))
+        bits = {attribute: np.asarray(np.load(directory / "derived" / f"value_bits.{attribute}.npy", mmap_mode="r"))
+                for attribute in catalog.categorical}
+        views = {main: _read_stacked_views(directory, catalog, kind, entry)
+                 for main, kind in ((False, "views"), (True, "main_views"))}
+        id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
+    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, re.error) as exc:
+        raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
+    if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
+            or len(bounds) != count + 1 or bounds[-1] != n or len(type_names) != count or len(main_types) != count
+            or any(len(v.bounds) != count + 1 for v in views.values()) or main_mask.shape != (n,)
+            or sorted_ids.shape != (n,) or sorted_ids.dtype != catalog.ids.dtype
+            or any(b.shape != (n,) for b in bits.values())):
+        raise CatalogDirectoryError(f"{directory}: derived/ does not match the catalog's {n} products and "
+                                    f"{count} categories; rebuild the directory")
+
+    def column(name: str) -> pa.Array:
+        found = spoken.column(name)
+        return found.chunk(0) if found.num_chunks == 1 else found.combine_chunks()
+
+    order = np.asarray(order)  # views of the mapped file, not copies
+    catalog.derived.provide("category_rows", tuple(order[bounds[i]: bounds[i + 1]] for i in range(count)))
+    catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, np.asarray(type_code),
+                                                           column("text"), column("model"), np.asarray(unique)))
+    catalog.derived.provide(VARIANT_COLUMNS.name, variants)
+    catalog.derived.provide("main_type_mask", main_mask)
+    catalog.derived.provide("sorted_ids", sorted_ids)
+    for attribute, found in bits.items():
+        catalog.derived.provide("value_bits", found, attribute)
+    catalog.derived.provide(STORED_VIEWS.name, views)
+    catalog.derived.provide("id_tokens", id_tokens)
 
 
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,
@@ -169,6 +341,8 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
     timings: dict[str, float] = {}
     with _timed(timings, "columns"):
         write_columns(catalog, out)
+    with _timed(timings, "derived"):
+        derived_entry = write_derived(catalog, out, progress)
     with _timed(timings, "lexical"):
         advance = progress("lexical index", 1)
         BM25Retriever(catalog).save(out / "lexical")
@@ -203,7 +377,7 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
                        for c in catalog.categories],
         "brands": list(catalog.brands), "embedder": embedder_info, "build_seconds": timings,
         "files": checksums, "columns": column_dtypes(_column_arrays(catalog)),
-        "source_metadata": _jsonable(catalog.metadata), **(extra or {}),
+        "source_metadata": _jsonable(catalog.metadata), "derived": derived_entry, **(extra or {}),
     }
     return write_manifest(out, manifest)
 
@@ -267,8 +441,16 @@ def load_catalog_dir(directory: Path, *, embedder: str | None = None) -> Catalog
         metadata={**manifest.get("source_metadata", {}), "directory": str(directory), "embedder": built_with},
         descriptions=text_column("descriptions"), retriever_source=functools.partial(_open_retriever, directory),
     )
-    catalog.__dict__["_id_order"] = columns["id_order"]
+    catalog.derived.provide("id_order", columns["id_order"])
+    _install_derived(catalog, directory, manifest.get("derived"))
+    if isinstance(manifest.get("capabilities"), dict):
+        catalog.derived.provide(STORED_CAPABILITIES.name, manifest["capabilities"])
     return catalog
+
+
+#: The capability report a directory's manifest holds (``catalog build`` stores it; read by
+#: :func:`ecomrlve.envs.capabilities.capabilities`, which lives above this layer); None when it has none.
+STORED_CAPABILITIES: Derived[dict[str, Any] | None] = derived("stored_capabilities", lambda catalog: None)
 
 
 def _open_retriever(directory: Path, catalog: Catalog) -> Retriever:

@@ -116,6 +116,10 @@ def load_columns(directory: Path, manifest: dict[str, Any]) -> dict[str, np.ndar
         columns[path.stem] = column
     if missing := [name for name in REQUIRED_COLUMNS if name not in columns]:
         raise CatalogDirectoryError(f"{directory}: missing columns {missing}")
+    # the order the catalog had when built (the manifest's), not the files' names: attribute order is part of
+    # what an episode draws, so a directory plays the episodes of the catalog it was built from
+    order = {name: index for index, name in enumerate(recorded)}
+    columns = dict(sorted(columns.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
     if columns["ids"].dtype.kind != "S":
         raise CatalogDirectoryError(f"{directory}: columns/ids.npy must hold byte strings, has {columns['ids'].dtype}")
     for name, limit in (("category", len(manifest["categories"])), ("brand", len(manifest["brands"])),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 
@@ -44,8 +45,8 @@ class VariantColumns:
     attribute: np.ndarray  # int8
     codes: tuple[np.ndarray, ...]  # VARIANTS_PER_PRODUCT int16 columns
 
-    def take(self, rows: np.ndarray) -> VariantColumns:
-        """The columns of ``rows`` (a sub-catalog of those rows, in that order)."""
+    def take(self, rows: np.ndarray | slice) -> VariantColumns:
+        """The columns of ``rows`` (a sub-catalog of those rows, in that order; a slice takes no copy)."""
         return VariantColumns(self.attribute[rows], tuple(column[rows] for column in self.codes))
 
     def has_value(self, attribute: str, code: int, rows: np.ndarray | None = None) -> np.ndarray:
@@ -68,34 +69,32 @@ class VariantColumns:
 
 
 def variant_columns(catalog: Catalog) -> VariantColumns:
-    """The :class:`VariantColumns` of ``catalog``, drawn on first use (O(catalog), vectorised) and kept on it."""
-    columns = catalog.__dict__.get("_variant_columns")
-    if columns is None:
-        columns = catalog.__dict__["_variant_columns"] = _draw_variant_columns(catalog)
-    return columns
+    """The :class:`VariantColumns` of ``catalog``, drawn on first use (O(catalog), vectorised), once per catalog."""
+    return VARIANT_COLUMNS.of(catalog)
 
 
 def value_bits(catalog: Catalog, attribute: str) -> np.ndarray:
     """Per product, the values of ``attribute`` it has as bits (bit ``code``): its variants' values when its
     variants vary ``attribute``, else its own value (none: 0). Built on first use per attribute and kept, so a
     filter on a value is one AND over the column (:func:`~ecomrlve.catalog.filters.condition_masks`)."""
-    cache = catalog.__dict__.setdefault("_value_bits", {})
-    found = cache.get(attribute)
-    if found is None:
-        if len(CATEGORICAL_ATTRIBUTES[attribute]) > 32:
-            raise ValueError(f"attribute {attribute!r} has more values than a 32-bit set holds")
-        one = np.uint32(1)
-        own = catalog.categorical[attribute]
-        found = np.where(own == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(own, 0).astype(np.uint32)))
-        columns = variant_columns(catalog)
-        varies = columns.varies(attribute)
-        if varies.any():
-            offered = np.zeros(len(catalog), dtype=np.uint32)
-            for column in columns.codes:
-                offered |= np.where(column == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(column, 0).astype(np.uint32)))
-            found = np.where(varies, offered, found)
-        found = cache[attribute] = found.astype(np.uint32)
-        found.flags.writeable = False
+    return VALUE_BITS.of(catalog, attribute)
+
+
+def _value_bits(catalog: Catalog, attribute: str) -> np.ndarray:
+    if len(CATEGORICAL_ATTRIBUTES[attribute]) > 32:
+        raise ValueError(f"attribute {attribute!r} has more values than a 32-bit set holds")
+    one = np.uint32(1)
+    own = catalog.categorical[attribute]
+    found = np.where(own == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(own, 0).astype(np.uint32)))
+    columns = variant_columns(catalog)
+    varies = columns.varies(attribute)
+    if varies.any():
+        offered = np.zeros(len(catalog), dtype=np.uint32)
+        for column in columns.codes:
+            offered |= np.where(column == NO_VALUE, np.uint32(0), np.left_shift(one, np.maximum(column, 0).astype(np.uint32)))
+        found = np.where(varies, offered, found)
+    found = found.astype(np.uint32)
+    found.flags.writeable = False
     return found
 
 
@@ -104,18 +103,23 @@ def narrowing(catalog: Catalog, attribute: str) -> np.ndarray:
     variants do not vary ``attribute``; when they do, only if its category offers at least twice
     :data:`VARIANTS_PER_PRODUCT` values (each product then has at most half of them; with fewer, most
     products of the category would have every value, and stating one would rule out nothing)."""
-    cache = catalog.__dict__.setdefault("_variant_narrowing", {})
-    found = cache.get(attribute)
-    if found is None:
-        choices = np.zeros(len(catalog.categories), dtype=np.int64)
-        for category, cat in enumerate(catalog.categories):
-            if cat.variant_attribute == attribute and attribute in CATEGORICAL_ATTRIBUTES:
-                seen = catalog.category_values(attribute)[category] if attribute in catalog.categorical else ()
-                choices[category] = len(seen) if len(seen) >= VARIANTS_PER_PRODUCT else len(CATEGORICAL_ATTRIBUTES[attribute])
-        weak = choices[catalog.category] < 2 * VARIANTS_PER_PRODUCT
-        found = cache[attribute] = ~(variant_columns(catalog).varies(attribute) & weak)
-        found.flags.writeable = False
+    return VARIANT_NARROWING.of(catalog, attribute)
+
+
+def _narrowing(catalog: Catalog, attribute: str) -> np.ndarray:
+    choices = np.zeros(len(catalog.categories), dtype=np.int64)
+    for category, cat in enumerate(catalog.categories):
+        if cat.variant_attribute == attribute and attribute in CATEGORICAL_ATTRIBUTES:
+            seen = catalog.category_values(attribute)[category] if attribute in catalog.categorical else ()
+            choices[category] = len(seen) if len(seen) >= VARIANTS_PER_PRODUCT else len(CATEGORICAL_ATTRIBUTES[attribute])
+    weak = choices[catalog.category] < 2 * VARIANTS_PER_PRODUCT
+    found = ~(variant_columns(catalog).varies(attribute) & weak)
+    found.flags.writeable = False
     return found
+
+
+VALUE_BITS = derived("value_bits", _value_bits)
+VARIANT_NARROWING = derived("variant_narrowing", _narrowing)
 
 
 def variant_attribute(catalog: Catalog, row: int) -> str | None:
@@ -200,3 +204,6 @@ def _draw_variant_columns(catalog: Catalog) -> VariantColumns:
     for column in codes:
         column.flags.writeable = False
     return VariantColumns(attribute, codes)
+
+
+VARIANT_COLUMNS = derived("variant_columns", _draw_variant_columns)

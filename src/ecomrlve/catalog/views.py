@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
@@ -52,20 +53,89 @@ def category_view(catalog: Catalog, category: int, *, main_type_only: bool = Fal
     """The rows of ``category`` (what a search filtered to it can return), or with ``main_type_only``
     the products a request for the category can mean: its rows of the category's main type (a
     "Smartwatches" request never means the straps and chargers filed next to the watches)."""
-    views = catalog.__dict__.setdefault("_category_views", {})
-    key = (category, main_type_only)
-    if key not in views:
-        rows = np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
-        sub = Catalog(
-            name=f"{catalog.name}#{category}", ids=catalog.ids[rows], titles=catalog.titles.take(pa.array(rows)),
-            category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
-            brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
-            rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
-            categorical={a: c[rows] for a, c in catalog.categorical.items()},
-            numeric={a: v[rows] for a, v in catalog.numeric.items()})
-        sub.__dict__["_variant_columns"] = variant_columns(catalog).take(rows)  # the catalog's draw, not the view's
-        views[key] = CategoryView(rows, sub)
-    return views[key]
+    return CATEGORY_VIEWS.of(catalog, (category, main_type_only))
+
+
+def view_rows(catalog: Catalog, category: int, main_type_only: bool) -> np.ndarray:
+    """The ascending rows of a category view."""
+    return np.sort(category_types(catalog, category).main_rows() if main_type_only else catalog.category_rows[category])
+
+
+def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
+    category, main_type_only = key
+    stored = STORED_VIEWS.of(catalog)
+    if stored is not None:  # a catalog directory's: every view of a kind back to back, memory-mapped
+        views = stored[main_type_only]
+        start, stop = views.bounds[category], views.bounds[category + 1]
+        view = CategoryView(views.stacked.rows[start:stop], sub_catalog(views.stacked.catalog, np.s_[start:stop],
+                                                                           f"{catalog.name}#{category}"))
+        if views.title_words is not None:
+            view.catalog.derived.provide("title_words", views.title_words.of_view(category))
+        return view
+    rows = view_rows(catalog, category, main_type_only)
+    return CategoryView(rows, sub_catalog(catalog, rows, f"{catalog.name}#{category}"))
+
+
+def sub_catalog(catalog: Catalog, rows: np.ndarray | slice, name: str) -> Catalog:
+    """The products ``rows`` of ``catalog`` (indexes, or a slice: no copy) as a catalog of their own, with the
+    catalog's variant draw (not one of its own)."""
+    titles = catalog.titles[rows] if isinstance(rows, slice) else catalog.titles.take(pa.array(rows))
+    sub = Catalog(
+        name=name, ids=catalog.ids[rows], titles=titles,
+        category=catalog.category[rows], categories=catalog.categories, brand=catalog.brand[rows],
+        brands=catalog.brands, price_cents=catalog.price_cents[rows], rating_x10=catalog.rating_x10[rows],
+        rating_count=catalog.rating_count[rows], ship_days=catalog.ship_days[rows], stock=catalog.stock[rows],
+        categorical={a: c[rows] for a, c in catalog.categorical.items()},
+        numeric={a: v[rows] for a, v in catalog.numeric.items()})
+    sub.derived.provide("variant_columns", variant_columns(catalog).take(rows))
+    return sub
+
+
+CATEGORY_VIEWS = derived("category_views", _category_view)
+@dataclass(frozen=True)
+class StoredTitleWords:
+    """Every view's title word index (:func:`~ecomrlve.catalog.rowindex.title_word_index`) back to back: view
+    ``v``'s words are ``words[word_starts[v]:word_starts[v + 1]]``, word ``i`` of all has rows
+    ``rows[bounds[i + v]:bounds[i + v + 1]]`` (each view's bounds end with one more entry)."""
+
+    words: pa.Array
+    word_starts: list[int]
+    bounds: np.ndarray
+    rows: np.ndarray
+
+    def of_view(self, view: int) -> dict[str, np.ndarray]:
+        start, stop = self.word_starts[view], self.word_starts[view + 1]
+        bounds = self.bounds[start + view: stop + view + 1].tolist()
+        return {word: self.rows[bounds[i]:bounds[i + 1]] for i, word in enumerate(self.words[start:stop].to_pylist())}
+
+    @staticmethod
+    def of(indexes: list[dict[str, np.ndarray]]) -> StoredTitleWords:
+        """The indexes of every view, in view order, back to back."""
+        words = [word for index in indexes for word in index]
+        rows = [postings for index in indexes for postings in index.values()]
+        bounds, at = [], 0
+        for index in indexes:
+            for postings in index.values():
+                bounds.append(at)
+                at += len(postings)
+            bounds.append(at)
+        return StoredTitleWords(pa.array(words, pa.string()), np.cumsum([0, *map(len, indexes)]).tolist(),
+                                np.array(bounds, dtype=np.int64),
+                                np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class StoredViews:
+    """One kind of a directory's views: every category's view back to back (a :class:`CategoryView` whose rows are
+    the views' rows in category order), where each starts, and (main-type views) their title word indexes."""
+
+    stacked: CategoryView
+    bounds: list[int]
+    title_words: StoredTitleWords | None
+
+
+#: A catalog directory's views (installed when it is opened), per ``main_type_only``.
+STORED_VIEWS: Derived[dict[bool, StoredViews] | None] = derived("stored_views", lambda catalog: None)
 
 
 def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int, int] | None = None) -> AllowedRows:

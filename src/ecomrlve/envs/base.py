@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.user.dialogue import SimulatedUser
@@ -144,8 +145,8 @@ def prepare_catalog(catalog: Catalog, families: Iterable[TaskFamily]) -> None:
     """:meth:`TaskFamily.prepare` of each family for ``catalog``, once per (family, catalog):
     servers and trainers make an episode runtime per session or rollout, and the preparation's
     cache lookups alone would cost more than the rest of making one."""
-    prepared: dict[TaskFamily, None] = vars(catalog).setdefault("_prepared_families", {})
     for family in families:
-        if family not in prepared:
-            family.prepare(catalog)
-            prepared[family] = None
+        PREPARED.of(catalog, family)  # once per (catalog, family), also when sessions start in threads
+
+
+PREPARED = derived("prepared_families", lambda catalog, family: family.prepare(catalog))

@@ -27,8 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.store import STORED_CAPABILITIES
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.registry import env_specs
@@ -108,10 +110,7 @@ class CatalogUnsupportedError(ValueError):
 
 def capabilities(catalog: Catalog) -> CatalogCapabilities:
     """The catalog's capability report, computed once per catalog object (O(n), vectorised)."""
-    cached = catalog.__dict__.get("_capabilities")
-    if cached is None:
-        cached = catalog.__dict__["_capabilities"] = analyse(catalog)
-    return cached
+    return CAPABILITIES.of(catalog)
 
 
 def require_support(catalog: Catalog, env_ids: tuple[str, ...] | list[str]) -> None:
@@ -218,6 +217,19 @@ def analyse(catalog: Catalog) -> CatalogCapabilities:
                            for attr, values in catalog.numeric.items()}
     envs = _env_support(by_name)
     return CatalogCapabilities(counts=counts, features=by_name, envs=envs, attribute_products=attribute_products)
+
+
+def _report(catalog: Catalog) -> CatalogCapabilities:
+    """The report a catalog directory's manifest stores (``catalog build`` analysed the same products), when it
+    is of this version and covers the environments registered now; else :func:`analyse`."""
+    stored = STORED_CAPABILITIES.of(catalog)
+    if (stored is not None and stored.get("version") == CAPABILITIES_VERSION
+            and set(stored.get("envs", {})) == {spec.id for spec in env_specs()}):
+        return CatalogCapabilities.from_dict(stored)
+    return analyse(catalog)
+
+
+CAPABILITIES = derived("capabilities", _report)
 
 
 #: JOURNEY runs when at least this many of its intent environments can.

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import CATEGORICAL_ATTRIBUTES, Catalog
 from ecomrlve.user.text import contains_word
 from ecomrlve.world.account import ORDER_ID
@@ -92,12 +93,11 @@ def _attribute_values() -> frozenset[str]:
 
 
 def _brands(catalog: Catalog) -> frozenset[str]:
-    cache = catalog.__dict__.setdefault("_grounding_brands", {})
-    if "brands" not in cache:
-        cache["brands"] = frozenset(b for b in catalog.brand_index
-                                    if len(b) >= MIN_NAME_CHARS and b not in ENGLISH_WORDS)
-    brands: frozenset[str] = cache["brands"]
-    return brands
+    return GROUNDING_BRANDS.of(catalog)
+
+
+GROUNDING_BRANDS = derived("grounding_brands", lambda catalog: frozenset(
+    b for b in catalog.brand_index if len(b) >= MIN_NAME_CHARS and b not in ENGLISH_WORDS))
 
 
 def value_present(value: str, text: str) -> bool:

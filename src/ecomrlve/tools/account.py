@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.account import Order, OrderLine
@@ -32,12 +33,15 @@ def department(world: World, row: int) -> str:
 def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
     """The product's id, title, category and policy department, as order line cards show them: read once
     per product from the catalog (the department by the default policy, whose aliases never vary)."""
-    return kept_per_product(catalog, "_order_line_products", row, _read_line_product)
+    return kept_per_product(catalog, ORDER_LINE_PRODUCTS, row, _read_line_product)
 
 
 def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
     category = catalog.category_of(row)
     return catalog.product_id(row), catalog.title(row), category.name, rule_department(category.path[0])
+
+
+ORDER_LINE_PRODUCTS: Derived[dict[int, tuple[str, str, str, str]]] = derived("order_line_products", lambda catalog: {})
 
 
 def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:

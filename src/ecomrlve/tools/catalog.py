@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.catalog.search import SortBy, inject_distractors
@@ -17,7 +18,7 @@ DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observ
 def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
     """The card fields only the catalog decides (all but stock and variants) and the product's
     attributes but the one its variants vary: read once per product, then copied for each card."""
-    return kept_per_product(catalog, "_catalog_cards", row, _read_catalog_card)
+    return kept_per_product(catalog, CATALOG_CARDS, row, _read_catalog_card)
 
 
 def _read_catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
@@ -36,6 +37,9 @@ def _read_catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict
     if varied is not None:
         attributes.pop(varied, None)
     return head, attributes
+
+
+CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:

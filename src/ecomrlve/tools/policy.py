@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import tokenize
 from ecomrlve.tools.base import ToolContext, tool
@@ -114,7 +115,7 @@ _INDEXES_LOCK = threading.Lock()
 #: reference tells a live policy from a dead one whose id was reused.
 _INDEXES: OrderedDict[tuple[int, tuple[tuple[str, ...], ...] | None],
                       tuple[weakref.ref[StorePolicy], PolicyIndex]] = OrderedDict()
-_PATHS_BY_CATALOG: weakref.WeakKeyDictionary[Catalog, tuple[tuple[str, ...], ...]] = weakref.WeakKeyDictionary()
+POLICY_PATHS = derived("policy_paths", lambda catalog: tuple(sorted({c.path for c in catalog.categories})))
 
 
 def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POLICY) -> PolicyIndex:
@@ -122,11 +123,7 @@ def policy_index(catalog: Catalog | None = None, policy: StorePolicy = STORE_POL
     catalogs with the same categories share one index. Kept least-recently-used, per policy object
     (policies are never changed after they are made)."""
     with _INDEXES_LOCK:  # sessions run in threads: an eviction must not fall between insert and move_to_end
-        paths = None
-        if catalog is not None:
-            paths = _PATHS_BY_CATALOG.get(catalog)
-            if paths is None:
-                paths = _PATHS_BY_CATALOG[catalog] = tuple(sorted({c.path for c in catalog.categories}))
+        paths = None if catalog is None else POLICY_PATHS.of(catalog)
         key = (id(policy), paths)
         entry = _INDEXES.get(key)
         if entry is None or entry[0]() is not policy:

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.filters import ProductFilter, filter_mask, in_stock_mask
 from ecomrlve.catalog.product_type import category_types, is_main_type, main_type, main_type_mask, spoken_name
 from ecomrlve.catalog.rowindex import without_sold_out
@@ -140,20 +141,24 @@ def resolve_projects(catalog: Catalog) -> tuple[tuple[int, ...], ...]:
     """For each project, the catalog categories it needs that this catalog has (in project order).
 
     A need matches a category whose leaf name or noun is one of its names (case/plural folded);
-    cached per catalog, so it works for any taxonomy, e.g. a real catalog's.
+    built once per catalog (derived data), so it works for any taxonomy, e.g. a real catalog's.
     """
-    cache = catalog.__dict__.setdefault("_bundle_projects", {})
-    if "resolved" not in cache:
-        by_key: dict[str, int] = {}
-        for index, category in enumerate(catalog.categories):
-            for name in (category.name, category.noun):
-                by_key.setdefault(_name_key(name), index)
-        resolved = []
-        for project in PROJECTS:
-            found = [next((by_key[_name_key(n)] for n in names if _name_key(n) in by_key), None) for names in project.needs]
-            resolved.append(tuple(dict.fromkeys(c for c in found if c is not None)))
-        cache["resolved"] = tuple(resolved)
-    return cache["resolved"]
+    return BUNDLE_PROJECTS.of(catalog)
+
+
+def _resolve_projects(catalog: Catalog) -> tuple[tuple[int, ...], ...]:
+    by_key: dict[str, int] = {}
+    for index, category in enumerate(catalog.categories):
+        for name in (category.name, category.noun):
+            by_key.setdefault(_name_key(name), index)
+    resolved = []
+    for project in PROJECTS:
+        found = [next((by_key[_name_key(n)] for n in names if _name_key(n) in by_key), None) for names in project.needs]
+        resolved.append(tuple(dict.fromkeys(c for c in found if c is not None)))
+    return tuple(resolved)
+
+
+BUNDLE_PROJECTS = derived("bundle_projects", _resolve_projects)
 
 
 class ItemRequirement(BaseModel):
@@ -277,17 +282,22 @@ def _cheapest(catalog: Catalog, rows: np.ndarray) -> np.ndarray:
     return np.sort(rows[np.argpartition(catalog.price_cents[rows], keep - 1)[:keep]])
 
 
+def _in_stock_main(catalog: Catalog) -> tuple[int, ...]:
+    """In-stock products of their category's main type per category, before an episode's stock changes."""
+    return tuple(np.bincount(catalog.category[in_stock_mask(catalog) & main_type_mask(catalog)].astype(np.int64),
+                             minlength=len(catalog.categories)).tolist())
+
+
+BUNDLE_IN_STOCK = derived("bundle_in_stock", _in_stock_main)
+
+
 def _in_stock_counts(world: World) -> list[int]:
     """In-stock products of their category's main type (what a slot accepts) per category in this
     episode: a per-catalog count corrected by the episode's few stock changes (O(changes +
     categories), not O(catalog)); a list, read entry by entry."""
     catalog = world.catalog
     main = main_type_mask(catalog)
-    per_catalog = catalog.__dict__.get("_bundle_in_stock")
-    if per_catalog is None:
-        per_catalog = catalog.__dict__["_bundle_in_stock"] = tuple(np.bincount(
-            catalog.category[in_stock_mask(catalog) & main].astype(np.int64), minlength=len(catalog.categories)).tolist())
-    counts = list(per_catalog)
+    counts = list(BUNDLE_IN_STOCK.of(catalog))
     for row, stock in world.planning_overrides().items():
         if main[row]:
             counts[int(catalog.category[row])] += (stock > 0) - (int(catalog.stock[row]) > 0)
@@ -304,8 +314,13 @@ class BundleFamily(TaskFamily):
                     "need, meeting their requirements and overall budget, then call answer(product_ids=[...]).")
 
     def prepare(self, catalog: Catalog) -> None:
-        """The catalog's field facts (the per-item requirements read them)."""
+        """The catalog's field facts (the per-item requirements read them), its in-stock main-type counts and
+        every category's cheap rows (the references are drawn from them)."""
         field_facts(catalog)
+        BUNDLE_IN_STOCK.of(catalog)
+        for category, rows in enumerate(catalog.category_rows):
+            if len(rows):
+                BUNDLE_CHEAP.of(catalog, category)
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. A product "
@@ -365,12 +380,8 @@ class BundleFamily(TaskFamily):
         """In-stock products among the cheapest quarter of ``category`` (cached per catalog), or, if
         this episode's stock changes emptied that quarter, among all its in-stock products."""
         catalog = world.catalog
-        cache = catalog.__dict__.setdefault("_bundle_cheap", {})
-        if category not in cache:
-            rows = category_types(catalog, category).main_rows()
-            cache[category] = _cheapest(catalog, rows[catalog.stock[rows] > 0])
         overrides = world.planning_overrides()
-        rows = without_sold_out(cache[category], overrides)  # cached rows are in stock in the catalog
+        rows = without_sold_out(BUNDLE_CHEAP.of(catalog, category), overrides)  # these rows are in stock in the catalog
         if rows.size == 0:
             in_stock = ProductFilter(in_stock=True)
             rows = category_types(catalog, category).main_rows()
@@ -432,3 +443,12 @@ class BundleFamily(TaskFamily):
         answer = [row for i in goal.reference_ids if (row := catalog.index_of(i)) is not None]
         ask = [goal.item_requirements[i].requirement.field for i in goal.withheld]
         return SurfacingOracle(problem, catalog, surface=[], answer=answer, ask=ask)
+
+
+def _cheap_in_stock(catalog: Catalog, category: int) -> np.ndarray:
+    """The cheapest quarter of ``category``'s in-stock main-type products (before an episode's stock changes)."""
+    rows = category_types(catalog, category).main_rows()
+    return _cheapest(catalog, rows[catalog.stock[rows] > 0])
+
+
+BUNDLE_CHEAP = derived("bundle_cheap", _cheap_in_stock)

@@ -33,6 +33,7 @@ import numba
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
@@ -98,23 +99,27 @@ class FieldFacts:
 
 
 def field_facts(catalog: Catalog) -> FieldFacts:
-    """:class:`FieldFacts` of ``catalog``, cached on it."""
-    facts = catalog.__dict__.get("_field_facts")
-    if facts is None:
-        columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
-                                                 ("price_min", catalog.price_cents >= 200),
-                                                 ("brand", _branded(catalog))]
-        columns += [(attr, (codes != NO_VALUE) & narrowing(catalog, attr)) for attr, codes in catalog.categorical.items()]
-        columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
-                    if attr in catalog.numeric]
-        bits = np.zeros(len(catalog), dtype=np.int32)
-        for bit, (_, supported) in enumerate(columns):
-            bits |= supported.astype(np.int32) << bit
-        names = tuple(name for name, _ in columns)
-        equalities = tuple((1 << names.index(name), codes)
-                           for name, codes in (("brand", catalog.brand), *catalog.categorical.items()))
-        facts = catalog.__dict__["_field_facts"] = FieldFacts(bits, names, equalities, {})
-    return facts
+    """:class:`FieldFacts` of ``catalog``, built once per catalog (derived data)."""
+    return FIELD_FACTS.of(catalog)
+
+
+def _field_facts(catalog: Catalog) -> FieldFacts:
+    columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
+                                             ("price_min", catalog.price_cents >= 200),
+                                             ("brand", _branded(catalog))]
+    columns += [(attr, (codes != NO_VALUE) & narrowing(catalog, attr)) for attr, codes in catalog.categorical.items()]
+    columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
+                if attr in catalog.numeric]
+    bits = np.zeros(len(catalog), dtype=np.int32)
+    for bit, (_, supported) in enumerate(columns):
+        bits |= supported.astype(np.int32) << bit
+    names = tuple(name for name, _ in columns)
+    equalities = tuple((1 << names.index(name), codes)
+                       for name, codes in (("brand", catalog.brand), *catalog.categorical.items()))
+    return FieldFacts(bits, names, equalities, {})
+
+
+FIELD_FACTS = derived("field_facts", _field_facts)
 
 
 def _branded(catalog: Catalog) -> np.ndarray:
@@ -174,11 +179,11 @@ BUDGET_STEPS = ((100.0, 5.0), (500.0, 10.0), (math.inf, 50.0))  # (below this pr
 
 
 def sorted_prices(view: CategoryView) -> np.ndarray:
-    """The prices (USD) of a category view's products, ascending; cached on the view."""
-    prices = view.catalog.__dict__.get("_sorted_prices")
-    if prices is None:
-        prices = view.catalog.__dict__["_sorted_prices"] = np.sort(view.catalog.price_cents) / 100
-    return prices
+    """The prices (USD) of a category view's products, ascending; built once per view (derived data)."""
+    return SORTED_PRICES.of(view.catalog)
+
+
+SORTED_PRICES = derived("sorted_prices", lambda catalog: np.sort(catalog.price_cents) / 100)
 
 
 def stated_budget(requirement: Requirement, prices: np.ndarray, rng: random.Random,
@@ -382,14 +387,18 @@ class UtilityTerms:
 
 
 def utility_terms(catalog: Catalog) -> UtilityTerms:
-    """:class:`UtilityTerms` of every row of ``catalog`` (a category view), cached on it."""
-    terms = catalog.__dict__.get("_utility_terms")
-    if terms is None:
-        terms = catalog.__dict__["_utility_terms"] = UtilityTerms(
-            price=catalog.price_cents / 100.0, rating_steps=(catalog.rating_x10 - 10).astype(np.float64),
-            shipping=1 - (np.minimum(catalog.ship_days, 14) - 1) / 13.0,
-            popularity=np.minimum(1.0, np.log1p(catalog.rating_count) / 10.0))
-    return terms
+    """:class:`UtilityTerms` of every row of ``catalog`` (a category view), built once (derived data)."""
+    return UTILITY_TERMS.of(catalog)
+
+
+def _utility_terms(catalog: Catalog) -> UtilityTerms:
+    return UtilityTerms(
+        price=catalog.price_cents / 100.0, rating_steps=(catalog.rating_x10 - 10).astype(np.float64),
+        shipping=1 - (np.minimum(catalog.ship_days, 14) - 1) / 13.0,
+        popularity=np.minimum(1.0, np.log1p(catalog.rating_count) / 10.0))
+
+
+UTILITY_TERMS = derived("utility_terms", _utility_terms)
 
 
 _NO_SIMILARITY = np.zeros(0)  # PD's: relevance from the utility alone
@@ -493,17 +502,17 @@ def title_overlap(catalog: Catalog, original: int, rows: np.ndarray) -> np.ndarr
             _count_members(rows, postings, hits)
         else:  # a word most titles have (the product noun): count every row, then take off those without it
             misses = np.zeros(len(rows))
-            _count_members(rows, _rows_without(catalog, word, postings), misses)
+            _count_members(rows, TITLE_WORD_COMPLEMENTS.of(catalog, word), misses)
             hits += 1 - misses
     return hits / len(words)
 
 
-def _rows_without(catalog: Catalog, word: str, postings: np.ndarray) -> np.ndarray:
-    """The ascending rows of ``catalog`` whose title lacks ``word`` (which has ``postings``), cached."""
-    cache = catalog.__dict__.setdefault("_title_word_complements", {})
-    if word not in cache:
-        cache[word] = np.setdiff1d(np.arange(len(catalog), dtype=np.int64), postings, assume_unique=True)
-    return cache[word]
+def _rows_without(catalog: Catalog, word: str) -> np.ndarray:
+    """The ascending rows of ``catalog`` whose title lacks ``word`` (a word of its titles)."""
+    return np.setdiff1d(np.arange(len(catalog), dtype=np.int64), title_word_index(catalog)[word], assume_unique=True)
+
+
+TITLE_WORD_COMPLEMENTS = derived("title_word_complements", _rows_without)
 
 
 @dataclass(frozen=True)
@@ -520,16 +529,20 @@ def attribute_columns(catalog: Catalog) -> AttributeColumns:
     attribute its variants vary reads ``NO_VALUE``: it has several values of it (its variants), and
     its card shows no product-level one (:mod:`ecomrlve.catalog.variants`), so likeness compares
     only what cards show."""
-    columns = catalog.__dict__.get("_attribute_columns")
-    if columns is None:
-        variants = variant_columns(catalog)
-        codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
-                 for attr, column in catalog.categorical.items()]
-        values = list(catalog.numeric.values())
-        columns = catalog.__dict__["_attribute_columns"] = AttributeColumns(
-            codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
-            values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
-    return columns
+    return ATTRIBUTE_COLUMNS.of(catalog)
+
+
+def _attribute_columns(catalog: Catalog) -> AttributeColumns:
+    variants = variant_columns(catalog)
+    codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
+             for attr, column in catalog.categorical.items()]
+    values = list(catalog.numeric.values())
+    return AttributeColumns(
+        codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
+        values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
+
+
+ATTRIBUTE_COLUMNS = derived("attribute_columns", _attribute_columns)
 
 
 @numba.njit(nogil=True, cache=True)

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import condition_masks
 from ecomrlve.catalog.product_type import main_type, spoken_name
 from ecomrlve.catalog.rowindex import contains_sorted, sorted_contains
@@ -68,6 +69,11 @@ def question_for(fields: list[str]) -> str:
     """One clarifying question covering the topics of ``fields``."""
     topics = list(dict.fromkeys(TOPIC_OF_FIELD[f] for f in fields))
     return "Before I pick, could you tell me your preferences on " + ", ".join(topics) + "?"
+
+
+#: One slot per category view: the last (inputs, valid rows, relevance) scored there.
+LAST_SCORED_VALID: Derived[list[tuple[Any, np.ndarray, np.ndarray] | None]] = derived(
+    "last_scored_valid", lambda catalog: [None])
 
 
 class SurfacingOracle:
@@ -269,12 +275,13 @@ class RankedRecommendation(TaskFamily):
         key = (type(self), self.relevance_inputs(goal), self.excluded(goal),
                tuple((r.field, type(r.value), r.value) for r in requirements),
                tuple(sorted(view.overrides(overrides).items())))
-        last = view.catalog.__dict__.get("_last_scored_valid")
+        slot = LAST_SCORED_VALID.of(view.catalog)
+        last = slot[0]  # read once: another thread may replace it, never change it
         if last is None or last[0] != key:
             local = valid_local(view, requirements, overrides, self.excluded(goal))
             rows, rel = view.rows[local], self.relevance(view, goal, local)
             rows.flags.writeable = rel.flags.writeable = False
-            last = view.catalog.__dict__["_last_scored_valid"] = (key, rows, rel)
+            last = slot[0] = (key, rows, rel)
         return last[1], last[2]
 
     def plan(self, world: World, difficulty: Difficulty, rng: random.Random, goal: _RecommendGoalT,

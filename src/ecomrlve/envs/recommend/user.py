@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import spoken_name
 from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
@@ -242,22 +243,26 @@ class RecommendUser(SimulatedUser):
         return A.MissesRequirement(name, (failed.field, failed.text()))
 
 
+def _category_topic_values(catalog: Catalog, category: int) -> dict[str, tuple[str, ...]]:
+    """The brands (not ``NO_BRAND``) and, by topic, the categorical values ``category``'s products carry."""
+    rows = catalog.category_rows[category]
+    found = {"brand": tuple(catalog.brands[b] for b in np.unique(catalog.brand[rows]).tolist()
+                            if catalog.brands[b] != NO_BRAND)}
+    for attribute, codes in catalog.categorical.items():
+        present = np.unique(codes[rows]).tolist()
+        found[TOPIC_OF_ATTRIBUTE[attribute]] = tuple(CATEGORICAL_ATTRIBUTES[attribute][c] for c in present
+                                                     if c != NO_VALUE)
+    return found
+
+
+CATEGORY_TOPIC_VALUES = derived("recommend_category_values", _category_topic_values)
+
+
 def category_values(catalog: Catalog, categories: list[int]) -> InPlay:
     """The values a message about ``categories`` may name: their brands (not ``NO_BRAND``) and the values of
     each categorical attribute their products carry, by topic (each category's read once per catalog)."""
     values: dict[str, dict[str, None]] = {}
-    cache = catalog.__dict__.setdefault("_category_values", {})
     for category in categories:
-        found = cache.get(category)
-        if found is None:
-            rows = catalog.category_rows[category]
-            found = {"brand": tuple(catalog.brands[b] for b in np.unique(catalog.brand[rows]).tolist()
-                                    if catalog.brands[b] != NO_BRAND)}
-            for attribute, codes in catalog.categorical.items():
-                present = np.unique(codes[rows]).tolist()
-                found[TOPIC_OF_ATTRIBUTE[attribute]] = tuple(CATEGORICAL_ATTRIBUTES[attribute][c] for c in present
-                                                             if c != NO_VALUE)
-            cache[category] = found
-        for topic, names in found.items():
+        for topic, names in CATEGORY_TOPIC_VALUES.of(catalog, category).items():
             values.setdefault(topic, {}).update(dict.fromkeys(names))
     return InPlay(values={topic: tuple(names) for topic, names in values.items() if names})

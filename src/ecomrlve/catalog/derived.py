@@ -1,0 +1,216 @@
+"""Catalog-derived data, declared in one place: what each value is, what it is derived from, when it is built.
+
+A :class:`~ecomrlve.catalog.schema.Catalog`'s columns never change after it is made, so everything
+computed from them (id sort order, per-category rows, spoken names, category views, BUNDLE's cheap rows...)
+lives as long as the catalog, in its :class:`DerivedStore` (``catalog.derived``). Nothing else may keep
+data on a catalog: the catalog has fixed slots and refuses any other attribute, and
+``tests/test_derived.py`` scans the source for writes of private attributes onto it.
+
+Every value has a row in :data:`DECLARED` (name -> :class:`Declaration`); the module that computes it
+makes its typed handle with :func:`derived` (which refuses a name not declared here), and reads it with
+``HANDLE.of(catalog)`` or ``HANDLE.of(catalog, key)`` for values kept per key (a category, an attribute).
+
+**Built once, thread-safe.** A value is built the first time it is read, under the store's lock (one
+re-entrant lock per catalog, so a value built from others never deadlocks), and the same object is
+returned to every thread from then on: sessions and the LLM shopper's worker threads may read fresh
+derived data at the same time and all get one build. Reading a built value takes no lock.
+
+**When.** ``directory``: written by ``ecomrlve catalog build`` into the catalog directory (``derived/``,
+memory-mapped on open, so replicas share the pages) and otherwise built on first use; ``env``: built
+by ``EcomEnv()`` (``schema.build_lookups``, and ``TaskFamily.prepare`` for the environments it plays) so
+episodes never pay for it;
+``first use``: built when first read (cheap, or needed only by some episodes); ``memo``: a bounded or
+single-slot memo of pure values, filled as episodes read them (a value computed twice by two threads is
+the same value, so memos need no lock beyond the store's).
+
+**Invalidation.** None while the catalog lives: its columns are read-only, and a catalog made from
+another (a category view, a reload) has a store of its own. What a directory holds is checked by the
+directory's manifest (sizes, checksums) and carries :data:`DERIVED_FORMAT`; a directory written with
+another format, or none, has its derived data built on first use instead of read.
+
+Pure memos of values that are not catalog data (e.g. ``type_of_title`` by title text, spoken dates,
+policy rule texts) stay ``functools`` caches next to their function: they depend on their arguments
+alone, and ``lru_cache`` is thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+#: The layout of ``derived/`` in a catalog directory; a directory with another is read without it.
+DERIVED_FORMAT = 1
+
+T = TypeVar("T")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One kind of derived data: what it is, what it is derived from, when it is built."""
+
+    what: str
+    source: str  # the catalog columns (or other derived values) it is computed from
+    when: str  # "directory", "env", "first use" or "memo" (see the module docstring)
+    keyed_by: str = ""  # what one value is kept per ("" : one value per catalog)
+
+
+#: Every kind of derived data a catalog keeps, by name. Invalidation is the same for all (module docstring).
+DECLARED: dict[str, Declaration] = {
+    # catalog/schema.py
+    "id_order": Declaration("row order of the ids sorted (stable argsort)", "ids", "directory"),
+    "sorted_ids": Declaration("the ids in sorted order (O(log n) id lookup)", "ids, id_order", "directory"),
+    "category_rows": Declaration("rows of each category, ascending", "category", "directory"),
+    "brand_index": Declaration("lower-cased brand -> its first code", "brands", "env"),
+    "brand_codes": Declaration("lower-cased brand -> every code spelling it", "brands", "env"),
+    "category_index": Declaration("category words (leaf, ancestors, noun) -> category indices", "categories",
+                                  "env"),
+    "id_tokens": Declaration("a token pattern keeping ids whole, and the id lengths", "ids", "directory"),
+    "category_values": Declaration("per category, the codes of an attribute its products carry",
+                                   "category, categorical[attribute]", "first use", "attribute"),
+    # catalog/filters.py, catalog/variants.py, catalog/rowindex.py
+    "stocked": Declaration("stock > 0 per product (before an episode's changes)", "stock", "first use"),
+    "variant_columns": Declaration("each product's variant attribute and its variants' value codes",
+                                   "ids, category, categorical", "directory"),
+    "value_bits": Declaration("per product, the values of an attribute it has (own or its variants') as bits",
+                              "categorical[attribute], variant_columns", "directory", "attribute"),
+    "variant_narrowing": Declaration("per product, whether a requirement on an attribute can narrow to it",
+                                     "category_values, variant_columns", "first use", "attribute"),
+    "title_words": Declaration("title word -> ascending rows whose title has it", "titles", "env"),
+    # catalog/product_type.py
+    "category_types": Declaration("a category's product types (per row) and its main type", "titles, categories",
+                                  "directory", "category"),
+    "main_type_mask": Declaration("per product, whether it is of its category's main type", "category_types",
+                                  "directory"),
+    "stored_names": Declaration("every category's types and every product's spoken name, as stored in a directory",
+                                "category_types, spoken_names", "directory"),
+    "spoken_names": Declaration("per product, the name a shopper says (brand + model words + type)",
+                                "titles, brand, category_types", "directory", "category"),
+    # catalog/views.py
+    "stored_views": Declaration("every category's view (all rows, main-type rows) back to back, as stored",
+                                "every column, category_types, variant_columns", "directory"),
+    "category_views": Declaration("one category (or its main-type rows) as a contiguous sub-catalog",
+                                  "every column, category_types, variant_columns", "env",
+                                  "(category, main type only)"),
+    # tools/
+    "catalog_cards": Declaration("a product's search-result card", "the product's columns", "memo", "row"),
+    "order_line_products": Declaration("what an order line shows of its product", "the product's columns", "memo",
+                                       "row"),
+    "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
+    # shopper/
+    "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),
+    # envs/, the runtime
+    "prepared_families": Declaration("each environment family's preparation (TaskFamily.prepare) done",
+                                     "what the family builds", "env", "family"),
+    "search_engine": Declaration("the search engine every EcomEnv on the catalog shares (and its index)",
+                                 "titles, descriptions, the directory's indexes", "env"),
+    "stored_capabilities": Declaration("the capability report ``catalog build`` stored in the manifest (a dict)",
+                                       "every column", "directory"),
+    "capabilities": Declaration("the capability report (features, per-env support)", "every column", "env"),
+    "field_facts": Declaration("per product, the requirement fields it supports, as bits", "columns, narrowing",
+                               "first use"),
+    "sorted_prices": Declaration("a category view's prices, ascending", "price_cents", "first use"),
+    "utility_terms": Declaration("a category view's utility terms (price, rating, shipping, popularity)",
+                                 "price_cents, rating_x10, ship_days, rating_count", "first use"),
+    "title_word_complements": Declaration("rows whose title lacks a word", "title_words", "memo", "word"),
+    "attribute_columns": Declaration("categorical codes and numeric values stacked, variant-varied ones blanked",
+                                     "categorical, numeric, variant_columns", "first use"),
+    "last_scored_valid": Declaration("the last scored valid set of a view (one slot, by request)",
+                                     "utility_terms, title_words", "memo"),
+    "recommend_category_values": Declaration("per category, the brands and attribute values a message may name",
+                                             "brand, categorical, category_rows", "first use", "category"),
+    "bundle_projects": Declaration("per BUNDLE project, the catalog categories it needs", "categories",
+                                   "first use"),
+    "bundle_in_stock": Declaration("in-stock products per category", "stock, category", "env"),
+    "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
+                                "category"),
+}
+
+
+class DerivedStore:
+    """A catalog's derived values, each built once under one re-entrant lock (see the module docstring)."""
+
+    __slots__ = ("_values", "_lock", "builds")
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, Hashable], Any] = {}
+        self._lock = threading.RLock()
+        #: How many values of each kind were built (not provided): what tests count.
+        self.builds: Counter[str] = Counter()
+
+    def get(self, name: str, key: Hashable, build: Callable[[], Any]) -> Any:
+        slot = (name, key)
+        try:
+            return self._values[slot]  # built: no lock
+        except KeyError:
+            pass
+        with self._lock:
+            if slot not in self._values:
+                value = build()
+                self._values[slot] = value
+                self.builds[name] += 1
+            return self._values[slot]
+
+    def provide(self, name: str, value: Any, key: Hashable = None) -> None:
+        """Installs a value made elsewhere (read from a catalog directory, or the parent catalog's draw a
+        category view keeps): it is what a build would return, so it is never built."""
+        if name not in DECLARED:
+            raise KeyError(f"derived data {name!r} is not declared in ecomrlve.catalog.derived")
+        with self._lock:
+            self._values[(name, key)] = value
+
+    def __contains__(self, slot: tuple[str, Hashable]) -> bool:
+        return slot in self._values
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # a copied catalog rebuilds what it reads (the lock cannot travel)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+class HasDerived(Protocol):
+    """What a handle reads: a :class:`~ecomrlve.catalog.schema.Catalog` (which imports this module)."""
+
+    @property
+    def derived(self) -> DerivedStore: ...
+
+
+@dataclass(frozen=True)
+class Derived(Generic[T]):
+    """The typed handle of one declared kind of derived data and the function that builds it."""
+
+    name: str
+    build: Callable[..., T]  # (catalog) or (catalog, key)
+
+    @property
+    def declaration(self) -> Declaration:
+        return DECLARED[self.name]
+
+    def of(self, catalog: HasDerived, key: Hashable = None) -> T:
+        """The value for ``catalog`` (and ``key``), built on first read, once."""
+        found = catalog.derived._values.get((self.name, key), _MISSING)  # built: no lock, no closure
+        if found is not _MISSING:
+            return found
+        if key is None:
+            value: T = catalog.derived.get(self.name, None, lambda: self.build(catalog))
+        else:
+            value = catalog.derived.get(self.name, key, lambda: self.build(catalog, key))
+        return value
+
+
+#: Handles made so far, by name (a test checks every declaration has one, made by its module).
+HANDLES: dict[str, Derived[Any]] = {}
+
+
+def derived(name: str, build: Callable[..., T]) -> Derived[T]:
+    """The handle of the declared kind ``name`` (refused when :data:`DECLARED` lacks it)."""
+    if name not in DECLARED:
+        raise KeyError(f"derived data {name!r} is not declared in ecomrlve.catalog.derived")
+    if name in HANDLES and HANDLES[name].build.__qualname__ != build.__qualname__:
+        raise ValueError(f"derived data {name!r} already has a handle ({HANDLES[name].build.__qualname__})")
+    handle = HANDLES[name] = Derived(name, build)
+    return handle
