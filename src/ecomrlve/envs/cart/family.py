@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -369,7 +370,7 @@ def names_itself(catalog: Catalog, row: int) -> bool:
     category = int(catalog.category[row])
     if any(other != row and _fits(name_words, model_words, title)  # what an agent reads: the other listings' titles
            for name_words, model_words in [(_words(f"{brand} {noun}"), _words(name.model))]
-           for other, title in _title_words(catalog, category)):
+           for other, title in LISTING_WORDS.of(catalog, category)):
         return False
     if name.model:
         return True
@@ -383,14 +384,12 @@ def _words(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
 
 
-def _title_words(catalog: Catalog, category: int) -> list[tuple[int, list[str]]]:
-    """Each product of ``category`` with the words of its brand and title, cached per category."""
-    cache = catalog.__dict__.setdefault("_cart_title_words", {})
-    if category not in cache:
-        cache[category] = [(int(r), _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}"))
-                           for r in catalog.category_rows[category]]
-    found: list[tuple[int, list[str]]] = cache[category]
-    return found
+def _listing_words(catalog: Catalog, category: int) -> list[tuple[int, list[str]]]:
+    """Each product of ``category`` with the words of its brand and title (derived data, built once per category)."""
+    return [(int(r), _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}")) for r in catalog.category_rows[category]]
+
+
+LISTING_WORDS = derived("cart_listing_words", _listing_words)
 
 
 def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
