@@ -127,6 +127,9 @@ DECLARED: dict[str, Declaration] = {
     "bundle_in_stock": Declaration("in-stock products per category", "stock, category", "env"),
     "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
+    "cart_listing_words": Declaration("per product of a category, the words of its brand and title (which names "
+                                      "a CART target may use)", "brand, titles, category_rows", "first use",
+                                      "category"),
 }
 
 
