@@ -129,6 +129,9 @@ DECLARED: dict[str, Declaration] = {
                                            "target there)", "category_types", "first use"),
     "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
+    "cart_listing_words": Declaration("per product of a category, the words of its brand and title (which names "
+                                      "a CART target may use)", "brand, titles, category_rows", "first use",
+                                      "category"),
 }
 
 

@@ -555,10 +555,13 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
-    """``text`` without the in-play items' model words (a "9" in "Trek 9" is no shoe size)."""
+    """``text`` without the in-play items' model and type words (a "9" in "Trek 9" is no shoe size, the
+    "bluetooth" of "the Echowave bluetooth speaker" no connector)."""
     for names in in_play.items:
         if names.model:
             text = text.replace(_phrase(names.model), " ")
+        if names.noun:
+            text = text.replace(_phrase(names.noun), " ")
         if names.product_id:
             text = text.replace(_phrase(names.product_id), " ")
     return text

@@ -10,7 +10,7 @@ from ecomrlve.registry import EnvSpec, JourneyRole
 
 RETURN_SPEC = EnvSpec(
     id="RETURN", entry_point="ecomrlve.envs.account.returns:ReturnFamily", collection="C4",
-    explainer="ecomrlve.envs.account.explain:returns",
+    reference="ecomrlve.envs.account.reference:ReturnReference", explainer="ecomrlve.envs.account.explain:returns",
     heuristic="ecomrlve.envs.account.heuristic:ReturnHeuristic", templates="ecomrlve.envs.account.phrasings:ACCOUNT_TEMPLATES",
     axes=("H_orders", "m", "slack", "p_missing", "order_reference", "p_ineligible", "return_window_edge"),
     journey=JourneyRole(draw_order=3, tie_rank=6, keywords={
@@ -22,7 +22,7 @@ RETURN_SPEC = EnvSpec(
 
 STATUS_SPEC = EnvSpec(
     id="STATUS", entry_point="ecomrlve.envs.account.status:StatusFamily",
-    explainer="ecomrlve.envs.account.explain:status",
+    reference="ecomrlve.envs.account.reference:StatusReference", explainer="ecomrlve.envs.account.explain:status",
     heuristic="ecomrlve.envs.account.heuristic:StatusHeuristic", templates="ecomrlve.envs.account.phrasings:ACCOUNT_TEMPLATES",
     axes=("H_orders", "order_reference"),
     journey=JourneyRole(draw_order=4, tie_rank=5, keywords={
@@ -34,7 +34,7 @@ STATUS_SPEC = EnvSpec(
 
 POLICY_SPEC = EnvSpec(
     id="POLICY", entry_point="ecomrlve.envs.account.policy:PolicyFamily",
-    explainer="ecomrlve.envs.account.explain:policy",
+    reference="ecomrlve.envs.account.reference:PolicyReference", explainer="ecomrlve.envs.account.explain:policy",
     heuristic="ecomrlve.envs.account.policy_heuristic:PolicyHeuristic", templates="ecomrlve.envs.account.phrasings:ACCOUNT_TEMPLATES",
     axes=("B_branch", "p_missing", "H_orders"),
     journey=JourneyRole(draw_order=5, tie_rank=4, keywords={

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Category
+from ecomrlve.catalog.schema import Category, short_title
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
@@ -221,8 +221,7 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    name = spoken_name(catalog, line.row)
-    title, model = name.text, name.model  # brand, model words and type: how people name it
+    title, model = line_name(world, line.row), spoken_name(catalog, line.row).model
     brand = catalog.brand_of(line.row)
     noun = spoken_noun(product_type(catalog, line.row))
     if level == BY_ORDER_ID:
@@ -242,10 +241,35 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
             for other in o.lines
         )
     when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
+    paid = f"{line.unit_price_cents / 100:.2f}"
+    identification = f"the {title} I ordered {when}"
+    if name_fits_another(world, line.row, title):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
+        identification += f", the one I paid ${paid} for"
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
-                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=f"the {title} I ordered {when}",
-                   when=when, paid=f"{line.unit_price_cents / 100:.2f}")
+                   phrase=phrase, exact=exact, ambiguous=ambiguous, identification=identification,
+                   when=when, paid=paid)
+
+
+def line_name(world: World, row: int) -> str:
+    """How the customer names an ordered product: brand, model words and type ("Brightix Nova 21 headphones"), or
+    the listing title's first clause as order lines show it when the brand or model words lie past it ("Zentari
+    Wall Mounted Spice Rack", not "Zentari Store Sport 7S spice rack": words the agent cannot see)."""
+    catalog = world.catalog
+    name = spoken_name(catalog, row)
+    shown = short_title(catalog.title(row))
+    visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
+    return name.text if visible else shown
+
+
+def name_fits_another(world: World, row: int, name: str) -> bool:
+    """Whether the words of a spoken ``name`` that the product's own listing title shows all are in the listing
+    title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
+    words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
+    customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
+    words = set(fold(name).split()) & set(fold(world.catalog.title(row)).split())
+    return any(line.row != row and words <= set(fold(world.catalog.title(line.row)).split())
+               for order in world.account.orders for line in order.lines)
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],

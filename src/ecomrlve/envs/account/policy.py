@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.product_type import indefinite, product_type, spoken_name
+from ecomrlve.catalog.product_type import indefinite, product_type
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.account.orders import (
     has_category,
+    line_name,
     random_status_order,
     sample_row,
     spoken_date,
@@ -455,7 +456,7 @@ class PolicyFamily(TaskFamily):
             order = world.account.order(order_id)
             if order is None:
                 raise RuntimeError(f"POLICY's order {order_id} is not in the account it was placed in")
-            title, when = spoken_name(world.catalog, order.lines[0].row).text, spoken_date(order.placed)
+            title, when = line_name(world, order.lines[0].row), spoken_date(order.placed)
             facts.append(f"It's about the {title} I ordered on {when}.")
             exact.extend((title, when))  # noise never alters a name: a typo would make it another item
         elif "category" in stated:
@@ -501,12 +502,32 @@ _FACTS: dict[str, tuple[str, Callable[[Situation], str]]] = {
 }
 
 
+_IRREGULAR_PLURALS = {"mice": "mouse", "knives": "knife", "shelves": "shelf", "feet": "foot", "teeth": "tooth"}
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word in two numbers ("hoodie"/"hoodies", "mouse"/"mice", "brush"/"brushes")."""
+    a, b = _IRREGULAR_PLURALS.get(a, a), _IRREGULAR_PLURALS.get(b, b)
+    short, long_ = sorted((a, b), key=len)
+    return long_.startswith(short) and len(long_) - len(short) <= 2 and len(short) >= 3 or a == b
+
+
+def names_category(noun: str, category: str) -> bool:
+    """Whether a spoken noun names its category as the policy lists it: every word of one is a word of the other
+    ("mouse" of Mice, "dumbbell set" of Dumbbells; not "lotion" of Moisturizers)."""
+    said, listed = noun.lower().replace("-", " ").split(), category.lower().replace("-", " ").split()
+    return (all(any(_same_word(w, v) for v in said) for w in listed)
+            or all(any(_same_word(w, v) for v in listed) for w in said))
+
+
 def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
     """How the customer names the item's kind, and the words that must reach the agent verbatim.
 
-    The noun alone when every category the word can mean (``Catalog.category_index``) follows the same
+    The noun alone when it is the category's own name ("a charger" of Chargers, whose words the policy's
+    department list holds) and every category the word can mean (``Catalog.category_index``) follows the same
     policy rules (department row, final sale); otherwise the category and department are named too, so
-    the documents decide the answer on any catalog.
+    the documents decide the answer on any catalog ("a lotion" alone left the agent to guess that lotions are
+    Moisturizers, which only the catalog's index knows).
     """
     category = catalog.category_of(row)
     noun = product_type(catalog, row)
@@ -515,8 +536,8 @@ def category_fact(catalog: Catalog, row: int) -> tuple[str, list[str]]:
         return P.rule_department(c.path[0]), P.is_final_sale(c.name)
 
     meanings = {rules(catalog.categories[i]) for i in catalog.category_index.get(noun, ())}
-    if meanings and meanings <= {rules(category)}:
-        return f"It's about {indefinite(noun)}.", []
+    if names_category(noun, category.name) and meanings and meanings <= {rules(category)}:
+        return f"It's about {indefinite(noun)}.", [indefinite(noun)]  # kept from typos: the noun decides the rules
     return (f"It's about {indefinite(noun)} from the {category.name} category of the {category.path[0]} department.",
             [category.name, category.path[0]])
 

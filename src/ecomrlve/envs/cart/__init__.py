@@ -9,6 +9,7 @@ from ecomrlve.registry import EnvSpec, JourneyRole
 SPEC = EnvSpec(
     id="CART", entry_point="ecomrlve.envs.cart.family:CartFamily", collection="C1",
     explainer="ecomrlve.envs.cart.explain:cart",
+    reference="ecomrlve.envs.cart.reference:CartReference",
     heuristic="ecomrlve.envs.cart.heuristic:CartHeuristic", templates="ecomrlve.envs.cart.phrasings:CART_TEMPLATES",
     axes=("cart_items", "cart_history_lookalikes", "p_variant", "p_multi_qty", "p_missing", "p_oos"),
     journey=JourneyRole(draw_order=2, tie_rank=1, keywords={"cart": 3, "buy": 1, "add": 2, "earlier": 2},

@@ -29,12 +29,14 @@ Version history
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
+from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -355,11 +357,47 @@ def _cart_key(world: World) -> tuple:
 def names_itself(catalog: Catalog, row: int) -> bool:
     """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
     understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
-    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type."""
+    title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, a name another
+    listing of the category answers to as well (its title holds the brand, the type and the model words in a row:
+    "TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office - TRAVO Flex 8X Architect ...") fits both, and a
+    brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
+    both."""
     name = spoken_name(catalog, row)
-    names = ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), name.model.lower(),
-                      product_type(catalog, row).lower())
-    return name.unique and names.score(name.text.lower()) >= NAMED
+    brand, noun = catalog.brand_of(row), product_type(catalog, row)
+    names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
+    if not (name.unique and names.score(name.text.lower()) >= NAMED):
+        return False
+    category = int(catalog.category[row])
+    if any(other != row and _fits(name_words, model_words, title)  # what an agent reads: the other listings' titles
+           for name_words, model_words in [(_words(f"{brand} {noun}"), _words(name.model))]
+           for other, title in LISTING_WORDS.of(catalog, category)):
+        return False
+    if name.model:
+        return True
+    # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
+    return not any(int(other) != row and catalog.brand_of(int(other)) == brand and product_type(catalog, int(other)) == noun
+                   for other in catalog.category_rows[category])
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words of letters and digits, a plural "s" dropped ("Running Shoes": "running shoe")."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
+def _listing_words(catalog: Catalog, category: int) -> list[tuple[int, list[str]]]:
+    """Each product of ``category`` with the words of its brand and title (derived data, built once per category)."""
+    return [(int(r), _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}")) for r in catalog.category_rows[category]]
+
+
+LISTING_WORDS = derived("cart_listing_words", _listing_words)
+
+
+def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
+    """Whether a listing whose title has ``title`` answers to a name: its brand and type words, and its model words
+    in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
+    n = len(model_words)
+    return all(w in title for w in name_words) and (not n or any(title[i:i + n] == model_words
+                                                                 for i in range(len(title) - n + 1)))
 
 
 # -- the environment ------------------------------------------------------------------------------
@@ -495,12 +533,21 @@ class CartFamily(TaskFamily):
                     history.append(row)
         rng.shuffle(history)
         world.visit_history.extend(history)
-        keys = [(catalog.brand.item(r), catalog.category.item(r)) for r in world.visit_history]
+
+        def fits(r: int, row: int) -> bool:
+            """Whether viewed product ``r`` answers to "the <brand> <type> I looked at" said of ``row``: the brand, and
+            the category, the type's head word or that word in its title ("Running Insoles ... Shoe Inserts")."""
+            if catalog.brand.item(r) != catalog.brand.item(row):
+                return False
+            head = _words(product_type(catalog, row))[-1:]
+            return (catalog.category.item(r) == catalog.category.item(row) or _words(product_type(catalog, r))[-1:] == head
+                    or bool(head) and head[0] in _words(catalog.title(r)))
+
         out = []
         for it in items:
             if it.row in history:  # one copy with what changes (items are made with in_history False)
                 update: dict[str, Any] = {"in_history": True}
-                if (it.brand and keys.count((catalog.brand.item(it.row), catalog.category.item(it.row))) == 1
+                if (it.brand and sum(fits(r, it.row) for r in world.visit_history) == 1
                         and rng.random() < VAGUE_REFERENCE_PROBABILITY):  # without a brand, the type alone is vague
                     update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
                 it = it.model_copy(update=update)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.envs import heuristic_agent
 from ecomrlve.envs.journey.family import IntentRouter
-from ecomrlve.protocol import Observation
+from ecomrlve.protocol import Agent, Observation
 from ecomrlve.registry import env_specs
 
 _INTERRUPTION_WORDS = ("wait", "before", "urgent", "interruption", "hold", "first")
@@ -64,18 +65,21 @@ def is_interruption(message: str) -> bool:
     return len(set(_fuzzy_words(head, list(_INTERRUPTION_WORDS)))) >= 2
 
 
-class JourneyHeuristic(IntentRouter):
-    """One heuristic baseline per request, chosen by :func:`classify_request`."""
+class RequestRouter(IntentRouter):
+    """Tells the shopper's requests apart from the conversation and plays one sub-agent per request, made by
+    ``agent_for(env_id)`` for the kind :func:`classify_request` reads (the heuristic baselines, the reference
+    agents ...)."""
 
-    def __init__(self) -> None:
+    def __init__(self, agent_for: Callable[[str], Agent]) -> None:
         super().__init__()
+        self.agent_for = agent_for
         self.open: list[int] = []  # requests raised and not yet answered; last = being handled
         self.requests: dict[int, str] = {}
         self.answered = False
 
     def _start(self, message: str) -> None:
         request = request_text(message)
-        index = self.add(heuristic_agent(classify_request(request)))
+        index = self.add(self.agent_for(classify_request(request)))
         self.requests[index] = request
         self.open.append(index)
         self.inbox[index].append({"role": "user", "content": request})
@@ -100,3 +104,10 @@ class JourneyHeuristic(IntentRouter):
         if self.answered:
             self.open.remove(current)
         return action
+
+
+class JourneyHeuristic(RequestRouter):
+    """One heuristic baseline per request, chosen by :func:`classify_request`."""
+
+    def __init__(self) -> None:
+        super().__init__(heuristic_agent)
