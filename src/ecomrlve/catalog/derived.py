@@ -125,6 +125,8 @@ DECLARED: dict[str, Declaration] = {
     "bundle_projects": Declaration("per BUNDLE project, the catalog categories it needs", "categories",
                                    "first use"),
     "bundle_in_stock": Declaration("in-stock products per category", "stock, category", "env"),
+    "pd_ambiguous_categories": Declaration("categories whose main type another category shares (PD draws no "
+                                           "target there)", "category_types", "first use"),
     "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
     "cart_listing_words": Declaration("per product of a category, the words of its brand and title (which names "

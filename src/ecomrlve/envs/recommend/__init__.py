@@ -14,7 +14,8 @@ _AXES = ("m", "k_rec", "slack", "p_missing", "p_switch", "p_oos", "feedback_deta
 SUB_SPEC = EnvSpec(
     id="SUB", entry_point="ecomrlve.envs.recommend.sub:SubstitutionFamily", collection="C2",
     explainer="ecomrlve.envs.recommend.explain:ranked",
-    heuristic="ecomrlve.envs.recommend.heuristic:RecommendHeuristic", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
+    heuristic="ecomrlve.envs.recommend.heuristic:RecommendHeuristic",
+    reference="ecomrlve.envs.recommend.reference:RecommendReference", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
     axes=_AXES,
     journey=JourneyRole(draw_order=1, tie_rank=3, keywords={
         "sold": 2, "unavailable": 2, "alternative": 3, "similar": 2, "instead": 2, "substitute": 3, "stock": 3}),
@@ -25,7 +26,8 @@ SUB_SPEC = EnvSpec(
 PD_SPEC = EnvSpec(
     id="PD", entry_point="ecomrlve.envs.recommend.pd:ProductDiscoveryFamily", collection="C4",
     explainer="ecomrlve.envs.recommend.explain:ranked",
-    heuristic="ecomrlve.envs.recommend.heuristic:RecommendHeuristic", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
+    heuristic="ecomrlve.envs.recommend.heuristic:RecommendHeuristic",
+    reference="ecomrlve.envs.recommend.reference:RecommendReference", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
     axes=_AXES,
     # The highest tie rank: a request that matches nothing is taken for product discovery.
     journey=JourneyRole(draw_order=0, tie_rank=7, keywords={
@@ -38,7 +40,8 @@ PD_SPEC = EnvSpec(
 BUNDLE_SPEC = EnvSpec(
     id="BUNDLE", entry_point="ecomrlve.envs.recommend.bundle:BundleFamily",
     explainer="ecomrlve.envs.recommend.explain:bundle",
-    heuristic="ecomrlve.envs.recommend.heuristic:BundleHeuristic", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
+    heuristic="ecomrlve.envs.recommend.heuristic:BundleHeuristic",
+    reference="ecomrlve.envs.recommend.reference:BundleReference", templates="ecomrlve.envs.recommend.phrasings:RECOMMEND_TEMPLATES",
     axes=("bundle_categories", "bundle_budget", "m", "slack", "p_missing", "feedback_detail"),
     journey=JourneyRole(draw_order=6, tie_rank=2, keywords={
         "together": 2, "budget": 2, "spend": 2, "everything": 2, "setting": 2, "training": 2, "building": 2,

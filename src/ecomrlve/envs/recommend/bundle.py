@@ -17,7 +17,8 @@ Tools
     answer(product_ids).
 Scoring
     An id *covers* a required category if it is in stock, of that (not yet covered) category's
-    main product type and meets that category's requirements. A covered category earns its number of
+    main product type (or the same kind of product filed under another category: :func:`slot_of`) and
+    meets that category's requirements. A covered category earns its number of
     per-item requirements (the category alone earns nothing; with no per-item requirement in the bundle,
     each category earns 1); ``F1 = 2·credit / (2·credit + missed + extra)`` where ``missed`` weighs each
     uncovered category (at least 1) and ``extra`` counts listed ids that cover nothing;
@@ -208,6 +209,22 @@ def bundle_reward(weights: Sequence[int], covered: Sequence[bool], extra: int, t
     return r_task, {"f1": f1, "credit": credit, "missed": missed, "extra": extra, "overrun": overrun, "total": total}
 
 
+def slot_of(catalog: Catalog, categories: Sequence[int], nouns: Sequence[str], row: int,
+            taken: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """The first slot not in ``taken`` that product ``row`` is a thing of: one of its category's main type for
+    the slot's category, else for a slot asking for the same kind of product ("headphones") from another
+    category (a real taxonomy files one type under several leaves, e.g. "Electronics" and "Over-Ear
+    Headphones"; the shopper asked for the thing, not the leaf); None if it is none of them."""
+    if not is_main_type(catalog, row):
+        return None
+    category = int(catalog.category[row])
+    same = [s for s, c in enumerate(categories) if c == category and s not in taken]
+    if not same:
+        kind = main_type(catalog, category)
+        same = [s for s, noun in enumerate(nouns) if noun == kind and s not in taken]
+    return same[0] if same else None
+
+
 # -- the shopper ----------------------------------------------------------------------------------
 
 @dataclass
@@ -257,14 +274,13 @@ class BundleUser(RecommendUser):
         judged = 0
         for row in catalog.ids_in_text(text)[:3]:
             name = spoken_name(catalog, row).text
-            category = int(catalog.category[row])
+            slot = slot_of(catalog, self.categories, self.nouns, row)
             if world.stock(row) == 0:
                 acts.append(A.SoldOut(name))
-            elif category not in self.categories or not is_main_type(catalog, row):
+            elif slot is None:
                 acts.append(A.NotNeeded(name))
             elif judged < FEEDBACK_PER_MESSAGE:
                 judged += 1
-                slot = self.categories.index(category)
                 indices = [i for i, s in enumerate(self.slots) if s == slot]
                 failed = first_failed(catalog, row, [self.requirements[i] for i in indices])
                 index = None if failed is None else indices[[self.requirements[i] for i in indices].index(failed)]
@@ -418,9 +434,8 @@ class BundleFamily(TaskFamily):
             if row is None or row in rows:
                 continue
             rows.append(row)
-            category = int(catalog.category[row])
-            slot = goal.categories.index(category) if category in goal.categories else None
-            if slot is not None and slot not in covered and world.stock(row) > 0 and is_main_type(catalog, row):
+            slot = slot_of(catalog, goal.categories, goal.nouns, row, covered)
+            if slot is not None and world.stock(row) > 0:
                 requirements = goal.requirements_of(slot)
                 if not requirements or filter_mask(catalog, requirement_filter(requirements), world.stock_overrides,
                                                    rows=np.asarray([row]))[0]:

@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.derived import derived
+from ecomrlve.catalog.product_type import is_main_type, main_type
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem
@@ -57,6 +59,26 @@ from ecomrlve.world.state import World
 ENV_ID = "PD"
 _TARGET_TRIES = 300  # random draws for an in-stock target whose category supports m(d) requirements
 _PARTNER_TRIES = 20  # targets tried for one with a partner product sharing m(d) requirements
+
+
+def ambiguous_categories(catalog: Catalog) -> frozenset[int]:
+    """Categories whose main product type is also another category's main type (a real taxonomy files
+    keyboards under "Keyboards" and under a catch-all "Computers" leaf), built once per catalog. A shopper asks
+    for the product type ("a keyboard"), while the valid set is one leaf's, so a request in one of them would
+    be judged on a leaf the agent cannot tell from the other: PD draws no target there while it has others."""
+    return AMBIGUOUS_CATEGORIES.of(catalog)
+
+
+def _ambiguous_categories(catalog: Catalog) -> frozenset[int]:
+    by_type: dict[str, list[int]] = {}
+    for category, rows in enumerate(catalog.category_rows):
+        if len(rows):
+            by_type.setdefault(main_type(catalog, category), []).append(category)
+    shared = frozenset(c for categories in by_type.values() if len(categories) > 1 for c in categories)
+    return shared if len(shared) < sum(map(len, by_type.values())) else frozenset()
+
+
+AMBIGUOUS_CATEGORIES = derived("pd_ambiguous_categories", _ambiguous_categories)
 
 
 class PDGoal(RecommendGoal):
@@ -106,18 +128,21 @@ class ProductDiscoveryFamily(RankedRecommendation):
     @staticmethod
     def _sample_target(world: World, rng: random.Random, wanted: int) -> int:
         """A random in-stock, allowed product whose own facts support ``wanted`` requirements
-        (the best seen if none does, e.g. on a real catalog with few attributes)."""
+        (the best seen if none does, e.g. on a real catalog with few attributes), outside the
+        :func:`ambiguous_categories` unless no draw finds one elsewhere."""
         catalog = world.catalog
-        best, best_count = None, -1
-        for _ in range(_TARGET_TRIES):
-            row = rng.randrange(len(catalog))
-            if not world.available(row) or world.is_denied(row) or not is_main_type(catalog, row):
-                continue
-            count = len(available_fields(catalog, [row]))
-            if count >= wanted:
-                return row
-            if count > best_count:
-                best, best_count = row, count
-        if best is None:
-            raise GenerationError(f"no in-stock, allowed product found in catalog {catalog.name}")
-        return best
+        for avoid in (ambiguous_categories(catalog), frozenset()):
+            best, best_count = None, -1
+            for _ in range(_TARGET_TRIES):
+                row = rng.randrange(len(catalog))
+                if (not world.available(row) or world.is_denied(row) or not is_main_type(catalog, row)
+                        or int(catalog.category[row]) in avoid):
+                    continue
+                count = len(available_fields(catalog, [row]))
+                if count >= wanted:
+                    return row
+                if count > best_count:
+                    best, best_count = row, count
+            if best is not None:
+                return best
+        raise GenerationError(f"no in-stock, allowed product found in catalog {catalog.name}")
