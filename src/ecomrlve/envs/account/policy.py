@@ -346,7 +346,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 10
+    version = 11
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer

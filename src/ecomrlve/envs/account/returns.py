@@ -281,7 +281,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 11
+    version = 12
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer

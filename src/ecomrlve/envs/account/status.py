@@ -179,7 +179,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 10
+    version = 11
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)

@@ -404,7 +404,7 @@ def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bo
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 9
+    version = 10
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer

@@ -322,7 +322,7 @@ def _in_stock_counts(world: World) -> list[int]:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 9
+    version = 10
     tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
