@@ -80,10 +80,12 @@ def _short_title(title: str) -> str:
 
 
 def _tool_payload(obs: Observation) -> dict[str, Any] | None:
+    from ecomrlve.protocol import expand_result
+
     for message in obs.messages:
         if message.get("role") == "tool":
             try:
-                return json.loads(message["content"])
+                return expand_result(json.loads(message["content"]))  # compact tables back to cards
             except (ValueError, KeyError):
                 return None
     return None

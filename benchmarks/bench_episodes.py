@@ -62,9 +62,11 @@ def _call(name: str, **arguments: Any) -> AgentAction:
 
 
 def _payload(observation: Observation) -> dict[str, Any]:
+    from ecomrlve.protocol import expand_result
+
     for message in observation.messages:
         if message.get("role") == "tool":
-            return json.loads(message["content"])
+            return expand_result(json.loads(message["content"]))  # compact tables back to cards
     return {}
 
 

@@ -30,6 +30,7 @@ from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog import load_catalog
 from ecomrlve.envs.recommend.requirements import category_view, title_overlap
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import expand_result
 
 ENVS = ("PD", "SUB", "BUNDLE")
 UNFILLED = re.compile(r"[{}]|\bNone\b|\bnan\b|\bNaN\b")
@@ -49,7 +50,7 @@ def table(size: int, episodes: int) -> dict:
             stock_outs += goal.stock_out_row is not None
             call = ToolCall(id="s", name="catalog_search", arguments={"query": goal.noun, "top_k": 20})
             observation = env.step(AgentAction(tool_calls=(call,)))
-            results = [c["product_id"] for c in json.loads(observation.messages[0]["content"])["results"]]
+            results = [c["product_id"] for c in expand_result(json.loads(observation.messages[0]["content"]))["results"]]
             genuine = {env.catalog.product_id(r) for r in env.search.search(goal.noun, None, "relevance", 20).tolist()}
             shown += len(results)
             distractors += sum(r not in genuine for r in results)

@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.derived import derived
+from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.schema import Catalog, kept_per_product
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.cart import acts as A
@@ -355,6 +356,11 @@ def _cart_key(world: World) -> tuple:
 
 
 def names_itself(catalog: Catalog, row: int) -> bool:
+    """:func:`_names_itself`, worked out once per product."""
+    return kept_per_product(catalog, NAMES_ITSELF, row, _names_itself)
+
+
+def _names_itself(catalog: Catalog, row: int) -> bool:
     """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
     understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
     title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, a name another
@@ -368,15 +374,16 @@ def names_itself(catalog: Catalog, row: int) -> bool:
     if not (name.unique and names.score(name.text.lower()) >= NAMED):
         return False
     category = int(catalog.category[row])
-    if any(other != row and _fits(name_words, model_words, title)  # what an agent reads: the other listings' titles
-           for name_words, model_words in [(_words(f"{brand} {noun}"), _words(name.model))]
-           for other, title in LISTING_WORDS.of(catalog, category)):
+    listings = LISTINGS.of(catalog, category)
+    model_words = _words(name.model)
+    # what an agent reads: the other listings' titles (only those holding every brand, type and model word can fit)
+    if any(other != row and _fits(model_words, listings.words[other])
+           for other in listings.holding(_words(f"{brand} {noun}") + model_words)):
         return False
     if name.model:
         return True
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
-    return not any(int(other) != row and catalog.brand_of(int(other)) == brand and product_type(catalog, int(other)) == noun
-                   for other in catalog.category_rows[category])
+    return listings.brand_types[(brand, noun)] == 1
 
 
 def _words(text: str) -> list[str]:
@@ -384,20 +391,46 @@ def _words(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
 
 
-def _listing_words(catalog: Catalog, category: int) -> list[tuple[int, list[str]]]:
-    """Each product of ``category`` with the words of its brand and title (derived data, built once per category)."""
-    return [(int(r), _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}")) for r in catalog.category_rows[category]]
+@dataclass(frozen=True)
+class Listings:
+    """The words of each listing of one category (its brand and title) and, per word, the listings that hold it:
+    which listings can answer to a name is a lookup of its rarest word, not a scan of the category."""
+
+    words: dict[int, list[str]]
+    rows_with: dict[str, frozenset[int]]
+    brand_types: Counter[tuple[str, str]]  # products per (brand, product type)
+
+    def holding(self, needed: list[str]) -> frozenset[int]:
+        """The listings whose words include every word of ``needed``."""
+        if not needed:
+            return frozenset(self.words)
+        postings = sorted((self.rows_with.get(word, frozenset()) for word in set(needed)), key=len)
+        return postings[0].intersection(*postings[1:])
 
 
-LISTING_WORDS = derived("cart_listing_words", _listing_words)
+def _listings(catalog: Catalog, category: int) -> Listings:
+    """:class:`Listings` of ``category`` (derived data, built once per category)."""
+    words: dict[int, list[str]] = {}
+    rows_with: dict[str, list[int]] = {}
+    brand_types: Counter[tuple[str, str]] = Counter()
+    for r in catalog.category_rows[category]:
+        row = int(r)
+        words[row] = _words(f"{catalog.brand_of(row)} {catalog.title(row)}")
+        for word in dict.fromkeys(words[row]):
+            rows_with.setdefault(word, []).append(row)
+        brand_types[(catalog.brand_of(row), product_type(catalog, row))] += 1
+    return Listings(words, {word: frozenset(rows) for word, rows in rows_with.items()}, brand_types)
 
 
-def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
-    """Whether a listing whose title has ``title`` answers to a name: its brand and type words, and its model words
-    in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
+LISTINGS = derived("cart_listing_words", _listings)
+NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda catalog: {})
+
+
+def _fits(model_words: list[str], title: list[str]) -> bool:
+    """Whether a listing whose title has ``title`` (and the name's brand and type words) answers to a name: its model
+    words in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
     n = len(model_words)
-    return all(w in title for w in name_words) and (not n or any(title[i:i + n] == model_words
-                                                                 for i in range(len(title) - n + 1)))
+    return not n or any(title[i:i + n] == model_words for i in range(len(title) - n + 1))
 
 
 # -- the environment ------------------------------------------------------------------------------
