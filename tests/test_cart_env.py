@@ -525,3 +525,18 @@ def test_the_heuristic_reads_items_past_a_misspelt_request_verb(catalog, search)
             opening = env.reset(env_id="CART", difficulty=d, seed=seed).messages[1]["content"]
             phrases = CartHeuristic._phrases(opening)
             assert phrases and not any(re.match(r"(?:hi|hey|hello)\b", p, re.IGNORECASE) for p in phrases), opening
+
+
+@pytest.mark.parametrize("source", ["tests/data/real/brand_only.jsonl", "tests/data/real/tiny.jsonl"])
+def test_the_name_check_reads_the_same_by_index_and_by_scan(monkeypatch, source) -> None:
+    """A small category's listings are looked up in its word index, a large one's scanned in Arrow per name: both
+    say the same of every product (the scan is what a 2M catalog uses, the index what the tests' catalogs use)."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.envs.cart import family
+
+    indexed, scanned = load_catalog(source), load_catalog(source)
+    rows = range(0, len(indexed), max(1, len(indexed) // 400))
+    by_index = [family.names_itself(indexed, row) for row in rows]
+    monkeypatch.setattr(family, "_INDEXED_CATEGORY", -1)
+    assert [family.names_itself(scanned, row) for row in rows] == by_index
+    assert any(by_index) and not all(by_index)

@@ -100,7 +100,10 @@ DECLARED: dict[str, Declaration] = {
     "order_line_products": Declaration("what an order line shows of its product", "the product's columns", "memo",
                                        "row"),
     "cart_names_itself": Declaration("whether the name a shopper says for a product names only it (a CART target)",
-                                     "cart_listing_words, spoken names", "memo", "row"),
+                                     "spoken names, brands, titles, product types", "memo", "row"),
+    "cart_listings": Declaration("per product of a category of up to 5,000, the words of its brand and title, and "
+                                 "the products holding each word (what a CART name is checked against)",
+                                 "brand, titles, category_rows", "first use", "category"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
     # shopper/
     "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),
@@ -131,10 +134,6 @@ DECLARED: dict[str, Declaration] = {
                                            "target there)", "category_types", "first use"),
     "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
-    "cart_listing_words": Declaration("per product of a category, the words of its brand and title, the products "
-                                      "holding each word and the count per (brand, type) (which names "
-                                      "a CART target may use)", "brand, titles, category_rows, product types", "first use",
-                                      "category"),
 }
 
 

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
@@ -373,17 +374,53 @@ def _names_itself(catalog: Catalog, row: int) -> bool:
     names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
     if not (name.unique and names.score(name.text.lower()) >= NAMED):
         return False
-    category = int(catalog.category[row])
-    listings = LISTINGS.of(catalog, category)
-    model_words = _words(name.model)
-    # what an agent reads: the other listings' titles (only those holding every brand, type and model word can fit)
-    if any(other != row and _fits(model_words, listings.words[other])
-           for other in listings.holding(_words(f"{brand} {noun}") + model_words)):
-        return False
-    if name.model:
-        return True
+    rows = catalog.category_rows[int(catalog.category[row])]
+    others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]  # its brand's other listings
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
-    return listings.brand_types[(brand, noun)] == 1
+    if not name.model and any(product_type(catalog, int(other)) == noun for other in others):
+        return False
+    # what an agent reads: the other listings' titles; one answers to the name when it holds the brand's and the
+    # type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office -
+    # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
+    # compiled substring scan of the brand's titles keeps the few worth reading.
+    model_words, needed = _words(name.model), _words(f"{brand} {noun}")
+    if len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once) names the listings worth reading
+        index = LISTINGS.of(catalog, int(catalog.category[row]))
+        return not any(other != row and _fits(needed, model_words, index.words[other])
+                       for other in index.holding(needed + model_words))
+    column = catalog.titles.take(pa.array(others, type=pa.int64()))
+    brand_words = set(_words(brand))
+    for word in dict.fromkeys(w for w in _words(noun) + model_words if w not in brand_words):
+        column = column.filter(pc.match_substring(column, word, ignore_case=True))
+    return not any(_fits(needed, model_words, _words(f"{brand} {title}")) for title in column.to_pylist())
+
+
+@dataclass(frozen=True)
+class Listings:
+    """The words of each listing of one category (its brand and title) and, per word, the listings holding it."""
+
+    words: dict[int, list[str]]
+    rows_with: dict[str, frozenset[int]]
+
+    def holding(self, needed: list[str]) -> frozenset[int]:
+        """The listings whose words include every word of ``needed``."""
+        postings = sorted((self.rows_with.get(word, frozenset()) for word in set(needed)), key=len)
+        return postings[0].intersection(*postings[1:]) if postings else frozenset(self.words)
+
+
+def _listings(catalog: Catalog, category: int) -> Listings:
+    words = {int(r): _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}") for r in catalog.category_rows[category]}
+    rows_with: dict[str, set[int]] = {}
+    for row, row_words in words.items():
+        for word in row_words:
+            rows_with.setdefault(word, set()).add(row)
+    return Listings(words, {word: frozenset(rows) for word, rows in rows_with.items()})
+
+
+#: a category of up to this many products is indexed word by word on first use (tens of ms); a larger one's
+#: listings of the brand are scanned in Arrow per name, so no first use of a category costs seconds at 2M products
+_INDEXED_CATEGORY = 5_000
+LISTINGS = derived("cart_listings", _listings)
 
 
 def _words(text: str) -> list[str]:
@@ -391,46 +428,15 @@ def _words(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
 
 
-@dataclass(frozen=True)
-class Listings:
-    """The words of each listing of one category (its brand and title) and, per word, the listings that hold it:
-    which listings can answer to a name is a lookup of its rarest word, not a scan of the category."""
-
-    words: dict[int, list[str]]
-    rows_with: dict[str, frozenset[int]]
-    brand_types: Counter[tuple[str, str]]  # products per (brand, product type)
-
-    def holding(self, needed: list[str]) -> frozenset[int]:
-        """The listings whose words include every word of ``needed``."""
-        if not needed:
-            return frozenset(self.words)
-        postings = sorted((self.rows_with.get(word, frozenset()) for word in set(needed)), key=len)
-        return postings[0].intersection(*postings[1:])
-
-
-def _listings(catalog: Catalog, category: int) -> Listings:
-    """:class:`Listings` of ``category`` (derived data, built once per category)."""
-    words: dict[int, list[str]] = {}
-    rows_with: dict[str, list[int]] = {}
-    brand_types: Counter[tuple[str, str]] = Counter()
-    for r in catalog.category_rows[category]:
-        row = int(r)
-        words[row] = _words(f"{catalog.brand_of(row)} {catalog.title(row)}")
-        for word in dict.fromkeys(words[row]):
-            rows_with.setdefault(word, []).append(row)
-        brand_types[(catalog.brand_of(row), product_type(catalog, row))] += 1
-    return Listings(words, {word: frozenset(rows) for word, rows in rows_with.items()}, brand_types)
-
-
-LISTINGS = derived("cart_listing_words", _listings)
-NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda catalog: {})
-
-
-def _fits(model_words: list[str], title: list[str]) -> bool:
-    """Whether a listing whose title has ``title`` (and the name's brand and type words) answers to a name: its model
-    words in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
+def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
+    """Whether a listing whose words are ``title`` answers to a name: its brand and type words, and its model words
+    in a row ("Nova 2" is not in "Nova 21 ..., 2-Pack")."""
     n = len(model_words)
-    return not n or any(title[i:i + n] == model_words for i in range(len(title) - n + 1))
+    return all(w in title for w in name_words) and (not n or any(title[i:i + n] == model_words
+                                                                 for i in range(len(title) - n + 1)))
+
+
+NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda catalog: {})
 
 
 # -- the environment ------------------------------------------------------------------------------
