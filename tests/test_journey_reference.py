@@ -148,3 +148,23 @@ def test_the_heuristic_still_routes_with_the_journey_prompt(synthetic_env) -> No
     observation = synthetic_env.reset(env_id="JOURNEY", difficulty=0, seed=0)
     heuristic.act(observation)
     assert heuristic.setup_for(0) == (observation.messages[0], observation.tools)
+
+
+@pytest.mark.parametrize(("path", "d", "seed"), [
+    ("amazon_meta_sample.jsonl", 10, 1985490278), ("amazon_meta_sample.jsonl", 12, 2123601526),
+    ("amazon_meta_sample.jsonl", 13, 375999408), ("amazebay_sample.parquet", 11, 595391221),
+    ("amazebay_sample.parquet", 12, 1291511554)])
+def test_no_other_request_orders_the_product_a_request_names(path, d, seed) -> None:
+    """A STATUS or RETURN request names its order's product and when it was ordered; another request of the same
+    journey (before or after it) placed an order of that product at a time the name fits, so the request named
+    two orders (these episodes of a small real file did on main; the reference agent failed them)."""
+    env = EcomEnv("JOURNEY", catalog=str(DATA / path), secret="fixedsecret123")
+    env.reset(env_id="JOURNEY", difficulty=d, seed=seed)
+    audit = env.audit()
+    orders = audit.world.account.orders
+    for intent in audit.problem.goal.intents:
+        if intent.env_id in ("STATUS", "RETURN"):
+            target = intent.goal.target
+            holding = {o.order_id for o in orders for line in o.lines
+                       if audit.world.catalog.product_id(line.row) == target.product_id}
+            assert holding <= set(intent.goal.order_ids), (intent.env_id, target.identification)
