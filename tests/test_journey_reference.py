@@ -23,6 +23,7 @@ from ecomrlve.envs.journey.reference import (
     kind_tasks,
     split_interruption,
 )
+from ecomrlve.envs.recommend.bundle import slot_of
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
 
@@ -168,3 +169,19 @@ def test_no_other_request_orders_the_product_a_request_names(path, d, seed) -> N
             holding = {o.order_id for o in orders for line in o.lines
                        if audit.world.catalog.product_id(line.row) == target.product_id}
             assert holding <= set(intent.goal.order_ids), (intent.env_id, target.identification)
+
+
+@pytest.mark.parametrize(("d", "seed"), [(4, 1481917618), (6, 1201898391), (10, 2121070732), (11, 1513838014)])
+def test_no_other_request_sells_out_a_product_a_bundle_slot_takes(d, seed) -> None:
+    """A BUNDLE slot takes any product of its kind, from any category of that main type (a real file files
+    keyboards under "Computers" and "Keyboards"); a SUB or PD request of the same journey planned to sell one out
+    after the BUNDLE was answered (these amazebay_sample episodes did on main: the reference agent's pick sold out)."""
+    env = EcomEnv("JOURNEY", catalog=str(AMAZEBAY), secret="fixedsecret123")
+    env.reset(env_id="JOURNEY", difficulty=d, seed=seed)
+    audit = env.audit()
+    catalog = audit.world.catalog
+    bundles = [i.goal for i in audit.problem.goal.intents if i.env_id == "BUNDLE"]
+    assert bundles
+    for goal in bundles:
+        assert not [catalog.product_id(row) for row in audit.world.doomed
+                    if slot_of(catalog, goal.categories, goal.nouns, row) is not None]
