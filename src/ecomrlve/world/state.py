@@ -99,6 +99,7 @@ class World:
     reserved: set[int] = field(default_factory=set)  # products some task's solution needs in stock
     protected_categories: set[int] = field(default_factory=set)  # categories whose valid sets a task scores
     doomed: set[int] = field(default_factory=set)  # products a task will sell out later in the episode
+    named: set[int] = field(default_factory=set)  # products a task's request names by when it ordered them
     denied_categories: frozenset[int] = frozenset()
     surfacing: SurfacingLedger = field(default_factory=SurfacingLedger)  # every id shown to the agent
     planned_sell_outs: list[PlannedSellOut] = field(default_factory=list)
@@ -145,6 +146,11 @@ class World:
 
     def reserve(self, rows: Iterable[int]) -> None:
         self.reserved.update(int(r) for r in rows)
+
+    def name_ordered(self, rows: Iterable[int]) -> None:
+        """``rows`` are ordered products a task's request names ("the X I ordered about 2 weeks ago"): no other
+        task may order them, or that name could fit an order the request does not mean."""
+        self.named.update(int(r) for r in rows)
 
     def protect(self, category: int) -> None:
         self.protected_categories.add(int(category))

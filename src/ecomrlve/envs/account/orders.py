@@ -147,8 +147,8 @@ def has_look_alike(world: World, row: int) -> bool:
 
 def sample_row(world: World, rng: random.Random, *, exclude: set[int], category: int | None = None,
                returnable: bool | None = None, accept: Callable[[Category], bool] | None = None) -> int:
-    """A product that is not denied (and, if asked, of ``category`` / (non-)final-sale / whose catalog
-    category ``accept`` takes).
+    """A product that is not denied nor named by another task's request (:meth:`World.name_ordered`) (and, if
+    asked, of ``category`` / (non-)final-sale / whose catalog category ``accept`` takes).
 
     Rejection sampling first; when the wanted categories are too rare for that (a real catalog), the
     draw is made among the rows of the qualifying categories instead.
@@ -162,16 +162,23 @@ def sample_row(world: World, rng: random.Random, *, exclude: set[int], category:
     pool = catalog.category_rows[category] if category is not None else None
     for _ in range(_SAMPLE_TRIES):
         row = int(pool[rng.randrange(len(pool))]) if pool is not None else rng.randrange(len(catalog))
-        if row in exclude or world.is_denied(row) or (filtered and not qualifies(catalog.category_of(row))):
+        if row in exclude or row in world.named or world.is_denied(row) or (
+                filtered and not qualifies(catalog.category_of(row))):
             continue
         return row
     wanted = [i for i, c in enumerate(catalog.categories) if qualifies(c) and (category is None or i == category)]
     pool = np.flatnonzero(np.isin(catalog.category, wanted))
     for _ in range(_SAMPLE_TRIES if len(pool) else 0):
         row = int(pool[rng.randrange(len(pool))])
-        if row not in exclude and not world.is_denied(row):
+        if row not in exclude and row not in world.named and not world.is_denied(row):
             return row
     raise GenerationError(f"could not sample an order product from catalog {catalog.name}")
+
+
+def ordered_rows(world: World) -> set[int]:
+    """The products the customer's orders hold so far (a request's own product must not be one: the name and
+    time it is asked by could fit that order too)."""
+    return {line.row for order in world.account.orders for line in order.lines}
 
 
 def has_category(world: World, accept: Callable[[Category], bool]) -> bool:

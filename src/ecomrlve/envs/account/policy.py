@@ -384,6 +384,7 @@ class PolicyFamily(TaskFamily):
                           expected_yes_no=("yes" if value else "no") if kind.answer == "yes_no" else None,
                           expected_basis=None if kind.basis is None else round(kind.basis(situation, world.policy), 2),
                           facts=facts, exact=exact, patience=BASE_PATIENCE + rng.randint(0, 2))
+        world.name_ordered([row] if row is not None else [])  # a later request of a journey orders it no more
         user = PolicyUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 

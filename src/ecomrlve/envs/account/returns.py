@@ -59,6 +59,7 @@ from ecomrlve.envs.account.orders import (
     has_look_alike,
     line_names,
     line_question_reply,
+    ordered_rows,
     orders_in_play,
     place,
     place_copy,
@@ -305,7 +306,7 @@ class ReturnFamily(TaskFamily):
         if final_sale and not has_category(world, lambda c: is_final_sale(c.name)):
             final_sale = False
             adapted["final_sale"] = "the catalog has no final-sale category; the target is ineligible by its return window"
-        target_row = sample_row(world, rng, exclude=set(), returnable=not final_sale)
+        target_row = sample_row(world, rng, exclude=ordered_rows(world), returnable=not final_sale)
         own: list = []
 
         def background() -> None:
@@ -351,6 +352,7 @@ class ReturnFamily(TaskFamily):
                           order_ids=sorted(o.order_id for o in own),
                           prior_returns=[r.return_id for r in account.returns],
                           patience=BASE_PATIENCE + rng.randint(0, 2))
+        world.name_ordered([target_row])  # a later request of a journey orders it no more
         user = ReturnUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty,
                        adapted=adapted)

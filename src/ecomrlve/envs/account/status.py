@@ -47,6 +47,7 @@ from ecomrlve.envs.account.orders import (
     fillers,
     has_look_alike,
     line_question_reply,
+    ordered_rows,
     orders_in_play,
     place,
     place_copy,
@@ -194,7 +195,7 @@ class StatusFamily(TaskFamily):
         level = difficulty.order_reference
         catalog = world.catalog
         status: OrderStatus = rng.choice(TARGET_STATUSES)
-        target_row = sample_row(world, rng, exclude=set())
+        target_row = sample_row(world, rng, exclude=ordered_rows(world))  # a journey's earlier requests may have ordered some
         own: list = []
 
         def background() -> None:
@@ -221,6 +222,7 @@ class StatusFamily(TaskFamily):
                           eta=order.eta if order.status in UNDELIVERED else None,
                           want_eta=order.status in UNDELIVERED and rng.random() < ETA_QUESTION_PROBABILITY,
                           order_ids=sorted(o.order_id for o in own), patience=BASE_PATIENCE + rng.randint(0, 2))
+        world.name_ordered([target_row])  # a later request of a journey orders it no more
         user = StatusUser(realiser=realiser, rng=random.Random(rng.getrandbits(64)), patience=goal.patience, goal=goal)
         return Problem(goal=goal, state=user.state, user=user, opening=user.opening(), difficulty=difficulty)
 

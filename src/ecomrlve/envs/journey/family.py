@@ -365,6 +365,10 @@ class IntentRouter:
             return int(owner[1:]), call_id
         return current, tool_call_id
 
+    def setup_for(self, current: int) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None]:
+        """The system message and tools sub-agent ``current`` starts with: the journey's own."""
+        return self.system, self.tools
+
     def play(self, current: int, info: dict[str, Any]) -> AgentAction:
         """One turn of sub-agent ``current`` on everything filed for it since its last turn."""
         messages, self.inbox[current] = self.inbox[current], []
@@ -372,7 +376,8 @@ class IntentRouter:
             observation = Observation(messages=messages, info=info)
         else:
             self.started[current] = True
-            observation = Observation(messages=[self.system, *messages], tools=self.tools, info=info)
+            system, tools = self.setup_for(current)
+            observation = Observation(messages=[system, *messages], tools=tools, info=info)
         action = self.agents[current].act(observation)
         return AgentAction(message=action.message, tool_calls=tuple(
             ToolCall(id=f"j{current}:{call.id}", name=call.name, arguments=call.arguments) for call in action.tool_calls

@@ -366,6 +366,10 @@ class BundleFamily(TaskFamily):
             cheap = self._cheap_rows(world, category)
             references.append(int(cheap[rng.randrange(len(cheap))]))
         world.reserve(references)
+        nouns = {main_type(catalog, c) for c in categories}
+        for index in range(len(catalog.categories)):  # every product a slot takes (slot_of) is a right pick:
+            if index in categories or main_type(catalog, index) in nouns:  # no other request of a journey
+                world.protect(index)  # may sell one out
         item_requirements = self._item_requirements(catalog, references, difficulty, rng)
         budget = None
         if difficulty.bundle_budget:
