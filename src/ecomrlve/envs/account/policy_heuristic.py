@@ -239,19 +239,56 @@ _RULES: dict[str, Callable[[PolicyCase], float | bool]] = {
 }
 
 
-class PolicyHeuristic:
-    """Searches the sections the question needs, looks up the tier and the item when unstated, applies the rules."""
+class PolicyLookups:
+    """What a POLICY agent keeps of its lookups (the sections read, the tier, the orders) and its next turn: the
+    calls :meth:`_lookups` still names, within the tool budget, else :meth:`_answer` (the heuristic and the
+    reference agent differ only in how they read the question and work out the answer)."""
 
     def __init__(self) -> None:
         self.b_tool = 1
         self.today = dt.date.min
         self.said = ""
-        self.kind: Kind | None = None
         self.sections: dict[str, str] = {}
+        self.titles: set[str] = set()
         self.searched: set[str] = set()
         self.tier: str | None = None
         self.orders: list[dict[str, Any]] | None = None
         self.looked_up: set[str] = set()
+
+    def _read(self, observation: Observation, said: str) -> None:
+        """Keep what the customer said and what the tools returned."""
+        self.said += " " + said
+        for name, result in tool_results(observation):
+            if name == "policy_search":
+                for section in result.get("sections", []):
+                    self.sections[section["section_id"]] = section["text"]
+                    self.titles.add(section["title"].lower())
+            elif name == "user_get_profile":
+                self.tier = result.get("membership_tier")
+            elif name == "order_list":
+                self.orders = result.get("orders", [])
+
+    def _next_turn(self) -> AgentAction:
+        calls = self._lookups()[: self.b_tool]
+        if calls:
+            self.searched.update(arguments["query"] for name, arguments in calls if name == "policy_search")
+            self.looked_up.update(name for name, _ in calls)
+            return AgentAction(tool_calls=tuple(numbered_call(name, i, **arguments) for i, (name, arguments) in enumerate(calls)))
+        return AgentAction(tool_calls=(numbered_call("answer", 0, **self._answer()),))
+
+    def _lookups(self) -> list[tuple[str, dict[str, Any]]]:
+        raise NotImplementedError
+
+    def _answer(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class PolicyHeuristic(PolicyLookups):
+    """Searches the sections the question needs, looks up the tier and the item when unstated, applies the rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kind: Kind | None = None
 
     def act(self, observation: Observation) -> AgentAction:
         if observation.tools is not None:
@@ -262,20 +299,8 @@ class PolicyHeuristic:
         said = user_text(observation)
         if self.kind is None and said:
             self.kind = _kind_of(said)
-        self.said += " " + said
-        for name, result in tool_results(observation):
-            if name == "policy_search":
-                self.sections.update((s["section_id"], s["text"]) for s in result.get("sections", []))
-            elif name == "user_get_profile":
-                self.tier = result.get("membership_tier")
-            elif name == "order_list":
-                self.orders = result.get("orders", [])
-        calls = self._lookups()[: self.b_tool]
-        if calls:
-            self.searched.update(arguments["query"] for name, arguments in calls if name == "policy_search")
-            self.looked_up.update(name for name, _ in calls)
-            return AgentAction(tool_calls=tuple(numbered_call(name, i, **arguments) for i, (name, arguments) in enumerate(calls)))
-        return AgentAction(tool_calls=(numbered_call("answer", 0, **self._answer()),))
+        self._read(observation, said)
+        return self._next_turn()
 
     def _lookups(self) -> list[tuple[str, dict[str, Any]]]:
         """The calls still to make: a search per needed section not yet seen, the profile, the orders."""

@@ -23,7 +23,7 @@ from typing import Any
 from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, type_of_title
 from ecomrlve.catalog.schema import short_title
-from ecomrlve.envs.account.policy_heuristic import _BASES, _CATEGORIES, _RULES, PolicyCase
+from ecomrlve.envs.account.policy_heuristic import _BASES, _CATEGORIES, _RULES, PolicyCase, PolicyLookups
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
@@ -788,24 +788,16 @@ class _Case(PolicyCase):
         return max(headed, key=lambda c: sum(w in said for w in stems(c[0])) / len(stems(c[0])))
 
 
-class PolicyReference:
+class PolicyReference(PolicyLookups):
     """Recognises the question, searches the policy topics it needs, reads the tier from the profile and the
     item from the order history when the customer did not say them, works the answer out from the sections
     (:class:`~ecomrlve.envs.account.policy_heuristic.PolicyCase`), and gives a yes/no with the window or warranty
     it rests on."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.turn = 0
-        self.today = dt.date.min
-        self.b_tool = 1
-        self.said = ""
         self.question: PolicyQuestion | None = None
-        self.sections: dict[str, str] = {}
-        self.titles: set[str] = set()
-        self.searched: set[str] = set()
-        self.tier: str | None = None
-        self.orders: list[dict[str, Any]] | None = None
-        self.looked_up: set[str] = set()
 
     def act(self, observation: Observation) -> AgentAction:
         self.turn += 1
@@ -814,22 +806,8 @@ class PolicyReference:
             self.today = today_of(observation) or dt.date.min
             self.b_tool = tool_budget(observation) or 1
             self.question = policy_question(said)
-        self.said += " " + said
-        for name, result in tool_results(observation):
-            if name == "policy_search":
-                for section in result.get("sections", []):
-                    self.sections[section["section_id"]] = section["text"]
-                    self.titles.add(section["title"].lower())
-            elif name == "user_get_profile":
-                self.tier = result.get("membership_tier")
-            elif name == "order_list":
-                self.orders = result.get("orders", [])
-        calls = self._lookups()[: self.b_tool]
-        if calls:
-            self.searched.update(arguments["query"] for name, arguments in calls if name == "policy_search")
-            self.looked_up.update(name for name, _ in calls)
-            return AgentAction(tool_calls=tuple(numbered_call(n, i, **a) for i, (n, a) in enumerate(calls)))
-        return AgentAction(tool_calls=(numbered_call("answer", 0, **self._answer()),))
+        self._read(observation, said)
+        return self._next_turn()
 
     def _lookups(self) -> list[tuple[str, dict[str, Any]]]:
         """The calls still to make: the profile and the orders when needed, a search per topic not yet read."""

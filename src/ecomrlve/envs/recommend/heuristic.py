@@ -22,8 +22,8 @@ _K_REC = re.compile(r"k_rec = (\d+)")
 _NEEDS = re.compile(r"\b(?:a|an|some)\s+([a-z][a-z' -]*?)(?=,| and |\.|\?| for me| -|$)")
 
 
-def _setup(observation: Observation) -> tuple[int, int, str]:
-    """(tool budget, k_rec, opening) from the first observation."""
+def episode_setup(observation: Observation) -> tuple[int, int, str]:
+    """(tool budget, k_rec, opening) from the first observation (the heuristics and the reference agents read it alike)."""
     b_tool = stated_tool_budget(observation.messages[0]["content"])
     if b_tool is None:
         raise ValueError("the system prompt states no tool budget")
@@ -46,7 +46,7 @@ class RecommendHeuristic:
 
     def act(self, observation: Observation) -> AgentAction:
         if observation.tools is not None:
-            _, self.k, opening = _setup(observation)
+            _, self.k, opening = episode_setup(observation)
             filters: dict[str, Any] = {"in_stock": True}
             cap = _PRICE_CAP.search(opening)
             if cap:
@@ -112,7 +112,7 @@ class BundleHeuristic:
 
     def act(self, observation: Observation) -> AgentAction:
         if observation.tools is not None:
-            self.b_tool, _, opening = _setup(observation)
+            self.b_tool, _, opening = episode_setup(observation)
             need_clause = opening.split(".")[0].split("need", 1)[-1] if "need" in opening else opening
             self.pending = list(dict.fromkeys(m.strip() for m in _NEEDS.findall(need_clause.lower())))
             for sentence in _SENTENCES.split(opening)[1:]:

@@ -26,7 +26,7 @@ from typing import Any
 from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, title_head, type_of_title
 from ecomrlve.catalog.schema import short_title
-from ecomrlve.prompts import stated_tool_budget
+from ecomrlve.envs.recommend.heuristic import episode_setup
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
 #: Every question the agents ask: (bank id, template). Each is a message of the training half of
@@ -36,7 +36,6 @@ QUESTIONS: dict[str, tuple[str, str]] = {
     "bundle_open": ("open-140", "Anything special for any of the items on your list?"),
 }
 
-_K_REC = re.compile(r"k_rec = (\d+)")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|;\s*")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -284,16 +283,6 @@ def gone(cards: list[dict[str, Any]], sentence: str) -> set[str]:
     return {c["product_id"] for name in gone_names(sentence) for c in named_cards(cards, name)}
 
 
-def _setup(observation: Observation) -> tuple[int, int, str]:
-    """(tool budget, k_rec, opening) from the first observation."""
-    b_tool = stated_tool_budget(observation.messages[0]["content"])
-    if b_tool is None:
-        raise ValueError("the system prompt states no tool budget")
-    answer = next(t for t in observation.tools or [] if t["function"]["name"] == "answer")
-    k = _K_REC.search(answer["function"]["description"])
-    return b_tool, int(k.group(1)) if k else 10, observation.messages[-1]["content"]
-
-
 def says_sold_out(sentence: str) -> bool:
     """Whether a sentence of the shopper's says a product is gone ("sold out", "out of stock", "isn't available")."""
     words = _TOKEN.findall(sentence)
@@ -443,7 +432,7 @@ class RecommendReference:
     # -- acting ----------------------------------------------------------------------------------
     def act(self, observation: Observation) -> AgentAction:
         if observation.tools is not None:  # ask what else matters; meanwhile find the product (SUB) or its kind (PD)
-            self.b_tool, self.k, opening = _setup(observation)
+            self.b_tool, self.k, opening = episode_setup(observation)
             self._read_opening(observation.messages[0]["content"], opening)
             query = self.original_name if self.sub else self.noun
             return AgentAction(message=QUESTIONS["open"][1],
@@ -626,7 +615,7 @@ class BundleReference:
         message = None
         text = user_text(observation)
         if observation.tools is not None:
-            self.b_tool, _, text = _setup(observation)
+            self.b_tool, _, text = episode_setup(observation)
             self.slots = [Slot(noun) for noun in bundle_nouns(text)]
             message = QUESTIONS["bundle_open"][1]
         results = [r for name, r in tool_results(observation) if name == "catalog_search"]
