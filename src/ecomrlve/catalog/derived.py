@@ -46,6 +46,9 @@ DERIVED_FORMAT = 1
 
 T = TypeVar("T")
 _MISSING = object()
+#: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
+#: kind starts over, so that what a 2M-product catalog keeps stays bounded.
+KEPT_PRODUCTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -221,3 +224,20 @@ def derived(name: str, build: Callable[..., T]) -> Derived[T]:
         raise ValueError(f"derived data {name!r} already has a handle ({HANDLES[name].build.__qualname__})")
     handle = HANDLES[name] = Derived(name, build)
     return handle
+
+
+_Catalog = TypeVar("_Catalog", bound=HasDerived)
+
+
+def kept_per_product(catalog: _Catalog, kind: Derived[dict[int, T]], row: int, read: Callable[[_Catalog, int], T]) -> T:
+    """``read(catalog, row)``, read once per product and kept in ``catalog``'s memo ``kind`` (a declared
+    derived value whose build is an empty dict; at most :data:`KEPT_PRODUCTS` products of a kind): what cards
+    and variants need of a product, which the catalog never changes, instead of reading its columns for every
+    card. Two threads reading one product may both read it: the same value, kept once."""
+    kept = kind.of(catalog)
+    found = kept.get(row)
+    if found is None:
+        if len(kept) >= KEPT_PRODUCTS:
+            kept.clear()
+        found = kept[row] = read(catalog, row)
+    return found
