@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog import derived as derived_module
-from ecomrlve.catalog import schema as schema_module
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.search import inject_distractors
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog

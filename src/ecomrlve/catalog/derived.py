@@ -28,6 +28,9 @@ another (a category view, a reload) has a store of its own. What a directory hol
 directory's manifest (sizes, checksums) and carries :data:`DERIVED_FORMAT`; a directory written with
 another format, or none, has its derived data built on first use instead of read.
 
+Per-product values (a product's card, CART's check of a name) are kept by :func:`kept_per_product` in a
+declared memo whose build is an empty dict, at most :data:`KEPT_PRODUCTS` products per kind.
+
 Pure memos of values that are not catalog data (e.g. ``type_of_title`` by title text, spoken dates,
 policy rule texts) stay ``functools`` caches next to their function: they depend on their arguments
 alone, and ``lru_cache`` is thread-safe.

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.derived import Derived, DerivedStore, derived
+from ecomrlve.catalog.derived import DerivedStore, derived
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.protocol import short_title as short_title  # the rule lives with the cards that show it
 
