@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog import schema as schema_module
+from ecomrlve.catalog import derived as derived_module
 from ecomrlve.catalog.filters import ProductFilter, filter_mask
 from ecomrlve.catalog.search import inject_distractors
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
@@ -430,11 +430,11 @@ def test_kept_per_product_reads_a_product_only_when_it_is_not_kept(catalog, rows
 
     CATALOG_CARDS.of(catalog).clear()  # a memo of product reads, here filled by the test's ``read``
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(schema_module, "KEPT_PRODUCTS", bound)
+        patch.setattr(derived_module, "KEPT_PRODUCTS", bound)
         for row in rows:
             kept_before = set(CATALOG_CARDS.of(catalog))
             read_before = len(reads)
-            assert schema_module.kept_per_product(catalog, CATALOG_CARDS, row, read) == (catalog.product_id(row), row)
+            assert derived_module.kept_per_product(catalog, CATALOG_CARDS, row, read) == (catalog.product_id(row), row)
             assert len(reads) == read_before + (row not in kept_before)
             assert len(CATALOG_CARDS.of(catalog)) <= bound
     CATALOG_CARDS.of(catalog).clear()  # a memo of product reads, here filled by the test's ``read``

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ecomrlve.catalog import schema
+from ecomrlve.catalog import derived
 from ecomrlve.tools.catalog import product_card
 from ecomrlve.world.state import World
 
@@ -14,7 +14,7 @@ def _world(catalog, seed: int) -> World:
 
 
 def test_cards_are_fresh_copies_with_the_episode_s_stock_and_variants(catalog, monkeypatch) -> None:
-    monkeypatch.setattr(schema, "KEPT_PRODUCTS", 4)  # also start the kept cards over
+    monkeypatch.setattr(derived, "KEPT_PRODUCTS", 4)  # also start the kept cards over
     rows = [int(r) for category_rows in catalog.category_rows for r in category_rows[:2]]
     first = {row: product_card(_world(catalog, 1), row) for row in rows}
     for card in first.values():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -46,6 +47,11 @@ def crockford(prefix: str, value: int, length: int) -> str:
         value >>= 15
         length -= 3
     return digits + _CROCKFORD_TAILS[length][value & ((1 << 5 * length) - 1)] if length else digits
+
+
+def crockford_each(prefix: str, values: Iterable[int], length: int) -> tuple[str, ...]:
+    """:func:`crockford` of each of ``values``, in order (a product's variant ids, made at once)."""
+    return tuple([crockford(prefix, value, length) for value in values])
 
 
 class KeyedIds:

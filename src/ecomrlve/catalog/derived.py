@@ -28,6 +28,9 @@ another (a category view, a reload) has a store of its own. What a directory hol
 directory's manifest (sizes, checksums) and carries :data:`DERIVED_FORMAT`; a directory written with
 another format, or none, has its derived data built on first use instead of read.
 
+Per-product values (a product's card, CART's check of a name) are kept by :func:`kept_per_product` in a
+declared memo whose build is an empty dict, at most :data:`KEPT_PRODUCTS` products per kind.
+
 Pure memos of values that are not catalog data (e.g. ``type_of_title`` by title text, spoken dates,
 policy rule texts) stay ``functools`` caches next to their function: they depend on their arguments
 alone, and ``lru_cache`` is thread-safe.
@@ -46,6 +49,9 @@ DERIVED_FORMAT = 1
 
 T = TypeVar("T")
 _MISSING = object()
+#: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
+#: kind starts over, so that what a 2M-product catalog keeps stays bounded.
+KEPT_PRODUCTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -221,3 +227,20 @@ def derived(name: str, build: Callable[..., T]) -> Derived[T]:
         raise ValueError(f"derived data {name!r} already has a handle ({HANDLES[name].build.__qualname__})")
     handle = HANDLES[name] = Derived(name, build)
     return handle
+
+
+_Catalog = TypeVar("_Catalog", bound=HasDerived)
+
+
+def kept_per_product(catalog: _Catalog, kind: Derived[dict[int, T]], row: int, read: Callable[[_Catalog, int], T]) -> T:
+    """``read(catalog, row)``, read once per product and kept in ``catalog``'s memo ``kind`` (a declared
+    derived value whose build is an empty dict; at most :data:`KEPT_PRODUCTS` products of a kind): what cards
+    and variants need of a product, which the catalog never changes, instead of reading its columns for every
+    card. Two threads reading one product may both read it: the same value, kept once."""
+    kept = kind.of(catalog)
+    found = kept.get(row)
+    if found is None:
+        if len(kept) >= KEPT_PRODUCTS:
+            kept.clear()
+        found = kept[row] = read(catalog, row)
+    return found

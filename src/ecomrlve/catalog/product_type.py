@@ -550,15 +550,17 @@ def spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
 def _spoken_names(catalog: Catalog, category: int) -> dict[int, SpokenName]:
     info = category_types(catalog, category)
     rows = info.rows.tolist()
-    titles = dict(zip(rows, catalog.titles.take(info.rows).to_pylist() if rows else []))
+    titles = catalog.titles.take(info.rows).to_pylist() if rows else []
+    # each row's columns read once for the category (not row by row from the catalog's accessors)
+    texts = dict(zip(rows, zip([title_head(title) for title in titles], map(short_title, titles), titles)))
     nouns = dict(zip(rows, info.row_types()))
+    brands = dict(zip(rows, [catalog.brands[code] for code in catalog.brand[info.rows].tolist()]))
 
     def option(row: int, level: int) -> tuple[str, str]:
-        title = titles[row]
         if level >= 3:  # the title's first clause; never the whole listing title (people do not say that)
-            return short_title(title), ""
-        text = (title_head(title), short_title(title), title)[level]
-        noun, brand = nouns[row], catalog.brand_of(row)
+            return texts[row][1], ""
+        text = texts[row][level]
+        noun, brand = nouns[row], brands[row]
         model = model_tokens(text, brand, noun)
         return " ".join(p for p in (brand, model, spoken_noun(noun)) if p), model
 

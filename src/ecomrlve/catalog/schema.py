@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.derived import Derived, DerivedStore, derived
+from ecomrlve.catalog.derived import DerivedStore, derived
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES, NUMERIC_ATTRIBUTES
 from ecomrlve.protocol import short_title as short_title  # the rule lives with the cards that show it
 
@@ -30,28 +30,6 @@ _ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|number
                      re.IGNORECASE)
 _LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
 _SENTENCE_PUNCTUATION = ".,;:!?-/'\"()[]"
-
-
-#: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
-#: kind starts over, so that what a 2M-product catalog keeps stays bounded.
-KEPT_PRODUCTS = 1 << 16
-
-_Kept = TypeVar("_Kept")
-
-
-def kept_per_product(catalog: Catalog, kind: Derived[dict[int, _Kept]], row: int,
-                     read: Callable[[Catalog, int], _Kept]) -> _Kept:
-    """``read(catalog, row)``, read once per product and kept in ``catalog``'s memo ``kind`` (a declared
-    derived value whose build is an empty dict; at most :data:`KEPT_PRODUCTS` products of a kind): what cards
-    and variants need of a product, which the catalog never changes, instead of reading its columns for every
-    card. Two threads reading one product may both read it: the same value, kept once."""
-    kept = kind.of(catalog)
-    found = kept.get(row)
-    if found is None:
-        if len(kept) >= KEPT_PRODUCTS:
-            kept.clear()
-        found = kept[row] = read(catalog, row)
-    return found
 
 
 @dataclass(frozen=True)
@@ -143,8 +121,9 @@ class Catalog(_WeaklyReferenced):
         key = product_id.encode("ascii")
         if not key or len(key) > self.ids.dtype.itemsize:
             return None
-        pos = int(np.searchsorted(self._sorted_ids, key))
-        if pos < len(self) and self._sorted_ids[pos] == key:
+        sorted_ids = self._sorted_ids
+        pos = int(np.searchsorted(sorted_ids, key))
+        if pos < len(self) and sorted_ids[pos] == key:
             return int(self._id_order[pos])
         return None
 
@@ -263,9 +242,10 @@ class Catalog(_WeaklyReferenced):
 
     def _rows_of_ids(self, product_ids: list[str]) -> dict[str, int]:
         """Rows of those of ``product_ids`` the catalog has: one vectorised O(k log n) lookup."""
-        keys = np.array([p.encode("ascii") for p in product_ids], dtype=self._sorted_ids.dtype)
-        positions = np.minimum(np.searchsorted(self._sorted_ids, keys), len(self) - 1)
-        hits = self._sorted_ids[positions] == keys
+        sorted_ids = self._sorted_ids
+        keys = np.array([p.encode("ascii") for p in product_ids], dtype=sorted_ids.dtype)
+        positions = np.minimum(np.searchsorted(sorted_ids, keys), len(self) - 1)
+        hits = sorted_ids[positions] == keys
         rows = self._id_order[positions]
         return {p: int(rows[i]) for i, p in enumerate(product_ids) if hits[i]}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecomrlve.catalog.derived import Derived, derived
-from ecomrlve.catalog.schema import Catalog, kept_per_product
+from ecomrlve.catalog.derived import Derived, derived, kept_per_product
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.account import Order, OrderLine
 from ecomrlve.world.policy import (

@@ -70,11 +70,12 @@ class ToolContext:
         Variant ids of a product the agent only looked up by id are not surfaced either, so a
         guessed id cannot be laundered through ``catalog_get_variants``.
         """
-        ledger = self.world.surfacing
+        ledger, world = self.world.surfacing, self.world
         ids = ledger.account_ids()
-        for row in ledger.rows():
-            ids.add(self.world.catalog.product_id(row))
-            ids.update(self.world.variant_ids(row))
+        rows = ledger.rows()
+        ids.update([world.catalog.product_id(row) for row in rows])  # the catalog's, then the world's
+        for row in rows:
+            ids.update(world.variant_ids(row))
         return ids
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecomrlve.catalog.derived import Derived, derived
+from ecomrlve.catalog.derived import Derived, derived, kept_per_product
 from ecomrlve.catalog.filters import ProductFilter
-from ecomrlve.catalog.schema import Catalog, kept_per_product
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.catalog.variants import variant_attribute
 from ecomrlve.tools.base import ToolContext, ToolError, tool

@@ -19,13 +19,15 @@ import numpy as np
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, variant_values
-from ecomrlve.rng import KeyedIds, crockford
+from ecomrlve.rng import KeyedIds, crockford_each
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
 
 #: A variants digest as little-endian 64-bit words: one variant id each.
 _DIGEST_WORDS = struct.Struct(f"<{VARIANTS_PER_PRODUCT}Q").unpack_from
+#: A variant id is "V" and this many Crockford digits of its digest word.
+VARIANT_ID_DIGITS = 7
 
 
 class Variant(NamedTuple):
@@ -80,11 +82,6 @@ class Cart:
 #: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
 _VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
 _NO_VARIANTS: _VariantDraw = ("", (), ())
-
-
-def _variant_id(word: int) -> str:
-    """The variant id a word of a product's variants digest stands for."""
-    return crockford("V", word, 7)
 
 
 @dataclass
@@ -235,7 +232,7 @@ class World:
                 digest = self._variants_hash.copy()
                 digest.update(b"%d" % row)
                 words = _DIGEST_WORDS(digest.digest())
-                found = (attribute, tuple([_variant_id(word) for word in words]), values)
+                found = (attribute, crockford_each("V", words, VARIANT_ID_DIGITS), values)  # an id per word
             self._variant_draws[row] = found
         return found
 

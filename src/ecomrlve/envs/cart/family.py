@@ -38,9 +38,9 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.derived import Derived, derived
+from ecomrlve.catalog.derived import Derived, derived, kept_per_product
 from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Catalog, kept_per_product
+from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.envs.cart import acts as A
@@ -409,7 +409,10 @@ class Listings:
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
-    words = {int(r): _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}") for r in catalog.category_rows[category]}
+    rows = catalog.category_rows[category]
+    brands = [catalog.brands[code] for code in catalog.brand[rows].tolist()]  # the columns read once, not row by row
+    words = {row: _words(f"{brand} {title}")
+             for row, brand, title in zip(rows.tolist(), brands, catalog.titles.take(rows).to_pylist())}
     rows_with: dict[str, set[int]] = {}
     for row, row_words in words.items():
         for word in row_words:
@@ -573,12 +576,12 @@ class CartFamily(TaskFamily):
         rng.shuffle(history)
         world.visit_history.extend(history)
 
-        def fits(r: int, row: int) -> bool:
-            """Whether viewed product ``r`` answers to "the <brand> <type> I looked at" said of ``row``: the brand, and
-            the category, the type's head word or that word in its title ("Running Insoles ... Shoe Inserts")."""
+        def fits(r: int, row: int, head: list[str]) -> bool:
+            """Whether viewed product ``r`` answers to "the <brand> <type> I looked at" said of ``row`` (whose type's
+            head word is ``head``): the brand, and the category, the type's head word or that word in its title
+            ("Running Insoles ... Shoe Inserts")."""
             if catalog.brand.item(r) != catalog.brand.item(row):
                 return False
-            head = _words(product_type(catalog, row))[-1:]
             return (catalog.category.item(r) == catalog.category.item(row) or _words(product_type(catalog, r))[-1:] == head
                     or bool(head) and head[0] in _words(catalog.title(r)))
 
@@ -586,7 +589,8 @@ class CartFamily(TaskFamily):
         for it in items:
             if it.row in history:  # one copy with what changes (items are made with in_history False)
                 update: dict[str, Any] = {"in_history": True}
-                if (it.brand and sum(fits(r, it.row) for r in world.visit_history) == 1
+                head = _words(product_type(catalog, it.row))[-1:] if it.brand else []
+                if (it.brand and sum(fits(r, it.row, head) for r in world.visit_history) == 1
                         and rng.random() < VAGUE_REFERENCE_PROBABILITY):  # without a brand, the type alone is vague
                     update["phrase"] = f"the {it.brand} {spoken_noun(it.noun)} I was looking at earlier"
                 it = it.model_copy(update=update)
