@@ -26,7 +26,8 @@ _RULES = (
     ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's confirmation "
      "when they or the task ask for it."),
     "Call answer once, when the request is complete; it ends the task.",
-    "Every turn counts; call at most {b_tool} tools per turn.",
+    "Arguments outside a tool's schema end the task.",
+    "Every turn counts; you may call at most {b_tool} tools per turn.",
 )
 
 
