@@ -117,16 +117,26 @@ def _json_type(schema: dict[str, Any]) -> str:
     return " or ".join(str(s.get("type", "any")) for s in options) or "any"
 
 
-def _argument_description(schema: dict[str, Any]) -> str:
-    """The schema's description of one argument; an object argument also lists its fields (a hint can't),
-    grouped by type: "Optional fields: a (note), b (strings); c (numbers)"."""
+def _note(schema: dict[str, Any]) -> str:
+    """What the schema says of a value in words: its description, else its range ("1-99") when it has both
+    bounds (a schema says a range once, in ``minimum``/``maximum``; a hint cannot carry it)."""
     options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
     text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
+    if not text and "minimum" in schema and "maximum" in schema:
+        text = f"{schema['minimum']}-{schema['maximum']}"
+    return str(text)
+
+
+def _argument_description(schema: dict[str, Any]) -> str:
+    """The schema's description of one argument (:func:`_note`); an object argument also lists its fields
+    (a hint can't), grouped by type: "Optional fields: a (note), b (strings); c (numbers)"."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    text = _note(schema)
     for option in options:
         if option.get("type") == "object" and option.get("properties"):
             by_type: dict[str, list[str]] = defaultdict(list)
             for name, prop in option["properties"].items():
-                note = prop.get("description", "").rstrip(".")
+                note = _note(prop).rstrip(".")
                 by_type[_json_type(prop)].append(f"{name} ({note})" if note else name)
             fields = "; ".join(f"{', '.join(names)} ({kind}{'s' if len(names) > 1 else ''})"
                                for kind, names in by_type.items())
