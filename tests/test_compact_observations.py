@@ -141,6 +141,20 @@ def test_no_environment_offers_a_tool_the_cards_make_redundant(env: EcomEnv) -> 
             assert "catalog_search" not in names or "catalog_get_product" in names, (env_id, d)
 
 
+def test_a_range_is_said_once_in_the_schema_and_written_out_for_trl(env: EcomEnv) -> None:
+    """``quantity`` states 1-99 in the schema's bounds only (no description repeating them); the docstring TRL
+    reads, which cannot carry bounds, writes the range out, for a nested filter field too."""
+    from ecomrlve.integrations.trl import tool_docstring
+    from ecomrlve.tools import cart_add, catalog_search
+
+    observation = env.reset(env_id="CART", difficulty=0, seed=1)
+    [add] = [t["function"] for t in observation.tools or [] if t["function"]["name"] == "cart_add"]
+    quantity = add["parameters"]["properties"]["quantity"]
+    assert (quantity["minimum"], quantity["maximum"]) == (1, 99) and "description" not in quantity
+    assert "    quantity: 1-99" in tool_docstring(cart_add).splitlines()
+    assert "rating_min (0-5)" in tool_docstring(catalog_search)
+
+
 def test_optional_arguments_are_said_once_in_the_schemas(env: EcomEnv) -> None:
     observation = env.reset(env_id="CART", difficulty=0, seed=1)
     text = json.dumps(observation.tools)
