@@ -106,12 +106,12 @@ def test_exploit_policies_earn_nothing(make_env, name: str) -> None:
         assert not lucky, f"{name} was judged correct on (d, seed) {lucky[:5]}"
 
 
-@pytest.mark.parametrize("name", ["random_ids", "guessed_ids", "lookup_unseen", "variants_lookup_unseen"])
+@pytest.mark.parametrize("name", ["random_ids", "guessed_ids", "lookup_unseen"])
 def test_id_exploits_are_hallucinations(make_env, name: str) -> None:
     """Ids never surfaced by a discovery tool (invented, guessed, or looked up directly by id) give r_hall = -1.
 
-    Looking an id up directly does not surface it; that holds for catalog_get_variants(id) as well
-    as catalog_get_product(id), or a guessed id could be laundered through a variant lookup.
+    Looking an id up directly (catalog_get_product(id)) does not surface it, or a guessed id could be
+    laundered through a lookup.
     """
     for d, seed, transcript in exploit_runs(make_env, name):
         reward = transcript.reward
@@ -263,8 +263,8 @@ def test_business_errors_continue_episode(env, catalog) -> None:
     row = next(r for r in range(len(catalog)) if catalog.stock[r] == 0
                and catalog.product_id(r) not in {it.product_id for it in env.audit().problem.goal.items})
     product_id = catalog.product_id(row)
-    obs = env.step(call("catalog_get_variants", product_id=product_id))
-    variants = tool_result(obs)["variants"]
+    obs = env.step(call("catalog_get_product", product_id=product_id))
+    variants = tool_result(obs).get("variants", [])
     arguments = {"product_id": product_id, "quantity": 1}
     if variants:
         arguments["variant_id"] = variants[0]["variant_id"]
@@ -344,7 +344,7 @@ def test_wrong_variant_triggers_correction(make_env) -> None:
     env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
     _, goal = find_episode(env, 6, lambda g: any(it.variant_value is not None for it in g.items))
     item = next(it for it in goal.items if it.variant_value is not None)
-    obs = env.step(call("catalog_get_variants", product_id=item.product_id))
+    obs = env.step(call("catalog_get_product", product_id=item.product_id))
     variants = tool_result(obs)["variants"]
     wrong = next(v for v in variants if v["variant_id"] != item.variant_id)
     obs = env.step(call("cart_add", product_id=item.product_id, variant_id=wrong["variant_id"], quantity=item.quantity))

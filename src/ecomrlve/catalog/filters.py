@@ -25,15 +25,15 @@ class ProductFilter(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     category: str | None = Field(None, description="e.g. 'Chargers'.")
-    brand: str | None = Field(None, description="any letter case")
+    brand: str | None = None  # any letter case
     color: str | None = None
     size: str | None = None
     material: str | None = None
     connector_type: str | None = None
     item_form: str | None = None
-    price_min: float | None = Field(None, ge=0, description="USD.")
-    price_max: float | None = Field(None, ge=0, description="USD.")
-    rating_min: float | None = Field(None, ge=0, le=5, description="0-5.")
+    price_min: float | None = Field(None, ge=0)
+    price_max: float | None = Field(None, ge=0)
+    rating_min: float | None = Field(None, ge=0, le=5)
     ship_days_max: int | None = Field(None, ge=0)
     in_stock: bool | None = None
     wattage_min: float | None = None

@@ -66,6 +66,7 @@ from ecomrlve.difficulty.scheduler import AdaptiveScheduler
 from ecomrlve.envs import get_environment, resolve_env_ids
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UserInputError
+from ecomrlve.prompts import TALK_RULE
 from ecomrlve.protocol import DEFAULT_VERBOSITY, Verbosity, result_text
 from ecomrlve.rng import derive_seed
 from ecomrlve.runner import Curriculum, Plan, Task, parse_difficulty, play
@@ -116,20 +117,30 @@ def _json_type(schema: dict[str, Any]) -> str:
     return " or ".join(str(s.get("type", "any")) for s in options) or "any"
 
 
-def _argument_description(schema: dict[str, Any]) -> str:
-    """The schema's description of one argument; an object argument also lists its fields (a hint can't),
-    grouped by type: "An object; optional fields a (note), b (strings); c (numbers)"."""
+def _note(schema: dict[str, Any]) -> str:
+    """What the schema says of a value in words: its description, else its range ("1-99") when it has both
+    bounds (a schema says a range once, in ``minimum``/``maximum``; a hint cannot carry it)."""
     options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
     text = schema.get("description") or next((s["description"] for s in options if s.get("description")), "")
+    if not text and "minimum" in schema and "maximum" in schema:
+        text = f"{schema['minimum']}-{schema['maximum']}"
+    return str(text)
+
+
+def _argument_description(schema: dict[str, Any]) -> str:
+    """The schema's description of one argument (:func:`_note`); an object argument also lists its fields
+    (a hint can't), grouped by type: "Optional fields: a (note), b (strings); c (numbers)"."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    text = _note(schema)
     for option in options:
         if option.get("type") == "object" and option.get("properties"):
             by_type: dict[str, list[str]] = defaultdict(list)
             for name, prop in option["properties"].items():
-                note = prop.get("description", "").rstrip(".")
+                note = _note(prop).rstrip(".")
                 by_type[_json_type(prop)].append(f"{name} ({note})" if note else name)
             fields = "; ".join(f"{', '.join(names)} ({kind}{'s' if len(names) > 1 else ''})"
                                for kind, names in by_type.items())
-            text = f"{text} An object; optional fields {fields}."
+            text = f"{text} Optional fields: {fields}."
     return " ".join(text.split())
 
 
@@ -355,8 +366,9 @@ def tool_result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VER
 
 
 def episode_system_prompt(system: str) -> str:
-    """The system message of a TRL row: the episode's system prompt and :data:`TRL_NOTE`."""
-    return f"{system}\n- {TRL_NOTE}"
+    """The system message of a TRL row: the episode's system prompt with :data:`TRL_NOTE` in place of the
+    rule that free text reaches the customer (:data:`~ecomrlve.prompts.TALK_RULE`)."""
+    return system.replace(f"- {TALK_RULE}", f"- {TRL_NOTE}")
 
 
 class TRLEnvironments:

@@ -117,7 +117,9 @@ class Tool:
         return self.handler(ctx, **arguments.__dict__)  # a model's __dict__ holds its fields, in order
 
     def schema(self) -> dict[str, Any]:
-        """The OpenAI function-calling schema, with every ``$ref`` inlined."""
+        """The OpenAI function-calling schema as advertised: every ``$ref`` inlined, and no
+        ``"additionalProperties": false`` (the system prompt says once that arguments outside a schema
+        end the task; :meth:`validate` refuses them as strictly as ever)."""
         return _function_schema(self.name, self.description, self.arguments)
 
 
@@ -147,7 +149,10 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
                 node = {**resolve(option), **{k: v for k, v in node.items() if k != "anyOf"}}
                 if node.get("default", 0) is None:
                     del node["default"]
-            return {k: resolve(v) for k, v in node.items() if k != "title"}
+            # "additionalProperties": false on every object is said once, in the system prompt's rules
+            # (validation stays strict: an unknown argument is still a protocol error)
+            return {k: resolve(v) for k, v in node.items()
+                    if k != "title" and not (k == "additionalProperties" and v is False)}
         if isinstance(node, list):
             return [resolve(v) for v in node]
         return node

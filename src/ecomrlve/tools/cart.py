@@ -43,8 +43,6 @@ def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_
     """Add a product to the cart.
 
     Args:
-        product_id: A product id.
-        quantity: Units (1-99).
         variant_id: Required when the product has variants.
     """
     world = ctx.world
@@ -65,11 +63,7 @@ def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_
 
 @tool(mutates=True)
 def cart_remove(ctx: ToolContext, line_id: str) -> dict[str, Any]:
-    """Remove a line from the cart.
-
-    Args:
-        line_id: A cart line id.
-    """
+    """Remove a line from the cart."""
     _line(ctx, line_id)
     ctx.world.cart.remove(line_id)
     return {"status": "removed", "cart": cart_summary(ctx)}
@@ -77,12 +71,7 @@ def cart_remove(ctx: ToolContext, line_id: str) -> dict[str, Any]:
 
 @tool(mutates=True)
 def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: Quantity) -> dict[str, Any]:
-    """Set the quantity of a cart line.
-
-    Args:
-        line_id: A cart line id.
-        quantity: The new quantity (1-99).
-    """
+    """Set the quantity of a cart line."""
     line = _line(ctx, line_id)
     if ctx.world.stock(line.row) < quantity:
         raise ToolError("insufficient_stock", f"Only {ctx.world.stock(line.row)} units are available.")

@@ -63,13 +63,13 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
 @tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
-    """Search the catalog for product cards. A filter on a variant attribute matches a product through its variant with that value.
+    """Search the catalog for product cards; a filter on a variant attribute matches a product with such a variant.
 
     Args:
-        query: Free text, e.g. a brand and model.
-        filters: Exact conditions every result meets.
-        sort_by: relevance is imperfect; the others sort exactly.
-        top_k: Number of results (default 4; capped).
+        query: Free text, e.g. brand and model.
+        filters: Conditions every result meets.
+        sort_by: relevance is imperfect; the others are exact.
+        top_k: Results (default 4; capped).
     """
     cap = ctx.difficulty.top_k
     k = DEFAULT_TOP_K if top_k is None else top_k
@@ -90,11 +90,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """One product's card with its full title.
-
-    Args:
-        product_id: A product id.
-    """
+    """One product's card with its full title."""
     row = resolve_product(ctx, product_id)
     card = product_card(ctx.world, row)
     category = ctx.world.catalog.category_of(row)
@@ -104,9 +100,5 @@ def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
 
 @tool
 def catalog_get_variants(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    """A product's variants with their ids (also on its card).
-
-    Args:
-        product_id: A product id.
-    """
+    """A product's variants with their ids (also on its card)."""
     return {"product_id": product_id, "variants": ctx.world.variant_cards(resolve_product(ctx, product_id))}

@@ -22,9 +22,5 @@ def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
 
 @tool
 def ask_user(ctx: ToolContext, question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]) -> dict[str, Any]:
-    """Ask the customer a question; returns their reply.
-
-    Args:
-        question: The question.
-    """
+    """Ask the customer a question; returns their reply."""
     return {"user_reply": ctx.ask_user(question)}

@@ -9,7 +9,7 @@ Hidden goal
     constraints were withheld from the opening, stock-outs and the alternative the shopper
     accepts, whether the shopper wants to confirm the cart first.
 Tools
-    catalog_search, catalog_get_product, catalog_get_variants, cart_add, cart_remove,
+    catalog_search, catalog_get_product, cart_add, cart_remove,
     cart_set_quantity, cart_view, user_get_visit_history, ask_user, answer(done).
 Scoring
     Units over (product, variant) keys of the final cart against the shopper's final wish:
@@ -447,14 +447,14 @@ NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda cat
 class CartFamily(TaskFamily):
     env_id = ENV_ID
     version = 10
-    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "cart_add", "cart_remove",
+    tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_remove",
                   "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
     answer_arguments = CartAnswer
     instructions = ("help the customer build their shopping cart: add exactly the products, variants and "
                     "quantities they ask for, then call answer(done=true).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return "Call with done=true when the cart holds exactly what the customer asked for; this ends the task."
+        return "done=true once the cart holds exactly what the customer asked for; ends the task."
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog

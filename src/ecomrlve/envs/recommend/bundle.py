@@ -13,7 +13,7 @@ Hidden goal
     of them), which of those are withheld, and a budget ``⌈Σ reference prices·(1+slack)⌉`` that
     the references always satisfy.
 Tools
-    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    catalog_search, catalog_get_product, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
     An id *covers* a required category if it is in stock, of that (not yet covered) category's
@@ -323,7 +323,7 @@ def _in_stock_counts(world: World) -> list[int]:
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
     version = 10
-    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
+    tool_names = ("catalog_search", "catalog_get_product", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
     instructions = ("put together the shopping list for the customer's project: one product for each kind of item they "

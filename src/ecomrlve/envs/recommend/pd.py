@@ -12,7 +12,7 @@ Hidden goal
     withheld from the opening, a planned context switch and a planned stock-out (with its decoys),
     and an ideal answer.
 Tools
-    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    catalog_search, catalog_get_product, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
     The valid set V = in-stock products of the category's main product type meeting every (final)

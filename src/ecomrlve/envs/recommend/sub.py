@@ -11,7 +11,7 @@ Hidden goal
     material and form, then the rest), hidden preferences, withheld requirements, a planned context switch and
     stock-out (with its decoys), and an ideal answer.
 Tools
-    catalog_search, catalog_get_product, catalog_get_variants, user_get_visit_history, ask_user,
+    catalog_search, catalog_get_product, user_get_visit_history, ask_user,
     answer(product_ids).
 Scoring
     Valid substitutes: same leaf category and its main product type, in stock, not the original,

@@ -211,7 +211,7 @@ _RecommendGoalT = TypeVar("_RecommendGoalT", bound=RecommendGoal)
 class RankedRecommendation(TaskFamily):
     """PD and SUB: the agent answers a ranked list of product ids, scored by :func:`ranking_reward`."""
 
-    tool_names = ("catalog_search", "catalog_get_product", "catalog_get_variants", "user_get_visit_history", "ask_user")
+    tool_names = ("catalog_search", "catalog_get_product", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
 
