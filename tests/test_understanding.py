@@ -246,6 +246,66 @@ def test_return_reason_is_told_only_when_asked(c8: EcomEnv) -> None:
         assert c8.audit().problem.state.reason_told, m.text
 
 
+#: Messages that mention a fault or the reason without asking why (train-half examples written for the fix):
+#: a statement before the question, a clause that waives the question, a subordinate or sympathetic clause,
+#: a fault that only describes the item a which-order or go-ahead question is about. (text, which, confirm)
+REASON_MENTIONED_NOT_ASKED = [
+    ("Sorry to hear it's broken. Which order is it from?", True, False),
+    ("That's a shame it arrived damaged. Could you tell me the order date?", True, False),
+    ("There's no need to explain why, just tell me which item it is.", True, False),
+    ("Which of the orders is the defective one?", True, False),
+    ("Which item has the issue?", True, False),
+    ("Defective items are refunded in full. Do you want me to go ahead?", False, True),
+    ("I've noted the reason. Can I submit the return?", False, True),
+    ("No matter what the reason is, shall I start the return?", False, True),
+    ("Regardless of why, returns within 30 days are free - want me to set it up?", False, True),
+    ("Since it's not working, may I process the return now?", False, True),
+    ("Shall I send it back for you?", False, True),
+    ("Shall I return the faulty cable?", False, True),
+]
+#: Messages that ask the reason, alone or beside another question (they must keep asking it).
+REASON_ASKED = [
+    "Got it. Could you tell me what's wrong with it?",
+    "If you don't mind me asking, what's the problem with it?",
+    "Is it broken, or just not what you expected?",
+    "So what happened with the headphones?",
+    "Something wrong with it?",
+    "Which order is it, and why are you sending it back?",
+    "Which item is it and what went wrong?",
+    "Could you tell me why you want to return it?",
+    "When did it stop working?",
+]
+ORDERS = InPlay(dates=("September 10", "September 11", "August 2"))
+
+
+@pytest.mark.parametrize(("text", "which", "confirm"), REASON_MENTIONED_NOT_ASKED)
+def test_a_reason_mentioned_is_not_asked(text: str, which: bool, confirm: bool) -> None:
+    """The reason is asked only by an asking clause that asks for the cause ("why", "what went wrong") or
+    asks about the item's state and nothing else ("Is it faulty?")."""
+    reading = understand(text, ORDERS)
+    assert (reading.reason, reading.which, reading.confirm) == (False, which, confirm), reading
+
+
+@pytest.mark.parametrize("text", REASON_ASKED)
+def test_a_reason_asked_is_read(text: str) -> None:
+    assert understand(text, ORDERS).reason
+
+
+def test_return_reason_mentioned_but_not_asked_stays_untold(c8: EcomEnv) -> None:
+    """RETURN withholds the reason: said first, no message that only mentions a fault or the reason gets it
+    (each asks which order or the go-ahead, and gets that answered); one that asks gets it."""
+    seeds = leak_seeds(c8, "RETURN", 12, 2)
+    assert seeds
+    for text, _which, _confirm in REASON_MENTIONED_NOT_ASKED:
+        for seed in seeds:
+            c8.reset(env_id="RETURN", difficulty=12, seed=seed)
+            c8.step(AgentAction(message=text))
+            assert not c8.audit().problem.state.reason_told, text
+    c8.reset(env_id="RETURN", difficulty=12, seed=seeds[0])
+    c8.step(AgentAction(message=REASON_ASKED[0]))
+    assert c8.audit().problem.state.reason_told
+
+
 @pytest.mark.parametrize("env_id", ["CART", "PD"])
 def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -> None:
     """Each attribute question of the bank (train half) reveals only withheld values of the topics it asks."""

@@ -226,12 +226,32 @@ def _asks_about_line(lowered: str) -> bool:
             or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
 
 
-#: Phrases that ask why the customer returns the item.
-_REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
-           "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
-           "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
-           "what made you", "how come", "send it back", "whats up with", "stop working", "stopped working",
-           "not working", "doesnt work", "does not work", "not right with", "matter with", "wrong about")
+#: Phrases that ask for the cause itself ("why", "what went wrong"): they ask why the customer returns the
+#: item in any clause that asks.
+_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "went wrong", "what happened", "happened with",
+                "what made you", "how come", "whats up with", "matter with", "wrong about")
+#: Phrases that name a fault or a wish to return ("faulty", "the problem", "send it back"): they ask why only
+#: in a clause that asks nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they
+#: describe the item a which-order or go-ahead question is about ("Which order has the problem?", "Shall I
+#: return the faulty one?").
+_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "problem", "issue", "faulty", "fault", "defect",
+                  "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
+                  "send it back", "stop working", "stopped working", "not working", "doesnt work", "does not work",
+                  "not right with")
+_REASON = _REASON_ASKS + _REASON_STATES
+#: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
+_WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
+           "dont have to", "do not have to", "wont need", "will not need", "dont worry about", "no worries about")
+#: Openings of a clause that states rather than asks: a subordinate clause ("Since it's not working, ...",
+#: "If it's faulty, ...") or sympathy and acknowledgement ("Sorry it broke, ...", "I understand it's faulty").
+_STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that", "sorry", "im sorry", "so sorry",
+                     "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
+                     "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
+                     "i realize", "i appreciate")
+#: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
+#: question word.
+_QUESTION_JOIN = re.compile(r"\s(?:and|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+                            r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
               "isnt in stock", "is not in stock", "ran out", "run out of", "none left", "no stock",
@@ -316,6 +336,10 @@ _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
 _REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
+_REASON_ASK_PHRASES = tuple(_phrase(p) for p in _REASON_ASKS)
+_REASON_STATE_PHRASES = tuple(_phrase(p) for p in _REASON_STATES)
+_WAIVE_PHRASES = tuple(_phrase(p) for p in _WAIVES)
+_STATING_PHRASES = tuple(_phrase(p) for p in _STATING_OPENINGS)
 _STOCK_OUT_PHRASES = tuple(_phrase(p) for p in _STOCK_OUT)
 _REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
 
@@ -478,6 +502,29 @@ def _asks_go_ahead(asking: str) -> bool:
     return False
 
 
+def _asks_reason(asking: str) -> bool:
+    """Whether a clause of the asking sentences asks why the customer returns the item: it names the cause
+    ("why", "what went wrong") or, asking nothing else, a fault ("Is it faulty?"), and neither waives the
+    question ("no need to say why") nor states ("Sorry it's broken, ..."). A message that only mentions a
+    fault or the reason ("Which order has the problem?") does not ask it, so the shopper keeps it."""
+    for sentence in _SENTENCE.findall(asking):
+        for part in _CLAUSE_BREAK.split(sentence):
+            for clause in _QUESTION_JOIN.split(part):
+                words = _corrected(_normalise(clause))
+                cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
+                if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
+                    continue
+                if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                    return True
+    return False
+
+
+def _asks_which_line(words: str) -> bool:
+    """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...")."""
+    return _has(words, _WHICH_PHRASES) or (" which " in words and (_has(words, _ORDER_WORDS)
+                                                                  or _has(words, _LINE_REFERENCE)))
+
+
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
     "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
@@ -499,8 +546,9 @@ def _is_request(raw: str) -> bool:
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
-        if any(_normalise(clause).startswith(_REQUEST_PHRASES) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "Before I recommend anything, tell me what you need."
+        if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
+               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
             return True
@@ -628,7 +676,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
-    reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
+    reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
     dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
     which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
