@@ -22,6 +22,7 @@ import argparse
 import gc
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,8 @@ def measure_leaks(bank: list, batch6: set[str], seeds_per_env: int) -> bool:
           f"also which and go-ahead questions); "
           f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages "
           f"({blind} in the sixth batch's {blind_played} first turns)")
+    per_env = Counter(leak.split()[0] for leak in found)
+    print("  per environment:", ", ".join(f"{env_id} {per_env[env_id]}" for env_id in LEAK_ENVS))
     for leak in shown[:10]:
         print("  ", leak)
     return not found

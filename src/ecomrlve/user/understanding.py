@@ -248,6 +248,15 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
                      "i realize", "i appreciate")
+#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
+_ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
+                                r"damaged|broken) ")
+#: The agent's own reason ("why I ask", "the reason I'm asking"), not the customer's.
+_OWN_REASON = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) ")
+#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask.
+_SUBORDINATE = re.compile(r" (?:since|because|now that|given that|seeing as|seeing that) ")
+#: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
+_FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
 #: question word.
 _QUESTION_JOIN = re.compile(r"\s(?:and|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
@@ -261,6 +270,8 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
                              "wat", "wats", "whta", "was", "were"))
+#: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
+_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
 _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
@@ -504,19 +515,37 @@ def _asks_go_ahead(asking: str) -> bool:
 
 def _asks_reason(asking: str) -> bool:
     """Whether a clause of the asking sentences asks why the customer returns the item: it names the cause
-    ("why", "what went wrong") or, asking nothing else, a fault ("Is it faulty?"), and neither waives the
-    question ("no need to say why") nor states ("Sorry it's broken, ..."). A message that only mentions a
-    fault or the reason ("Which order has the problem?") does not ask it, so the shopper keeps it."""
+    ("why", "what went wrong") or, asking nothing else, a fault ("Is it faulty?"). A message that only
+    mentions a fault or the reason does not ask it, so the shopper keeps it: in a statement before the
+    question ("Faulty items are refunded, so shall I start the return?"), a clause that waives the question
+    ("no need to say why") or states ("Sorry it's broken, ...", "... since it's faulty"), a fault that
+    names the item ("the broken one") or describes the item a which-order or go-ahead question is about
+    ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
     for sentence in _SENTENCE.findall(asking):
-        for part in _CLAUSE_BREAK.split(sentence):
-            for clause in _QUESTION_JOIN.split(part):
-                words = _corrected(_normalise(clause))
-                cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
-                if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
-                    continue
-                if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
-                    return True
+        for clause in _asking_clauses(sentence):
+            words = _OWN_REASON.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+            words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
+            cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
+            if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
+                continue
+            if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                return True
     return False
+
+
+def _asking_clauses(sentence: str) -> list[str]:
+    """The clauses of one sentence that ask: from the first that opens a question or a request to the end
+    ("Faulty items are refunded, so shall I start the return?" asks only in its second clause); the whole
+    sentence when none opens one, or only a tag does ("Broken, faulty, or a change of mind?", "It was
+    damaged, was it?")."""
+    clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _QUESTION_JOIN.split(part) if c.strip()]
+    for i, clause in enumerate(clauses):
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
+            tag = i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2
+            return clauses if tag else clauses[i:]
+    return clauses
 
 
 def _asks_which_line(words: str) -> bool:
@@ -677,32 +706,32 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
     reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
-    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
-    which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-                        or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
-                                            or (" which " in norm and _has(norm, _ORDER_WORDS)))))
+    dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
+    which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
+                        or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
+                                            or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
-    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
-    if _USE_WITH.search(norm):
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
+    if _USE_WITH.search(norm_asking):
         topics.add("connector")
-    if "screen" in topics and _SCREEN_SIZE.search(text.lower()) is not None:
+    if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
         topics.discard("size")
-    if "quantity" in topics and _COUNTED_UNIT.search(norm) and not _has(_COUNTED_UNIT.sub(" ", norm), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
-    if " how much " in norm and "price" not in topics:
+    if " how much " in norm_asking and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(text):
+    if _PRICE_FIGURE.search(asking):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(norm, in_play)
-    values = _named_values(text, plain, in_play)
-    for topic, counts in _named_values(text, plain, STORE_VALUES).items():
+    plain = _without_item_names(norm_asking, in_play)
+    values = _named_values(asking, plain, in_play)
+    for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
         values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm.startswith(_WH_START) or (
-            " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
+    if confirm and cued and (norm_asking.startswith(_WH_START) or (
+            " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
         confirm = True
@@ -713,13 +742,13 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # cost, a detail of it), why it goes back, or the go-ahead.
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
-        about_line = _asks_about_line(text.lower()) or (not confirm and bool(
-            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)
-            or _has(norm, _LINE_REFERENCE)))
+        about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
+            items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
+            or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
+    if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm and (
-        (not topics and _open_weak(text, norm) and not _offers_options(text))
-        or (bool(topics) and _open_with_examples(text))))
+    open_question = _has(norm_asking, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+        (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
+        or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
