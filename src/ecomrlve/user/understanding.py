@@ -228,15 +228,15 @@ def _asks_about_line(lowered: str) -> bool:
 
 #: Phrases that ask for the cause itself ("why", "what went wrong"): they ask why the customer returns the
 #: item in any clause that asks.
-_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "went wrong", "what happened", "happened with",
-                "what made you", "how come", "whats up with", "matter with", "wrong about")
+_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
+                "whats up with", "matter with")
 #: Phrases that name a fault or a wish to return ("faulty", "the problem", "send it back"): they ask why only
 #: in a clause that asks nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they
 #: describe the item a which-order or go-ahead question is about ("Which order has the problem?", "Shall I
 #: return the faulty one?").
-_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "problem", "issue", "faulty", "fault", "defect",
+_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about", "problem", "issue", "faulty", "fault", "defect",
                   "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
-                  "send it back", "stop working", "stopped working", "not working", "doesnt work", "does not work",
+                  "stop working", "stopped working", "not working", "doesnt work", "does not work",
                   "not right with")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
@@ -251,8 +251,11 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
                                 r"damaged|broken) ")
-#: The agent's own reason ("why I ask", "the reason I'm asking"), not the customer's.
-_OWN_REASON = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) ")
+#: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
+#: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
+_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
+                            r"(?:problem|issue) ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask.
 _SUBORDINATE = re.compile(r" (?:since|because|now that|given that|seeing as|seeing that) ")
 #: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
@@ -488,7 +491,8 @@ def _sentences(raw: str) -> list[str]:
     return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+#: A sentence: up to a stop that ends one (not the points of "e.g.", "i.e." or "$12.99").
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=[^\s.!?])|(?<=\b[a-z])\.)+[.!?]*")
 _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 #: A clause opening with one of these asks for a fact, not leave to act ("Where should I start?"), unless
 #: it proposes ("How about I place it?", "What if I check out now?").
@@ -501,7 +505,7 @@ def _asks_go_ahead(asking: str) -> bool:
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
-        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"]):
+        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
             continue
         if words.strip() in _BARE_GO_AHEAD:
             return True  # "I can place the order whenever you're ready. Should I?"
@@ -523,7 +527,7 @@ def _asks_reason(asking: str) -> bool:
     ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
     for sentence in _SENTENCE.findall(asking):
         for clause in _asking_clauses(sentence):
-            words = _OWN_REASON.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+            words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
@@ -549,9 +553,10 @@ def _asking_clauses(sentence: str) -> list[str]:
 
 
 def _asks_which_line(words: str) -> bool:
-    """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...")."""
-    return _has(words, _WHICH_PHRASES) or (" which " in words and (_has(words, _ORDER_WORDS)
-                                                                  or _has(words, _LINE_REFERENCE)))
+    """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
+    September 10 one")."""
+    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or (
+        " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
 def _asking_part(raw: str) -> str:
