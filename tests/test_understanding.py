@@ -262,6 +262,15 @@ REASON_MENTIONED_NOT_ASKED = [
     ("Since it's not working, may I process the return now?", False, True),
     ("Shall I send it back for you?", False, True),
     ("Shall I return the faulty cable?", False, True),
+    ("Faulty items get a full refund, so shall I start the return?", False, True),
+    ("Sorry it's faulty - want me to start the return?", False, True),
+    ("Why not let me start the return now?", False, True),
+    ("Is that the broken one?", True, False),
+    ("When was the broken cable delivered?", True, False),
+    ("Just so you know why I'm asking: which order was it?", True, False),
+    ("Which order went wrong?", True, False),
+    ("Is the problem with the September 10 order?", True, False),
+    ("No problem, which order is it?", True, False),
 ]
 #: Messages that ask the reason, alone or beside another question (they must keep asking it).
 REASON_ASKED = [
@@ -274,6 +283,14 @@ REASON_ASKED = [
     "Which item is it and what went wrong?",
     "Could you tell me why you want to return it?",
     "When did it stop working?",
+    "Broken or faulty - which is it?",
+    "Faulty, damaged, or did you change your mind?",
+    "It was damaged, was it?",
+    "Can you tell me if it's damaged?",
+    "Did it arrive damaged?",
+    "Is the hoodie faulty?",
+    "Was there an issue with the fit?",
+    "What went wrong?",
 ]
 ORDERS = InPlay(dates=("September 10", "September 11", "August 2"))
 
@@ -289,6 +306,35 @@ def test_a_reason_mentioned_is_not_asked(text: str, which: bool, confirm: bool) 
 @pytest.mark.parametrize("text", REASON_ASKED)
 def test_a_reason_asked_is_read(text: str) -> None:
     assert understand(text, ORDERS).reason
+
+
+def test_a_value_or_topic_said_in_a_statement_is_not_asked() -> None:
+    """What a message asks is read from its sentences that ask: a topic or value a statement before the
+    question names ("Delivery is free this week.") is not asked."""
+    lamp = InPlay(values={"color": ("Black", "White"), "brand": ("Lumora", "Brightix")})
+    assert understand("Delivery is free this week. Any colour you'd like?", lamp).topics == {"color"}
+    assert understand("Lumora makes lovely lamps. What's your budget?", lamp).topics == {"price"}
+    mug = InPlay(values={"material": ("Ceramic", "Wood"), "size": ("12 oz", "16 oz")})
+    assert understand("The ceramic one is lovely. What size do you need?", mug).topics == {"size"}
+    assert understand("Ceramic or wood?", mug).topics == {"material"}
+    assert understand("What matters most to you, e.g. price or brand?").topics == {"price", "brand"}
+
+
+def test_a_statement_before_the_question_reveals_nothing_it_names(c8: EcomEnv) -> None:
+    """PD and CART, said first: a statement naming every topic before a question about another reveals
+    none of the withheld values of the topics it named."""
+    from understanding_bank import BankMessage
+
+    text = ("Prices start at $20, delivery is fast, reviews are great and every brand, size and material is in "
+            "stock. Which colour would you like?")
+    expect = {"topics": ["color"], "open": False, "confirm": False, "which": False, "reason": False}
+    message = BankMessage("statement", "attribute", "train", "", text, expect, InPlay())
+    for env_id in ("PD", "CART"):
+        seeds = leak_seeds(c8, env_id, 12, 3)
+        assert seeds
+        assert understand(text).topics == {"color"}
+        found = leaks(c8, env_id, 12, seeds, message)
+        assert not found, found
 
 
 def test_return_reason_mentioned_but_not_asked_stays_untold(c8: EcomEnv) -> None:

@@ -547,9 +547,19 @@ def _asking_clauses(sentence: str) -> list[str]:
         words = _FILLER.sub(" ", _normalise(clause))
         first = words.split()[:1]
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
-            tag = i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2
-            return clauses if tag else clauses[i:]
+            if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
+                return clauses  # a tag
+            while i > 0 and _offers_choice(clauses[i - 1]):
+                i -= 1  # "Faulty or damaged - which was it?" asks among the options before it
+            return clauses[i:]
     return clauses
+
+
+def _offers_choice(clause: str) -> bool:
+    """Whether a clause before a question lists options it asks among ("Faulty or damaged, ...", "Broken,
+    ..."), not a statement ("Sorry it's broken, ...")."""
+    words = _normalise(clause)
+    return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
 
 
 def _asks_which_line(words: str) -> bool:
