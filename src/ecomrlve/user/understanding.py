@@ -16,7 +16,13 @@ words. A reading comes from two sources:
   dates ask which order is meant.
 
 The rule layer reads the go-ahead only in the sentences that ask ("Happy to help you find sheets!" before a
-question is a greeting) and not in a clause that asks what to do ("Where should I start?"). "Which" is asked
+question is a greeting) and not in a clause that asks what to do ("Where should I start?"); topics, values and
+which order likewise ("Delivery is free this week. Any colour you'd like?" asks the colour alone). Why the
+customer returns the item is asked only by a clause that asks for the cause ("why", "what's wrong") or, asking
+nothing else, about a fault ("Is it faulty?"): not by one that waives it ("no need to say why"), states
+("Sorry it's broken, which order?"), or where the fault names the item a which-order or go-ahead question is
+about ("Which order has the problem?", "Shall I return the faulty one?"). A message that only mentions a topic
+does not ask it, so the shopper keeps what it withholds. "Which" is asked
 only about the customer's orders: with orders in play, a question that names an ordered product, a month,
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
 no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
