@@ -232,18 +232,17 @@ def _asks_about_line(lowered: str) -> bool:
             or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
 
 
-#: Phrases that ask for the cause itself ("why", "what went wrong"): they ask why the customer returns the
+#: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
 #: item in any clause that asks.
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
                 "whats up with", "matter with")
-#: Phrases that name a fault or a wish to return ("faulty", "the problem", "send it back"): they ask why only
-#: in a clause that asks nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they
-#: describe the item a which-order or go-ahead question is about ("Which order has the problem?", "Shall I
-#: return the faulty one?").
-_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about", "problem", "issue", "faulty", "fault", "defect",
-                  "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
-                  "stop working", "stopped working", "not working", "doesnt work", "does not work",
-                  "not right with")
+#: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
+#: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
+#: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
+_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
+                  "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
+                  "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
+                  "doesnt work", "does not work", "not right with")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
