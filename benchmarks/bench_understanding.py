@@ -4,7 +4,8 @@
 Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute, open, confirm,
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
-share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label.
+share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
+then the same for the sixth batch (``heldout_batch6.jsonl``, 99 messages, all held-out).
 Also times the reading: p50/p99 per message over every message of the bank, repeated, as wall-clock time
 and as the thread's CPU time (the bar is on CPU time: on a shared machine the wall clock also counts
 other processes' time slices).
@@ -21,13 +22,14 @@ import argparse
 import gc
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from understanding_bank import GROUPS, leak_seeds, leaks, load_bank, understanding_rates  # noqa: E402
+from understanding_bank import BLIND_BATCH, GROUPS, leak_seeds, leaks, load_bank, understanding_rates  # noqa: E402
 
 from ecomrlve.user.understanding import understand  # noqa: E402
 
@@ -41,7 +43,7 @@ BAR = 0.95
 P99_BAR_MS = 1.0
 
 
-def measure_leaks(bank: list, seeds_per_env: int) -> bool:
+def measure_leaks(bank: list, batch6: set[str], seeds_per_env: int) -> bool:
     """Play every negative and every attribute question as the first turn of episodes that withhold values
     (CART, PD, SUB, BUNDLE, RETURN at d=12; in RETURN also every which and go-ahead question) and count
     withheld values said that the message did not ask for."""
@@ -55,7 +57,7 @@ def measure_leaks(bank: list, seeds_per_env: int) -> bool:
     os.environ.setdefault(SECRET_ENV_VAR, "bench-understanding")
     catalog = generate_synthetic_catalog(3000, 0)
     env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog), overrides={"p_noise": 0.0})
-    played, found, shown, misread = 0, [], [], 0
+    played, found, shown, misread, blind, blind_played = 0, [], [], 0, 0, 0
     for env_id in LEAK_ENVS:
         seeds = leak_seeds(env, env_id, LEAK_DIFFICULTY, seeds_per_env)
         for m in bank:
@@ -64,11 +66,16 @@ def measure_leaks(bank: list, seeds_per_env: int) -> bool:
                 found += found_here
                 misread += len(found_here) if not m.understood(understand(m.text, m.in_play)) else 0
                 shown += found_here if m.half == "train" else []  # held-out messages are counted, never shown
+                blind += len(found_here) if m.id in batch6 else 0
+                blind_played += len(seeds) if m.id in batch6 else 0
                 played += len(seeds)
     print(f"leaks (a withheld value said to a message that did not ask for it): {len(found)} in {played} "
           f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions; in RETURN "
           f"also which and go-ahead questions); "
-          f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages")
+          f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages "
+          f"({blind} in the sixth batch's {blind_played} first turns)")
+    per_env = Counter(leak.split()[0] for leak in found)
+    print("  per environment:", ", ".join(f"{env_id} {per_env[env_id]}" for env_id in LEAK_ENVS))
     for leak in shown[:10]:
         print("  ", leak)
     return not found
@@ -81,21 +88,22 @@ def main() -> int:
     parser.add_argument("--leak-seeds", type=int, default=3, help="episodes per environment for the leak count "
                         "(0: skip it)")
     args = parser.parse_args()
-    bank = load_bank()
+    bank, batch6 = load_bank(), load_bank(BLIND_BATCH)
     halves = {half: understanding_rates([m for m in bank if m.half == half]) for half in ("train", "heldout")}
-    print(f"{'group':<10} {'train':>14} {'held-out':>14}")
+    halves["batch6"] = understanding_rates(batch6)
+    print(f"{'group':<10} {'train':>14} {'held-out':>14} {'batch 6':>14}")
     ok = True
     for group in GROUPS:
         cells = []
-        for half in ("train", "heldout"):
+        for half in ("train", "heldout", "batch6"):
             hit, total = halves[half][group]
             cells.append(f"{hit}/{total} {100 * hit / total:5.1f}%")
-            ok &= half != "heldout" or hit / total >= BAR
-        print(f"{group:<10} {cells[0]:>14} {cells[1]:>14}")
+            ok &= half == "train" or hit / total >= BAR
+        print(f"{group:<10} {cells[0]:>14} {cells[1]:>14} {cells[2]:>14}")
     wall, cpu = [], []
     gc.disable()  # a collection lands on whichever reading allocates last; it is the process's cost, not the reading's
     for _ in range(args.repeats):
-        for m in bank:
+        for m in bank + batch6:
             start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
             understand(m.text, m.in_play)
             cpu.append(time.thread_time_ns() - start_cpu)
@@ -107,7 +115,7 @@ def main() -> int:
     # On a loaded machine the wall clock counts other processes' time slices; the thread's CPU time does not.
     ok &= float(np.percentile(cpu, 99)) / 1e6 <= P99_BAR_MS
     if args.leak_seeds:
-        ok &= measure_leaks(bank, args.leak_seeds)
+        ok &= measure_leaks(bank + batch6, {m.id for m in batch6}, args.leak_seeds)
     if args.failures:
         for m in bank:
             if m.half == "train":
@@ -115,7 +123,7 @@ def main() -> int:
                 if not m.understood(r):
                     print(f"{m.id}: {m.text!r} read as topics={sorted(r.topics)} open={r.open} confirm={r.confirm} "
                           f"which={r.which} reason={r.reason} items={r.items}; expected {m.expect}")
-    print("bar (held-out >= 95% in every group, p99 <= 1 ms, no leak):", "met" if ok else "NOT met")
+    print("bar (held-out and batch 6 >= 95% in every group, p99 <= 1 ms, no leak):", "met" if ok else "NOT met")
     return 0 if ok else 1
 
 

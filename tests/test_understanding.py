@@ -246,6 +246,112 @@ def test_return_reason_is_told_only_when_asked(c8: EcomEnv) -> None:
         assert c8.audit().problem.state.reason_told, m.text
 
 
+#: Messages that mention a fault or the reason without asking why (train-half examples written for the fix):
+#: a statement before the question, a clause that waives the question, a subordinate or sympathetic clause,
+#: a fault that only describes the item a which-order or go-ahead question is about. (text, which, confirm)
+REASON_MENTIONED_NOT_ASKED = [
+    ("Sorry to hear it's broken. Which order is it from?", True, False),
+    ("That's a shame it arrived damaged. Could you tell me the order date?", True, False),
+    ("There's no need to explain why, just tell me which item it is.", True, False),
+    ("Which of the orders is the defective one?", True, False),
+    ("Which item has the issue?", True, False),
+    ("Defective items are refunded in full. Do you want me to go ahead?", False, True),
+    ("I've noted the reason. Can I submit the return?", False, True),
+    ("No matter what the reason is, shall I start the return?", False, True),
+    ("Regardless of why, returns within 30 days are free - want me to set it up?", False, True),
+    ("Since it's not working, may I process the return now?", False, True),
+    ("Shall I send it back for you?", False, True),
+    ("Shall I return the faulty cable?", False, True),
+    ("Faulty items get a full refund, so shall I start the return?", False, True),
+    ("Sorry it's faulty - want me to start the return?", False, True),
+    ("Why not let me start the return now?", False, True),
+    ("Is that the broken one?", True, False),
+    ("When was the broken cable delivered?", True, False),
+    ("Just so you know why I'm asking: which order was it?", True, False),
+    ("Which order went wrong?", True, False),
+    ("Is the problem with the September 10 order?", True, False),
+    ("No problem, which order is it?", True, False),
+]
+#: Messages that ask the reason, alone or beside another question (they must keep asking it).
+REASON_ASKED = [
+    "Got it. Could you tell me what's wrong with it?",
+    "If you don't mind me asking, what's the problem with it?",
+    "Is it broken, or just not what you expected?",
+    "So what happened with the headphones?",
+    "Something wrong with it?",
+    "Which order is it, and why are you sending it back?",
+    "Which item is it and what went wrong?",
+    "Could you tell me why you want to return it?",
+    "When did it stop working?",
+    "Broken or faulty - which is it?",
+    "Faulty, damaged, or did you change your mind?",
+    "It was damaged, was it?",
+    "Can you tell me if it's damaged?",
+    "Did it arrive damaged?",
+    "Is the hoodie faulty?",
+    "Was there an issue with the fit?",
+    "What went wrong?",
+]
+ORDERS = InPlay(dates=("September 10", "September 11", "August 2"))
+
+
+@pytest.mark.parametrize(("text", "which", "confirm"), REASON_MENTIONED_NOT_ASKED)
+def test_a_reason_mentioned_is_not_asked(text: str, which: bool, confirm: bool) -> None:
+    """The reason is asked only by an asking clause that asks for the cause ("why", "what went wrong") or
+    asks about the item's state and nothing else ("Is it faulty?")."""
+    reading = understand(text, ORDERS)
+    assert (reading.reason, reading.which, reading.confirm) == (False, which, confirm), reading
+
+
+@pytest.mark.parametrize("text", REASON_ASKED)
+def test_a_reason_asked_is_read(text: str) -> None:
+    assert understand(text, ORDERS).reason
+
+
+def test_a_value_or_topic_said_in_a_statement_is_not_asked() -> None:
+    """What a message asks is read from its sentences that ask: a topic or value a statement before the
+    question names ("Delivery is free this week.") is not asked."""
+    lamp = InPlay(values={"color": ("Black", "White"), "brand": ("Lumora", "Brightix")})
+    assert understand("Delivery is free this week. Any colour you'd like?", lamp).topics == {"color"}
+    assert understand("Lumora makes lovely lamps. What's your budget?", lamp).topics == {"price"}
+    mug = InPlay(values={"material": ("Ceramic", "Wood"), "size": ("12 oz", "16 oz")})
+    assert understand("The ceramic one is lovely. What size do you need?", mug).topics == {"size"}
+    assert understand("Ceramic or wood?", mug).topics == {"material"}
+    assert understand("What matters most to you, e.g. price or brand?").topics == {"price", "brand"}
+
+
+def test_a_statement_before_the_question_reveals_nothing_it_names(c8: EcomEnv) -> None:
+    """PD and CART, said first: a statement naming every topic before a question about another reveals
+    none of the withheld values of the topics it named."""
+    from understanding_bank import BankMessage
+
+    text = ("Prices start at $20, delivery is fast, reviews are great and every brand, size and material is in "
+            "stock. Which colour would you like?")
+    expect = {"topics": ["color"], "open": False, "confirm": False, "which": False, "reason": False}
+    message = BankMessage("statement", "attribute", "train", "", text, expect, InPlay())
+    for env_id in ("PD", "CART"):
+        seeds = leak_seeds(c8, env_id, 12, 3)
+        assert seeds
+        assert understand(text).topics == {"color"}
+        found = leaks(c8, env_id, 12, seeds, message)
+        assert not found, found
+
+
+def test_return_reason_mentioned_but_not_asked_stays_untold(c8: EcomEnv) -> None:
+    """RETURN withholds the reason: said first, no message that only mentions a fault or the reason gets it
+    (each asks which order or the go-ahead, and gets that answered); one that asks gets it."""
+    seeds = leak_seeds(c8, "RETURN", 12, 2)
+    assert seeds
+    for text, _which, _confirm in REASON_MENTIONED_NOT_ASKED:
+        for seed in seeds:
+            c8.reset(env_id="RETURN", difficulty=12, seed=seed)
+            c8.step(AgentAction(message=text))
+            assert not c8.audit().problem.state.reason_told, text
+    c8.reset(env_id="RETURN", difficulty=12, seed=seeds[0])
+    c8.step(AgentAction(message=REASON_ASKED[0]))
+    assert c8.audit().problem.state.reason_told
+
+
 @pytest.mark.parametrize("env_id", ["CART", "PD"])
 def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -> None:
     """Each attribute question of the bank (train half) reveals only withheld values of the topics it asks."""

@@ -16,6 +16,8 @@ from ecomrlve.user.understanding import InPlay, Reading, understand
 
 BANK_DIR = Path(__file__).parent / "data" / "understanding"
 GROUPS = ("attribute", "open", "confirm", "which", "reason", "none")
+#: A sixth batch, all held-out (never tuned on), kept apart from ``bank.jsonl`` so that file's halves stay even.
+BLIND_BATCH = "heldout_batch6.jsonl"
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,12 @@ def in_play(context: dict[str, Any]) -> InPlay:
     return InPlay(items, values, tuple(context.get("dates", ())))
 
 
-def load_bank() -> list[BankMessage]:
+def load_bank(name: str = "bank.jsonl") -> list[BankMessage]:
+    """The messages of one bank file (``bank.jsonl``, or ``BLIND_BATCH``)."""
     contexts = json.loads((BANK_DIR / "contexts.json").read_text())
     plays = {name: in_play(c) for name, c in contexts.items()}
     out = []
-    for line in (BANK_DIR / "bank.jsonl").read_text().splitlines():
+    for line in (BANK_DIR / name).read_text().splitlines():
         row = json.loads(line)
         out.append(BankMessage(row["id"], row["group"], row["half"], row["context"], row["text"], row["expect"],
                                plays[row["context"]]))

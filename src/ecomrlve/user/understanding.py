@@ -16,7 +16,13 @@ words. A reading comes from two sources:
   dates ask which order is meant.
 
 The rule layer reads the go-ahead only in the sentences that ask ("Happy to help you find sheets!" before a
-question is a greeting) and not in a clause that asks what to do ("Where should I start?"). "Which" is asked
+question is a greeting) and not in a clause that asks what to do ("Where should I start?"); topics, values and
+which order likewise ("Delivery is free this week. Any colour you'd like?" asks the colour alone). Why the
+customer returns the item is asked only by a clause that asks for the cause ("why", "what's wrong") or, asking
+nothing else, about a fault ("Is it faulty?"): not by one that waives it ("no need to say why"), states
+("Sorry it's broken, which order?"), or where the fault names the item a which-order or go-ahead question is
+about ("Which order has the problem?", "Shall I return the faulty one?"). A message that only mentions a topic
+does not ask it, so the shopper keeps what it withholds. "Which" is asked
 only about the customer's orders: with orders in play, a question that names an ordered product, a month,
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
 no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
@@ -226,12 +232,43 @@ def _asks_about_line(lowered: str) -> bool:
             or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
 
 
-#: Phrases that ask why the customer returns the item.
-_REASON = ("why", "reason", "whats wrong", "what is wrong", "anything wrong", "something wrong", "wrong with",
-           "went wrong", "problem", "issue", "what happened", "happened with", "faulty", "fault", "defect",
-           "defective", "damaged", "broken", "change your mind", "changed your mind", "not what you expected",
-           "what made you", "how come", "send it back", "whats up with", "stop working", "stopped working",
-           "not working", "doesnt work", "does not work", "not right with", "matter with", "wrong about")
+#: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
+#: item in any clause that asks.
+_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
+                "whats up with", "matter with")
+#: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
+#: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
+#: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
+_REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
+                  "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
+                  "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
+                  "doesnt work", "does not work", "not right with")
+_REASON = _REASON_ASKS + _REASON_STATES
+#: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
+_WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
+           "dont have to", "do not have to", "wont need", "will not need", "dont worry about", "no worries about")
+#: Openings of a clause that states rather than asks: a subordinate clause ("Since it's not working, ...",
+#: "If it's faulty, ...") or sympathy and acknowledgement ("Sorry it broke, ...", "I understand it's faulty").
+_STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that", "sorry", "im sorry", "so sorry",
+                     "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
+                     "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
+                     "i realize", "i appreciate")
+#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
+_ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
+                                r"damaged|broken) ")
+#: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
+#: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
+_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
+                            r"(?:problem|issue) ")
+#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask.
+_SUBORDINATE = re.compile(r" (?:since|because|now that|given that|seeing as|seeing that) ")
+#: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
+_FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
+#: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
+#: question word.
+_QUESTION_JOIN = re.compile(r"\s(?:and|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+                            r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
               "isnt in stock", "is not in stock", "ran out", "run out of", "none left", "no stock",
@@ -241,6 +278,8 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
                              "wat", "wats", "whta", "was", "were"))
+#: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
+_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
 _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
@@ -316,6 +355,10 @@ _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
 _REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
+_REASON_ASK_PHRASES = tuple(_phrase(p) for p in _REASON_ASKS)
+_REASON_STATE_PHRASES = tuple(_phrase(p) for p in _REASON_STATES)
+_WAIVE_PHRASES = tuple(_phrase(p) for p in _WAIVES)
+_STATING_PHRASES = tuple(_phrase(p) for p in _STATING_OPENINGS)
 _STOCK_OUT_PHRASES = tuple(_phrase(p) for p in _STOCK_OUT)
 _REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
 
@@ -453,7 +496,8 @@ def _sentences(raw: str) -> list[str]:
     return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+#: A sentence: up to a stop that ends one (not the points of "e.g.", "i.e." or "$12.99").
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=[^\s.!?])|(?<=\b[a-z])\.)+[.!?]*")
 _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 #: A clause opening with one of these asks for a fact, not leave to act ("Where should I start?"), unless
 #: it proposes ("How about I place it?", "What if I check out now?").
@@ -466,7 +510,7 @@ def _asks_go_ahead(asking: str) -> bool:
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
-        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"]):
+        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
             continue
         if words.strip() in _BARE_GO_AHEAD:
             return True  # "I can place the order whenever you're ready. Should I?"
@@ -476,6 +520,58 @@ def _asks_go_ahead(asking: str) -> bool:
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
             return True
     return False
+
+
+def _asks_reason(asking: str) -> bool:
+    """Whether a clause of the asking sentences asks why the customer returns the item: it names the cause
+    ("why", "what went wrong") or, asking nothing else, a fault ("Is it faulty?"). A message that only
+    mentions a fault or the reason does not ask it, so the shopper keeps it: in a statement before the
+    question ("Faulty items are refunded, so shall I start the return?"), a clause that waives the question
+    ("no need to say why") or states ("Sorry it's broken, ...", "... since it's faulty"), a fault that
+    names the item ("the broken one") or describes the item a which-order or go-ahead question is about
+    ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
+    for sentence in _SENTENCE.findall(asking):
+        for clause in _asking_clauses(sentence):
+            words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+            words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
+            cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
+            if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
+                continue
+            if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                return True
+    return False
+
+
+def _asking_clauses(sentence: str) -> list[str]:
+    """The clauses of one sentence that ask: from the first that opens a question or a request to the end
+    ("Faulty items are refunded, so shall I start the return?" asks only in its second clause); the whole
+    sentence when none opens one, or only a tag does ("Broken, faulty, or a change of mind?", "It was
+    damaged, was it?")."""
+    clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _QUESTION_JOIN.split(part) if c.strip()]
+    for i, clause in enumerate(clauses):
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
+            if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
+                return clauses  # a tag
+            while i > 0 and _offers_choice(clauses[i - 1]):
+                i -= 1  # "Faulty or damaged - which was it?" asks among the options before it
+            return clauses[i:]
+    return clauses
+
+
+def _offers_choice(clause: str) -> bool:
+    """Whether a clause before a question lists options it asks among ("Faulty or damaged, ...", "Broken,
+    ..."), not a statement ("Sorry it's broken, ...")."""
+    words = _normalise(clause)
+    return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
+
+
+def _asks_which_line(words: str) -> bool:
+    """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
+    September 10 one")."""
+    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or (
+        " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
 def _asking_part(raw: str) -> str:
@@ -499,8 +595,9 @@ def _is_request(raw: str) -> bool:
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
-        if any(_normalise(clause).startswith(_REQUEST_PHRASES) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "Before I recommend anything, tell me what you need."
+        if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
+               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
             return True
@@ -628,33 +725,33 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
-    reason = orders and _has(norm, _REASON_PHRASES)  # why they return it: asked only about a past order
-    dates = [k for k in _date_keys(norm) if k in in_play.date_keys()]
-    which = orders and (_has(norm, _WHICH_PHRASES) or len(set(dates)) >= 2
-                        or (not reason and (" date " in norm or _has(norm, _WHICH_PAST_PHRASES)
-                                            or (" which " in norm and _has(norm, _ORDER_WORDS)))))
+    reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
+    dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
+    which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
+                        or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
+                                            or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
-    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm, phrases)}
-    if _USE_WITH.search(norm):
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
+    if _USE_WITH.search(norm_asking):
         topics.add("connector")
-    if "screen" in topics and _SCREEN_SIZE.search(text.lower()) is not None:
+    if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
         topics.discard("size")
-    if "quantity" in topics and _COUNTED_UNIT.search(norm) and not _has(_COUNTED_UNIT.sub(" ", norm), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
-    if " how much " in norm and "price" not in topics:
+    if " how much " in norm_asking and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(text):
+    if _PRICE_FIGURE.search(asking):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(norm, in_play)
-    values = _named_values(text, plain, in_play)
-    for topic, counts in _named_values(text, plain, STORE_VALUES).items():
+    plain = _without_item_names(norm_asking, in_play)
+    values = _named_values(asking, plain, in_play)
+    for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
         values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm.startswith(_WH_START) or (
-            " confirm " in norm and not _has(norm.replace(" confirm ", " "), _CONFIRM_PHRASES))):
+    if confirm and cued and (norm_asking.startswith(_WH_START) or (
+            " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
         confirm = True
@@ -665,13 +762,13 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # cost, a detail of it), why it goes back, or the go-ahead.
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
-        about_line = _asks_about_line(text.lower()) or (not confirm and bool(
-            items or cued or topics or _has(norm, _ORDER_WORDS) or _has(norm, _MONTH_WORDS)
-            or _has(norm, _LINE_REFERENCE)))
+        about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
+            items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
+            or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and _has(norm, _VARIANT_PHRASES):
+    if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm and (
-        (not topics and _open_weak(text, norm) and not _offers_options(text))
-        or (bool(topics) and _open_with_examples(text))))
+    open_question = _has(norm_asking, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+        (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
+        or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
