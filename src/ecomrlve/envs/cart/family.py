@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -429,8 +429,11 @@ def _listings(catalog: Catalog, category: int) -> Listings:
     return _listings_of(catalog, catalog.category_rows[category])
 
 
-def _listings_of(catalog: Catalog, rows: Iterable[int]) -> Listings:
-    words = {int(r): _words(f"{catalog.brand_of(int(r))} {catalog.title(int(r))}") for r in rows}
+def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
+    rows = np.asarray(rows, dtype=np.int64)
+    titles = catalog.titles.take(pa.array(rows)).to_pylist()  # at once: row by row costs more than the words
+    brands = [catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()]
+    words = {row: _words(f"{brand} {title}") for row, brand, title in zip(rows.tolist(), brands, titles)}
     rows_with: dict[str, set[int]] = {}
     for row, row_words in words.items():
         for word in row_words:
@@ -446,7 +449,10 @@ LISTINGS = derived("cart_listings", _listings)
 
 def _words(text: str) -> list[str]:
     """Lower-case words of letters and digits, a plural "s" dropped ("Running Shoes": "running shoe")."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
@@ -472,7 +478,7 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
         rows = np.asarray(rows)
         groups = [rows] if len(rows) <= _INDEXED_CATEGORY else [rows[brand[rows] == b] for b in np.unique(brand[rows])]
         for group in groups:
-            listings = _listings_of(catalog, group.tolist())
+            listings = _listings_of(catalog, group)
             for row in group.tolist():
                 checks[row] = _names_itself(catalog, row, listings)
         progress(len(rows))
