@@ -153,8 +153,10 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     """What episodes would otherwise work out of the catalog on first use, into ``out/derived/``; returns
     the manifest's ``derived`` entry (format, per-category types, category bounds, the ``arrays`` stored)."""
     (out / "derived").mkdir(parents=True, exist_ok=True)
-    stored_arrays = _write_arrays(catalog, out / "derived", progress, arrays)
     names = stored_names_of(catalog, progress("spoken names", len(catalog)))
+    if arrays is not None and STORED_NAMES.of(catalog) is None:  # the arrays read these names, not a kept copy
+        catalog.derived.provide(STORED_NAMES.name, names)
+    stored_arrays = _write_arrays(catalog, out / "derived", progress, arrays)
     rows = catalog.category_rows
     np.save(out / "derived" / "category_order.npy", np.concatenate(rows) if rows else np.zeros(0, np.int64))
     np.save(out / "derived" / "type_code.npy", names.type_code)
