@@ -540,3 +540,23 @@ def test_the_name_check_reads_the_same_by_index_and_by_scan(monkeypatch, source)
     monkeypatch.setattr(family, "_INDEXED_CATEGORY", -1)
     assert [family.names_itself(scanned, row) for row in rows] == by_index
     assert any(by_index) and not all(by_index)
+
+
+@pytest.mark.parametrize("source", ["tests/data/real/brand_only.jsonl", "tests/data/real/tiny.jsonl",
+                                    "tests/data/amazebay_sample.parquet", "tests/data/amazon_meta_sample.jsonl"])
+@pytest.mark.parametrize("indexed_category", [5_000, 3])
+def test_the_name_checks_catalog_build_stores_are_what_episodes_work_out(monkeypatch, source, indexed_category) -> None:
+    """``catalog build`` works out every product's name check at once (a large category's brand listings indexed
+    once instead of scanned per name): the same answer as an episode's check, product by product, whether the
+    category is indexed (5,000) or scanned (3)."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.envs.cart import family
+
+    monkeypatch.setattr(family, "_INDEXED_CATEGORY", indexed_category)
+    catalog = load_catalog(source)
+    done: list[int] = []
+    checks = family.name_checks(catalog, done.append)
+    assert checks.dtype == bool and checks.shape == (len(catalog),) and sum(done) == len(catalog)
+    fresh = load_catalog(source)  # nothing worked out yet
+    assert checks.tolist() == [family._names_itself(fresh, row) for row in range(len(fresh))]
+    assert checks.any() and (not checks.all() or "real/" not in source)  # the real/ files hold names of two products

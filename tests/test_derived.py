@@ -227,6 +227,58 @@ def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_
                                                              "main_type_mask", "id_tokens", "category_rows", "sorted_ids"))
 
 
+def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles(tmp_path, monkeypatch) -> None:
+    """``catalog build`` (the CLI passes the environments' :func:`stored_arrays`) stores CART's name check of every
+    product in ``derived/``: on the directory, CART and JOURNEY episodes read it (no title scan, no check worked
+    out) and play as on the catalog it was built from, where large categories are scanned per name."""
+    import pyarrow.compute as pc
+
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.envs.capabilities import stored_arrays
+    from ecomrlve.envs.cart import family
+    from ecomrlve.episode import EcomEnv
+
+    monkeypatch.setattr(family, "_INDEXED_CATEGORY", 20)  # every category is large: episodes scan titles per name
+    source = generate_synthetic_catalog(1500, seed=3)
+    build_catalog_dir(source, tmp_path / "dir", embedder_name=None, arrays=stored_arrays)
+    opened = load_catalog(str(tmp_path / "dir"))
+    stored = family.STORED_NAME_CHECKS.of(opened)
+    assert stored is not None and not stored.flags.writeable
+    assert stored.tolist() == [family._names_itself(source, row) for row in range(len(source))]
+
+    def plays(catalog, env_ids):  # type: ignore[no-untyped-def]
+        env = EcomEnv(env_ids, catalog=catalog, secret="name-checks")
+        return [env.reset(env_id=env_ids[n % len(env_ids)], difficulty=(3 * n) % 16, seed=n).messages[1]["content"]
+                for n in range(24)]
+
+    expected = plays(source, ["CART", "JOURNEY"])
+    assert source.derived.builds["cart_names_itself"] == 1
+    monkeypatch.setattr(pc, "match_substring", lambda *a, **k: pytest.fail("a title scan on a directory"))
+    assert plays(opened, ["CART", "JOURNEY"]) == expected
+    assert opened.derived.builds["cart_names_itself"] == 0 and opened.derived.builds["cart_listings"] == 0
+
+
+def test_a_directory_refuses_a_stored_array_of_another_length(tmp_path) -> None:
+    """A ``derived/`` array that is not one value per product (a file from another build) is refused on open."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.validate import CatalogDirectoryError, read_manifest, write_manifest
+
+    source = generate_synthetic_catalog(500, seed=1)
+    build_catalog_dir(source, tmp_path / "dir", embedder_name=None,
+                      arrays=lambda catalog, progress: {"cart_name_checks": np.ones(len(catalog), dtype=bool)})
+    np.save(tmp_path / "dir" / "derived" / "cart_name_checks.npy", np.ones(499, dtype=bool))
+    manifest = read_manifest(tmp_path / "dir")
+    manifest["files"].pop("derived/cart_name_checks.npy")  # as if the manifest never checked it
+    write_manifest(tmp_path / "dir", manifest)
+    with pytest.raises(CatalogDirectoryError, match="cart_name_checks"):
+        load_catalog(str(tmp_path / "dir"))
+    with pytest.raises(ValueError, match="not declared"):
+        build_catalog_dir(source, tmp_path / "other", embedder_name=None,
+                          arrays=lambda catalog, progress: {"no_such_kind": np.ones(len(catalog))})
+
+
 def test_a_directory_written_without_derived_data_works_it_out(tmp_path) -> None:
     """A directory whose manifest has no ``derived`` entry (written before it existed) opens as before and works
     its derived data out on first use."""

@@ -29,7 +29,13 @@ from ecomrlve.catalog import Catalog, is_catalog_directory, load_catalog
 from ecomrlve.difficulty import Difficulty, every_axis, parse_overrides
 from ecomrlve.difficulty.scheduler import AdaptiveScheduler, SchedulerConfig
 from ecomrlve.envs import environment_axes, resolve_env_ids
-from ecomrlve.envs.capabilities import CatalogUnsupportedError, capabilities, capability_rows, require_support
+from ecomrlve.envs.capabilities import (
+    CatalogUnsupportedError,
+    capabilities,
+    capability_rows,
+    require_support,
+    stored_arrays,
+)
 from ecomrlve.envs.explain import Explanation
 from ecomrlve.envs.explain import explain as explain_record
 from ecomrlve.episode import EcomEnv, shared_search_engine
@@ -475,7 +481,8 @@ def catalog_build(
             manifest = build_from_source(source, out, embedder_name=None if embedder == "none" else embedder,
                                          progress=stage, ray_workers=ray_workers if ray else None, limit=limit,
                                          threads=threads, schema=schema,
-                                         describe=lambda c: {"capabilities": capabilities(c).as_dict()})
+                                         describe=lambda c: {"capabilities": capabilities(c).as_dict()},
+                                         arrays=stored_arrays)
         except (ValueError, FileNotFoundError, ImportError) as exc:
             raise UserInputError(str(exc)) from None  # a bad source spec, a missing source file or embedder extra
     _print_manifest(out, manifest)

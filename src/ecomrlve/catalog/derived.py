@@ -110,6 +110,9 @@ DECLARED: dict[str, Declaration] = {
     "cart_listings": Declaration("per product of a category of up to 5,000, the words of its brand and title, and "
                                  "the products holding each word (what a CART name is checked against)",
                                  "brand, titles, category_rows", "first use", "category"),
+    "cart_name_checks": Declaration("per product, cart_names_itself worked out for every product by ``catalog build`` "
+                                    "(a bool array; where a category is large an episode would scan titles per name)",
+                                    "spoken names, brands, titles, product types", "directory"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
     # shopper/
     "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),

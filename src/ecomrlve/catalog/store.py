@@ -8,7 +8,8 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
                          category, each product's type and spoken name (``spoken.arrow``), the variant draw,
                          every category view (``views/``, ``main_views/``: columns back to back, + the main
-                         views' title word indexes), all memory-mapped so that processes share the pages
+                         views' title word indexes), the environments' per-product arrays (``<name>.npy``:
+                         CART's name checks), all memory-mapped so that processes share the pages
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.derived import DERIVED_FORMAT, Derived, derived
+from ecomrlve.catalog.derived import DECLARED, DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
 from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, main_type_mask, stored_names_of
 from ecomrlve.catalog.rowindex import title_word_index
@@ -83,6 +84,12 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 def _no_progress(stage: str, total: int) -> Callable[[int], None]:
     return lambda n: None
+
+
+#: (catalog, progress) -> {declared name: one value per product}: derived data that layers above the catalog
+#: work out (the CLI passes the environments', ``ecomrlve.envs.capabilities.stored_arrays``); ``catalog build``
+#: stores each in ``derived/<name>.npy`` and a directory provides it memory-mapped under its name.
+DerivedArrays = Callable[[Catalog, ProgressFactory], dict[str, np.ndarray]]
 
 
 def embedder_fingerprint(embedder: Embedder) -> str:
@@ -141,11 +148,15 @@ def write_columns(catalog: Catalog, out: Path, *, id_order: bool = True) -> None
         writer.write_table(table, max_chunksize=len(catalog) or 1)
 
 
-def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_progress) -> dict[str, Any]:
+def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_progress,
+                  arrays: DerivedArrays | None = None) -> dict[str, Any]:
     """What episodes would otherwise work out of the catalog on first use, into ``out/derived/``; returns
-    the manifest's ``derived`` entry (format, per-category types, category bounds)."""
+    the manifest's ``derived`` entry (format, per-category types, category bounds, the ``arrays`` stored)."""
     (out / "derived").mkdir(parents=True, exist_ok=True)
     names = stored_names_of(catalog, progress("spoken names", len(catalog)))
+    if arrays is not None and STORED_NAMES.of(catalog) is None:  # the arrays read these names, not a kept copy
+        catalog.derived.provide(STORED_NAMES.name, names)
+    stored_arrays = _write_arrays(catalog, out / "derived", progress, arrays)
     rows = catalog.category_rows
     np.save(out / "derived" / "category_order.npy", np.concatenate(rows) if rows else np.zeros(0, np.int64))
     np.save(out / "derived" / "type_code.npy", names.type_code)
@@ -176,7 +187,31 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
             "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types),
             "view_bounds": views, "title_word_starts": words, "id_pattern": pattern.pattern,
-            "id_lengths": sorted(lengths)}
+            "id_lengths": sorted(lengths), "arrays": stored_arrays}
+
+
+def _write_arrays(catalog: Catalog, out: Path, progress: ProgressFactory, arrays: DerivedArrays | None) -> list[str]:
+    """The per-product arrays ``arrays`` works out, each as ``out/<name>.npy`` (a declared name); their names."""
+    if arrays is None:
+        return []
+    found = arrays(catalog, progress)
+    for name, array in found.items():
+        if name not in DECLARED or np.shape(array) != (len(catalog),):
+            raise ValueError(f"derived array {name!r}: not declared in ecomrlve.catalog.derived, or not one value "
+                             f"per product (shape {np.shape(array)})")
+        np.save(out / f"{name}.npy", np.ascontiguousarray(array))
+    return sorted(found)
+
+
+def _read_arrays(directory: Path, names: Any, n: int) -> dict[str, np.ndarray]:
+    """The arrays :func:`_write_arrays` stored, memory-mapped (``names``: the manifest's list)."""
+    arrays = {}
+    for name in names:
+        array = np.load(directory / f"{name}.npy", mmap_mode="r")
+        if name not in DECLARED or array.shape != (n,):
+            raise ValueError(f"derived array {name!r} of shape {array.shape}, expected {n} values of a declared kind")
+        arrays[name] = np.asarray(array)
+    return arrays
 
 
 def _write_table(path: Path, columns: dict[str, pa.Array]) -> None:
@@ -260,6 +295,7 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         views = {main: _read_stacked_views(directory, catalog, kind, entry)
                  for main, kind in ((False, "views"), (True, "main_views"))}
         id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
+        arrays = _read_arrays(directory / "derived", entry.get("arrays", ()), n)
     except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, re.error) as exc:
         raise CatalogDirectoryError(f"{directory}: derived/ unreadable ({exc})") from None
     if (order.shape != (n,) or type_code.shape != (n,) or unique.shape != (n,) or spoken.num_rows != n
@@ -285,6 +321,8 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         catalog.derived.provide("value_bits", found, attribute)
     catalog.derived.provide(STORED_VIEWS.name, views)
     catalog.derived.provide("id_tokens", id_tokens)
+    for name, array in arrays.items():
+        catalog.derived.provide(name, array)
 
 
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,
@@ -324,11 +362,12 @@ def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: 
 
 def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None, progress: ProgressFactory = _no_progress,
                       embed_chunk: Callable[[list[str]], np.ndarray] | None = None, threads: int | None = None,
-                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                      extra: dict[str, Any] | None = None, arrays: DerivedArrays | None = None) -> dict[str, Any]:
     """Write ``catalog`` and its indexes to ``out``; returns the manifest.
 
     ``embedder_name=None`` builds a lexical-only directory. ``threads`` (default: all cores)
-    bounds FAISS/numba/BLAS during the build.
+    bounds FAISS/numba/BLAS during the build. ``arrays``: derived data the layers above work out, stored
+    in ``derived/`` (see :data:`DerivedArrays`).
     """
     from ecomrlve.catalog.dense import build_index, index_factory_string, set_threads
 
@@ -342,7 +381,7 @@ def build_catalog_dir(catalog: Catalog, out: Path, *, embedder_name: str | None,
     with _timed(timings, "columns"):
         write_columns(catalog, out)
     with _timed(timings, "derived"):
-        derived_entry = write_derived(catalog, out, progress)
+        derived_entry = write_derived(catalog, out, progress, arrays)
     with _timed(timings, "lexical"):
         advance = progress("lexical index", 1)
         BM25Retriever(catalog).save(out / "lexical")
@@ -507,12 +546,14 @@ def _index_errors(directory: Path, what: str) -> Iterator[None]:
 
 def build_from_source(source: str, out: Path, *, embedder_name: str | None, progress: ProgressFactory = _no_progress,
                       ray_workers: int | None = None, limit: int | None = None, threads: int | None = None,
-                      schema: str = "auto", describe: Callable[[Catalog], dict[str, Any]] | None = None) -> dict[str, Any]:
+                      schema: str = "auto", describe: Callable[[Catalog], dict[str, Any]] | None = None,
+                      arrays: DerivedArrays | None = None) -> dict[str, Any]:
     """``ecomrlve catalog build``: ``synthetic:N[:SEED]`` or a real source (see ``loaders``) -> a directory.
 
     ``ray_workers`` embeds on Ray Data with that many workers (``catalog build --ray``);
     ``schema`` is the loader's (auto, amazon, products); ``describe`` adds manifest fields computed
-    from the loaded catalog (the CLI stores the capability report, which lives above this layer).
+    from the loaded catalog (the CLI stores the capability report, which lives above this layer); ``arrays``
+    works out derived data of those layers for ``derived/`` (:data:`DerivedArrays`).
     """
     from ecomrlve.catalog.loaders import load_products
     from ecomrlve.catalog.synthetic import DEFAULT_SEED, generate_synthetic_catalog
@@ -535,7 +576,7 @@ def build_from_source(source: str, out: Path, *, embedder_name: str | None, prog
 
         embed_chunk = ray_embed_chunk(embedder_name, workers=ray_workers)
     manifest = build_catalog_dir(catalog, out, embedder_name=embedder_name, progress=progress,
-                                 embed_chunk=embed_chunk, threads=threads,
+                                 embed_chunk=embed_chunk, threads=threads, arrays=arrays,
                                  extra={"source": source, "built_with_ray": bool(embed_chunk),
                                         **described})
     manifest["build_seconds"] = {**timings, **manifest["build_seconds"]}

@@ -16,6 +16,9 @@ manifest; :class:`~ecomrlve.episode.EcomEnv` refuses an unsupported environment 
 created or reset. The report lives with the environments (not in ``catalog/``) because what an
 environment needs is environment knowledge (the store policy's final-sale list, BUNDLE's
 projects); it reads the catalog only through its columns.
+
+:func:`stored_arrays` is the rest of what ``catalog build`` stores for the environments: per-product data
+they would otherwise work out in episodes (CART's name checks), into the directory's ``derived/``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import pyarrow.compute as pc
 from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.product_type import main_type_mask
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
-from ecomrlve.catalog.store import STORED_CAPABILITIES
+from ecomrlve.catalog.store import STORED_CAPABILITIES, ProgressFactory
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.registry import env_specs
@@ -111,6 +114,14 @@ class CatalogUnsupportedError(ValueError):
 def capabilities(catalog: Catalog) -> CatalogCapabilities:
     """The catalog's capability report, computed once per catalog object (O(n), vectorised)."""
     return CAPABILITIES.of(catalog)
+
+
+def stored_arrays(catalog: Catalog, progress: ProgressFactory) -> dict[str, np.ndarray]:
+    """What ``catalog build`` stores in ``derived/`` for the environments, by declared name: CART's name check of
+    every product (in a category of more than 5,000 products an episode would scan titles for each name it draws)."""
+    from ecomrlve.envs.cart.family import STORED_NAME_CHECKS, name_checks
+
+    return {STORED_NAME_CHECKS.name: name_checks(catalog, progress("name checks", len(catalog)))}
 
 
 def require_support(catalog: Catalog, env_ids: tuple[str, ...] | list[str]) -> None:

@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.catalog.derived import Derived, derived, kept_per_product
-from ecomrlve.catalog.product_type import product_type, same_type, spoken_name, spoken_noun
+from ecomrlve.catalog.product_type import category_types, product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.base import GenerationError, Problem, TaskFamily, TaskOutcome, TaskState
@@ -357,38 +359,53 @@ def _cart_key(world: World) -> tuple:
 
 
 def names_itself(catalog: Catalog, row: int) -> bool:
-    """:func:`_names_itself`, worked out once per product."""
+    """:func:`_names_itself`: read from a catalog directory's ``derived/`` (``catalog build`` works it out for every
+    product, :func:`name_checks`), else worked out once per product."""
+    stored = STORED_NAME_CHECKS.of(catalog)
+    if stored is not None:
+        return bool(stored[row])
     return kept_per_product(catalog, NAMES_ITSELF, row, _names_itself)
 
 
-def _names_itself(catalog: Catalog, row: int) -> bool:
+def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) -> bool:
     """Whether the name the shopper says for ``row`` is its own in its category and the shopper's
     understanding (``ItemNames.score``) takes it as naming this product: a name that fell back to a
     title clause without the brand or model words ("the Puzzle" of brand "A") only hints at a type, a name another
     listing of the category answers to as well (its title holds the brand, the type and the model words in a row:
     "TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office - TRAVO Flex 8X Architect ...") fits both, and a
     brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
-    both."""
+    both.
+
+    ``listings``: the word index to read, the category's or, in a category larger than ``_INDEXED_CATEGORY``, that of
+    the brand's listings in it, which the scan reads (:func:`name_checks` builds each once); None: the category's
+    index (built once) or, in a larger category, the scan."""
     name = spoken_name(catalog, row)
     brand, noun = catalog.brand_of(row), product_type(catalog, row)
     names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
     if not (name.unique and names.score(name.text.lower()) >= NAMED):
         return False
     rows = catalog.category_rows[int(catalog.category[row])]
-    others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]  # its brand's other listings
+
+    def others() -> np.ndarray:  # its brand's other listings (a mask over the category: read only where needed)
+        return rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]
+
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
-    if not name.model and any(product_type(catalog, int(other)) == noun for other in others):
-        return False
+    if not name.model:
+        types = category_types(catalog, int(catalog.category[row]))
+        same = [code for code, type_name in enumerate(types.names) if type_name == noun]
+        if np.isin(types.codes[np.searchsorted(types.rows, others())], same).any():
+            return False
     # what an agent reads: the other listings' titles; one answers to the name when it holds the brand's and the
     # type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office -
     # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
     # compiled substring scan of the brand's titles keeps the few worth reading.
     model_words, needed = _words(name.model), _words(f"{brand} {noun}")
-    if len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once) names the listings worth reading
-        index = LISTINGS.of(catalog, int(catalog.category[row]))
-        return not any(other != row and _fits(needed, model_words, index.words[other])
-                       for other in index.holding(needed + model_words))
-    column = catalog.titles.take(pa.array(others, type=pa.int64()))
+    if listings is None and len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once)
+        listings = LISTINGS.of(catalog, int(catalog.category[row]))
+    if listings is not None:  # the index names the listings worth reading
+        return not any(other != row and _fits(needed, model_words, listings.words[other])
+                       for other in listings.holding(needed + model_words))
+    column = catalog.titles.take(pa.array(others(), type=pa.int64()))
     brand_words = set(_words(brand))
     for word in dict.fromkeys(w for w in _words(noun) + model_words if w not in brand_words):
         column = column.filter(pc.match_substring(column, word, ignore_case=True))
@@ -409,10 +426,14 @@ class Listings:
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
-    rows = catalog.category_rows[category]
-    brands = [catalog.brands[code] for code in catalog.brand[rows].tolist()]  # the columns read once, not row by row
-    words = {row: _words(f"{brand} {title}")
-             for row, brand, title in zip(rows.tolist(), brands, catalog.titles.take(rows).to_pylist())}
+    return _listings_of(catalog, catalog.category_rows[category])
+
+
+def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
+    rows = np.asarray(rows, dtype=np.int64)
+    titles = catalog.titles.take(pa.array(rows)).to_pylist()  # at once: row by row costs more than the words
+    brands = [catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()]
+    words = {row: _words(f"{brand} {title}") for row, brand, title in zip(rows.tolist(), brands, titles)}
     rows_with: dict[str, set[int]] = {}
     for row, row_words in words.items():
         for word in row_words:
@@ -428,7 +449,10 @@ LISTINGS = derived("cart_listings", _listings)
 
 def _words(text: str) -> list[str]:
     """Lower-case words of letters and digits, a plural "s" dropped ("Running Shoes": "running shoe")."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
@@ -440,6 +464,25 @@ def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bo
 
 
 NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda catalog: {})
+#: :func:`name_checks` as a catalog directory stores it (None: not stored, worked out per product)
+STORED_NAME_CHECKS: Derived[np.ndarray | None] = derived("cart_name_checks", lambda catalog: None)
+
+
+def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: None) -> np.ndarray:
+    """:func:`names_itself` of every product, for ``catalog build`` to store (``derived/``): in a category larger
+    than ``_INDEXED_CATEGORY``, where an episode scans the brand's titles in Arrow per name (tens of ms at 2M
+    products), each brand's listings are indexed word by word once instead. ``progress``: products done."""
+    checks = np.zeros(len(catalog), dtype=bool)
+    brand = np.asarray(catalog.brand)
+    for rows in catalog.category_rows:
+        rows = np.asarray(rows)
+        groups = [rows] if len(rows) <= _INDEXED_CATEGORY else [rows[brand[rows] == b] for b in np.unique(brand[rows])]
+        for group in groups:
+            listings = _listings_of(catalog, group)
+            for row in group.tolist():
+                checks[row] = _names_itself(catalog, row, listings)
+        progress(len(rows))
+    return checks
 
 
 # -- the environment ------------------------------------------------------------------------------
