@@ -18,6 +18,7 @@ from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.scoring_terms import ATTRIBUTE_COLUMNS, UTILITY_TERMS, StoredTerms
 from ecomrlve.catalog.variants import variant_columns
 
 
@@ -71,6 +72,10 @@ def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
                                                                            f"{catalog.name}#{category}"))
         if views.title_words is not None:
             view.catalog.derived.provide("title_words", views.title_words.of_view(category))
+        if views.terms is not None:  # shared pages, not one copy per process
+            terms, columns = views.terms.of_view(start, stop)
+            view.catalog.derived.provide(UTILITY_TERMS.name, terms)
+            view.catalog.derived.provide(ATTRIBUTE_COLUMNS.name, columns)
         return view
     rows = view_rows(catalog, category, main_type_only)
     return CategoryView(rows, sub_catalog(catalog, rows, f"{catalog.name}#{category}"))
@@ -127,11 +132,13 @@ class StoredTitleWords:
 @dataclass(frozen=True)
 class StoredViews:
     """One kind of a directory's views: every category's view back to back (a :class:`CategoryView` whose rows are
-    the views' rows in category order), where each starts, and (main-type views) their title word indexes."""
+    the views' rows in category order), where each starts, and (main-type views) their title word indexes and
+    their scoring terms."""
 
     stacked: CategoryView
     bounds: list[int]
     title_words: StoredTitleWords | None
+    terms: StoredTerms | None = None
 
 
 #: A catalog directory's views (installed when it is opened), per ``main_type_only``.
