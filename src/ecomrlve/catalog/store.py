@@ -8,7 +8,9 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
                          category, each product's type and spoken name (``spoken.arrow``), the variant draw,
                          every category view (``views/``, ``main_views/``: columns back to back, + the main
-                         views' title word indexes), all memory-mapped so that processes share the pages
+                         views' title word indexes), the scoring terms (``main_view_terms/``: the main views'
+                         utility terms and attribute blocks; ``field_bits.npy``; ``category_type_codes.npy``),
+                         all memory-mapped so that processes share the pages
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
