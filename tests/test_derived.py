@@ -317,3 +317,28 @@ def test_a_directory_written_before_scoring_terms_were_stored_builds_them(tmp_pa
     view = category_view(opened, 0, main_type_only=True).catalog
     assert utility_terms(view).price.tobytes() == utility_terms(category_view(memory, 0, main_type_only=True).catalog).price.tobytes()
     assert view.derived.builds["utility_terms"] == 1
+
+
+def test_a_directory_views_title_word_index_is_made_when_first_read(tmp_path) -> None:
+    """A directory's main-type views read their title word index from the directory when an episode first reads it
+    (preparing every environment makes none but the one the kernels warm on); it is the index the catalog builds."""
+    import dataclasses
+
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.views import StoredViewTitleWords
+    from ecomrlve.episode import EcomEnv
+
+    build_catalog_dir(generate_synthetic_catalog(2000, seed=5), tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    memory = dataclasses.replace(opened)
+    EcomEnv("C8", catalog=opened)
+    indexes = [title_word_index(category_view(opened, c, main_type_only=True).catalog)
+               for c in range(len(opened.categories))]
+    assert all(isinstance(index, StoredViewTitleWords) for index in indexes)
+    assert sum(index._index is not None for index in indexes) <= 1  # type: ignore[attr-defined]
+    for category, index in enumerate(indexes):
+        theirs = title_word_index(category_view(memory, category, main_type_only=True).catalog)
+        assert len(index) == len(theirs) and list(index) == list(theirs)
+        assert all(np.array_equal(index[word], theirs[word]) for word in theirs)
+        assert index.get("no-such-word") is None

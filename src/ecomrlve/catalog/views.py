@@ -9,6 +9,7 @@ whole catalog. (Binary searches in per-column sort orders were tried and measure
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +72,7 @@ def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
         view = CategoryView(views.stacked.rows[start:stop], sub_catalog(views.stacked.catalog, np.s_[start:stop],
                                                                            f"{catalog.name}#{category}"))
         if views.title_words is not None:
-            view.catalog.derived.provide("title_words", views.title_words.of_view(category))
+            view.catalog.derived.provide("title_words", StoredViewTitleWords(views.title_words, category))
         if views.terms is not None:  # shared pages, not one copy per process
             terms, columns = views.terms.of_view(start, stop)
             view.catalog.derived.provide(UTILITY_TERMS.name, terms)
@@ -114,7 +115,7 @@ class StoredTitleWords:
         return {word: self.rows[bounds[i]:bounds[i + 1]] for i, word in enumerate(self.words[start:stop].to_pylist())}
 
     @staticmethod
-    def of(indexes: list[dict[str, np.ndarray]]) -> StoredTitleWords:
+    def of(indexes: list[Mapping[str, np.ndarray]]) -> StoredTitleWords:
         """The indexes of every view, in view order, back to back."""
         words = [word for index in indexes for word in index]
         rows = [postings for index in indexes for postings in index.values()]
@@ -127,6 +128,34 @@ class StoredTitleWords:
         return StoredTitleWords(pa.array(words, pa.string()), np.cumsum([0, *map(len, indexes)]).tolist(),
                                 np.array(bounds, dtype=np.int64),
                                 np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
+
+
+class StoredViewTitleWords(Mapping[str, np.ndarray]):
+    """One stored view's title word index, made from the directory's arrays when first read: a dictionary of
+    every view's words would be private memory in every process (about 18 MiB at 2M products) where episodes
+    read the words of the few views SUB scores. Two threads reading it first may both make it: the same words
+    and rows (views of the mapped file), so either is the index."""
+
+    __slots__ = ("_stored", "_view", "_index")
+
+    def __init__(self, stored: StoredTitleWords, view: int) -> None:
+        self._stored, self._view = stored, view
+        self._index: dict[str, np.ndarray] | None = None
+
+    def _words(self) -> dict[str, np.ndarray]:
+        index = self._index
+        if index is None:
+            index = self._index = self._stored.of_view(self._view)
+        return index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self._words()[word]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._words())
+
+    def __len__(self) -> int:
+        return self._stored.word_starts[self._view + 1] - self._stored.word_starts[self._view]
 
 
 @dataclass(frozen=True)
