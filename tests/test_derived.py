@@ -224,7 +224,8 @@ def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_
     assert _oracle_records(opened, 48) == _oracle_records(dataclasses.replace(opened), 48)
     assert memory.derived.builds["category_views"] > 0
     assert all(opened.derived.builds[name] == 0 for name in ("stored_views", "variant_columns", "value_bits",
-                                                             "main_type_mask", "id_tokens", "category_rows", "sorted_ids"))
+                                                             "main_type_mask", "id_tokens", "category_rows", "sorted_ids",
+                                                             "field_facts", "category_types", "variant_narrowing"))
 
 
 def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles(tmp_path, monkeypatch) -> None:
@@ -310,3 +311,86 @@ def test_a_directory_plays_the_episodes_of_the_catalog_it_was_built_from(tmp_pat
     opened = load_catalog(str(tmp_path / "dir"))
     assert list(opened.categorical) == list(source.categorical) and list(opened.numeric) == list(source.numeric)
     assert _oracle_records(opened, 24) == _oracle_records(source, 24)
+
+
+def test_a_directory_stores_the_scoring_terms_every_process_would_build(tmp_path) -> None:
+    """``catalog build`` stores the main-type views' utility terms and attribute columns, the field facts and each
+    category's type codes (memory-mapped on open, so replicas share them): they are what the catalog builds, to the
+    bit and the dtype; a view's attribute columns are one C-contiguous block (what the kernel reads), no copy of
+    the file; preparing every environment on the directory builds none of them."""
+    import dataclasses
+
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.product_type import category_types
+    from ecomrlve.catalog.scoring_terms import UTILITY_FIELDS, attribute_columns, utility_terms
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.episode import EcomEnv
+
+    build_catalog_dir(generate_synthetic_catalog(2000, seed=5), tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    memory = dataclasses.replace(opened)  # a fresh derived store: nothing stored, all built
+    EcomEnv("C8", catalog=opened)
+    for category in range(len(opened.categories)):
+        ours = category_view(opened, category, main_type_only=True).catalog
+        theirs = category_view(memory, category, main_type_only=True).catalog
+        for name in UTILITY_FIELDS:
+            a, b = getattr(utility_terms(ours), name), getattr(utility_terms(theirs), name)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        for name in ("codes", "values"):
+            a, b = getattr(attribute_columns(ours), name), getattr(attribute_columns(theirs), name)
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+            assert a.flags.c_contiguous and not a.flags.owndata and not a.flags.writeable
+        assert ours.derived.builds["utility_terms"] == ours.derived.builds["attribute_columns"] == 0
+        a_types, b_types = category_types(opened, category), category_types(memory, category)
+        assert (a_types.main, a_types.names) == (b_types.main, b_types.names)
+        assert np.array_equal(a_types.rows, b_types.rows) and np.array_equal(a_types.codes, b_types.codes)
+        assert not a_types.codes.flags.owndata
+    assert field_facts(opened).bits.tobytes() == field_facts(memory).bits.tobytes()
+    assert (field_facts(opened).names, field_facts(opened).equalities[0][0]) == \
+        (field_facts(memory).names, field_facts(memory).equalities[0][0])
+    assert all(opened.derived.builds[name] == 0 for name in ("field_facts", "category_types", "variant_narrowing"))
+
+
+def test_a_directory_written_before_scoring_terms_were_stored_builds_them(tmp_path) -> None:
+    """A directory whose manifest has no ``scoring_terms`` entry opens as before and builds them on first use."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.scoring_terms import utility_terms
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.validate import read_manifest, write_manifest
+
+    memory = generate_synthetic_catalog(500, seed=2)
+    build_catalog_dir(memory, tmp_path / "dir", embedder_name=None)
+    manifest = read_manifest(tmp_path / "dir")
+    manifest["derived"].pop("scoring_terms")
+    write_manifest(tmp_path / "dir", manifest)
+    opened = load_catalog(str(tmp_path / "dir"))
+    assert field_facts(opened).bits.tobytes() == field_facts(memory).bits.tobytes()
+    assert opened.derived.builds["field_facts"] == 1
+    view = category_view(opened, 0, main_type_only=True).catalog
+    assert utility_terms(view).price.tobytes() == utility_terms(category_view(memory, 0, main_type_only=True).catalog).price.tobytes()
+    assert view.derived.builds["utility_terms"] == 1
+
+
+def test_a_directory_views_title_word_index_is_made_when_first_read(tmp_path) -> None:
+    """A directory's main-type views read their title word index from the directory when an episode first reads it
+    (preparing every environment makes none but the one the kernels warm on); it is the index the catalog builds."""
+    import dataclasses
+
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.views import StoredViewTitleWords
+    from ecomrlve.episode import EcomEnv
+
+    build_catalog_dir(generate_synthetic_catalog(2000, seed=5), tmp_path / "dir", embedder_name=None)
+    opened = load_catalog(str(tmp_path / "dir"))
+    memory = dataclasses.replace(opened)
+    EcomEnv("C8", catalog=opened)
+    indexes = [title_word_index(category_view(opened, c, main_type_only=True).catalog)
+               for c in range(len(opened.categories))]
+    assert all(isinstance(index, StoredViewTitleWords) for index in indexes)
+    assert sum(index._index is not None for index in indexes) <= 1  # type: ignore[attr-defined]
+    for category, index in enumerate(indexes):
+        theirs = title_word_index(category_view(memory, category, main_type_only=True).catalog)
+        assert len(index) == len(theirs) and list(index) == list(theirs)
+        assert all(np.array_equal(index[word], theirs[word]) for word in theirs)
+        assert index.get("no-such-word") is None

@@ -10,6 +10,7 @@ built once per catalog from the titles' raw bytes.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numba
 import numpy as np
@@ -69,9 +70,10 @@ def without_sold_out(rows: np.ndarray, stock_overrides: dict[int, int]) -> np.nd
     return np.delete(rows, positions[hit])
 
 
-def title_word_index(catalog: Catalog) -> dict[str, np.ndarray]:
+def title_word_index(catalog: Catalog) -> Mapping[str, np.ndarray]:
     """Word -> ascending rows whose lower-cased title contains it (words: runs of ``[a-z0-9]``),
-    built once per catalog: from the raw bytes when every title is ASCII, else title by title."""
+    built once per catalog: from the raw bytes when every title is ASCII, else title by title (a catalog
+    directory's main-type views read theirs from the directory, :class:`~ecomrlve.catalog.views.StoredTitleWords`)."""
     return TITLE_WORDS.of(catalog)
 
 

@@ -8,8 +8,10 @@ Layout (``manifest.json`` describes the rest, with byte sizes and SHA-256 checks
     derived/             data worked out of the catalog once (``ecomrlve.catalog.derived``): the rows of each
                          category, each product's type and spoken name (``spoken.arrow``), the variant draw,
                          every category view (``views/``, ``main_views/``: columns back to back, + the main
-                         views' title word indexes), the environments' per-product arrays (``<name>.npy``:
-                         CART's name checks), all memory-mapped so that processes share the pages
+                         views' title word indexes), the scoring terms (``main_view_terms/``: the main views'
+                         utility terms and attribute blocks; ``field_bits.npy``; ``category_type_codes.npy``),
+                         the environments' per-product arrays (``<name>.npy``: CART's name checks), all
+                         memory-mapped so that processes share the pages
     lexical/             the BM25 index (bm25s format, memory-mapped)
     vectors.f16.npy      product vectors, float16 (exact scoring for selective filters)
     dense.faiss          the FAISS index over the same vectors
@@ -22,6 +24,7 @@ to a memory-mapped file and ``embed.progress.json`` records how far it got.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -38,9 +41,23 @@ import pyarrow as pa
 
 from ecomrlve.catalog.derived import DECLARED, DERIVED_FORMAT, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
-from ecomrlve.catalog.product_type import STORED_NAMES, StoredNames, main_type_mask, stored_names_of
+from ecomrlve.catalog.product_type import (
+    CATEGORY_TYPES,
+    STORED_NAMES,
+    CategoryTypes,
+    StoredNames,
+    main_type_mask,
+    stored_names_of,
+)
 from ecomrlve.catalog.rowindex import title_word_index
 from ecomrlve.catalog.schema import Catalog, Category
+from ecomrlve.catalog.scoring_terms import (
+    FIELD_FACTS,
+    UTILITY_FIELDS,
+    StoredTerms,
+    field_facts,
+    field_facts_of_bits,
+)
 from ecomrlve.catalog.search import BM25Retriever, Retriever, document_texts
 from ecomrlve.catalog.validate import (
     CHECKSUM_KEY,
@@ -187,7 +204,8 @@ def write_derived(catalog: Catalog, out: Path, progress: ProgressFactory = _no_p
     return {"format": DERIVED_FORMAT, "category_bounds": np.cumsum([0, *map(len, rows)]).tolist(),
             "type_names": [list(t) for t in names.type_names], "main_types": list(names.main_types),
             "view_bounds": views, "title_word_starts": words, "id_pattern": pattern.pattern,
-            "id_lengths": sorted(lengths), "arrays": stored_arrays}
+            "id_lengths": sorted(lengths), "arrays": stored_arrays,
+            "scoring_terms": _write_scoring_terms(catalog, names, out / "derived")}
 
 
 def _write_arrays(catalog: Catalog, out: Path, progress: ProgressFactory, arrays: DerivedArrays | None) -> list[str]:
@@ -212,6 +230,42 @@ def _read_arrays(directory: Path, names: Any, n: int) -> dict[str, np.ndarray]:
             raise ValueError(f"derived array {name!r} of shape {array.shape}, expected {n} values of a declared kind")
         arrays[name] = np.asarray(array)
     return arrays
+
+
+def _write_scoring_terms(catalog: Catalog, names: StoredNames, out: Path) -> dict[str, int]:
+    """What ``TaskFamily.prepare`` would otherwise build in every process (:mod:`ecomrlve.catalog.scoring_terms`):
+    the main-type views' utility terms and attribute columns (``main_view_terms/``, views back to back), the
+    field facts, and each category's type codes in category order (``category_order.npy``'s order), so that a
+    category's codes are one slice of the file. Returns the manifest's ``scoring_terms`` entry."""
+    stored = StoredTerms.of([category_view(catalog, c, main_type_only=True).catalog
+                             for c in range(len(catalog.categories))])
+    (out / "main_view_terms").mkdir(exist_ok=True)
+    for name, column in zip(UTILITY_FIELDS, stored.utility):
+        np.save(out / "main_view_terms" / f"utility.{name}.npy", column)
+    np.save(out / "main_view_terms" / "attribute_codes.npy", stored.codes)
+    np.save(out / "main_view_terms" / "attribute_values.npy", stored.values)
+    np.save(out / "field_bits.npy", field_facts(catalog).bits)
+    order = np.concatenate(catalog.category_rows) if len(catalog.categories) else np.zeros(0, np.int64)
+    np.save(out / "category_type_codes.npy", names.type_code[order])
+    return {"format": SCORING_TERMS_FORMAT, "n_codes": stored.n_codes, "n_values": stored.n_values}
+
+
+#: The layout of a directory's scoring terms (the manifest's ``derived.scoring_terms``); a directory without
+#: them (written before they were stored) builds them on first use.
+SCORING_TERMS_FORMAT = 1
+
+
+def _read_scoring_terms(directory: Path, entry: dict[str, Any], n_main: int) -> StoredTerms:
+    path = directory / "derived" / "main_view_terms"
+    n_codes, n_values = int(entry["n_codes"]), int(entry["n_values"])
+    stored = StoredTerms(tuple(np.asarray(np.load(path / f"utility.{name}.npy", mmap_mode="r"))
+                               for name in UTILITY_FIELDS),
+                         np.asarray(np.load(path / "attribute_codes.npy", mmap_mode="r")),
+                         np.asarray(np.load(path / "attribute_values.npy", mmap_mode="r")), n_codes, n_values)
+    if (any(column.shape != (n_main,) for column in stored.utility) or stored.codes.shape != (n_codes * n_main,)
+            or stored.values.shape != (n_values * n_main,)):
+        raise ValueError(f"the main-type views' scoring terms do not match their {n_main} rows")
+    return stored
 
 
 def _write_table(path: Path, columns: dict[str, pa.Array]) -> None:
@@ -294,6 +348,16 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
                 for attribute in catalog.categorical}
         views = {main: _read_stacked_views(directory, catalog, kind, entry)
                  for main, kind in ((False, "views"), (True, "main_views"))}
+        terms = entry.get("scoring_terms")
+        field_bits: np.ndarray | None = None  # none stored (a directory written before they were): built on first use
+        type_codes: np.ndarray | None = None
+        if isinstance(terms, dict) and terms.get("format") == SCORING_TERMS_FORMAT:
+            views[True] = dataclasses.replace(views[True], terms=_read_scoring_terms(directory, terms,
+                                                                                      views[True].bounds[-1]))
+            field_bits = np.asarray(np.load(directory / "derived" / "field_bits.npy", mmap_mode="r"))
+            type_codes = np.asarray(np.load(directory / "derived" / "category_type_codes.npy", mmap_mode="r"))
+            if field_bits.shape != (n,) or type_codes.shape != (n,):
+                raise ValueError(f"field bits or category type codes of other than {n} products")
         id_tokens = (re.compile(str(entry["id_pattern"])), frozenset(int(k) for k in entry["id_lengths"]))
         arrays = _read_arrays(directory / "derived", entry.get("arrays", ()), n)
     except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, re.error) as exc:
@@ -323,6 +387,12 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
     catalog.derived.provide("id_tokens", id_tokens)
     for name, array in arrays.items():
         catalog.derived.provide(name, array)
+    if field_bits is not None and type_codes is not None:
+        catalog.derived.provide(FIELD_FACTS.name, field_facts_of_bits(catalog, field_bits))
+        for category in range(count):
+            catalog.derived.provide(CATEGORY_TYPES.name, CategoryTypes(
+                order[bounds[category]:bounds[category + 1]], main_types[category], type_names[category],
+                type_codes[bounds[category]:bounds[category + 1]]), category)
 
 
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,

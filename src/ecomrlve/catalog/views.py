@@ -9,6 +9,7 @@ whole catalog. (Binary searches in per-column sort orders were tried and measure
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from ecomrlve.catalog.derived import Derived, derived
 from ecomrlve.catalog.filters import CONDITION_FIELDS, AllowedRows, ProductFilter, filter_mask
 from ecomrlve.catalog.product_type import category_types
 from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.scoring_terms import ATTRIBUTE_COLUMNS, UTILITY_TERMS, StoredTerms
 from ecomrlve.catalog.variants import variant_columns
 
 
@@ -70,7 +72,11 @@ def _category_view(catalog: Catalog, key: tuple[int, bool]) -> CategoryView:
         view = CategoryView(views.stacked.rows[start:stop], sub_catalog(views.stacked.catalog, np.s_[start:stop],
                                                                            f"{catalog.name}#{category}"))
         if views.title_words is not None:
-            view.catalog.derived.provide("title_words", views.title_words.of_view(category))
+            view.catalog.derived.provide("title_words", StoredViewTitleWords(views.title_words, category))
+        if views.terms is not None:  # shared pages, not one copy per process
+            terms, columns = views.terms.of_view(start, stop)
+            view.catalog.derived.provide(UTILITY_TERMS.name, terms)
+            view.catalog.derived.provide(ATTRIBUTE_COLUMNS.name, columns)
         return view
     rows = view_rows(catalog, category, main_type_only)
     return CategoryView(rows, sub_catalog(catalog, rows, f"{catalog.name}#{category}"))
@@ -109,7 +115,7 @@ class StoredTitleWords:
         return {word: self.rows[bounds[i]:bounds[i + 1]] for i, word in enumerate(self.words[start:stop].to_pylist())}
 
     @staticmethod
-    def of(indexes: list[dict[str, np.ndarray]]) -> StoredTitleWords:
+    def of(indexes: list[Mapping[str, np.ndarray]]) -> StoredTitleWords:
         """The indexes of every view, in view order, back to back."""
         words = [word for index in indexes for word in index]
         rows = [postings for index in indexes for postings in index.values()]
@@ -124,14 +130,44 @@ class StoredTitleWords:
                                 np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
 
 
+class StoredViewTitleWords(Mapping[str, np.ndarray]):
+    """One stored view's title word index, made from the directory's arrays when first read: a dictionary of
+    every view's words would be private memory in every process (about 18 MiB at 2M products) where episodes
+    read the words of the few views SUB scores. Two threads reading it first may both make it: the same words
+    and rows (views of the mapped file), so either is the index."""
+
+    __slots__ = ("_stored", "_view", "_index")
+
+    def __init__(self, stored: StoredTitleWords, view: int) -> None:
+        self._stored, self._view = stored, view
+        self._index: dict[str, np.ndarray] | None = None
+
+    def _words(self) -> dict[str, np.ndarray]:
+        index = self._index
+        if index is None:
+            index = self._index = self._stored.of_view(self._view)
+        return index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self._words()[word]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._words())
+
+    def __len__(self) -> int:
+        return self._stored.word_starts[self._view + 1] - self._stored.word_starts[self._view]
+
+
 @dataclass(frozen=True)
 class StoredViews:
     """One kind of a directory's views: every category's view back to back (a :class:`CategoryView` whose rows are
-    the views' rows in category order), where each starts, and (main-type views) their title word indexes."""
+    the views' rows in category order), where each starts, and (main-type views) their title word indexes and
+    their scoring terms."""
 
     stacked: CategoryView
     bounds: list[int]
     title_words: StoredTitleWords | None
+    terms: StoredTerms | None = None
 
 
 #: A catalog directory's views (installed when it is opened), per ``main_type_only``.

@@ -36,7 +36,7 @@ from ecomrlve.envs import resolve_env_ids
 from ecomrlve.errors import UserInputError
 from ecomrlve.integrations.ray import connect
 from ecomrlve.playground.command import bind
-from ecomrlve.server.app import ServerConfig, build_app, uvicorn_settings
+from ecomrlve.server.app import ServerConfig, build_app, defer_pandas, uvicorn_settings
 
 START_TIMEOUT_S = 300.0
 
@@ -94,6 +94,7 @@ class ServerReplica:
         import uvicorn
 
         self._listener = bind(config.host, port, reuse_port=True)
+        defer_pandas()  # as `serve`
         self._app = build_app(dataclasses.replace(config, scheduler_state=None))  # the actor keeps the checkpoint
         self._app.state.deployment.scheduler = RemoteScheduler(curriculum)
         gc.freeze()  # as `serve`: the catalog and the app live as long as the replica

@@ -10,6 +10,11 @@ Needs the ``serve`` extra (``pip install 'ecomrlve[serve]'``: openenv, FastAPI, 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +42,28 @@ _EXPORTS = {
 __all__ = ["ADAPTIVE", "Deployment", "EcomAction", "EcomEnvClient", "EcomObservation", "EcomServerEnvironment",
            "EcomState", "RemoteEnv", "ServerConfig", "ServerOracle", "ServerScheduler", "build_app",
            "episode_record", "serve", "server_windows", "to_observation"]
+
+
+#: openenv's optional Gradio web interface, which ``openenv.core.env_server`` imports eagerly when Gradio is
+#: installed (gradio, pandas, PIL...: about 90 MiB and 5 s per process) though ``ecomrlve serve`` never mounts it.
+OPENENV_WEB_INTERFACE = "openenv.core.env_server.web_interface"
+
+
+class _DeferOpenenvWebInterface(importlib.abc.MetaPathFinder):
+    """Answers openenv's one eager import of its web interface as "not installed" (openenv then sets
+    ``create_web_interface_app`` to None, as without Gradio), and steps aside after it: openenv's own
+    ``ENABLE_WEB_INTERFACE`` path, or anyone importing the module later, gets the real one."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == OPENENV_WEB_INTERFACE:
+            sys.meta_path.remove(self)
+            raise ModuleNotFoundError(f"{fullname} deferred by ecomrlve.server (imported on use)", name=fullname)
+        return None
+
+
+if "openenv" not in sys.modules:  # every server module imports openenv after this package
+    sys.meta_path.insert(0, _DeferOpenenvWebInterface())
 
 
 def __getattr__(name: str) -> Any:

@@ -17,11 +17,15 @@ import functools
 import gc
 import hashlib
 import hmac
+import importlib.abc
+import importlib.machinery
 import json
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -396,10 +400,42 @@ def uvicorn_settings(config: ServerConfig) -> dict[str, Any]:
             "http": guarded_http_protocol(config.header_timeout, config.connection_limit)}
 
 
+def defer_pandas() -> None:
+    """Keep pandas out of a process serving a catalog directory (about 50 MiB per replica): pyarrow's first
+    conversion of a numpy array (a ``take`` of rows) asks whether pandas is installed, importing it to find out;
+    answered "no" here, and asked again where pandas is really needed (``to_pandas``, ``from_pandas``, and
+    pyarrow's ``to_numpy``, which an in-memory catalog's first-use builds call: a directory stores their results)."""
+    import pyarrow as pa
+
+    shim = getattr(pa.lib, "_pandas_api", None)
+    if "pandas" in sys.modules or shim is None:
+        return
+    finder = _Refuse("pandas")
+    sys.meta_path.insert(0, finder)
+    try:
+        shim.have_pandas  # noqa: B018 - the one probe, answered False
+    finally:
+        sys.meta_path.remove(finder)
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """Answers an import of one module (not its submodules) as "not installed"."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == self.name:
+            raise ModuleNotFoundError(f"{fullname} deferred by ecomrlve.server", name=fullname)
+        return None
+
+
 def serve(config: ServerConfig, listener: socket.socket, *, catalog: Catalog | None = None) -> None:
     """Build the app and serve it on ``listener`` (from :func:`ecomrlve.playground.command.bind`) until interrupted."""
     import uvicorn
 
+    defer_pandas()
     app = build_app(config, catalog=catalog)
     raise_open_file_limit(config.connection_limit + 256)  # the cap, not the open-file limit, refuses first
     gc.freeze()  # the catalog, its indexes and the app live as long as the server: no collection need walk them

@@ -37,9 +37,14 @@ from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.rowindex import gallop, title_word_index
-from ecomrlve.catalog.schema import NO_BRAND, NO_VALUE, Catalog
+from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.scoring_terms import (
+    NUMERIC_BOUND,
+    attribute_columns,
+    field_facts,
+    utility_terms,
+)
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.catalog.variants import narrowing, variant_columns
 from ecomrlve.catalog.views import CategoryView, category_view
 from ecomrlve.world.state import World
 
@@ -48,8 +53,6 @@ RELEVANCE_FLOOR = 0.05  # every valid product has relevance >= this, so IDCG > 0
 NDCG_WEIGHT, SATISFACTION_WEIGHT = 1.5, 0.5  # r_task = -1 + 1.5·nDCG + 0.5·satisfaction - oos share
 _WORD = re.compile(r"[a-z0-9]+")
 
-#: Numeric attribute -> the bound a shopper states on it (more power, a bigger screen, lighter).
-NUMERIC_BOUND = {"wattage": "wattage_min", "screen_size": "screen_size_min", "weight": "weight_max"}
 CATEGORICAL_FIELDS = ("brand", *CATEGORICAL_ATTRIBUTES)
 
 #: The requirement fields each topic of a question covers (topics as :mod:`ecomrlve.user.understanding` reads them).
@@ -84,47 +87,6 @@ class Requirement(BaseModel):
 def requirement_filter(requirements: list[Requirement], *, in_stock: bool | None = True) -> ProductFilter:
     """The ``catalog_search`` filter expressing every requirement (and, by default, in stock)."""
     return ProductFilter.model_validate({**{r.field: r.value for r in requirements}, "in_stock": in_stock})
-
-
-@dataclass(frozen=True)
-class FieldFacts:
-    """Which optional requirement fields each product of a catalog supports on its own, as bits
-    (bit ``i``: ``names[i]``), computed once per catalog with vectorised compares, so that
-    :func:`available_fields` reads one integer per product instead of a dozen column entries."""
-
-    bits: np.ndarray  # per row
-    names: tuple[str, ...]  # what each bit states, in the order available_fields lists them
-    equalities: tuple[tuple[int, np.ndarray], ...]  # (bit, codes): several rows support these only with one code
-    decoded: dict[int, tuple[str, ...]]  # bits -> the names they set, filled on use (a handful of distinct sets)
-
-
-def field_facts(catalog: Catalog) -> FieldFacts:
-    """:class:`FieldFacts` of ``catalog``, built once per catalog (derived data)."""
-    return FIELD_FACTS.of(catalog)
-
-
-def _field_facts(catalog: Catalog) -> FieldFacts:
-    columns: list[tuple[str, np.ndarray]] = [("rating_min", catalog.rating_x10 > 0),
-                                             ("price_min", catalog.price_cents >= 200),
-                                             ("brand", _branded(catalog))]
-    columns += [(attr, (codes != NO_VALUE) & narrowing(catalog, attr)) for attr, codes in catalog.categorical.items()]
-    columns += [(bound, ~np.isnan(catalog.numeric[attr])) for attr, bound in NUMERIC_BOUND.items()
-                if attr in catalog.numeric]
-    bits = np.zeros(len(catalog), dtype=np.int32)
-    for bit, (_, supported) in enumerate(columns):
-        bits |= supported.astype(np.int32) << bit
-    names = tuple(name for name, _ in columns)
-    equalities = tuple((1 << names.index(name), codes)
-                       for name, codes in (("brand", catalog.brand), *catalog.categorical.items()))
-    return FieldFacts(bits, names, equalities, {})
-
-
-FIELD_FACTS = derived("field_facts", _field_facts)
-
-
-def _branded(catalog: Catalog) -> np.ndarray:
-    """Per row, whether the product has a brand a shopper can ask for (not ``NO_BRAND``)."""
-    return np.array([name != NO_BRAND for name in catalog.brands], dtype=bool)[catalog.brand]
 
 
 def available_fields(catalog: Catalog, rows: list[int]) -> list[str]:
@@ -374,33 +336,6 @@ def draw_preferences(requirements: list[Requirement], price_reference: float, rn
                        price_reference=round(price_reference, 2))
 
 
-@dataclass(frozen=True)
-class UtilityTerms:
-    """The per-row parts of the utility that no shopper changes, computed once per catalog with
-    the numpy operations of the vectorised formula, so that gathering them is bit-identical to
-    computing them for the rows anew."""
-
-    price: np.ndarray  # USD
-    rating_steps: np.ndarray  # rating·10 − 10 (the utility multiplies by the weight first, then divides by 40)
-    shipping: np.ndarray  # in [0, 1]
-    popularity: np.ndarray  # in [0, 1]
-
-
-def utility_terms(catalog: Catalog) -> UtilityTerms:
-    """:class:`UtilityTerms` of every row of ``catalog`` (a category view), built once (derived data)."""
-    return UTILITY_TERMS.of(catalog)
-
-
-def _utility_terms(catalog: Catalog) -> UtilityTerms:
-    return UtilityTerms(
-        price=catalog.price_cents / 100.0, rating_steps=(catalog.rating_x10 - 10).astype(np.float64),
-        shipping=1 - (np.minimum(catalog.ship_days, 14) - 1) / 13.0,
-        popularity=np.minimum(1.0, np.log1p(catalog.rating_count) / 10.0))
-
-
-UTILITY_TERMS = derived("utility_terms", _utility_terms)
-
-
 _NO_SIMILARITY = np.zeros(0)  # PD's: relevance from the utility alone
 
 
@@ -513,36 +448,6 @@ def _rows_without(catalog: Catalog, word: str) -> np.ndarray:
 
 
 TITLE_WORD_COMPLEMENTS = derived("title_word_complements", _rows_without)
-
-
-@dataclass(frozen=True)
-class AttributeColumns:
-    """A catalog's categorical codes and numeric values stacked (one row per attribute, in the
-    catalog's order), so one compiled pass compares every attribute."""
-
-    codes: np.ndarray
-    values: np.ndarray
-
-
-def attribute_columns(catalog: Catalog) -> AttributeColumns:
-    """:class:`AttributeColumns` of ``catalog`` (a category view), cached on it. A product's code of the
-    attribute its variants vary reads ``NO_VALUE``: it has several values of it (its variants), and
-    its card shows no product-level one (:mod:`ecomrlve.catalog.variants`), so likeness compares
-    only what cards show."""
-    return ATTRIBUTE_COLUMNS.of(catalog)
-
-
-def _attribute_columns(catalog: Catalog) -> AttributeColumns:
-    variants = variant_columns(catalog)
-    codes = [np.where(variants.varies(attr), NO_VALUE, column) if variants.varies(attr).any() else column
-             for attr, column in catalog.categorical.items()]
-    values = list(catalog.numeric.values())
-    return AttributeColumns(
-        codes=np.stack(codes) if codes else np.zeros((0, len(catalog)), dtype=np.int64),
-        values=np.stack(values) if values else np.zeros((0, len(catalog)), dtype=np.float32))
-
-
-ATTRIBUTE_COLUMNS = derived("attribute_columns", _attribute_columns)
 
 
 @numba.njit(nogil=True, cache=True)
