@@ -104,6 +104,11 @@ DECLARED: dict[str, Declaration] = {
     "cart_listings": Declaration("per product of a category of up to 5,000, the words of its brand and title, and "
                                  "the products holding each word (what a CART name is checked against)",
                                  "brand, titles, category_rows", "first use", "category"),
+    "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
+                                    "clause when the brand or model words lie past it)", "spoken names, titles, brand",
+                                    "memo", "row"),
+    "folded_title_words": Declaration("a product's listing title words, case and plural folded (what an order line "
+                                      "name is checked against)", "titles", "memo", "row"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
     # shopper/
     "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),

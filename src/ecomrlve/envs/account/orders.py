@@ -29,7 +29,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Category, short_title
+from ecomrlve.catalog.derived import Derived, derived
+from ecomrlve.catalog.schema import Catalog, Category, kept_per_product, short_title
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
@@ -262,11 +263,17 @@ def line_name(world: World, row: int) -> str:
     """How the customer names an ordered product: brand, model words and type ("Brightix Nova 21 headphones"), or
     the listing title's first clause as order lines show it when the brand or model words lie past it ("Zentari
     Wall Mounted Spice Rack", not "Zentari Store Sport 7S spice rack": words the agent cannot see)."""
-    catalog = world.catalog
+    return kept_per_product(world.catalog, LINE_NAMES, row, _line_name)
+
+
+def _line_name(catalog: Catalog, row: int) -> str:
     name = spoken_name(catalog, row)
     shown = short_title(catalog.title(row))
     visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
     return name.text if visible else shown
+
+
+LINE_NAMES: Derived[dict[int, str]] = derived("order_line_names", lambda catalog: {})
 
 
 def name_fits_another(world: World, row: int, name: str) -> bool:
@@ -274,9 +281,30 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
     words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
     customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
-    words = set(fold(name).split()) & set(fold(world.catalog.title(row)).split())
-    return any(line.row != row and words <= set(fold(world.catalog.title(line.row)).split())
+    catalog = world.catalog
+    words = set(fold(name).split()) & title_words(catalog, row)
+    # a folded word less its last letter lies in the lower-cased title it came from ("battery" < "Batteries"):
+    # a title lacking one such stem cannot hold the words, and most are ruled out before they are folded
+    stems = [word[:-1] for word in words]
+    return any(line.row != row and _holds_all(catalog.title(line.row).lower(), stems)
+               and words <= title_words(catalog, line.row)
                for order in world.account.orders for line in order.lines)
+
+
+def _holds_all(text: str, parts: list[str]) -> bool:
+    return all(part in text for part in parts)
+
+
+def title_words(catalog: Catalog, row: int) -> frozenset[str]:
+    """The folded words of product ``row``'s listing title (:func:`fold`), worked out once per product."""
+    return kept_per_product(catalog, FOLDED_TITLE_WORDS, row, _title_words)
+
+
+def _title_words(catalog: Catalog, row: int) -> frozenset[str]:
+    return frozenset(fold(catalog.title(row)).split())
+
+
+FOLDED_TITLE_WORDS: Derived[dict[int, frozenset[str]]] = derived("folded_title_words", lambda catalog: {})
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],

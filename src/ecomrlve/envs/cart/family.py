@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -370,24 +371,30 @@ def _names_itself(catalog: Catalog, row: int) -> bool:
     brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
     both."""
     name = spoken_name(catalog, row)
+    if not name.unique:
+        return False
     brand, noun = catalog.brand_of(row), product_type(catalog, row)
     names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
-    if not (name.unique and names.score(name.text.lower()) >= NAMED):
+    if names.score(name.text.lower()) < NAMED:
         return False
-    rows = catalog.category_rows[int(catalog.category[row])]
-    others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]  # its brand's other listings
-    # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
-    if not name.model and any(product_type(catalog, int(other)) == noun for other in others):
-        return False
+    category = catalog.category.item(row)
+    rows = catalog.category_rows[category]
+    others = None  # its brand's other listings, read only where needed (a few µs of numpy per product)
+    if not name.model:  # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
+        others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]
+        if any(product_type(catalog, int(other)) == noun for other in others):
+            return False
     # what an agent reads: the other listings' titles; one answers to the name when it holds the brand's and the
     # type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office -
     # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
     # compiled substring scan of the brand's titles keeps the few worth reading.
-    model_words, needed = _words(name.model), _words(f"{brand} {noun}")
+    model_words, needed = list(_name_words(name.model)), list(_name_words(f"{brand} {noun}"))
     if len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once) names the listings worth reading
-        index = LISTINGS.of(catalog, int(catalog.category[row]))
+        index = LISTINGS.of(catalog, category)
         return not any(other != row and _fits(needed, model_words, index.words[other])
                        for other in index.holding(needed + model_words))
+    if others is None:
+        others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]
     column = catalog.titles.take(pa.array(others, type=pa.int64()))
     brand_words = set(_words(brand))
     for word in dict.fromkeys(w for w in _words(noun) + model_words if w not in brand_words):
@@ -403,9 +410,21 @@ class Listings:
     rows_with: dict[str, frozenset[int]]
 
     def holding(self, needed: list[str]) -> frozenset[int]:
-        """The listings whose words include every word of ``needed``."""
-        postings = sorted((self.rows_with.get(word, frozenset()) for word in set(needed)), key=len)
-        return postings[0].intersection(*postings[1:]) if postings else frozenset(self.words)
+        """The listings whose words include every word of ``needed``, and perhaps one that does not (intersecting
+        stops at one listing left: the caller reads the few left's words anyway, and most names leave only their
+        own listing)."""
+        postings = [self.rows_with.get(word) for word in needed]
+        if None in postings:  # a word no listing has
+            return frozenset()
+        if not postings:
+            return frozenset(self.words)
+        postings.sort(key=len)
+        held = postings[0]
+        for posting in postings[1:]:
+            if len(held) <= 1:
+                break
+            held = held & posting
+        return held
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
@@ -425,7 +444,16 @@ LISTINGS = derived("cart_listings", _listings)
 
 def _words(text: str) -> list[str]:
     """Lower-case words of letters and digits, a plural "s" dropped ("Running Shoes": "running shoe")."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_words(text: str) -> tuple[str, ...]:
+    """:func:`_words` of a name's part (model words; brand and type), kept by text: many products share them."""
+    return tuple(_words(text))
 
 
 def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:
@@ -578,9 +606,10 @@ class CartFamily(TaskFamily):
             the category, the type's head word or that word in its title ("Running Insoles ... Shoe Inserts")."""
             if catalog.brand.item(r) != catalog.brand.item(row):
                 return False
+            if catalog.category.item(r) == catalog.category.item(row):
+                return True
             head = _words(product_type(catalog, row))[-1:]
-            return (catalog.category.item(r) == catalog.category.item(row) or _words(product_type(catalog, r))[-1:] == head
-                    or bool(head) and head[0] in _words(catalog.title(r)))
+            return _words(product_type(catalog, r))[-1:] == head or bool(head) and head[0] in _words(catalog.title(r))
 
         out = []
         for it in items:
