@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.derived import Derived, derived
+from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog, Category, kept_per_product, short_title
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import random
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
