@@ -105,10 +105,10 @@ DECLARED: dict[str, Declaration] = {
                                  "the products holding each word (what a CART name is checked against)",
                                  "brand, titles, category_rows", "first use", "category"),
     "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
-                                    "clause when the brand or model words lie past it)", "spoken names, titles, brand",
-                                    "memo", "row"),
-    "folded_title_words": Declaration("a product's listing title words, case and plural folded (what an order line "
-                                      "name is checked against)", "titles", "memo", "row"),
+                                    "clause when the brand or model words lie past it), and the folded words of it "
+                                    "its title shows", "spoken names, titles, brand", "memo", "row"),
+    "order_item_names": Declaration("the words that name an ordered product in conversation (ItemNames)",
+                                    "ids, brand, spoken names, product types", "memo", "row"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
     # shopper/
     "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),

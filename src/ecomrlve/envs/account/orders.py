@@ -73,10 +73,17 @@ class LineRef(BaseModel):
 
 
 def line_names(world: World, row: int) -> ItemNames:
-    """The words that name a product in conversation (brand, model words, noun)."""
-    catalog = world.catalog
+    """The words that name a product in conversation (brand, model words, noun), kept per product: the shopper
+    reads every message against those of each ordered product."""
+    return kept_per_product(world.catalog, LINE_ITEM_NAMES, row, _line_item_names)
+
+
+def _line_item_names(catalog: Catalog, row: int) -> ItemNames:
     return ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), spoken_name(catalog, row).model.lower(),
                      spoken_noun(product_type(catalog, row)))
+
+
+LINE_ITEM_NAMES: Derived[dict[int, ItemNames]] = derived("order_item_names", lambda catalog: {})
 
 
 def orders_in_play(world: World) -> InPlay:
@@ -251,7 +258,7 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
     paid = f"{line.unit_price_cents / 100:.2f}"
     identification = f"the {title} I ordered {when}"
-    if name_fits_another(world, line.row, title):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
+    if name_fits_another(world, line.row):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
         identification += f", the one I paid ${paid} for"
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
@@ -263,48 +270,48 @@ def line_name(world: World, row: int) -> str:
     """How the customer names an ordered product: brand, model words and type ("Brightix Nova 21 headphones"), or
     the listing title's first clause as order lines show it when the brand or model words lie past it ("Zentari
     Wall Mounted Spice Rack", not "Zentari Store Sport 7S spice rack": words the agent cannot see)."""
-    return kept_per_product(world.catalog, LINE_NAMES, row, _line_name)
+    return kept_per_product(world.catalog, LINE_NAMES, row, _line_name).text
 
 
-def _line_name(catalog: Catalog, row: int) -> str:
+@dataclass(frozen=True)
+class LineName:
+    """A product's :func:`line_name` and the folded words of it that its own listing title shows (what another
+    product's title must hold for the name to fit it too, :func:`name_fits_another`): one product's, kept."""
+
+    text: str
+    shown_words: frozenset[str]
+
+
+def _line_name(catalog: Catalog, row: int) -> LineName:
     name = spoken_name(catalog, row)
-    shown = short_title(catalog.title(row))
+    title = catalog.title(row)
+    shown = short_title(title)
     visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
-    return name.text if visible else shown
+    text = name.text if visible else shown
+    return LineName(text, frozenset(fold(text).split()) & frozenset(fold(title).split()))
 
 
-LINE_NAMES: Derived[dict[int, str]] = derived("order_line_names", lambda catalog: {})
+LINE_NAMES: Derived[dict[int, LineName]] = derived("order_line_names", lambda catalog: {})
 
 
-def name_fits_another(world: World, row: int, name: str) -> bool:
-    """Whether the words of a spoken ``name`` that the product's own listing title shows all are in the listing
-    title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
-    words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
-    customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
+def name_fits_another(world: World, row: int) -> bool:
+    """Whether the words of the customer's name for ``row`` (:func:`line_name`) that the product's own listing
+    title shows all are in the listing title of another product of the customer's orders: a name unique in its
+    category ("TRAVO desk lamp", no model words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect
+    Task Lamp", so it does not tell the customer's lines apart (the agent sees titles, not the catalog's brand field
+    "TRAVO Store")."""
     catalog = world.catalog
-    words = set(fold(name).split()) & title_words(catalog, row)
-    # a folded word less its last letter lies in the lower-cased title it came from ("battery" < "Batteries"):
-    # a title lacking one such stem cannot hold the words, and most are ruled out before they are folded
+    words = kept_per_product(catalog, LINE_NAMES, row, _line_name).shown_words
+    # a folded word less its last letter lies in the lower-cased title it came from ("battery" in "batteries"):
+    # a title lacking one such stem cannot hold the words, so most titles are never folded
     stems = [word[:-1] for word in words]
-    return any(line.row != row and _holds_all(catalog.title(line.row).lower(), stems)
-               and words <= title_words(catalog, line.row)
-               for order in world.account.orders for line in order.lines)
-
-
-def _holds_all(text: str, parts: list[str]) -> bool:
-    return all(part in text for part in parts)
-
-
-def title_words(catalog: Catalog, row: int) -> frozenset[str]:
-    """The folded words of product ``row``'s listing title (:func:`fold`), worked out once per product."""
-    return kept_per_product(catalog, FOLDED_TITLE_WORDS, row, _title_words)
-
-
-def _title_words(catalog: Catalog, row: int) -> frozenset[str]:
-    return frozenset(fold(catalog.title(row)).split())
-
-
-FOLDED_TITLE_WORDS: Derived[dict[int, frozenset[str]]] = derived("folded_title_words", lambda catalog: {})
+    for order in world.account.orders:
+        for line in order.lines:
+            if line.row != row:
+                title = catalog.title(line.row).lower()
+                if all(stem in title for stem in stems) and words <= set(fold(title).split()):
+                    return True
+    return False
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],
