@@ -1,20 +1,20 @@
 #!/usr/bin/env python
-"""Reset and step p50 per environment on the default catalog, two source trees compared side by side.
+"""Reset and step p50 per environment on the default catalog, source trees compared side by side.
 
 Each tree runs in a worker process of its own (``PYTHONPATH=<tree>/src``) that builds the env once and
 warms it up (``--warmup`` resets per environment: per-catalog and per-product caches as a running trainer
-has them); the parent then hands both workers the same small batches in turn (``--batch`` resets, or
-one episode), so that whatever else the machine is doing falls on both trees alike. Timed per reset
+has them); the parent then hands every worker the same small batches in turn (``--batch`` resets, or
+one episode), so that whatever else the machine is doing falls on all trees alike. Timed per reset
 and per ``env.step`` (the agent's own ``act`` is not), on the worker thread's CPU time (``--clock
 wall`` for ``time.perf_counter``): d 0..15 x ``--seeds`` seeds of resets, then ``--episodes`` episodes
-of ``--agent`` (heuristic: every tree has one) over d 0..15. Prints a markdown table (medians of each
-tree's p50, before → after) and, with ``--json``, writes every sample's summary::
+of ``--agent`` (heuristic: every tree has one) over d 0..15. Prints a markdown table (the median
+round's p50 per tree, and each later tree's change from the first); ``--json`` also writes every round's::
 
-    python benchmarks/bench_reset.py /work/wt/c02 /work/wt/resetperf --rounds 3
+    python benchmarks/bench_reset.py /work/wt/c02 /work/wt/main /work/wt/resetperf --rounds 3
     python benchmarks/bench_reset.py BEFORE AFTER --envs CART,RETURN --seeds 40
 
 ``--rounds`` repeats the whole comparison with fresh workers (a p50 per round and tree; the table shows
-the median round). Needs ``ECOMRLVE_SECRET`` or passes ``--secret`` on (the same episodes in both trees).
+the median round). Set ``ECOMRLVE_SECRET`` (the workers inherit it) so that every tree plays the same episodes.
 """
 
 from __future__ import annotations
@@ -117,22 +117,26 @@ def one_round(trees: list[str], args: argparse.Namespace) -> list[dict[str, dict
 
 
 def table(trees: list[str], rounds: list[list[dict[str, dict[str, float]]]]) -> str:
-    """Per env, the median round's p50 of each tree (first tree → second), and the change."""
-    rows = [f"| env | reset p50 ms ({os.path.basename(trees[0])} → {os.path.basename(trees[1])}) | change "
-            "| step p50 ms | change |", "|---|---|---|---|---|"]
+    """Per env, the median round's p50 of each tree, and each later tree's change from the first."""
+    names = [os.path.basename(os.path.normpath(tree)) for tree in trees]
+    head = ["env"] + [f"{what} p50 ms {name}" + (f" (vs {names[0]})" if i else "")
+                      for what in ("reset", "step") for i, name in enumerate(names)]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for env_id in rounds[0][0]:
         cells = [env_id]
         for key in ("reset_p50_ms", "step_p50_ms"):
-            before = statistics.median(r[0][env_id][key] for r in rounds)
-            after = statistics.median(r[1][env_id][key] for r in rounds)
-            cells += [f"{before:.3f} → {after:.3f}", f"{(after / before - 1) * 100:+.0f} %"]
+            first = statistics.median(r[0][env_id][key] for r in rounds)
+            cells.append(f"{first:.3f}")
+            for k in range(1, len(trees)):
+                value = statistics.median(r[k][env_id][key] for r in rounds)
+                cells.append(f"{value:.3f} ({(value / first - 1) * 100:+.0f} %)")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("trees", nargs="*", help="two source trees (each with src/ecomrlve): before, after")
+    parser.add_argument("trees", nargs="*", help="source trees (each with src/ecomrlve), the baseline first")
     parser.add_argument("--envs", default=ENVS)
     parser.add_argument("--warmup", type=int, default=200, help="untimed resets per environment first")
     parser.add_argument("--seeds", type=int, default=25, help="timed resets per difficulty")
@@ -149,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.envs.split(","), args.warmup, args.agent, clock)
         return 0
-    if len(args.trees) != 2:
-        parser.error("give two source trees: before and after")
+    if len(args.trees) < 2:
+        parser.error("give two or more source trees: the first is the baseline")
     rounds = [one_round(args.trees, args) for _ in range(args.rounds)]
     print(table(args.trees, rounds))
     if args.json:
