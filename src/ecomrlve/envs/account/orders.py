@@ -258,7 +258,7 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
     when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
     paid = f"{line.unit_price_cents / 100:.2f}"
     identification = f"the {title} I ordered {when}"
-    if name_fits_another(world, line.row):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
+    if name_fits_another(world, line.row, title):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
         identification += f", the one I paid ${paid} for"
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
@@ -286,22 +286,29 @@ def _line_name(catalog: Catalog, row: int) -> LineName:
     name = spoken_name(catalog, row)
     title = catalog.title(row)
     shown = short_title(title)
-    visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
-    text = name.text if visible else shown
-    return LineName(text, frozenset(fold(text).split()) & frozenset(fold(title).split()))
+    shown_words = frozenset(fold(shown).split())  # the title's first clause: all of them are the title's words
+    if not set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= shown_words:
+        return LineName(shown, shown_words)
+    words = set(fold(name.text).split())
+    rest = words - shown_words  # the title's words past its first clause, if any: folded only when one may be
+    lowered = title.lower()
+    if any(word[:-1] in lowered for word in rest):  # (a folded word less its last letter is in its source text)
+        return LineName(name.text, frozenset(words & set(fold(title).split())))
+    return LineName(name.text, frozenset(words & shown_words))
 
 
 LINE_NAMES: Derived[dict[int, LineName]] = derived("order_line_names", lambda catalog: {})
 
 
-def name_fits_another(world: World, row: int) -> bool:
-    """Whether the words of the customer's name for ``row`` (:func:`line_name`) that the product's own listing
-    title shows all are in the listing title of another product of the customer's orders: a name unique in its
-    category ("TRAVO desk lamp", no model words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect
-    Task Lamp", so it does not tell the customer's lines apart (the agent sees titles, not the catalog's brand field
-    "TRAVO Store")."""
+def name_fits_another(world: World, row: int, name: str) -> bool:
+    """Whether the words of a spoken ``name`` that the product's own listing title shows all are in the listing
+    title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
+    words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
+    customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
     catalog = world.catalog
-    words = kept_per_product(catalog, LINE_NAMES, row, _line_name).shown_words
+    kept = kept_per_product(catalog, LINE_NAMES, row, _line_name)
+    words = (kept.shown_words if name == kept.text  # the customer's own name for it: its words worked out once
+             else set(fold(name).split()) & set(fold(catalog.title(row)).split()))
     # a folded word less its last letter lies in the lower-cased title it came from ("battery" in "batteries"):
     # a title lacking one such stem cannot hold the words, so most titles are never folded
     stems = [word[:-1] for word in words]

@@ -413,18 +413,19 @@ class Listings:
         """The listings whose words include every word of ``needed``, and perhaps one that does not (intersecting
         stops at one listing left: the caller reads the few left's words anyway, and most names leave only their
         own listing)."""
-        postings = [self.rows_with.get(word) for word in needed]
-        if None in postings:  # a word no listing has
-            return frozenset()
+        postings = [self.rows_with.get(word, _NO_ROWS) for word in needed]
         if not postings:
             return frozenset(self.words)
-        postings.sort(key=len)
+        postings.sort(key=len)  # the rarest first (a word no listing has: none held)
         held = postings[0]
         for posting in postings[1:]:
             if len(held) <= 1:
                 break
             held = held & posting
         return held
+
+
+_NO_ROWS: frozenset[int] = frozenset()
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
