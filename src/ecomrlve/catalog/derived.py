@@ -113,6 +113,11 @@ DECLARED: dict[str, Declaration] = {
     "cart_name_checks": Declaration("per product, cart_names_itself worked out for every product by ``catalog build`` "
                                     "(a bool array; where a category is large an episode would scan titles per name)",
                                     "spoken names, brands, titles, product types", "directory"),
+    "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
+                                    "clause when the brand or model words lie past it), and the folded words of it "
+                                    "its title shows", "spoken names, titles, brand", "memo", "row"),
+    "order_item_names": Declaration("the words that name an ordered product in conversation (ItemNames)",
+                                    "ids, brand, spoken names, product types", "memo", "row"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
     # shopper/
     "grounding_brands": Declaration("brand names a shopper's words can be grounded to", "brands", "first use"),

@@ -373,7 +373,7 @@ class CategoryTypes:
 
     def type_of(self, row: int) -> str:
         """The type of catalog row ``row`` (a row of this category)."""
-        return self.names[self.codes.item(int(np.searchsorted(self.rows, row)))]
+        return self.names[self.codes.item(self.rows.searchsorted(row))]  # the method: no numpy dispatch wrapper
 
     def row_types(self) -> list[str]:
         """The type of each of ``rows``, in order."""

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from ecomrlve.catalog.derived import Derived, derived, kept_per_product
 from ecomrlve.catalog.product_type import fold, product_type, spoken_name, spoken_noun
-from ecomrlve.catalog.schema import Category, short_title
+from ecomrlve.catalog.schema import Catalog, Category, short_title
 from ecomrlve.envs.account import acts as A
 from ecomrlve.envs.base import GenerationError
 from ecomrlve.user.dialogue import ItemNames
@@ -72,10 +73,17 @@ class LineRef(BaseModel):
 
 
 def line_names(world: World, row: int) -> ItemNames:
-    """The words that name a product in conversation (brand, model words, noun)."""
-    catalog = world.catalog
+    """The words that name a product in conversation (brand, model words, noun), kept per product: the shopper
+    reads every message against those of each ordered product."""
+    return kept_per_product(world.catalog, LINE_ITEM_NAMES, row, _line_item_names)
+
+
+def _line_item_names(catalog: Catalog, row: int) -> ItemNames:
     return ItemNames(catalog.product_id(row), catalog.brand_of(row).lower(), spoken_name(catalog, row).model.lower(),
                      spoken_noun(product_type(catalog, row)))
+
+
+LINE_ITEM_NAMES: Derived[dict[int, ItemNames]] = derived("order_item_names", lambda catalog: {})
 
 
 def orders_in_play(world: World) -> InPlay:
@@ -262,11 +270,34 @@ def line_name(world: World, row: int) -> str:
     """How the customer names an ordered product: brand, model words and type ("Brightix Nova 21 headphones"), or
     the listing title's first clause as order lines show it when the brand or model words lie past it ("Zentari
     Wall Mounted Spice Rack", not "Zentari Store Sport 7S spice rack": words the agent cannot see)."""
-    catalog = world.catalog
+    return kept_per_product(world.catalog, LINE_NAMES, row, _line_name).text
+
+
+@dataclass(frozen=True)
+class LineName:
+    """A product's :func:`line_name` and the folded words of it that its own listing title shows (what another
+    product's title must hold for the name to fit it too, :func:`name_fits_another`): one product's, kept."""
+
+    text: str
+    shown_words: frozenset[str]
+
+
+def _line_name(catalog: Catalog, row: int) -> LineName:
     name = spoken_name(catalog, row)
-    shown = short_title(catalog.title(row))
-    visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
-    return name.text if visible else shown
+    title = catalog.title(row)
+    shown = short_title(title)
+    shown_words = frozenset(fold(shown).split())  # the title's first clause: all of them are the title's words
+    if not set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= shown_words:
+        return LineName(shown, shown_words)
+    words = set(fold(name.text).split())
+    rest = words - shown_words  # the title's words past its first clause, if any: folded only when one may be
+    lowered = title.lower()
+    if any(word[:-1] in lowered for word in rest):  # (a folded word less its last letter is in its source text)
+        return LineName(name.text, frozenset(words & set(fold(title).split())))
+    return LineName(name.text, frozenset(words & shown_words))
+
+
+LINE_NAMES: Derived[dict[int, LineName]] = derived("order_line_names", lambda catalog: {})
 
 
 def name_fits_another(world: World, row: int, name: str) -> bool:
@@ -274,9 +305,20 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     title of another product of the customer's orders: a name unique in its category ("TRAVO desk lamp", no model
     words) may still fit "Desk Lamp for Home Office - TRAVO Flex 8X Architect Task Lamp", so it does not tell the
     customer's lines apart (the agent sees titles, not the catalog's brand field "TRAVO Store")."""
-    words = set(fold(name).split()) & set(fold(world.catalog.title(row)).split())
-    return any(line.row != row and words <= set(fold(world.catalog.title(line.row)).split())
-               for order in world.account.orders for line in order.lines)
+    catalog = world.catalog
+    kept = kept_per_product(catalog, LINE_NAMES, row, _line_name)
+    words = (kept.shown_words if name == kept.text  # the customer's own name for it: its words worked out once
+             else set(fold(name).split()) & set(fold(catalog.title(row)).split()))
+    # a folded word less its last letter lies in the lower-cased title it came from ("battery" in "batteries"):
+    # a title lacking one such stem cannot hold the words, so most titles are never folded
+    stems = [word[:-1] for word in words]
+    for order in world.account.orders:
+        for line in order.lines:
+            if line.row != row:
+                title = catalog.title(line.row).lower()
+                if all(stem in title for stem in stems) and words <= set(fold(title).split()):
+                    return True
+    return False
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],

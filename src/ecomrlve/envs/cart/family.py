@@ -32,6 +32,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -380,18 +381,21 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     the brand's listings in it, which the scan reads (:func:`name_checks` builds each once); None: the category's
     index (built once) or, in a larger category, the scan."""
     name = spoken_name(catalog, row)
+    if not name.unique:
+        return False
     brand, noun = catalog.brand_of(row), product_type(catalog, row)
     names = ItemNames(catalog.product_id(row), brand.lower(), name.model.lower(), noun.lower())
-    if not (name.unique and names.score(name.text.lower()) >= NAMED):
+    if names.score(name.text.lower()) < NAMED:
         return False
-    rows = catalog.category_rows[int(catalog.category[row])]
+    category = catalog.category.item(row)
+    rows = catalog.category_rows[category]
 
     def others() -> np.ndarray:  # its brand's other listings (a mask over the category: read only where needed)
         return rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]
 
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
     if not name.model:
-        types = category_types(catalog, int(catalog.category[row]))
+        types = category_types(catalog, category)
         same = [code for code, type_name in enumerate(types.names) if type_name == noun]
         if np.isin(types.codes[np.searchsorted(types.rows, others())], same).any():
             return False
@@ -399,9 +403,9 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     # type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office -
     # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
     # compiled substring scan of the brand's titles keeps the few worth reading.
-    model_words, needed = _words(name.model), _words(f"{brand} {noun}")
+    model_words, needed = list(_name_words(name.model)), list(_name_words(f"{brand} {noun}"))
     if listings is None and len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once)
-        listings = LISTINGS.of(catalog, int(catalog.category[row]))
+        listings = LISTINGS.of(catalog, category)
     if listings is not None:  # the index names the listings worth reading
         return not any(other != row and _fits(needed, model_words, listings.words[other])
                        for other in listings.holding(needed + model_words))
@@ -420,9 +424,22 @@ class Listings:
     rows_with: dict[str, frozenset[int]]
 
     def holding(self, needed: list[str]) -> frozenset[int]:
-        """The listings whose words include every word of ``needed``."""
-        postings = sorted((self.rows_with.get(word, frozenset()) for word in set(needed)), key=len)
-        return postings[0].intersection(*postings[1:]) if postings else frozenset(self.words)
+        """The listings whose words include every word of ``needed``, and perhaps one that does not (intersecting
+        stops at one listing left: the caller reads the few left's words anyway, and most names leave only their
+        own listing)."""
+        postings = [self.rows_with.get(word, _NO_ROWS) for word in needed]
+        if not postings:
+            return frozenset(self.words)
+        postings.sort(key=len)  # the rarest first (a word no listing has: none held)
+        held = postings[0]
+        for posting in postings[1:]:
+            if len(held) <= 1:
+                break
+            held = held & posting
+        return held
+
+
+_NO_ROWS: frozenset[int] = frozenset()
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
@@ -453,6 +470,12 @@ def _words(text: str) -> list[str]:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_words(text: str) -> tuple[str, ...]:
+    """:func:`_words` of a name's part (model words; brand and type), kept by text: many products share them."""
+    return tuple(_words(text))
 
 
 def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bool:

@@ -1,0 +1,62 @@
+"""The shortcuts that keep reset cheap say exactly what the checks they stand for say (issue 29's cost bar).
+
+RETURN/STATUS keep each ordered product's line name and the folded words of it its title shows, folding the title
+past its first clause only when a word of the name may lie there; CART's name check stops intersecting word
+postings at one listing left. Each is compared here with the plain definition on real-layout files and the
+synthetic catalog."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.product_type import fold, spoken_name
+from ecomrlve.catalog.schema import Catalog, short_title
+from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+from ecomrlve.envs.account import orders
+from ecomrlve.envs.cart import family
+
+DATA = Path(__file__).parent / "data"
+SOURCES = ["real/tiny.jsonl", "real/brand_only.jsonl", "real/accessories.jsonl", "amazebay_sample.parquet",
+           "amazon_meta_sample.jsonl", "synthetic"]
+
+
+def _catalog(source: str) -> Catalog:
+    return generate_synthetic_catalog(3000) if source == "synthetic" else load_catalog(str(DATA / source))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_kept_line_name_is_the_plain_one(source: str) -> None:
+    """The line name and its words the title shows, as :func:`orders._line_name` keeps them, are those of the
+    definition: the spoken name when its brand and model words are in the title's first clause, else that clause;
+    and the folded words of that name that the whole title holds."""
+    catalog = _catalog(source)
+    for row in range(len(catalog)):
+        name, title = spoken_name(catalog, row), catalog.title(row)
+        shown = short_title(title)
+        visible = set(fold(f"{catalog.brand_of(row)} {name.model}").split()) <= set(fold(shown).split())
+        text = name.text if visible else shown
+        words = set(fold(text).split()) & set(fold(title).split())
+        kept = orders._line_name(catalog, row)
+        assert (kept.text, kept.shown_words) == (text, words), (source, row)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_listings_a_name_check_reads_include_every_one_holding_the_words(source: str) -> None:
+    """``Listings.holding`` may stop intersecting at one listing left, but never drops a listing that holds every
+    word: the name check reads those."""
+    catalog = _catalog(source)
+    rng = random.Random(7)
+    for category in range(len(catalog.categories)):
+        if len(catalog.category_rows[category]) == 0:
+            continue
+        index = family.LISTINGS.of(catalog, category)
+        for row, words in list(index.words.items())[:50]:
+            needed = rng.sample(words, min(len(words), rng.randint(1, 5))) + (["nosuchword"] if rng.random() < 0.1
+                                                                               else [])
+            holding = index.holding(needed)
+            every = {other for other, have in index.words.items() if all(word in have for word in needed)}
+            assert every <= holding and len(holding - every) <= 1, (source, row, needed)
