@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -244,3 +244,16 @@ def kept_per_product(catalog: _Catalog, kind: Derived[dict[int, T]], row: int, r
             kept.clear()
         found = kept[row] = read(catalog, row)
     return found
+
+
+def kept_per_products(catalog: _Catalog, kind: Derived[dict[int, T]], rows: Sequence[int],
+                      read: Callable[[_Catalog, list[int]], list[T]]) -> list[T]:
+    """:func:`kept_per_product` of each of ``rows``, in order, with the products not kept yet read in one
+    call, ``read(catalog, rows)`` (a page of search results: one read of the memo, one of the columns)."""
+    kept = kind.of(catalog)
+    new = [row for row in dict.fromkeys(rows) if row not in kept]
+    if new:
+        if len(kept) + len(new) > KEPT_PRODUCTS:
+            kept.clear()
+        kept.update(zip(new, read(catalog, new)))
+    return [kept[row] for row in rows]
