@@ -63,6 +63,20 @@ class VariantColumns:
         mask &= offered
         return mask
 
+    def values_each(self, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
+        """Per row, ``(attribute, values)`` of the product's variants, values ascending by code; ``("", ())`` if
+        none (:func:`variant_values`)."""
+        found: list[tuple[str, tuple[str, ...]]] = []
+        for row in rows:
+            index = int(self.attribute[row])
+            if index == NO_VARIANTS:
+                found.append(("", ()))
+            else:
+                attribute = VARIANT_ATTRIBUTES[index]
+                vocab = CATEGORICAL_ATTRIBUTES[attribute]
+                found.append((attribute, tuple([vocab[column.item(row)] for column in self.codes])))
+        return found
+
     def varies(self, attribute: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Per product (of ``rows``): whether its variants vary ``attribute``."""
         column = self.attribute if rows is None else self.attribute[rows]
@@ -132,22 +146,7 @@ def variant_attributes(catalog: Catalog, rows: Iterable[int]) -> list[str | None
 
 def variant_values(catalog: Catalog, row: int) -> tuple[str, tuple[str, ...]]:
     """``(attribute, values)`` of a product's variants, values ascending by code; ``("", ())`` if none."""
-    return variant_values_each(catalog, (row,))[0]
-
-
-def variant_values_each(catalog: Catalog, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
-    """:func:`variant_values` of each of ``rows``, in order: the columns read once for a page of cards."""
-    columns = variant_columns(catalog)
-    found: list[tuple[str, tuple[str, ...]]] = []
-    for row in rows:
-        index = int(columns.attribute[row])
-        if index == NO_VARIANTS:
-            found.append(("", ()))
-        else:
-            attribute = VARIANT_ATTRIBUTES[index]
-            vocab = CATEGORICAL_ATTRIBUTES[attribute]
-            found.append((attribute, tuple([vocab[column.item(row)] for column in columns.codes])))
-    return found
+    return variant_columns(catalog).values_each((row,))[0]
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, variant_values_each
+from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
 from ecomrlve.rng import KeyedIds, crockford_each
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
@@ -109,6 +109,7 @@ class World:
     _variant_draws: dict[int, _VariantDraw] = field(default_factory=dict)
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
+    _offered: VariantColumns | None = field(default=None, init=False, repr=False, compare=False)
     _account: Account | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -241,7 +242,9 @@ class World:
         draws = self._variant_draws
         new = [row for row in dict.fromkeys(rows) if row not in draws]
         if new:
-            offered = variant_values_each(self.catalog, new)
+            if self._offered is None:  # the catalog's variant columns, read once per episode
+                self._offered = variant_columns(self.catalog)
+            offered = self._offered.values_each(new)
             words: list[int] = []
             for row, (_, values) in zip(new, offered):
                 if values:
