@@ -39,6 +39,7 @@ alone, and ``lru_cache`` is thread-safe.
 from __future__ import annotations
 
 import threading
+from itertools import islice
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -252,8 +253,11 @@ def kept_per_products(catalog: _Catalog, kind: Derived[dict[int, T]], rows: Sequ
     call, ``read(catalog, rows)`` (a page of search results: one read of the memo, one of the columns)."""
     kept = kind.of(catalog)
     new = [row for row in dict.fromkeys(rows) if row not in kept]
-    if new:
-        if len(kept) + len(new) > KEPT_PRODUCTS:
-            kept.clear()
-        kept.update(zip(new, read(catalog, new)))
-    return [kept[row] for row in rows]
+    if not new:
+        return [kept[row] for row in rows]
+    found = dict(zip(new, read(catalog, new)))
+    page = [kept[row] if row in kept else found[row] for row in rows]
+    if len(kept) + len(found) > KEPT_PRODUCTS:
+        kept.clear()
+    kept.update(islice(found.items(), KEPT_PRODUCTS))
+    return page
