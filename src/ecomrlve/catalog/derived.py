@@ -39,10 +39,10 @@ alone, and ``lru_cache`` is thread-safe.
 from __future__ import annotations
 
 import threading
-from itertools import islice
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Generic, Protocol, TypeVar
 
 #: The layout of ``derived/`` in a catalog directory; a directory with another is read without it.
