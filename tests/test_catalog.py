@@ -438,3 +438,28 @@ def test_kept_per_product_reads_a_product_only_when_it_is_not_kept(catalog, rows
             assert len(reads) == read_before + (row not in kept_before)
             assert len(CATALOG_CARDS.of(catalog)) <= bound
     CATALOG_CARDS.of(catalog).clear()  # a memo of product reads, here filled by the test's ``read``
+
+
+@settings(max_examples=100, deadline=None)
+@given(pages=st.lists(st.lists(st.integers(0, 50), max_size=14), max_size=8), bound=st.integers(1, 30))
+def test_kept_per_products_reads_only_the_products_not_kept_in_one_call(catalog, pages, bound) -> None:
+    """A page of products gets what ``read`` returns for each, in order; only the products not kept are
+    read, in one call, and a kind never holds more than the bound."""
+    calls: list[list[int]] = []
+
+    def read(which, rows):
+        calls.append(list(rows))
+        return [(which.product_id(row), row) for row in rows]
+
+    CATALOG_CARDS.of(catalog).clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(derived_module, "KEPT_PRODUCTS", bound)
+        for page in pages:
+            kept_before = set(CATALOG_CARDS.of(catalog))
+            calls_before = len(calls)
+            found = derived_module.kept_per_products(catalog, CATALOG_CARDS, page, read)
+            assert found == [(catalog.product_id(row), row) for row in page]
+            new = [row for row in dict.fromkeys(page) if row not in kept_before]
+            assert calls[calls_before:] == ([new] if new else [])
+            assert len(CATALOG_CARDS.of(catalog)) <= bound
+    CATALOG_CARDS.of(catalog).clear()

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Generic, Protocol, TypeVar
 
 #: The layout of ``derived/`` in a catalog directory; a directory with another is read without it.
@@ -252,3 +253,19 @@ def kept_per_product(catalog: _Catalog, kind: Derived[dict[int, T]], row: int, r
             kept.clear()
         found = kept[row] = read(catalog, row)
     return found
+
+
+def kept_per_products(catalog: _Catalog, kind: Derived[dict[int, T]], rows: Sequence[int],
+                      read: Callable[[_Catalog, list[int]], list[T]]) -> list[T]:
+    """:func:`kept_per_product` of each of ``rows``, in order, with the products not kept yet read in one
+    call, ``read(catalog, rows)`` (a page of search results: one read of the memo, one of the columns)."""
+    kept = kind.of(catalog)
+    new = [row for row in dict.fromkeys(rows) if row not in kept]
+    if not new:
+        return [kept[row] for row in rows]
+    found = dict(zip(new, read(catalog, new)))
+    page = [kept[row] if row in kept else found[row] for row in rows]
+    if len(kept) + len(found) > KEPT_PRODUCTS:
+        kept.clear()
+    kept.update(islice(found.items(), KEPT_PRODUCTS))
+    return page

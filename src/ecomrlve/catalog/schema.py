@@ -8,7 +8,7 @@ the real-catalog loaders produce a :class:`Catalog`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +157,23 @@ class Catalog(_WeaklyReferenced):
             if value == value:  # not NaN
                 out[attr] = round(value, 2)
         return out
+
+    def summaries(self, rows: Iterable[int]) -> list[dict[str, Any]]:
+        """Per row, the product's own fields as its card names them (id, title, brand, category, price,
+        rating, rating count, shipping days): a page of search results reads them in one call."""
+        return [{"product_id": self.product_id(row), "title": self.title(row), "brand": self.brand_of(row),
+                 "category": self.category_of(row).name, "price": self.price(row), "rating": self.rating(row),
+                 "rating_count": int(self.rating_count[row]), "ship_days": int(self.ship_days[row])} for row in rows]
+
+    def attributes_each(self, rows: Iterable[int], omit: Iterable[str | None]) -> list[dict[str, str | float]]:
+        """:meth:`attributes` of each of ``rows`` but the attribute ``omit`` names for it (None: none)."""
+        found = []
+        for row, left_out in zip(rows, omit):
+            attributes = self.attributes(row)
+            if left_out is not None:
+                attributes.pop(left_out, None)
+            found.append(attributes)
+        return found
 
     @property
     def category_rows(self) -> tuple[np.ndarray, ...]:

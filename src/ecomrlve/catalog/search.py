@@ -557,8 +557,8 @@ class SearchEngine:
         whole = flt.model_fields_set == {"category"}  # no other condition: every row of the category
         if whole and category in self._whole_categories:
             return self._whole_categories[category]
-        allowed = CategoryRows(allowed_rows(self.catalog, flt, stock_overrides), category,
-                               category_view(self.catalog, category).rows)
+        view = category_view(self.catalog, category)
+        allowed = CategoryRows(view.allowed(flt, stock_overrides, len(self.catalog)), category, view.rows)
         if whole:
             self._whole_categories[category] = allowed
         return allowed

@@ -19,6 +19,7 @@ process; only the variant ids are drawn per episode (:class:`~ecomrlve.world.sta
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,20 @@ class VariantColumns:
             offered |= col(column) == code
         mask &= offered
         return mask
+
+    def values_each(self, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
+        """Per row, ``(attribute, values)`` of the product's variants, values ascending by code; ``("", ())`` if
+        none (:func:`variant_values`)."""
+        found: list[tuple[str, tuple[str, ...]]] = []
+        for row in rows:
+            index = int(self.attribute[row])
+            if index == NO_VARIANTS:
+                found.append(("", ()))
+            else:
+                attribute = VARIANT_ATTRIBUTES[index]
+                vocab = CATEGORICAL_ATTRIBUTES[attribute]
+                found.append((attribute, tuple([vocab[column.item(row)] for column in self.codes])))
+        return found
 
     def varies(self, attribute: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Per product (of ``rows``): whether its variants vary ``attribute``."""
@@ -122,22 +137,16 @@ VALUE_BITS = derived("value_bits", _value_bits)
 VARIANT_NARROWING = derived("variant_narrowing", _narrowing)
 
 
-def variant_attribute(catalog: Catalog, row: int) -> str | None:
-    """The attribute a product's variants vary (its cards list it with the variants, not among the
-    product's attributes); None when the product has no variants."""
-    index = int(variant_columns(catalog).attribute[row])
-    return None if index == NO_VARIANTS else VARIANT_ATTRIBUTES[index]
+def variant_attributes(catalog: Catalog, rows: Iterable[int]) -> list[str | None]:
+    """Per row, the attribute the product's variants vary (its cards list it with the variants, not among
+    the product's attributes); None when the product has no variants."""
+    column = variant_columns(catalog).attribute
+    return [None if index == NO_VARIANTS else VARIANT_ATTRIBUTES[index] for index in column[list(rows)].tolist()]
 
 
 def variant_values(catalog: Catalog, row: int) -> tuple[str, tuple[str, ...]]:
     """``(attribute, values)`` of a product's variants, values ascending by code; ``("", ())`` if none."""
-    columns = variant_columns(catalog)
-    index = int(columns.attribute[row])
-    if index == NO_VARIANTS:
-        return "", ()
-    attribute = VARIANT_ATTRIBUTES[index]
-    vocab = CATEGORICAL_ATTRIBUTES[attribute]
-    return attribute, tuple([vocab[column.item(row)] for column in columns.codes])
+    return variant_columns(catalog).values_each((row,))[0]
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -50,6 +50,13 @@ class CategoryView:
             flt = flt.model_copy(update={"category": None})
         return np.flatnonzero(filter_mask(self.catalog, flt, self.overrides(stock_overrides)))
 
+    def allowed(self, flt: ProductFilter, stock_overrides: dict[int, int] | None, catalog_size: int) -> AllowedRows:
+        """:func:`allowed_rows` of ``flt`` (whose category is this one) in the catalog of ``catalog_size`` rows
+        the view is of: a search that has the view reads it once for both."""
+        if all(getattr(flt, name) is None for name in CONDITION_FIELDS):  # the category alone: every row of it
+            return AllowedRows(catalog_size, rows=self.rows)
+        return AllowedRows(catalog_size, rows=self.rows[self.matching(flt, stock_overrides or {})])
+
 
 def category_view(catalog: Catalog, category: int, *, main_type_only: bool = False) -> CategoryView:
     """The rows of ``category`` (what a search filtered to it can return), or with ``main_type_only``
@@ -182,9 +189,6 @@ def allowed_rows(catalog: Catalog, flt: ProductFilter, stock_overrides: dict[int
         return AllowedRows.from_mask(filter_mask(catalog, flt, stock_overrides))
     categories = catalog.category_index.get(flt.category.strip().lower(), ())
     if len(categories) == 1:
-        view = category_view(catalog, categories[0])
-        if all(getattr(flt, name) is None for name in CONDITION_FIELDS):  # the category alone: every row of it
-            return AllowedRows(len(catalog), rows=view.rows)
-        return AllowedRows(len(catalog), rows=view.rows[view.matching(flt, stock_overrides or {})])
+        return category_view(catalog, categories[0]).allowed(flt, stock_overrides, len(catalog))
     rows = np.sort(np.concatenate([catalog.category_rows[c] for c in categories] or [np.empty(0, np.int64)]))
     return AllowedRows(len(catalog), rows=rows[filter_mask(catalog, flt, stock_overrides, rows=rows)])

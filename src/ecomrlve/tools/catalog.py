@@ -2,55 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ecomrlve.catalog.derived import Derived, derived, kept_per_product
+from ecomrlve.catalog.derived import Derived, derived, kept_per_products
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
-from ecomrlve.catalog.variants import variant_attribute
+from ecomrlve.catalog.variants import variant_attributes
 from ecomrlve.tools.base import ToolContext, ToolError, tool
 from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
 
 
-def _catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
-    """The card fields only the catalog decides (all but stock and variants) and the product's
-    attributes but the one its variants vary: read once per product, then copied for each card."""
-    return kept_per_product(catalog, CATALOG_CARDS, row, _read_catalog_card)
-
-
-def _read_catalog_card(catalog: Catalog, row: int) -> tuple[dict[str, Any], dict[str, str | float]]:
-    head = {
-        "product_id": catalog.product_id(row),
-        "title": catalog.title(row),
-        "brand": catalog.brand_of(row),
-        "category": catalog.category_of(row).name,
-        "price": catalog.price(row),
-        "rating": catalog.rating(row),
-        "rating_count": int(catalog.rating_count[row]),
-        "ship_days": int(catalog.ship_days[row]),
-    }
-    attributes = catalog.attributes(row)
-    varied = variant_attribute(catalog, row)
-    if varied is not None:
-        attributes.pop(varied, None)
-    return head, attributes
+def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[tuple[dict[str, Any], dict[str, str | float]]]:
+    """Per row, the card fields only the catalog decides (all but stock and variants) and the product's
+    attributes but the one its variants vary: read once per product (:func:`product_cards`), then copied
+    for each card."""
+    return list(zip(catalog.summaries(rows), catalog.attributes_each(rows, omit=variant_attributes(catalog, rows))))
 
 
 CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
 
 
+def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
+    """The bounded summaries of products that search results and lookups show, in order: what the catalog
+    decides kept per product, the stock and variants read of the episode, each in one call for all ``rows``."""
+    fixed = kept_per_products(world.catalog, CATALOG_CARDS, rows, _read_catalog_cards)
+    cards = []
+    for (head, attributes), (stock, variants) in zip(fixed, world.listings(rows)):
+        card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
+        if variants:
+            card["variants"] = variants
+        cards.append(card)
+    return cards
+
+
 def product_card(world: World, row: int) -> dict[str, Any]:
-    """The bounded summary of a product that search results and lookups show."""
-    head, attributes = _catalog_card(world.catalog, row)
-    stock = world.stock(row)
-    card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
-    variants = world.variant_cards(row)
-    if variants:
-        card["variants"] = variants
-    return card
+    """The bounded summary of a product that search results and lookups show (:func:`product_cards`)."""
+    return product_cards(world, (row,))[0]
 
 
 def resolve_product(ctx: ToolContext, product_id: str) -> int:
@@ -85,7 +76,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     else:
         rows = found.tolist()
     ctx.surface(rows, "catalog_search")
-    return {"results": [product_card(ctx.world, row) for row in rows], "count": len(rows), "top_k_cap": cap}
+    return {"results": product_cards(ctx.world, rows), "count": len(rows), "top_k_cap": cap}
 
 
 @tool

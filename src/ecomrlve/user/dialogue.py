@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ecomrlve.user import acts as A
 from ecomrlve.user.realiser import Realiser
-from ecomrlve.user.text import contains_word
+from ecomrlve.user.text import contains_words
 
 if TYPE_CHECKING:
     from ecomrlve.world.state import World
@@ -36,15 +37,25 @@ class ItemNames:
 
     def score(self, text: str) -> int:
         """How strongly lower-cased ``text`` refers to this product (0: not at all)."""
-        if self.product_id and contains_word(text, self.product_id.lower()):  # a whole word: a short numeric id is not inside "$129"
+        return self._score(contains_words(text, self._phrases()))
+
+    def _phrases(self) -> tuple[str, ...]:
+        """What :meth:`_score` looks for as whole words: the id, model words, brand, and the type (also plural,
+        and singular when it ends in "s")."""
+        noun = self.noun
+        return self.product_id.lower(), self.model, self.brand, noun, noun + "s", noun[:-1]
+
+    def _score(self, found: Sequence[bool]) -> int:
+        """:meth:`score` from whether the text holds each of :meth:`_phrases`."""
+        by_id, by_model, by_brand, as_noun, as_plural, as_singular = found
+        if self.product_id and by_id:  # a whole word: a short numeric id is not inside "$129"
             return 8
         score = 0
-        if self.model and contains_word(text, self.model):
+        if self.model and by_model:
             score += 4
-        if self.brand and contains_word(text, self.brand):
+        if self.brand and by_brand:
             score += 2
-        noun = self.noun
-        if contains_word(text, noun) or contains_word(text, noun + "s") or (noun.endswith("s") and contains_word(text, noun[:-1])):
+        if as_noun or as_plural or (self.noun.endswith("s") and as_singular):
             score += 1
         if not self.model and score == 3:  # no model words: brand and type are its whole name (a type alone is not)
             return NAMED
@@ -55,10 +66,12 @@ class ItemNames:
 NAMED = 4
 
 
-def referenced(text: str, names: list[ItemNames]) -> list[int]:
+def referenced(text: str, names: Sequence[ItemNames]) -> list[int]:
     """Indices of the items the text names: every item it names by id or model words, otherwise
     those it refers to most strongly by brand and type (empty: none named)."""
-    scores = [n.score(text) for n in names]
+    phrases = [n._phrases() for n in names]
+    found = iter(contains_words(text, [phrase for each in phrases for phrase in each]))  # all names in one call
+    scores = [n._score([next(found) for _ in each]) for n, each in zip(names, phrases)]
     named = [i for i, s in enumerate(scores) if s >= NAMED]
     if named:
         return named
@@ -79,6 +92,11 @@ class Constraint:
     @property
     def known_to_agent(self) -> bool:
         return not self.withheld or self.revealed
+
+
+def unknown_to_agent(constraints: Iterable[Constraint]) -> list[Constraint]:
+    """The constraints the agent has not been told (withheld and not revealed since), in order."""
+    return [c for c in constraints if not c.known_to_agent]
 
 
 @dataclass

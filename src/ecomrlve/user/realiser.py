@@ -130,8 +130,9 @@ class TemplateRealiser:
     def _realise(self, acts: tuple[A.DialogueAct, ...], rng: random.Random) -> str:
         said: set[str] = set()
         parts: list[str] = []
-        for act in acts:
-            phrase = templates_for(act).text
+        templates = templates_each(acts)
+        for act, phrasings in zip(acts, templates):
+            phrase = phrasings.text
             for _ in range(REDRAWS):
                 split = sentences(phrase(act, rng))
                 if not said or not any(s.lower() in said for s in split):
@@ -139,7 +140,8 @@ class TemplateRealiser:
             fresh = [s for s in split if s.lower() not in said] if said else split
             said.update(s.lower() for s in fresh)
             parts.append(" ".join(fresh))
-        return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected_values(acts))
+        protected = tuple(v for act, phrasings in zip(acts, templates) for v in phrasings.protected(act))
+        return add_noise(" ".join(p for p in parts if p), self.p_noise, rng, protected)
 
 
 @dataclass(frozen=True)
@@ -154,23 +156,32 @@ class TemplateShopper:
 
 def protected_values(acts: Iterable[A.DialogueAct]) -> tuple[str, ...]:
     """The values the acts must convey verbatim (noise spares them; an LLM message must keep them)."""
-    return tuple(v for act in acts for v in templates_for(act).protected(act))
+    acts = tuple(acts)
+    return tuple(v for act, templates in zip(acts, templates_each(acts)) for v in templates.protected(act))
 
 
 def templates_for(act: Any) -> ActTemplates:
     """The templates that phrase ``act``: the shared ones, or those of a registered environment."""
+    return templates_each((act,))[0]
+
+
+def templates_each(acts: Iterable[Any]) -> list[ActTemplates]:
+    """:func:`templates_for` of each of ``acts`` (the registry read once for a message's acts)."""
     global _dispatch_specs
     specs = env_specs()
     if specs is not _dispatch_specs:  # the registry changed: rebuild the dispatch
         _dispatch.clear()
         _dispatch_specs = specs
-    found = _dispatch.get(type(act))
-    if found is None:
-        names = dict.fromkeys(spec.templates for spec in specs if spec.templates)
-        found = next((t for t in (COMMON_TEMPLATES, *map(load, names)) if isinstance(act, t.acts)), None)
-        if found is None:
-            raise TypeError(f"no template for dialogue act {type(act).__name__}")
-        _dispatch[type(act)] = found
+    found: list[ActTemplates] = []
+    for act in acts:
+        templates = _dispatch.get(type(act))
+        if templates is None:
+            names = dict.fromkeys(spec.templates for spec in specs if spec.templates)
+            templates = next((t for t in (COMMON_TEMPLATES, *map(load, names)) if isinstance(act, t.acts)), None)
+            if templates is None:
+                raise TypeError(f"no template for dialogue act {type(act).__name__}")
+            _dispatch[type(act)] = templates
+        found.append(templates)
     return found
 
 

@@ -9,7 +9,7 @@ the patterns they replace.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 
 def occurrences(text: str, lowered: str, value: str) -> Iterator[tuple[int, int]]:
@@ -38,3 +38,8 @@ def contains_word(text: str, phrase: str) -> bool:
             return True
         start = text.find(phrase, start + 1)
     return False
+
+
+def contains_words(text: str, phrases: Iterable[str]) -> tuple[bool, ...]:
+    """:func:`contains_word` of each of ``phrases`` in ``text``, in order: every name of an item checked in one call."""
+    return tuple([contains_word(text, phrase) for phrase in phrases])

@@ -44,7 +44,7 @@ from types import MappingProxyType
 
 from ecomrlve.catalog.embedders import ASSETS
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.user.dialogue import NAMED, ItemNames
+from ecomrlve.user.dialogue import ItemNames, referenced
 from ecomrlve.user.text import contains_word
 
 _VOCABULARY = ASSETS / "minilm-m2v" / "tokenizer.json"
@@ -666,13 +666,9 @@ def _without_item_names(text: str, in_play: InPlay) -> str:
 
 def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
     """Indices of the in-play items the lower-cased text names (by id, model words, brand or type)."""
-    scores = [n.score(text) for n in in_play.items]
-    named = [i for i, s in enumerate(scores) if s >= NAMED]
+    named = referenced(text, in_play.items)
     if named:
         return tuple(named)
-    best = max(scores, default=0)
-    if best > 0:
-        return tuple(i for i, s in enumerate(scores) if s == best)
     heads = [n.noun.split()[-1] if n.noun.split() else "" for n in in_play.items]  # "the cable" for a charging cable
     return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
 

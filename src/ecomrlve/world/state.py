@@ -10,7 +10,7 @@ import datetime as dt
 import hashlib
 import random
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, variant_values
+from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
 from ecomrlve.rng import KeyedIds, crockford_each
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
@@ -84,6 +84,12 @@ _VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
 _NO_VARIANTS: _VariantDraw = ("", (), ())
 
 
+def _variant_cards(draw: _VariantDraw) -> list[dict[str, str]]:
+    """A product's variant cards (fresh dicts) from its draw."""
+    attribute, ids, values = draw
+    return [{"variant_id": variant_id, attribute: value} for variant_id, value in zip(ids, values)]
+
+
 @dataclass
 class World:
     """Everything an episode may change, on top of one shared catalog."""
@@ -103,6 +109,7 @@ class World:
     _variant_draws: dict[int, _VariantDraw] = field(default_factory=dict)
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
+    _offered: VariantColumns | None = field(default=None, init=False, repr=False, compare=False)
     _account: Account | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -208,8 +215,12 @@ class World:
     def variant_cards(self, row: int) -> list[dict[str, str]]:
         """``[v.card() for v in self.variants(row)]``, fresh dicts, without making the variants: each
         product card lists them, and most shown products' variants are never read otherwise."""
-        attribute, ids, values = self._variant_draw(row)
-        return [{"variant_id": variant_id, attribute: value} for variant_id, value in zip(ids, values)]
+        return _variant_cards(self._variant_draws_of((row,))[0])
+
+    def listings(self, rows: Sequence[int]) -> list[tuple[int, list[dict[str, str]]]]:
+        """Per row, the product's stock now and its :meth:`variant_cards`: what a page of product cards reads
+        of the episode, in one call (the new products' variants drawn together)."""
+        return [(self.stock(row), _variant_cards(draw)) for row, draw in zip(rows, self._variant_draws_of(rows))]
 
     def variant_ids(self, row: int) -> tuple[str, ...]:
         """The ids of :meth:`variants`, in order, without making the variants."""
@@ -223,18 +234,32 @@ class World:
 
     def _variant_draw(self, row: int) -> _VariantDraw:
         """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
-        found = self._variant_draws.get(row)
-        if found is None:
-            attribute, values = variant_values(self.catalog, row)
-            if not values:
-                found = _NO_VARIANTS
-            else:
-                digest = self._variants_hash.copy()
-                digest.update(b"%d" % row)
-                words = _DIGEST_WORDS(digest.digest())
-                found = (attribute, crockford_each("V", words, VARIANT_ID_DIGITS), values)  # an id per word
-            self._variant_draws[row] = found
-        return found
+        return self._variant_draws_of((row,))[0]
+
+    def _variant_draws_of(self, rows: Sequence[int]) -> list[_VariantDraw]:
+        """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call,
+        and their ids made in one call (one BLAKE2b digest per product, a variant id per word)."""
+        draws = self._variant_draws
+        new = [row for row in dict.fromkeys(rows) if row not in draws]
+        if new:
+            if self._offered is None:  # the catalog's variant columns, read once per episode
+                self._offered = variant_columns(self.catalog)
+            offered = self._offered.values_each(new)
+            words: list[int] = []
+            for row, (_, values) in zip(new, offered):
+                if values:
+                    digest = self._variants_hash.copy()
+                    digest.update(b"%d" % row)
+                    words.extend(_DIGEST_WORDS(digest.digest()))
+            ids = crockford_each("V", words, VARIANT_ID_DIGITS)
+            start = 0
+            for row, (attribute, values) in zip(new, offered):
+                if values:
+                    draws[row] = (attribute, ids[start: start + VARIANTS_PER_PRODUCT], values)
+                    start += VARIANTS_PER_PRODUCT
+                else:
+                    draws[row] = _NO_VARIANTS
+        return [draws[row] for row in rows]
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line

@@ -50,7 +50,7 @@ from ecomrlve.envs.cart import acts as A
 from ecomrlve.envs.cart.phrasings import ATTRIBUTE_WORDS
 from ecomrlve.protocol import cards, tool_results
 from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
-from ecomrlve.user.dialogue import NAMED, Constraint, ItemNames, SimulatedUser, referenced
+from ecomrlve.user.dialogue import NAMED, Constraint, ItemNames, SimulatedUser, referenced, unknown_to_agent
 from ecomrlve.user.realiser import Realiser, sentences
 from ecomrlve.user.understanding import TOPIC_OF_ATTRIBUTE, VARIANT, InPlay, Reading, understand
 from ecomrlve.world.state import World
@@ -718,13 +718,13 @@ class CartOracle:
             if len(calls) < self.b_tool:
                 calls.append(ToolCall(id=f"oracle_{len(calls)}", name=name, arguments=arguments))
 
-        if not self.asked_withheld and any(not c.known_to_agent for c in constraints):
+        unknown = unknown_to_agent(constraints)  # the oracle asks for these, and adds once there are none
+        if not self.asked_withheld and unknown:
             questions = []
-            for c in constraints:
-                if not c.known_to_agent:
-                    item = items[c.item]
-                    word = "how many do you need" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)} do you need"
-                    questions.append(f"for {item.full_phrase}, {word}?")
+            for c in unknown:
+                item = items[c.item]
+                word = "how many do you need" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)} do you need"
+                questions.append(f"for {item.full_phrase}, {word}?")
             messages.append("Quick questions: " + " Also, ".join(questions))
             self.asked_withheld = True
         for i, item in enumerate(items):
@@ -744,7 +744,7 @@ class CartOracle:
             call("catalog_search", query=item.full_phrase[4:], filters=filters,
                  **({"top_k": 50} if attempt else {}))
             self.searched[item.product_id] = attempt + 1
-        knowledge_complete = all(c.known_to_agent for c in constraints)
+        knowledge_complete = not unknown
         pending_adds = [it for it in items if it.product_id in self.cards and it.product_id not in self.added
                         and self.cards[it.product_id]["in_stock"]]
         if knowledge_complete and not messages:
