@@ -42,6 +42,51 @@ def test_a_kept_line_name_is_the_plain_one(source: str) -> None:
         words = set(fold(text).split()) & set(fold(title).split())
         kept = orders._line_name(catalog, row)
         assert (kept.text, kept.shown_words) == (text, words), (source, row)
+        at_once = orders.CATEGORY_LINE_NAMES.of(catalog, int(catalog.category[row]))[row]  # its category's, at once
+        assert (at_once.text, at_once.shown_words, at_once.title_words) == (text, words, set(fold(title).split()))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_category_s_name_checks_worked_out_at_once_are_each_product_s(source: str) -> None:
+    """CART's name check of every product of a category, worked out on the category's first use, says what the
+    check of one product says; a reset then reads it without checking products one at a time."""
+    catalog = _catalog(source)
+    fresh = _catalog(source)
+    for category in range(len(catalog.categories)):
+        at_once = family.CATEGORY_NAME_CHECKS.of(catalog, category)
+        rows = catalog.category_rows[category].tolist()
+        assert at_once == {row: family._names_itself(fresh, row) for row in rows}, (source, category)
+        assert all(family.names_itself(catalog, row) == at_once[row] for row in rows)
+    assert family.NAMES_ITSELF.of(catalog) == {}  # nothing was checked product by product
+
+
+def _plays(env_ids: list[str]) -> tuple[list[str], Catalog]:
+    from ecomrlve.episode import EcomEnv
+
+    catalog = generate_synthetic_catalog(3000)
+    env = EcomEnv(env_ids, catalog=catalog, secret="at-once")
+    played = []
+    for n in range(48):
+        observation = env.reset(env_id=env_ids[n % len(env_ids)], difficulty=(5 * n) % 16, seed=n)
+        played.append(observation.messages[1]["content"] + repr(env.audit().problem.goal))
+    return played, catalog
+
+
+def test_resets_read_per_category_answers_and_large_categories_keep_the_per_product_path(monkeypatch) -> None:
+    """CART, RETURN and STATUS resets look their products' name checks and line names up in answers worked out per
+    category (nothing kept product by product); with every category counted large (what a 2M catalog's big
+    categories get: no first use costs seconds) they work them out product by product: the same episodes."""
+    env_ids = ["CART", "RETURN", "STATUS"]
+    at_once, catalog = _plays(env_ids)
+    builds = catalog.derived.builds
+    assert builds["cart_category_name_checks"] > 0 and builds["order_category_line_names"] > 0
+    assert family.NAMES_ITSELF.of(catalog) == {} and orders.LINE_NAMES.of(catalog) == {}
+    monkeypatch.setattr(family, "_INDEXED_CATEGORY", 20)
+    monkeypatch.setattr(orders, "_NAMED_CATEGORY", 20)
+    one_by_one, large = _plays(env_ids)
+    assert one_by_one == at_once
+    assert large.derived.builds["cart_category_name_checks"] == 0 == large.derived.builds["order_category_line_names"]
+    assert family.NAMES_ITSELF.of(large) and orders.LINE_NAMES.of(large)
 
 
 @pytest.mark.parametrize("source", SOURCES)

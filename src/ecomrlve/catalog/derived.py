@@ -111,12 +111,20 @@ DECLARED: dict[str, Declaration] = {
     "cart_listings": Declaration("per product of a category of up to 5,000, the words of its brand and title, and "
                                  "the products holding each word (what a CART name is checked against)",
                                  "brand, titles, category_rows", "first use", "category"),
+    "cart_category_name_checks": Declaration("per product of a category of up to 5,000, cart_names_itself of every "
+                                             "product of the category, worked out at once on the category's first "
+                                             "use (a CART reset then looks its targets up)",
+                                             "cart_listings, spoken names, product types", "first use", "category"),
     "cart_name_checks": Declaration("per product, cart_names_itself worked out for every product by ``catalog build`` "
                                     "(a bool array; where a category is large an episode would scan titles per name)",
                                     "spoken names, brands, titles, product types", "directory"),
     "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
                                     "clause when the brand or model words lie past it), and the folded words of it "
                                     "its title shows", "spoken names, titles, brand", "memo", "row"),
+    "order_category_line_names": Declaration("per product of a category of up to 5,000, order_line_names and the "
+                                             "folded words of its title, worked out for the whole category on its "
+                                             "first use (RETURN/STATUS resets look their ordered products up)",
+                                             "spoken names, titles, brand, category_rows", "first use", "category"),
     "order_item_names": Declaration("the words that name an ordered product in conversation (ItemNames)",
                                     "ids, brand, spoken names, product types", "memo", "row"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),
