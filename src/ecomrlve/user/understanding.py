@@ -80,7 +80,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into"),
     "form": ("form", "formula", "texture", "consistency"),
-    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness"),
+    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
+                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
     # soft preferences a ranking may weigh (no requirement states them)
@@ -277,7 +278,7 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 #: Opening words of a question without a question mark.
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
-                             "wat", "wats", "whta", "was", "were"))
+                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
 _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
@@ -292,7 +293,9 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
-              "colr": "color"}
+              "colr": "color",
+              # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
+              "whys": "why is", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
@@ -331,6 +334,8 @@ _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
 _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
+#: "How do you picture using it?", "how might you use it?": how the item will be used.
+_HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0,2}(?:use|using) ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
@@ -338,7 +343,8 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "What's the lamp for?", "Who is it for?": what the item is for.
-_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for $")
+_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for"
+                       r"(?: today| exactly| then| now| here| mainly| mostly)? $")
 #: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
 _EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
                        re.IGNORECASE)
@@ -388,12 +394,25 @@ def _known_words() -> frozenset[str]:
     return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
+#: What a contraction adds to a word once its apostrophe is dropped ("that's" -> "thats", "wouldn't" -> "wouldnt").
+#: After any word: "'s" and "n't"; after a pronoun: "'d", "'ll", "'re", "'ve", "'m".
+_PRONOUNS = frozenset(("i", "you", "we", "they", "he", "she", "it", "that", "there", "who", "what"))
+_PRONOUN_ENDINGS = ("re", "ve", "ll", "d", "m")
+
+
+def _contraction(word: str) -> bool:
+    """Whether a normalised word is a contraction ("thats", "wouldnt", "youre"): no slip of a cue word
+    ("thats" is not "whats"); a slip with a known stem ("deliverd") is still one."""
+    return (any(word.endswith(end) and word[:-len(end)] in _known_words() for end in ("s", "nt"))
+            or any(word.endswith(end) and word[:-len(end)] in _PRONOUNS for end in _PRONOUN_ENDINGS))
+
+
 def _corrected(text: str) -> str:
     """``text`` (normalised) with each word one edit from a cue word replaced by it ("colur" -> "colour")."""
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words():
+        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
             continue
         fixed = _TYPO_INDEX.get(w)
         if fixed is None:
@@ -493,7 +512,7 @@ _ANYTHING = (" anything ", " any ", " is there anything ", " is there something 
 
 def _sentences(raw: str) -> list[str]:
     """The normalised sentences of ``raw``."""
-    return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
+    return [_normalise(part) for part in re.split(r"[.!?;,:\n\u2013\u2014]+|\s-\s", raw) if part and part.strip()]
 
 
 #: A sentence: up to a stop that ends one (not the points of "e.g.", "i.e." or "$12.99").
@@ -589,7 +608,7 @@ def _is_request(raw: str) -> bool:
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
-        words = _normalise(sentence)
+        words = _corrected(_normalise(sentence))
         first = words.split()[:1]
         if first and first[0] in _QUESTION_START:
             return True
@@ -630,6 +649,8 @@ _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set"
                 " model", " pair", " variant")
 
 
+#: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
+_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b", re.IGNORECASE)
 _PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
 
 
@@ -645,6 +666,8 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
         return False
     if " " in value or value not in _known_words():
         return True
+    if re.search(f" {value} (?:with|to|around|out|up|by) ", text) is not None:
+        return False  # a verb with its particle ("rather stick with", "go full out"), not the value
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
             f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
@@ -680,6 +703,7 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
+            or _HOW_USE.search(norm) is not None
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
@@ -743,7 +767,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if _PRICE_FIGURE.search(asking):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(norm_asking, in_play)
+    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
+                                in_play)
     values = _named_values(asking, plain, in_play)
     for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
         values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
