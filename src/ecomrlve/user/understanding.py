@@ -236,7 +236,8 @@ def _asks_about_line(lowered: str) -> bool:
 #: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
 #: item in any clause that asks.
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
-                "whats up with", "matter with")
+                "whats up with", "matter with", "prompted", "prompting", "what led you", "what caused", "whats behind",
+                "what is behind")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -262,8 +263,9 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) ")
-#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask.
-_SUBORDINATE = re.compile(r" (?:since|because|now that|given that|seeing as|seeing that) ")
+#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
+#: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
+_SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
 #: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
@@ -541,6 +543,19 @@ def _asks_go_ahead(asking: str) -> bool:
     return False
 
 
+def _intent_then_topic(asking: str) -> bool:
+    """Whether the go-ahead comes only from a statement of what the agent will do before a last clause that asks a
+    topic ("I'll add it now - colour?"): the message asks the topic."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2:
+        return False
+    last = _corrected(_normalise(clauses[-1]))
+    if _asks_go_ahead(clauses[-1]) or not any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values()):
+        return False
+    openings = [_FILLER.sub(" ", _normalise(c)).split()[:1] for c in clauses[:-1]]
+    return all(not first or first[0] not in _CLAUSE_QUESTION_START for first in openings)
+
+
 def _asks_reason(asking: str) -> bool:
     """Whether a clause of the asking sentences asks why the customer returns the item: it names the cause
     ("why", "what went wrong") or, asking nothing else, a fault ("Is it faulty?"). A message that only
@@ -586,10 +601,14 @@ def _offers_choice(clause: str) -> bool:
     return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
 
 
+#: A clause that asks when ("When did the one with the problem arrive?"): about the order line, not the cause.
+_WHEN_START = re.compile(r"^ (?:(?:so|and|ok|okay|then) )?when ")
+
+
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
-    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or (
+    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _WHEN_START.match(words) is not None or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -775,7 +794,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm_asking.startswith(_WH_START) or (
+    if confirm and cued and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
