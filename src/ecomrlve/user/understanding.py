@@ -91,7 +91,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
-_USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
+_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
@@ -104,13 +104,13 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
-                "what you need", "what do you need", "what else")
+                "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
               "avoid", "rule out", "dont want", "do not want", "bear in mind", "keep in mind", "take into account",
               "should i know", "should know", "describe", "ideal", "perfect for you", "feature", "use case",
-              "wishlist", "wish list", "specific", "particular", "special", "criteria", "constraint", "specs",
+              "wishlist", "wish list", "specific", "what you need", "what do you need", "particular", "special", "criteria", "constraint", "specs",
               "details", "narrow it down", "shoot", "go on", "exactly do you need", "would you like it to have",
               "care about", "what do you want", "what are you after", "what would you like", "are you after",
               "what exactly", "steer clear", "tell me what", "what youd like", "what you would like",
@@ -603,12 +603,15 @@ def _offers_choice(clause: str) -> bool:
 
 #: A clause that asks when ("When did the one with the problem arrive?"): about the order line, not the cause.
 _WHEN_START = re.compile(r"^ (?:(?:so|and|ok|okay|then) )?when ")
+#: "Is the hoodie the one with the issue?": a question that picks out a line by its fault asks which line.
+_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) ")
 
 
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
     return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _WHEN_START.match(words) is not None or (
+        _THE_ONE.search(words) is not None) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
