@@ -130,7 +130,10 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "missed anything", "missing anything", "missing something", "to add", "must", "mustnt", "picky", "matter to you", "matters to you",
               "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
               "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
-              "will it be for", "trying to solve", "looking to solve")
+              "will it be for", "trying to solve", "looking to solve",
+              # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
+              "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
+              "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -146,12 +149,14 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "sign off", "that right", "may i", "everything right", "got everything", "double check", "your permission",
             "way you want", "as you want", "what you asked", "everything as", "everything in order", "ready to go",
             "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
-            "put the return through", "put this through", "go through with", "get this ordered", "buy these",
+            "put the return through", "put this through", "go through with",
+            "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it")
 _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
-            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle)")
+            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
+            r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
@@ -289,7 +294,10 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
-                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more")
+                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more",
+                  # a need stated as a request ("Just need your size and we're sorted")
+                  "just need your", "i just need your", "i need your", "ill need your", "i will need your",
+                  "id need your", "need your", "all i need is", "i just need to know", "just need to know")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
