@@ -609,17 +609,15 @@ def _offers_choice(clause: str) -> bool:
     return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
 
 
-#: A clause that asks when ("When did the one with the problem arrive?"): about the order line, not the cause.
-_WHEN_START = re.compile(r"^ (?:(?:so|and|ok|okay|then) )?when ")
-#: "Is the hoodie the one with the issue?": a question that picks out a line by its fault asks which line.
+#: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
+#: out a line by its fault asks which line.
 _THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) ")
 
 
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
-    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _WHEN_START.match(words) is not None or (
-        _THE_ONE.search(words) is not None) or (
+    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
