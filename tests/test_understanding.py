@@ -101,7 +101,8 @@ def test_a_value_with_its_apostrophe_s_or_as_a_verb() -> None:
 
 @pytest.mark.parametrize("text", ["anythign else i should keep in mind", "So, what are we shopping for today?",
                                   "Whats the tee for - running, lounging, work?", "How do you picture using it?",
-                                  "Right then, what are we after?"])
+                                  "Right then, what are we after?", "Are there any non-negotiables?",
+                                  "What should I keep an eye out for?"])
 def test_open_questions_in_other_forms(text: str) -> None:
     reading = understand(text)
     assert reading.open and not reading.topics and not reading.confirm
@@ -114,6 +115,9 @@ def test_open_questions_in_other_forms(text: str) -> None:
     ("I'll add it now - colour?", {"color"}),
     ("Does the lamp need to be very bright, or is a soft glow fine?", {"wattage"}),
     ("Hiya! Just need your size for the Atlas 22 and we're sorted :)", {"size"}),
+    ("Is there a price you don't want to go past?", {"price"}),
+    ("Do you need them here by Friday?", {"shipping"}),
+    ("Has the monitor got to be a particular size, like 27 inches or more?", {"screen"}),
 ])
 def test_a_topic_asked_in_other_words_asks_that_topic_alone(text: str, topics: set[str]) -> None:
     reading = understand(text)

@@ -93,11 +93,14 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with ")
 #: "How many watts" counts a unit of another topic, not units to buy.
+#: "Do you need them here by Friday?": a day to have it by asks the delivery time.
+_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
+                     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"big an? (?:screen|display|monitor)")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
@@ -133,7 +136,8 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "will it be for", "trying to solve", "looking to solve",
               # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
               "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
-              "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do")
+              "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
+              "non negotiable", "negotiable", "eye out for", "watch out for")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -158,8 +162,8 @@ _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
             r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
-#: "which brands you'd like me to stick to").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+#: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! not)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
@@ -786,6 +790,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
+    if _BY_DAY.search(norm_asking):
+        topics.add("shipping")
     if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
         topics.discard("size")
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
