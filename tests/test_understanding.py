@@ -92,6 +92,15 @@ def test_a_contraction_is_no_slip_of_a_cue_word() -> None:
     assert understand("Is that deliverd by friday?").topics == frozenset({"shipping"})  # a slip is still one
 
 
+def test_a_value_after_a_dash_or_a_size_number_after_its_article() -> None:
+    two = InPlay(values={"size": ("XS", "M", "XXL"), "connector": ("USB-C", "Lightning", "Micro-USB")})
+    reading = understand("For the Nexworks jacket, is it XS or M? And the Voltix cable - Lightning?", two)
+    assert reading.topics == frozenset({"size", "connector"})
+    shoes = InPlay(values={"size": ("9", "10", "11")})
+    assert understand("Are you an 11?", shoes).topics == frozenset({"size"})
+    assert understand("Is one that ships in 10 days fine?", shoes).topics == frozenset({"shipping"})
+
+
 def test_a_value_with_its_apostrophe_s_or_as_a_verb() -> None:
     mug = InPlay(values={"material": ("Stainless Steel", "Ceramic", "Wood")})
     assert understand("Wood's lovely but so is ceramic - which d'you fancy?", mug).topics == frozenset({"material"})
@@ -118,6 +127,7 @@ def test_open_questions_in_other_forms(text: str) -> None:
     ("Is there a price you don't want to go past?", {"price"}),
     ("Do you need them here by Friday?", {"shipping"}),
     ("Has the monitor got to be a particular size, like 27 inches or more?", {"screen"}),
+    ("Is getting it quickly important?", {"shipping"}),
 ])
 def test_a_topic_asked_in_other_words_asks_that_topic_alone(text: str, topics: set[str]) -> None:
     reading = understand(text)

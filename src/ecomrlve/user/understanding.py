@@ -71,7 +71,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
-                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch"),
+                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
+                 "it quickly", "them quickly", "it fast", "them fast", "it soon", "them soon", "asap", "urgent",
+                 "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear"),
@@ -695,7 +697,7 @@ def _after(raw: str, phrase: str) -> str:
 def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     value = phrase.strip()
     if value.isdigit():
-        return False
+        return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
     if " " in value or value not in _known_words():
         return True
     if re.search(f" {value} (?:with|to|around|out|up|by) ", text) is not None:
@@ -703,7 +705,7 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
             f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
-    return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
+    return re.search(r"(?<=[\w,:\-\u2013\u2014][\s,])" + value.capitalize() + r"\b", raw) is not None
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
