@@ -5,7 +5,8 @@ Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
 share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
-then the same for the sixth batch (``heldout_batch6.jsonl``, 99 messages, all held-out).
+then the same for the sixth and seventh held-out batches (``heldout_batch6.jsonl``, 99 messages;
+``heldout_batch7.jsonl``, 60 messages) and the seventh training batch (``train_batch7.jsonl``, 126 messages).
 Also times the reading: p50/p99 per message over every message of the bank, repeated, as wall-clock time
 and as the thread's CPU time (the bar is on CPU time: on a shared machine the wall clock also counts
 other processes' time slices).
@@ -29,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from understanding_bank import BLIND_BATCH, GROUPS, leak_seeds, leaks, load_bank, understanding_rates  # noqa: E402
+from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCH, leak_seeds, leaks, load_bank, understanding_rates  # noqa: E402
 
 from ecomrlve.user.understanding import understand  # noqa: E402
 
@@ -43,7 +44,7 @@ BAR = 0.95
 P99_BAR_MS = 1.0
 
 
-def measure_leaks(bank: list, batch6: set[str], seeds_per_env: int) -> bool:
+def measure_leaks(bank: list, blind: dict[str, set[str]], seeds_per_env: int) -> bool:
     """Play every negative and every attribute question as the first turn of episodes that withhold values
     (CART, PD, SUB, BUNDLE, RETURN at d=12; in RETURN also every which and go-ahead question) and count
     withheld values said that the message did not ask for."""
@@ -57,7 +58,9 @@ def measure_leaks(bank: list, batch6: set[str], seeds_per_env: int) -> bool:
     os.environ.setdefault(SECRET_ENV_VAR, "bench-understanding")
     catalog = generate_synthetic_catalog(3000, 0)
     env = EcomEnv("C8", catalog=catalog, search=SearchEngine(catalog), overrides={"p_noise": 0.0})
-    played, found, shown, misread, blind, blind_played = 0, [], [], 0, 0, 0
+    played, found, shown, misread = 0, [], [], 0
+    blind_found: Counter[str] = Counter()
+    blind_played: Counter[str] = Counter()
     for env_id in LEAK_ENVS:
         seeds = leak_seeds(env, env_id, LEAK_DIFFICULTY, seeds_per_env)
         for m in bank:
@@ -66,14 +69,15 @@ def measure_leaks(bank: list, batch6: set[str], seeds_per_env: int) -> bool:
                 found += found_here
                 misread += len(found_here) if not m.understood(understand(m.text, m.in_play)) else 0
                 shown += found_here if m.half == "train" else []  # held-out messages are counted, never shown
-                blind += len(found_here) if m.id in batch6 else 0
-                blind_played += len(seeds) if m.id in batch6 else 0
+                for name, ids in blind.items():
+                    blind_found[name] += len(found_here) if m.id in ids else 0
+                    blind_played[name] += len(seeds) if m.id in ids else 0
                 played += len(seeds)
     print(f"leaks (a withheld value said to a message that did not ask for it): {len(found)} in {played} "
           f"first turns ({', '.join(LEAK_ENVS)} at d={LEAK_DIFFICULTY}, negatives and attribute questions; in RETURN "
           f"also which and go-ahead questions); "
           f"{misread} of them from messages the shopper misread, {len(found) - len(shown)} from held-out messages "
-          f"({blind} in the sixth batch's {blind_played} first turns)")
+          f"({'; '.join(f'{blind_found[n]} in {n} ({blind_played[n]} first turns)' for n in blind)})")
     per_env = Counter(leak.split()[0] for leak in found)
     print("  per environment:", ", ".join(f"{env_id} {per_env[env_id]}" for env_id in LEAK_ENVS))
     for leak in shown[:10]:
@@ -88,22 +92,26 @@ def main() -> int:
     parser.add_argument("--leak-seeds", type=int, default=3, help="episodes per environment for the leak count "
                         "(0: skip it)")
     args = parser.parse_args()
-    bank, batch6 = load_bank(), load_bank(BLIND_BATCH)
-    halves = {half: understanding_rates([m for m in bank if m.half == half]) for half in ("train", "heldout")}
-    halves["batch6"] = understanding_rates(batch6)
-    print(f"{'group':<10} {'train':>14} {'held-out':>14} {'batch 6':>14}")
+    bank = load_bank()
+    blind = {f"batch {name[len('heldout_batch'):-len('.jsonl')]}": load_bank(name) for name in BLIND_BATCHES}
+    trained = load_bank(TRAIN_BATCH)
+    columns = {"train": [m for m in bank if m.half == "train"], "held-out": [m for m in bank if m.half == "heldout"],
+               **blind, "train 7": trained}
+    rates = {name: understanding_rates(messages) for name, messages in columns.items()}
+    print(f"{'group':<10}" + "".join(f"{name:>16}" for name in columns))
     ok = True
     for group in GROUPS:
         cells = []
-        for half in ("train", "heldout", "batch6"):
-            hit, total = halves[half][group]
-            cells.append(f"{hit}/{total} {100 * hit / total:5.1f}%")
-            ok &= half == "train" or hit / total >= BAR
-        print(f"{group:<10} {cells[0]:>14} {cells[1]:>14} {cells[2]:>14}")
+        for name in columns:
+            hit, total = rates[name].get(group, (0, 0))
+            cells.append(f"{hit}/{total} {100 * hit / total:5.1f}%" if total else "-")
+            ok &= name.startswith("train") or not total or hit / total >= BAR
+        print(f"{group:<10}" + "".join(f"{cell:>16}" for cell in cells))
+    batches = [m for name in blind for m in blind[name]]
     wall, cpu = [], []
     gc.disable()  # a collection lands on whichever reading allocates last; it is the process's cost, not the reading's
     for _ in range(args.repeats):
-        for m in bank + batch6:
+        for m in bank + batches + trained:
             start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
             understand(m.text, m.in_play)
             cpu.append(time.thread_time_ns() - start_cpu)
@@ -115,15 +123,16 @@ def main() -> int:
     # On a loaded machine the wall clock counts other processes' time slices; the thread's CPU time does not.
     ok &= float(np.percentile(cpu, 99)) / 1e6 <= P99_BAR_MS
     if args.leak_seeds:
-        ok &= measure_leaks(bank + batch6, {m.id for m in batch6}, args.leak_seeds)
+        ok &= measure_leaks(bank + batches + trained, {name: {m.id for m in blind[name]} for name in blind},
+                            args.leak_seeds)
     if args.failures:
-        for m in bank:
+        for m in bank + trained:
             if m.half == "train":
                 r = understand(m.text, m.in_play)
                 if not m.understood(r):
                     print(f"{m.id}: {m.text!r} read as topics={sorted(r.topics)} open={r.open} confirm={r.confirm} "
                           f"which={r.which} reason={r.reason} items={r.items}; expected {m.expect}")
-    print("bar (held-out and batch 6 >= 95% in every group, p99 <= 1 ms, no leak):", "met" if ok else "NOT met")
+    print("bar (held-out and batches 6, 7 >= 95% in every group, p99 <= 1 ms, no leak):", "met" if ok else "NOT met")
     return 0 if ok else 1
 
 

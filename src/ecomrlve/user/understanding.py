@@ -71,7 +71,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
-                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch"),
+                 "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
+                 "it quickly", "them quickly", "it fast", "them fast", "it soon", "them soon", "asap", "urgent",
+                 "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear"),
@@ -80,7 +82,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into"),
     "form": ("form", "formula", "texture", "consistency"),
-    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness"),
+    "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
+                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
     # soft preferences a ranking may weigh (no requirement states them)
@@ -90,26 +93,29 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
-_USE_WITH = re.compile(r" use (?:the|it|this|that) (?:[a-z0-9]+ ){0,3}with ")
+_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with ")
 #: "How many watts" counts a unit of another topic, not units to buy.
+#: "Do you need them here by Friday?": a day to have it by asks the delivery time.
+_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
+                     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"big an? (?:screen|display|monitor)")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
-                "what you need", "what do you need", "what else")
+                "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
               "avoid", "rule out", "dont want", "do not want", "bear in mind", "keep in mind", "take into account",
               "should i know", "should know", "describe", "ideal", "perfect for you", "feature", "use case",
-              "wishlist", "wish list", "specific", "particular", "special", "criteria", "constraint", "specs",
+              "wishlist", "wish list", "specific", "what you need", "what do you need", "particular", "special", "criteria", "constraint", "specs",
               "details", "narrow it down", "shoot", "go on", "exactly do you need", "would you like it to have",
               "care about", "what do you want", "what are you after", "what would you like", "are you after",
               "what exactly", "steer clear", "tell me what", "what youd like", "what you would like",
@@ -129,7 +135,11 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "missed anything", "missing anything", "missing something", "to add", "must", "mustnt", "picky", "matter to you", "matters to you",
               "qualities", "no go", "essential", "expectations", "checklist", "clearer picture", "ought to know",
               "need to know", "should be aware", "what would make", "better than", "is this for", "is it for",
-              "will it be for", "trying to solve", "looking to solve")
+              "will it be for", "trying to solve", "looking to solve",
+              # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
+              "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
+              "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
+              "non negotiable", "negotiable", "eye out for", "watch out for")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -145,15 +155,17 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "sign off", "that right", "may i", "everything right", "got everything", "double check", "your permission",
             "way you want", "as you want", "what you asked", "everything as", "everything in order", "ready to go",
             "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
-            "put the return through", "put this through", "go through with", "get this ordered", "buy these",
+            "put the return through", "put this through", "go through with",
+            "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it")
 _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
-            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle)")
+            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
+            r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
-#: "which brands you'd like me to stick to").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+#: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
@@ -235,7 +247,8 @@ def _asks_about_line(lowered: str) -> bool:
 #: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
 #: item in any clause that asks.
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
-                "whats up with", "matter with")
+                "whats up with", "matter with", "prompted", "prompting", "what led you", "what caused", "whats behind",
+                "what is behind")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -261,8 +274,9 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) ")
-#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask.
-_SUBORDINATE = re.compile(r" (?:since|because|now that|given that|seeing as|seeing that) ")
+#: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
+#: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
+_SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
 #: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
@@ -277,7 +291,7 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 #: Opening words of a question without a question mark.
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
-                             "wat", "wats", "whta", "was", "were"))
+                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
 _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
@@ -286,13 +300,18 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
-                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more")
+                  "i need some more", "id need more", "i would need more", "ill need more", "i will need more",
+                  # a need stated as a request ("Just need your size and we're sorted")
+                  "just need your", "i just need your", "i need your", "ill need your", "i will need your",
+                  "id need your", "need your", "all i need is", "i just need to know", "just need to know")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
-              "colr": "color"}
+              "colr": "color",
+              # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
+              "whys": "why is", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
@@ -331,6 +350,8 @@ _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
 _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
+#: "How do you picture using it?", "how might you use it?": how the item will be used.
+_HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0,2}(?:use|using) ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
@@ -338,7 +359,8 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "What's the lamp for?", "Who is it for?": what the item is for.
-_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for $")
+_WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for"
+                       r"(?: today| exactly| then| now| here| mainly| mostly)? $")
 #: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
 _EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
                        re.IGNORECASE)
@@ -388,12 +410,25 @@ def _known_words() -> frozenset[str]:
     return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
+#: What a contraction adds to a word once its apostrophe is dropped ("that's" -> "thats", "wouldn't" -> "wouldnt").
+#: After any word: "'s" and "n't"; after a pronoun: "'d", "'ll", "'re", "'ve", "'m".
+_PRONOUNS = frozenset(("i", "you", "we", "they", "he", "she", "it", "that", "there", "who", "what"))
+_PRONOUN_ENDINGS = ("re", "ve", "ll", "d", "m")
+
+
+def _contraction(word: str) -> bool:
+    """Whether a normalised word is a contraction ("thats", "wouldnt", "youre"): no slip of a cue word
+    ("thats" is not "whats"); a slip with a known stem ("deliverd") is still one."""
+    return (any(word.endswith(end) and word[:-len(end)] in _known_words() for end in ("s", "nt"))
+            or any(word.endswith(end) and word[:-len(end)] in _PRONOUNS for end in _PRONOUN_ENDINGS))
+
+
 def _corrected(text: str) -> str:
     """``text`` (normalised) with each word one edit from a cue word replaced by it ("colur" -> "colour")."""
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words():
+        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
             continue
         fixed = _TYPO_INDEX.get(w)
         if fixed is None:
@@ -493,7 +528,7 @@ _ANYTHING = (" anything ", " any ", " is there anything ", " is there something 
 
 def _sentences(raw: str) -> list[str]:
     """The normalised sentences of ``raw``."""
-    return [_normalise(part) for part in re.split(r"[.!?;,\n]+", raw) if part.strip()]
+    return [_normalise(part) for part in re.split(r"[.!?;,:\n\u2013\u2014]+|\s-\s", raw) if part and part.strip()]
 
 
 #: A sentence: up to a stop that ends one (not the points of "e.g.", "i.e." or "$12.99").
@@ -520,6 +555,19 @@ def _asks_go_ahead(asking: str) -> bool:
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
             return True
     return False
+
+
+def _intent_then_topic(asking: str) -> bool:
+    """Whether the go-ahead comes only from a statement of what the agent will do before a last clause that asks a
+    topic ("I'll add it now - colour?"): the message asks the topic."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2:
+        return False
+    last = _corrected(_normalise(clauses[-1]))
+    if _asks_go_ahead(clauses[-1]) or not any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values()):
+        return False
+    openings = [_FILLER.sub(" ", _normalise(c)).split()[:1] for c in clauses[:-1]]
+    return all(not first or first[0] not in _CLAUSE_QUESTION_START for first in openings)
 
 
 def _asks_reason(asking: str) -> bool:
@@ -567,10 +615,15 @@ def _offers_choice(clause: str) -> bool:
     return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
 
 
+#: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
+#: out a line by its fault asks which line.
+_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) ")
+
+
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
-    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or (
+    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -589,7 +642,7 @@ def _is_request(raw: str) -> bool:
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
-        words = _normalise(sentence)
+        words = _corrected(_normalise(sentence))
         first = words.split()[:1]
         if first and first[0] in _QUESTION_START:
             return True
@@ -630,6 +683,8 @@ _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set"
                 " model", " pair", " variant")
 
 
+#: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
+_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b", re.IGNORECASE)
 _PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
 
 
@@ -642,13 +697,15 @@ def _after(raw: str, phrase: str) -> str:
 def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     value = phrase.strip()
     if value.isdigit():
-        return False
+        return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
     if " " in value or value not in _known_words():
         return True
+    if re.search(f" {value} (?:with|to|around|out|up|by) ", text) is not None:
+        return False  # a verb with its particle ("rather stick with", "go full out"), not the value
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
             f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
-    return re.search(r"(?<=\w[\s,])" + value.capitalize() + r"\b", raw) is not None
+    return re.search(r"(?<=[\w,:\-\u2013\u2014][\s,])" + value.capitalize() + r"\b", raw) is not None
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
@@ -676,6 +733,7 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
+            or _HOW_USE.search(norm) is not None
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
@@ -730,6 +788,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
+    if _BY_DAY.search(norm_asking):
+        topics.add("shipping")
     if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
         topics.discard("size")
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
@@ -739,14 +799,15 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if _PRICE_FIGURE.search(asking):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(norm_asking, in_play)
+    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
+                                in_play)
     values = _named_values(asking, plain, in_play)
     for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
         values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm_asking.startswith(_WH_START) or (
+    if confirm and cued and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
