@@ -37,20 +37,27 @@ def tiny_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> Qwen2ForCau
     return Qwen2ForCausalLM(config)
 
 
-def teach(model: Qwen2ForCausalLM, prompt_ids: list[int], completion_ids: list[int], steps: int = 300) -> int:
-    """Gradient steps on one prompt -> completion until greedy decoding reproduces it (returns the steps taken).
+def teach(model: Qwen2ForCausalLM, prompt_ids: list[int], completion_ids: list[int], steps: int = 300,
+          confidence: float = 0.99) -> int:
+    """Gradient steps on one prompt -> completion until every completion token, teacher-forced, has probability
+    at least ``confidence`` (returns the steps taken).
 
-    Checked on the teacher-forced argmax of every completion token, which is exactly what greedy
-    decoding follows; a low mean loss alone can leave one token wrong and derail the generation.
+    GRPOTrainer samples (at its temperature), it does not decode greedily: a model taught only until the
+    argmax is right keeps near-even margins, and whether a sampled rollout follows the completion is then
+    chance that any change of the prompt's words (so of the tokenizer and the model) redraws. At 0.99 per
+    token a completion of n tokens is sampled whole with probability at least 0.99^n at temperature 1, and
+    all but surely at a lower one (greedy decoding follows it too: 0.99 > 1/2 is the argmax).
     """
     ids = torch.tensor([prompt_ids + completion_ids])
     labels = ids.clone()
     labels[0, :len(prompt_ids)] = -100
+    targets = ids[0, len(prompt_ids):, None]
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model.train()
     for step in range(steps):
         output = model(input_ids=ids, labels=labels)
-        if torch.equal(output.logits[0, len(prompt_ids) - 1:-1].argmax(-1), ids[0, len(prompt_ids):]):
+        probabilities = output.logits[0, len(prompt_ids) - 1:-1].detach().softmax(-1).gather(1, targets)
+        if probabilities.min().item() >= confidence:
             return step
         optimizer.zero_grad()
         output.loss.backward()
