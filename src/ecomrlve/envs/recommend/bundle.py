@@ -322,7 +322,7 @@ def _in_stock_counts(world: World) -> list[int]:
 
 class BundleFamily(TaskFamily):
     env_id = ENV_ID
-    version = 10
+    version = 11
     tool_names = ("catalog_search", "catalog_get_product", "user_get_visit_history", "ask_user")
     answer_arguments = RecommendAnswer
     answer_id_arguments = ("product_ids",)
