@@ -167,6 +167,12 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     assert 0 < logged["ecom/seconds/environment"] < logged["ecom/seconds/rollouts"]
     assert logged["ecom/environment_share"] == pytest.approx(logged["ecom/seconds/environment"]
                                                              / logged["ecom/seconds/step"])
+    # `ecomrlve train-plot` reads this very log: one step, its rollouts, reward and window
+    from ecomrlve.integrations.learning_curve import training_steps
+
+    (step,) = training_steps(trainer.state.log_history)
+    assert (step.step, step.episodes, step.reward) == (1, 2, pytest.approx(sum(rewards) / 2))
+    assert step.windows == {"CART": (window.low, window.high)}
 
 
 def test_held_outcomes_reach_the_scheduler_only_when_applied_in_order() -> None:

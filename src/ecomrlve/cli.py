@@ -50,6 +50,7 @@ from ecomrlve.evaluation.commands import (
     progress_label,
 )
 from ecomrlve.evaluation.run import Evaluation
+from ecomrlve.integrations.learning_curve import train_plot_command
 from ecomrlve.integrations.train import export_sft_command, train_command
 from ecomrlve.playground.command import playground_command
 from ecomrlve.protocol import DEFAULT_VERBOSITY, VERBOSITIES, Agent
@@ -607,6 +608,7 @@ app.command("compare", short_help="Two evaluations side by side.")(compare_comma
 app.command("playground", short_help="Play in the browser; browse recorded runs.")(
     playground_command)
 app.command("train", short_help="Train a policy with GRPO (TRL).")(train_command)
+app.command("train-plot", short_help="Plot a training run's learning curve.")(train_plot_command)
 app.command("export-sft", short_help="Export solved episodes as an SFT dataset.")(
     export_sft_command)
 

@@ -28,6 +28,7 @@ from ecomrlve.envs import resolve_env_ids
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError, require_output_directory
 from ecomrlve.evaluation.commands import progress_bar
+from ecomrlve.integrations.learning_curve import TRAINER_STATE
 from ecomrlve.runner import parse_difficulty
 from ecomrlve.shopper.options import (
     DEFAULT_BASE_URL,
@@ -181,6 +182,7 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     training = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume or None)
     trainer.save_model(str(output / "final"))
+    trainer.state.save_to_json(str(output / "final" / TRAINER_STATE))  # the whole log: `ecomrlve train-plot`
     tell(f"saved {output / 'final'}")
     steps = max(1, trainer.state.global_step)
     return {"steps": trainer.state.global_step, "seconds_per_step": (time.perf_counter() - training) / steps,
