@@ -5,8 +5,9 @@ Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
 share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
-then the same for the sixth and seventh held-out batches (``heldout_batch6.jsonl``, 99 messages;
-``heldout_batch7.jsonl``, 60 messages) and the seventh training batch (``train_batch7.jsonl``, 126 messages).
+then the same for the sixth, seventh and eighth held-out batches (``heldout_batch6.jsonl``, 99 messages;
+``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages) and the seventh training
+batch (``train_batch7.jsonl``, 126 messages).
 Also times the reading: p50/p99 per message over every message of the bank, repeated, as wall-clock time
 and as the thread's CPU time (the bar is on CPU time: on a shared machine the wall clock also counts
 other processes' time slices).
