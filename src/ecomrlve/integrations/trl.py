@@ -54,7 +54,7 @@ import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -62,7 +62,7 @@ from ecomrlve.actions import ToolCall
 from ecomrlve.catalog import Catalog, load_catalog
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.difficulty import MAX_DIFFICULTY, Difficulty
-from ecomrlve.difficulty.scheduler import AdaptiveScheduler
+from ecomrlve.difficulty.scheduler import AdaptiveScheduler, DifficultyWindow
 from ecomrlve.envs import get_environment, resolve_env_ids
 from ecomrlve.episode import EcomEnv, shared_search_engine
 from ecomrlve.errors import UserInputError
@@ -187,6 +187,12 @@ class _Rollout:
     cut: str | None = None  # a key of CUT_REASONS when TRL cut the rollout short
 
 
+class CurriculumWindows(Protocol):
+    """A curriculum whose windows the log reports: the in-process scheduler, or a server's (``ServerScheduler``)."""
+
+    def windows(self) -> dict[str, DifficultyWindow]: ...
+
+
 @dataclass
 class RolloutStats:
     """Finished rollouts since the last :meth:`flush`, summarised for the trainer's logger (thread-safe)."""
@@ -198,7 +204,7 @@ class RolloutStats:
         with self._lock:
             self._rollouts.append(rollout)
 
-    def flush(self, scheduler: AdaptiveScheduler | None = None) -> dict[str, float]:
+    def flush(self, scheduler: CurriculumWindows | None = None) -> dict[str, float]:
         """Means per env × d and overall, scheduler windows; empties the buffer."""
         with self._lock:
             rollouts, self._rollouts = self._rollouts, []
@@ -605,37 +611,17 @@ def make_dataset(environments: TRLEnvironments, n: int, *, seed: int = 0) -> Dat
     return IterableDataset(ExamplesIterable(rows, {}))
 
 
-def ecom_trainer_class() -> type:
-    """``GRPOTrainer`` over ``environments``: :class:`RolloutStats` (and the scheduler's windows) in every log
-    entry, and the outcomes of all processes applied to every process's scheduler after each step."""
-    from accelerate.utils import gather_object
-    from transformers import TrainerCallback
+def _logged_trainer_class() -> type:
+    """``GRPOTrainer`` that adds to every log entry its rollouts' :class:`RolloutStats`, the curriculum's windows
+    and where the steps' seconds went; subclasses set ``_ecom_stats`` and ``_ecom_scheduler``."""
     from trl import GRPOTrainer
 
-    class ShareOutcomes(TrainerCallback):
-        """After every optimizer step, every process's finished episodes update every process's scheduler."""
+    class EcomLoggedTrainer(GRPOTrainer):
+        _ecom_stats: RolloutStats
+        _ecom_scheduler: Any  # an object with ``windows()``, or None
 
-        def __init__(self, environments: TRLEnvironments) -> None:
-            self.environments = environments
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            self.environments.apply_outcomes(gather_object(self.environments.take_outcomes()))
-
-    class EcomGRPOTrainer(GRPOTrainer):
-        """Refuses lengths that cannot hold one tool round trip (:func:`check_lengths`) before it builds anything."""
-
-        def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
-            args, tokenizer = kwargs.get("args"), kwargs.get("processing_class")
-            self.ecom_lengths: RolloutLengths | None = None
-            if args is not None and tokenizer is not None:  # else TRL loads them: checked below
-                self.ecom_lengths = self._check(environments, tokenizer, args, model)
-            factories: dict[str, Callable[[], Any]] = dict(environments.factories)
-            callbacks = [*(kwargs.pop("callbacks", None) or []), ShareOutcomes(environments)]
-            super().__init__(model, environment_factory=factories, callbacks=callbacks, **kwargs)
-            if self.ecom_lengths is None:
-                self.ecom_lengths = self._check(environments, self.processing_class, self.args, self.model)
-            environments.hold_outcomes()
-            self.ecom_environments = environments
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
             self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}  # since the last log entry
 
         def training_step(self, *args: Any, **kwargs: Any) -> Any:
@@ -652,6 +638,63 @@ def ecom_trainer_class() -> type:
             finally:
                 if self.model is not None and self.model.training:
                     self._ecom_seconds["rollouts"] += time.perf_counter() - started
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.model is not None and self.model.training:
+                metrics = self._ecom_stats.flush(self._ecom_scheduler)
+                if metrics.get("ecom/cut_short"):
+                    reasons = ", ".join(f"{int(metrics[f'ecom/cut_short/{r}'])} {why}" for r, why in CUT_REASONS.items()
+                                        if metrics.get(f"ecom/cut_short/{r}"))
+                    logger.warning("%d of %d rollouts were cut short (%s); they were scored as they stood "
+                                   "(termination %s)", metrics["ecom/cut_short"], metrics["ecom/episodes"], reasons,
+                                   CUT_SHORT)
+                logs.update(metrics | self._seconds_split(metrics.get("ecom/seconds/environment", 0.0)))
+            super().log(logs, start_time)
+
+        def _seconds_split(self, environment: float) -> dict[str, float]:
+            """Where the training steps since the last entry went: rollouts (generation, tools, scoring), of which
+            the environment (reset, tools, scoring), and learning (forward, backward, optimizer)."""
+            step, rollouts = self._ecom_seconds["step"], self._ecom_seconds["rollouts"]
+            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}
+            if not step:
+                return {}
+            return {"ecom/seconds/step": step, "ecom/seconds/rollouts": rollouts,
+                    "ecom/seconds/learning": max(0.0, step - rollouts), "ecom/environment_share": environment / step}
+
+    return EcomLoggedTrainer
+
+
+def ecom_trainer_class() -> type:
+    """``GRPOTrainer`` over ``environments``: :class:`RolloutStats` (and the scheduler's windows) in every log
+    entry, and the outcomes of all processes applied to every process's scheduler after each step."""
+    from accelerate.utils import gather_object
+    from transformers import TrainerCallback
+
+    class ShareOutcomes(TrainerCallback):
+        """After every optimizer step, every process's finished episodes update every process's scheduler."""
+
+        def __init__(self, environments: TRLEnvironments) -> None:
+            self.environments = environments
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.environments.apply_outcomes(gather_object(self.environments.take_outcomes()))
+
+    class EcomGRPOTrainer(_logged_trainer_class()):  # type: ignore[misc]
+        """Refuses lengths that cannot hold one tool round trip (:func:`check_lengths`) before it builds anything."""
+
+        def __init__(self, model: Any, *, environments: TRLEnvironments, **kwargs: Any) -> None:
+            args, tokenizer = kwargs.get("args"), kwargs.get("processing_class")
+            self.ecom_lengths: RolloutLengths | None = None
+            if args is not None and tokenizer is not None:  # else TRL loads them: checked below
+                self.ecom_lengths = self._check(environments, tokenizer, args, model)
+            factories: dict[str, Callable[[], Any]] = dict(environments.factories)
+            callbacks = [*(kwargs.pop("callbacks", None) or []), ShareOutcomes(environments)]
+            super().__init__(model, environment_factory=factories, callbacks=callbacks, **kwargs)
+            if self.ecom_lengths is None:
+                self.ecom_lengths = self._check(environments, self.processing_class, self.args, self.model)
+            environments.hold_outcomes()
+            self.ecom_environments = environments
+            self._ecom_stats, self._ecom_scheduler = environments.stats, environments.scheduler
 
         @staticmethod
         def _check(environments: TRLEnvironments, tokenizer: Any, args: Any, model: Any) -> RolloutLengths:
@@ -673,29 +716,20 @@ def ecom_trainer_class() -> type:
                     environment._note_completion(messages, bool(ids) and ids[-1] in ends)
             return result
 
-        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.model is not None and self.model.training:
-                metrics = self.ecom_environments.stats.flush(self.ecom_environments.scheduler)
-                if metrics.get("ecom/cut_short"):
-                    reasons = ", ".join(f"{int(metrics[f'ecom/cut_short/{r}'])} {why}" for r, why in CUT_REASONS.items()
-                                        if metrics.get(f"ecom/cut_short/{r}"))
-                    logger.warning("TRL cut %d of %d rollouts short (%s); they were scored as they stood "
-                                   "(termination %s)", metrics["ecom/cut_short"], metrics["ecom/episodes"], reasons,
-                                   CUT_SHORT)
-                logs.update(metrics | self._seconds_split(metrics.get("ecom/seconds/environment", 0.0)))
-            super().log(logs, start_time)
-
-        def _seconds_split(self, environment: float) -> dict[str, float]:
-            """Where the training steps since the last entry went: rollouts (generation, tools, scoring), of which
-            the environment (reset, tools, scoring), and learning (forward, backward, optimizer)."""
-            step, rollouts = self._ecom_seconds["step"], self._ecom_seconds["rollouts"]
-            self._ecom_seconds = {"step": 0.0, "rollouts": 0.0}
-            if not step:
-                return {}
-            return {"ecom/seconds/step": step, "ecom/seconds/rollouts": rollouts,
-                    "ecom/seconds/learning": max(0.0, step - rollouts), "ecom/environment_share": environment / step}
-
     return EcomGRPOTrainer
+
+
+def server_trainer_class() -> type:
+    """``GRPOTrainer`` whose rollouts are :class:`ServerRollouts` on a running server, logged like
+    :func:`ecom_trainer_class`'s (the server's curriculum windows; the server counts the outcomes itself)."""
+    from ecomrlve.server.client import ServerScheduler
+
+    class ServerGRPOTrainer(_logged_trainer_class()):  # type: ignore[misc]
+        def __init__(self, model: Any, *, rollouts: ServerRollouts, **kwargs: Any) -> None:
+            super().__init__(model, reward_funcs=[server_reward], rollout_func=rollouts, **kwargs)
+            self._ecom_stats, self._ecom_scheduler = rollouts.stats, ServerScheduler(rollouts.url, rollouts.token)
+
+    return ServerGRPOTrainer
 
 
 
@@ -784,10 +818,12 @@ class ServerRollouts:
         completion: list[int] = []
         mask: list[int] = []
         generating = 0.0
+        ran_out = False
         while not result.done:
             budget = min(self.max_new_tokens, trainer.max_completion_length - len(completion))
             if budget <= 0:
                 result = client.step(EcomAction(turn=""))  # out of tokens: empty turns run the turn budget out
+                ran_out = True
                 continue
             context = torch.tensor([prompt_ids + completion], device=model.device)
             tick = time.perf_counter()
@@ -810,8 +846,17 @@ class ServerRollouts:
         assert record.reward is not None
         calls = sum(len(m.get("tool_calls") or []) for m in record.messages if m["role"] == "assistant")
         invalid = int(record.reward.termination == "invalid_output")
-        self.stats.add(_Rollout(record, calls, invalid, time.perf_counter() - started - generating))
+        self.stats.add(_Rollout(record, calls, invalid, time.perf_counter() - started - generating,
+                                "completion_length" if ran_out else None))
         return prompt_ids, completion, mask, record.reward.r_total
+
+
+def server_prompts(n: int) -> Dataset:
+    """``n`` rows for ``GRPOTrainer`` with :class:`ServerRollouts`: each row is one episode the server draws, so
+    the prompt says nothing (the episode's system prompt and opening come from the server)."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({"prompt": [[{"role": "user", "content": "episode"}]] * n})
 
 
 def server_reward(completions: list[Any], ecom_reward: list[float], **_: Any) -> list[float]:

@@ -161,6 +161,10 @@ class ServerScheduler:
         payload = server_windows(self.url, self.token)
         return {"version": 1, "config": payload["config"], "windows": payload["windows"]}
 
+    def windows(self) -> dict[str, DifficultyWindow]:
+        return {env_id: DifficultyWindow(**window)
+                for env_id, window in server_windows(self.url, self.token)["windows"].items()}
+
     def window(self, env_id: str) -> DifficultyWindow:
         windows = server_windows(self.url, self.token)["windows"]
         if env_id not in windows:
