@@ -294,8 +294,9 @@ def kept_per_category(catalog: _Categorised, row: int, category_kind: Derived[di
                       product_kind: Derived[dict[int, T]], read: Callable[[_Categorised, int], T]) -> T:
     """``read(catalog, row)``, the one rule for where it is kept: in a category that is :func:`worked_out_at_once`,
     from ``category_kind`` (keyed by category: the value of every product of it, built on the category's first
-    use), else by :func:`kept_per_product` in ``product_kind``. Both ways give the same value; a reset reading a
-    few products of a category then pays one look-up each instead of working each out."""
+    use), else by :func:`kept_per_product` in ``product_kind``. ``category_kind`` must say of each product what
+    ``read`` says; a reset reading a few products of a category then pays one look-up each instead of working
+    each out."""
     category = catalog.category.item(row)
     if worked_out_at_once(len(catalog.category_rows[category])):
         return category_kind.of(catalog, category)[row]
