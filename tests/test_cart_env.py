@@ -531,13 +531,14 @@ def test_the_heuristic_reads_items_past_a_misspelt_request_verb(catalog, search)
 def test_the_name_check_reads_the_same_by_index_and_by_scan(monkeypatch, source) -> None:
     """A small category's listings are looked up in its word index, a large one's scanned in Arrow per name: both
     say the same of every product (the scan is what a 2M catalog uses, the index what the tests' catalogs use)."""
+    import ecomrlve.catalog.derived as derived_data
     from ecomrlve.catalog import load_catalog
     from ecomrlve.envs.cart import family
 
     indexed, scanned = load_catalog(source), load_catalog(source)
     rows = range(0, len(indexed), max(1, len(indexed) // 400))
     by_index = [family.names_itself(indexed, row) for row in rows]
-    monkeypatch.setattr(family, "_INDEXED_CATEGORY", -1)
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", -1)
     assert [family.names_itself(scanned, row) for row in rows] == by_index
     assert any(by_index) and not all(by_index)
 
@@ -549,10 +550,11 @@ def test_the_name_checks_catalog_build_stores_are_what_episodes_work_out(monkeyp
     """``catalog build`` works out every product's name check at once (a large category's brand listings indexed
     once instead of scanned per name): the same answer as an episode's check, product by product, whether the
     category is indexed (5,000) or scanned (3)."""
+    import ecomrlve.catalog.derived as derived_data
     from ecomrlve.catalog import load_catalog
     from ecomrlve.envs.cart import family
 
-    monkeypatch.setattr(family, "_INDEXED_CATEGORY", indexed_category)
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", indexed_category)
     catalog = load_catalog(source)
     done: list[int] = []
     checks = family.name_checks(catalog, done.append)

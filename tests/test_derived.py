@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ecomrlve.catalog.derived as derived_data
 from ecomrlve.catalog.derived import DECLARED, DerivedStore, derived
 from ecomrlve.catalog.product_type import main_type_mask, spoken_names
 from ecomrlve.catalog.rowindex import title_word_index
@@ -240,7 +241,7 @@ def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles
     from ecomrlve.envs.cart import family
     from ecomrlve.episode import EcomEnv
 
-    monkeypatch.setattr(family, "_INDEXED_CATEGORY", 20)  # every category is large: episodes scan titles per name
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 20)  # every category is large: episodes scan titles per name
     source = generate_synthetic_catalog(1500, seed=3)
     build_catalog_dir(source, tmp_path / "dir", embedder_name=None, arrays=stored_arrays)
     opened = load_catalog(str(tmp_path / "dir"))

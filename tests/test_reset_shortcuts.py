@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import ecomrlve.catalog.derived as derived_data
 from ecomrlve.catalog import load_catalog
+from ecomrlve.catalog.derived import kept_per_category
 from ecomrlve.catalog.product_type import fold, spoken_name
 from ecomrlve.catalog.schema import Catalog, short_title
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
@@ -60,6 +62,34 @@ def test_a_category_s_name_checks_worked_out_at_once_are_each_product_s(source: 
     assert family.NAMES_ITSELF.of(catalog) == {}  # nothing was checked product by product
 
 
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("at_once", ["every category", "the smaller ones", "none"])
+def test_the_one_rule_keeps_what_the_precomputed_array_and_the_plain_names_say(monkeypatch, source: str,
+                                                                              at_once: str) -> None:
+    """:func:`kept_per_category`, the one rule CART's name check and an order line's name are kept by, gives for
+    every product what ``catalog build``'s precomputed array (:func:`family.name_checks`) and the plain line name
+    say, whether its category is worked out at once or product by product; and the one constant decides which,
+    for both kinds alike."""
+    catalog, fresh = _catalog(source), _catalog(source)  # fresh: nothing kept on it, what the plain names read
+    sizes = [len(rows) for rows in catalog.category_rows if len(rows)]
+    limit = {"every category": max(sizes), "the smaller ones": (min(sizes) + max(sizes)) // 2, "none": 0}[at_once]
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", limit)
+    stored = family.name_checks(_catalog(source))  # the precomputed array, as ``catalog build`` makes it
+    for row in range(len(catalog)):
+        checked = kept_per_category(catalog, row, family.CATEGORY_NAME_CHECKS, family.NAMES_ITSELF,
+                                    family._names_itself)
+        assert checked == family.names_itself(catalog, row) == bool(stored[row]), (source, row)
+        kept = kept_per_category(catalog, row, orders.CATEGORY_LINE_NAMES, orders.LINE_NAMES, orders._line_name)
+        plain = orders._line_name(fresh, row)
+        assert (kept.text, kept.shown_words) == (plain.text, plain.shown_words), (source, row)
+    large = [rows for rows in catalog.category_rows if len(rows) > limit]
+    builds = catalog.derived.builds
+    assert builds["cart_category_name_checks"] == len(sizes) - len(large) == builds["order_category_line_names"]
+    one_by_one = sum(len(rows) for rows in large)
+    assert len(family.NAMES_ITSELF.of(catalog)) == one_by_one == len(orders.LINE_NAMES.of(catalog))
+    assert (one_by_one > 0) == (at_once == "none" or (at_once != "every category" and min(sizes) < max(sizes)))
+
+
 def _plays(env_ids: list[str]) -> tuple[list[str], Catalog]:
     from ecomrlve.episode import EcomEnv
 
@@ -81,8 +111,7 @@ def test_resets_read_per_category_answers_and_large_categories_keep_the_per_prod
     builds = catalog.derived.builds
     assert builds["cart_category_name_checks"] > 0 and builds["order_category_line_names"] > 0
     assert family.NAMES_ITSELF.of(catalog) == {} and orders.LINE_NAMES.of(catalog) == {}
-    monkeypatch.setattr(family, "_INDEXED_CATEGORY", 20)
-    monkeypatch.setattr(orders, "_NAMED_CATEGORY", 20)
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 20)  # the one rule: both kinds go product by product
     one_by_one, large = _plays(env_ids)
     assert one_by_one == at_once
     assert large.derived.builds["cart_category_name_checks"] == 0 == large.derived.builds["order_category_line_names"]

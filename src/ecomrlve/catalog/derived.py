@@ -29,7 +29,10 @@ directory's manifest (sizes, checksums) and carries :data:`DERIVED_FORMAT`; a di
 another format, or none, has its derived data built on first use instead of read.
 
 Per-product values (a product's card, CART's check of a name) are kept by :func:`kept_per_product` in a
-declared memo whose build is an empty dict, at most :data:`KEPT_PRODUCTS` products per kind.
+declared memo whose build is an empty dict, at most :data:`KEPT_PRODUCTS` products per kind. Those an episode
+reset reads for a few products of a category (CART's name checks, an order line's name) are kept by
+:func:`kept_per_category`: worked out for the whole category on its first use where it has up to
+:data:`CATEGORY_AT_ONCE` products, else one product at a time.
 
 Pure memos of values that are not catalog data (e.g. ``type_of_title`` by title text, spoken dates,
 policy rule texts) stay ``functools`` caches next to their function: they depend on their arguments
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence, Sized
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Generic, Protocol, TypeVar
@@ -53,6 +56,10 @@ _MISSING = object()
 #: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
 #: kind starts over, so that what a 2M-product catalog keeps stays bounded.
 KEPT_PRODUCTS = 1 << 16
+#: A category of up to this many products has the values :func:`kept_per_category` reads worked out for all of
+#: its products at once on its first use (tens of ms); a larger one's products one at a time, so that no first use
+#: of a category costs seconds at 2M products.
+CATEGORY_AT_ONCE = 5_000
 
 
 @dataclass(frozen=True)
@@ -108,12 +115,12 @@ DECLARED: dict[str, Declaration] = {
                                        "row"),
     "cart_names_itself": Declaration("whether the name a shopper says for a product names only it (a CART target)",
                                      "spoken names, brands, titles, product types", "memo", "row"),
-    "cart_listings": Declaration("per product of a category of up to 5,000, the words of its brand and title, and "
-                                 "the products holding each word (what a CART name is checked against)",
-                                 "brand, titles, category_rows", "first use", "category"),
-    "cart_category_name_checks": Declaration("per product of a category of up to 5,000, cart_names_itself of every "
-                                             "product of the category, worked out at once on the category's first "
-                                             "use (a CART reset then looks its targets up)",
+    "cart_listings": Declaration(f"per product of a category of up to {CATEGORY_AT_ONCE:,}, the words of its brand "
+                                 "and title, and the products holding each word (what a CART name is checked "
+                                 "against)", "brand, titles, category_rows", "first use", "category"),
+    "cart_category_name_checks": Declaration(f"per product of a category of up to {CATEGORY_AT_ONCE:,}, "
+                                             "cart_names_itself of every product of the category, worked out at once "
+                                             "on the category's first use (a CART reset then looks its targets up)",
                                              "cart_listings, spoken names, product types", "first use", "category"),
     "cart_name_checks": Declaration("per product, cart_names_itself worked out for every product by ``catalog build`` "
                                     "(a bool array; where a category is large an episode would scan titles per name)",
@@ -121,9 +128,10 @@ DECLARED: dict[str, Declaration] = {
     "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
                                     "clause when the brand or model words lie past it), and the folded words of it "
                                     "its title shows", "spoken names, titles, brand", "memo", "row"),
-    "order_category_line_names": Declaration("per product of a category of up to 5,000, order_line_names and the "
-                                             "folded words of its title, worked out for the whole category on its "
-                                             "first use (RETURN/STATUS resets look their ordered products up)",
+    "order_category_line_names": Declaration(f"per product of a category of up to {CATEGORY_AT_ONCE:,}, "
+                                             "order_line_names and the folded words of its title, worked out for the "
+                                             "whole category on its first use (RETURN/STATUS resets look their "
+                                             "ordered products up)",
                                              "spoken names, titles, brand, category_rows", "first use", "category"),
     "order_item_names": Declaration("the words that name an ordered product in conversation (ItemNames)",
                                     "ids, brand, spoken names, product types", "memo", "row"),
@@ -261,6 +269,38 @@ def kept_per_product(catalog: _Catalog, kind: Derived[dict[int, T]], row: int, r
             kept.clear()
         found = kept[row] = read(catalog, row)
     return found
+
+
+class HasCategories(HasDerived, Protocol):
+    """What :func:`kept_per_category` reads of a catalog: each product's category and each category's rows."""
+
+    @property
+    def category(self) -> Any: ...  # an integer array, one category index per product
+
+    @property
+    def category_rows(self) -> Sequence[Sized]: ...
+
+
+_Categorised = TypeVar("_Categorised", bound=HasCategories)
+
+
+def worked_out_at_once(products: int) -> bool:
+    """Whether a category of ``products`` products has its per-product values worked out for all of them at once
+    (up to :data:`CATEGORY_AT_ONCE`), rather than one product at a time."""
+    return products <= CATEGORY_AT_ONCE
+
+
+def kept_per_category(catalog: _Categorised, row: int, category_kind: Derived[dict[int, T]],
+                      product_kind: Derived[dict[int, T]], read: Callable[[_Categorised, int], T]) -> T:
+    """``read(catalog, row)``, the one rule for where it is kept: in a category that is :func:`worked_out_at_once`,
+    from ``category_kind`` (keyed by category: the value of every product of it, built on the category's first
+    use), else by :func:`kept_per_product` in ``product_kind``. ``category_kind`` must say of each product what
+    ``read`` says; a reset reading a few products of a category then pays one look-up each instead of working
+    each out."""
+    category = catalog.category.item(row)
+    if worked_out_at_once(len(catalog.category_rows[category])):
+        return category_kind.of(catalog, category)[row]
+    return kept_per_product(catalog, product_kind, row, read)
 
 
 def kept_per_products(catalog: _Catalog, kind: Derived[dict[int, T]], rows: Sequence[int],

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.derived import Derived, derived, kept_per_product
+from ecomrlve.catalog.derived import Derived, derived, kept_per_category, kept_per_product
 from ecomrlve.catalog.product_type import SpokenName, fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog, Category, short_title
 from ecomrlve.envs.account import acts as A
@@ -286,16 +286,10 @@ class LineName:
     title_words: frozenset[str] | None = None
 
 
-#: a category of up to this many products has every product's :class:`LineName` worked out on its first use
-#: (~30 µs per product); a larger one's products one at a time, so no first use costs seconds at 2M products
-_NAMED_CATEGORY = 5_000
-
-
 def _kept_line_name(catalog: Catalog, row: int) -> LineName:
-    category = catalog.category.item(row)
-    if len(catalog.category_rows[category]) <= _NAMED_CATEGORY:
-        return CATEGORY_LINE_NAMES.of(catalog, category)[row]
-    return kept_per_product(catalog, LINE_NAMES, row, _line_name)
+    """:class:`LineName` of ``row``, worked out for its whole category on its first use (~30 µs per product) or
+    once for the product (:func:`~ecomrlve.catalog.derived.kept_per_category`)."""
+    return kept_per_category(catalog, row, CATEGORY_LINE_NAMES, LINE_NAMES, _line_name)
 
 
 def _line_name(catalog: Catalog, row: int) -> LineName:
@@ -314,7 +308,7 @@ def _named(name: SpokenName, title: str, brand: str, title_words: frozenset[str]
     if title_words is None:
         rest = words - shown_words  # the title's words past its first clause, if any: folded only when one may be
         lowered = title.lower()
-        if not any(word[:-1] in lowered for word in rest):  # (a folded word less its last letter is in its source)
+        if not any(_may_show(lowered, word) for word in rest):
             return LineName(name.text, frozenset(words & shown_words))
         title_words = frozenset(fold(title).split())
     return LineName(name.text, frozenset(words & title_words), title_words)
@@ -347,21 +341,25 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     else:
         own = kept.title_words if kept.title_words is not None else set(fold(catalog.title(row)).split())
         words = set(fold(name).split()) & own
-    # a folded word less its last letter lies in the lower-cased title it came from ("battery" in "batteries"):
-    # a title lacking one such stem cannot hold the words, so most titles are never folded
-    stems = [word[:-1] for word in words]
-    for order in world.account.orders:
-        for line in order.lines:
-            if line.row != row:
-                other = _kept_line_name(catalog, line.row).title_words
-                if other is not None:  # its title's words, folded once for its category
-                    if words <= other:
-                        return True
-                    continue
-                title = catalog.title(line.row).lower()
-                if all(stem in title for stem in stems) and words <= set(fold(title).split()):
-                    return True
-    return False
+    return any(line.row != row and _title_holds(catalog, line.row, words)
+               for order in world.account.orders for line in order.lines)
+
+
+def _title_holds(catalog: Catalog, row: int, words: set[str] | frozenset[str]) -> bool:
+    """Whether the listing title of ``row`` holds every one of the folded ``words``: its title's words where its
+    category's names were worked out at once, else its title folded only where it may hold them all."""
+    title_words = _kept_line_name(catalog, row).title_words
+    if title_words is not None:
+        return words <= title_words
+    title = catalog.title(row).lower()
+    return all(_may_show(title, word) for word in words) and words <= set(fold(title).split())
+
+
+def _may_show(lowered: str, word: str) -> bool:
+    """Whether the lower-cased text ``lowered`` may hold the folded ``word`` once folded: a folded word less its
+    last letter lies in the text it came from ("batter" of "battery" in "batteries"), so a text lacking it need
+    not be folded to know."""
+    return word[:-1] in lowered
 
 
 def place_copy(world: World, rng: random.Random, rows: list[int], target: Order, older_by: tuple[int, int],

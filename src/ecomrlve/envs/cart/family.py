@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.derived import Derived, derived, kept_per_product
+from ecomrlve.catalog.derived import Derived, derived, kept_per_category, worked_out_at_once
 from ecomrlve.catalog.product_type import category_types, product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -361,14 +361,12 @@ def _cart_key(world: World) -> tuple:
 
 def names_itself(catalog: Catalog, row: int) -> bool:
     """:func:`_names_itself`: read from a catalog directory's ``derived/`` (``catalog build`` works it out for every
-    product, :func:`name_checks`), else worked out once per product."""
+    product, :func:`name_checks`), else worked out for its whole category or once for the product
+    (:func:`~ecomrlve.catalog.derived.kept_per_category`)."""
     stored = STORED_NAME_CHECKS.of(catalog)
     if stored is not None:
         return bool(stored[row])
-    category = catalog.category.item(row)
-    if len(catalog.category_rows[category]) <= _INDEXED_CATEGORY:  # every product of the category at once
-        return CATEGORY_NAME_CHECKS.of(catalog, category)[row]
-    return kept_per_product(catalog, NAMES_ITSELF, row, _names_itself)
+    return kept_per_category(catalog, row, CATEGORY_NAME_CHECKS, NAMES_ITSELF, _names_itself)
 
 
 def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) -> bool:
@@ -380,9 +378,11 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
     both.
 
-    ``listings``: the word index to read, the category's or, in a category larger than ``_INDEXED_CATEGORY``, that of
-    the brand's listings in it, which the scan reads (:func:`name_checks` builds each once); None: the category's
-    index (built once) or, in a larger category, the scan."""
+    ``listings``: the word index to read, the category's or, in a category too large to be worked out at once
+    (:func:`~ecomrlve.catalog.derived.worked_out_at_once`), that of the brand's listings in it, which the scan reads
+    (:func:`name_checks` builds each once); None: the category's index (built on its first use, tens of ms) or, in
+    a larger category, a scan of the brand's titles in Arrow per name, so that no first use of a category costs
+    seconds at 2M products."""
     name = spoken_name(catalog, row)
     if not name.unique:
         return False
@@ -407,7 +407,7 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
     # compiled substring scan of the brand's titles keeps the few worth reading.
     model_words, needed = list(_name_words(name.model)), list(_name_words(f"{brand} {noun}"))
-    if listings is None and len(rows) <= _INDEXED_CATEGORY:  # the category's word index (built once)
+    if listings is None and worked_out_at_once(len(rows)):  # the category's word index (built once)
         listings = LISTINGS.of(catalog, category)
     if listings is not None:  # the index names the listings worth reading
         return not any(other != row and _fits(needed, model_words, listings.words[other])
@@ -461,9 +461,6 @@ def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
     return Listings(words, {word: frozenset(rows) for word, rows in rows_with.items()})
 
 
-#: a category of up to this many products is indexed word by word on first use (tens of ms); a larger one's
-#: listings of the brand are scanned in Arrow per name, so no first use of a category costs seconds at 2M products
-_INDEXED_CATEGORY = 5_000
 LISTINGS = derived("cart_listings", _listings)
 
 
@@ -492,12 +489,17 @@ def _fits(name_words: list[str], model_words: list[str], title: list[str]) -> bo
 NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda catalog: {})
 
 
+def _checks_against(catalog: Catalog, rows: np.ndarray, listings: Listings) -> dict[int, bool]:
+    """:func:`_names_itself` of each of ``rows``, in order, read against one word index (a category's, or one
+    brand's listings in a larger category): what a category's first use and ``catalog build`` work out."""
+    return {row: _names_itself(catalog, row, listings) for row in rows.tolist()}
+
+
 def _category_name_checks(catalog: Catalog, category: int) -> dict[int, bool]:
-    """:func:`_names_itself` of every product of a category of up to ``_INDEXED_CATEGORY`` (its word index built
-    once): a CART reset then looks its targets up, where one product at a time cost 13-15 µs per product not
-    yet seen (~5 per reset). First use of a category: ~35 µs per product, ~15 ms for the default catalog's ~450."""
-    listings = LISTINGS.of(catalog, category)
-    return {row: _names_itself(catalog, row, listings) for row in catalog.category_rows[category].tolist()}
+    """:func:`_names_itself` of every product of a category worked out at once (its word index built once): a
+    CART reset then looks its targets up, where one product at a time cost 13-15 µs per product not yet seen
+    (~5 per reset). First use of a category: ~35 µs per product, ~15 ms for the default catalog's ~450."""
+    return _checks_against(catalog, catalog.category_rows[category], LISTINGS.of(catalog, category))
 
 
 CATEGORY_NAME_CHECKS: Derived[dict[int, bool]] = derived("cart_category_name_checks", _category_name_checks)
@@ -506,18 +508,16 @@ STORED_NAME_CHECKS: Derived[np.ndarray | None] = derived("cart_name_checks", lam
 
 
 def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: None) -> np.ndarray:
-    """:func:`names_itself` of every product, for ``catalog build`` to store (``derived/``): in a category larger
-    than ``_INDEXED_CATEGORY``, where an episode scans the brand's titles in Arrow per name (tens of ms at 2M
+    """:func:`names_itself` of every product, for ``catalog build`` to store (``derived/``): in a category too large
+    to be worked out at once, where an episode scans the brand's titles in Arrow per name (tens of ms at 2M
     products), each brand's listings are indexed word by word once instead. ``progress``: products done."""
     checks = np.zeros(len(catalog), dtype=bool)
     brand = np.asarray(catalog.brand)
     for rows in catalog.category_rows:
         rows = np.asarray(rows)
-        groups = [rows] if len(rows) <= _INDEXED_CATEGORY else [rows[brand[rows] == b] for b in np.unique(brand[rows])]
-        for group in groups:
-            listings = _listings_of(catalog, group)
-            for row in group.tolist():
-                checks[row] = _names_itself(catalog, row, listings)
+        at_once = worked_out_at_once(len(rows))
+        for group in [rows] if at_once else [rows[brand[rows] == b] for b in np.unique(brand[rows])]:
+            checks[group] = list(_checks_against(catalog, group, _listings_of(catalog, group)).values())
         progress(len(rows))
     return checks
 
