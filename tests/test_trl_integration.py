@@ -403,3 +403,58 @@ def test_every_shipped_config_has_only_keys_train_takes(name: str) -> None:
     from trl import GRPOConfig
 
     assert set(config["grpo"]) <= {f.name for f in dataclasses.fields(GRPOConfig)}
+
+
+def test_turn_cache_reads_only_the_new_tokens_and_scores_as_a_full_read() -> None:
+    """ServerRollouts' cache: the G rollouts read their common opening once, and each later turn reads only what
+    the environment added; the next-token scores equal those of reading the whole conversation again."""
+    from trl_tiny import tiny_model, tiny_tokenizer
+
+    from ecomrlve.integrations.trl import TurnCache
+
+    tokenizer = tiny_tokenizer(["catalog_search cart_add answer customer notebook <tool_call> {} [] the blue mug"])
+    model = tiny_model(tokenizer, seed=3).eval()
+    for parameter in model.parameters():  # an untrained tiny model scores nearly evenly: spread its logits
+        torch.nn.init.normal_(parameter, std=0.5)
+    read: list[int] = []
+    hook = model.model.register_forward_pre_hook(lambda _, args, kwargs: read.append(kwargs["input_ids"].shape[1]),
+                                                 with_kwargs=True)
+    prompt = tokenizer.encode("the blue mug catalog_search customer notebook answer cart_add") * 4
+    greedy = {"max_new_tokens": 6, "do_sample": False, "pad_token_id": tokenizer.pad_token_id,
+              "output_scores": True, "return_dict_in_generate": True}
+
+    def full_read(context: list[int]) -> tuple[list[int], list[torch.Tensor]]:
+        ids = torch.tensor([context])
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), **greedy)
+        return out.sequences[0, len(context):].tolist(), list(out.scores)
+
+    shared = TurnCache.of_prompt(model, prompt)
+    assert read == [len(prompt) - 1]
+    environment = tokenizer.encode("customer notebook the blue mug {} []")
+    for _rollout in range(2):  # two rollouts from one read of the opening
+        cache, context = shared.copy(), list(prompt)
+        for _ in range(3):  # three turns, the environment's tokens between them
+            read.clear()
+            expected, expected_scores = full_read(context)
+            read.clear()
+            scores: list[torch.Tensor] = []
+            generated = cache.generate(model, context, logits_processor=[_Keep(scores)],
+                                       **{k: v for k, v in greedy.items() if k not in ("output_scores",
+                                                                                         "return_dict_in_generate")})
+            assert generated == expected
+            assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(scores, expected_scores))
+            assert read[0] <= len(environment) + 1  # the first forward pass reads the new tokens only
+            context += generated + environment
+    hook.remove()
+
+
+class _Keep:
+    """A logits processor that keeps each step's scores (what ``output_scores`` returns)."""
+
+    def __init__(self, kept: list) -> None:
+        self.kept = kept
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        self.kept.append(scores.clone())
+        return scores

@@ -41,6 +41,7 @@ them in the same order everywhere, so the copies agree and so do the rows every 
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import itertools
@@ -794,8 +795,11 @@ class ServerRollouts:
             clients = [EcomEnvClient(self.url, token=self.token).sync() for _ in range(group)]
             try:
                 firsts = [client.reset(env_id=env_id, difficulty="adaptive", seed=episode_seed) for client in clients]
-                for client, first in zip(clients, firsts):
-                    prompt_ids, completion_ids, mask, reward = self._play(client, first, trainer, model)
+                prompts_ids = [_prompt_ids(trainer.processing_class, first) for first in firsts]
+                shared = TurnCache.of_prompt(model, prompts_ids[0])  # the G rollouts open the same episode
+                for client, first, prompt_ids in zip(clients, firsts, prompts_ids):
+                    cache = shared.copy() if prompt_ids == prompts_ids[0] else TurnCache.of_prompt(model, prompt_ids)
+                    completion_ids, mask, reward = self._play(client, first, prompt_ids, cache, trainer, model)
                     out["prompt_ids"].append(prompt_ids)
                     out["completion_ids"].append(completion_ids)
                     out["env_mask"].append(mask)
@@ -805,16 +809,13 @@ class ServerRollouts:
                     client.close()
         return out
 
-    def _play(self, client: Any, result: Any, trainer: Any, model: Any) -> tuple[list[int], list[int], list[int], float]:
-        import torch
-
+    def _play(self, client: Any, result: Any, prompt_ids: list[int], cache: TurnCache, trainer: Any,
+              model: Any) -> tuple[list[int], list[int], float]:
         from ecomrlve.server import EcomAction
         from ecomrlve.server.client import episode_record
 
         tokenizer = trainer.processing_class
         started = time.perf_counter()
-        prompt_ids = list(tokenizer.apply_chat_template(result.observation.messages, tools=result.observation.tools,
-                                                        add_generation_prompt=True, tokenize=True, return_dict=False))
         completion: list[int] = []
         mask: list[int] = []
         generating = 0.0
@@ -825,14 +826,10 @@ class ServerRollouts:
                 result = client.step(EcomAction(turn=""))  # out of tokens: empty turns run the turn budget out
                 ran_out = True
                 continue
-            context = torch.tensor([prompt_ids + completion], device=model.device)
             tick = time.perf_counter()
-            with torch.no_grad():
-                output = model.generate(context, attention_mask=torch.ones_like(context), max_new_tokens=budget,
-                                        do_sample=True, temperature=trainer.temperature,
-                                        pad_token_id=tokenizer.pad_token_id)
+            generated = cache.generate(model, prompt_ids + completion, max_new_tokens=budget, do_sample=True,
+                                       temperature=trainer.temperature, pad_token_id=tokenizer.pad_token_id)
             generating += time.perf_counter() - tick
-            generated = output[0, context.shape[1]:].tolist()
             if tokenizer.eos_token_id in generated:
                 generated = generated[:generated.index(tokenizer.eos_token_id) + 1]
             completion += generated
@@ -848,7 +845,57 @@ class ServerRollouts:
         invalid = int(record.reward.termination == "invalid_output")
         self.stats.add(_Rollout(record, calls, invalid, time.perf_counter() - started - generating,
                                 "completion_length" if ran_out else None))
-        return prompt_ids, completion, mask, record.reward.r_total
+        return completion, mask, record.reward.r_total
+
+
+def _prompt_ids(tokenizer: Any, first: Any) -> list[int]:
+    """The episode's opening (system prompt, tools, the shopper's first message) as the policy reads it."""
+    return list(tokenizer.apply_chat_template(first.observation.messages, tools=first.observation.tools,
+                                              add_generation_prompt=True, tokenize=True, return_dict=False))
+
+
+class TurnCache:
+    """One rollout's key/value cache across its turns: each turn the model reads only the tokens added since
+    it last wrote (the tool results and the shopper's reply), not the whole conversation again; and the G
+    rollouts of a prompt read their common opening once (:meth:`of_prompt`, then :meth:`copy`). On a CPU,
+    re-reading the conversation every turn was most of a rollout's time."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    @classmethod
+    def of_prompt(cls, model: Any, prompt_ids: list[int]) -> TurnCache:
+        """The prompt read up to its last token (the first :meth:`generate` reads that one)."""
+        import torch
+        from transformers import DynamicCache
+
+        cache = DynamicCache()
+        with torch.no_grad():
+            model(torch.tensor([prompt_ids[:-1]], device=model.device), use_cache=True, **_cache_argument(model, cache))
+        return cls(cache)
+
+    def copy(self) -> TurnCache:
+        return TurnCache(copy.deepcopy(self.cache))
+
+    def generate(self, model: Any, context: list[int], **sampling: Any) -> list[int]:
+        """``model.generate`` on ``context`` (which extends what the cache holds), reading only its new tokens;
+        returns the generated ids. The cache then holds everything but the last generated token."""
+        import torch
+
+        extra = self.cache.get_seq_length() - (len(context) - 1)
+        if extra > 0:  # generate must read at least the context's last token
+            self.cache.crop(-extra)
+        ids = torch.tensor([context], device=model.device)
+        with torch.no_grad():
+            output = model.generate(ids, attention_mask=torch.ones_like(ids), **_cache_argument(model, self.cache),
+                                    **sampling)
+        generated: list[int] = output[0, len(context):].tolist()
+        return generated
+
+
+def _cache_argument(model: Any, cache: Any) -> dict[str, Any]:
+    """transformers 5.x renamed ``past_key_values`` to ``cache`` (the old name warns, then goes)."""
+    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
 
 
 def server_prompts(n: int) -> Dataset:
