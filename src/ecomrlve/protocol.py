@@ -90,7 +90,7 @@ def short_title(title: str) -> str:
 
 
 def _is_card(value: Any) -> bool:
-    return isinstance(value, dict) and "product_id" in value and "stock" in value and "price" in value
+    return isinstance(value, dict) and "product_id" in value and "stock" in value
 
 
 def _compact_variants(node: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,13 @@ def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
     return cards
 
 
+def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
+    """:func:`product_cards` as the environment's tools show them: without its ``unused_card_fields``."""
+    found = product_cards(ctx.world, rows)
+    hidden = ctx.hidden_card_fields
+    return [{key: value for key, value in card.items() if key not in hidden} for card in found] if hidden else found
+
+
 def product_card(world: World, row: int) -> dict[str, Any]:
     """The bounded summary of a product that search results and lookups show (:func:`product_cards`)."""
     return product_cards(world, (row,))[0]
@@ -76,14 +83,14 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     else:
         rows = found.tolist()
     ctx.surface(rows, "catalog_search")
-    return {"results": product_cards(ctx.world, rows), "count": len(rows), "top_k_cap": cap}
+    return {"results": shown_cards(ctx, rows), "count": len(rows), "top_k_cap": cap}
 
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     """One product's card with its full title."""
     row = resolve_product(ctx, product_id)
-    card = product_card(ctx.world, row)
+    [card] = shown_cards(ctx, (row,))
     category = ctx.world.catalog.category_of(row)
     card["category_path"] = list(category.path)
     return card
