@@ -57,7 +57,7 @@ def _spoken_date(today: dt.date) -> str:
 def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int, irreversible: bool = True) -> str:
     """``irreversible``: whether a tool offered cannot be undone (then :data:`CONFIRM_RULE` is said)."""
     return (
-        f"You are the shopping assistant of {STORE_NAME}, an online store. Today is {_spoken_date(today)}.\n\n"
+        f"You are the shopping assistant of the online store {STORE_NAME}. Today is {_spoken_date(today)}.\n\n"
         f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool, irreversible)}"
     )
 

@@ -95,6 +95,13 @@ class Tool:
     id_arguments: tuple[str, ...] = ()  # arguments holding ids the agent acts on (scored by r_hall)
     axes: tuple[str, ...] = ()  # difficulty axes the handler reads: they apply where the tool is offered
     irreversible: bool = False  # cannot be undone (a return): the system prompt's confirmation rule applies
+    #: the tool as an environment that shows no such card fields offers it (None: the same everywhere)
+    narrowed: Callable[[frozenset[str]], Tool] | None = None
+
+    def offered(self, hidden_card_fields: frozenset[str]) -> Tool:
+        """The tool as an environment with these ``unused_card_fields`` offers it: without options that select by
+        fields its cards do not show (:attr:`narrowed`)."""
+        return self.narrowed(hidden_card_fields) if self.narrowed is not None and hidden_card_fields else self
 
     def used_ids(self, arguments: BaseModel) -> list[str]:
         ids: list[str] = []

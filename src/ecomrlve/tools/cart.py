@@ -15,20 +15,22 @@ Quantity = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
 NewQuantity = Annotated[int, Field(ge=0, le=MAX_QUANTITY)]  # 0 removes the line
 
 
-def cart_summary(ctx: ToolContext, *, priced: bool | None = None) -> dict[str, Any]:
-    """The cart as every cart tool returns it: one entry per line (its variant's id and value beside the
-    product's, no nested object) and the total; no prices (``priced`` None) where the environment's cards
-    show none."""
+def cart_summary(ctx: ToolContext, *, observer: bool = False) -> dict[str, Any]:
+    """The cart as every cart tool returns it: one entry per line (product id, quantity, and the variant's id and
+    value beside them, no nested object) and the total. The product's title is on its card, so a line does not
+    repeat it; prices are left out where the environment's cards show none. ``observer``: with titles and prices
+    (the session's state, for people watching)."""
     catalog = ctx.world.catalog
-    if priced is None:
-        priced = "price" not in ctx.hidden_card_fields
+    priced = observer or "price" not in ctx.hidden_card_fields
     lines = []
     total = 0
     for line in ctx.world.cart.lines:
         price = int(catalog.price_cents[line.row])
         total += price * line.quantity
-        entry: dict[str, Any] = {"line_id": line.line_id, "product_id": catalog.product_id(line.row),
-                                 "title": catalog.title(line.row), "quantity": line.quantity}
+        entry: dict[str, Any] = {"line_id": line.line_id, "product_id": catalog.product_id(line.row)}
+        if observer:
+            entry["title"] = catalog.title(line.row)
+        entry["quantity"] = line.quantity
         if priced:
             entry["unit_price"] = price / 100
         if line.variant_id is not None:

@@ -530,7 +530,8 @@ class CartFamily(TaskFamily):
     tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
                   "ask_user")
     answer_arguments = CartAnswer
-    unused_card_fields = frozenset({"price", "rating", "rating_count", "ship_days"})  # the shopper names products
+    # the shopper names each product (brand, model, type) and its variant: no verdict here reads the rest
+    unused_card_fields = frozenset({"price", "rating", "rating_count", "ship_days", "attributes"})
     instructions = ("help the customer build their shopping cart: add exactly the products, variants and "
                     "quantities they ask for, then call answer(done=true).")
 
