@@ -272,14 +272,14 @@ def test_business_errors_continue_episode(env, catalog) -> None:
     assert not obs.done
     assert tool_result(obs)["error"] == "out_of_stock"
 
-    obs = env.step(call("cart_remove", line_id="LNOLINE"))
+    obs = env.step(call("cart_set_quantity", line_id="LNOLINE", quantity=0))
     assert not obs.done
     assert tool_result(obs)["error"] == "unknown_line"
     obs = env.step(call("cart_set_quantity", line_id="LNOLINE", quantity=2))
     assert not obs.done
     assert tool_result(obs)["error"] == "unknown_line"
-    obs = env.step(call("cart_view"))
-    assert tool_result(obs)["lines"] == []
+    obs = env.step(call("user_get_visit_history"))
+    assert env.session.public_state().cart["lines"] == []
     assert not obs.done and obs.info["turn"] == 6
 
 
@@ -348,7 +348,7 @@ def test_wrong_variant_triggers_correction(make_env) -> None:
     variants = tool_result(obs)["variants"]
     wrong = next(v for v in variants if v["variant_id"] != item.variant_id)
     obs = env.step(call("cart_add", product_id=item.product_id, variant_id=wrong["variant_id"], quantity=item.quantity))
-    assert tool_result(obs)["status"] == "added"
+    assert [line["variant_id"] for line in tool_result(obs)["lines"]] == [wrong["variant_id"]]
     reply = user_reply(obs)
     assert item.variant_value in reply, reply
     assert wrong[item.variant_attribute] in reply, reply
@@ -509,7 +509,7 @@ def test_denied_categories_are_never_targets_and_adding_one_is_unsafe(make_env, 
     if card.get("variants"):
         arguments["variant_id"] = card["variants"][0]["variant_id"]
     obs = env.step(call("cart_add", **arguments))
-    assert tool_result(obs)["status"] == "added"
+    assert [line["product_id"] for line in tool_result(obs)["lines"]] == [card["product_id"]]
     obs = env.step(call("answer", done=True))
     assert obs.done and obs.reward == -1.0
     assert obs.info["reward"]["safety_violation"] and not obs.info["is_correct"]

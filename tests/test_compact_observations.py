@@ -16,6 +16,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from ecomrlve.actions import ToolCall
+from ecomrlve.envs import get_environment
 from ecomrlve.episode import EcomEnv
 from ecomrlve.errors import UserInputError
 from ecomrlve.protocol import (
@@ -203,11 +204,14 @@ def test_both_verbosities_play_the_same_episode_and_show_the_same_facts(d: int) 
 
 def test_every_card_field_a_verifier_or_shopper_reads_is_on_a_compact_card(env: EcomEnv) -> None:
     """Price, rating and its count, ship days, stock (and in_stock from it), brand, category, every
-    attribute (the variant attribute included), variant ids and values: all on the compact card."""
-    needed = {"product_id", "title", "brand", "category", "price", "rating", "rating_count", "ship_days", "stock",
-              "in_stock", "attributes"}
+    attribute (the variant attribute included), variant ids and values: all on the compact card, but for the
+    fields an environment declares unused (CART: the shopper names products and variants; attributes empty)."""
+    everything = {"product_id", "title", "brand", "category", "price", "rating", "rating_count", "ship_days", "stock",
+                  "in_stock", "attributes"}
     seen_variants = 0
     for env_id in ("CART", "PD", "SUB"):
+        unused = get_environment(env_id).unused_card_fields
+        needed = everything - unused | {"attributes"}
         for seed in range(4):
             message = _search(env, env_id, 3, seed)
             world = env.session.audit().world
@@ -218,6 +222,7 @@ def test_every_card_field_a_verifier_or_shopper_reads_is_on_a_compact_card(env: 
                 assert card["in_stock"] == (world.stock(row) > 0) and card["stock"] == world.stock(row)
                 variants = world.variant_cards(row)
                 assert card.get("variants", []) == variants
+                assert unused.isdisjoint(card.keys() - {"attributes"}) and (card["attributes"] == {}) == ("attributes" in unused)
                 seen_variants += bool(variants)
                 assert card["title"] == world.catalog.short_title(row)
     assert seen_variants > 0
