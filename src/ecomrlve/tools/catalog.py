@@ -12,8 +12,8 @@ from pydantic import Field, create_model
 from ecomrlve.catalog.derived import Derived, derived, kept_per_products
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.search import SortBy, inject_distractors
+from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
 from ecomrlve.tools.base import Tool, ToolContext, ToolError, tool
 from ecomrlve.world.state import World
@@ -51,7 +51,7 @@ def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
     hidden = ctx.hidden_card_fields
     if not hidden:
         return found
-    empty = {"attributes": {}} if "attributes" in hidden else {}
+    empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
     return [{key: value for key, value in card.items() if key not in hidden} | empty for card in found]
 
 
@@ -121,9 +121,8 @@ def _search_without(hidden: frozenset[str]) -> Tool:
         elif name != "sort_by":
             fields[name] = (info.annotation, info)
         elif len(orders) > 1:
-            fields[name] = (Literal[orders], Field("relevance", description=info.description))  # type: ignore[valid-type]
-    arguments = create_model("catalog_search_arguments", __config__=catalog_search.arguments.model_config,
-                             **fields)  # type: ignore[call-overload]
+            fields[name] = (Literal[orders], Field("relevance", description=info.description))
+    arguments = create_model("catalog_search_arguments", __config__=catalog_search.arguments.model_config, **fields)
 
     def handler(ctx: ToolContext, query: str, filters: Any = None, sort_by: SortBy = "relevance",
                 top_k: int | None = None) -> dict[str, Any]:
