@@ -9,7 +9,8 @@ per size):
 3. ``step`` latency p50/p99 per tool (single-call turns at difficulty 15); the one-off BM25
    index build and the first (numba-JIT) search are timed separately and excluded;
 4. oracle and heuristic episodes per second at d=0 and d=8 (single process);
-5. "three-step" episodes per second: reset + cart_view + cart_view + answer(done=True).
+5. "three-step" episodes per second: reset + two no-op cart calls (cart_set_quantity of a line the cart does
+   not have: a business error) + answer(done=True).
 
 Usage::
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 # ------------------------------------------------------------------------------------------------
 # helpers
+
+NO_LINE = "LNOLINE"  # a cart line no episode has: cart_set_quantity of it is a cheap no-op step (unknown_line)
 
 
 def _maxrss_mib() -> float:
@@ -141,7 +144,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
 
     # 5. three-step episodes (no search involved) ----------------------------------------------
     n3 = 50 if quick else args.three_step_episodes
-    view, answer = _call("cart_view"), _call("answer", done=True)
+    view, answer = _call("cart_set_quantity", line_id=NO_LINE, quantity=0), _call("answer", done=True)
     # warm-up
     for s in range(10):
         env.reset(env_id="CART", difficulty=s % 16, seed=5_000_000 + s)
@@ -161,7 +164,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
 
     # 3. step latency per tool ------------------------------------------------------------------
     steps: dict[str, list[float]] = {k: [] for k in (
-        "cart_view", "cart_add", "catalog_get_product", "catalog_get_variants", "user_get_visit_history",
+        "cart_set_quantity", "cart_add", "catalog_get_product", "catalog_get_variants", "user_get_visit_history",
         "catalog_search", "catalog_search+filters")}
     if search_ok:
         t0 = time.perf_counter()
@@ -199,7 +202,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         pid: str | None = None
         variant_id: str | None = None
         card: dict[str, Any] | None = None
-        seq = ["history", "cart_view", "search", "get_product", "get_variants", "cart_add", "search_f", "cart_view"]
+        seq = ["history", "no_line", "search", "get_product", "get_variants", "cart_add", "search_f", "no_line"]
         for kind in seq:
             if obs.done:
                 resets_needed += 1
@@ -211,9 +214,9 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 viewed = payload.get("viewed") or []
                 if viewed and not search_ok:
                     card = viewed[0]
-            elif kind == "cart_view":
-                obs, dt_ = timed(_call("cart_view"))
-                steps["cart_view"].append(dt_)
+            elif kind == "no_line":
+                obs, dt_ = timed(_call("cart_set_quantity", line_id=NO_LINE, quantity=0))
+                steps["cart_set_quantity"].append(dt_)
             elif kind == "search":
                 if not search_ok:
                     continue
@@ -307,7 +310,7 @@ def profile_phase(n: int, phase: str, args: argparse.Namespace) -> None:
         env = EcomEnv("CART", catalog=cat)
         for d in range(16):
             env.reset(env_id="CART", difficulty=d, seed=10**6 + d)
-        view, answer = _call("cart_view"), _call("answer", done=True)
+        view, answer = _call("cart_set_quantity", line_id=NO_LINE, quantity=0), _call("answer", done=True)
         if phase == "search":
             _ = env.search.retriever
             env.reset(env_id="CART", difficulty=15, seed=1)
@@ -393,7 +396,7 @@ def render(results: list[dict[str, Any]], console: Console) -> None:
             t.add_row(s, "skipped", "—", "—", "—", "—")
     console.print(t)
 
-    tools = ["cart_view", "cart_add", "catalog_get_product", "catalog_get_variants", "user_get_visit_history",
+    tools = ["cart_set_quantity", "cart_add", "catalog_get_product", "catalog_get_variants", "user_get_visit_history",
              "catalog_search", "catalog_search+filters"]
     t = Table(title="3b. step() latency per tool, single-call turns at d=15 (p50 / p99, n)")
     t.add_column("tool")
@@ -425,7 +428,7 @@ def render(results: list[dict[str, Any]], console: Console) -> None:
             t.add_row(*row)
     console.print(t)
 
-    t = Table(title="5. Three-step episodes/s: reset + cart_view + cart_view + answer(done=True), d=0..15")
+    t = Table(title="5. Three-step episodes/s: reset + 2 no-op cart_set_quantity + answer(done=True), d=0..15")
     for col in ("size", "episodes", "seconds", "episodes/s", "ms/episode"):
         t.add_column(col, justify="right")
     for r, s in zip(results, sizes):

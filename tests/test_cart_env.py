@@ -272,15 +272,74 @@ def test_business_errors_continue_episode(env, catalog) -> None:
     assert not obs.done
     assert tool_result(obs)["error"] == "out_of_stock"
 
-    obs = env.step(call("cart_remove", line_id="LNOLINE"))
+    obs = env.step(call("cart_set_quantity", line_id="LNOLINE", quantity=0))
     assert not obs.done
     assert tool_result(obs)["error"] == "unknown_line"
     obs = env.step(call("cart_set_quantity", line_id="LNOLINE", quantity=2))
     assert not obs.done
     assert tool_result(obs)["error"] == "unknown_line"
-    obs = env.step(call("cart_view"))
-    assert tool_result(obs)["lines"] == []
+    obs = env.step(call("user_get_visit_history"))
+    assert env.session.public_state().cart["lines"] == []
     assert not obs.done and obs.info["turn"] == 6
+
+
+def _added(env, d: int = 0, seed: int = 0, quantity: int = 2) -> tuple[dict, dict]:
+    """A CART episode with one product in the cart: (its card, the cart_add result)."""
+    obs = env.reset(env_id="CART", difficulty=d, seed=seed)
+    item = env.audit().problem.goal.items[0]
+    obs = env.step(call("catalog_search", query=item.full_phrase[4:], filters={"brand": item.brand, "category": item.category}))
+    card = next(c for c in tool_result(obs)["results"] if c["product_id"] == item.product_id)
+    arguments = {"product_id": card["product_id"], "quantity": quantity}
+    if card.get("variants"):
+        arguments["variant_id"] = card["variants"][0]["variant_id"]
+    return card, tool_result(env.step(call("cart_add", **arguments)))
+
+
+def test_cart_tools_merged_and_every_one_returns_the_whole_cart(env) -> None:
+    """CART offers no cart_remove (cart_set_quantity 0 removes a line) and no cart_view: cart_add and
+    cart_set_quantity each return every line of the cart, as their descriptions say."""
+    observation = env.reset(env_id="CART", difficulty=0, seed=0)
+    tools = {t["function"]["name"]: t["function"] for t in observation.tools or []}
+    assert "cart_remove" not in tools and "cart_view" not in tools
+    for name in ("cart_add", "cart_set_quantity"):
+        assert "returns the whole cart" in tools[name]["description"]
+    assert "0 removes the line" in tools["cart_set_quantity"]["description"]
+    card, added = _added(env)
+    [line] = added["lines"]
+    assert (line["product_id"], line["quantity"]) == (card["product_id"], 2)
+    assert set(added) == {"lines"} and "status" not in added  # no echo, no prices on CART (its cards show none)
+
+
+def test_cart_set_quantity_zero_removes_the_line(env) -> None:
+    card, added = _added(env, seed=1, quantity=1)
+    [line] = added["lines"]
+    obs = env.step(call("cart_set_quantity", line_id=line["line_id"], quantity=card["stock"]))
+    assert [entry["quantity"] for entry in tool_result(obs)["lines"]] == [card["stock"]]
+    obs = env.step(call("cart_set_quantity", line_id=line["line_id"], quantity=0))
+    assert tool_result(obs)["lines"] == [] and env.session.public_state().cart["lines"] == []
+    obs = env.step(call("cart_set_quantity", line_id=line["line_id"], quantity=0))
+    assert tool_result(obs)["error"] == "unknown_line" and not obs.done  # removed: the line is gone
+
+
+def test_a_cart_line_names_its_product_and_variant_without_repeating_the_card(env) -> None:
+    """A line holds the product id, quantity and the variant's id and value side by side (no nested object);
+    its title is on the card already; the session's state (for people watching) keeps titles and prices."""
+    for seed in range(40):
+        card, added = _added(env, seed=seed, quantity=1)
+        if card.get("variants"):
+            break
+    [line] = added["lines"]
+    variant = card["variants"][0]
+    assert line == {"line_id": line["line_id"], "product_id": card["product_id"], "quantity": 1, **variant}
+    [watched] = env.session.public_state().cart["lines"]
+    assert watched["title"].startswith(card["title"]) and watched["unit_price"] > 0
+
+
+def test_the_removed_cart_tools_are_unknown_and_end_the_episode(env) -> None:
+    for name in ("cart_remove", "cart_view"):
+        env.reset(env_id="CART", difficulty=0, seed=0)
+        obs = env.step(call(name, **({"line_id": "L000000"} if name == "cart_remove" else {})))
+        assert obs.done and obs.reward == -1.0 and obs.info["termination"] == "invalid_output", name
 
 
 # -- the simulated shopper ---------------------------------------------------------------------------------
@@ -348,7 +407,7 @@ def test_wrong_variant_triggers_correction(make_env) -> None:
     variants = tool_result(obs)["variants"]
     wrong = next(v for v in variants if v["variant_id"] != item.variant_id)
     obs = env.step(call("cart_add", product_id=item.product_id, variant_id=wrong["variant_id"], quantity=item.quantity))
-    assert tool_result(obs)["status"] == "added"
+    assert [line["variant_id"] for line in tool_result(obs)["lines"]] == [wrong["variant_id"]]
     reply = user_reply(obs)
     assert item.variant_value in reply, reply
     assert wrong[item.variant_attribute] in reply, reply
@@ -509,7 +568,7 @@ def test_denied_categories_are_never_targets_and_adding_one_is_unsafe(make_env, 
     if card.get("variants"):
         arguments["variant_id"] = card["variants"][0]["variant_id"]
     obs = env.step(call("cart_add", **arguments))
-    assert tool_result(obs)["status"] == "added"
+    assert [line["product_id"] for line in tool_result(obs)["lines"]] == [card["product_id"]]
     obs = env.step(call("answer", done=True))
     assert obs.done and obs.reward == -1.0
     assert obs.info["reward"]["safety_violation"] and not obs.info["is_correct"]

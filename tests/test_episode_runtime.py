@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from exploits import CartViewForeverPolicy, play, play_oracle
+from exploits import LookForeverPolicy, play, play_oracle
 
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
@@ -86,9 +86,9 @@ def _calls(*calls: tuple[str, dict]) -> dict[str, Any]:
 
 
 INVALID = {
-    "bad_json_in_tool_call": ("<tool_call>{\"name\": \"cart_view\", \"arguments\": {</tool_call>", "JSON"),
+    "bad_json_in_tool_call": ("<tool_call>{\"name\": \"user_get_visit_history\", \"arguments\": {</tool_call>", "JSON"),
     "bad_json_openai_arguments": ({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "cart_view", "arguments": "{oops"}}]}, "JSON"),
+        {"id": "a", "type": "function", "function": {"name": "user_get_visit_history", "arguments": "{oops"}}]}, "JSON"),
     "bad_json_object": ('{"message": "hi", "tool_calls": [}', "JSON"),
     "unknown_tool": (_calls(("delete_everything", {})), "delete_everything"),
     "unknown_tool_hermes": ('<tool_call>{"name": "checkout", "arguments": {}}</tool_call>', "checkout"),
@@ -102,9 +102,9 @@ INVALID = {
     "answer_wrong_type": (_calls(("answer", {"done": "yes"})), "done"),
     "oversized_text": ("x" * (MAX_ACTION_CHARS + 1), "too_long"),
     "oversized_dict": ({"role": "assistant", "content": "y" * (MAX_ACTION_CHARS + 10)}, "too_long"),
-    "tool_calls_not_a_list": ({"message": "hi", "tool_calls": {"name": "cart_view", "arguments": {}}}, "list"),
+    "tool_calls_not_a_list": ({"message": "hi", "tool_calls": {"name": "user_get_visit_history", "arguments": {}}}, "list"),
     "message_wrong_type": ({"message": 5, "tool_calls": []}, "message"),
-    "arguments_not_object": (_calls(("cart_view", [])), "arguments"),
+    "arguments_not_object": (_calls(("user_get_visit_history", [])), "arguments"),
     "wrong_role": ({"role": "user", "content": "hi"}, "role"),
     "action_wrong_type": (42, "int"),
 }
@@ -133,13 +133,14 @@ def test_invalid_output_ends_episode(env, raw: Any, fragment: str) -> None:
     ("cart_add", {"quantity": 0}),
     ("cart_add", {"quantity": -2}),
     ("cart_add", {"quantity": 100}),
-    ("cart_set_quantity", {"line_id": "L000000", "quantity": 0}),
+    ("cart_set_quantity", {"line_id": "L000000", "quantity": 100}),
     ("cart_set_quantity", {"line_id": "L000000", "quantity": -1}),
     ("ask_user", {"question": ""}),
     ("ask_user", {"question": "?" * 2001}),
-], ids=["add_qty0", "add_qty_negative", "add_qty100", "set_qty0", "set_qty_negative", "ask_empty", "ask_too_long"])
+], ids=["add_qty0", "add_qty_negative", "add_qty100", "set_qty100", "set_qty_negative", "ask_empty", "ask_too_long"])
 def test_declared_argument_bounds_are_schema_violations(env, tool: str, arguments: dict) -> None:
-    """Arguments outside the declared bounds (quantity 1-99, question 1-2000 chars) are invalid output."""
+    """Arguments outside the declared bounds (quantity 1-99 to add, 0-99 to set, question 1-2000 chars) are invalid
+    output."""
     env.reset(env_id="CART", difficulty=6, seed=12)
     item = env.audit().problem.goal.items[0]
     if tool == "cart_add":
@@ -153,12 +154,13 @@ def test_declared_argument_bounds_are_schema_violations(env, tool: str, argument
 
 
 def test_declared_argument_bounds_in_schema(env) -> None:
-    """The OpenAI schemas tell the agent the bounds: quantity in [1, 99], question length 1-2000."""
+    """The OpenAI schemas tell the agent the bounds: quantity in [1, 99] to add and [0, 99] to set (0 removes the
+    line), question length 1-2000."""
     obs = env.reset(env_id="CART", difficulty=0, seed=0)
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in obs.tools}
-    for tool in ("cart_add", "cart_set_quantity"):
+    for tool, low in (("cart_add", 1), ("cart_set_quantity", 0)):
         quantity = schemas[tool]["properties"]["quantity"]
-        assert quantity.get("minimum") == 1 and quantity.get("maximum") == 99, (tool, quantity)
+        assert quantity.get("minimum") == low and quantity.get("maximum") == 99, (tool, quantity)
     question = schemas["ask_user"]["properties"]["question"]
     assert question.get("minLength") == 1 and question.get("maxLength") == 2000, question
 
@@ -177,21 +179,20 @@ def test_tool_budget_extra_calls_not_executed(env) -> None:
     if card.get("variants"):
         add["variant_id"] = card["variants"][0]["variant_id"]
     obs = env.step({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "first", "type": "function", "function": {"name": "cart_view", "arguments": "{}"}},
+        {"id": "first", "type": "function", "function": {"name": "user_get_visit_history", "arguments": "{}"}},
         {"id": "second", "type": "function", "function": {"name": "cart_add", "arguments": json.dumps(add)}}]})
     assert not obs.done
     tools = [m for m in obs.messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tools] == ["first", "second"]
-    assert "lines" in json.loads(tools[0]["content"])
+    assert "viewed" in json.loads(tools[0]["content"])
     assert json.loads(tools[1]["content"])["error"] == "tool_budget_exceeded"
-    obs = env.step(_calls(("cart_view", {})))
-    assert json.loads(obs.messages[0]["content"])["lines"] == [], "the over-budget cart_add was executed"
+    assert env.session.public_state().cart["lines"] == [], "the over-budget cart_add was executed"
 
 
 @pytest.mark.parametrize("d", [0, 5, 11], ids=lambda d: f"d{d}")
 def test_turn_budget(env, d: int) -> None:
-    """An agent that only calls cart_view ends by turn_budget after exactly T_max turns with r_task -1."""
-    transcript = play(env, lambda e: CartViewForeverPolicy(), difficulty=d, seed=d)
+    """An agent that only calls user_get_visit_history ends by turn_budget after exactly T_max turns with r_task -1."""
+    transcript = play(env, lambda e: LookForeverPolicy(), difficulty=d, seed=d)
     reward = transcript.reward
     assert reward["termination"] == "turn_budget"
     assert reward["turns"] == Difficulty.at(d).T_max == reward["t_max"]
@@ -203,7 +204,7 @@ def test_turn_budget(env, d: int) -> None:
 def test_turn_budget_override(make_env) -> None:
     """A T_max override shortens the episode accordingly."""
     env = make_env(overrides={"T_max": 2})
-    transcript = play(env, lambda e: CartViewForeverPolicy(), difficulty=9, seed=0)
+    transcript = play(env, lambda e: LookForeverPolicy(), difficulty=9, seed=0)
     assert transcript.reward["turns"] == 2 and transcript.reward["termination"] == "turn_budget"
 
 
@@ -226,7 +227,7 @@ def test_tool_schemas_are_lean_openai_functions(env) -> None:
     assert obs.tools
     names = [t["function"]["name"] for t in obs.tools]
     assert len(set(names)) == len(names)
-    assert {"catalog_search", "cart_add", "cart_view", "ask_user", "answer"} <= set(names)
+    assert {"catalog_search", "cart_add", "user_get_visit_history", "ask_user", "answer"} <= set(names)
     assert names == env.session.public_state().tools
     for schema in obs.tools:
         assert schema["type"] == "function"
@@ -266,10 +267,10 @@ def test_record_round_trips_through_json(env) -> None:
 
     env.reset(env_id="CART", difficulty=3, seed=5)
     env.step(as_openai(AgentAction(message="Which size?"), 0))
-    env.step(as_hermes(AgentAction(tool_calls=(ToolCall(id="h", name="cart_view", arguments={}),)), 1))
-    obs = env.step('<tool_call>{"name": "cart_view"</tool_call>')
+    env.step(as_hermes(AgentAction(tool_calls=(ToolCall(id="h", name="user_get_visit_history", arguments={}),)), 1))
+    obs = env.step('<tool_call>{"name": "user_get_visit_history"</tool_call>')
     assert obs.done
     record = env.record
-    assert len(record.actions) == 3 and record.actions[2] == '<tool_call>{"name": "cart_view"</tool_call>'
+    assert len(record.actions) == 3 and record.actions[2] == '<tool_call>{"name": "user_get_visit_history"</tool_call>'
     again = EpisodeRecord.model_validate_json(record.to_json())
     assert again == record and again.reward.termination == "invalid_output"

@@ -103,13 +103,13 @@ def test_lone_surrogates_are_replaced_and_the_record_stays_writable(make_env, ra
     ({"message": {1, 2}}, "not_json"),
     ({"message": b"bytes"}, "not_json"),
     (_call("catalog_search", query=float("nan")), "not_json"),
-    ({"tool_calls": [{"name": "cart_view", "arguments": {3: "x"}}]}, "not_json"),
-    ({"tool_calls": [{"name": "cart_view", "arguments": {"x": object()}}]}, "not_json"),
-    (AgentAction(tool_calls=[ToolCall(id="d", name="cart_view", arguments={})] * 2), "duplicate id"),
+    ({"tool_calls": [{"name": "user_get_visit_history", "arguments": {3: "x"}}]}, "not_json"),
+    ({"tool_calls": [{"name": "user_get_visit_history", "arguments": {"x": object()}}]}, "not_json"),
+    (AgentAction(tool_calls=[ToolCall(id="d", name="user_get_visit_history", arguments={})] * 2), "duplicate id"),
     (AgentAction(message="x" * 32_001), "too_long"),
-    (AgentAction(tool_calls=[ToolCall(id="s", name="cart_view", arguments={"k": {1, 2}})]), "not_json"),
+    (AgentAction(tool_calls=[ToolCall(id="s", name="user_get_visit_history", arguments={"k": {1, 2}})]), "not_json"),
     ({"tool_calls": [{"name": "a" * 31_301, "arguments": {}}]}, "unknown tool"),
-    ({"tool_calls": [{"name": "cart_view", "arguments": {"z" * 31_000: 1}}]}, "violate its schema"),
+    ({"tool_calls": [{"name": "user_get_visit_history", "arguments": {"z" * 31_000: 1}}]}, "violate its schema"),
 ])
 def test_every_input_path_is_normalised_alike_and_replays(make_env, raw: Any, reason: str) -> None:
     env = make_env()
@@ -126,10 +126,10 @@ def test_python_actions_record_what_the_wire_formats_would(make_env) -> None:
     env.reset(env_id="CART", difficulty=0, seed=0)
     env.step(AgentAction(message="  \n ", tool_calls=[ToolCall(id="c", name="catalog_search",
                                                                   arguments={"query": "x", "top_k": 3})]))
-    env.step({"message": "fine", "tool_calls": ({"name": "cart_view", "arguments": {}},)})
+    env.step({"message": "fine", "tool_calls": ({"name": "user_get_visit_history", "arguments": {}},)})
     record = _replays_identically(env)
     assert record.messages[2]["content"] is None
-    assert record.actions[1] == {"message": "fine", "tool_calls": [{"name": "cart_view", "arguments": {}}]}
+    assert record.actions[1] == {"message": "fine", "tool_calls": [{"name": "user_get_visit_history", "arguments": {}}]}
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [

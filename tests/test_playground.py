@@ -52,7 +52,7 @@ def test_each_reset_is_its_own_episode(client) -> None:
     assert first["episode"] != second["episode"]
     assert first["messages"] == second["messages"]  # the same key gives the same episode ...
     client.post(f"/api/episodes/{first['episode']}/step",
-                json={"action": {"tool_calls": [{"name": "cart_view", "arguments": {}}]}})
+                json={"action": {"tool_calls": [{"name": "user_get_visit_history", "arguments": {}}]}})
     assert client.get(f"/api/episodes/{first['episode']}").json()["turn"] == 1
     assert client.get(f"/api/episodes/{second['episode']}").json()["turn"] == 0  # ... played apart
 

@@ -224,7 +224,7 @@ def test_journey_plays_the_oracle_hints_through_the_raw_box(page, server) -> Non
 def test_malformed_raw_turn_ends_at_minus_one_with_the_reason(page, server, tmp_path) -> None:
     reset(page, server, "CART", 0, 12)
     page.click("#raw-box summary")
-    page.fill("#raw", '<tool_call>{"name": "cart_view", "arguments": {}}')  # unclosed block
+    page.fill("#raw", '<tool_call>{"name": "user_get_visit_history", "arguments": {}}')  # unclosed block
     with page.expect_response(lambda r: r.url.endswith("/step")):
         page.click("#send-raw")
     page.wait_for_selector("#outcome:not([hidden])")
@@ -242,10 +242,10 @@ def test_two_browser_contexts_keep_separate_episodes(browser, server) -> None:
         handles = [reset(p, server, "CART", 0, 21) for p in pages]  # the same episode settings, twice
         assert handles[0] != handles[1]
         pages[0].click("#raw-box summary")
-        pages[0].fill("#raw", json.dumps({"message": "Let me look.", "tool_calls": [{"name": "cart_view", "arguments": {}}]}))
+        pages[0].fill("#raw", json.dumps({"message": "Let me look.", "tool_calls": [{"name": "user_get_visit_history", "arguments": {}}]}))
         with pages[0].expect_response(lambda r: r.url.endswith("/step")):
             pages[0].click("#send-raw")
-        pages[0].wait_for_selector("#chat .msg.tool[data-tool=cart_view]")
+        pages[0].wait_for_selector("#chat .msg.tool[data-tool=user_get_visit_history]")
         assert "Let me look." in pages[0].inner_text("#chat")
         pages[1].click("#show-me")  # the other plays the oracle's hint, through the raw box
         pages[1].click("#hint button")
@@ -253,7 +253,7 @@ def test_two_browser_contexts_keep_separate_episodes(browser, server) -> None:
             pages[1].click("#send-raw")
         pages[1].wait_for_selector("#chat .msg.tool[data-tool=catalog_search]")
         assert pages[0].locator("#chat .msg.tool[data-tool=catalog_search]").count() == 0
-        assert pages[1].locator("#chat .msg.tool[data-tool=cart_view]").count() == 0
+        assert pages[1].locator("#chat .msg.tool[data-tool=user_get_visit_history]").count() == 0
         first, second = (server.playground.episodes.get(h) for h in handles)
         assert first.env.session.turns == 1 and second.env.session.turns == 1
         pages[1].reload()  # a fresh page holds no episode: the handle lived only in the page

@@ -47,7 +47,7 @@ def test_tool_call_blocks_come_back_as_calls_and_the_rest_as_content(called, pro
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    """A tiny model taught to open held-out CART episode 0 of `eval --seed 1` with a cart_view call."""
+    """A tiny model taught to open held-out CART episode 0 of `eval --seed 1` with a user_get_visit_history call."""
     from transformers import AutoTokenizer
     from trl_tiny import teach, tiny_model, tiny_tokenizer
 
@@ -69,7 +69,7 @@ def checkpoint(tmp_path_factory):
     tokenizer = AutoTokenizer.from_pretrained(path)
     prompt = tokenizer.apply_chat_template(messages, tools=observation.tools, add_generation_prompt=True,
                                            tokenize=True, return_dict=False)
-    teach(model, list(prompt), tokenizer.encode('<tool_call>\n{"name": "cart_view", "arguments": {}}\n'
+    teach(model, list(prompt), tokenizer.encode('<tool_call>\n{"name": "user_get_visit_history", "arguments": {}}\n'
                                                 '</tool_call><|im_end|>'))
     model.save_pretrained(path)
     return path, messages, observation.tools
@@ -78,8 +78,8 @@ def checkpoint(tmp_path_factory):
 def test_the_reused_prefix_cache_gives_the_uncached_completion(checkpoint) -> None:
     path, messages, tools = checkpoint
     longer = [*messages, {"role": "assistant", "content": "Let me look.", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "cart_view", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "content": '{"lines": [], "total": 0}'}]
+        {"id": "a", "type": "function", "function": {"name": "user_get_visit_history", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": '{"viewed": []}'}]
     warm = serve_checkpoint.Generator(str(path), threads=1)
     warm.complete(messages, tools, 12, 0.0, 1.0, None)
     reused = warm.complete(longer, tools, 12, 0.0, 1.0, None)
@@ -102,7 +102,7 @@ def test_ecomrlve_eval_plays_the_served_checkpoint(checkpoint, tmp_path) -> None
     assert done.returncode == 0, done.stderr[-2000:]
     [record] = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     first = record["actions"][0]
-    assert [call["function"]["name"] for call in first["tool_calls"]] == ["cart_view"]
+    assert [call["function"]["name"] for call in first["tool_calls"]] == ["user_get_visit_history"]
     result = next(m for m in record["messages"] if m["role"] == "tool")
     assert "error" not in json.loads(result["content"])  # the call reached the episode and ran
     usage = record["run"]["usage"]

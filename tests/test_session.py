@@ -72,9 +72,9 @@ def test_call_tool_enforces_the_tool_budget_and_closes_after_the_answer(env) -> 
     env.reset(env_id="CART", difficulty=0, seed=2)
     session = env.session
     session.begin_turn(None)
-    first = session.call_tool(_call("cart_view", "a"))
-    second = session.call_tool(_call("cart_view", "b"))
-    assert first.executed and "lines" in first.content
+    first = session.call_tool(_call("user_get_visit_history", "a"))
+    second = session.call_tool(_call("user_get_visit_history", "b"))
+    assert first.executed and "viewed" in first.content
     assert not second.executed and second.content["error"] == "tool_budget_exceeded"
     assert not session.end_turn().done
 
@@ -82,7 +82,7 @@ def test_call_tool_enforces_the_tool_budget_and_closes_after_the_answer(env) -> 
     session = env.session
     session.begin_turn(None)
     assert session.call_tool(_call("answer", "a", done=True)).executed
-    closed = session.call_tool(_call("cart_view", "b"))
+    closed = session.call_tool(_call("user_get_visit_history", "b"))
     assert not closed.executed and closed.content["error"] == "task_closed"
     final = session.end_turn()
     assert final.done and final.info["termination"] == "answered"
@@ -95,7 +95,7 @@ def test_a_malformed_tool_call_ends_the_episode_with_minus_one(env) -> None:
     result = session.call_tool(_call("cart_add", quantity="two"))
     assert not result.executed and result.content["error"] == "invalid_output" and session.done
     with pytest.raises(RuntimeError):
-        session.call_tool(_call("cart_view"))
+        session.call_tool(_call("user_get_visit_history"))
     final = session.end_turn()
     assert final.done and final.reward == -1.0 and final.info["termination"] == "invalid_output"
     assert "quantity" in final.info["invalid_reason"]
@@ -106,14 +106,14 @@ def test_primitives_refuse_calls_out_of_order(env) -> None:
     env.reset(env_id="CART", difficulty=4, seed=3)
     session = env.session
     with pytest.raises(RuntimeError):
-        session.call_tool(_call("cart_view"))
+        session.call_tool(_call("user_get_visit_history"))
     with pytest.raises(RuntimeError):
         session.end_turn()
     with pytest.raises(TypeError):
         session.begin_turn({"content": "hi"})
     session.begin_turn(None)
     with pytest.raises(TypeError):
-        session.call_tool({"name": "cart_view", "arguments": {}})
+        session.call_tool({"name": "user_get_visit_history", "arguments": {}})
     with pytest.raises(RuntimeError):
         session.begin_turn(None)
     with pytest.raises(RuntimeError):
@@ -129,7 +129,7 @@ def test_finish_from_outside(env, mid_turn: bool) -> None:
     session = env.session
     if mid_turn:
         session.begin_turn(None)
-        session.call_tool(_call("cart_view"))
+        session.call_tool(_call("user_get_visit_history"))
     final = session.finish("trainer_limit")
     assert final.done and final.info["termination"] == "trainer_limit"
     reward = final.info["reward"]

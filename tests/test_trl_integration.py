@@ -67,7 +67,7 @@ def test_one_message_is_one_turn_and_the_reward_reaches_the_curriculum() -> None
     async def message(*calls: tuple[str, dict]) -> list[str]:  # what TRL does with one message's async calls
         return await asyncio.gather(*(getattr(env, name)(**args) for name, args in calls))
 
-    results = asyncio.run(message(("cart_view", {}), ("catalog_search", {"query": "notebook"})))
+    results = asyncio.run(message(("user_get_visit_history", {}), ("catalog_search", {"query": "notebook"})))
     state = env._session().public_state()
     assert state.turn == 1  # both calls in one turn; at d=0 B_tool=1 refuses the second
     assert json.loads(results[1])["error"] == "tool_budget_exceeded"
@@ -120,7 +120,7 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
                                                                       prompt[0]["content"], opening)])
     prompt_ids = tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=True,
                                                return_dict=False)
-    call = '<tool_call>\n{"name": "cart_view", "arguments": {}}\n</tool_call><|im_end|>'
+    call = '<tool_call>\n{"name": "user_get_visit_history", "arguments": {}}\n</tool_call><|im_end|>'
     model = tiny_model(tokenizer)
     teach(model, list(prompt_ids), tokenizer.encode(call))
 
@@ -152,7 +152,7 @@ def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     finally:
         cls._play_turn, cls.get_reward = original, get_reward
     assert trainer.state.global_step == 1
-    assert "cart_view" in calls  # tool calls reached our episodes
+    assert "user_get_visit_history" in calls  # tool calls reached our episodes
     assert len(rewards) == 2  # one get_reward per rollout (G = 2)
     logged = trainer.state.log_history[0]
     assert logged["rewards/CART/mean"] == pytest.approx(sum(rewards) / 2)

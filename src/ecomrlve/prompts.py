@@ -20,12 +20,14 @@ STORE_NAME = "Amazebay"
 
 #: the rule on talking to the customer; a runtime where only tool calls reach them (TRL) puts its own in its place
 TALK_RULE = "Your text goes to the customer, who replies; ask_user asks them while you call other tools."
+#: said only where a tool cannot be undone (:attr:`ecomrlve.tools.Tool.irreversible`)
+CONFIRM_RULE = ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's "
+                "confirmation when they or the task ask for it.")
+# (that answer ends the task is said by every answer tool's description, not here)
 _RULES = (
     "Use only ids from tool results or the customer; never guess ids.",
     TALK_RULE,
-    ("Before an irreversible action (a return, a cancellation, a purchase), get the customer's confirmation "
-     "when they or the task ask for it."),
-    "Call answer once, when the request is complete; it ends the task.",
+    CONFIRM_RULE,
     "Arguments outside a tool's schema end the task.",
     "Every turn counts; you may call at most {b_tool} tools per turn.",
 )
@@ -41,9 +43,9 @@ def stated_tool_budget(prompt: str) -> int | None:
 
 
 @functools.cache
-def _rules(b_tool: int) -> str:
-    """The rules block for a tool budget (one of a few; every reset needs one)."""
-    return "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES)
+def _rules(b_tool: int, irreversible: bool) -> str:
+    """The rules block for a tool budget, with the confirmation rule or not (one of a few; every reset needs one)."""
+    return "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES if irreversible or rule != CONFIRM_RULE)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -52,10 +54,11 @@ def _spoken_date(today: dt.date) -> str:
     return today.strftime("%A, %B %d, %Y").replace(" 0", " ")
 
 
-def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int) -> str:
+def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int, irreversible: bool = True) -> str:
+    """``irreversible``: whether a tool offered cannot be undone (then :data:`CONFIRM_RULE` is said)."""
     return (
-        f"You are the shopping assistant of {STORE_NAME}, an online store. Today is {_spoken_date(today)}.\n\n"
-        f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool)}"
+        f"You are the shopping assistant of the online store {STORE_NAME}. Today is {_spoken_date(today)}.\n\n"
+        f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool, irreversible)}"
     )
 
 

@@ -80,6 +80,8 @@ CARD_FIELDS = frozenset({"product_id", "title", "brand", "category", "category_p
                          "rating_count", "ship_days", "in_stock", "stock", "attributes", "variants",
                          "variant_attribute"})
 _TABLE_KEYS = frozenset({"columns", "rows"})
+#: a compact table's shared variant values (under ``same``): each row's ``variants`` is then its ids, in that order
+VARIANT_VALUES = "variant_values"
 
 
 def short_title(title: str) -> str:
@@ -90,7 +92,7 @@ def short_title(title: str) -> str:
 
 
 def _is_card(value: Any) -> bool:
-    return isinstance(value, dict) and "product_id" in value and "stock" in value and "price" in value
+    return isinstance(value, dict) and "product_id" in value and "stock" in value
 
 
 def _compact_variants(node: dict[str, Any]) -> dict[str, Any]:
@@ -133,17 +135,30 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     columns = sorted(dict.fromkeys(key for card in flat for key in card), key=lambda key: key == "variants")
     same = {key: flat[0][key] for key in columns
             if len(flat) > 1 and all(key in card and card[key] == flat[0][key] for card in flat)}
+    values = _shared_variant_values(flat) if "variant_attribute" in same else None
+    if values is not None:  # every card has these variant values, in this order: each row lists its ids only
+        same[VARIANT_VALUES] = values
+        flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
     return table | {"columns": columns,
                     "rows": [[compact_result(card.get(key), top=False) for key in columns] for card in flat]}
 
 
+def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
+    """The variant values of every card of a table when they are the same list for all (None otherwise)."""
+    lists = [list(card["variants"].values()) if isinstance(card.get("variants"), dict) else None for card in cards]
+    first = lists[0]
+    return first if first and len(set(map(str, first))) == len(first) and all(v == first for v in lists) else None
+
+
 def compact_result(node: Any, *, top: bool = True) -> Any:
     """A tool result as the ``compact`` verbosity writes it (idempotent; :func:`expand_result` reads it back).
 
     Lists of product cards become tables (``columns`` + ``rows``, shared values under ``same``), a card's
-    attributes become columns of their own, variants become ``variant_attribute`` + ``{variant_id: value}``,
+    attributes become columns of their own, variants become ``variant_attribute`` + ``{variant_id: value}``
+    (in a table whose cards all have the same variant values: ``variant_values`` under ``same`` and each row's
+    variant ids in that order),
     whole numbers are written without ``.0``; ``in_stock`` (``stock > 0``), a search's ``count`` (its number
     of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
     order line) is named by its spoken title (the full one: ``catalog_get_product``).
@@ -182,10 +197,13 @@ def _expand_card(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _expand_table(table: dict[str, Any]) -> list[dict[str, Any]]:
-    same = table.get("same") or {}
+    same = dict(table.get("same") or {})
+    shared = same.pop(VARIANT_VALUES, None)  # the variant values every row's list of variant ids stands for
     cards = []
     for row in table["rows"]:
         values = {**same, **{key: value for key, value in zip(table["columns"], row) if value is not None}}
+        if isinstance(shared, list) and isinstance(values.get("variants"), list):
+            values["variants"] = dict(zip(values["variants"], shared))
         card = {key: value for key, value in values.items() if key in CARD_FIELDS}
         if "attributes" not in values:  # flattened: every other column is an attribute
             card["attributes"] = {key: value for key, value in values.items() if key not in CARD_FIELDS}

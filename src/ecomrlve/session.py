@@ -128,7 +128,7 @@ class PublicState(BaseModel):
     env_id: str
     messages: list[dict[str, Any]] = Field(description="The whole transcript so far, system prompt first.")
     tools: list[str]
-    cart: dict[str, Any] = Field(description="The cart as `cart_view` shows it.")
+    cart: dict[str, Any] = Field(description="The cart's lines (with titles and prices) and total.")
     turn: int
     user_caused_turns: int
     turns_left: int
@@ -298,7 +298,8 @@ class EpisodeSession:
         self._world = World(catalog, key, today, denied_categories=denied_categories)
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
                                 search_rng=derive_rng(*key, "search"), ask_user=_weak_method(self._ask_user),
-                                submit_answer=_weak_method(self._submit_answer))
+                                submit_answer=_weak_method(self._submit_answer),
+                                hidden_card_fields=family.unused_card_fields)
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
         chosen = realiser if realiser is not None else _DEFAULT_SHOPPER
@@ -318,7 +319,8 @@ class EpisodeSession:
         self._actions: list[Any] = []
         self._turn: _Turn | None = None
         self._final: Observation | None = None
-        prompt = system_prompt(today=today, task_instructions=family.instructions, b_tool=difficulty.B_tool)
+        prompt = system_prompt(today=today, task_instructions=family.instructions, b_tool=difficulty.B_tool,
+                               irreversible=any(tool.irreversible for tool in self._tools.values()))
         self._messages = [
             {"role": "system", "content": prompt},
             {"role": "user", "content": self._problem.opening},
@@ -460,7 +462,7 @@ class EpisodeSession:
         """The transcript so far, cart, turn counters and ending: what the agent has seen (no goal)."""
         return PublicState(
             episode_id=self.episode_id, env_id=self.env_id, messages=self._messages, tools=list(self._tools),
-            cart=cart_summary(self._ctx), turn=self._turns, user_caused_turns=self._user_caused_turns,
+            cart=cart_summary(self._ctx, observer=True), turn=self._turns, user_caused_turns=self._user_caused_turns,
             turns_left=self._turns_left(), in_turn=self._turn is not None, done=self._done,
             termination=self._reward.termination if self._reward else None,
             reward=self._reward.r_total if self._reward else None)
@@ -655,7 +657,7 @@ def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool]
     found = _TOOLSETS.get(key)  # one look-up: hashing a Difficulty hashes every axis
     if found is None:
         available = environment_tools(family.env_id)
-        tools = {name: available[name] for name in family.tool_names}
+        tools = {name: available[name].offered(family.unused_card_fields) for name in family.tool_names}
         tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
                                       family.answer_id_arguments)
         found = _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])

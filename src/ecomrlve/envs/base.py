@@ -92,6 +92,9 @@ class TaskFamily(ABC):
     answer_id_arguments: tuple[str, ...] = ()
     instructions: str
     draws_store_policy: bool = False  # runs under per-episode store policy numbers (World.install_episode_policy)
+    #: card fields no verdict, shopper or request of this environment reads: left off its product cards (and, with
+    #: ``price``, the cart's prices), so the agent is not paid tokens for facts it cannot use
+    unused_card_fields: frozenset[str] = frozenset()
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."

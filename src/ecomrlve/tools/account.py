@@ -163,7 +163,7 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
     return result
 
 
-@tool(mutates=True, id_arguments=("order_id", "line_id"))
+@tool(mutates=True, id_arguments=("order_id", "line_id"), irreversible=True)
 def return_initiate(ctx: ToolContext, order_id: str, line_id: str, reason: ReturnReason) -> dict[str, Any]:
     """Start the return of one order line (only if it is eligible); the customer gets a prepaid label by email.
 

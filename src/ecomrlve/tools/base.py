@@ -54,6 +54,7 @@ class ToolContext:
     search_rng: random.Random
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
+    hidden_card_fields: frozenset[str] = frozenset()  # the environment's ``unused_card_fields``
 
     def surface(self, rows: Iterable[int], source: str) -> None:
         """Record that ``source`` (a tool name, or ``"user"``) showed these products (and so their variants)."""
@@ -93,6 +94,14 @@ class Tool:
     mutates: bool = False
     id_arguments: tuple[str, ...] = ()  # arguments holding ids the agent acts on (scored by r_hall)
     axes: tuple[str, ...] = ()  # difficulty axes the handler reads: they apply where the tool is offered
+    irreversible: bool = False  # cannot be undone (a return): the system prompt's confirmation rule applies
+    #: the tool as an environment that shows no such card fields offers it (None: the same everywhere)
+    narrowed: Callable[[frozenset[str]], Tool] | None = None
+
+    def offered(self, hidden_card_fields: frozenset[str]) -> Tool:
+        """The tool as an environment with these ``unused_card_fields`` offers it: without options that select by
+        fields its cards do not show (:attr:`narrowed`)."""
+        return self.narrowed(hidden_card_fields) if self.narrowed is not None and hidden_card_fields else self
 
     def used_ids(self, arguments: BaseModel) -> list[str]:
         ids: list[str] = []
@@ -183,7 +192,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = False,
-         id_arguments: tuple[str, ...] = (), axes: tuple[str, ...] = ()) -> Any:
+         id_arguments: tuple[str, ...] = (), axes: tuple[str, ...] = (), irreversible: bool = False) -> Any:
     """Decorator turning a typed function into a :class:`Tool`."""
 
     def build(func: Callable[..., dict[str, Any]]) -> Tool:
@@ -194,7 +203,7 @@ def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = Fal
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[name] = (hints[name], Field(default, description=arg_docs.get(name)))
         model = create_model(f"{func.__name__}_arguments", __config__=_STRICT, **fields)
-        return Tool(func.__name__, description, model, func, mutates, id_arguments, axes)
+        return Tool(func.__name__, description, model, func, mutates, id_arguments, axes, irreversible)
 
     return build(fn) if fn is not None else build
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import Field, create_model
 
 from ecomrlve.catalog.derived import Derived, derived, kept_per_products
 from ecomrlve.catalog.filters import ProductFilter
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
+from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
-from ecomrlve.tools.base import ToolContext, ToolError, tool
+from ecomrlve.tools.base import Tool, ToolContext, ToolError, tool
 from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
@@ -39,6 +44,17 @@ def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
     return cards
 
 
+def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
+    """:func:`product_cards` as the environment's tools show them: without its ``unused_card_fields`` (hidden
+    ``attributes`` are left empty, so every card keeps the shape the protocol reads)."""
+    found = product_cards(ctx.world, rows)
+    hidden = ctx.hidden_card_fields
+    if not hidden:
+        return found
+    empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
+    return [{key: value for key, value in card.items() if key not in hidden} | empty for card in found]
+
+
 def product_card(world: World, row: int) -> dict[str, Any]:
     """The bounded summary of a product that search results and lookups show (:func:`product_cards`)."""
     return product_cards(world, (row,))[0]
@@ -57,7 +73,6 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     """Search the catalog for product cards; a filter on a variant attribute matches a product with such a variant.
 
     Args:
-        query: Free text, e.g. brand and model.
         filters: Conditions every result meets.
         sort_by: relevance is imperfect; the others are exact.
         top_k: Results (default 4; capped).
@@ -76,14 +91,55 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     else:
         rows = found.tolist()
     ctx.surface(rows, "catalog_search")
-    return {"results": product_cards(ctx.world, rows), "count": len(rows), "top_k_cap": cap}
+    return {"results": shown_cards(ctx, rows), "count": len(rows), "top_k_cap": cap}
+
+
+#: the card field each filter or order of ``catalog_search`` selects by (a numeric attribute is never a variant's,
+#: so it is on a card only among the ``attributes``; the categorical ones may be a variant's, on every card)
+_SELECTS_BY = {"price_min": "price", "price_max": "price", "rating_min": "rating", "ship_days_max": "ship_days",
+               "price_asc": "price", "price_desc": "price", "rating": "rating", "ship_days": "ship_days",
+               **{f"{name}_{bound}": "attributes" for name in NUMERIC_ATTRIBUTES for bound in ("min", "max")}}
+
+
+@functools.cache
+def _search_without(hidden: frozenset[str]) -> Tool:
+    """``catalog_search`` without the filters and orders on card fields an environment does not show: they would
+    select by facts the agent cannot read, and cost prompt tokens. A filter given is checked against the
+    narrower model, then searched as a :class:`ProductFilter`; with relevance the only order left, there is no
+    ``sort_by``."""
+    dropped = {option for option, field in _SELECTS_BY.items() if field in hidden}
+    if not dropped:
+        return catalog_search
+    conditions = {name: (info.annotation, info) for name, info in ProductFilter.model_fields.items() if name not in dropped}
+    narrow = create_model("ProductFilter", __config__=ProductFilter.model_config, __doc__=ProductFilter.__doc__,
+                          **conditions)  # type: ignore[call-overload]
+    orders = tuple(order for order in get_args(SortBy) if order not in dropped)
+    fields: dict[str, Any] = {}
+    for name, info in catalog_search.arguments.model_fields.items():
+        if name == "filters":
+            fields[name] = (narrow | None, Field(None, description=info.description))
+        elif name != "sort_by":
+            fields[name] = (info.annotation, info)
+        elif len(orders) > 1:
+            fields[name] = (Literal[orders], Field("relevance", description=info.description))
+    arguments = create_model("catalog_search_arguments", __config__=catalog_search.arguments.model_config, **fields)
+
+    def handler(ctx: ToolContext, query: str, filters: Any = None, sort_by: SortBy = "relevance",
+                top_k: int | None = None) -> dict[str, Any]:
+        full = None if filters is None else ProductFilter.model_validate(filters.model_dump(exclude_unset=True))
+        return catalog_search.handler(ctx, query, full, sort_by, top_k)
+
+    return dataclasses.replace(catalog_search, arguments=arguments, handler=handler, narrowed=None)
+
+
+catalog_search = dataclasses.replace(catalog_search, narrowed=_search_without)
 
 
 @tool
 def catalog_get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     """One product's card with its full title."""
     row = resolve_product(ctx, product_id)
-    card = product_card(ctx.world, row)
+    [card] = shown_cards(ctx, (row,))
     category = ctx.world.catalog.category_of(row)
     card["category_path"] = list(category.path)
     return card

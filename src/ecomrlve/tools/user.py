@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ecomrlve.tools.base import ToolContext, tool
-from ecomrlve.tools.catalog import product_cards
+from ecomrlve.tools.catalog import shown_cards
 
 MAX_QUESTION_CHARS = 2_000
 
@@ -17,7 +17,7 @@ def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
     """Products the customer viewed recently, most recent first."""
     rows = ctx.world.visit_history
     ctx.surface(rows, "user_get_visit_history")
-    return {"viewed": product_cards(ctx.world, rows)}
+    return {"viewed": shown_cards(ctx, rows)}
 
 
 @tool

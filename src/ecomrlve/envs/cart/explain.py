@@ -8,7 +8,7 @@ from typing import Any
 
 from ecomrlve.envs.explain import Fact, Failure, Said, Shown, Transcript, Verdict
 
-_CART_TOOLS = ("cart_add", "cart_remove", "cart_set_quantity", "cart_view")
+_CART_TOOLS = ("cart_add", "cart_set_quantity", "cart_view")  # each returns the whole cart
 
 
 def final_cart(transcript: Transcript, before: int | None = None) -> list[tuple[str, str | None, int]]:
@@ -17,11 +17,9 @@ def final_cart(transcript: Transcript, before: int | None = None) -> list[tuple[
     for turn, result in transcript.results(*_CART_TOOLS):
         if not isinstance(result, dict) or (before is not None and turn > before):
             continue
-        cart = result.get("cart", result)
-        if isinstance(cart, dict) and isinstance(cart.get("lines"), list):
-            lines = cart["lines"]
-    return [(str(x.get("product_id")), (x.get("variant") or {}).get("variant_id"), int(x.get("quantity", 0)))
-            for x in lines if isinstance(x, dict)]
+        if isinstance(result.get("lines"), list):
+            lines = result["lines"]
+    return [(str(x.get("product_id")), x.get("variant_id"), int(x.get("quantity", 0))) for x in lines if isinstance(x, dict)]
 
 
 def _name(phrase: str) -> str:

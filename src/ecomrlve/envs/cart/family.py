@@ -9,8 +9,8 @@ Hidden goal
     constraints were withheld from the opening, stock-outs and the alternative the shopper
     accepts, whether the shopper wants to confirm the cart first.
 Tools
-    catalog_search, catalog_get_product, cart_add, cart_remove,
-    cart_set_quantity, cart_view, user_get_visit_history, ask_user, answer(done).
+    catalog_search, catalog_get_product, cart_add, cart_set_quantity (0 removes a line),
+    user_get_visit_history, ask_user, answer(done). Every cart tool returns the whole cart.
 Scoring
     Units over (product, variant) keys of the final cart against the shopper's final wish:
     ``U_match = Σ min(required, in cart)`` (variant must match where one is required),
@@ -64,7 +64,7 @@ HISTORY_PROBABILITY = 0.5  # chance a target is in the visit history
 VAGUE_REFERENCE_PROBABILITY = 0.5  # chance a target in the history is named only by brand + type
 BASE_PATIENCE = 3  # annoyances (repeated questions, corrections) tolerated, plus 0-2 per shopper
 UNCONFIRMED_CAP = 0.0  # r_task ceiling when the shopper's requested confirmation never happened
-_CART_TOOLS = frozenset({"cart_add", "cart_remove", "cart_set_quantity"})
+_CART_TOOLS = frozenset({"cart_add", "cart_set_quantity"})
 _SAMPLE_TRIES = 200
 
 
@@ -527,14 +527,16 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
 class CartFamily(TaskFamily):
     env_id = ENV_ID
     version = 11
-    tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_remove",
-                  "cart_set_quantity", "cart_view", "user_get_visit_history", "ask_user")
+    tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
+                  "ask_user")
     answer_arguments = CartAnswer
+    # the shopper names each product (brand, model, type) and its variant: no verdict here reads the rest
+    unused_card_fields = frozenset({"price", "rating", "rating_count", "ship_days", "attributes"})
     instructions = ("help the customer build their shopping cart: add exactly the products, variants and "
                     "quantities they ask for, then call answer(done=true).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return "done=true once the cart holds exactly what the customer asked for; ends the task."
+        return "done=true ends the task."
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
@@ -721,8 +723,8 @@ class CartOracle:
         for card in cards(observation):
             self.cards[card["product_id"]] = card
         for name, result in tool_results(observation):
-            if name == "cart_add" and result.get("status") == "added":
-                self.added.update(line["product_id"] for line in result["cart"]["lines"])
+            if name == "cart_add" and "lines" in result:
+                self.added.update(line["product_id"] for line in result["lines"])
         calls: list[ToolCall] = []
         messages: list[str] = []
         items = self.state.active_items(self.goal)

@@ -73,8 +73,8 @@ class CartHeuristic:
                             self.found[phrase] = best
         search_phrases = [p for p in self.pending if p not in self.found]
         for name, result in tool_results(observation):
-            if name == "cart_add" and result.get("status") == "added":
-                self.added.update(line["product_id"] for line in result["cart"]["lines"])
+            if name == "cart_add" and "lines" in result:
+                self.added.update(line["product_id"] for line in result["lines"])
             if result.get("error") == "out_of_stock":
                 self.out_of_stock.add(result["message"].split()[1])
         calls: list[ToolCall] = []

@@ -301,7 +301,6 @@ class CartReference:
         self.adds: list[str] = []  # last turn's cart_add calls in order: the product each added
         self.details: list[int] = []  # last turn's catalog_get_product calls in order: the item each was for
         self.asked_all_quantities = False  # asked "How many would you like?" of every item at once
-        self.idle = 0  # turns in a row with nothing to do
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -323,9 +322,7 @@ class CartReference:
     def _read_tools(self, observation: Observation) -> None:
         lookups, adds, details = iter(self.lookups), iter(self.adds), iter(self.details)
         for name, result in tool_results(observation):
-            if "cart" in result and isinstance(result["cart"], dict):
-                self.cart = list(result["cart"].get("lines", []))
-            elif name == "cart_view" and "lines" in result:
+            if name.startswith("cart_") and isinstance(result.get("lines"), list):  # every cart tool returns the cart
                 self.cart = list(result["lines"])
             if name == "catalog_search":
                 i = next(lookups, None)
@@ -540,11 +537,8 @@ class CartReference:
                     call("answer", done=True)  # asked and not confirmed, nothing left to fix: finish
             else:
                 call("answer", done=True)
-        if not calls and not questions and not notices:  # waiting on nothing it can do: look, then finish
-            self.idle += 1
-            call("cart_view" if self.idle < 2 else "answer", **({} if self.idle < 2 else {"done": True}))
-        if notices or questions or len(calls) > 1 or (calls and calls[0].name != "cart_view"):
-            self.idle = 0
+        if not calls and not questions and not notices:  # waiting on nothing it can do: finish
+            call("answer", done=True)
         message = " ".join(notices + questions) or None
         return AgentAction(message=message, tool_calls=tuple(calls))
 
@@ -563,15 +557,15 @@ class CartReference:
         seen: set[str] = set()
         for line in self.cart:
             pid = line["product_id"]
-            variant_id = (line.get("variant") or {}).get("variant_id")
+            variant_id = line.get("variant_id")
             if pid not in known and pid not in wanted:
-                made |= call("cart_remove", line_id=line["line_id"])
+                made |= call("cart_set_quantity", line_id=line["line_id"], quantity=0)
                 continue
             if pid not in wanted:
                 continue
             want_variant, want_quantity = wanted[pid]
             if (want_variant is not None and variant_id != want_variant) or pid in seen:
-                made |= call("cart_remove", line_id=line["line_id"])
+                made |= call("cart_set_quantity", line_id=line["line_id"], quantity=0)
                 continue
             seen.add(pid)
             if line["quantity"] != want_quantity:

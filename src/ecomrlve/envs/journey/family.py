@@ -221,6 +221,7 @@ class JourneyFamily(TaskFamily):
         self.tool_names = tuple(dict.fromkeys(t for env in self.intent_envs for t in env.tool_names))
         self.answer_arguments = merged_answer_model(self.intent_envs)
         self.answer_id_arguments = tuple(dict.fromkeys(a for env in self.intent_envs for a in env.answer_id_arguments))
+        self.unused_card_fields = frozenset.intersection(*(env.unused_card_fields for env in self.intent_envs))
         kinds = "\n".join(f"- {env.env_id}: {env.instructions}" for env in self.intent_envs)
         self.instructions = (
             "The shopper may bring several requests in one conversation, one after another. Handle the "

@@ -117,14 +117,21 @@
         el("td", { text: variantsText(c.variants) }))))));
   }
 
+  const LINE_KEYS = ["line_id", "product_id", "title", "quantity", "unit_price", "variant_id"];
+
+  function lineVariant(l) {  // a cart line's variant: its id and the one other key (the attribute's value)
+    if (!l.variant_id) return null;
+    return Object.fromEntries(Object.entries(l).filter(([k]) => k === "variant_id" || !LINE_KEYS.includes(k)));
+  }
+
   function cartTable(cart) {
     return el("div", { class: "scroll" }, el("table", { class: "cards" },
       el("thead", {}, el("tr", {}, ["line", "product", "title", "qty", "unit price", "variant"].map((h) => el("th", { text: h })))),
       el("tbody", {}, (cart.lines || []).map((l) => el("tr", {},
-        el("td", {}, el("code", { text: l.line_id })), el("td", {}, el("code", { text: l.product_id })), el("td", { text: l.title }),
-        el("td", { class: "num", text: l.quantity }), el("td", { class: "num", text: "$" + l.unit_price }),
-        el("td", { text: l.variant ? variantsText([l.variant]) : "" }))))),
-      el("p", { class: "muted", text: "total $" + fmt(cart.total || 0) }));
+        el("td", {}, el("code", { text: l.line_id })), el("td", {}, el("code", { text: l.product_id })), el("td", { text: l.title || "" }),
+        el("td", { class: "num", text: l.quantity }), el("td", { class: "num", text: l.unit_price !== undefined ? "$" + l.unit_price : "" }),
+        el("td", { text: lineVariant(l) ? variantsText([lineVariant(l)]) : "" }))))),
+      cart.total !== undefined ? el("p", { class: "muted", text: "total $" + fmt(cart.total) }) : null);
   }
 
   function keyValues(result) {
@@ -142,7 +149,6 @@
         Object.fromEntries(table.columns.map((column, i) => [column, row[i]]))));
     }
     if (Array.isArray(cards)) return cards.length ? productTable(cards) : el("p", { class: "muted", text: "no products" });
-    if (result.cart && result.cart.lines) return el("div", {}, result.status ? el("p", { text: result.status }) : null, cartTable(result.cart));
     if (Array.isArray(result.lines)) return cartTable(result);
     if (Array.isArray(result.orders)) {
       return el("ul", {}, result.orders.map((o) => el("li", { text: Object.entries(o).filter(([, v]) => typeof v !== "object").map(([k, v]) => k + ": " + v).join(" · ") })));
