@@ -171,7 +171,7 @@ def test_tool_budget_extra_calls_not_executed(env) -> None:
     """At d=0 (B_tool=1) a second call in one turn returns tool_budget_exceeded and does not run."""
     assert Difficulty.at(0).B_tool == 1
     obs = env.reset(env_id="CART", difficulty=0, seed=2)
-    assert "at most 1 tools per turn" in obs.messages[0]["content"]
+    assert "at most 1 tool per turn" in obs.messages[0]["content"]
     item = env.audit().problem.goal.items[0]
     obs = env.step(_calls(("catalog_search", {"query": item.full_phrase})))
     card = next(cards(obs))

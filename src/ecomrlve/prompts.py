@@ -29,7 +29,7 @@ _RULES = (
     TALK_RULE,
     CONFIRM_RULE,
     "Arguments outside a tool's schema end the task.",
-    "Every turn counts; you may call at most {b_tool} tools per turn.",
+    "Every turn counts; you may call at most {b_tool} per turn.",
 )
 
 
@@ -45,7 +45,8 @@ def stated_tool_budget(prompt: str) -> int | None:
 @functools.cache
 def _rules(b_tool: int, irreversible: bool) -> str:
     """The rules block for a tool budget, with the confirmation rule or not (one of a few; every reset needs one)."""
-    return "\n".join(f"- {rule.format(b_tool=b_tool)}" for rule in _RULES if irreversible or rule != CONFIRM_RULE)
+    calls = "1 tool" if b_tool == 1 else f"{b_tool} tools"
+    return "\n".join(f"- {rule.format(b_tool=calls)}" for rule in _RULES if irreversible or rule != CONFIRM_RULE)
 
 
 @functools.lru_cache(maxsize=1024)
