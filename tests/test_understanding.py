@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCH, leak_seeds, leaks, load_bank, understanding_rates
+from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCHES, leak_seeds, leaks, load_bank, understanding_rates
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
@@ -73,11 +73,12 @@ def test_bank_is_large_and_split_evenly() -> None:
         assert abs(halves.count("train") - halves.count("heldout")) <= 1
 
 
-def test_training_batch_seven_is_understood() -> None:
-    """The seventh batch (written to find misreadings, every group, varied styles) is read exactly, all of it;
-    the held-out seventh batch stays as written (60 messages, every group) and is never asserted on here."""
-    trained = load_bank(TRAIN_BATCH)
-    assert len(trained) >= 120 and {m.half for m in trained} == {"train"}
+@pytest.mark.parametrize("name", TRAIN_BATCHES)
+def test_training_batches_are_understood(name: str) -> None:
+    """Each training batch (written to find misreadings, varied styles) is read exactly, all of it; the held-out
+    seventh batch stays as written (60 messages, every group) and is never asserted on here."""
+    trained = load_bank(name)
+    assert len(trained) >= 200 and {m.half for m in trained} == {"train"}
     missed = [m.id for m in trained if not m.understood(understand(m.text, m.in_play))]
     assert not missed, missed
     held = load_bank(BLIND_BATCHES[1])

@@ -72,7 +72,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
-                 "it quickly", "them quickly", "it fast", "them fast", "it soon", "them soon", "asap", "urgent",
+                 "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
+                 "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
@@ -93,17 +94,20 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
-_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with ")
+_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
+                       r" plug(?:s|ging|ged)? (?:it |them |this |that )?in(?:to)? ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
                      r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
+#: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
+_BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
-                          r"big an? (?:screen|display|monitor)")
+                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -157,7 +161,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
-            "buy it", "buy them", "file the return", "to return it")
+            "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
+            "is that it", "stopping me", "any objection", "reason not to")
 _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -170,6 +175,11 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
                            r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
+#: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
+_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
+                        r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
+                        r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
+                        r"completed|confirmed|checked out) ")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -240,13 +250,18 @@ def named_prices(text: str) -> list[float]:
 def _asks_about_line(lowered: str) -> bool:
     """Whether a lower-cased question asks about an order line: which one, when, how much, or which of
     named dates or prices."""
-    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS + LINE_PRICE_WORDS)
+    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS) or _LINE_PRICE_ASKED.search(lowered) is not None
             or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
+
+
+#: A price word as a word of its own ("what did you pay?", not "your original payment method").
+_LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WORDS)) + r")(?:s|ed)?\b")
 
 
 #: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
 #: item in any clause that asks.
-_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
+_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
+                "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "what caused", "whats behind",
                 "what is behind")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
@@ -255,7 +270,16 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
 _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
                   "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
                   "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
-                  "doesnt work", "does not work", "not right with")
+                  "doesnt work", "does not work", "not right with",
+                  # how a fault or a mismatch is also said ("Has it packed in?", "Was it the wrong size?", "Did it
+                  # break?", "Not as described?", "Did you just not like it?")
+                  "trouble", "packed in", "packed up", "conked out", "gave up", "break", "broke", "breaks", "cracked",
+                  "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
+                  "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
+                  "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
+                  "do you not like", "not like it", "didnt like it", "dont like it", "not suit",
+                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
+                  "too tight", "too loose")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -274,6 +298,8 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) ")
+#: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
+_WRONG = re.compile(r" (?:was|is|were|are) (?:the |its |it |they |their )?[a-z]+ (?:all |a bit |just )?wrong ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
@@ -539,6 +565,12 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
 
 
+_PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
+#: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
+_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
+                          r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
@@ -547,12 +579,16 @@ def _asks_go_ahead(asking: str) -> bool:
         opening = words.split()[:2]
         if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
             continue
+        if opening[1:] == ["you"] and opening[0] in _PAST_AUXILIARIES:
+            continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
+        if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
+            return True  # "Order it?", "Return them now?"
         if words.strip() in _BARE_GO_AHEAD:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
-        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
             return True
     return False
 
@@ -582,7 +618,8 @@ def _asks_reason(asking: str) -> bool:
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
-            cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
+            cause = _has(words, _REASON_ASK_PHRASES)
+            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
@@ -624,6 +661,7 @@ def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
     return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
+        _FILLER.sub(" ", words).startswith(" which ")) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -664,15 +702,18 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
     "Ceramic" in capitals)."""
     index = in_play.value_index()
     found: dict[str, dict[str, bool]] = {}
-    for word in set(text.split()):
-        for topic, phrase, capitals in index.get(word, ()):
-            if phrase not in text:
+    for said in set(text.split()):
+        # a value said in the plural ("creams or sprays?") names it too
+        word = said[:-1] if said not in index and len(said) > 3 and said.endswith("s") and said.isalpha() else said
+        for topic, value, capitals in index.get(word, ()):
+            phrase = value if word == said else value[:-1] + "s "
+            if phrase not in text or (capitals and word != said):
                 continue
             if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
-            found.setdefault(topic, {})[phrase] = _names_on_its_own(raw, text, phrase)
+            found.setdefault(topic, {})[value] = _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
 
 
@@ -785,11 +826,15 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                         or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
-    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
+    # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
+    cue_text = _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
     if _BY_DAY.search(norm_asking):
         topics.add("shipping")
+    if _BRIGHT.search(norm_asking):
+        topics.add("wattage")
     if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
         topics.discard("size")
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
@@ -810,7 +855,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and cued and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
+    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
+            _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
         which = True
