@@ -73,7 +73,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
-                 "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
+                 "be with you", "get to you", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
@@ -102,6 +102,8 @@ _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|
                      r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
 #: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
 _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
+#: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
+_WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generally )?wear | fits? you ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
@@ -162,8 +164,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
-            "is that it", "stopping me", "any objection", "reason not to")
-_ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
+            "stopping me", "any objection")
+_ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
@@ -180,6 +182,14 @@ _WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|you
                         r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
                         r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
                         r"completed|confirmed|checked out) ")
+#: "Navy, or do you want something else?": another value of the topic asked, not any further requirement.
+_ALTERNATIVE = re.compile(r" or (?:do you want |would you like |would you prefer |you want |youd like |youd prefer |"
+                          r"perhaps |maybe |possibly )?(?:something|anything|someone|somewhere|some) ?(?:else|different|other) ")
+#: "Is it the order you want to return?": the customer's wish in a relative clause, not leave asked to act.
+_RELATIVE_WISH = re.compile(r" (?:order|item|one|thing|product|purchase)s? (?:that |which )?you (?:want|would like|wish|need|"
+                            r"d like|id like) to [a-z]+ ")
+#: The agent's own next step ("before I pay", "once I search"): its verb is no topic.
+_OWN_STEP = re.compile(r" (?:before|once|after|when|until|till|so) (?:i|we)(?: can| will| ll| could)? [a-z]+ ")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -277,7 +287,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
                   "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
-                  "do you not like", "not like it", "didnt like it", "dont like it", "not suit",
+                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "not like it", "didnt like it", "dont like it", "not suit",
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
                   "too tight", "too loose")
 _REASON = _REASON_ASKS + _REASON_STATES
@@ -299,7 +309,9 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
-_WRONG = re.compile(r" (?:was|is|were|are) (?:the |its |it |they |their )?[a-z]+ (?:all |a bit |just )?wrong ")
+_WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
+                    r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
@@ -337,7 +349,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is", "hows": "how is", "wheres": "where is", "whens": "when is"}
+              "whys": "why is",
+              # British spellings of store values
+              "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
@@ -588,6 +602,7 @@ def _asks_go_ahead(asking: str) -> bool:
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
+        words = _RELATIVE_WISH.sub(" ", words)
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
             return True
     return False
@@ -623,6 +638,21 @@ def _asks_reason(asking: str) -> bool:
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                return True
+    return False
+
+
+def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
+    """Whether, beside the reason, a question of its own asks which line is meant ("Is it the hoodie from the
+    11th, and why does it need returning?"): a clause that opens a question, says nothing of the cause or a
+    fault, and names an ordered item or asks about a line."""
+    for sentence in _SENTENCE.findall(asking):
+        for clause in _QUESTION_JOIN.split(sentence):
+            words = _FILLER.sub(" ", _corrected(_normalise(clause)))
+            first = words.split()[:1]
+            if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
+                continue
+            if _referenced(clause.lower(), in_play) or _asks_which_line(words) or _asks_about_line(clause.lower()):
                 return True
     return False
 
@@ -713,13 +743,14 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
-            found.setdefault(topic, {})[value] = _names_on_its_own(raw, text, phrase)
+            # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
+            found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
 
 
 #: Words around a common word that make it a value ("prefer wood", "in wood", "the queen set", "large one").
 _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ", "choose ", "pick ", "or ", "take ",
-                 "rather ", "get ")
+                 "rather ", "get ", "with ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
                 " model", " pair", " variant")
 
@@ -746,7 +777,7 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
             f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
-    return re.search(r"(?<=[\w,:\-\u2013\u2014][\s,])" + value.capitalize() + r"\b", raw) is not None
+    return re.search(r"(?:(?<=[\w,:\-\u2013\u2014][\s,])|^\W*)" + value.capitalize() + r"\b", raw) is not None
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
@@ -827,7 +858,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
-    cue_text = _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking
+    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
@@ -835,8 +866,11 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("shipping")
     if _BRIGHT.search(norm_asking):
         topics.add("wattage")
-    if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
-        topics.discard("size")
+    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(asking.lower()) is not None:
+        topics.discard("size")  # "what size monitor?" asks the screen's size
+        topics.add("screen")
+    if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
+        topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
     if " how much " in norm_asking and "price" not in topics:
@@ -852,7 +886,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
+    listed = any(count >= 2 for count, _ in values.values())
+    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
@@ -863,6 +898,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if orders:
         # A question about a past order asks for no requirement: which line is meant (its item, when, what it
         # cost, a detail of it), why it goes back, or the go-ahead.
+        which = which or (reason and _asks_line_beside(asking, in_play))
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
@@ -871,7 +907,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm_asking, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+    strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
