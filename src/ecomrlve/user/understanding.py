@@ -63,7 +63,7 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
-    "price": ("budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+    "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
@@ -73,7 +73,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
-                 "be with you", "get to you", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
+                 "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
@@ -91,7 +91,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
-                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
+                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
+                 "one be enough", "one or two", "need a few", "want a few", "only one"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -164,7 +165,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
-            "stopping me", "any objection")
+            "stopping me", "any objection", "any objections", "a yes")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -174,7 +175,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
-                           r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
@@ -184,12 +185,14 @@ _WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|you
                         r"completed|confirmed|checked out) ")
 #: "Navy, or do you want something else?": another value of the topic asked, not any further requirement.
 _ALTERNATIVE = re.compile(r" or (?:do you want |would you like |would you prefer |you want |youd like |youd prefer |"
-                          r"perhaps |maybe |possibly )?(?:something|anything|someone|somewhere|some) ?(?:else|different|other) ")
+                          r"perhaps |maybe |possibly )?(?:something|some other|some) ?(?:else|different|thing) ")
 #: "Is it the order you want to return?": the customer's wish in a relative clause, not leave asked to act.
 _RELATIVE_WISH = re.compile(r" (?:order|item|one|thing|product|purchase)s? (?:that |which )?you (?:want|would like|wish|need|"
                             r"d like|id like) to [a-z]+ ")
 #: The agent's own next step ("before I pay", "once I search"): its verb is no topic.
 _OWN_STEP = re.compile(r" (?:before|once|after|when|until|till|so) (?:i|we)(?: can| will| ll| could)? [a-z]+ ")
+#: Searching is no act to approve: "shall I look for X?" asks whether X is wanted.
+_SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?:look|search|hunt|shop|filter|browse)(?:ing)? ")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -287,7 +290,9 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
                   "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
-                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "not like it", "didnt like it", "dont like it", "not suit",
+                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
+                  "fall short", "fell short", "falls short", "change of mind", "change of heart", "not right about",
+                  "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
                   "too tight", "too loose")
 _REASON = _REASON_ASKS + _REASON_STATES
@@ -340,7 +345,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
                   "i need some more", "id need more", "i would need more", "ill need more", "i will need more",
                   # a need stated as a request ("Just need your size and we're sorted")
-                  "just need your", "i just need your", "i need your", "ill need your", "i will need your",
+                  "just need your", "i just need your", "just need a", "i just need a", "talk me through", "run me through",
+                  "take me through", "i need your", "ill need your", "i will need your",
                   "id need your", "need your", "all i need is", "i just need to know", "just need to know")
 
 #: Texting shorthand and common slips, expanded before matching.
@@ -415,6 +421,9 @@ _LINE_REFERENCE = tuple(f" {w} " for w in (
 _MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
+#: The which-phrases that name the order or item itself (not "which of these", "which is it", that a list of reasons
+#: may ask too).
+_WHICH_ORDER_PHRASES = tuple(p for p in _WHICH_PHRASES if p.strip() not in ("which of these", "which is it"))
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
 _REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
 _REASON_ASK_PHRASES = tuple(_phrase(p) for p in _REASON_ASKS)
@@ -881,8 +890,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
                                 in_play)
     values = _named_values(asking, plain, in_play)
-    for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
-        values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
+    if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
+        confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
+    for topic, (count, words) in _named_values(asking, plain, STORE_VALUES).items():
+        # "USB-C" is a connector even where no item in play has one; "spray" a form beside an in-play "gel"
+        in_count, in_words = values.get(topic, (0, 0))
+        values[topic] = (max(count, in_count), max(words, in_words))
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
@@ -898,6 +911,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if orders:
         # A question about a past order asks for no requirement: which line is meant (its item, when, what it
         # cost, a detail of it), why it goes back, or the go-ahead.
+        if reason and not (len(set(dates)) >= 2 or _has(norm_asking, _WHICH_ORDER_PHRASES)):
+            which = False  # "Which of these fits: faulty, damaged or no longer needed?" asks the reason alone
         which = which or (reason and _asks_line_beside(asking, in_play))
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
