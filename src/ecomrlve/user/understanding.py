@@ -81,7 +81,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
-                  "charge with", "plug it into"),
+                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
@@ -193,6 +193,8 @@ _RELATIVE_WISH = re.compile(r" (?:order|item|one|thing|product|purchase)s? (?:th
 _OWN_STEP = re.compile(r" (?:before|once|after|when|until|till|so) (?:i|we)(?: can| will| ll| could)? [a-z]+ ")
 #: Searching is no act to approve: "shall I look for X?" asks whether X is wanted.
 _SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?:look|search|hunt|shop|filter|browse)(?:ing)? ")
+#: A step named only as the time of the question ("your size before checking out"): no leave asked.
+_OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -611,20 +613,22 @@ def _asks_go_ahead(asking: str) -> bool:
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
-        words = _RELATIVE_WISH.sub(" ", words)
+        words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
             return True
     return False
 
 
-def _intent_then_topic(asking: str) -> bool:
+def _intent_then_topic(asking: str, listed: bool = False) -> bool:
     """Whether the go-ahead comes only from a statement of what the agent will do before a last clause that asks a
-    topic ("I'll add it now - colour?"): the message asks the topic."""
+    topic ("I'll add it now - colour?") or, when the message lists values, offers a choice ("... - gel or cream?"):
+    the message asks the topic."""
     clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
     if len(clauses) < 2:
         return False
     last = _corrected(_normalise(clauses[-1]))
-    if _asks_go_ahead(clauses[-1]) or not any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values()):
+    if _asks_go_ahead(clauses[-1]) or not (any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values())
+                                           or (listed and " or " in last)):
         return False
     openings = [_FILLER.sub(" ", _normalise(c)).split()[:1] for c in clauses[:-1]]
     return all(not first or first[0] not in _CLAUSE_QUESTION_START for first in openings)
@@ -714,12 +718,18 @@ def _asking_part(raw: str) -> str:
     return " ".join(asking) if asking else raw
 
 
+#: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
+_LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
+        if " if " in words and _LATER.search(words):
+            continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         first = words.split()[:1]
         if first and first[0] in _QUESTION_START:
             return True
@@ -759,9 +769,10 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
 
 #: Words around a common word that make it a value ("prefer wood", "in wood", "the queen set", "large one").
 _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ", "choose ", "pick ", "or ", "take ",
-                 "rather ", "get ", "with ")
+                 "rather ", "get ", "with ", "it ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
-                " model", " pair", " variant")
+                " model", " pair", " variant", " a must", " essential", " important", " ok", " okay", " fine", " alright",
+                " good", " necessary", " needed", " required")
 
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
@@ -825,6 +836,10 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
                           r"[\w-]+(?:,\s*[\w-]+(?:\s+[\w-]+){0,2})+,?\s+(?:or|and)\s+[\w-]+", re.IGNORECASE)
 
 
+#: Two names offered as a choice ("from Sonora or Brightix?"): capitalised words inside the sentence.
+_NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
+
+
 _FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
 
 
@@ -832,7 +847,7 @@ def _offers_options(text: str) -> bool:
     """Whether the message offers a choice among named options that are not themselves open cues ("Any
     preference between oak, pine and maple?" asks about those options, values the shopper may not know,
     not for every requirement; "any deal-breakers or must-haves?" stays open)."""
-    found = _OPTION_LIST.search(text)
+    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text)
     if found is None or _FOR_END.search(text[:found.start()]) is not None:
         return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
     options = _phrase(found.group(0))
@@ -865,7 +880,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
-    confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
+    go_ahead = _asks_go_ahead(asking)
+    confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
@@ -890,6 +906,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
                                 in_play)
     values = _named_values(asking, plain, in_play)
+    if confirm and not go_ahead and any(words for _, words in values.values()):
+        confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
     for topic, (count, words) in _named_values(asking, plain, STORE_VALUES).items():
@@ -900,7 +918,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if count >= 2 or (words and not confirm):
             topics.add(topic)
     listed = any(count >= 2 for count, _ in values.values())
-    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
+    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
