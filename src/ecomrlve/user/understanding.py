@@ -195,6 +195,8 @@ _OWN_STEP = re.compile(r" (?:before|once|after|when|until|till|so) (?:i|we)(?: c
 _SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?:look|search|hunt|shop|filter|browse)(?:ing)? ")
 #: A step named only as the time of the question ("your size before checking out"): no leave asked.
 _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
+#: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
+_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) ")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -277,7 +279,7 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 #: item in any clause that asks.
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
-                "whats up with", "matter with", "prompted", "prompting", "what led you", "what caused", "whats behind",
+                "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
                 "what is behind")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -293,7 +295,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
                   "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
-                  "fall short", "fell short", "falls short", "change of mind", "change of heart", "not right about",
+                  "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
+                  "smashed", "missing parts", "parts missing", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
                   "too tight", "too loose")
@@ -921,6 +924,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
+            _ACTION_OFFER.search(norm) is not None):
+        confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
     if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
