@@ -309,7 +309,9 @@ _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do no
 _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that", "sorry", "im sorry", "so sorry",
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
-                     "i realize", "i appreciate")
+                     "i realize", "i appreciate",
+                     # a purpose ("..., so it doesn't end up too small?")
+                     "so it", "so that", "so they", "so i", "so you", "so we", "in case")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
                                 r"damaged|broken) ")
@@ -317,7 +319,13 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
-                            r"(?:problem|issue) ")
+                            r"(?:problem|issue) |"
+                            # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
+                            r" be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
+                            # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
+                            r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
+                            # the agent records the reason ("put the reason down as damaged")
+                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
@@ -700,7 +708,8 @@ def _offers_choice(clause: str) -> bool:
 
 #: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
 #: out a line by its fault asks which line.
-_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) ")
+_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
+                      r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
 def _asks_which_line(words: str) -> bool:
