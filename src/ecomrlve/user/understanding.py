@@ -146,7 +146,7 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
               "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
               "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
-              "non negotiable", "negotiable", "eye out for", "watch out for")
+              "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -165,7 +165,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
-            "stopping me", "any objection", "any objections", "a yes")
+            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -296,7 +296,10 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
                   "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
                   "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
-                  "smashed", "missing parts", "parts missing", "falls short", "change of mind", "change of heart", "not right about",
+                  "smashed", "missing parts", "parts missing", "dud", "duff", "up to scratch",
+                  "up to standard", "not good enough", "not for you", "not to your taste", "not quite right", "not your style",
+                  "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
+                  "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
                   "too tight", "too loose")
@@ -358,7 +361,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
                   "i need some more", "id need more", "i would need more", "ill need more", "i will need more",
                   # a need stated as a request ("Just need your size and we're sorted")
-                  "just need your", "i just need your", "just need a", "i just need a", "talk me through", "run me through",
+                  "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
+                  "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
                   "take me through", "i need your", "ill need your", "i will need your",
                   "id need your", "need your", "all i need is", "i just need to know", "just need to know")
 
