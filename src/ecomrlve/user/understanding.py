@@ -272,7 +272,7 @@ def _asks_about_line(lowered: str) -> bool:
 
 
 #: A price word as a word of its own ("what did you pay?", not "your original payment method").
-_LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WORDS)) + r")(?:s|ed)?\b")
+_LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WORDS)) + r")(?:s|ed|ing)?\b")
 
 
 #: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
