@@ -197,6 +197,9 @@ _SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?
 _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
 #: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
 _ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) ")
+#: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
+_CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
+                           r"one|purchase)|which|when|what)")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -438,6 +441,12 @@ _LINE_REFERENCE = tuple(f" {w} " for w in (
 _MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
+#: The which-phrases that only describe a line ("the order from ...", "placed on ...", "your most recent order"): in a
+#: go-ahead they name what the step is about, they do not ask which line is meant.
+_WHICH_DESCRIBES = ("order from", "order placed", "placed on", "ordered in", "ordered on", "the one delivered",
+                    "the one you ordered", "recent order", "when you ordered", "when you bought", "when you placed",
+                    "was it ordered", "in your history", "find the right", "the right order", "exact item")
+_WHICH_ASKS_PHRASES = _with_plurals(tuple(p for p in _WHICH if p not in _WHICH_DESCRIBES))
 #: The which-phrases that name the order or item itself (not "which of these", "which is it", that a list of reasons
 #: may ask too).
 _WHICH_ORDER_PHRASES = tuple(p for p in _WHICH_PHRASES if p.strip() not in ("which of these", "which is it"))
@@ -680,7 +689,8 @@ def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
             first = words.split()[:1]
             if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
                 continue
-            if _referenced(clause.lower(), in_play) or _asks_which_line(words) or _asks_about_line(clause.lower()):
+            if (_referenced(clause.lower(), in_play) or _asks_which_line(words) or _asks_about_line(clause.lower())
+                    or _has(words, _WHICH_PAST_PHRASES)):
                 return True
     return False
 
@@ -951,6 +961,11 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if reason and not (len(set(dates)) >= 2 or _has(norm_asking, _WHICH_ORDER_PHRASES)):
             which = False  # "Which of these fits: faulty, damaged or no longer needed?" asks the reason alone
         which = which or (reason and _asks_line_beside(asking, in_play))
+        if not reason and confirm and (_CONFIRM_FACT.search(norm_asking) or (len(items) >= 2 and " or " in norm_asking)):
+            which, confirm = True, False  # "Can you confirm it's the September 10 order?", "return the X or the Y?"
+        if which and go_ahead and len(set(dates)) < 2 and " or " not in norm_asking and not _has(
+                norm_asking, _WHICH_ASKS_PHRASES):
+            which = False  # "Shall I start a return for the order from September 10?": the date names what to return
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
