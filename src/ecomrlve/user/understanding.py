@@ -217,7 +217,7 @@ _WH_START = (" which ", " what ", " whats ", " how ")
 _WHICH = ("which order", "which item", "which product", "which purchase", "which shipment", "which package",
           "which of your order", "which of these", "which is it", "which did you mean", "which one do you mean",
           "do you mean", "did you mean", "are you referring", "referring to", "you asking about",
-          "youre asking about", "order number", "order id", "order date", "order no", "when did you order",
+          "youre asking about", "talking about", "order number", "order id", "order date", "order no", "when did you order",
           "when did you buy", "when did you get", "when did you purchase", "when did you place", "when you ordered",
           "when you bought", "when you placed", "roughly when", "when was it", "how long ago", "what date",
           "which date", "recall the date", "the date you", "the one delivered", "the one you ordered",
@@ -299,7 +299,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
                   "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
                   "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
-                  "smashed", "missing parts", "parts missing", "dud", "duff", "up to scratch",
+                  "smashed", "missing parts", "parts missing", "dud", "duff", "let you down", "let down", "up to scratch",
                   "up to standard", "not good enough", "not for you", "not to your taste", "not quite right", "not your style",
                   "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
@@ -643,6 +643,20 @@ def _asks_go_ahead(asking: str) -> bool:
     return False
 
 
+def _summary_then_go_ahead(asking: str) -> bool:
+    """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
+    I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2 or not _asks_go_ahead(clauses[-1]):
+        return False
+    for clause in clauses[:-1]:
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if "?" in clause or " or " in words or (first and first[0] in _CLAUSE_QUESTION_START):
+            return False
+    return True
+
+
 def _intent_then_topic(asking: str, listed: bool = False) -> bool:
     """Whether the go-ahead comes only from a statement of what the agent will do before a last clause that asks a
     topic ("I'll add it now - colour?") or, when the message lists values, offers a choice ("... - gel or cream?"):
@@ -748,12 +762,20 @@ def _asking_part(raw: str) -> str:
 _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
 
 
+#: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
+#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
+_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|wait|allow|"
+                     r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
+        if _NOTICE.match(words):
+            continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         first = words.split()[:1]
@@ -947,6 +969,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if go_ahead and topics and _summary_then_go_ahead(asking):
+        topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
