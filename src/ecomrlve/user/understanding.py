@@ -96,7 +96,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
-                       r" plug(?:s|ging|ged)? (?:it |them |this |that )?in(?:to)? ")
+                       r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
@@ -146,7 +146,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
               "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
               "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
-              "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use")
+              "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use",
+              "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
+              "dealbreaker")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -420,7 +422,7 @@ _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
 _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0,2}(?:use|using) ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
-                           r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+                           r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
@@ -908,9 +910,11 @@ def _open_with_examples(text: str) -> bool:
     marker = _EXAMPLES.search(text)
     if marker is None or marker.start() == 0:
         return False
-    head = text[:marker.start()]
+    head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
-    return not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+    # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
+    return (not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+            and any(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values()))
 
 
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
