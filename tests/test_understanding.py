@@ -595,3 +595,21 @@ def test_training_batch_eight_reveals_nothing_unasked(c8: EcomEnv) -> None:
         assert seeds
         found += [leak for m in batch if m.group in groups for leak in leaks(c8, env_id, 12, seeds, m)]
     assert not found, found[:5]
+
+
+def test_an_item_named_in_other_words_or_by_its_place() -> None:
+    """A multi-item question names its item by another word for it ("the coat", "the lead"), where the word ends its
+    noun phrase (not "your top priorities"), or by its place ("the second item"); a value that only picks the item
+    ("The Voltix one - ...") is not asked beside the list after it."""
+    from ecomrlve.user.dialogue import ItemNames
+
+    two = InPlay((ItemNames("P1", "nexworks", "atlas 22", "rain jacket"), ItemNames("C1", "voltix", "bolt 3", "charging cable")),
+                 {"size": ("XS", "M", "XXL"), "connector": ("USB-C", "Lightning")})
+    assert understand("What size coat are you after?", two).items == (0,)
+    assert understand("Which plug for the lead?", two).items == (1,)
+    assert understand("For the second item, USB-C or Lightning?", two).items == (1,)
+    hoodie = InPlay((ItemNames("H1", "kinwear", "core 4", "hoodie"), ItemNames("M1", "culina", "terra 5", "travel mug")),
+                    {"color": ("Black", "Navy")})
+    assert understand("What are your top priorities?", hoodie).items == ()
+    bundle = InPlay(values={"brand": ("Nexworks", "Vistaro"), "size": ("XS", "M", "XXL")})
+    assert understand("The Nexworks one - XS, M or XXL?", bundle).topics == {"size"}

@@ -645,6 +645,19 @@ def _asks_go_ahead(asking: str) -> bool:
     return False
 
 
+def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
+    """The topics of values named in a leading clause that asks nothing ("The Nexworks one - ...", "For the black
+    hoodie: ..."): they pick out the item a list after them asks about."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2 or "?" in clauses[0]:
+        return set()
+    lead = _FILLER.sub(" ", _normalise(clauses[0]))
+    if not lead.split() or lead.split()[0] in _CLAUSE_QUESTION_START:
+        return set()
+    plain = _without_item_names(lead, in_play)
+    return set(_named_values(clauses[0], plain, in_play)) | set(_named_values(clauses[0], plain, STORE_VALUES))
+
+
 def _summary_then_go_ahead(asking: str) -> bool:
     """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
     I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
@@ -869,7 +882,34 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
     if named:
         return tuple(named)
     heads = [n.noun.split()[-1] if n.noun.split() else "" for n in in_play.items]  # "the cable" for a charging cable
-    return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+    by_head = tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+    if by_head:
+        return by_head
+    by_other_name = tuple(i for i, head in enumerate(heads) if head in _OTHER_NAME and _OTHER_NAME[head].search(text))
+    if by_other_name:
+        return by_other_name
+    ordinal = _ORDINAL_ITEM.search(text) if len(in_play.items) >= 2 and not in_play.dates else None
+    if ordinal is not None:
+        position = _ORDINALS.index(ordinal.group(1))
+        index = len(in_play.items) - 1 if position == len(_ORDINALS) - 1 else position
+        return (index,) if index < len(in_play.items) else ()
+    return ()
+
+
+#: Other names of an item's head noun ("the coat" for a rain jacket, "the lead" for a charging cable), taken as the
+#: item where the word ends its noun phrase ("What size coat are you after?", not "your top priorities").
+_NOUN_SYNONYMS = {
+    "jacket": ("coat", "coats", "anorak", "raincoat"), "cable": ("lead", "cord", "wire"),
+    "hoodie": ("top", "jumper", "sweatshirt", "sweater"), "mug": ("cup", "tumbler"),
+    "shoes": ("trainers", "sneakers", "runners"), "monitor": ("screen", "display"),
+    "headphones": ("headset", "cans"), "t-shirt": ("tee", "top"), "tshirt": ("tee", "top"),
+    "earbuds": ("earphones", "buds"), "dumbbells": ("weights",), "lamp": ("light",), "set": ("sheets", "bedding"),
+}
+_OTHER_NAME = {head: re.compile(r"\b(?:" + "|".join(names) + r")\b(?=\s+(?:in|for|to|be|do|are|is|you|on|with|and|or|"
+                                r"from|that|which)\b|\s*[?.,!:;\-]|\s*$)") for head, names in _NOUN_SYNONYMS.items()}
+#: "For the first item", "the second one", "the last product": an item of a multi-item cart by its place.
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "last")
+_ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:item|one|product|thing|line)\b")
 
 
 def _open_weak(text: str, norm: str) -> bool:
@@ -966,6 +1006,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "USB-C" is a connector even where no item in play has one; "spray" a form beside an in-play "gel"
         in_count, in_words = values.get(topic, (0, 0))
         values[topic] = (max(count, in_count), max(words, in_words))
+    if any(count >= 2 for count, _ in values.values()):
+        for topic in _identifying_values(asking, in_play) - cued:
+            if values.get(topic, (0, 0))[0] == 1:
+                del values[topic]  # "The Nexworks one - XS, M or XXL?": the brand picks the item, the list is asked
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
