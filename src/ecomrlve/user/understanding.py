@@ -897,13 +897,15 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
 
 
 #: Other names of an item's head noun ("the coat" for a rain jacket, "the lead" for a charging cable), taken as the
-#: item where the word ends its noun phrase ("What size coat are you after?", not "your top priorities").
+#: item where the word ends its noun phrase ("What size coat are you after?", not "your top priorities"); a word that
+#: also names a topic ("screen", "light") only with "the" ("How big should the screen be?", not "preferences on
+#: screen, shipping, color?").
 _NOUN_SYNONYMS = {
     "jacket": ("coat", "coats", "anorak", "raincoat"), "cable": ("lead", "cord", "wire"),
     "hoodie": ("top", "jumper", "sweatshirt", "sweater"), "mug": ("cup", "tumbler"),
-    "shoes": ("trainers", "sneakers", "runners"), "monitor": ("screen", "display"),
+    "shoes": ("trainers", "sneakers", "runners"), "monitor": ("the screen", "the display"),
     "headphones": ("headset", "cans"), "t-shirt": ("tee", "top"), "tshirt": ("tee", "top"),
-    "earbuds": ("earphones", "buds"), "dumbbells": ("weights",), "lamp": ("light",), "set": ("sheets", "bedding"),
+    "earbuds": ("earphones", "buds"), "dumbbells": ("the weights",), "lamp": ("the light",), "set": ("sheets", "bedding"),
 }
 _OTHER_NAME = {head: re.compile(r"\b(?:" + "|".join(names) + r")\b(?=\s+(?:in|for|to|be|do|are|is|you|on|with|and|or|"
                                 r"from|that|which)\b|\s*[?.,!:;\-]|\s*$)") for head, names in _NOUN_SYNONYMS.items()}
