@@ -27,6 +27,12 @@ only about the customer's orders: with orders in play, a question that names an 
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
 no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
 
+A sentence that only tells ("Please be aware that delivery takes 5 days", "Let me know if you change your mind
+later") asks nothing; the verb of a go-ahead ("Want me to pay for it now?") and the agent's own next step ("before
+I pay") name no topic; a problem supposed of a choice ("Would it be an issue if ...?") or a purpose ("..., so it
+doesn't end up too small?") asks no reason. An item is named by its id, model, brand or type, by another word for
+its type where that word ends its noun phrase ("What size coat?"), or by its place ("the second item").
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
