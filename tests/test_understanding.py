@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCH, leak_seeds, leaks, load_bank, understanding_rates
+from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCHES, leak_seeds, leaks, load_bank, understanding_rates
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
@@ -73,11 +73,12 @@ def test_bank_is_large_and_split_evenly() -> None:
         assert abs(halves.count("train") - halves.count("heldout")) <= 1
 
 
-def test_training_batch_seven_is_understood() -> None:
-    """The seventh batch (written to find misreadings, every group, varied styles) is read exactly, all of it;
-    the held-out seventh batch stays as written (60 messages, every group) and is never asserted on here."""
-    trained = load_bank(TRAIN_BATCH)
-    assert len(trained) >= 120 and {m.half for m in trained} == {"train"}
+@pytest.mark.parametrize("name", TRAIN_BATCHES)
+def test_training_batches_are_understood(name: str) -> None:
+    """Each training batch (written to find misreadings, varied styles) is read exactly, all of it; the held-out
+    seventh batch stays as written (60 messages, every group) and is never asserted on here."""
+    trained = load_bank(name)
+    assert len(trained) >= 200 and {m.half for m in trained} == {"train"}
     missed = [m.id for m in trained if not m.understood(understand(m.text, m.in_play))]
     assert not missed, missed
     held = load_bank(BLIND_BATCHES[1])
@@ -490,3 +491,125 @@ def test_status_questions_about_the_item_in_other_words_identify_the_order(c8: E
         observation = c8.step(AgentAction(message=question))
         assert c8.audit().problem.state.identified, question
         assert observation.info["user_caused_turns"] == 1
+
+
+# -- the eighth training batch's rules (issue 29 §1: reasons, go-aheads, values and near-misses in other words) --
+
+#: Reasons asked in wordings of a fault or a mismatch that name no cause word ("why", "what's wrong").
+REASON_IN_OTHER_WORDS = [
+    "Has it packed in?",
+    "Was it the wrong colour?",
+    "Was it not as advertised?",
+    "Is the size wrong?",
+    "Has it stopped charging?",
+    "Did it fall short somehow?",
+    "What's led to the return?",
+    "Were you unhappy with it?",
+    "Did it turn up chipped?",
+    "Just checking - is it a faulty return or a change of heart?",
+]
+
+
+@pytest.mark.parametrize("text", REASON_IN_OTHER_WORDS)
+def test_a_reason_in_other_words_is_asked(text: str) -> None:
+    reading = understand(text, ORDERS)
+    assert reading.reason and not reading.confirm, reading
+
+
+#: Problem words that do not ask about the customer's item: a problem supposed of a choice, the customer's past with a
+#: kind of thing, a purpose, the agent recording the reason. Said in RETURN they must not draw the withheld reason.
+PROBLEM_NOT_THE_ITEMS = [
+    ("Would it be an issue if it took a week?", False),
+    ("Is it a problem if it's a bit heavy?", False),
+    ("Would a size that runs small be a problem?", False),
+    ("Should I log the reason as faulty and proceed?", True),
+]
+
+
+@pytest.mark.parametrize(("text", "confirm"), PROBLEM_NOT_THE_ITEMS)
+def test_a_problem_word_that_asks_no_reason(text: str, confirm: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert not reading.reason and reading.confirm == confirm, reading
+
+
+@pytest.mark.parametrize("text", ["Do you want the return processed?", "Return it?", "Can I take that as a yes?",
+                                  "Alright for me to pop it through?", "I can book the return now. Would you like that?",
+                                  "Any objections to me checking out?"])
+def test_a_go_ahead_in_other_words(text: str) -> None:
+    reading = understand(text, CART_KEYBOARD)
+    assert reading.confirm and not reading.topics, reading
+
+
+def test_a_question_about_the_past_or_a_value_asks_no_go_ahead() -> None:
+    """"Did you buy it ...?" asks what the customer did; "Shall I look for X?", "X, right?" and "gel or cream?" after
+    the agent's intent ask the value; "your size before checking out" asks the size; "want me to pay" is no price."""
+    assert not understand("Did you buy it last month?", ORDERS).confirm
+    assert understand("Did you buy it last month?", ORDERS).which
+    keyboard = understand("Shall I look for the Bluetooth one?", CART_KEYBOARD)
+    assert (keyboard.topics, keyboard.confirm) == ({"connector"}, False)
+    assert understand("USB-A, right?", CART_KEYBOARD).topics == {"connector"}
+    cream = understand("I'll add it now - gel or cream?", InPlay(values={"form": ("Cream", "Gel", "Spray")}))
+    assert (cream.topics, cream.confirm) == ({"form"}, False)
+    size = understand("I'll need your size before checking out.", InPlay(values={"size": ("S", "M")}))
+    assert (size.topics, size.confirm) == ({"size"}, False)
+    pay = understand("All done. Want me to pay for it now?", CART_KEYBOARD)
+    assert (pay.topics, pay.confirm) == (frozenset(), True)
+
+
+def test_values_in_the_plural_from_the_store_or_next_to_an_alternative() -> None:
+    cream = InPlay(values={"form": ("Cream", "Gel")})
+    assert understand("Do you get on with creams or gels?", cream).topics == {"form"}
+    assert understand("Do you like creams?", cream).topics == frozenset()  # a kind, not a choice
+    # "spray" is a store value beside the in-play "gel": both count, so the form is asked, not a version
+    assert understand("Would you want the spray version, or is gel better?", cream).topics == {"form"}
+    hoodie = understand("Navy ok, or do you want something else?", InPlay(values={"color": ("Navy", "Olive")}))
+    assert (hoodie.topics, hoodie.open) == ({"color"}, False)
+    brands = understand("Are you after something from Sonora or Brightix?")
+    assert not brands.open  # two names offered: no open question (in CART it would draw every withheld value)
+
+
+def test_a_topic_named_beside_a_weaker_cue() -> None:
+    assert understand("What size monitor did you have in mind?").topics == {"screen"}
+    assert understand("What colours do you usually wear?").topics == {"color"}
+    assert understand("Does it need to be particularly bright?").topics == {"wattage"}
+    assert understand("How long are you happy to wait for it?").topics == {"shipping"}
+    assert understand("What would you be plugging it into?").topics == {"connector"}
+
+
+def test_a_request_for_later_asks_nothing() -> None:
+    assert not understand("Let me know if you change your mind about the colour later.").asks
+    assert understand("Let me know which colour you'd like.").topics == {"color"}
+
+
+CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
+
+
+def test_training_batch_eight_reveals_nothing_unasked(c8: EcomEnv) -> None:
+    """The eighth training batch's negatives and attribute questions (many with a problem word, a value or an
+    order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions), CART
+    its withheld variants and quantities."""
+    batch = load_bank(TRAIN_BATCHES[1])
+    found = []
+    for env_id, groups in (("RETURN", ("none", "attribute", "which", "confirm")), ("CART", ("none", "attribute"))):
+        seeds = leak_seeds(c8, env_id, 12, 2)
+        assert seeds
+        found += [leak for m in batch if m.group in groups for leak in leaks(c8, env_id, 12, seeds, m)]
+    assert not found, found[:5]
+
+
+def test_an_item_named_in_other_words_or_by_its_place() -> None:
+    """A multi-item question names its item by another word for it ("the coat", "the lead"), where the word ends its
+    noun phrase (not "your top priorities"), or by its place ("the second item"); a value that only picks the item
+    ("The Voltix one - ...") is not asked beside the list after it."""
+    from ecomrlve.user.dialogue import ItemNames
+
+    two = InPlay((ItemNames("P1", "nexworks", "atlas 22", "rain jacket"), ItemNames("C1", "voltix", "bolt 3", "charging cable")),
+                 {"size": ("XS", "M", "XXL"), "connector": ("USB-C", "Lightning")})
+    assert understand("What size coat are you after?", two).items == (0,)
+    assert understand("Which plug for the lead?", two).items == (1,)
+    assert understand("For the second item, USB-C or Lightning?", two).items == (1,)
+    hoodie = InPlay((ItemNames("H1", "kinwear", "core 4", "hoodie"), ItemNames("M1", "culina", "terra 5", "travel mug")),
+                    {"color": ("Black", "Navy")})
+    assert understand("What are your top priorities?", hoodie).items == ()
+    bundle = InPlay(values={"brand": ("Nexworks", "Vistaro"), "size": ("XS", "M", "XXL")})
+    assert understand("The Nexworks one - XS, M or XXL?", bundle).topics == {"size"}

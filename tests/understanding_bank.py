@@ -18,8 +18,8 @@ BANK_DIR = Path(__file__).parent / "data" / "understanding"
 GROUPS = ("attribute", "open", "confirm", "which", "reason", "none")
 #: Later batches, all held-out (never tuned on), kept apart from ``bank.jsonl`` so that file's halves stay even.
 BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8.jsonl")
-#: A seventh batch, all train (written to find misreadings to fix).
-TRAIN_BATCH = "train_batch7.jsonl"
+#: Training batches, all train (written to find misreadings to fix).
+TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def in_play(context: dict[str, Any]) -> InPlay:
 
 
 def load_bank(name: str = "bank.jsonl") -> list[BankMessage]:
-    """The messages of one bank file (``bank.jsonl``, one of ``BLIND_BATCHES`` or ``TRAIN_BATCH``)."""
+    """The messages of one bank file (``bank.jsonl``, one of ``BLIND_BATCHES`` or ``TRAIN_BATCHES``)."""
     contexts = json.loads((BANK_DIR / "contexts.json").read_text())
     plays = {name: in_play(c) for name, c in contexts.items()}
     out = []

@@ -27,6 +27,12 @@ only about the customer's orders: with orders in play, a question that names an 
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
 no requirement; STATUS and RETURN answer a question about the line exactly when the reading says so.
 
+A sentence that only tells ("Please be aware that delivery takes 5 days", "Let me know if you change your mind
+later") asks nothing; the verb of a go-ahead ("Want me to pay for it now?") and the agent's own next step ("before
+I pay") name no topic; a problem supposed of a choice ("Would it be an issue if ...?") or a purpose ("..., so it
+doesn't end up too small?") asks no reason. An item is named by its id, model, brand or type, by another word for
+its type where that word ends its noun phrase ("What size coat?"), or by its place ("the second item").
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
@@ -63,7 +69,7 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
-    "price": ("budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+    "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
@@ -72,7 +78,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
-                 "it quickly", "them quickly", "it fast", "them fast", "it soon", "them soon", "asap", "urgent",
+                 "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
+                 "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush"),
     "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
@@ -80,7 +87,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
-                  "charge with", "plug it into"),
+                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
@@ -90,20 +97,26 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
-                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need"),
+                 "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
+                 "one be enough", "one or two", "need a few", "want a few", "only one"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
-_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with ")
+_USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
+                       r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
                      r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
+#: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
+_BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
+#: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
+_WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generally )?wear | fits? you ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
-                          r"big an? (?:screen|display|monitor)")
+                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -139,7 +152,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               # the same in the first person plural and other words ("What are we after?", "So what's the brief?")
               "are we after", "were after", "we looking for", "can i find", "find for you", "can i get you",
               "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
-              "non negotiable", "negotiable", "eye out for", "watch out for")
+              "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use",
+              "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
+              "dealbreaker")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -157,8 +172,9 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "are you good with", "you okay with", "you ok with", "you fine with", "you alright with", "put it through",
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
-            "buy it", "buy them", "file the return", "to return it")
-_ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
+            "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
+            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes")
+_ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
@@ -167,9 +183,31 @@ _ACTIONS = (r"(?:go|proceed|start|process|add|place|submit|initiate|finali[sz]e|
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
-                           r"ready to|ready for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
+#: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
+_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
+                        r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
+                        r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
+                        r"completed|confirmed|checked out) ")
+#: "Navy, or do you want something else?": another value of the topic asked, not any further requirement.
+_ALTERNATIVE = re.compile(r" or (?:do you want |would you like |would you prefer |you want |youd like |youd prefer |"
+                          r"perhaps |maybe |possibly )?(?:something|some other|some) ?(?:else|different|thing) ")
+#: "Is it the order you want to return?": the customer's wish in a relative clause, not leave asked to act.
+_RELATIVE_WISH = re.compile(r" (?:order|item|one|thing|product|purchase)s? (?:that |which )?you (?:want|would like|wish|need|"
+                            r"d like|id like) to [a-z]+ ")
+#: The agent's own next step ("before I pay", "once I search"): its verb is no topic.
+_OWN_STEP = re.compile(r" (?:before|once|after|when|until|till|so) (?:i|we)(?: can| will| ll| could)? [a-z]+ ")
+#: Searching is no act to approve: "shall I look for X?" asks whether X is wanted.
+_SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?:look|search|hunt|shop|filter|browse)(?:ing)? ")
+#: A step named only as the time of the question ("your size before checking out"): no leave asked.
+_OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
+#: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
+_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) ")
+#: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
+_CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
+                           r"one|purchase)|which|when|what)")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
@@ -187,7 +225,7 @@ _WH_START = (" which ", " what ", " whats ", " how ")
 _WHICH = ("which order", "which item", "which product", "which purchase", "which shipment", "which package",
           "which of your order", "which of these", "which is it", "which did you mean", "which one do you mean",
           "do you mean", "did you mean", "are you referring", "referring to", "you asking about",
-          "youre asking about", "order number", "order id", "order date", "order no", "when did you order",
+          "youre asking about", "talking about", "order number", "order id", "order date", "order no", "when did you order",
           "when did you buy", "when did you get", "when did you purchase", "when did you place", "when you ordered",
           "when you bought", "when you placed", "roughly when", "when was it", "how long ago", "what date",
           "which date", "recall the date", "the date you", "the one delivered", "the one you ordered",
@@ -240,14 +278,19 @@ def named_prices(text: str) -> list[float]:
 def _asks_about_line(lowered: str) -> bool:
     """Whether a lower-cased question asks about an order line: which one, when, how much, or which of
     named dates or prices."""
-    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS + LINE_PRICE_WORDS)
+    return (any(w in lowered for w in LINE_WHICH_WORDS + LINE_WHEN_WORDS) or _LINE_PRICE_ASKED.search(lowered) is not None
             or len(named_dates(lowered)) >= 2 or len(named_prices(lowered)) >= 2)
+
+
+#: A price word as a word of its own ("what did you pay?", not "your original payment method").
+_LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WORDS)) + r")(?:s|ed|ing)?\b")
 
 
 #: Phrases that ask for the cause itself ("why", "what happened"): they ask why the customer returns the
 #: item in any clause that asks.
-_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "what made you", "how come",
-                "whats up with", "matter with", "prompted", "prompting", "what led you", "what caused", "whats behind",
+_REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
+                "whats gone wrong", "what has gone wrong", "what made you", "how come",
+                "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
                 "what is behind")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -255,7 +298,23 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
 _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
                   "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
                   "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
-                  "doesnt work", "does not work", "not right with")
+                  "doesnt work", "does not work", "not right with",
+                  # how a fault or a mismatch is also said ("Has it packed in?", "Was it the wrong size?", "Did it
+                  # break?", "Not as described?", "Did you just not like it?")
+                  "trouble", "packed in", "packed up", "conked out", "gave up", "break", "broke", "breaks", "cracked",
+                  "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
+                  "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
+                  "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
+                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
+                  "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
+                  "smashed", "missing parts", "parts missing", "dud", "duff", "let you down", "let down", "damage", "quality", "not match", "didnt match",
+                  "doesnt match", "up to scratch",
+                  "up to standard", "not good enough", "not for you", "not to your taste", "not quite right", "not your style",
+                  "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
+                  "not need it", "falls short", "change of mind", "change of heart", "not right about",
+                  "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
+                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
+                  "too tight", "too loose")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -265,7 +324,9 @@ _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do no
 _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that", "sorry", "im sorry", "so sorry",
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
-                     "i realize", "i appreciate")
+                     "i realize", "i appreciate",
+                     # a purpose ("..., so it doesn't end up too small?")
+                     "so it", "so that", "so they", "so i", "so you", "so we", "in case")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
                                 r"damaged|broken) ")
@@ -273,7 +334,17 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
-                            r"(?:problem|issue) ")
+                            r"(?:problem|issue) |"
+                            # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
+                            r" be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
+                            # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
+                            r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
+                            # the agent records the reason ("put the reason down as damaged")
+                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as ")
+#: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
+_WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
+                    r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
@@ -302,7 +373,9 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
                   "i need some more", "id need more", "i would need more", "ill need more", "i will need more",
                   # a need stated as a request ("Just need your size and we're sorted")
-                  "just need your", "i just need your", "i need your", "ill need your", "i will need your",
+                  "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
+                  "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
+                  "take me through", "i need your", "ill need your", "i will need your",
                   "id need your", "need your", "all i need is", "i just need to know", "just need to know")
 
 #: Texting shorthand and common slips, expanded before matching.
@@ -311,7 +384,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is", "hows": "how is", "wheres": "where is", "whens": "when is"}
+              "whys": "why is",
+              # British spellings of store values
+              "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
@@ -354,7 +429,7 @@ _RULE_OUT = re.compile(r" rule (?:[a-z0-9]+ ){1,3}out ")
 _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0,2}(?:use|using) ")
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
-                           r"needs|include|offer|do|be like|feature|come with|look like)(?: to (?:have|do|be|offer))? ")
+                           r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
@@ -375,6 +450,15 @@ _LINE_REFERENCE = tuple(f" {w} " for w in (
 _MONTH_WORDS = tuple(f" {m} " for m in _LINE_MONTHS)
 _CONFIRM_PHRASES = tuple(_phrase(p) for p in _CONFIRM)
 _WHICH_PHRASES = _with_plurals(_WHICH)
+#: The which-phrases that only describe a line ("the order from ...", "placed on ...", "your most recent order"): in a
+#: go-ahead they name what the step is about, they do not ask which line is meant.
+_WHICH_DESCRIBES = ("order from", "order placed", "placed on", "ordered in", "ordered on", "the one delivered",
+                    "the one you ordered", "recent order", "when you ordered", "when you bought", "when you placed",
+                    "was it ordered", "in your history", "find the right", "the right order", "exact item")
+_WHICH_ASKS_PHRASES = _with_plurals(tuple(p for p in _WHICH if p not in _WHICH_DESCRIBES))
+#: The which-phrases that name the order or item itself (not "which of these", "which is it", that a list of reasons
+#: may ask too).
+_WHICH_ORDER_PHRASES = tuple(p for p in _WHICH_PHRASES if p.strip() not in ("which of these", "which is it"))
 _WHICH_PAST_PHRASES = _with_plurals(_WHICH_PAST)
 _REASON_PHRASES = tuple(_phrase(p) for p in _REASON)
 _REASON_ASK_PHRASES = tuple(_phrase(p) for p in _REASON_ASKS)
@@ -539,6 +623,12 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
 
 
+_PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
+#: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
+_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
+                          r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
@@ -547,24 +637,58 @@ def _asks_go_ahead(asking: str) -> bool:
         opening = words.split()[:2]
         if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
             continue
+        if opening[1:] == ["you"] and opening[0] in _PAST_AUXILIARIES:
+            continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
+        if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
+            return True  # "Order it?", "Return them now?"
         if words.strip() in _BARE_GO_AHEAD:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
-        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None:
+        words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
             return True
     return False
 
 
-def _intent_then_topic(asking: str) -> bool:
+def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
+    """The topics of values named in a leading clause that asks nothing ("The Nexworks one - ...", "For the black
+    hoodie: ..."): they pick out the item a list after them asks about."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2 or "?" in clauses[0]:
+        return set()
+    lead = _FILLER.sub(" ", _normalise(clauses[0]))
+    if not lead.split() or lead.split()[0] in _CLAUSE_QUESTION_START:
+        return set()
+    plain = _without_item_names(lead, in_play)
+    return set(_named_values(clauses[0], plain, in_play)) | set(_named_values(clauses[0], plain, STORE_VALUES))
+
+
+def _summary_then_go_ahead(asking: str) -> bool:
+    """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
+    I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    if len(clauses) < 2 or not _asks_go_ahead(clauses[-1]):
+        return False
+    for clause in clauses[:-1]:
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if "?" in clause or " or " in words or (first and first[0] in _CLAUSE_QUESTION_START):
+            return False
+    return True
+
+
+def _intent_then_topic(asking: str, listed: bool = False) -> bool:
     """Whether the go-ahead comes only from a statement of what the agent will do before a last clause that asks a
-    topic ("I'll add it now - colour?"): the message asks the topic."""
+    topic ("I'll add it now - colour?") or, when the message lists values, offers a choice ("... - gel or cream?"):
+    the message asks the topic."""
     clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
     if len(clauses) < 2:
         return False
     last = _corrected(_normalise(clauses[-1]))
-    if _asks_go_ahead(clauses[-1]) or not any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values()):
+    if _asks_go_ahead(clauses[-1]) or not (any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values())
+                                           or (listed and " or " in last)):
         return False
     openings = [_FILLER.sub(" ", _normalise(c)).split()[:1] for c in clauses[:-1]]
     return all(not first or first[0] not in _CLAUSE_QUESTION_START for first in openings)
@@ -582,10 +706,27 @@ def _asks_reason(asking: str) -> bool:
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
-            cause, fault = _has(words, _REASON_ASK_PHRASES), _has(words, _REASON_STATE_PHRASES)
+            cause = _has(words, _REASON_ASK_PHRASES)
+            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                return True
+    return False
+
+
+def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
+    """Whether, beside the reason, a question of its own asks which line is meant ("Is it the hoodie from the
+    11th, and why does it need returning?"): a clause that opens a question, says nothing of the cause or a
+    fault, and names an ordered item or asks about a line."""
+    for sentence in _SENTENCE.findall(asking):
+        for clause in _QUESTION_JOIN.split(sentence):
+            words = _FILLER.sub(" ", _corrected(_normalise(clause)))
+            first = words.split()[:1]
+            if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
+                continue
+            if (_referenced(clause.lower(), in_play) or _asks_which_line(words) or _asks_about_line(clause.lower())
+                    or _has(words, _WHICH_PAST_PHRASES)):
                 return True
     return False
 
@@ -617,13 +758,15 @@ def _offers_choice(clause: str) -> bool:
 
 #: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
 #: out a line by its fault asks which line.
-_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) ")
+_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
+                      r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
     return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
+        _FILLER.sub(" ", words).startswith(" which ")) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -637,12 +780,26 @@ def _asking_part(raw: str) -> str:
     return " ".join(asking) if asking else raw
 
 
+#: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
+_LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
+
+
+#: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
+#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
+_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|wait|allow|"
+                     r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
+        if _NOTICE.match(words):
+            continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
+        if " if " in words and _LATER.search(words):
+            continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         first = words.split()[:1]
         if first and first[0] in _QUESTION_START:
             return True
@@ -664,23 +821,28 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
     "Ceramic" in capitals)."""
     index = in_play.value_index()
     found: dict[str, dict[str, bool]] = {}
-    for word in set(text.split()):
-        for topic, phrase, capitals in index.get(word, ()):
-            if phrase not in text:
+    for said in set(text.split()):
+        # a value said in the plural ("creams or sprays?") names it too
+        word = said[:-1] if said not in index and len(said) > 3 and said.endswith("s") and said.isalpha() else said
+        for topic, value, capitals in index.get(word, ()):
+            phrase = value if word == said else value[:-1] + "s "
+            if phrase not in text or (capitals and word != said):
                 continue
             if capitals and re.search(r"(?<![\w'’])" + phrase.strip().upper() + r"(?![\w'’])", raw) is None:
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
-            found.setdefault(topic, {})[phrase] = _names_on_its_own(raw, text, phrase)
+            # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
+            found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
 
 
 #: Words around a common word that make it a value ("prefer wood", "in wood", "the queen set", "large one").
 _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ", "choose ", "pick ", "or ", "take ",
-                 "rather ", "get ")
+                 "rather ", "get ", "with ", "it ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
-                " model", " pair", " variant")
+                " model", " pair", " variant", " a must", " essential", " important", " ok", " okay", " fine", " alright",
+                " good", " necessary", " needed", " required")
 
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
@@ -705,7 +867,7 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
             f" {value}{after} " in text for after in _VALUE_AFTER):
         return True
-    return re.search(r"(?<=[\w,:\-\u2013\u2014][\s,])" + value.capitalize() + r"\b", raw) is not None
+    return re.search(r"(?:(?<=[\w,:\-\u2013\u2014][\s,])|^\W*)" + value.capitalize() + r"\b", raw) is not None
 
 
 def _without_item_names(text: str, in_play: InPlay) -> str:
@@ -727,7 +889,36 @@ def _referenced(text: str, in_play: InPlay) -> tuple[int, ...]:
     if named:
         return tuple(named)
     heads = [n.noun.split()[-1] if n.noun.split() else "" for n in in_play.items]  # "the cable" for a charging cable
-    return tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+    by_head = tuple(i for i, head in enumerate(heads) if head and (contains_word(text, head) or contains_word(text, head + "s")))
+    if by_head:
+        return by_head
+    by_other_name = tuple(i for i, head in enumerate(heads) if head in _OTHER_NAME and _OTHER_NAME[head].search(text))
+    if by_other_name:
+        return by_other_name
+    ordinal = _ORDINAL_ITEM.search(text) if len(in_play.items) >= 2 and not in_play.dates else None
+    if ordinal is not None:
+        position = _ORDINALS.index(ordinal.group(1))
+        index = len(in_play.items) - 1 if position == len(_ORDINALS) - 1 else position
+        return (index,) if index < len(in_play.items) else ()
+    return ()
+
+
+#: Other names of an item's head noun ("the coat" for a rain jacket, "the lead" for a charging cable), taken as the
+#: item where the word ends its noun phrase ("What size coat are you after?", not "your top priorities"); a word that
+#: also names a topic ("screen", "light") only with "the" ("How big should the screen be?", not "preferences on
+#: screen, shipping, color?").
+_NOUN_SYNONYMS = {
+    "jacket": ("coat", "coats", "anorak", "raincoat"), "cable": ("lead", "cord", "wire"),
+    "hoodie": ("top", "jumper", "sweatshirt", "sweater"), "mug": ("cup", "tumbler"),
+    "shoes": ("trainers", "sneakers", "runners"), "monitor": ("the screen", "the display"),
+    "headphones": ("headset", "cans"), "t-shirt": ("tee", "top"), "tshirt": ("tee", "top"),
+    "earbuds": ("earphones", "buds"), "dumbbells": ("the weights",), "lamp": ("the light",), "set": ("sheets", "bedding"),
+}
+_OTHER_NAME = {head: re.compile(r"\b(?:" + "|".join(names) + r")\b(?=\s+(?:in|for|to|be|do|are|is|you|on|with|and|or|"
+                                r"from|that|which)\b|\s*[?.,!:;\-]|\s*$)") for head, names in _NOUN_SYNONYMS.items()}
+#: "For the first item", "the second one", "the last product": an item of a multi-item cart by its place.
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "last")
+_ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:item|one|product|thing|line)\b")
 
 
 def _open_weak(text: str, norm: str) -> bool:
@@ -744,6 +935,10 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
                           r"[\w-]+(?:,\s*[\w-]+(?:\s+[\w-]+){0,2})+,?\s+(?:or|and)\s+[\w-]+", re.IGNORECASE)
 
 
+#: Two names offered as a choice ("from Sonora or Brightix?"): capitalised words inside the sentence.
+_NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
+
+
 _FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
 
 
@@ -751,7 +946,7 @@ def _offers_options(text: str) -> bool:
     """Whether the message offers a choice among named options that are not themselves open cues ("Any
     preference between oak, pine and maple?" asks about those options, values the shopper may not know,
     not for every requirement; "any deal-breakers or must-haves?" stays open)."""
-    found = _OPTION_LIST.search(text)
+    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text)
     if found is None or _FOR_END.search(text[:found.start()]) is not None:
         return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
     options = _phrase(found.group(0))
@@ -764,9 +959,11 @@ def _open_with_examples(text: str) -> bool:
     marker = _EXAMPLES.search(text)
     if marker is None or marker.start() == 0:
         return False
-    head = text[:marker.start()]
+    head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
-    return not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+    # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
+    return (not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+            and any(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values()))
 
 
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
@@ -784,14 +981,22 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
-    confirm = _asks_go_ahead(asking) or _TAG_QUESTION.search(text) is not None
-    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(norm_asking, phrases)}
+    go_ahead = _asks_go_ahead(asking)
+    confirm = go_ahead or _TAG_QUESTION.search(text) is not None
+    # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
+    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
+    topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
     if _BY_DAY.search(norm_asking):
         topics.add("shipping")
-    if "screen" in topics and _SCREEN_SIZE.search(asking.lower()) is not None:
-        topics.discard("size")
+    if _BRIGHT.search(norm_asking):
+        topics.add("wattage")
+    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(asking.lower()) is not None:
+        topics.discard("size")  # "what size monitor?" asks the screen's size
+        topics.add("screen")
+    if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
+        topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
     if " how much " in norm_asking and "price" not in topics:
@@ -802,21 +1007,46 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
                                 in_play)
     values = _named_values(asking, plain, in_play)
-    for topic, counts in _named_values(asking, plain, STORE_VALUES).items():
-        values.setdefault(topic, counts)  # "USB-C" is a connector even where no item in play has one
+    if confirm and not go_ahead and any(words for _, words in values.values()):
+        confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
+    if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
+        confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
+    for topic, (count, words) in _named_values(asking, plain, STORE_VALUES).items():
+        # "USB-C" is a connector even where no item in play has one; "spray" a form beside an in-play "gel"
+        in_count, in_words = values.get(topic, (0, 0))
+        values[topic] = (max(count, in_count), max(words, in_words))
+    if any(count >= 2 for count, _ in values.values()):
+        for topic in _identifying_values(asking, in_play) - cued:
+            if values.get(topic, (0, 0))[0] == 1:
+                del values[topic]  # "The Nexworks one - XS, M or XXL?": the brand picks the item, the list is asked
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if confirm and cued and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking) or (
+    listed = any(count >= 2 for count, _ in values.values())
+    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or _has(norm_asking, _SATISFIED)):
+    if go_ahead and topics and _summary_then_go_ahead(asking):
+        topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
+    if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
+            _ACTION_OFFER.search(norm) is not None):
+        confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
+    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
+            _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
         which = True
     if orders:
         # A question about a past order asks for no requirement: which line is meant (its item, when, what it
         # cost, a detail of it), why it goes back, or the go-ahead.
+        if reason and not (len(set(dates)) >= 2 or _has(norm_asking, _WHICH_ORDER_PHRASES)):
+            which = False  # "Which of these fits: faulty, damaged or no longer needed?" asks the reason alone
+        which = which or (reason and _asks_line_beside(asking, in_play))
+        if not reason and confirm and (_CONFIRM_FACT.search(norm_asking) or (len(items) >= 2 and " or " in norm_asking)):
+            which, confirm = True, False  # "Can you confirm it's the September 10 order?", "return the X or the Y?"
+        if which and go_ahead and len(set(dates)) < 2 and " or " not in norm_asking and not _has(
+                norm_asking, _WHICH_ASKS_PHRASES):
+            which = False  # "Shall I start a return for the order from September 10?": the date names what to return
         if which or reason:
             return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
@@ -825,7 +1055,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
     if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
         topics.add(VARIANT)
-    open_question = _has(norm_asking, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+    strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
