@@ -447,7 +447,7 @@ def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
     ASCII text are cut there, those of other text by :func:`_words`' own pattern first (its lower-casing may make
     ASCII letters of other ones)."""
     rows = np.asarray(rows, dtype=np.int64)
-    brands = pa.array(catalog.brands, pa.string()).take(pa.array(np.asarray(catalog.brand)[rows]))
+    brands = pa.array([catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()], pa.string())
     texts = pc.binary_join_element_wise(brands, catalog.titles.take(pa.array(rows)), " ")
     ascii_text = np.asarray(pc.string_is_ascii(texts).fill_null(True), dtype=bool)
     if not ascii_text.all():
