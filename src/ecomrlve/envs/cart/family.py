@@ -461,11 +461,12 @@ def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
     words = pc.if_else(plural, pc.utf8_slice_codeunits(words, 0, -1), words)  # _words: a plural "s" dropped
     encoded = pc.dictionary_encode(words)
     vocabulary = encoded.dictionary.to_pylist()
-    keys = np.unique(np.asarray(encoded.indices, dtype=np.int64) * max(len(rows), 1) + owners)  # by word, then row
-    counts = np.bincount(keys // max(len(rows), 1), minlength=len(vocabulary))
+    width = max(len(rows), 1)
+    keys = np.sort(np.asarray(encoded.indices, dtype=np.int64) * width + owners)  # by word, then row
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]  # a word once per listing (np.unique hashes: slower)
+    counts = np.bincount(keys // width, minlength=len(vocabulary))
     return Listings(rows, dict(zip(vocabulary, range(len(vocabulary)))),
-                    np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                    (keys % max(len(rows), 1)).astype(np.int32))
+                    np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (keys % width).astype(np.int32))
 
 
 LISTINGS = derived("cart_listings", _listings)
