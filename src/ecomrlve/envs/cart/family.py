@@ -416,25 +416,27 @@ class Listings:
 
     rows: np.ndarray
     word_ids: dict[str, int]
-    starts: np.ndarray
+    starts: list[int]  # Python ints: a posting's length is read per word of every name checked
     positions: np.ndarray
 
     def holding(self, needed: list[str]) -> np.ndarray:
         """The rows of the listings whose words include every word of ``needed``, and perhaps one that does not
         (intersecting stops at one listing left: the caller reads the few left's words anyway, and most names leave
         only their own listing)."""
-        ids = [self.word_ids.get(word, -1) for word in dict.fromkeys(needed)]
+        ids = [self.word_ids.get(word, -1) for word in needed]
         if not ids:
             return self.rows
         if -1 in ids:  # a word no listing has: none holds them all
             return self.rows[:0]
-        postings = sorted((self.positions[self.starts[i]:self.starts[i + 1]] for i in ids), key=len)  # rarest first
-        held = postings[0]
-        for posting in postings[1:]:
+        starts = self.starts
+        ids.sort(key=lambda i: starts[i + 1] - starts[i])  # the rarest first
+        held = self.positions[starts[ids[0]]:starts[ids[0] + 1]]
+        for i in ids[1:]:
             if len(held) <= 1:
                 break
-            found = np.searchsorted(posting, held)
-            held = held[posting[np.minimum(found, len(posting) - 1)] == held]
+            posting = self.positions[starts[i]:starts[i + 1]]
+            found = posting.searchsorted(held)
+            held = held[posting[found.clip(max=len(posting) - 1)] == held]
         return self.rows[held]
 
 
@@ -465,8 +467,8 @@ def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
     keys = np.sort(np.asarray(encoded.indices, dtype=np.int64) * width + owners)  # by word, then row
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]  # a word once per listing (np.unique hashes: slower)
     counts = np.bincount(keys // width, minlength=len(vocabulary))
-    return Listings(rows, dict(zip(vocabulary, range(len(vocabulary)))),
-                    np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (keys % width).astype(np.int32))
+    return Listings(rows, dict(zip(vocabulary, range(len(vocabulary)))), [0, *np.cumsum(counts).tolist()],
+                    (keys % width).astype(np.int32))
 
 
 LISTINGS = derived("cart_listings", _listings)
