@@ -586,29 +586,61 @@ def test_the_heuristic_reads_items_past_a_misspelt_request_verb(catalog, search)
             assert phrases and not any(re.match(r"(?:hi|hey|hello)\b", p, re.IGNORECASE) for p in phrases), opening
 
 
-@pytest.mark.parametrize("source", ["tests/data/real/brand_only.jsonl", "tests/data/real/tiny.jsonl"])
-def test_the_name_check_reads_the_same_by_index_and_by_scan(monkeypatch, source) -> None:
-    """A small category's listings are looked up in its word index, a large one's scanned in Arrow per name: both
-    say the same of every product (the scan is what a 2M catalog uses, the index what the tests' catalogs use)."""
+@pytest.mark.parametrize("source", ["tests/data/real/accessories.jsonl", "tests/data/real/brand_only.jsonl",
+                                    "tests/data/real/tiny.jsonl", "synthetic"])
+def test_the_name_check_reads_every_listing_of_the_category_at_any_size(monkeypatch, source) -> None:
+    """Whether a name names only its product is read against every other listing of its category, whatever the
+    category's size: a category worked out at once (up to ``CATEGORY_AT_ONCE``), one too large for that (what a 2M
+    catalog's categories are: checked product by product on its first-use word index), and the array ``catalog
+    build`` stores say the same of every product."""
+    import ecomrlve.catalog.derived as derived_data
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.synthetic import generate_synthetic_catalog
+    from ecomrlve.envs.cart import family
+
+    def fresh():  # type: ignore[no-untyped-def]
+        return generate_synthetic_catalog(3000, seed=5) if source == "synthetic" else load_catalog(source)
+
+    small = fresh()
+    assert all(derived_data.worked_out_at_once(len(rows)) for rows in small.category_rows)
+    at_once = [family.names_itself(small, row) for row in range(len(small))]
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 3)  # every category is large
+    large = fresh()
+    assert [family.names_itself(large, row) for row in range(len(large))] == at_once
+    assert large.derived.builds["cart_category_name_checks"] == 0 and large.derived.builds["cart_listings"] > 0
+    assert family.name_checks(fresh()).tolist() == at_once
+    assert any(at_once) and (not all(at_once) or source == "synthetic")  # the real files hold names of two products
+
+
+@pytest.mark.parametrize("at_once", [5_000, 3])
+def test_a_name_another_brand_s_listing_answers_to_names_no_target(monkeypatch, at_once) -> None:
+    """The real accessories file's "Zentari screen protector" (no model words) is also what another brand's
+    listing ("[3 Pack] NEXUM Screen Protector Compatible with Zentari Prime 2S ...") shows: an agent cannot tell
+    which one the shopper means, so CART never draws it, in a small category and a large one alike (a large one
+    read only the brand's own listings)."""
     import ecomrlve.catalog.derived as derived_data
     from ecomrlve.catalog import load_catalog
     from ecomrlve.envs.cart import family
 
-    indexed, scanned = load_catalog(source), load_catalog(source)
-    rows = range(0, len(indexed), max(1, len(indexed) // 400))
-    by_index = [family.names_itself(indexed, row) for row in rows]
-    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", -1)
-    assert [family.names_itself(scanned, row) for row in rows] == by_index
-    assert any(by_index) and not all(by_index)
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", at_once)
+    catalog = load_catalog("tests/data/real/accessories.jsonl")
+    row = next(r for r in range(len(catalog)) if family.spoken_name(catalog, r).text == "Zentari screen protector")
+    words = family._words(f"{catalog.brand_of(row)} {family.product_type(catalog, row)}")
+    rivals = [other for other in catalog.category_rows[int(catalog.category[row])].tolist()
+              if other != row and set(words) <= set(family._listing_words(catalog, other))]
+    assert rivals and all(catalog.brand[other] != catalog.brand[row] for other in rivals)
+    assert not family.spoken_name(catalog, row).model and family.spoken_name(catalog, row).unique
+    assert not family.names_itself(catalog, row)
+    assert not family.name_checks(load_catalog("tests/data/real/accessories.jsonl"))[row]
 
 
 @pytest.mark.parametrize("source", ["tests/data/real/brand_only.jsonl", "tests/data/real/tiny.jsonl",
                                     "tests/data/amazebay_sample.parquet", "tests/data/amazon_meta_sample.jsonl"])
 @pytest.mark.parametrize("indexed_category", [5_000, 3])
 def test_the_name_checks_catalog_build_stores_are_what_episodes_work_out(monkeypatch, source, indexed_category) -> None:
-    """``catalog build`` works out every product's name check at once (a large category's brand listings indexed
-    once instead of scanned per name): the same answer as an episode's check, product by product, whether the
-    category is indexed (5,000) or scanned (3)."""
+    """``catalog build`` works out every product's name check at once (each category's word index built once):
+    the same answer as an episode's check, product by product, whether the category is worked out at once on its
+    first use (5,000) or product by product (3)."""
     import ecomrlve.catalog.derived as derived_data
     from ecomrlve.catalog import load_catalog
     from ecomrlve.envs.cart import family

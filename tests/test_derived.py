@@ -229,10 +229,10 @@ def test_episodes_on_a_directory_are_those_on_the_catalog_it_was_built_from(tmp_
                                                              "field_facts", "category_types", "variant_narrowing"))
 
 
-def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles(tmp_path, monkeypatch) -> None:
+def test_a_directory_holds_every_products_name_check_and_episodes_index_no_words(tmp_path, monkeypatch) -> None:
     """``catalog build`` (the CLI passes the environments' :func:`stored_arrays`) stores CART's name check of every
-    product in ``derived/``: on the directory, CART and JOURNEY episodes read it (no title scan, no check worked
-    out) and play as on the catalog it was built from, where large categories are scanned per name."""
+    product in ``derived/``: on the directory, CART and JOURNEY episodes read it (no word index, no check worked
+    out) and play as on the catalog it was built from, where large categories are checked product by product."""
     import pyarrow.compute as pc
 
     from ecomrlve.catalog import load_catalog
@@ -241,7 +241,7 @@ def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles
     from ecomrlve.envs.cart import family
     from ecomrlve.episode import EcomEnv
 
-    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 20)  # every category is large: episodes scan titles per name
+    monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 20)  # every category is large: checked product by product
     source = generate_synthetic_catalog(1500, seed=3)
     build_catalog_dir(source, tmp_path / "dir", embedder_name=None, arrays=stored_arrays)
     opened = load_catalog(str(tmp_path / "dir"))
@@ -256,7 +256,7 @@ def test_a_directory_holds_every_products_name_check_and_episodes_scan_no_titles
 
     expected = plays(source, ["CART", "JOURNEY"])
     assert source.derived.builds["cart_names_itself"] == 1
-    monkeypatch.setattr(pc, "match_substring", lambda *a, **k: pytest.fail("a title scan on a directory"))
+    monkeypatch.setattr(pc, "split_pattern_regex", lambda *a, **k: pytest.fail("a word index on a directory"))
     assert plays(opened, ["CART", "JOURNEY"]) == expected
     assert opened.derived.builds["cart_names_itself"] == 0 and opened.derived.builds["cart_listings"] == 0
 
@@ -269,16 +269,40 @@ def test_a_directory_refuses_a_stored_array_of_another_length(tmp_path) -> None:
 
     source = generate_synthetic_catalog(500, seed=1)
     build_catalog_dir(source, tmp_path / "dir", embedder_name=None,
-                      arrays=lambda catalog, progress: {"cart_name_checks": np.ones(len(catalog), dtype=bool)})
-    np.save(tmp_path / "dir" / "derived" / "cart_name_checks.npy", np.ones(499, dtype=bool))
+                      arrays=lambda catalog, progress: {NAME_CHECKS: np.ones(len(catalog), dtype=bool)})
+    np.save(tmp_path / "dir" / "derived" / f"{NAME_CHECKS}.npy", np.ones(499, dtype=bool))
     manifest = read_manifest(tmp_path / "dir")
-    manifest["files"].pop("derived/cart_name_checks.npy")  # as if the manifest never checked it
+    manifest["files"].pop(f"derived/{NAME_CHECKS}.npy")  # as if the manifest never checked it
     write_manifest(tmp_path / "dir", manifest)
-    with pytest.raises(CatalogDirectoryError, match="cart_name_checks"):
+    with pytest.raises(CatalogDirectoryError, match=NAME_CHECKS):
         load_catalog(str(tmp_path / "dir"))
     with pytest.raises(ValueError, match="not declared"):
         build_catalog_dir(source, tmp_path / "other", embedder_name=None,
                           arrays=lambda catalog, progress: {"no_such_kind": np.ones(len(catalog))})
+
+
+NAME_CHECKS = "cart_whole_category_name_checks"
+
+
+def test_an_older_directory_s_brand_only_name_checks_are_not_read(tmp_path, monkeypatch) -> None:
+    """A directory built before CART's name check read the whole category stores ``cart_name_checks`` (only the
+    brand's listings read in a category over 5,000 products): it opens, that array is not read, and the check is
+    worked out on first use by the whole-category rule."""
+    from ecomrlve.catalog import load_catalog
+    from ecomrlve.catalog.store import build_catalog_dir
+    from ecomrlve.catalog.validate import read_manifest, write_manifest
+    from ecomrlve.envs.cart import family
+
+    source = load_catalog(str(Path(__file__).parent / "data" / "real" / "accessories.jsonl"))
+    build_catalog_dir(source, tmp_path / "dir", embedder_name=None)
+    np.save(tmp_path / "dir" / "derived" / "cart_name_checks.npy", np.ones(len(source), dtype=bool))
+    manifest = read_manifest(tmp_path / "dir")
+    manifest["derived"]["arrays"] = ["cart_name_checks"]  # what an older build listed
+    write_manifest(tmp_path / "dir", manifest)
+    opened = load_catalog(str(tmp_path / "dir"))
+    assert "cart_name_checks" in derived_data.SUPERSEDED and family.STORED_NAME_CHECKS.of(opened) is None
+    checks = [family.names_itself(opened, row) for row in range(len(opened))]
+    assert checks == family.name_checks(source).tolist() and not all(checks)
 
 
 def test_a_directory_written_without_derived_data_works_it_out(tmp_path) -> None:

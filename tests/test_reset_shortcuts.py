@@ -7,6 +7,7 @@ synthetic catalog."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -121,16 +122,43 @@ def test_resets_read_per_category_answers_and_large_categories_keep_the_per_prod
 @pytest.mark.parametrize("source", SOURCES)
 def test_the_listings_a_name_check_reads_include_every_one_holding_the_words(source: str) -> None:
     """``Listings.holding`` may stop intersecting at one listing left, but never drops a listing that holds every
-    word: the name check reads those."""
+    word: the name check reads those. The index holds of each listing exactly its brand's and title's words."""
     catalog = _catalog(source)
     rng = random.Random(7)
     for category in range(len(catalog.categories)):
-        if len(catalog.category_rows[category]) == 0:
+        rows = catalog.category_rows[category].tolist()
+        if not rows:
             continue
         index = family.LISTINGS.of(catalog, category)
-        for row, words in list(index.words.items())[:50]:
-            needed = rng.sample(words, min(len(words), rng.randint(1, 5))) + (["nosuchword"] if rng.random() < 0.1
-                                                                               else [])
-            holding = index.holding(needed)
-            every = {other for other, have in index.words.items() if all(word in have for word in needed)}
+        words = {row: family._listing_words(catalog, row) for row in rows}
+        for word, i in index.word_ids.items():
+            held = index.rows[index.positions[index.starts[i]:index.starts[i + 1]]].tolist()
+            assert held == sorted(row for row in rows if word in words[row]), (source, word)
+        for row in rows[:50]:
+            needed = rng.sample(words[row], min(len(words[row]), rng.randint(1, 5))) + (
+                ["nosuchword"] if rng.random() < 0.1 else [])
+            holding = set(index.holding(needed).tolist())
+            every = {other for other in rows if all(word in words[other] for word in needed)}
             assert every <= holding and len(holding - every) <= 1, (source, row, needed)
+
+
+def test_the_word_index_cuts_words_as_the_name_check_reads_them(tmp_path) -> None:
+    """The index is cut in Arrow; titles with letters other than ASCII are cut by the name check's own words first
+    (Python's lower-casing makes "\u212a" a "k" and splits "\u0130" into "i" and a mark), so that every listing holds
+    the words its title shows the check, plurals dropped once ("Glasses": "glasse")."""
+    titles = ["Glasses Case \u0130STANBUL 2-Pack", "\u212aettle 1.5L Stainless Steel", "Caf\u00e9 Mugs, Set of 4",
+              "USB-C Cables (3 Pack)", "Bus Pass Holders", "  ", "Socks"]
+    source = tmp_path / "titles.jsonl"
+    source.write_text("".join(json.dumps({"id": f"P{i}", "title": title, "brand": brand, "category": "Home > Misc",
+                                          "price": 10 + i}) + "\n"
+                              for i, (title, brand) in enumerate(zip(titles, ["Acme", "\u00c9lan", "Acme", "Zed",
+                                                                             "Zed", "Zed", "ZED Co"]))))
+    catalog = load_catalog(str(source))
+    rows = catalog.category_rows[0].tolist()
+    index = family.LISTINGS.of(catalog, 0)
+    held: dict[int, set[str]] = {row: set() for row in rows}
+    for word, i in index.word_ids.items():
+        for row in index.rows[index.positions[index.starts[i]:index.starts[i + 1]]].tolist():
+            held[row].add(word)
+    assert held == {row: set(family._listing_words(catalog, row)) for row in rows}
+    assert {"i", "stanbul", "glasse", "kettle", "caf", "mug"} <= set(index.word_ids)

@@ -115,16 +115,17 @@ DECLARED: dict[str, Declaration] = {
                                        "row"),
     "cart_names_itself": Declaration("whether the name a shopper says for a product names only it (a CART target)",
                                      "spoken names, brands, titles, product types", "memo", "row"),
-    "cart_listings": Declaration(f"per product of a category of up to {CATEGORY_AT_ONCE:,}, the words of its brand "
-                                 "and title, and the products holding each word (what a CART name is checked "
-                                 "against)", "brand, titles, category_rows", "first use", "category"),
+    "cart_listings": Declaration("per category, the words of each product's brand and title and, per word, the "
+                                 "products holding it (what a CART name is checked against: the whole category)",
+                                 "brand, titles, category_rows", "first use", "category"),
     "cart_category_name_checks": Declaration(f"per product of a category of up to {CATEGORY_AT_ONCE:,}, "
                                              "cart_names_itself of every product of the category, worked out at once "
                                              "on the category's first use (a CART reset then looks its targets up)",
                                              "cart_listings, spoken names, product types", "first use", "category"),
-    "cart_name_checks": Declaration("per product, cart_names_itself worked out for every product by ``catalog build`` "
-                                    "(a bool array; where a category is large an episode would scan titles per name)",
-                                    "spoken names, brands, titles, product types", "directory"),
+    "cart_whole_category_name_checks": Declaration(
+        "per product, cart_names_itself worked out for every product by ``catalog build`` (a bool array; where a "
+        "category is large an episode would index its words on first use)",
+        "spoken names, brands, titles, product types", "directory"),
     "order_line_names": Declaration("how a customer names an ordered product (spoken name, or the title's first "
                                     "clause when the brand or model words lie past it), and the folded words of it "
                                     "its title shows", "spoken names, titles, brand", "memo", "row"),
@@ -165,6 +166,14 @@ DECLARED: dict[str, Declaration] = {
                                            "target there)", "category_types", "first use"),
     "bundle_cheap": Declaration("a category's cheapest main-type rows", "price_cents, category_types", "env",
                                 "category"),
+}
+
+
+#: Arrays that older ``catalog build`` runs stored in ``derived/`` and nothing reads any more, by name: why. A
+#: directory holding one opens as if it did not (what the array said is worked out on first use instead).
+SUPERSEDED: dict[str, str] = {
+    "cart_name_checks": "CART's name check of a category over 5,000 products read only the brand's other listings "
+                        "(now: cart_whole_category_name_checks, every listing of the category)",
 }
 
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ecomrlve.catalog.derived import DECLARED, DERIVED_FORMAT, Derived, derived
+from ecomrlve.catalog.derived import DECLARED, DERIVED_FORMAT, SUPERSEDED, Derived, derived
 from ecomrlve.catalog.loaders import brand_name
 from ecomrlve.catalog.product_type import (
     CATEGORY_TYPES,
@@ -222,9 +222,12 @@ def _write_arrays(catalog: Catalog, out: Path, progress: ProgressFactory, arrays
 
 
 def _read_arrays(directory: Path, names: Any, n: int) -> dict[str, np.ndarray]:
-    """The arrays :func:`_write_arrays` stored, memory-mapped (``names``: the manifest's list)."""
+    """The arrays :func:`_write_arrays` stored, memory-mapped (``names``: the manifest's list), less those
+    :data:`~ecomrlve.catalog.derived.SUPERSEDED`."""
     arrays = {}
     for name in names:
+        if name in SUPERSEDED:  # an older build's: worked out on first use instead
+            continue
         array = np.load(directory / f"{name}.npy", mmap_mode="r")
         if name not in DECLARED or array.shape != (n,):
             raise ValueError(f"derived array {name!r} of shape {array.shape}, expected {n} values of a declared kind")

@@ -118,7 +118,8 @@ def capabilities(catalog: Catalog) -> CatalogCapabilities:
 
 def stored_arrays(catalog: Catalog, progress: ProgressFactory) -> dict[str, np.ndarray]:
     """What ``catalog build`` stores in ``derived/`` for the environments, by declared name: CART's name check of
-    every product (in a category of more than 5,000 products an episode would scan titles for each name it draws)."""
+    every product (in a category of more than 5,000 products an episode would otherwise index the category's words
+    on its first use, ~0.1 s at 60,000 products)."""
     from ecomrlve.envs.cart.family import STORED_NAME_CHECKS, name_checks
 
     return {STORED_NAME_CHECKS.name: name_checks(catalog, progress("name checks", len(catalog)))}

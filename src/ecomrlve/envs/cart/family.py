@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.actions import AgentAction, ToolCall
-from ecomrlve.catalog.derived import Derived, derived, kept_per_category, worked_out_at_once
+from ecomrlve.catalog.derived import Derived, derived, kept_per_category
 from ecomrlve.catalog.product_type import category_types, product_type, same_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.difficulty import Difficulty
@@ -378,11 +378,8 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     brand and type without model words ("the TRAVO pan") name it only where no other product of the category has
     both.
 
-    ``listings``: the word index to read, the category's or, in a category too large to be worked out at once
-    (:func:`~ecomrlve.catalog.derived.worked_out_at_once`), that of the brand's listings in it, which the scan reads
-    (:func:`name_checks` builds each once); None: the category's index (built on its first use, tens of ms) or, in
-    a larger category, a scan of the brand's titles in Arrow per name, so that no first use of a category costs
-    seconds at 2M products."""
+    ``listings``: the category's word index (:func:`name_checks` builds each once); None: the one kept for the
+    category, built on its first use (~0.1 s at 60,000 products)."""
     name = spoken_name(catalog, row)
     if not name.unique:
         return False
@@ -391,58 +388,56 @@ def _names_itself(catalog: Catalog, row: int, listings: Listings | None = None) 
     if names.score(name.text.lower()) < NAMED:
         return False
     category = catalog.category.item(row)
-    rows = catalog.category_rows[category]
-
-    def others() -> np.ndarray:  # its brand's other listings (a mask over the category: read only where needed)
-        return rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]
-
     # brand and type alone ("the TRAVO pan") name it only if no other product of its category has both
     if not name.model:
+        rows = catalog.category_rows[category]
+        others = rows[(catalog.brand[rows] == catalog.brand[row]) & (rows != row)]  # its brand's other listings
         types = category_types(catalog, category)
         same = [code for code, type_name in enumerate(types.names) if type_name == noun]
-        if np.isin(types.codes[np.searchsorted(types.rows, others())], same).any():
+        if np.isin(types.codes[np.searchsorted(types.rows, others)], same).any():
             return False
-    # what an agent reads: the other listings' titles; one answers to the name when it holds the brand's and the
-    # type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk Lamp for Home Office -
-    # TRAVO Flex 8X Architect ..."). Each word is a substring of the lower-cased title, so in a large category a
-    # compiled substring scan of the brand's titles keeps the few worth reading.
+    # what an agent reads: every other listing of the category; one answers to the name when its brand and title
+    # hold the brand's and the type's words and the model words in a row ("TRAVO Flex 8X desk lamp" beside "Desk
+    # Lamp for Home Office - TRAVO Flex 8X Architect ...", or another brand's "[3 Pack] NEXUM Screen Protector
+    # Compatible with Zentari Prime 2S" beside "Zentari screen protector"). The category's word index names the few
+    # listings worth reading.
     model_words, needed = list(_name_words(name.model)), list(_name_words(f"{brand} {noun}"))
-    if listings is None and worked_out_at_once(len(rows)):  # the category's word index (built once)
+    if listings is None:
         listings = LISTINGS.of(catalog, category)
-    if listings is not None:  # the index names the listings worth reading
-        return not any(other != row and _fits(needed, model_words, listings.words[other])
-                       for other in listings.holding(needed + model_words))
-    column = catalog.titles.take(pa.array(others(), type=pa.int64()))
-    brand_words = set(_words(brand))
-    for word in dict.fromkeys(w for w in _words(noun) + model_words if w not in brand_words):
-        column = column.filter(pc.match_substring(column, word, ignore_case=True))
-    return not any(_fits(needed, model_words, _words(f"{brand} {title}")) for title in column.to_pylist())
+    return not any(other != row and _fits(needed, model_words, _listing_words(catalog, other))
+                   for other in listings.holding(needed + model_words).tolist())
 
 
 @dataclass(frozen=True)
 class Listings:
-    """The words of each listing of one category (its brand and title) and, per word, the listings holding it."""
+    """One category's listings (each product's brand and title words) as a word index: per word, the ascending
+    positions, among the category's ``rows``, of the listings holding it (``positions[starts[i]:starts[i + 1]]``
+    for the word ``i``). Arrays, not a set per word: a 60,000-product category takes ~5 MB and ~0.1 s to index."""
 
-    words: dict[int, list[str]]
-    rows_with: dict[str, frozenset[int]]
+    rows: np.ndarray
+    word_ids: dict[str, int]
+    starts: list[int]  # Python ints: a posting's length is read per word of every name checked
+    positions: np.ndarray
 
-    def holding(self, needed: list[str]) -> frozenset[int]:
-        """The listings whose words include every word of ``needed``, and perhaps one that does not (intersecting
-        stops at one listing left: the caller reads the few left's words anyway, and most names leave only their
-        own listing)."""
-        postings = [self.rows_with.get(word, _NO_ROWS) for word in needed]
-        if not postings:
-            return frozenset(self.words)
-        postings.sort(key=len)  # the rarest first (a word no listing has: none held)
-        held = postings[0]
-        for posting in postings[1:]:
+    def holding(self, needed: list[str]) -> np.ndarray:
+        """The rows of the listings whose words include every word of ``needed``, and perhaps one that does not
+        (intersecting stops at one listing left: the caller reads the few left's words anyway, and most names leave
+        only their own listing)."""
+        ids = [self.word_ids.get(word, -1) for word in needed]
+        if not ids:
+            return self.rows
+        if -1 in ids:  # a word no listing has: none holds them all
+            return self.rows[:0]
+        starts = self.starts
+        ids.sort(key=lambda i: starts[i + 1] - starts[i])  # the rarest first
+        held = self.positions[starts[ids[0]]:starts[ids[0] + 1]]
+        for i in ids[1:]:
             if len(held) <= 1:
                 break
-            held = held & posting
-        return held
-
-
-_NO_ROWS: frozenset[int] = frozenset()
+            posting = self.positions[starts[i]:starts[i + 1]]
+            found = posting.searchsorted(held)
+            held = held[posting[found.clip(max=len(posting) - 1)] == held]
+        return self.rows[held]
 
 
 def _listings(catalog: Catalog, category: int) -> Listings:
@@ -450,18 +445,38 @@ def _listings(catalog: Catalog, category: int) -> Listings:
 
 
 def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
+    """The word index of the listings ``rows`` (:func:`_listing_words` of each), tokenised in Arrow: the words of
+    ASCII text are cut there, those of other text by :func:`_words`' own pattern first (its lower-casing may make
+    ASCII letters of other ones)."""
     rows = np.asarray(rows, dtype=np.int64)
-    titles = catalog.titles.take(pa.array(rows)).to_pylist()  # at once: row by row costs more than the words
-    brands = [catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()]
-    words = {row: _words(f"{brand} {title}") for row, brand, title in zip(rows.tolist(), brands, titles)}
-    rows_with: dict[str, set[int]] = {}
-    for row, row_words in words.items():
-        for word in row_words:
-            rows_with.setdefault(word, set()).add(row)
-    return Listings(words, {word: frozenset(rows) for word, rows in rows_with.items()})
+    brands = pa.array([catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()], pa.string())
+    texts = pc.binary_join_element_wise(brands, catalog.titles.take(pa.array(rows)), " ")
+    ascii_text = np.asarray(pc.string_is_ascii(texts).fill_null(True), dtype=bool)
+    if not ascii_text.all():
+        texts = pa.array([text if plain else " ".join(_WORD.findall(text.lower()))
+                          for text, plain in zip(texts.to_pylist(), ascii_text.tolist())], pa.string())
+    split = pc.split_pattern_regex(pc.ascii_lower(texts), r"[^a-z0-9]+")
+    words, owners = pc.list_flatten(split), np.asarray(pc.list_parent_indices(split))
+    kept = np.asarray(pc.greater(pc.binary_length(words), 0))
+    words, owners = words.filter(pa.array(kept)), owners[kept]
+    plural = pc.and_(pc.greater(pc.binary_length(words), 3), pc.ends_with(words, "s"))
+    words = pc.if_else(plural, pc.utf8_slice_codeunits(words, 0, -1), words)  # _words: a plural "s" dropped
+    encoded = pc.dictionary_encode(words)
+    vocabulary = encoded.dictionary.to_pylist()
+    width = max(len(rows), 1)
+    keys = np.sort(np.asarray(encoded.indices, dtype=np.int64) * width + owners)  # by word, then row
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]  # a word once per listing (np.unique hashes: slower)
+    counts = np.bincount(keys // width, minlength=len(vocabulary))
+    return Listings(rows, dict(zip(vocabulary, range(len(vocabulary)))), [0, *np.cumsum(counts).tolist()],
+                    (keys % width).astype(np.int32))
 
 
 LISTINGS = derived("cart_listings", _listings)
+
+
+def _listing_words(catalog: Catalog, row: int) -> list[str]:
+    """What a listing shows of a name, as words: its brand and title (what the word index holds of it)."""
+    return _words(f"{catalog.brand_of(row)} {catalog.title(row)}")
 
 
 def _words(text: str) -> list[str]:
@@ -490,8 +505,8 @@ NAMES_ITSELF: Derived[dict[int, bool]] = derived("cart_names_itself", lambda cat
 
 
 def _checks_against(catalog: Catalog, rows: np.ndarray, listings: Listings) -> dict[int, bool]:
-    """:func:`_names_itself` of each of ``rows``, in order, read against one word index (a category's, or one
-    brand's listings in a larger category): what a category's first use and ``catalog build`` work out."""
+    """:func:`_names_itself` of each of ``rows``, in order, read against their category's word index: what a
+    category's first use and ``catalog build`` work out."""
     return {row: _names_itself(catalog, row, listings) for row in rows.tolist()}
 
 
@@ -503,21 +518,18 @@ def _category_name_checks(catalog: Catalog, category: int) -> dict[int, bool]:
 
 
 CATEGORY_NAME_CHECKS: Derived[dict[int, bool]] = derived("cart_category_name_checks", _category_name_checks)
-#: :func:`name_checks` as a catalog directory stores it (None: not stored, worked out per product)
-STORED_NAME_CHECKS: Derived[np.ndarray | None] = derived("cart_name_checks", lambda catalog: None)
+#: :func:`name_checks` as a catalog directory stores it (None: not stored, worked out on first use)
+STORED_NAME_CHECKS: Derived[np.ndarray | None] = derived("cart_whole_category_name_checks", lambda catalog: None)
 
 
 def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: None) -> np.ndarray:
-    """:func:`names_itself` of every product, for ``catalog build`` to store (``derived/``): in a category too large
-    to be worked out at once, where an episode scans the brand's titles in Arrow per name (tens of ms at 2M
-    products), each brand's listings are indexed word by word once instead. ``progress``: products done."""
+    """:func:`names_itself` of every product, for ``catalog build`` to store (``derived/``), each category's word
+    index built once and dropped after it (a 2M catalog's indexes together take hundreds of MB), so that no first
+    use of a large category costs an episode its index. ``progress``: products done."""
     checks = np.zeros(len(catalog), dtype=bool)
-    brand = np.asarray(catalog.brand)
     for rows in catalog.category_rows:
         rows = np.asarray(rows)
-        at_once = worked_out_at_once(len(rows))
-        for group in [rows] if at_once else [rows[brand[rows] == b] for b in np.unique(brand[rows])]:
-            checks[group] = list(_checks_against(catalog, group, _listings_of(catalog, group)).values())
+        checks[rows] = list(_checks_against(catalog, rows, _listings_of(catalog, rows)).values())
         progress(len(rows))
     return checks
 
