@@ -49,7 +49,6 @@ from typing import Any, Generic, Protocol, TypeVar
 DERIVED_FORMAT = 1
 
 T = TypeVar("T")
-_MISSING = object()
 #: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
 #: kind starts over, so that what a 2M-product catalog keeps stays bounded.
 KEPT_PRODUCTS = 1 << 16
@@ -222,9 +221,10 @@ class Derived(Generic[T]):
 
     def of(self, catalog: HasDerived, key: Hashable = None) -> T:
         """The value for ``catalog`` (and ``key``), built on first read, once."""
-        found = catalog.derived._values.get((self.name, key), _MISSING)  # built: no lock, no closure
-        if found is not _MISSING:
-            return found
+        try:
+            return catalog.derived._values[(self.name, key)]  # built: no lock, no closure (a lookup per card line)
+        except KeyError:
+            pass
         if key is None:
             value: T = catalog.derived.get(self.name, None, lambda: self.build(catalog))
         else:

@@ -233,33 +233,35 @@ class World:
         return rng.choice(ids) if ids else None
 
     def _variant_draw(self, row: int) -> _VariantDraw:
-        """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
-        return self._variant_draws_of((row,))[0]
+        """The product's variant ids and values (see :meth:`variants`), drawn on first use (every order line
+        of an account episode draws one: no batch machinery for one row)."""
+        found = self._variant_draws.get(row)
+        if found is None:
+            found = self._variant_draws[row] = self._new_draw(row, *self._variant_columns().values_of(row))
+        return found
 
     def _variant_draws_of(self, rows: Sequence[int]) -> list[_VariantDraw]:
-        """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call,
-        and their ids made in one call (one BLAKE2b digest per product, a variant id per word)."""
+        """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call."""
         draws = self._variant_draws
         new = [row for row in dict.fromkeys(rows) if row not in draws]
         if new:
-            if self._offered is None:  # the catalog's variant columns, read once per episode
-                self._offered = variant_columns(self.catalog)
-            offered = self._offered.values_each(new)
-            words: list[int] = []
-            for row, (_, values) in zip(new, offered):
-                if values:
-                    digest = self._variants_hash.copy()
-                    digest.update(b"%d" % row)
-                    words.extend(_DIGEST_WORDS(digest.digest()))
-            ids = crockford_each("V", words, VARIANT_ID_DIGITS)
-            start = 0
-            for row, (attribute, values) in zip(new, offered):
-                if values:
-                    draws[row] = (attribute, ids[start: start + VARIANTS_PER_PRODUCT], values)
-                    start += VARIANTS_PER_PRODUCT
-                else:
-                    draws[row] = _NO_VARIANTS
+            for row, (attribute, values) in zip(new, self._variant_columns().values_each(new)):
+                draws[row] = self._new_draw(row, attribute, values)
         return [draws[row] for row in rows]
+
+    def _variant_columns(self) -> VariantColumns:
+        if self._offered is None:  # the catalog's variant columns, read once per episode
+            self._offered = variant_columns(self.catalog)
+        return self._offered
+
+    def _new_draw(self, row: int, attribute: str, values: tuple[str, ...]) -> _VariantDraw:
+        """A product's draw from its variant ``attribute`` and ``values``: the ids from one BLAKE2b digest of the
+        episode key and the row, a variant id per 64-bit word."""
+        if not values:
+            return _NO_VARIANTS
+        digest = self._variants_hash.copy()
+        digest.update(b"%d" % row)
+        return attribute, crockford_each("V", _DIGEST_WORDS(digest.digest()), VARIANT_ID_DIGITS), values
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line

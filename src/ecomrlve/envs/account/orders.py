@@ -22,7 +22,7 @@ import datetime as dt
 import functools
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,7 +101,14 @@ def orders_in_play(world: World) -> InPlay:
 def noun_key(world: World, row: int) -> str:
     """What a product is called in conversation, folded (:func:`~ecomrlve.catalog.product_type.fold`):
     products with equal keys are told apart only by more than their type."""
-    return fold(product_type(world.catalog, row))
+    return _folded_type(product_type(world.catalog, row))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded_type(noun: str) -> str:
+    """:func:`~ecomrlve.catalog.product_type.fold` of a product type: a catalog has a few hundred, and a high-d
+    reset compares the types of most of the customer's ordered products."""
+    return fold(noun)
 
 
 def same_noun(world: World, row: int, other: int) -> bool:
@@ -292,10 +299,22 @@ _NAMED_CATEGORY = 5_000
 
 
 def _kept_line_name(catalog: Catalog, row: int) -> LineName:
-    category = catalog.category.item(row)
-    if len(catalog.category_rows[category]) <= _NAMED_CATEGORY:
-        return CATEGORY_LINE_NAMES.of(catalog, category)[row]
-    return kept_per_product(catalog, LINE_NAMES, row, _line_name)
+    return _kept_line_names(catalog, (row,))[0]
+
+
+def _kept_line_names(catalog: Catalog, rows: Iterable[int]) -> list[LineName]:
+    """:class:`LineName` of each of ``rows``: looked up in its category's names, or kept per product in a large
+    category. The catalog's lookups are made once for all the rows (:func:`name_fits_another` reads every line of
+    the customer's orders, where a lookup cost more than the check)."""
+    category_of, category_rows, category_names = catalog.category, catalog.category_rows, CATEGORY_LINE_NAMES.of
+    found = []
+    for row in rows:
+        category = category_of.item(row)
+        if len(category_rows[category]) <= _NAMED_CATEGORY:
+            found.append(category_names(catalog, category)[row])
+        else:
+            found.append(kept_per_product(catalog, LINE_NAMES, row, _line_name))
+    return found
 
 
 def _line_name(catalog: Catalog, row: int) -> LineName:
@@ -350,17 +369,15 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     # a folded word less its last letter lies in the lower-cased title it came from ("battery" in "batteries"):
     # a title lacking one such stem cannot hold the words, so most titles are never folded
     stems = [word[:-1] for word in words]
-    for order in world.account.orders:
-        for line in order.lines:
-            if line.row != row:
-                other = _kept_line_name(catalog, line.row).title_words
-                if other is not None:  # its title's words, folded once for its category
-                    if words <= other:
-                        return True
-                    continue
-                title = catalog.title(line.row).lower()
-                if all(stem in title for stem in stems) and words <= set(fold(title).split()):
-                    return True
+    others = [line.row for order in world.account.orders for line in order.lines if line.row != row]
+    for other, other_name in zip(others, _kept_line_names(catalog, others)):
+        if other_name.title_words is not None:  # its title's words, folded once for its category
+            if words <= other_name.title_words:
+                return True
+            continue
+        title = catalog.title(other).lower()
+        if all(stem in title for stem in stems) and words <= set(fold(title).split()):
+            return True
     return False
 
 
