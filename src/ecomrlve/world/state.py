@@ -241,8 +241,7 @@ class World:
         return crockford("V", word, VARIANT_ID_DIGITS)
 
     def _variant_draw(self, row: int) -> _VariantDraw:
-        """The product's variant ids and values (see :meth:`variants`), drawn on first use (every order line
-        of an account episode draws one: no batch machinery for one row)."""
+        """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
         found = self._variant_draws.get(row)
         if found is None:
             found = self._variant_draws[row] = self._new_draw(row, *self._variant_columns().values_of(row))
