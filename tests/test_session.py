@@ -317,7 +317,7 @@ def test_answer_tool_hands_over_what_its_handler_builds() -> None:
     answer = tools["answer"]
     arguments = answer.validate({"product_ids": ["P1", "P2"]})
     submitted: list[Any] = []
-    ctx = ToolContext(world=None, search=None, difficulty=None, search_rng=None,  # type: ignore[arg-type]
+    ctx = ToolContext(world=None, search=None, difficulty=None, search_stream=None,  # type: ignore[arg-type]
                       ask_user=lambda question: "", submit_answer=submitted.append)
     assert answer.run(ctx, arguments) == {"status": "submitted"}
     assert type(submitted[0]) is type(arguments) and submitted[0] == arguments

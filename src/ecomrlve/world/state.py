@@ -18,8 +18,8 @@ import numpy as np
 
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.catalog.variants import NO_VARIANTS, VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
-from ecomrlve.rng import KeyedIds, crockford, crockford_each
+from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
+from ecomrlve.rng import KeyedIds, crockford_each
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
@@ -228,17 +228,9 @@ class World:
 
     def chosen_variant_id(self, row: int, rng: random.Random) -> str | None:
         """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none):
-        the variant of an order line. Where the product's variants were not drawn yet, only the chosen one's id is
-        made (every order line of an account episode picks one; few are ever shown): the same draw from ``rng``
-        (a choice among as many), the same id (its word of the product's digest)."""
-        found = self._variant_draws.get(row)
-        if found is not None:
-            ids = found[1]
-            return rng.choice(ids) if ids else None
-        if self._variant_columns().attribute.item(row) == NO_VARIANTS:
-            return None
-        word = self._variant_words(row)[rng.choice(range(VARIANTS_PER_PRODUCT))]
-        return crockford("V", word, VARIANT_ID_DIGITS)
+        the variant of an order line."""
+        ids = self._variant_draw(row)[1]
+        return rng.choice(ids) if ids else None
 
     def _variant_draw(self, row: int) -> _VariantDraw:
         """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
@@ -266,13 +258,9 @@ class World:
         episode key and the row, a variant id per 64-bit word."""
         if not values:
             return _NO_VARIANTS
-        return attribute, crockford_each("V", self._variant_words(row), VARIANT_ID_DIGITS), values
-
-    def _variant_words(self, row: int) -> tuple[int, ...]:
-        """The product's variants digest (of the episode key and the row) as 64-bit words, one per variant id."""
         digest = self._variants_hash.copy()
         digest.update(b"%d" % row)
-        return _DIGEST_WORDS(digest.digest())
+        return attribute, crockford_each("V", _DIGEST_WORDS(digest.digest()), VARIANT_ID_DIGITS), values
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line
