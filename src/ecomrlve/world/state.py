@@ -240,12 +240,24 @@ class World:
         return found
 
     def _variant_draws_of(self, rows: Sequence[int]) -> list[_VariantDraw]:
-        """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call."""
+        """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call,
+        and their ids made in one call (a page of product cards: a few calls into other files, not a few per card)."""
         draws = self._variant_draws
         new = [row for row in dict.fromkeys(rows) if row not in draws]
         if new:
-            for row, (attribute, values) in zip(new, self._variant_columns().values_each(new)):
-                draws[row] = self._new_draw(row, attribute, values)
+            offered = self._variant_columns().values_each(new)
+            words: list[int] = []
+            for row, (_, values) in zip(new, offered):
+                if values:
+                    words.extend(self._variant_words(row))
+            ids = crockford_each("V", words, VARIANT_ID_DIGITS)
+            start = 0
+            for row, (attribute, values) in zip(new, offered):
+                if values:
+                    draws[row] = (attribute, ids[start: start + VARIANTS_PER_PRODUCT], values)
+                    start += VARIANTS_PER_PRODUCT
+                else:
+                    draws[row] = _NO_VARIANTS
         return [draws[row] for row in rows]
 
     def _variant_columns(self) -> VariantColumns:
@@ -254,13 +266,17 @@ class World:
         return self._offered
 
     def _new_draw(self, row: int, attribute: str, values: tuple[str, ...]) -> _VariantDraw:
-        """A product's draw from its variant ``attribute`` and ``values``: the ids from one BLAKE2b digest of the
-        episode key and the row, a variant id per 64-bit word."""
+        """One product's draw from its variant ``attribute`` and ``values`` (:meth:`_variant_draws_of` of one row,
+        without the batch's lists)."""
         if not values:
             return _NO_VARIANTS
+        return attribute, crockford_each("V", self._variant_words(row), VARIANT_ID_DIGITS), values
+
+    def _variant_words(self, row: int) -> tuple[int, ...]:
+        """The product's variants digest (of the episode key and the row) as 64-bit words, one per variant id."""
         digest = self._variants_hash.copy()
         digest.update(b"%d" % row)
-        return attribute, crockford_each("V", _DIGEST_WORDS(digest.digest()), VARIANT_ID_DIGITS), values
+        return _DIGEST_WORDS(digest.digest())
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line
