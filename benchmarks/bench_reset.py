@@ -7,11 +7,12 @@ has them); the parent then hands every worker the same small batches in turn (``
 one episode), so that whatever else the machine is doing falls on all trees alike. Timed per reset
 and per ``env.step`` (the agent's own ``act`` is not), on the worker thread's CPU time (``--clock
 wall`` for ``time.perf_counter``): d 0..15 x ``--seeds`` seeds of resets, then ``--episodes`` episodes
-of ``--agent`` (heuristic: every tree has one) over d 0..15. Prints a markdown table (the median
+of ``--agent`` (heuristic: every tree has one) over d 0..15 (``--difficulties``: those only). Prints a markdown table (the median
 round's p50 per tree, and each later tree's change from the first); ``--json`` also writes every round's::
 
     python benchmarks/bench_reset.py /work/wt/c02 /work/wt/main /work/wt/resetperf --rounds 3
     python benchmarks/bench_reset.py BEFORE AFTER --envs CART,RETURN --seeds 40
+    python benchmarks/bench_reset.py BEFORE AFTER --envs STATUS --difficulties 0,6,12 --per-difficulty --rounds 5
 
 ``--rounds`` repeats the whole comparison with fresh workers (a p50 per round and tree; the table shows
 the median round). Set ``ECOMRLVE_SECRET`` (the workers inherit it) so that every tree plays the same episodes.
@@ -98,15 +99,18 @@ def one_round(trees: list[str], args: argparse.Namespace) -> list[dict[str, dict
         samples: list[dict[str, dict[str, list[float]]]] = [{} for _ in trees]
         for env_id in args.envs.split(","):
             jobs = [f"reset {env_id} {d} " + " ".join(str(s) for s in range(start, min(start + args.batch, args.seeds)))
-                    for start in range(0, args.seeds, args.batch) for d in range(16)]
-            jobs += [f"episode {env_id} {e % 16} {2 * 10**6 + e}" for e in range(args.episodes)]
+                    for start in range(0, args.seeds, args.batch) for d in args.difficulties]
+            jobs += [f"episode {env_id} {args.difficulties[e % len(args.difficulties)]} {2 * 10**6 + e}"
+                     for e in range(args.episodes)]
             for i, job in enumerate(jobs):
                 order = list(range(len(trees)))
                 if i % 2:
                     order.reverse()  # neither tree always goes first
+                kind, _, d = job.split()[:3]
+                label = f"{env_id} d{d}" if args.per_difficulty else env_id
                 for k in order:
-                    kind = "reset" if job.startswith("reset") else "step"
-                    samples[k].setdefault(env_id, {"reset": [], "step": []})[kind] += workers[k].ask(job)
+                    samples[k].setdefault(label, {"reset": [], "step": []})["reset" if kind == "reset" else "step"] += (
+                        workers[k].ask(job))
         return [{env_id: {"reset_p50_ms": statistics.median(s["reset"]) * 1e3,
                           "step_p50_ms": statistics.median(s["step"]) * 1e3 if s["step"] else float("nan"),
                           "resets": len(s["reset"]), "steps": len(s["step"])}
@@ -134,11 +138,23 @@ def table(trees: list[str], rounds: list[list[dict[str, dict[str, float]]]]) -> 
     return "\n".join(rows)
 
 
+def difficulties(text: str) -> list[int]:
+    """``0,6,12`` or ``0-15`` (or both, comma-separated) as a list of difficulties."""
+    found: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        found += range(int(low), int(high or low) + 1)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("trees", nargs="*", help="source trees (each with src/ecomrlve), the baseline first")
     parser.add_argument("--envs", default=ENVS)
     parser.add_argument("--warmup", type=int, default=200, help="untimed resets per environment first")
+    parser.add_argument("--difficulties", type=difficulties, default=list(range(16)),
+                        help="the difficulties timed, e.g. 0,6,12 or 0-15 (default)")
+    parser.add_argument("--per-difficulty", action="store_true", help="a table row per environment and difficulty")
     parser.add_argument("--seeds", type=int, default=25, help="timed resets per difficulty")
     parser.add_argument("--batch", type=int, default=5, help="resets handed to one tree at a time")
     parser.add_argument("--episodes", type=int, default=32, help="episodes whose steps are timed")

@@ -62,6 +62,21 @@ def test_synthetic_ids_are_found_exactly_as_before(parts):
     assert SYNTHETIC.ids_in_text(text) == old
 
 
+@settings(max_examples=100, deadline=None)
+@given(scheme=st.sampled_from(["synthetic", *sorted(SCHEMES)]), picks=st.lists(st.integers(0, 10**6), max_size=10),
+       misses=st.lists(st.text(alphabet="PB0-9AZ", min_size=1, max_size=12), max_size=6))
+def test_ids_are_looked_up_alike_one_at_a_time_and_at_once(scheme, picks, misses):
+    """A few ids are looked up one at a time, more at once: either way each id the catalog has, and its row."""
+    catalog = SYNTHETIC if scheme == "synthetic" else SCHEMES[scheme]
+    rows_by_id = {catalog.product_id(row): row for row in range(len(catalog))}
+    ids = list(dict.fromkeys([catalog.product_id(pick % len(catalog)) for pick in picks] + misses))
+    expected = {i: rows_by_id[i] for i in ids if i in rows_by_id}
+    lengths = catalog._id_tokens[1]  # what ids_in_text looks up: tokens of an id's length
+    assert catalog._rows_of_ids([i for i in ids if len(i) in lengths]) == {i: r for i, r in expected.items()
+                                                                          if len(i) in lengths}
+    assert [catalog.index_of(i) for i in ids] == [rows_by_id.get(i) for i in ids]
+
+
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_each_scheme_is_found_whole_and_only_whole(scheme):
     catalog = SCHEMES[scheme]

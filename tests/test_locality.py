@@ -10,6 +10,7 @@ references to the items in play: a few, however many products or items there are
 from __future__ import annotations
 
 import datetime as dt
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,13 +57,16 @@ def test_a_category_s_names_and_listing_words_take_a_few_file_switches_whatever_
     names = _file_switches(lambda: _spoken_names(catalog, category))
     listings = _file_switches(lambda: _listings(catalog, category))
     assert names <= FEW and listings <= FEW, (names, listings)
-    assert len(_spoken_names(catalog, category)) == len(_listings(catalog, category).words) == len(
+    assert len(_spoken_names(catalog, category)) == len(_listings(catalog, category).rows) == len(
         catalog.category_rows[category])
 
 
 def test_crockford_each_is_crockford_of_each_value_in_order() -> None:
-    values = [0, 1, 31, 32, 32767, 2**63 + 12345, 2**64 - 1]
-    assert crockford_each("V", values, 7) == tuple(crockford("V", value, 7) for value in values)
+    values = [0, 1, 31, 32, 32767, 32768, 2**30 - 1, 2**30, 2**35 - 1, 2**63 + 12345, 2**64 - 1]
+    values += [random.Random(n).getrandbits(64) for n in range(200)]
+    for length in range(0, 13):  # 7 (variant ids) is spelled out without the loop; the others loop
+        assert crockford_each("V", values, length) == tuple(crockford("V", value, length) for value in values)
+        assert all(len(text) == 1 + length for text in crockford_each("V", values, length))
     assert crockford_each("V", [], 7) == ()
 
 

@@ -16,7 +16,7 @@ import pytest
 import ecomrlve.catalog.derived as derived_data
 from ecomrlve.catalog import load_catalog
 from ecomrlve.catalog.derived import kept_per_category
-from ecomrlve.catalog.product_type import fold, spoken_name
+from ecomrlve.catalog.product_type import fold, product_type, spoken_name
 from ecomrlve.catalog.schema import Catalog, short_title
 from ecomrlve.catalog.synthetic import generate_synthetic_catalog
 from ecomrlve.envs.account import orders
@@ -162,3 +162,33 @@ def test_the_word_index_cuts_words_as_the_name_check_reads_them(tmp_path) -> Non
             held[row].add(word)
     assert held == {row: set(family._listing_words(catalog, row)) for row in rows}
     assert {"i", "stanbul", "glasse", "kettle", "caf", "mug"} <= set(index.word_ids)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_name_fits_another_is_the_plain_check_over_the_ordered_lines(monkeypatch, large: bool) -> None:
+    """:func:`orders.name_fits_another` (the other lines' names looked up in one pass) says what the definition
+    says: the folded words of the name that the product's own title holds are all in another ordered product's
+    title; with its category's names worked out at once, or (a large category) product by product."""
+    if large:
+        monkeypatch.setattr(derived_data, "CATEGORY_AT_ONCE", 20)
+    from ecomrlve.episode import EcomEnv
+
+    catalog = generate_synthetic_catalog(3000)
+    env = EcomEnv(["RETURN", "STATUS"], catalog=catalog, secret="fits-another")
+    checked = fits = 0
+    for n in range(40):
+        env.reset(env_id=["RETURN", "STATUS"][n % 2], difficulty=8 + n % 8, seed=n)
+        world = env.audit().world
+        lines = [line for order in world.account.orders for line in order.lines]
+        for line in lines:
+            names = (orders.line_name(world, line.row), spoken_name(catalog, line.row).text,
+                     product_type(catalog, line.row))  # its type alone: a name that often fits another line
+            for name in names:
+                words = set(fold(name).split()) & set(fold(catalog.title(line.row)).split())
+                plain = any(other.row != line.row and words <= set(fold(catalog.title(other.row)).split())
+                            for other in lines)
+                assert orders.name_fits_another(world, line.row, name) == plain, (n, line.row, name)
+                checked, fits = checked + 1, fits + plain
+    assert checked > 500 and fits > 0  # both answers were checked
+    assert orders._kept_line_names(catalog, [line.row for line in lines]) == [
+        orders._kept_line_name(catalog, line.row) for line in lines]

@@ -58,7 +58,7 @@ def test_every_result_meets_every_filter_and_the_sort_is_exact(catalog, search, 
     for row in rng.sample(range(len(catalog)), 40):  # some stock-outs, as episodes make
         world.sell_out(row)
     difficulty = Difficulty.at(d)
-    ctx = ToolContext(world=world, search=search, difficulty=difficulty, search_rng=random.Random(d),
+    ctx = ToolContext(world=world, search=search, difficulty=difficulty, search_stream=lambda: random.Random(d),
                       ask_user=lambda _: "", submit_answer=lambda _: None)
     distractor_slots = 0
     for _ in range(60):

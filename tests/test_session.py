@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 import weakref
 from typing import Any
 
@@ -317,7 +318,7 @@ def test_answer_tool_hands_over_what_its_handler_builds() -> None:
     answer = tools["answer"]
     arguments = answer.validate({"product_ids": ["P1", "P2"]})
     submitted: list[Any] = []
-    ctx = ToolContext(world=None, search=None, difficulty=None, search_rng=None,  # type: ignore[arg-type]
+    ctx = ToolContext(world=None, search=None, difficulty=None, search_stream=None,  # type: ignore[arg-type]
                       ask_user=lambda question: "", submit_answer=submitted.append)
     assert answer.run(ctx, arguments) == {"status": "submitted"}
     assert type(submitted[0]) is type(arguments) and submitted[0] == arguments
@@ -332,3 +333,28 @@ def test_first_observation_is_a_copy_of_the_transcript(c8) -> None:
     observation.messages[0]["content"] = "changed by the caller"
     observation.messages.append({"role": "user", "content": "added by the caller"})
     assert c8.session.public_state().messages == opening
+
+
+def test_the_search_stream_is_made_on_first_use_only(monkeypatch) -> None:
+    """A reset does not seed the search tools' random stream (STATUS never searches); the first search makes it
+    once, and it is the episode's named "search" stream."""
+    import ecomrlve.session as session_module
+    from ecomrlve.rng import derive_rng
+
+    made: list[tuple[object, ...]] = []
+
+    def counting(*parts: object) -> random.Random:
+        made.append(parts)
+        return derive_rng(*parts)
+
+    monkeypatch.setattr(session_module, "derive_rng", counting)
+    env = EcomEnv(["STATUS", "PD"], secret="lazy-search")
+    env.reset(env_id="STATUS", difficulty=3, seed=1)
+    assert not any(parts[-1] == "search" for parts in made)
+    env.reset(env_id="PD", difficulty=3, seed=1)
+    ctx = env.session._ctx
+    assert not any(parts[-1] == "search" for parts in made)
+    first = ctx.search_rng
+    assert ctx.search_rng is first and [parts for parts in made if parts[-1] == "search"] == [
+        ("PD", 3, 1, "lazy-search", "search")]
+    assert first.getstate() == derive_rng("PD", 3, 1, "lazy-search", "search").getstate()

@@ -16,6 +16,7 @@ for oracles, evaluation code and tests.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import marshal
@@ -297,8 +298,8 @@ class EpisodeSession:
         today = _EPOCH + dt.timedelta(days=derive_rng(*key, "clock").randrange(730))
         self._world = World(catalog, key, today, denied_categories=denied_categories)
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
-                                search_rng=derive_rng(*key, "search"), ask_user=_weak_method(self._ask_user),
-                                submit_answer=_weak_method(self._submit_answer),
+                                search_stream=functools.partial(derive_rng, *key, "search"),
+                                ask_user=_weak_method(self._ask_user), submit_answer=_weak_method(self._submit_answer),
                                 hidden_card_fields=family.unused_card_fields)
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins

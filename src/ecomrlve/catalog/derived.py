@@ -52,7 +52,6 @@ from typing import Any, Generic, Protocol, TypeVar
 DERIVED_FORMAT = 1
 
 T = TypeVar("T")
-_MISSING = object()
 #: Products whose derived values a catalog keeps per kind (:func:`kept_per_product`); beyond it the
 #: kind starts over, so that what a 2M-product catalog keeps stays bounded.
 KEPT_PRODUCTS = 1 << 16
@@ -239,9 +238,10 @@ class Derived(Generic[T]):
 
     def of(self, catalog: HasDerived, key: Hashable = None) -> T:
         """The value for ``catalog`` (and ``key``), built on first read, once."""
-        found = catalog.derived._values.get((self.name, key), _MISSING)  # built: no lock, no closure
-        if found is not _MISSING:
-            return found
+        try:
+            return catalog.derived._values[(self.name, key)]  # built: no lock, no closure (a lookup per card line)
+        except KeyError:
+            pass
         if key is None:
             value: T = catalog.derived.get(self.name, None, lambda: self.build(catalog))
         else:
@@ -310,6 +310,18 @@ def kept_per_category(catalog: _Categorised, row: int, category_kind: Derived[di
     if worked_out_at_once(len(catalog.category_rows[category])):
         return category_kind.of(catalog, category)[row]
     return kept_per_product(catalog, product_kind, row, read)
+
+
+def kept_per_category_each(catalog: _Categorised, rows: Sequence[int], category_kind: Derived[dict[int, T]],
+                           product_kind: Derived[dict[int, T]], read: Callable[[_Categorised, int], T]) -> list[T]:
+    """:func:`kept_per_category` of each of ``rows``, in order, the catalog's columns looked up once for them all."""
+    category_of, category_rows, of_category = catalog.category, catalog.category_rows, category_kind.of
+    found = []
+    for row in rows:
+        category = category_of.item(row)
+        found.append(of_category(catalog, category)[row] if worked_out_at_once(len(category_rows[category]))
+                     else kept_per_product(catalog, product_kind, row, read))
+    return found
 
 
 def kept_per_products(catalog: _Catalog, kind: Derived[dict[int, T]], rows: Sequence[int],

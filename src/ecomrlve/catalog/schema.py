@@ -30,6 +30,8 @@ _ID_CUE = re.compile(r"(?:#|\b(?:ids?|products?|items?|skus?|asins?|no\.?|number
                      re.IGNORECASE)
 _LIST_GAP = re.compile(r"[\s\"']*(?:,|/|&|\band\b|\bor\b)[\s\"',]*(?:and\b|or\b)?[\s\"'#]*", re.IGNORECASE)
 _SENTENCE_PUNCTUATION = ".,;:!?-/'\"()[]"
+#: Up to this many ids are looked up one at a time (:meth:`Catalog.index_of`), more in one vectorised call.
+_FEW_IDS = 4
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,9 @@ class Catalog(_WeaklyReferenced):
         if not key or len(key) > self.ids.dtype.itemsize:
             return None
         sorted_ids = self._sorted_ids
-        pos = int(np.searchsorted(sorted_ids, key))
-        if pos < len(self) and sorted_ids[pos] == key:
-            return int(self._id_order[pos])
+        pos = sorted_ids.searchsorted(key)  # the methods: no numpy dispatch wrapper (a lookup per id a message names)
+        if pos < len(sorted_ids) and sorted_ids.item(pos) == key:
+            return self._id_order.item(pos)
         return None
 
     def product_id(self, row: int) -> str:
@@ -258,7 +260,11 @@ class Catalog(_WeaklyReferenced):
         return rows
 
     def _rows_of_ids(self, product_ids: list[str]) -> dict[str, int]:
-        """Rows of those of ``product_ids`` the catalog has: one vectorised O(k log n) lookup."""
+        """Rows of those of ``product_ids`` (ASCII, printable, of an id's length) the catalog has: one vectorised
+        O(k log n) lookup, or :meth:`index_of` each where there are a few (a message naming an order id: the
+        vectorised lookup's fixed cost is that of several)."""
+        if len(product_ids) <= _FEW_IDS:
+            return {p: row for p in product_ids if (row := self.index_of(p)) is not None}
         sorted_ids = self._sorted_ids
         keys = np.array([p.encode("ascii") for p in product_ids], dtype=sorted_ids.dtype)
         positions = np.minimum(np.searchsorted(sorted_ids, keys), len(self) - 1)

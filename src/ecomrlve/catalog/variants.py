@@ -63,19 +63,19 @@ class VariantColumns:
         mask &= offered
         return mask
 
+    def values_of(self, row: int) -> tuple[str, tuple[str, ...]]:
+        """``(attribute, values)`` of the product's variants, values ascending by code; ``("", ())`` if none
+        (:func:`variant_values`)."""
+        index = self.attribute.item(row)
+        if index == NO_VARIANTS:
+            return "", ()
+        attribute = VARIANT_ATTRIBUTES[index]
+        vocab = CATEGORICAL_ATTRIBUTES[attribute]
+        return attribute, tuple([vocab[column.item(row)] for column in self.codes])
+
     def values_each(self, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
-        """Per row, ``(attribute, values)`` of the product's variants, values ascending by code; ``("", ())`` if
-        none (:func:`variant_values`)."""
-        found: list[tuple[str, tuple[str, ...]]] = []
-        for row in rows:
-            index = int(self.attribute[row])
-            if index == NO_VARIANTS:
-                found.append(("", ()))
-            else:
-                attribute = VARIANT_ATTRIBUTES[index]
-                vocab = CATEGORICAL_ATTRIBUTES[attribute]
-                found.append((attribute, tuple([vocab[column.item(row)] for column in self.codes])))
-        return found
+        """:meth:`values_of` of each of ``rows``."""
+        return [self.values_of(row) for row in rows]
 
     def varies(self, attribute: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Per product (of ``rows``): whether its variants vary ``attribute``."""
@@ -146,7 +146,7 @@ def variant_attributes(catalog: Catalog, rows: Iterable[int]) -> list[str | None
 
 def variant_values(catalog: Catalog, row: int) -> tuple[str, tuple[str, ...]]:
     """``(attribute, values)`` of a product's variants, values ascending by code; ``("", ())`` if none."""
-    return variant_columns(catalog).values_each((row,))[0]
+    return variant_columns(catalog).values_of(row)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

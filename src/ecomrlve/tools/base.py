@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -51,10 +51,17 @@ class ToolContext:
     world: World
     search: SearchEngine
     difficulty: Difficulty
-    search_rng: random.Random
+    #: makes the search tools' random stream (:attr:`search_rng`) on their first use: seeding a Mersenne Twister
+    #: costs ~10 µs, a tenth of an account episode's reset, and STATUS/RETURN/POLICY never search
+    search_stream: Callable[[], random.Random]
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
     hidden_card_fields: frozenset[str] = frozenset()  # the environment's ``unused_card_fields``
+
+    @cached_property
+    def search_rng(self) -> random.Random:
+        """The random stream of the search tools (the distractors they inject), made on first use."""
+        return self.search_stream()
 
     def surface(self, rows: Iterable[int], source: str) -> None:
         """Record that ``source`` (a tool name, or ``"user"``) showed these products (and so their variants)."""

@@ -229,28 +229,27 @@ class World:
     def chosen_variant_id(self, row: int, rng: random.Random) -> str | None:
         """``rng.choice(self.variants(row)).variant_id`` (None, drawing nothing, when there are none):
         the variant of an order line."""
-        ids = self.variant_ids(row)
+        ids = self._variant_draw(row)[1]
         return rng.choice(ids) if ids else None
 
     def _variant_draw(self, row: int) -> _VariantDraw:
         """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
-        return self._variant_draws_of((row,))[0]
+        found = self._variant_draws.get(row)
+        if found is None:
+            found = self._variant_draws[row] = self._new_draw(row, *self._variant_columns().values_of(row))
+        return found
 
     def _variant_draws_of(self, rows: Sequence[int]) -> list[_VariantDraw]:
         """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call,
-        and their ids made in one call (one BLAKE2b digest per product, a variant id per word)."""
+        and their ids made in one call (a page of product cards: a few calls into other files, not a few per card)."""
         draws = self._variant_draws
         new = [row for row in dict.fromkeys(rows) if row not in draws]
         if new:
-            if self._offered is None:  # the catalog's variant columns, read once per episode
-                self._offered = variant_columns(self.catalog)
-            offered = self._offered.values_each(new)
+            offered = self._variant_columns().values_each(new)
             words: list[int] = []
             for row, (_, values) in zip(new, offered):
                 if values:
-                    digest = self._variants_hash.copy()
-                    digest.update(b"%d" % row)
-                    words.extend(_DIGEST_WORDS(digest.digest()))
+                    words.extend(self._variant_words(row))
             ids = crockford_each("V", words, VARIANT_ID_DIGITS)
             start = 0
             for row, (attribute, values) in zip(new, offered):
@@ -260,6 +259,24 @@ class World:
                 else:
                     draws[row] = _NO_VARIANTS
         return [draws[row] for row in rows]
+
+    def _variant_columns(self) -> VariantColumns:
+        if self._offered is None:  # the catalog's variant columns, read once per episode
+            self._offered = variant_columns(self.catalog)
+        return self._offered
+
+    def _new_draw(self, row: int, attribute: str, values: tuple[str, ...]) -> _VariantDraw:
+        """One product's draw from its variant ``attribute`` and ``values`` (:meth:`_variant_draws_of` of one row,
+        without the batch's lists)."""
+        if not values:
+            return _NO_VARIANTS
+        return attribute, crockford_each("V", self._variant_words(row), VARIANT_ID_DIGITS), values
+
+    def _variant_words(self, row: int) -> tuple[int, ...]:
+        """The product's variants digest (of the episode key and the row) as 64-bit words, one per variant id."""
+        digest = self._variants_hash.copy()
+        digest.update(b"%d" % row)
+        return _DIGEST_WORDS(digest.digest())
 
     def variant(self, row: int, variant_id: str) -> Variant | None:
         for variant in self.variants(row):  # a loop, not next() over a generator: read for every card line

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
-from ecomrlve.catalog.derived import Derived, derived, kept_per_category, kept_per_product
+from ecomrlve.catalog.derived import Derived, derived, kept_per_category, kept_per_category_each, kept_per_product
 from ecomrlve.catalog.product_type import SpokenName, fold, product_type, spoken_name, spoken_noun
 from ecomrlve.catalog.schema import Catalog, Category, short_title
 from ecomrlve.envs.account import acts as A
@@ -101,7 +101,14 @@ def orders_in_play(world: World) -> InPlay:
 def noun_key(world: World, row: int) -> str:
     """What a product is called in conversation, folded (:func:`~ecomrlve.catalog.product_type.fold`):
     products with equal keys are told apart only by more than their type."""
-    return fold(product_type(world.catalog, row))
+    return _folded_type(product_type(world.catalog, row))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded_type(noun: str) -> str:
+    """:func:`~ecomrlve.catalog.product_type.fold` of a product type: a catalog has a few hundred, and a high-d
+    reset compares the types of most of the customer's ordered products."""
+    return fold(noun)
 
 
 def same_noun(world: World, row: int, other: int) -> bool:
@@ -292,6 +299,12 @@ def _kept_line_name(catalog: Catalog, row: int) -> LineName:
     return kept_per_category(catalog, row, CATEGORY_LINE_NAMES, LINE_NAMES, _line_name)
 
 
+def _kept_line_names(catalog: Catalog, rows: Sequence[int]) -> list[LineName]:
+    """:func:`_kept_line_name` of each of ``rows``, the catalog's look-ups made once for them all
+    (:func:`name_fits_another` reads every line of the customer's orders, where a look-up cost more than the check)."""
+    return kept_per_category_each(catalog, rows, CATEGORY_LINE_NAMES, LINE_NAMES, _line_name)
+
+
 def _line_name(catalog: Catalog, row: int) -> LineName:
     return _named(spoken_name(catalog, row), catalog.title(row), catalog.brand_of(row))
 
@@ -341,16 +354,17 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     else:
         own = kept.title_words if kept.title_words is not None else set(fold(catalog.title(row)).split())
         words = set(fold(name).split()) & own
-    return any(line.row != row and _title_holds(catalog, line.row, words)
-               for order in world.account.orders for line in order.lines)
+    others = [line.row for order in world.account.orders for line in order.lines if line.row != row]
+    return any(_title_holds(catalog, other, other_name, words)
+               for other, other_name in zip(others, _kept_line_names(catalog, others)))
 
 
-def _title_holds(catalog: Catalog, row: int, words: set[str] | frozenset[str]) -> bool:
-    """Whether the listing title of ``row`` holds every one of the folded ``words``: its title's words where its
-    category's names were worked out at once, else its title folded only where it may hold them all."""
-    title_words = _kept_line_name(catalog, row).title_words
-    if title_words is not None:
-        return words <= title_words
+def _title_holds(catalog: Catalog, row: int, name: LineName, words: set[str] | frozenset[str]) -> bool:
+    """Whether the listing title of ``row`` (whose :class:`LineName` is ``name``) holds every one of the folded
+    ``words``: its title's words where its category's names were worked out at once, else its title folded only
+    where it may hold them all."""
+    if name.title_words is not None:
+        return words <= name.title_words
     title = catalog.title(row).lower()
     return all(_may_show(title, word) for word in words) and words <= set(fold(title).split())
 
