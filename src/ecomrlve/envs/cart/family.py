@@ -440,6 +440,15 @@ class Listings:
         return self.rows[held]
 
 
+def _numpy(array: pa.Array | pa.ChunkedArray, dtype: type[np.generic]) -> np.ndarray:
+    """A fixed-width Arrow array without nulls as numpy, read from its data buffer: pyarrow's own conversion asks
+    whether pandas is installed, which imports it into a process serving a catalog directory (see
+    ``ecomrlve.server.app.defer_pandas``)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * np.dtype(dtype).itemsize)
+
+
 def _listings(catalog: Catalog, category: int) -> Listings:
     return _listings_of(catalog, catalog.category_rows[category])
 
@@ -450,21 +459,24 @@ def _listings_of(catalog: Catalog, rows: np.ndarray) -> Listings:
     ASCII letters of other ones)."""
     rows = np.asarray(rows, dtype=np.int64)
     brands = pa.array([catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()], pa.string())
-    texts = pc.binary_join_element_wise(brands, catalog.titles.take(pa.array(rows)), " ")
-    ascii_text = np.asarray(pc.string_is_ascii(texts).fill_null(True), dtype=bool)
+    texts = pc.binary_join_element_wise(brands, catalog.titles.take(pa.array(rows)), pa.scalar(" ", pa.string()))
+    ascii_text = _numpy(pc.cast(pc.string_is_ascii(texts).fill_null(True), pa.uint8()), np.uint8).astype(bool)
     if not ascii_text.all():
         texts = pa.array([text if plain else " ".join(_WORD.findall(text.lower()))
                           for text, plain in zip(texts.to_pylist(), ascii_text.tolist())], pa.string())
     split = pc.split_pattern_regex(pc.ascii_lower(texts), r"[^a-z0-9]+")
-    words, owners = pc.list_flatten(split), np.asarray(pc.list_parent_indices(split))
-    kept = np.asarray(pc.greater(pc.binary_length(words), 0))
+    words, owners = pc.list_flatten(split), _numpy(pc.cast(pc.list_parent_indices(split), pa.int64()), np.int64)
+    kept = _numpy(pc.cast(pc.binary_length(words), pa.int64()), np.int64) > 0
     words, owners = words.filter(pa.array(kept)), owners[kept]
-    plural = pc.and_(pc.greater(pc.binary_length(words), 3), pc.ends_with(words, "s"))
-    words = pc.if_else(plural, pc.utf8_slice_codeunits(words, 0, -1), words)  # _words: a plural "s" dropped
+    plural = (_numpy(pc.cast(pc.binary_length(words), pa.int64()), np.int64) > 3) & _numpy(
+        pc.cast(pc.ends_with(words, "s"), pa.uint8()), np.uint8).astype(bool)
+    words = pc.if_else(pa.array(plural), pc.utf8_slice_codeunits(words, 0, -1), words)  # _words: a plural "s" dropped
     encoded = pc.dictionary_encode(words)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.unify_dictionaries().combine_chunks()
     vocabulary = encoded.dictionary.to_pylist()
     width = max(len(rows), 1)
-    keys = np.sort(np.asarray(encoded.indices, dtype=np.int64) * width + owners)  # by word, then row
+    keys = np.sort(_numpy(pc.cast(encoded.indices, pa.int64()), np.int64) * width + owners)  # by word, then row
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]  # a word once per listing (np.unique hashes: slower)
     counts = np.bincount(keys // width, minlength=len(vocabulary))
     return Listings(rows, dict(zip(vocabulary, range(len(vocabulary)))), [0, *np.cumsum(counts).tolist()],
