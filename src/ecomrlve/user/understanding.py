@@ -103,6 +103,15 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
+#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?": "how
+#: much" weighs how important something is, it asks no amount to buy.
+_DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|is|are) (?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
+                     r"care|cares|mind|value|count|counts|weigh|weighs|prioriti[sz]e|bother|bothers|concern|concerns|"
+                     r"affect|affects|influence|influences)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
+                     r"deal|dealbreaker|deal breaker|must)|(?:importance|weight|emphasis|stock) )")
+#: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
+_WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
+                           r"place|attach|lay|set) )")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
@@ -340,7 +349,13 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
                             r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
                             # the agent records the reason ("put the reason down as damaged")
-                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as ")
+                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as |"
+                            # a reason said to be given already ("with the reason you gave", "for the same reason")
+                            r" (?:the|that|this|your)(?: [a-z]+)? (?:reason|problem|issue|fault)s? (?:(?:that|which) )?(?:you|youve|you have|"
+                            r"you had|you already|you just) (?:already |just )?(?:gave|given|give|mentioned|said|stated|told|"
+                            r"described|listed|shared|explained|noted|reported|provided|specified|selected|chose|chosen|"
+                            r"picked|put|entered|gave us|raised|flagged) | (?:same|stated|given|above|mentioned|"
+                            r"previous|earlier|original|selected|chosen) (?:reason|problem|issue|fault)s? ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
@@ -985,6 +1000,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
+    cue_text = _WEIGHT_GIVEN.sub(" ", cue_text)  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
@@ -999,7 +1015,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
-    if " how much " in norm_asking and "price" not in topics:
+    if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
+    if " how much " in _DEGREE.sub(" ", norm_asking) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(asking):
         topics.add("price")
