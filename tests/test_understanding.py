@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from understanding_bank import BLIND_BATCHES, GROUPS, RETIRED, TRAIN_BATCHES, leak_seeds, leaks, load_bank, understanding_rates
+from understanding_bank import (
+    BLIND_BATCHES,
+    GROUPS,
+    RETIRED,
+    TRAIN_BATCHES,
+    leak_seeds,
+    leaks,
+    load_bank,
+    understanding_rates,
+)
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
@@ -634,10 +643,12 @@ def test_how_much_that_weighs_a_topic_asks_no_amount(text: str, topics: set[str]
 
 @pytest.mark.parametrize("text", ["Can I go ahead and submit it with the reason you provided?",
                                   "Shall we process the refund for the issue you flagged?",
-                                  "Happy for me to raise the return under the mentioned reason?"])
+                                  "Happy for me to raise the return under the mentioned reason?",
+                                  "Okay to log the return, citing that reason?"])
 def test_a_go_ahead_naming_a_reason_already_given_asks_no_reason(text: str) -> None:
-    """A go-ahead that names the reason as already given ("with the reason you gave") asks leave, not why: the
-    RETURN shopper who withholds the reason keeps it; a clause that asks the reason still asks it."""
+    """A go-ahead that names the reason as already given ("with the reason you gave") or as what the step records
+    ("citing that reason") asks leave, not why: the RETURN shopper who withholds the reason keeps it; a clause that
+    asks the reason still asks it."""
     reading = understand(text, ORDERS)
     assert reading.confirm and not reading.reason and not reading.which
     assert understand("And what is the reason for the return?", ORDERS).reason

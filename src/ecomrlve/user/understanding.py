@@ -21,7 +21,10 @@ which order likewise ("Delivery is free this week. Any colour you'd like?" asks 
 customer returns the item is asked only by a clause that asks for the cause ("why", "what's wrong") or, asking
 nothing else, about a fault ("Is it faulty?"): not by one that waives it ("no need to say why"), states
 ("Sorry it's broken, which order?"), or where the fault names the item a which-order or go-ahead question is
-about ("Which order has the problem?", "Shall I return the faulty one?"). A message that only mentions a topic
+about ("Which order has the problem?", "Shall I return the faulty one?"), nor a go-ahead that names the reason as given
+or as what the step records ("Can I complete the return with the reason you gave?", "OK to file it, citing that
+reason?"). "How much" that weighs a topic ("How much do reviews matter?", "How much of a priority is delivery?")
+asks that topic, no amount to buy. A message that only mentions a topic
 does not ask it, so the shopper keeps what it withholds. "Which" is asked
 only about the customer's orders: with orders in play, a question that names an ordered product, a month,
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
@@ -356,6 +359,10 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r"described|listed|shared|explained|noted|reported|provided|specified|selected|chose|chosen|"
                             r"picked|put|entered|gave us|raised|flagged) | (?:same|stated|given|above|mentioned|"
                             r"previous|earlier|original|selected|chosen) (?:reason|problem|issue|fault)s? ")
+#: The reason as what a step is done with ("start the return with the reason ...", "file it under reason X"): in a
+#: clause that asks leave to act it names the reason the step records, it does not ask for it.
+_NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|on|against|per) (?:the|that|this|your|its|a|"
+                           r"an|same|their)(?: [a-z]+)? reasons? ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
@@ -721,6 +728,8 @@ def _asks_reason(asking: str) -> bool:
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
+            if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
+                words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
