@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from understanding_bank import BLIND_BATCHES, GROUPS, TRAIN_BATCHES, leak_seeds, leaks, load_bank, understanding_rates
+from understanding_bank import (
+    BLIND_BATCHES,
+    GROUPS,
+    RETIRED,
+    TRAIN_BATCHES,
+    leak_seeds,
+    leaks,
+    load_bank,
+    understanding_rates,
+)
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
@@ -78,7 +87,7 @@ def test_training_batches_are_understood(name: str) -> None:
     """Each training batch (written to find misreadings, varied styles) is read exactly, all of it; the held-out
     seventh batch stays as written (60 messages, every group) and is never asserted on here."""
     trained = load_bank(name)
-    assert len(trained) >= 200 and {m.half for m in trained} == {"train"}
+    assert len(trained) >= 15 and {m.half for m in trained} == {"train"}
     missed = [m.id for m in trained if not m.understood(understand(m.text, m.in_play))]
     assert not missed, missed
     held = load_bank(BLIND_BATCHES[1])
@@ -584,11 +593,13 @@ def test_a_request_for_later_asks_nothing() -> None:
 CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 
-def test_training_batch_eight_reveals_nothing_unasked(c8: EcomEnv) -> None:
-    """The eighth training batch's negatives and attribute questions (many with a problem word, a value or an
-    order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions), CART
-    its withheld variants and quantities."""
-    batch = load_bank(TRAIN_BATCHES[1])
+@pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
+def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
+    """The eighth and ninth training batches' negatives and attribute questions (many with a problem word, a value
+    or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
+    ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
+    X matter?")."""
+    batch = load_bank(name)
     found = []
     for env_id, groups in (("RETURN", ("none", "attribute", "which", "confirm")), ("CART", ("none", "attribute"))):
         seeds = leak_seeds(c8, env_id, 12, 2)
@@ -613,3 +624,37 @@ def test_an_item_named_in_other_words_or_by_its_place() -> None:
     assert understand("What are your top priorities?", hoodie).items == ()
     bundle = InPlay(values={"brand": ("Nexworks", "Vistaro"), "size": ("XS", "M", "XXL")})
     assert understand("The Nexworks one - XS, M or XXL?", bundle).topics == {"size"}
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("How much do star ratings matter to you?", {"rating"}),
+    ("How much does it bother you if delivery takes a week?", {"shipping"}),
+    ("how much of a must is the brand", {"brand"}),
+    ("How much weight would you give to the colour?", {"color"}),
+    ("How much emphasis do you put on price, roughly?", {"price"}),
+    ("How many do you need?", {"quantity"}),
+    ("How much of it do you need - two packs?", {"quantity"}),
+])
+def test_how_much_that_weighs_a_topic_asks_no_amount(text: str, topics: set[str]) -> None:
+    """"How much does X matter?" weighs how important X is: it asks X, never the quantity (a CART shopper told to
+    say the quantity would give away a withheld one); "how much of it do you need" still asks the amount."""
+    assert understand(text).topics == topics
+
+
+@pytest.mark.parametrize("text", ["Can I go ahead and submit it with the reason you provided?",
+                                  "Shall we process the refund for the issue you flagged?",
+                                  "Happy for me to raise the return under the mentioned reason?",
+                                  "Okay to log the return, citing that reason?"])
+def test_a_go_ahead_naming_a_reason_already_given_asks_no_reason(text: str) -> None:
+    """A go-ahead that names the reason as already given ("with the reason you gave") or as what the step records
+    ("citing that reason") asks leave, not why: the RETURN shopper who withholds the reason keeps it; a clause that
+    asks the reason still asks it."""
+    reading = understand(text, ORDERS)
+    assert reading.confirm and not reading.reason and not reading.which
+    assert understand("And what is the reason for the return?", ORDERS).reason
+
+
+def test_retired_messages_are_ids_of_held_out_messages() -> None:
+    """Each retired id names exactly one held-out message (so the blind numbers without them drop what they say)."""
+    held = [m for name in ("bank.jsonl", *BLIND_BATCHES) for m in load_bank(name) if m.half == "heldout"]
+    assert sorted(m.id for m in held if m.id in RETIRED) == sorted(RETIRED)

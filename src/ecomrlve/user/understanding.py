@@ -21,7 +21,10 @@ which order likewise ("Delivery is free this week. Any colour you'd like?" asks 
 customer returns the item is asked only by a clause that asks for the cause ("why", "what's wrong") or, asking
 nothing else, about a fault ("Is it faulty?"): not by one that waives it ("no need to say why"), states
 ("Sorry it's broken, which order?"), or where the fault names the item a which-order or go-ahead question is
-about ("Which order has the problem?", "Shall I return the faulty one?"). A message that only mentions a topic
+about ("Which order has the problem?", "Shall I return the faulty one?"), nor a go-ahead that names the reason as given
+or as what the step records ("Can I complete the return with the reason you gave?", "OK to file it, citing that
+reason?"). "How much" that weighs a topic ("How much do reviews matter?", "How much of a priority is delivery?")
+asks that topic, no amount to buy. A message that only mentions a topic
 does not ask it, so the shopper keeps what it withholds. "Which" is asked
 only about the customer's orders: with orders in play, a question that names an ordered product, a month,
 the order, or refers to the line ("How recent was it?", "What did it cost?") asks which line is meant, and
@@ -103,6 +106,15 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
+#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?": "how
+#: much" weighs how important something is, it asks no amount to buy.
+_DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|is|are) (?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
+                     r"care|cares|mind|value|count|counts|weigh|weighs|prioriti[sz]e|bother|bothers|concern|concerns|"
+                     r"affect|affects|influence|influences)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
+                     r"deal|dealbreaker|deal breaker|must)|(?:importance|weight|emphasis|stock) )")
+#: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
+_WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
+                           r"place|attach|lay|set) )")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
@@ -340,7 +352,17 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
                             r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
                             # the agent records the reason ("put the reason down as damaged")
-                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as ")
+                            r" (?:put|log|record|mark|note|enter|set|list|file)(?: it)?(?: down)? (?:the |a )?reason(?: down)? as |"
+                            # a reason said to be given already ("with the reason you gave", "for the same reason")
+                            r" (?:the|that|this|your)(?: [a-z]+)? (?:reason|problem|issue|fault)s? (?:(?:that|which) )?(?:you|youve|you have|"
+                            r"you had|you already|you just) (?:already |just )?(?:gave|given|give|mentioned|said|stated|told|"
+                            r"described|listed|shared|explained|noted|reported|provided|specified|selected|chose|chosen|"
+                            r"picked|put|entered|gave us|raised|flagged) | (?:same|stated|given|above|mentioned|"
+                            r"previous|earlier|original|selected|chosen) (?:reason|problem|issue|fault)s? ")
+#: The reason as what a step is done with ("start the return with the reason ...", "file it under reason X"): in a
+#: clause that asks leave to act it names the reason the step records, it does not ask for it.
+_NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|on|against|per) (?:the|that|this|your|its|a|"
+                           r"an|same|their)(?: [a-z]+)? reasons? ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
@@ -706,6 +728,8 @@ def _asks_reason(asking: str) -> bool:
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
+            if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
+                words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
@@ -985,6 +1009,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
+    cue_text = _WEIGHT_GIVEN.sub(" ", cue_text)  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
@@ -999,7 +1024,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
-    if " how much " in norm_asking and "price" not in topics:
+    if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
+    if " how much " in _DEGREE.sub(" ", norm_asking) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(asking):
         topics.add("price")
