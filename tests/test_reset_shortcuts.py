@@ -175,7 +175,7 @@ def test_name_fits_another_is_the_plain_check_over_the_ordered_lines(monkeypatch
 
     catalog = generate_synthetic_catalog(3000)
     env = EcomEnv(["RETURN", "STATUS"], catalog=catalog, secret="fits-another")
-    checked = fits = 0
+    checked = fits = signed = 0
     for n in range(40):
         env.reset(env_id=["RETURN", "STATUS"][n % 2], difficulty=8 + n % 8, seed=n)
         world = env.audit().world
@@ -189,6 +189,11 @@ def test_name_fits_another_is_the_plain_check_over_the_ordered_lines(monkeypatch
                             for other in lines)
                 assert orders.name_fits_another(world, line.row, name) == plain, (n, line.row, name)
                 checked, fits = checked + 1, fits + plain
+            bits = orders.TITLE_BITS.of(catalog)[line.row]  # the pre-check's signature: the title's words, or all
+            if bits != orders._ALL_BITS:
+                assert bits == orders._word_bits(fold(catalog.title(line.row)).split()), line.row
+                signed += 1
     assert checked > 500 and fits > 0  # both answers were checked
+    assert (signed > 0) != large  # the signatures ruled titles out (a large category's products: checked in full)
     assert orders._kept_line_names(catalog, [line.row for line in lines]) == [
         orders._kept_line_name(catalog, line.row) for line in lines]

@@ -133,6 +133,10 @@ DECLARED: dict[str, Declaration] = {
                                              "whole category on its first use (RETURN/STATUS resets look their "
                                              "ordered products up)",
                                              "spoken names, titles, brand, category_rows", "first use", "category"),
+    "order_title_bits": Declaration("per product, a 64-bit signature of its title's folded words (one bit per word, "
+                                    "crc32), set with order_category_line_names (all bits until then): RETURN/STATUS "
+                                    "resets skip the ordered titles that lack a word of a name",
+                                    "titles, order_category_line_names", "first use"),
     "order_item_names": Declaration("the words that name an ordered product in conversation (ItemNames)",
                                     "ids, brand, spoken names, product types", "memo", "row"),
     "policy_paths": Declaration("the category paths policy documents list", "categories", "first use"),

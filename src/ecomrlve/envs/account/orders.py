@@ -22,7 +22,8 @@ import datetime as dt
 import functools
 import math
 import random
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -334,12 +335,31 @@ def _category_line_names(catalog: Catalog, category: int) -> dict[int, LineName]
     rows = np.asarray(catalog.category_rows[category], dtype=np.int64)
     titles = catalog.titles.take(pa.array(rows)).to_pylist()  # at once: row by row costs more than the folding
     brands = [catalog.brands[code] for code in np.asarray(catalog.brand)[rows].tolist()]
-    return {row: _named(spoken_name(catalog, row), title, brand, frozenset(fold(title).split()))
-            for row, title, brand in zip(rows.tolist(), titles, brands)}
+    names = {row: _named(spoken_name(catalog, row), title, brand, frozenset(fold(title).split()))
+             for row, title, brand in zip(rows.tolist(), titles, brands)}
+    bits = TITLE_BITS.of(catalog)
+    for row, name in names.items():
+        bits[row] = _word_bits(name.title_words or ())
+    return names
 
+
+def _word_bits(words: Iterable[str]) -> int:
+    """A 64-bit signature of folded ``words`` (one bit per word, by a stable hash): a title whose signature lacks
+    a bit of the name's lacks one of its words, so :func:`name_fits_another` need not look that title up."""
+    bits = 0
+    for word in words:
+        bits |= 1 << (zlib.crc32(word.encode()) & 63)
+    return bits
+
+
+_ALL_BITS = (1 << 64) - 1  # a product whose title's signature is not worked out: it may hold any name
 
 LINE_NAMES: Derived[dict[int, LineName]] = derived("order_line_names", lambda catalog: {})
 CATEGORY_LINE_NAMES: Derived[dict[int, LineName]] = derived("order_category_line_names", _category_line_names)
+#: :func:`_word_bits` of each product's title words, filled in for a whole category with its
+#: :data:`CATEGORY_LINE_NAMES` (all bits set until then, and for a large category's products: checked in full).
+#: A list: a reset reads ~13 of them, where a numpy array's calls cost more than the reads.
+TITLE_BITS: Derived[list[int]] = derived("order_title_bits", lambda catalog: [_ALL_BITS] * len(catalog))
 
 
 def name_fits_another(world: World, row: int, name: str) -> bool:
@@ -354,7 +374,9 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     else:
         own = kept.title_words if kept.title_words is not None else set(fold(catalog.title(row)).split())
         words = set(fold(name).split()) & own
-    others = [line.row for order in world.account.orders for line in order.lines if line.row != row]
+    need, bits = _word_bits(words), TITLE_BITS.of(catalog)
+    others = [line.row for order in world.account.orders for line in order.lines  # a title lacking a bit of
+              if line.row != row and bits[line.row] & need == need]  # the name lacks a word of it: not looked up
     return any(_title_holds(catalog, other, other_name, words)
                for other, other_name in zip(others, _kept_line_names(catalog, others)))
 
