@@ -75,3 +75,15 @@ def test_train_plot_refuses_a_directory_without_a_usable_state_in_one_line(tmp_p
     assert result.exit_code == 2
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "c.png").exists()
+
+
+def test_train_plot_without_matplotlib_says_so_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ecomrlve.evaluation.report as report
+
+    def missing() -> None:
+        raise report.ReportDependencyError("the evaluation report draws plots with matplotlib: pip install x")
+
+    monkeypatch.setattr(report, "require_report_dependencies", missing)
+    _write_state(tmp_path / "checkpoint-1", [_step(1, -0.9, 0.0)])
+    result = CliRunner().invoke(app, ["train-plot", str(tmp_path), "--out", str(tmp_path / "c.png")])
+    assert result.exit_code == 2 and "matplotlib" in result.output and "Traceback" not in result.output

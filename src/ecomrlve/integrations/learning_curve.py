@@ -113,9 +113,12 @@ def train_plot_command(
     title: Annotated[str | None, typer.Option(help="Plot title (default: the run directory).")] = None,
 ) -> None:
     """Plot a GRPO run's reward, success and curriculum windows per step (also while it runs)."""
-    from ecomrlve.evaluation.report import require_report_dependencies
+    from ecomrlve.evaluation.report import ReportDependencyError, require_report_dependencies
 
-    require_report_dependencies()
+    try:
+        require_report_dependencies()
+    except ReportDependencyError as exc:  # one line, as every user mistake
+        raise UserInputError(str(exc)) from None
     state_file = newest_trainer_state(run_dir)
     try:
         log_history = json.loads(state_file.read_text())["log_history"]
