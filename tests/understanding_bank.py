@@ -17,7 +17,7 @@ from ecomrlve.user.understanding import InPlay, Reading, understand
 BANK_DIR = Path(__file__).parent / "data" / "understanding"
 GROUPS = ("attribute", "open", "confirm", "which", "reason", "none")
 #: Later batches, all held-out (never tuned on), kept apart from ``bank.jsonl`` so that file's halves stay even.
-BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8.jsonl", "heldout_batch9.jsonl")
+BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8.jsonl", "heldout_batch9.jsonl", "heldout_batch10.jsonl")
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl")
 #: Held-out messages retired from blind use: each leaked a withheld value, so it was printed and read to fix the
