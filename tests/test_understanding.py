@@ -11,9 +11,11 @@ from understanding_bank import (
     GROUPS,
     RETIRED,
     TRAIN_BATCHES,
+    fold,
     leak_seeds,
     leaks,
     load_bank,
+    seen_texts,
     understanding_rates,
 )
 
@@ -658,3 +660,12 @@ def test_retired_messages_are_ids_of_held_out_messages() -> None:
     """Each retired id names exactly one held-out message (so the blind numbers without them drop what they say)."""
     held = [m for name in ("bank.jsonl", *BLIND_BATCHES) for m in load_bank(name) if m.half == "heldout"]
     assert sorted(m.id for m in held if m.id in RETIRED) == sorted(RETIRED)
+
+
+def test_seen_texts_are_every_training_message_folded() -> None:
+    """The blind columns marked "*" drop a held-out message that says a training message's words: the set holds
+    every training message (bank's train half and each training batch) in any case and spacing, and no other."""
+    seen = seen_texts()
+    trained = [m for name in ("bank.jsonl", *TRAIN_BATCHES) for m in load_bank(name) if m.half == "train"]
+    assert {fold(m.text) for m in trained} == seen
+    assert fold("  Anything   ELSE?") == fold("anything else?") == "anything else?"

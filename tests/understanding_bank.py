@@ -17,7 +17,8 @@ from ecomrlve.user.understanding import InPlay, Reading, understand
 BANK_DIR = Path(__file__).parent / "data" / "understanding"
 GROUPS = ("attribute", "open", "confirm", "which", "reason", "none")
 #: Later batches, all held-out (never tuned on), kept apart from ``bank.jsonl`` so that file's halves stay even.
-BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8.jsonl", "heldout_batch9.jsonl", "heldout_batch10.jsonl")
+BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8.jsonl", "heldout_batch9.jsonl",
+                 "heldout_batch10.jsonl")
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl")
 #: Held-out messages retired from blind use: each leaked a withheld value, so it was printed and read to fix the
@@ -62,6 +63,17 @@ def load_bank(name: str = "bank.jsonl") -> list[BankMessage]:
         out.append(BankMessage(row["id"], row["group"], row["half"], row["context"], row["text"], row["expect"],
                                plays[row["context"]]))
     return out
+
+
+def seen_texts() -> set[str]:
+    """Every training message's text, folded (case, spacing): a held-out message that says the same words as one
+    the rules were tuned on is not unseen, however it was written."""
+    names = ("bank.jsonl", *TRAIN_BATCHES)
+    return {fold(m.text) for name in names for m in load_bank(name) if m.half == "train"}
+
+
+def fold(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def understanding_rates(messages: list[BankMessage]) -> dict[str, tuple[int, int]]:
