@@ -79,8 +79,8 @@ if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
 
 #: appended to the system prompt: under TRL only tool calls reach the shopper
-TRL_NOTE = ("Only tool calls reach the customer (ask with ask_user); replies come back in tool results as "
-            "customer_says. A message without a tool call ends the conversation.")
+TRL_NOTE = ("Only tool calls reach the customer, who replies in tool results; a message without a tool call ends "
+            "the conversation.")
 ROLLOUT_ENDED = "rollout_ended"
 #: the termination of an episode still running when TRL cut its rollout short (see :data:`CUT_REASONS`)
 CUT_SHORT = "cut_short"

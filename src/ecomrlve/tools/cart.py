@@ -49,7 +49,7 @@ def _line(ctx: ToolContext, line_id: str) -> CartLine:
 
 @tool(mutates=True, id_arguments=("product_id", "variant_id"))
 def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_id: str | None = None) -> dict[str, Any]:
-    """Add a product to the cart; returns the whole cart.
+    """Add to the cart; returns the whole cart.
 
     Args:
         variant_id: Required when the product has variants.
@@ -72,7 +72,7 @@ def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_
 
 @tool(mutates=True)
 def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: NewQuantity) -> dict[str, Any]:
-    """Set a cart line's quantity (0 removes the line); returns the whole cart."""
+    """Set a cart line's quantity (0 removes it); returns the whole cart."""
     line = _line(ctx, line_id)
     if quantity == 0:
         ctx.world.cart.remove(line_id)
