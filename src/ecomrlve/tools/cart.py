@@ -72,7 +72,7 @@ def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_
 
 @tool(mutates=True)
 def cart_set_quantity(ctx: ToolContext, line_id: str, quantity: NewQuantity) -> dict[str, Any]:
-    """Set a cart line's quantity (0 removes it); returns the whole cart."""
+    """Set a cart line's quantity (0 removes the line); returns the whole cart."""
     line = _line(ctx, line_id)
     if quantity == 0:
         ctx.world.cart.remove(line_id)
