@@ -125,7 +125,7 @@ def qwen3_template() -> Any:
     return AutoTokenizer.from_pretrained(str(Path(spec.origin).parent / "tokenizer_files"))
 
 
-def cart_transcripts(tokenizer: Any, seeds: int) -> list[tuple[int, bool]]:
+def cart_transcript_tokens(tokenizer: Any, seeds: int) -> list[tuple[int, bool]]:
     """(tokens, whether the shopper asked to confirm first) of CART d=0 oracle transcripts as a TRL rollout holds
     them (``benchmarks/bench_tokens.py``'s ``transcript``): system prompt, tool schemas, opening, every call and
     result, through the chat template."""
@@ -153,7 +153,7 @@ def cart_transcripts(tokenizer: Any, seeds: int) -> list[tuple[int, bool]]:
 def test_every_cart_d0_oracle_transcript_stays_under_its_token_budget(name: str) -> None:
     """Issue 30's target: a CART d=0 oracle transcript within 1,500 tokens, every one of 24 episodes, the longest
     kind among them (the shopper asks to see the cart before the end: one more message and reply)."""
-    episodes = cart_transcripts(smollm2() if name == "smollm2" else qwen3_template(), 24)
+    episodes = cart_transcript_tokens(smollm2() if name == "smollm2" else qwen3_template(), 24)
     assert sum(confirm_first for _, confirm_first in episodes) >= 3
     assert max(tokens for tokens, _ in episodes) <= TRANSCRIPT_BUDGET, episodes
 
