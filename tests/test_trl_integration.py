@@ -100,6 +100,17 @@ def test_a_row_from_another_secret_is_refused() -> None:
         env.reset(**row)
 
 
+def test_a_row_made_under_other_overrides_is_refused_though_its_prompt_is_the_same() -> None:
+    """The row's ``key`` names the secret, catalog and overrides: an override the system prompt does not show
+    (CART's prompt says no date either) still makes another episode."""
+    row = make_dataset(TRLEnvironments("C1", difficulty="0", secret="a", overrides={"p_variant": 1.0}), 1)[0]
+    envs = TRLEnvironments("C1", difficulty="0", secret="a")
+    assert row["prompt"] == make_dataset(envs, 1)[0]["prompt"]
+    env = envs.factories[row.pop("environment")]()
+    with pytest.raises(ValueError, match="another episode key"):
+        env.reset(**row)
+
+
 @pytest.mark.slow
 def test_a_real_grpo_step_through_our_environments(tmp_path) -> None:
     """One optimizer step of GRPOTrainer (DAPO loss): tools reached the episodes, rewards came from get_reward,

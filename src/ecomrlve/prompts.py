@@ -25,11 +25,11 @@ CONFIRM_RULE = ("Before an irreversible action (a return, a cancellation, a purc
                 "confirmation when they or the task ask for it.")
 # (that answer ends the task is said by every answer tool's description, not here)
 _RULES = (
-    "Use only ids from tool results or the customer; never guess ids.",
+    "Use only ids from tool results or the customer.",
     TALK_RULE,
     CONFIRM_RULE,
     "Arguments outside a tool's schema end the task.",
-    "Every turn counts; you may call at most {b_tool} per turn.",
+    "Every turn counts; call at most {b_tool} per turn.",
 )
 
 
@@ -55,12 +55,12 @@ def _spoken_date(today: dt.date) -> str:
     return today.strftime("%A, %B %d, %Y").replace(" 0", " ")
 
 
-def system_prompt(*, today: dt.date, task_instructions: str, b_tool: int, irreversible: bool = True) -> str:
-    """``irreversible``: whether a tool offered cannot be undone (then :data:`CONFIRM_RULE` is said)."""
-    return (
-        f"You are the shopping assistant of the online store {STORE_NAME}. Today is {_spoken_date(today)}.\n\n"
-        f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool, irreversible)}"
-    )
+def system_prompt(*, today: dt.date | None, task_instructions: str, b_tool: int, irreversible: bool = True) -> str:
+    """``today``: the simulated date (None: not said, where nothing the agent does depends on it);
+    ``irreversible``: whether a tool offered cannot be undone (then :data:`CONFIRM_RULE` is said)."""
+    date = f" Today is {_spoken_date(today)}." if today is not None else ""
+    return (f"You are {STORE_NAME}'s shopping assistant.{date}\n\n"
+            f"Your task: {task_instructions}\n\nRules:\n{_rules(b_tool, irreversible)}")
 
 
 def tools_prompt(tools: list[dict[str, Any]]) -> str:

@@ -320,7 +320,8 @@ class EpisodeSession:
         self._actions: list[Any] = []
         self._turn: _Turn | None = None
         self._final: Observation | None = None
-        prompt = system_prompt(today=today, task_instructions=family.instructions, b_tool=difficulty.B_tool,
+        prompt = system_prompt(today=today if family.dated else None, task_instructions=family.instructions,
+                               b_tool=difficulty.B_tool,
                                irreversible=any(tool.irreversible for tool in self._tools.values()))
         self._messages = [
             {"role": "system", "content": prompt},

@@ -95,6 +95,8 @@ class TaskFamily(ABC):
     #: card fields no verdict, shopper or request of this environment reads: left off its product cards (and, with
     #: ``price``, the cart's prices), so the agent is not paid tokens for facts it cannot use
     unused_card_fields: frozenset[str] = frozenset()
+    #: whether the system prompt says today's date (False where no fact the agent or the shopper uses is a date)
+    dated: bool = True
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "Submit your final answer; this ends the task."

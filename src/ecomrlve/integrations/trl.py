@@ -18,8 +18,8 @@ How an episode maps onto TRL's rollout loop:
   turn's last tool result, under ``customer_says``. (Were the calls run one at a time, each would
   be a turn of its own: coarser accounting, never a wrong episode.)
 - A message without tool calls ends TRL's rollout (free text never reaches the shopper), hence the
-  prompt's note to talk to the customer through ``ask_user``. ``get_reward`` ends an episode still
-  running (termination ``rollout_ended``), reports it once to the curriculum and returns r_total.
+  prompt's note that only tool calls reach the customer (``ask_user`` asks them). ``get_reward`` ends
+  an episode still running (termination ``rollout_ended``), reports it once to the curriculum and returns r_total.
 - A tool call with arguments that break the schema ends the episode with reward -1, as anywhere
   else; a call to a tool the environment does not have is answered by TRL itself ("not found") and
   shows in TRL's ``tools/failure_frequency``.
@@ -79,8 +79,8 @@ if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
 
 #: appended to the system prompt: under TRL only tool calls reach the shopper
-TRL_NOTE = ("Only tool calls reach the customer (ask with ask_user); replies come back in tool results as "
-            "customer_says. A message without a tool call ends the conversation.")
+TRL_NOTE = ("Only tool calls reach the customer, who replies in tool results; a message without a tool call ends "
+            "the conversation.")
 ROLLOUT_ENDED = "rollout_ended"
 #: the termination of an episode still running when TRL cut its rollout short (see :data:`CUT_REASONS`)
 CUT_SHORT = "cut_short"
@@ -267,7 +267,8 @@ class EcomToolEnv:
         self._reported = True
 
     def reset(self, **row: Any) -> str:
-        """Start the row's episode (``env_id``, ``difficulty``, ``seed``, ``index``); returns the shopper's opening."""
+        """Start the row's episode (``env_id``, ``difficulty``, ``seed``, ``index``); returns the shopper's opening.
+        A row whose ``key`` or system prompt is not this run's was made for another episode key: refused."""
         started = time.perf_counter()
         if self._env is None:
             self._env = self._environments.make_env()
@@ -276,7 +277,8 @@ class EcomToolEnv:
         observation = self._env.reset(env_id=self._task.env_id, difficulty=d, seed=self._task.seed)
         system = observation.messages[0]["content"]
         prompt = row.get("prompt")
-        if prompt and prompt[0].get("content") != episode_system_prompt(system):
+        if row.get("key", self._environments.key) != self._environments.key or (
+                prompt and prompt[0].get("content") != episode_system_prompt(system)):
             raise ValueError(f"the row {self._task.slot} was made for another episode key (secret, catalog or "
                              "overrides differ from this TRLEnvironments)")
         self._pending, self._calls, self._invalid_calls, self._reported = [], 0, 0, False
@@ -407,6 +409,10 @@ class TRLEnvironments:
         self.secret = resolve_secret(secret)
         self.overrides = dict(overrides or {})
         self.catalog = load_catalog(catalog) if isinstance(catalog, str) else catalog or default_catalog()
+        #: names what an episode key holds besides a row's env_id, d and seed (8 hex digits, not the secret): a row
+        #: made under another secret, catalog or overrides is refused at reset
+        self.key = format(derive_seed("trl-row", self.secret, self.catalog.name,
+                                      json.dumps(self.overrides, sort_keys=True, default=str)) & 0xFFFFFFFF, "08x")
         self.scheduler = (scheduler or AdaptiveScheduler(self.env_ids)) if self.difficulties is None else None
         self.curriculum = Curriculum.per_task(self.scheduler, seed) if self.scheduler else Curriculum()
         self.stats = RolloutStats()
@@ -462,7 +468,7 @@ class TRLEnvironments:
         return {"prompt": [{"role": "system", "content": episode_system_prompt(system)},
                            {"role": "user", "content": ""}],
                 "environment": self.environment_name(task.env_id, d), "env_id": task.env_id, "difficulty": d,
-                "seed": task.seed, "index": task.index}
+                "seed": task.seed, "index": task.index, "key": self.key}
 
     def _build_classes(self) -> tuple[dict[tuple[str, int], str], dict[str, type[EcomToolEnv]]]:
         difficulties = self.difficulties or tuple(range(MAX_DIFFICULTY + 1))

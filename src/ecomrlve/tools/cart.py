@@ -49,7 +49,7 @@ def _line(ctx: ToolContext, line_id: str) -> CartLine:
 
 @tool(mutates=True, id_arguments=("product_id", "variant_id"))
 def cart_add(ctx: ToolContext, product_id: str, quantity: Quantity = 1, variant_id: str | None = None) -> dict[str, Any]:
-    """Add a product to the cart; returns the whole cart.
+    """Add to the cart; returns the whole cart.
 
     Args:
         variant_id: Required when the product has variants.

@@ -70,7 +70,7 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
 @tool(axes=("top_k", "eps_rank"))
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
                    sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
-    """Search the catalog for product cards; a filter on a variant attribute matches a product with such a variant.
+    """Search product cards; a variant attribute filter matches a product with such a variant.
 
     Args:
         filters: Conditions every result meets.

@@ -14,7 +14,7 @@ MAX_QUESTION_CHARS = 2_000
 
 @tool
 def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
-    """Products the customer viewed recently, most recent first."""
+    """The customer's recently viewed products, newest first."""
     rows = ctx.world.visit_history
     ctx.surface(rows, "user_get_visit_history")
     return {"viewed": shown_cards(ctx, rows)}
@@ -22,5 +22,5 @@ def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
 
 @tool
 def ask_user(ctx: ToolContext, question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]) -> dict[str, Any]:
-    """Ask the customer a question; returns their reply."""
+    """Ask the customer; returns their reply."""
     return {"user_reply": ctx.ask_user(question)}

@@ -556,8 +556,9 @@ class CartFamily(TaskFamily):
     answer_arguments = CartAnswer
     # the shopper names each product (brand, model, type) and its variant: no verdict here reads the rest
     unused_card_fields = frozenset({"price", "rating", "rating_count", "ship_days", "attributes"})
-    instructions = ("help the customer build their shopping cart: add exactly the products, variants and "
-                    "quantities they ask for, then call answer(done=true).")
+    dated = False  # no item, stock or reply depends on the date
+    instructions = ("put exactly the products, variants and quantities the customer asks for in their cart, "
+                    "then call answer(done=true).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return "done=true ends the task."
@@ -763,9 +764,10 @@ class CartOracle:
             questions = []
             for c in unknown:
                 item = items[c.item]
-                word = "how many do you need" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)} do you need"
+                word = "how many" if c.attribute == "quantity" else f"which {_word(item.variant_attribute)}"
                 questions.append(f"for {item.full_phrase}, {word}?")
-            messages.append("Quick questions: " + " Also, ".join(questions))
+            asked = " Also, ".join(questions)
+            messages.append(asked[0].upper() + asked[1:])
             self.asked_withheld = True
         for i, item in enumerate(items):
             shown = self.cards.get(item.product_id)
@@ -799,7 +801,7 @@ class CartOracle:
             will_be_complete = len(pending_adds) <= len(calls) and all(
                 it.product_id in self.added or it in pending_adds for it in items)
             if self.goal.confirm_first and not self.confirm_requested and (all_added or will_be_complete):
-                messages.append("That's everything in your cart - can you confirm it looks right?")
+                messages.append("Does the cart look right?")
                 self.confirm_requested = True
             elif all_added and not calls and (not self.goal.confirm_first or self.confirm_requested):
                 call("answer", done=True)
