@@ -118,6 +118,19 @@ _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would
 #: "Do you need them here by Friday?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
                      r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
+#: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
+#: time (with no orders in play, where a date picks out an order).
+_BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
+                      r"(?:date|day|deadline) |(?:date|day) (?:do|would|will|should|must) (?:you|it|they) (?:need|have|want|"
+                      r"arrive|get)| (?:date|day|deadline) (?:you|it) (?:need|needs|must|should|has to)")
+#: "A particular date", "any specific brand": "particular" then a noun that is no requirement in general ("any
+#: particular needs?") names what is asked; it is no open question, though the noun be unknown.
+_PARTICULAR_NOUN = re.compile(r" (?:a|any|some|the|one) (?:particular|specific|special|certain) (?!(?:needs?|requirements?|"
+                              r"expectations?|look|feel|things?|features?|specs?|preferences?|wish(?:es)?|criteria|"
+                              r"requests?|conditions?|must|way|use|purpose|reason|in|about|for|you|that|to)\b)[a-z]+ ")
+#: "A few more details": more to be told, no amount to buy.
+_FEW_MORE = re.compile(r" a (?:few|couple of|couple) (?:more )?(?:details|things|questions|bits|words|pointers|specifics|facts|"
+                       r"notes|points|thoughts) ")
 #: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
 _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
 #: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
@@ -166,13 +179,15 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
               "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use",
               "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
-              "dealbreaker")
+              "dealbreaker", "main goal", "the goal", "your goal", "the aim", "your aim", "purpose", "compromise",
+              "trying to achieve", "hoping to achieve")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
             "look ok", "looks ok", "look okay", "look alright", "looks alright", "look complete", "look fine",
             "is that everything", "is this everything", "is that all", "is this all", "is that right",
-            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to",
+            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to", "confirmation", "do i place", "do we place", "do i order",
+            "do i check out", "do i go ahead", "do i proceed",
             "ready for me", "good to go", "go ahead", "proceed", "finalize", "finalise", "finalising",
             "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
             "sounds good", "does that work", "work for you", "we good", "are we good", "all correct",
@@ -227,6 +242,11 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"in order|as expected|what you)")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
+#: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
+_ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
+                        r"find out|check what|check which|check how|check when)\b")
+#: A clause that is the agent's own next step ("Before I place it, ...", "once we check out, ..."): it asks nothing.
+_OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
 _TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
@@ -667,6 +687,9 @@ def _asks_go_ahead(asking: str) -> bool:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        if _OWN_STEP_CLAUSE.match(words):
+            continue  # "Before I place it, is there anything else?": the agent's next step names the time, no leave asked
+        words = _ASK_LEAVE.sub(" ", words)  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
@@ -814,6 +837,53 @@ _NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advi
                      r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
 
 
+#: A sentence without a question mark that opens with a question word but tells: an exclamation ("What a lovely
+#: choice", "How nice", "How about that"), a relative or subordinate clause ("Which is great news", "When an item is
+#: faulty we ...", "Who knew"), or "any" that states ("Any of these would ship by Friday").
+_NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\b|how (?!(?:much|many|long|soon|quick|quickly|fast|"
+                             r"big|small|large|heavy|light|bright|old|often|far|tall|wide|about you|would|will|do|does|did|"
+                             r"is|are|was|were|can|could|should|shall|may|might|have|has)\b)[a-z]+(?: (?:that|of you|it is|"
+                             r"is that))? $|how (?:nice|lovely|great|kind|exciting|cool|wonderful|awesome|fun|funny|odd|"
+                             r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
+                             r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
+                             r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
+#: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
+#: names no one it asks ("Any brand you prefer" asks).
+_ANY_STATES = re.compile(r"^ any (?:[a-z0-9]+ ){0,3}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
+                         r"should|goes|go|fits|fit|looks|look|sells|sell|has|have) ")
+#: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
+#: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
+#: budget, ...").
+_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and )*(?:i|we|id|ill|wed|well) (?:would |will |do |just |"
+                           r"really |also |still |first )*(?:need|needs|want|like|require) "
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have) |(?:your|yours) |(?:a few|some|a bit|a "
+                           r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
+                           r"details|detail|name|item)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
+                           r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
+                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b")
+#: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
+#: need"), not one that tells ("..., which is great").
+_INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
+                       r"they|this|that|these|there|the|your|my|he|she)|(?:what|which|how|when|where|who|why) (?:[a-z]+ )?"
+                       r"(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were) (?:i|you|we|it|they|this|"
+                       r"that|these|there|the|your))\b")
+#: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
+#: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
+_QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|how many|how much|when) $|"
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+
+
+def _opens_question(words: str) -> bool:
+    """Whether a normalised sentence without a question mark asks, by its opening word, or is a statement that
+    only opens like a question ("What a lovely choice", "Which is great news", "When it is faulty we ...")."""
+    first = words.split()[:1]
+    if not first or first[0] not in _QUESTION_START:
+        return False
+    return _NOT_A_QUESTION.match(words) is None and not (
+        first[0] == "any" and _ANY_STATES.match(words) is not None and " you " not in words and " your " not in words)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
@@ -824,11 +894,13 @@ def _is_request(raw: str) -> bool:
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        first = words.split()[:1]
-        if first and first[0] in _QUESTION_START:
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words):
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause)))
+               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "All three are ready, do I place the order"
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -946,7 +1018,9 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 
 def _open_weak(text: str, norm: str) -> bool:
-    """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
+    """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
+    X" asks about X, not openly ("by a particular date?")."""
+    norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
@@ -1009,11 +1083,11 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
-    cue_text = _WEIGHT_GIVEN.sub(" ", cue_text)  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if _USE_WITH.search(norm_asking):
         topics.add("connector")
-    if _BY_DAY.search(norm_asking):
+    if _BY_DAY.search(norm_asking) or (not orders and _BY_DATE.search(norm_asking)):
         topics.add("shipping")
     if _BRIGHT.search(norm_asking):
         topics.add("wattage")
