@@ -337,7 +337,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
                   "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
-                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
+                  "do you not like", "you didnt like", "you did not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
                   "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
                   "smashed", "missing parts", "parts missing", "dud", "duff", "let you down", "let down", "damage", "quality", "not match", "didnt match",
                   "doesnt match", "up to scratch",
@@ -387,6 +387,8 @@ _NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|o
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
+#: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
+_NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
@@ -750,6 +752,7 @@ def _asks_reason(asking: str) -> bool:
     for sentence in _SENTENCE.findall(asking):
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+            words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
@@ -1064,6 +1067,39 @@ def _open_with_examples(text: str) -> bool:
             and any(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values()))
 
 
+#: Openings of a clause that states a circumstance beside the question ("Since your old pan was from Culina, ...",
+#: "..., given the black ones sold out", "Sorry the last one broke, ..."): what it names is not asked.
+_CIRCUMSTANCE = tuple(_phrase(p) for p in (
+    "if", "since", "as", "because", "given", "once", "now that", "when", "whenever", "while", "whilst", "although",
+    "though", "even though", "after", "before", "seeing as", "seeing that", "considering", "sorry", "im sorry", "so sorry",
+    "really sorry", "thats a shame", "what a shame", "i see", "i understand", "understood", "got it", "noted", "thanks",
+    "thank you", "i know", "i hear", "i appreciate", "i realise", "i realize", "unfortunately", "sadly", "luckily",
+    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know"))
+#: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
+_NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
+                               r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
+
+
+def _grounds(asking: str) -> str:
+    """The asking sentences without the clauses that state a circumstance beside what they ask: the words a topic
+    or value must be named in to be asked ("Since your old pan was from Culina, what material would you like?"
+    asks the material, not the brand). A sentence that is all circumstance stays whole."""
+    kept = []
+    changed = False
+    for sentence in _SENTENCE.findall(asking):
+        clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+        asked = [c for c in clauses if not _states_circumstance(c)]
+        changed |= 0 < len(asked) < len(clauses)
+        kept.append(" ".join(asked) if asked else sentence)
+    return " ".join(kept) if changed else asking
+
+
+def _states_circumstance(clause: str) -> bool:
+    words = _FILLER.sub(" ", _normalise(clause))
+    return (words.startswith(_CIRCUMSTANCE) and _NOT_CIRCUMSTANCE.match(words) is None
+            and _INVERTED.match(words) is None and _NEED_REQUEST.match(words) is None)
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
@@ -1081,43 +1117,46 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
+    # topics and values count where they are asked, not in a circumstance stated beside the question
+    grounds = _grounds(asking)
+    norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
-    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
+    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
-    if _USE_WITH.search(norm_asking):
+    if _USE_WITH.search(norm_grounds):
         topics.add("connector")
-    if _BY_DAY.search(norm_asking) or (not orders and _BY_DATE.search(norm_asking)):
+    if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
         topics.add("shipping")
-    if _BRIGHT.search(norm_asking):
+    if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
-    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(asking.lower()) is not None:
+    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(grounds.lower()) is not None:
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
-    if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _DEGREE.sub(" ", norm_asking) and "price" not in topics:
+    if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(asking):
+    if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
+    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
-    values = _named_values(asking, plain, in_play)
+    values = _named_values(grounds, plain, in_play)
     if confirm and not go_ahead and any(words for _, words in values.values()):
         confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
-    for topic, (count, words) in _named_values(asking, plain, STORE_VALUES).items():
+    for topic, (count, words) in _named_values(grounds, plain, STORE_VALUES).items():
         # "USB-C" is a connector even where no item in play has one; "spray" a form beside an in-play "gel"
         in_count, in_words = values.get(topic, (0, 0))
         values[topic] = (max(count, in_count), max(words, in_words))
     if any(count >= 2 for count, _ in values.values()):
-        for topic in _identifying_values(asking, in_play) - cued:
+        for topic in _identifying_values(grounds, in_play) - cued:
             if values.get(topic, (0, 0))[0] == 1:
                 del values[topic]  # "The Nexworks one - XS, M or XXL?": the brand picks the item, the list is asked
     for topic, (count, words) in values.items():
