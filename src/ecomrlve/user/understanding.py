@@ -1100,12 +1100,37 @@ def _states_circumstance(clause: str) -> bool:
             and _INVERTED.match(words) is None and _NEED_REQUEST.match(words) is None)
 
 
+#: A verb that makes a short list a statement ("Black or navy are both in stock").
+_LIST_VERB = re.compile(r" (?:is|are|was|were|has|have|will|would|can|could|should|do|does|did|ships|ship|works|work|"
+                        r"comes|come|looks|look|sells|sell|suits|suit|fits|fit|added|chose|chosen|picked|went|go) ")
+
+
+def _bare_choice(text: str, in_play: InPlay) -> bool:
+    """Whether a short message without a question mark or a question's words offers a choice of values ("so usb-c
+    usb-a or bluetooth", "black navy olive or rose gold"): two values of one topic, "or", and no verb."""
+    norm = _normalise(text)
+    if " or " not in norm or len(norm.split()) > 10 or _LIST_VERB.search(norm):
+        return False
+    plain = _without_item_names(norm, in_play)
+    return any(count >= 2 for values in (in_play, STORE_VALUES)
+               for count, _ in _named_values(text, plain, values).values())
+
+
+#: A value supposed to be the shopper's wish ("I'm guessing Bluetooth is a must", "you'd want black"): a checking tag
+#: after it ("is that right?") asks whether that is the requirement.
+_SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|required|necessary|non negotiable) |"
+                            r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you (?:d |would |)"
+                            r"(?:want|need|prefer|like|rather|wanted|needed|preferred) ")
+#: A tag that checks what was just said ("..., is that right?", "..., correct?").
+_CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text):
+    if not _is_request(text) and not _bare_choice(text, in_play):
         return Reading(False, stock_out=stock_out, items=items)
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
@@ -1149,6 +1174,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     values = _named_values(grounds, plain, in_play)
     if confirm and not go_ahead and any(words for _, words in values.values()):
         confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
+    if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
+            _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
+        confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
     for topic, (count, words) in _named_values(grounds, plain, STORE_VALUES).items():
