@@ -874,6 +874,9 @@ _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are
 #: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
 #: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
 _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|how many|how much|when) $|"
+                           # a question whose auxiliary was dropped ("everything look good to you")
+                           r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
+                           r"(?: to you)? $|"
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
 
 
@@ -1119,7 +1122,7 @@ def _bare_choice(text: str, in_play: InPlay) -> bool:
 #: A value supposed to be the shopper's wish ("I'm guessing Bluetooth is a must", "you'd want black"): a checking tag
 #: after it ("is that right?") asks whether that is the requirement.
 _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|required|necessary|non negotiable) |"
-                            r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you (?:d |would |)"
+                            r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you(?:d| would)? "
                             r"(?:want|need|prefer|like|rather|wanted|needed|preferred) ")
 #: A tag that checks what was just said ("..., is that right?", "..., correct?").
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
