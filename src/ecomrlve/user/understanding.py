@@ -1091,10 +1091,34 @@ def _grounds(asking: str) -> str:
     changed = False
     for sentence in _SENTENCE.findall(asking):
         clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
-        asked = [c for c in clauses if not _states_circumstance(c)]
+        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
+        if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
+            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
+        asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
+            i < first and _states_fact(c))]
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
+
+
+#: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
+#: clauses before it offer.
+_BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
+
+
+def _opens_clause_question(clause: str) -> bool:
+    words = _FILLER.sub(" ", _normalise(clause))
+    first = words.split()[:1]
+    return bool(first) and (first[0] in _CLAUSE_QUESTION_START or words.startswith(_REQUEST_PHRASES)
+                            or _NEED_REQUEST.match(words) is not None)
+
+
+def _states_fact(clause: str) -> bool:
+    """A clause before the question that tells a fact ("The last one arrived late, what colour ...?"): four words
+    or more, no choice offered ("Black, navy or olive - which?") and no topic named as the head of what follows
+    ("Colour-wise, ...")."""
+    words = _normalise(clause)
+    return len(words.split()) >= 4 and " or " not in words
 
 
 def _states_circumstance(clause: str) -> bool:
