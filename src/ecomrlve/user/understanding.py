@@ -115,9 +115,12 @@ _DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|i
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
                            r"place|attach|lay|set) )")
-#: "Do you need them here by Friday?": a day to have it by asks the delivery time.
-_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
-                     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+#: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
+_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
+                     r"(?:by|before) (?:the )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|"
+                     r"next|end|christmas|[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
@@ -180,7 +183,8 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use",
               "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
               "dealbreaker", "main goal", "the goal", "your goal", "the aim", "your aim", "purpose", "compromise",
-              "trying to achieve", "hoping to achieve")
+              "trying to achieve", "hoping to achieve", "working with", "on your list", "your list", "the perfect",
+              "your perfect", "your own words", "what are we looking at")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -245,6 +249,10 @@ _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " ap
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
 _ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
                         r"find out|check what|check which|check how|check when)\b")
+#: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
+_DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
+                      r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
+                      r"start with|begin with|cover|look at what) ")
 #: A clause that is the agent's own next step ("Before I place it, ...", "once we check out, ..."): it asks nothing.
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
@@ -283,8 +291,7 @@ LINE_WHICH_WORDS = ("which", "what item", "what product", "more detail", "exact"
 LINE_WHEN_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
                    "when was", "when you ordered", "when you bought", "order date", "exact date")
 LINE_PRICE_WORDS = ("how much", "price", "pay", "paid", "cost")
-_LINE_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                "november", "december")
+_LINE_MONTHS = _MONTH_NAMES
 _LINE_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _LINE_MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
                         r"|\b(\d{4})-(\d{2})-(\d{2})\b")
 _LINE_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
@@ -346,7 +353,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
-                  "too tight", "too loose")
+                  "too tight", "too loose",
+                  # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
+                  "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "too loud", "too quiet", "too heavy",
+                  "too short", "too long", "itchy", "scratchy", "rubbish", "useless", "poor quality", "cheaply made",
+                  "not comfortable", "not as expected", "not what it", "different from the", "not the same as")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -431,8 +442,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "whys": "why is",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = _MONTH_NAMES
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WORD = re.compile(r"[a-z0-9]+")
 _APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
@@ -691,7 +701,7 @@ def _asks_go_ahead(asking: str) -> bool:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
         if _OWN_STEP_CLAUSE.match(words):
             continue  # "Before I place it, is there anything else?": the agent's next step names the time, no leave asked
-        words = _ASK_LEAVE.sub(" ", words)  # "May I ask which brand you prefer?" asks the brand, not leave to act
+        words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
@@ -853,7 +863,7 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
 #: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
 #: names no one it asks ("Any brand you prefer" asks).
-_ANY_STATES = re.compile(r"^ any (?:[a-z0-9]+ ){0,3}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
+_ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,3}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
                          r"should|goes|go|fits|fit|looks|look|sells|sell|has|have) ")
 #: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
@@ -864,6 +874,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and )*(?:i|we
                            r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
+                           r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
+                           r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
                            r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
