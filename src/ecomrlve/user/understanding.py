@@ -355,9 +355,10 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
                   "too tight", "too loose",
                   # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
-                  "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "too loud", "too quiet", "too heavy",
-                  "too short", "too long", "itchy", "scratchy", "rubbish", "useless", "poor quality", "cheaply made",
-                  "not comfortable", "not as expected", "not what it", "different from the", "not the same as")
+                  # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
+                  "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
+                  "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
+                  "different from the", "not the same as")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -402,7 +403,7 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
-_SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
+_SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing that|bearing in mind|considering) ")
 #: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
