@@ -1103,17 +1103,26 @@ def _grounds(asking: str) -> str:
     kept = []
     changed = False
     for sentence in _SENTENCE.findall(asking):
-        clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part) if c.strip()]
         first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
         if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            i < first and _states_fact(c))]
+            (i < first or (i > first and _TOLD_AFTER.match(_normalise(c)))) and _states_fact(c))]
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
 
 
+#: Where a question joins a statement ("The M arrives Friday so what colour would you like?"): before the question word.
+_GROUNDS_JOIN = re.compile(r"\s(?:and|but|so)\s+(?=(?:what|whats|which|how|when|do|does|would|could|can|shall|should|"
+                           r"will|is|are)\s+(?:you|your|it|the|size|colour|color|brand|budget|material|connector|i|we)\b)",
+                           re.IGNORECASE)
+#: A clause after the question that tells a fact of its own subject ("What size, the M arrives Friday?") or of what
+#: the question names ("Would you like the black one, which ships tomorrow?").
+_TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|these|those|there|theres|all|most|some|both|"
+                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
+                         r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
