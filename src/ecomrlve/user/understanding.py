@@ -1108,7 +1108,7 @@ def _grounds(asking: str) -> str:
         if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            (i < first or (i > first and _TOLD_AFTER.match(_normalise(c)))) and _states_fact(c))]
+            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
@@ -1135,12 +1135,12 @@ def _opens_clause_question(clause: str) -> bool:
                             or _NEED_REQUEST.match(words) is not None)
 
 
-def _states_fact(clause: str) -> bool:
+def _states_fact(clause: str, words_at_least: int = 4) -> bool:
     """A clause before the question that tells a fact ("The last one arrived late, what colour ...?"): four words
     or more, no choice offered ("Black, navy or olive - which?") and no topic named as the head of what follows
     ("Colour-wise, ...")."""
     words = _normalise(clause)
-    return len(words.split()) >= 4 and " or " not in words
+    return len(words.split()) >= words_at_least and " or " not in words
 
 
 def _states_circumstance(clause: str) -> bool:
