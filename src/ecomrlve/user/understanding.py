@@ -184,7 +184,8 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
               "dealbreaker", "main goal", "the goal", "your goal", "the aim", "your aim", "purpose", "compromise",
               "trying to achieve", "hoping to achieve", "working with", "on your list", "your list", "the perfect",
-              "your perfect", "your own words", "what are we looking at")
+              "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
+              "hoping to get", "want to get out of", "get out of it")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -358,7 +359,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
-                  "different from the", "not the same as")
+                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -440,7 +441,8 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is",
+              "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
+              "howre": "how are", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = _MONTH_NAMES
@@ -488,6 +490,9 @@ _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|h
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+#: "What's the lamp going to light up?", "What is it gonna be doing?": what the item will do.
+_GOING_TO = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|what is) (?:the |your |this |it |they |these |that )?(?:[a-z]+ )?"
+                       r"(?:going to|gonna|meant to|supposed to) ")
 #: "What's the lamp for?", "Who is it for?": what the item is for.
 _WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for"
                        r"(?: today| exactly| then| now| here| mainly| mostly)? $")
@@ -680,7 +685,7 @@ _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", 
 
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
-_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
+_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
                           r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
 
 
@@ -823,11 +828,16 @@ _THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|b
                       r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
+#: "Which bit isn't working?", "which part broke?": which part of the item has the fault, not which line.
+_WHICH_PART = re.compile(r"^ which (?:bit|bits|part|parts|piece|pieces|side|button|buttons|feature|features|function|"
+                         r"setting|earbud|earpiece|seam|zip|strap)s? ")
+
+
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
     return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
-        _FILLER.sub(" ", words).startswith(" which ")) or (
+        _FILLER.sub(" ", words).startswith(" which ") and _WHICH_PART.match(_FILLER.sub(" ", words)) is None) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -1041,7 +1051,7 @@ def _open_weak(text: str, norm: str) -> bool:
     X" asks about X, not openly ("by a particular date?")."""
     norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
-            or _HOW_USE.search(norm) is not None
+            or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
@@ -1248,7 +1258,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
-    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
+    if not confirm and not topics and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
