@@ -781,6 +781,27 @@ def _asks_reason(asking: str) -> bool:
     return False
 
 
+#: Openings of a clause that asks leave to act ("shall I ...", "ok to ...", "want me to ...", "happy for me to ...").
+_GO_AHEAD_OPENINGS = _CLAUSE_QUESTION_START | {"ok", "okay", "alright", "good", "ready", "fine"}
+
+
+def _go_ahead_beside_reason(asking: str) -> bool:
+    """Whether, beside the reason, a clause of its own asks the go-ahead: it opens a question or a tag ("..., and
+    shall I start the return?", "... - ok?", "Want me to arrange a replacement?") and names no cause or fault;
+    not the agent's own next step ("..., so I can process the return?")."""
+    for sentence in _SENTENCE.findall(asking):
+        if _TAG_QUESTION.search(sentence) and _ACTION_OFFER.search(_normalise(sentence)):
+            return True  # "Tell me what's wrong and I'll start the return - ok?"
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _QUESTION_JOIN.split(part) if c.strip()]
+        for clause in clauses:
+            words = _corrected(_normalise(clause))
+            opening = {w for w in (words.split()[:1] + _FILLER.sub(" ", words).split()[:1])}
+            if (opening & _GO_AHEAD_OPENINGS and not _has(words, _REASON_PHRASES)
+                    and _WRONG.search(words) is None and _asks_go_ahead(clause)):
+                return True
+    return False
+
+
 def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
     """Whether, beside the reason, a question of its own asks which line is meant ("Is it the hoodie from the
     11th, and why does it need returning?"): a clause that opens a question, says nothing of the cause or a
@@ -1275,7 +1296,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                 norm_asking, _WHICH_ASKS_PHRASES):
             which = False  # "Shall I start a return for the order from September 10?": the date names what to return
         if which or reason:
-            return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+            # "What went wrong, and shall I start the return?": a go-ahead asked in a question of its own, beside why
+            confirm = reason and go_ahead and _go_ahead_beside_reason(asking)
+            return Reading(True, confirm=confirm, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
