@@ -709,6 +709,13 @@ def test_a_statement_that_opens_like_a_question_asks_nothing(text: str, in_play:
     ("Doesn't it work properly?", ORDERS, {"reason": True}),
     ("Wasn't it as described on the site?", ORDERS, {"reason": True}),
     ("Were they uncomfortable?", ORDERS, {"reason": True}),
+    ("Which bit isn't working?", ORDERS, {"reason": True}),
+    ("What went wrong with it, and shall I start the return now?", ORDERS, {"reason": True, "confirm": True}),
+    ("Was it damaged in transit? Want me to arrange a replacement?", ORDERS, {"reason": True, "confirm": True}),
+    ("Could you tell me why, so I can process the return?", ORDERS, {"reason": True}),
+    ("What do they need to be good at?", InPlay(), {"open": True}),
+    ("What're you hoping to get from a new pair?", InPlay(), {"open": True}),
+    ("so i order it yes?", HOODIE, {"confirm": True}),
 ])
 def test_questions_and_requests_in_other_shapes(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """Needs said as statements ("I'd need ...", "I'll need to know ..."), invitations, a question word at the end, a

@@ -36,6 +36,14 @@ I pay") name no topic; a problem supposed of a choice ("Would it be an issue if 
 doesn't end up too small?") asks no reason. An item is named by its id, model, brand or type, by another word for
 its type where that word ends its noun phrase ("What size coat?"), or by its place ("the second item").
 
+What a message asks is grounded in its words, never in a value merely said: a sentence without a question mark asks
+only in a question's shape ("What a lovely choice, the olive one ..." and "When an item is faulty we ..." tell; "I'd
+need your size", "colour for the hoodie please" and "the connector you need is which one" ask), and a topic or value
+counts only in the clauses that ask, not in a circumstance beside them ("Since your old pan was from Culina, what
+material ...?", "..., given the black ones sold out") or a fact told before or after the question in the same sentence
+("The last one arrived late, what colour would you like?", "Would you like the black one, which ships tomorrow?").
+"A particular X" asks about X, never openly (an open reading makes the shopper say every withheld value).
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
