@@ -193,7 +193,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "dealbreaker", "main goal", "the goal", "your goal", "the aim", "your aim", "purpose", "compromise",
               "trying to achieve", "hoping to achieve", "working with", "on your list", "your list", "the perfect",
               "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
-              "hoping to get", "want to get out of", "get out of it")
+              "hoping to get", "want to get out of", "get out of it", "what will make", "what could make",
+              "what might make", "looking out for", "watching out for", "keeping in mind", "key things", "the key",
+              "things you need", "thing you need", "spec", "features you need", "things you like", "things youd like")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -617,6 +619,13 @@ class InPlay:
                     phrase = _phrase(value)
                     if phrase.strip():
                         index.setdefault(phrase.split()[0], []).append((topic, phrase, _needs_capitals(value)))
+            # a compound value said by its head word ("steel" for Stainless Steel, "iron" for Cast Iron), where no
+            # value starts with that word (not brands: their last words are no names of their own)
+            for topic, values in self.values.items():
+                for value in values if topic != "brand" else ():
+                    head = _phrase(value).split()[-1:]
+                    if len(_phrase(value).split()) >= 2 and head[0].isalpha() and len(head[0]) >= 4 and head[0] not in index:
+                        index.setdefault(head[0], []).append((topic, f" {head[0]} ", False))
             cached = {word: tuple(entries) for word, entries in index.items()}
             object.__setattr__(self, "_index", cached)
         return cached
@@ -903,7 +912,7 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
 #: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
 #: names no one it asks ("Any brand you prefer" asks).
-_ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,3}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
+_ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
                          r"should|goes|go|fits|fit|looks|look|sells|sell|has|have) ")
 #: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
@@ -986,6 +995,8 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
+            if f" too{phrase}" in text:
+                continue  # "too big, too small, or about right?": a degree, no size offered
             # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
             found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
@@ -996,7 +1007,7 @@ _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ",
                  "rather ", "get ", "with ", "it ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
                 " model", " pair", " variant", " a must", " essential", " important", " ok", " okay", " fine", " alright",
-                " good", " necessary", " needed", " required")
+                " good", " necessary", " needed", " required", " suit", " suits")
 
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
@@ -1311,7 +1322,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
+    if not topics and not confirm and in_play.items and _has(norm_asking, _VARIANT_PHRASES):
+        # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
