@@ -363,8 +363,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
-                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
-                  "too tight", "too loose",
+                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit",
                   # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
@@ -408,6 +407,11 @@ _NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|o
                            r"an|same|their)(?: [a-z]+)? reasons? ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
+                    # a misfit said of the item ("Was it too small?", "they came up too big"), not a degree offered
+                    # beside a value ("27 inches - too big, too small, or about right?")
+                    r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
+                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
+                    r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
