@@ -716,6 +716,12 @@ def test_a_statement_that_opens_like_a_question_asks_nothing(text: str, in_play:
     ("What do they need to be good at?", InPlay(), {"open": True}),
     ("What're you hoping to get from a new pair?", InPlay(), {"open": True}),
     ("so i order it yes?", HOODIE, {"confirm": True}),
+    ("Ceramic mugs can chip, so would steel suit you better?", InPlay(values={"material": ("Stainless Steel", "Ceramic")}),
+     {"topics": {"material"}}),
+    ("I'm thinking 27 inches - too big, too small, or about right?", InPlay(values={"size": ("Small", "Large")}),
+     {"topics": {"screen"}}),
+    ("Is there a style or spec you're set on?", InPlay(), {"open": True}),
+    ("Was it too small?", ORDERS, {"reason": True}),
 ])
 def test_questions_and_requests_in_other_shapes(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """Needs said as statements ("I'd need ...", "I'll need to know ..."), invitations, a question word at the end, a
@@ -747,7 +753,8 @@ def test_a_question_asks_only_what_its_asking_clauses_name(text: str, in_play: I
 
 
 @pytest.mark.parametrize("text", ["What's the most you'd pay, bearing in mind cheaper lamps break sooner?",
-                                  "Is a week too long to wait for the replacement?"])
+                                  "Is a week too long to wait for the replacement?",
+                                  "I'm thinking 27 inches - too big, too small, or about right?"])
 def test_a_fault_beside_another_question_or_a_degree_asks_no_reason(text: str) -> None:
     assert not understand(text, ORDERS).reason
 
