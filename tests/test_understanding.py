@@ -721,6 +721,9 @@ def test_a_statement_that_opens_like_a_question_asks_nothing(text: str, in_play:
     ("I'm thinking 27 inches - too big, too small, or about right?", InPlay(values={"size": ("Small", "Large")}),
      {"topics": {"screen"}}),
     ("Is there a style or spec you're set on?", InPlay(), {"open": True}),
+    ("Talk me through what didn't work with the old one.", InPlay(), {"open": True}),
+    ("Tell me a bit about how you work.", InPlay(), {"open": True}),
+    ("Tell me when you're ready.", InPlay(), {}),
     ("Was it too small?", ORDERS, {"reason": True}),
 ])
 def test_questions_and_requests_in_other_shapes(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:

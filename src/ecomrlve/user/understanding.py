@@ -195,7 +195,7 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
               "hoping to get", "want to get out of", "get out of it", "what will make", "what could make",
               "what might make", "looking out for", "watching out for", "keeping in mind", "key things", "the key",
-              "things you need", "thing you need", "spec", "features you need", "things you like", "things youd like")
+              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -504,6 +504,10 @@ _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|h
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+#: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
+#: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
+_TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
+                         r"(?:about|through|in on|what|how|why) ")
 #: "What's the lamp going to light up?", "What is it gonna be doing?": what the item will do.
 _GOING_TO = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|what is) (?:the |your |this |it |they |these |that )?(?:[a-z]+ )?"
                        r"(?:going to|gonna|meant to|supposed to) ")
@@ -1096,6 +1100,7 @@ def _open_weak(text: str, norm: str) -> bool:
     norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
+            or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) for sentence in _sentences(text))
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
