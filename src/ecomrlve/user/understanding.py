@@ -508,6 +508,8 @@ _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3}
 #: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
 _TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
                          r"(?:about|through|in on|what|how|why) ")
+#: "How do you like your t-shirts?": the whole sentence asks how the customer likes the item.
+_HOW_LIKE = re.compile(r"^ (?:so |and )?how (?:do|would) you (?:like|want|prefer) (?:your|the|them|it|these|those)(?: [a-z0-9]+){0,2} $")
 #: "What's the lamp going to light up?", "What is it gonna be doing?": what the item will do.
 _GOING_TO = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|what is) (?:the |your |this |it |they |these |that )?(?:[a-z]+ )?"
                        r"(?:going to|gonna|meant to|supposed to) ")
@@ -1100,7 +1102,7 @@ def _open_weak(text: str, norm: str) -> bool:
     norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
-            or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) for sentence in _sentences(text))
+            or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) or _HOW_LIKE.match(sentence) for sentence in _sentences(text))
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
@@ -1129,6 +1131,9 @@ def _offers_options(text: str) -> bool:
     return not (_has(options, _OPEN_STRONG_PHRASES) or _has(options, _OPEN_WEAK_PHRASES))
 
 
+_EXPLICIT_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|\(", re.IGNORECASE)
+
+
 def _open_with_examples(text: str) -> bool:
     """Whether the topics a message names only illustrate an open question before them ("What matters most
     to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
@@ -1138,8 +1143,11 @@ def _open_with_examples(text: str) -> bool:
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
+    named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
+    # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
+    explicit = _EXPLICIT_EXAMPLES.match(text[marker.start():]) is not None
     return (not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
-            and any(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values()))
+            and (named >= 2 or (named == 1 and explicit)))
 
 
 #: Openings of a clause that states a circumstance beside the question ("Since your old pan was from Culina, ...",
