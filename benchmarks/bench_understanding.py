@@ -5,9 +5,11 @@ Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
 share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
-then the same for the sixth, seventh and eighth held-out batches (``heldout_batch6.jsonl``, 99 messages;
-``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages) and the training batches
-(``train_batch7.jsonl``, 313 messages; ``train_batch8.jsonl``, 808 messages; ``train_batch9.jsonl``, 23 messages);
+then the same for the sixth to tenth held-out batches (``heldout_batch6.jsonl``, 99 messages;
+``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages; ``heldout_batch9.jsonl``, 216 messages;
+``heldout_batch10.jsonl``, 264 messages)
+and the training batches (``train_batch7.jsonl``, 313 messages; ``train_batch8.jsonl``, 808 messages;
+``train_batch9.jsonl``, 23 messages; ``train_batch10.jsonl``, 555 messages);
 the held-out columns again, marked ``*``, without the messages retired from blind use (``RETIRED`` in
 ``tests/understanding_bank.py``: read to fix the leaks they caused) and those that say word for word what a training
 message says.

@@ -597,13 +597,14 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth and ninth training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to tenth training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
-    X matter?")."""
+    X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
     batch = load_bank(name)
     found = []
-    for env_id, groups in (("RETURN", ("none", "attribute", "which", "confirm")), ("CART", ("none", "attribute"))):
+    for env_id, groups in (("RETURN", ("none", "attribute", "which", "confirm")), ("CART", ("none", "attribute")),
+                           ("PD", ("none", "attribute")), ("SUB", ("none", "attribute"))):
         seeds = leak_seeds(c8, env_id, 12, 2)
         assert seeds
         found += [leak for m in batch if m.group in groups for leak in leaks(c8, env_id, 12, seeds, m)]
@@ -669,3 +670,124 @@ def test_seen_texts_are_every_training_message_folded() -> None:
     trained = [m for name in ("bank.jsonl", *TRAIN_BATCHES) for m in load_bank(name) if m.half == "train"]
     assert {fold(m.text) for m in trained} == seen
     assert fold("  Anything   ELSE?") == fold("anything else?") == "anything else?"
+
+
+# -- issue 29 §1, tenth training batch: what asks, and what a question's words are grounded in ---------------
+
+HOODIE = InPlay(values={"color": ("Black", "Navy", "Olive", "Rose Gold")})
+SPEAKER = InPlay(values={"brand": ("Sonora", "Voltix"), "color": ("Black", "White"),
+                         "connector": ("USB-C", "Bluetooth")})
+
+
+@pytest.mark.parametrize(("text", "in_play"), [
+    ("What a lovely choice, the olive one really suits autumn.", HOODIE),
+    ("How about that, the rose gold is back in stock.", HOODIE),
+    ("How nice that you went for the navy one!", HOODIE),
+    ("Any of these would ship by Friday.", SPEAKER),
+    ("Which is great news: the Sonora models are on sale.", SPEAKER),
+    ("When an item is faulty we cover the postage.", ORDERS),
+    ("Who knew the hoodie would shrink that much, sorry about that.", ORDERS),
+    ("Black or navy are both in stock.", HOODIE),
+])
+def test_a_statement_that_opens_like_a_question_asks_nothing(text: str, in_play: InPlay) -> None:
+    """Without a question mark, an opening question word asks only in a question's shape: an exclamation ("What a
+    ...", "How nice"), a relative or subordinate clause ("Which is ...", "When an item is faulty we ...") or "any"
+    that states tells, so the value or fault it names is not asked."""
+    assert not understand(text, in_play).asks
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    ("I'll need to know how big a screen you want.", InPlay(), {"topics": {"screen"}}),
+    ("If you tell me your budget I can narrow it down quickly.", InPlay(), {"topics": {"price"}}),
+    ("colour for the hoodie pls", HOODIE, {"topics": {"color"}}),
+    ("the connector you need is which one", CART_KEYBOARD, {"topics": {"connector"}}),
+    ("so usb-c usb-a or bluetooth", CART_KEYBOARD, {"topics": {"connector"}}),
+    ("black navy olive or rose gold", HOODIE, {"topics": {"color"}}),
+    ("May I ask which brand you prefer for your headphones?", SPEAKER, {"topics": {"brand"}}),
+    ("I'm guessing Bluetooth is a must, is that right?", SPEAKER, {"topics": {"connector"}}),
+    ("Do you need this one by a particular date?", SPEAKER, {"topics": {"shipping"}}),
+    ("Do you want them by the 20th? That's when the sale ends.", SPEAKER, {"topics": {"shipping"}}),
+    ("Feel free to tell me everything you need in one go.", InPlay(), {"open": True}),
+    ("Paint me a picture of your ideal pair.", InPlay(), {"open": True}),
+    ("I'd need a few more details about what you want.", InPlay(), {"open": True}),
+    ("Before I place it, is there anything else you wanted?", HOODIE, {"open": True}),
+    ("Shall we go through what you need from the replacement?", InPlay(), {"open": True}),
+    ("All three are ready, do i place order", HOODIE, {"confirm": True}),
+    ("I would like your confirmation before purchase.", HOODIE, {"confirm": True}),
+    ("everything look good to you", HOODIE, {"confirm": True}),
+    ("I'd need to know which order it is.", ORDERS, {"which": True}),
+    ("I'd need the reason for the return.", ORDERS, {"reason": True}),
+    ("Doesn't it work properly?", ORDERS, {"reason": True}),
+    ("Wasn't it as described on the site?", ORDERS, {"reason": True}),
+    ("Were they uncomfortable?", ORDERS, {"reason": True}),
+    ("Which bit isn't working?", ORDERS, {"reason": True}),
+    ("What went wrong with it, and shall I start the return now?", ORDERS, {"reason": True, "confirm": True}),
+    ("Was it damaged in transit? Want me to arrange a replacement?", ORDERS, {"reason": True, "confirm": True}),
+    ("Could you tell me why, so I can process the return?", ORDERS, {"reason": True}),
+    ("What do they need to be good at?", InPlay(), {"open": True}),
+    ("What're you hoping to get from a new pair?", InPlay(), {"open": True}),
+    ("so i order it yes?", HOODIE, {"confirm": True}),
+    ("Ceramic mugs can chip, so would steel suit you better?", InPlay(values={"material": ("Stainless Steel", "Ceramic")}),
+     {"topics": {"material"}}),
+    ("I'm thinking 27 inches - too big, too small, or about right?", InPlay(values={"size": ("Small", "Large")}),
+     {"topics": {"screen"}}),
+    ("Is there a style or spec you're set on?", InPlay(), {"open": True}),
+    ("Talk me through what didn't work with the old one.", InPlay(), {"open": True}),
+    ("Tell me a bit about how you work.", InPlay(), {"open": True}),
+    ("Tell me when you're ready.", InPlay(), {}),
+    ("Was it too small?", ORDERS, {"reason": True}),
+])
+def test_questions_and_requests_in_other_shapes(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Needs said as statements ("I'd need ...", "I'll need to know ..."), invitations, a question word at the end, a
+    closing "please", a bare list of values, a dropped auxiliary, a checking tag after a supposed wish, a negative
+    question that supposes a fault: each asks exactly what it asks ("May I ask ..." and "Before I place it, ..." ask
+    no go-ahead; "a particular date" asks the delivery time, not every requirement)."""
+    reading = understand(text, in_play)
+    want = {"topics": set(), "open": False, "confirm": False, "which": False, "reason": False} | expected
+    got = {"topics": set(reading.topics), "open": reading.open, "confirm": reading.confirm, "which": reading.which,
+           "reason": reading.reason}
+    assert got == want
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    ("Since your old pan was from Culina, what material would you like?",
+     InPlay(values={"brand": ("Culina", "Ferro"), "material": ("Cast Iron", "Ceramic")}), {"material"}),
+    ("The last speaker was delivered late, what colour would you like?", SPEAKER, {"color"}),
+    ("What colour would you like, given the Sonora ones sold out last week?", SPEAKER, {"color"}),
+    ("Would you like the black one, which ships tomorrow?", SPEAKER, {"color"}),
+    ("The Voltix ships next day so which colour would you like?", SPEAKER, {"color"}),
+    ("Wood's lovely but so is ceramic - which d'you fancy?", InPlay(values={"material": ("Ceramic", "Wood")}),
+     {"material"}),
+    ("You don't mind which brand, do you?", SPEAKER, {"brand"}),
+])
+def test_a_question_asks_only_what_its_asking_clauses_name(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """A topic or value counts where it is asked, not in a circumstance ("since ...", "given ...") or a fact told
+    before or after the question in the same sentence; a tag or a bare "which do you fancy?" asks what came before."""
+    assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize("text", ["What's the most you'd pay, bearing in mind cheaper lamps break sooner?",
+                                  "Is a week too long to wait for the replacement?",
+                                  "I'm thinking 27 inches - too big, too small, or about right?"])
+def test_a_fault_beside_another_question_or_a_degree_asks_no_reason(text: str) -> None:
+    assert not understand(text, ORDERS).reason
+
+
+def test_statements_and_clauses_that_name_values_reveal_nothing(c8: EcomEnv) -> None:
+    """Said first in PD, SUB, BUNDLE and CART: a statement that opens like a question, a question whose other
+    clauses name every topic, and "a particular X" for an X the shopper does not know reveal no withheld value."""
+    from understanding_bank import BankMessage
+
+    cases = [
+        ("What a lovely choice, the black one with free delivery is rated five stars and fits any budget.", []),
+        ("When it arrives late or costs too much we refund the difference, brand aside.", []),
+        ("The last one arrived late and cost too much, so which colour would you like?", ["color"]),
+        ("Is there a particular finish you like?", []),
+    ]
+    for env_id in ("PD", "SUB", "BUNDLE", "CART"):
+        seeds = leak_seeds(c8, env_id, 12, 2)
+        assert seeds
+        for text, topics in cases:
+            expect = {"topics": topics, "open": False, "confirm": False, "which": False, "reason": False}
+            found = leaks(c8, env_id, 12, seeds, BankMessage("case", "none", "train", "", text, expect, InPlay()))
+            assert not found, found

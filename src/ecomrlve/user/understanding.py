@@ -36,6 +36,14 @@ I pay") name no topic; a problem supposed of a choice ("Would it be an issue if 
 doesn't end up too small?") asks no reason. An item is named by its id, model, brand or type, by another word for
 its type where that word ends its noun phrase ("What size coat?"), or by its place ("the second item").
 
+What a message asks is grounded in its words, never in a value merely said: a sentence without a question mark asks
+only in a question's shape ("What a lovely choice, the olive one ..." and "When an item is faulty we ..." tell; "I'd
+need your size", "colour for the hoodie please" and "the connector you need is which one" ask), and a topic or value
+counts only in the clauses that ask, not in a circumstance beside them ("Since your old pan was from Culina, what
+material ...?", "..., given the black ones sold out") or a fact told before or after the question in the same sentence
+("The last one arrived late, what colour would you like?", "Would you like the black one, which ships tomorrow?").
+"A particular X" asks about X, never openly (an open reading makes the shopper say every withheld value).
+
 Deterministic and offline: plain string searches over a normalised message (a few tens of microseconds;
 ``benchmarks/bench_understanding.py`` measures the p99 and the bank in ``tests/data/understanding``).
 The reading never holds a value: a shopper reveals only what the reading asks for, so a message that
@@ -115,9 +123,25 @@ _DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|i
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
                            r"place|attach|lay|set) )")
-#: "Do you need them here by Friday?": a day to have it by asks the delivery time.
-_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|need (?:it|them|this|these)|have (?:it|them)) by (?:the )?"
-                     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|next|end|christmas) ")
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+#: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
+_BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
+                     r"(?:by|before) (?:the )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|"
+                     r"next|end|christmas|[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+#: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
+#: time (with no orders in play, where a date picks out an order).
+_BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
+                      r"(?:date|day|deadline) |(?:date|day) (?:do|would|will|should|must) (?:you|it|they) (?:need|have|want|"
+                      r"arrive|get)| (?:date|day|deadline) (?:you|it) (?:need|needs|must|should|has to)")
+#: "A particular date", "any specific brand": "particular" then a noun that is no requirement in general ("any
+#: particular needs?") names what is asked; it is no open question, though the noun be unknown.
+_PARTICULAR_NOUN = re.compile(r" (?:a|any|some|the|one) (?:particular|specific|special|certain) (?!(?:needs?|requirements?|"
+                              r"expectations?|look|feel|things?|features?|specs?|preferences?|wish(?:es)?|criteria|"
+                              r"requests?|conditions?|must|way|use|purpose|reason|in|about|for|you|that|to)\b)[a-z]+ ")
+#: "A few more details": more to be told, no amount to buy.
+_FEW_MORE = re.compile(r" a (?:few|couple of|couple) (?:more )?(?:details|things|questions|bits|words|pointers|specifics|facts|"
+                       r"notes|points|thoughts) ")
 #: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
 _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
 #: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
@@ -166,13 +190,19 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "one thing", "the brief", "be doing", "going to do", "supposed to do", "meant to do", "dream",
               "non negotiable", "negotiable", "eye out for", "watch out for", "the plan for", "plans for", "plan to use",
               "narrow this down", "narrow things down", "narrow down", "whats driving", "what is driving", "make or break",
-              "dealbreaker")
+              "dealbreaker", "main goal", "the goal", "your goal", "the aim", "your aim", "purpose", "compromise",
+              "trying to achieve", "hoping to achieve", "working with", "on your list", "your list", "the perfect",
+              "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
+              "hoping to get", "want to get out of", "get out of it", "what will make", "what could make",
+              "what might make", "looking out for", "watching out for", "keeping in mind", "key things", "the key",
+              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
             "look ok", "looks ok", "look okay", "look alright", "looks alright", "look complete", "look fine",
             "is that everything", "is this everything", "is that all", "is this all", "is that right",
-            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to",
+            "is this right", "is that correct", "is this correct", "shall i", "shall we", "ready to", "confirmation", "do i place", "do we place", "do i order",
+            "do i check out", "do i go ahead", "do i proceed",
             "ready for me", "good to go", "go ahead", "proceed", "finalize", "finalise", "finalising",
             "finalizing", "check out", "checkout", "all set", "happy with", "happy for me", "ok to", "okay to", "ok if i", "okay if i", "alright if i", "green light", "sound good",
             "sounds good", "does that work", "work for you", "we good", "are we good", "all correct",
@@ -227,6 +257,15 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"in order|as expected|what you)")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
+#: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
+_ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
+                        r"find out|check what|check which|check how|check when)\b")
+#: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
+_DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
+                      r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
+                      r"start with|begin with|cover|look at what) ")
+#: A clause that is the agent's own next step ("Before I place it, ...", "once we check out, ..."): it asks nothing.
+_OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
 _TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
@@ -263,8 +302,7 @@ LINE_WHICH_WORDS = ("which", "what item", "what product", "more detail", "exact"
 LINE_WHEN_WORDS = ("when did you", "what date", "which date", "what day", "how long ago", "roughly when",
                    "when was", "when you ordered", "when you bought", "order date", "exact date")
 LINE_PRICE_WORDS = ("how much", "price", "pay", "paid", "cost")
-_LINE_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                "november", "december")
+_LINE_MONTHS = _MONTH_NAMES
 _LINE_DATE = re.compile(r"\b(" + "|".join(m[:3] for m in _LINE_MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b"
                         r"|\b(\d{4})-(\d{2})-(\d{2})\b")
 _LINE_PRICE = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
@@ -317,7 +355,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "torn", "ripped", "leaking", "wrong size", "wrong colour", "wrong color", "wrong item",
                   "wrong product", "wrong model", "wrong thing", "not as described", "not as advertised",
                   "not as pictured", "not what you", "gone wrong", "didnt you like", "did you not like", "dont you like",
-                  "do you not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
+                  "do you not like", "you didnt like", "you did not like", "not happy", "unhappy", "not satisfied", "disappointed", "unsuitable", "not suitable",
                   "fall short", "fell short", "scratched", "dented", "chipped", "stained", "faded", "shrunk", "bent",
                   "smashed", "missing parts", "parts missing", "dud", "duff", "let you down", "let down", "damage", "quality", "not match", "didnt match",
                   "doesnt match", "up to scratch",
@@ -325,8 +363,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
-                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit", "too small", "too big",
-                  "too tight", "too loose")
+                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit",
+                  # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
+                  # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
+                  "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
+                  "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
+                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -365,11 +407,18 @@ _NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|o
                            r"an|same|their)(?: [a-z]+)? reasons? ")
 #: "Was the fit wrong?", "Is the colour wrong?": something about the item said to be wrong.
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
+                    # a misfit said of the item ("Was it too small?", "they came up too big"), not a degree offered
+                    # beside a value ("27 inches - too big, too small, or about right?")
+                    r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
+                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
+                    r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
+#: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
+_NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
-_SUBORDINATE = re.compile(r" (?:since|now that|given that|seeing as|seeing that) ")
+_SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing that|bearing in mind|considering) ")
 #: Words that open a clause without changing what it does ("so shall I ...", "and which order ...").
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
@@ -406,11 +455,11 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is",
+              "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
+              "howre": "how are", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = _MONTH_NAMES
 _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WORD = re.compile(r"[a-z0-9]+")
 _APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
@@ -455,6 +504,15 @@ _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|h
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+#: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
+#: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
+_TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
+                         r"(?:about|through|in on|what|how|why) ")
+#: "How do you like your t-shirts?": the whole sentence asks how the customer likes the item.
+_HOW_LIKE = re.compile(r"^ (?:so |and )?how (?:do|would) you (?:like|want|prefer) (?:your|the|them|it|these|those)(?: [a-z0-9]+){0,2} $")
+#: "What's the lamp going to light up?", "What is it gonna be doing?": what the item will do.
+_GOING_TO = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|what is) (?:the |your |this |it |they |these |that )?(?:[a-z]+ )?"
+                       r"(?:going to|gonna|meant to|supposed to) ")
 #: "What's the lamp for?", "Who is it for?": what the item is for.
 _WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for"
                        r"(?: today| exactly| then| now| here| mainly| mostly)? $")
@@ -571,6 +629,13 @@ class InPlay:
                     phrase = _phrase(value)
                     if phrase.strip():
                         index.setdefault(phrase.split()[0], []).append((topic, phrase, _needs_capitals(value)))
+            # a compound value said by its head word ("steel" for Stainless Steel, "iron" for Cast Iron), where no
+            # value starts with that word (not brands: their last words are no names of their own)
+            for topic, values in self.values.items():
+                for value in values if topic != "brand" else ():
+                    head = _phrase(value).split()[-1:]
+                    if len(_phrase(value).split()) >= 2 and head[0].isalpha() and len(head[0]) >= 4 and head[0] not in index:
+                        index.setdefault(head[0], []).append((topic, f" {head[0]} ", False))
             cached = {word: tuple(entries) for word, entries in index.items()}
             object.__setattr__(self, "_index", cached)
         return cached
@@ -647,7 +712,7 @@ _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", 
 
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
-_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
+_BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
                           r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
 
 
@@ -667,6 +732,9 @@ def _asks_go_ahead(asking: str) -> bool:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        if _OWN_STEP_CLAUSE.match(words):
+            continue  # "Before I place it, is there anything else?": the agent's next step names the time, no leave asked
+        words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
@@ -727,6 +795,7 @@ def _asks_reason(asking: str) -> bool:
     for sentence in _SENTENCE.findall(asking):
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+            words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
@@ -735,6 +804,27 @@ def _asks_reason(asking: str) -> bool:
             if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+                return True
+    return False
+
+
+#: Openings of a clause that asks leave to act ("shall I ...", "ok to ...", "want me to ...", "happy for me to ...").
+_GO_AHEAD_OPENINGS = _CLAUSE_QUESTION_START | {"ok", "okay", "alright", "good", "ready", "fine"}
+
+
+def _go_ahead_beside_reason(asking: str) -> bool:
+    """Whether, beside the reason, a clause of its own asks the go-ahead: it opens a question or a tag ("..., and
+    shall I start the return?", "... - ok?", "Want me to arrange a replacement?") and names no cause or fault;
+    not the agent's own next step ("..., so I can process the return?")."""
+    for sentence in _SENTENCE.findall(asking):
+        if _TAG_QUESTION.search(sentence) and _ACTION_OFFER.search(_normalise(sentence)):
+            return True  # "Tell me what's wrong and I'll start the return - ok?"
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _QUESTION_JOIN.split(part) if c.strip()]
+        for clause in clauses:
+            words = _corrected(_normalise(clause))
+            opening = {w for w in (words.split()[:1] + _FILLER.sub(" ", words).split()[:1])}
+            if (opening & _GO_AHEAD_OPENINGS and not _has(words, _REASON_PHRASES)
+                    and _WRONG.search(words) is None and _asks_go_ahead(clause)):
                 return True
     return False
 
@@ -786,11 +876,16 @@ _THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|b
                       r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
+#: "Which bit isn't working?", "which part broke?": which part of the item has the fault, not which line.
+_WHICH_PART = re.compile(r"^ which (?:bit|bits|part|parts|piece|pieces|side|button|buttons|feature|features|function|"
+                         r"setting|earbud|earpiece|seam|zip|strap)s? ")
+
+
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
     return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
-        _FILLER.sub(" ", words).startswith(" which ")) or (
+        _FILLER.sub(" ", words).startswith(" which ") and _WHICH_PART.match(_FILLER.sub(" ", words)) is None) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
@@ -814,6 +909,58 @@ _NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advi
                      r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
 
 
+#: A sentence without a question mark that opens with a question word but tells: an exclamation ("What a lovely
+#: choice", "How nice", "How about that"), a relative or subordinate clause ("Which is great news", "When an item is
+#: faulty we ...", "Who knew"), or "any" that states ("Any of these would ship by Friday").
+_NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\b|how (?!(?:much|many|long|soon|quick|quickly|fast|"
+                             r"big|small|large|heavy|light|bright|old|often|far|tall|wide|about you|would|will|do|does|did|"
+                             r"is|are|was|were|can|could|should|shall|may|might|have|has)\b)[a-z]+(?: (?:that|of you|it is|"
+                             r"is that))? $|how (?:nice|lovely|great|kind|exciting|cool|wonderful|awesome|fun|funny|odd|"
+                             r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
+                             r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
+                             r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
+#: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
+#: names no one it asks ("Any brand you prefer" asks).
+_ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
+                         r"should|goes|go|fits|fit|looks|look|sells|sell|has|have) ")
+#: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
+#: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
+#: budget, ...").
+_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and )*(?:i|we|id|ill|wed|well) (?:would |will |do |just |"
+                           r"really |also |still |first )*(?:need|needs|want|like|require) "
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have) |(?:your|yours) |(?:a few|some|a bit|a "
+                           r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
+                           r"details|detail|name|item)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
+                           r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
+                           r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
+                           r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
+                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b")
+#: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
+#: need"), not one that tells ("..., which is great").
+_INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
+                       r"they|this|that|these|there|the|your|my|he|she)|(?:what|which|how|when|where|who|why) (?:[a-z]+ )?"
+                       r"(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were) (?:i|you|we|it|they|this|"
+                       r"that|these|there|the|your))\b")
+#: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
+#: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
+_QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|how many|how much|when) $|"
+                           # a question whose auxiliary was dropped ("everything look good to you")
+                           r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
+                           r"(?: to you)? $|"
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+
+
+def _opens_question(words: str) -> bool:
+    """Whether a normalised sentence without a question mark asks, by its opening word, or is a statement that
+    only opens like a question ("What a lovely choice", "Which is great news", "When it is faulty we ...")."""
+    first = words.split()[:1]
+    if not first or first[0] not in _QUESTION_START:
+        return False
+    return _NOT_A_QUESTION.match(words) is None and not (
+        first[0] == "any" and _ANY_STATES.match(words) is not None and " you " not in words and " your " not in words)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     if "?" in raw:
@@ -824,11 +971,13 @@ def _is_request(raw: str) -> bool:
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        first = words.split()[:1]
-        if first and first[0] in _QUESTION_START:
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words):
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause)))
+               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "All three are ready, do I place the order"
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -856,6 +1005,8 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
+            if f" too{phrase}" in text:
+                continue  # "too big, too small, or about right?": a degree, no size offered
             # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
             found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
@@ -866,7 +1017,7 @@ _VALUE_BEFORE = ("in ", "the ", "prefer ", "want ", "like ", "need ", "go for ",
                  "rather ", "get ", "with ", "it ")
 _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set", " size", " colour", " color",
                 " model", " pair", " variant", " a must", " essential", " important", " ok", " okay", " fine", " alright",
-                " good", " necessary", " needed", " required")
+                " good", " necessary", " needed", " required", " suit", " suits")
 
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
@@ -946,9 +1097,12 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 
 def _open_weak(text: str, norm: str) -> bool:
-    """Whether a message that names no topic asks what the customer needs ("What's most important?")."""
+    """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
+    X" asks about X, not openly ("by a particular date?")."""
+    norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
-            or _HOW_USE.search(norm) is not None
+            or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
+            or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) or _HOW_LIKE.match(sentence) for sentence in _sentences(text))
             or any(sentence.startswith(_ANYTHING) or _WHAT_FOR.search(sentence) is not None
                    for sentence in _sentences(text))
             or _WHAT_YOU.search(norm) is not None)
@@ -977,6 +1131,9 @@ def _offers_options(text: str) -> bool:
     return not (_has(options, _OPEN_STRONG_PHRASES) or _has(options, _OPEN_WEAK_PHRASES))
 
 
+_EXPLICIT_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|\(", re.IGNORECASE)
+
+
 def _open_with_examples(text: str) -> bool:
     """Whether the topics a message names only illustrate an open question before them ("What matters most
     to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
@@ -986,8 +1143,102 @@ def _open_with_examples(text: str) -> bool:
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
+    named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
+    # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
+    explicit = _EXPLICIT_EXAMPLES.match(text[marker.start():]) is not None
     return (not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
-            and any(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values()))
+            and (named >= 2 or (named == 1 and explicit)))
+
+
+#: Openings of a clause that states a circumstance beside the question ("Since your old pan was from Culina, ...",
+#: "..., given the black ones sold out", "Sorry the last one broke, ..."): what it names is not asked.
+_CIRCUMSTANCE = tuple(_phrase(p) for p in (
+    "if", "since", "as", "because", "given", "once", "now that", "when", "whenever", "while", "whilst", "although",
+    "though", "even though", "after", "before", "seeing as", "seeing that", "considering", "sorry", "im sorry", "so sorry",
+    "really sorry", "thats a shame", "what a shame", "i see", "i understand", "understood", "got it", "noted", "thanks",
+    "thank you", "i know", "i hear", "i appreciate", "i realise", "i realize", "unfortunately", "sadly", "luckily",
+    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know"))
+#: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
+_NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
+                               r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
+
+
+def _grounds(asking: str) -> str:
+    """The asking sentences without the clauses that state a circumstance beside what they ask: the words a topic
+    or value must be named in to be asked ("Since your old pan was from Culina, what material would you like?"
+    asks the material, not the brand). A sentence that is all circumstance stays whole."""
+    kept = []
+    changed = False
+    for sentence in _SENTENCE.findall(asking):
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part) if c.strip()]
+        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
+        if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
+            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
+        asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
+            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
+        changed |= 0 < len(asked) < len(clauses)
+        kept.append(" ".join(asked) if asked else sentence)
+    return " ".join(kept) if changed else asking
+
+
+#: Where a question joins a statement ("The M arrives Friday so what colour would you like?"): before the question word.
+_GROUNDS_JOIN = re.compile(r"\s(?:and|but|so)\s+(?=(?:what|whats|which|how|when|do|does|would|could|can|shall|should|"
+                           r"will|is|are)\s+(?:you|your|it|the|size|colour|color|brand|budget|material|connector|i|we)\b)",
+                           re.IGNORECASE)
+#: A clause after the question that tells a fact of its own subject ("What size, the M arrives Friday?") or of what
+#: the question names ("Would you like the black one, which ships tomorrow?").
+_TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|these|those|there|theres|all|most|some|both|"
+                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
+                         r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
+#: clauses before it offer.
+_BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
+
+
+def _opens_clause_question(clause: str) -> bool:
+    words = _FILLER.sub(" ", _normalise(clause))
+    first = words.split()[:1]
+    return bool(first) and (first[0] in _CLAUSE_QUESTION_START or words.startswith(_REQUEST_PHRASES)
+                            or _NEED_REQUEST.match(words) is not None)
+
+
+def _states_fact(clause: str, words_at_least: int = 4) -> bool:
+    """A clause before the question that tells a fact ("The last one arrived late, what colour ...?"): four words
+    or more, no choice offered ("Black, navy or olive - which?") and no topic named as the head of what follows
+    ("Colour-wise, ...")."""
+    words = _normalise(clause)
+    return len(words.split()) >= words_at_least and " or " not in words
+
+
+def _states_circumstance(clause: str) -> bool:
+    words = _FILLER.sub(" ", _normalise(clause))
+    return (words.startswith(_CIRCUMSTANCE) and _NOT_CIRCUMSTANCE.match(words) is None
+            and _INVERTED.match(words) is None and _NEED_REQUEST.match(words) is None)
+
+
+#: A verb that makes a short list a statement ("Black or navy are both in stock").
+_LIST_VERB = re.compile(r" (?:is|are|was|were|has|have|will|would|can|could|should|do|does|did|ships|ship|works|work|"
+                        r"comes|come|looks|look|sells|sell|suits|suit|fits|fit|added|chose|chosen|picked|went|go) ")
+
+
+def _bare_choice(text: str, in_play: InPlay) -> bool:
+    """Whether a short message without a question mark or a question's words offers a choice of values ("so usb-c
+    usb-a or bluetooth", "black navy olive or rose gold"): two values of one topic, "or", and no verb."""
+    norm = _normalise(text)
+    if " or " not in norm or len(norm.split()) > 10 or _LIST_VERB.search(norm):
+        return False
+    plain = _without_item_names(norm, in_play)
+    return any(count >= 2 for values in (in_play, STORE_VALUES)
+               for count, _ in _named_values(text, plain, values).values())
+
+
+#: A value supposed to be the shopper's wish ("I'm guessing Bluetooth is a must", "you'd want black"): a checking tag
+#: after it ("is that right?") asks whether that is the requirement.
+_SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|required|necessary|non negotiable) |"
+                            r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you(?:d| would)? "
+                            r"(?:want|need|prefer|like|rather|wanted|needed|preferred) ")
+#: A tag that checks what was just said ("..., is that right?", "..., correct?").
+_CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
 
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
@@ -995,7 +1246,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text):
+    if not _is_request(text) and not _bare_choice(text, in_play):
         return Reading(False, stock_out=stock_out, items=items)
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
@@ -1007,43 +1258,49 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
+    # topics and values count where they are asked, not in a circumstance stated beside the question
+    grounds = _grounds(asking)
+    norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
-    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_asking) if confirm else norm_asking)
-    cue_text = _WEIGHT_GIVEN.sub(" ", cue_text)  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
-    if _USE_WITH.search(norm_asking):
+    if _USE_WITH.search(norm_grounds):
         topics.add("connector")
-    if _BY_DAY.search(norm_asking):
+    if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
         topics.add("shipping")
-    if _BRIGHT.search(norm_asking):
+    if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
-    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(asking.lower()) is not None:
+    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(grounds.lower()) is not None:
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
-    if "quantity" in topics and _COUNTED_UNIT.search(norm_asking) and not _has(_COUNTED_UNIT.sub(" ", norm_asking), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _DEGREE.sub(" ", norm_asking) and "price" not in topics:
+    if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(asking):
+    if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     cued = set(topics)
-    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", asking)) if _POSSESSIVE.search(asking) else norm_asking,
+    plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
-    values = _named_values(asking, plain, in_play)
+    values = _named_values(grounds, plain, in_play)
     if confirm and not go_ahead and any(words for _, words in values.values()):
         confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
+    if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
+            _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
+        confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
-    for topic, (count, words) in _named_values(asking, plain, STORE_VALUES).items():
+    for topic, (count, words) in _named_values(grounds, plain, STORE_VALUES).items():
         # "USB-C" is a connector even where no item in play has one; "spray" a form beside an in-play "gel"
         in_count, in_words = values.get(topic, (0, 0))
         values[topic] = (max(count, in_count), max(words, in_words))
     if any(count >= 2 for count, _ in values.values()):
-        for topic in _identifying_values(asking, in_play) - cued:
+        for topic in _identifying_values(grounds, in_play) - cued:
             if values.get(topic, (0, 0))[0] == 1:
                 del values[topic]  # "The Nexworks one - XS, M or XXL?": the brand picks the item, the list is asked
     for topic, (count, words) in values.items():
@@ -1058,7 +1315,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
-    if not confirm and not topics and (_APPROVAL.search(norm_asking) is not None or (
+    if not confirm and not topics and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
@@ -1075,12 +1332,15 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                 norm_asking, _WHICH_ASKS_PHRASES):
             which = False  # "Shall I start a return for the order from September 10?": the date names what to return
         if which or reason:
-            return Reading(True, which=which, reason=reason, stock_out=stock_out, items=items)
+            # "What went wrong, and shall I start the return?": a go-ahead asked in a question of its own, beside why
+            confirm = reason and go_ahead and _go_ahead_beside_reason(asking)
+            return Reading(True, confirm=confirm, which=which, reason=reason, stock_out=stock_out, items=items)
         about_line = _asks_about_line(asking.lower()) or (not confirm and bool(
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and _has(norm_asking, _VARIANT_PHRASES):
+    if not topics and not confirm and in_play.items and _has(norm_asking, _VARIANT_PHRASES):
+        # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
