@@ -91,21 +91,33 @@ def short_title(title: str) -> str:
     return title.split(",")[0]
 
 
+#: The types :func:`compact_result` writes as they are (not subclasses: those take the general path).
+_AS_IS = frozenset({str, int, bool, type(None)})
+
+
 def _is_card(value: Any) -> bool:
     return isinstance(value, dict) and "product_id" in value and "stock" in value
 
 
 def _compact_variants(node: dict[str, Any]) -> dict[str, Any]:
     """``variants: [{variant_id, <attribute>: value}, ...]`` as ``variant_attribute`` + ``variants: {id: value}``."""
-    variants = node.get("variants")
-    if not isinstance(variants, list) or not variants:
+    compacted = _variants_by_id(node.get("variants"))
+    if compacted is None:
         return node
+    attribute, variants = compacted
+    return {**node, "variant_attribute": attribute, "variants": variants}
+
+
+def _variants_by_id(variants: Any) -> tuple[str, dict[str, Any]] | None:
+    """A list of variants as (their one varied attribute, ``{variant_id: value}``); None when not one varied
+    attribute per variant (spelled out as it is)."""
+    if not isinstance(variants, list) or not variants:
+        return None
     attributes = {key for variant in variants for key in variant if key != "variant_id"}
     if len(attributes) != 1 or any(len(variant) != 2 for variant in variants):
-        return node  # not one varied attribute per variant: spelled out as it is
+        return None
     [attribute] = attributes
-    return {**node, "variant_attribute": attribute,
-            "variants": {variant["variant_id"]: variant[attribute] for variant in variants}}
+    return attribute, {variant["variant_id"]: variant[attribute] for variant in variants}
 
 
 def _spoken(item: Any) -> Any:
@@ -118,7 +130,11 @@ def _spoken(item: Any) -> Any:
 def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
     """A card without what the agent can read elsewhere: ``in_stock`` (``stock > 0``); in a list of
     cards, the spoken title (the full one is behind ``catalog_get_product``)."""
-    out = _compact_variants({key: value for key, value in card.items() if key != "in_stock"})
+    out = dict(card)  # a copy, which the caller may change
+    out.pop("in_stock", None)
+    compacted = _variants_by_id(out.get("variants"))
+    if compacted is not None:
+        out["variant_attribute"], out["variants"] = compacted
     if in_table and isinstance(out.get("title"), str):
         out["title"] = short_title(out["title"])
     return out
@@ -127,10 +143,12 @@ def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
 def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     """Cards as one row each under one header; a value every card shares is said once under ``same``."""
     flat = []
-    for card in (_compact_card(c, in_table=True) for c in cards):
+    for card in cards:
+        card = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
         attributes = card.get("attributes")
         if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
-            card = {key: value for key, value in card.items() if key != "attributes"} | attributes
+            del card["attributes"]
+            card.update(attributes)
         flat.append(card)
     columns = sorted(dict.fromkeys(key for card in flat for key in card), key=lambda key: key == "variants")
     same = {key: flat[0][key] for key in columns
@@ -141,8 +159,9 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
-    return table | {"columns": columns,
-                    "rows": [[compact_result(card.get(key), top=False) for key in columns] for card in flat]}
+    rows = [[value if type(value) in _AS_IS else _compact(value) for value in [card.get(key) for key in columns]]
+            for card in flat]
+    return table | {"columns": columns, "rows": rows}
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
@@ -163,10 +182,11 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
     of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
     order line) is named by its spoken title (the full one: ``catalog_get_product``).
     """
+    # (the values written as they are, ``_AS_IS``, are not walked: most of a result's values)
     if isinstance(node, list):
         if node and all(_is_card(item) for item in node):
             return _table(node)
-        return [compact_result(_spoken(item), top=False) for item in node]
+        return [item if type(item) in _AS_IS else _compact(_spoken(item)) for item in node]
     if isinstance(node, float) and node.is_integer() and abs(node) < 2**53:
         return int(node)  # "12" for 12.0: the same number, read back equal
     if not isinstance(node, dict):
@@ -175,10 +195,20 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
         node = _compact_card(node, in_table=False)
     elif "variants" in node:
         node = _compact_variants(node)
-    results = node.get("results")
-    return {key: compact_result(value, top=False) for key, value in node.items()
-            if not (top and (key == "top_k_cap" or (key == "count" and isinstance(results, list)
-                                                     and value == len(results))))}
+    out = {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
+    if top:
+        out.pop("top_k_cap", None)
+        results = node.get("results")
+        if "count" in node and isinstance(results, list) and node["count"] == len(results):
+            del out["count"]
+    return out
+
+
+def _compact(node: Any) -> Any:
+    """``compact_result(node, top=False)``, a float written at once."""
+    if type(node) is float:
+        return int(node) if node.is_integer() and abs(node) < 2**53 else node
+    return compact_result(node, top=False)
 
 
 def _expand_card(node: dict[str, Any]) -> dict[str, Any]:
