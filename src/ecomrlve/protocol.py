@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -120,13 +121,6 @@ def _variants_by_id(variants: Any) -> tuple[str, dict[str, Any]] | None:
     return attribute, {variant["variant_id"]: variant[attribute] for variant in variants}
 
 
-def _spoken(item: Any) -> Any:
-    """A product listed in a result (a cart or order line) under its spoken title."""
-    if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
-        return {**item, "title": short_title(item["title"])}
-    return item
-
-
 def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
     """A card without what the agent can read elsewhere: ``in_stock`` (``stock > 0``); in a list of
     cards, the spoken title (the full one is behind ``catalog_get_product``)."""
@@ -150,17 +144,17 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
             del card["attributes"]
             card.update(attributes)
         flat.append(card)
-    columns = sorted(dict.fromkeys(key for card in flat for key in card), key=lambda key: key == "variants")
-    same = {key: flat[0][key] for key in columns
-            if len(flat) > 1 and all(key in card and card[key] == flat[0][key] for card in flat)}
+    columns = sorted(dict.fromkeys(chain.from_iterable(flat)), key=lambda key: key == "variants")
+    first = flat[0]
+    same = {key: first[key] for key in columns
+            if len(flat) > 1 and all(key in card and card[key] == first[key] for card in flat)}
     values = _shared_variant_values(flat) if "variant_attribute" in same else None
     if values is not None:  # every card has these variant values, in this order: each row lists its ids only
         same[VARIANT_VALUES] = values
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
-    table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
-    rows = [[value if type(value) in _AS_IS else _compact(value) for value in [card.get(key) for key in columns]]
-            for card in flat]
+    table: dict[str, Any] = {"same": _compact(same)} if same else {}
+    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
     return table | {"columns": columns, "rows": rows}
 
 
@@ -182,21 +176,8 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
     of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
     order line) is named by its spoken title (the full one: ``catalog_get_product``).
     """
-    # (the values written as they are, ``_AS_IS``, are not walked: most of a result's values)
-    if isinstance(node, list):
-        if node and all(_is_card(item) for item in node):
-            return _table(node)
-        return [item if type(item) in _AS_IS else _compact(_spoken(item)) for item in node]
-    if isinstance(node, float) and node.is_integer() and abs(node) < 2**53:
-        return int(node)  # "12" for 12.0: the same number, read back equal
-    if not isinstance(node, dict):
-        return node
-    if _is_card(node):
-        node = _compact_card(node, in_table=False)
-    elif "variants" in node:
-        node = _compact_variants(node)
-    out = {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
-    if top:
+    out = _compact(node)
+    if top and isinstance(node, dict):
         out.pop("top_k_cap", None)
         results = node.get("results")
         if "count" in node and isinstance(results, list) and node["count"] == len(results):
@@ -205,10 +186,29 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
 
 
 def _compact(node: Any) -> Any:
-    """``compact_result(node, top=False)``, a float written at once."""
-    if type(node) is float:
-        return int(node) if node.is_integer() and abs(node) < 2**53 else node
-    return compact_result(node, top=False)
+    """:func:`compact_result` of a node below the top. The callers keep the values written as they are
+    (``_AS_IS``: most of a result's) without calling it."""
+    if isinstance(node, list):
+        if node and all(_is_card(item) for item in node):
+            return _table(node)
+        return [item if type(item) in _AS_IS else _listed(item) for item in node]
+    if isinstance(node, float):
+        return int(node) if node.is_integer() and abs(node) < 2**53 else node  # "12" for 12.0: read back equal
+    if not isinstance(node, dict):
+        return node
+    if _is_card(node):
+        node = _compact_card(node, in_table=False)
+    elif "variants" in node:
+        node = _compact_variants(node)
+    return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
+
+
+def _listed(item: Any) -> Any:
+    """An item of a list that is not a table: a product (a cart or order line) under its spoken title."""
+    out = _compact(item)
+    if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
+        out["title"] = short_title(item["title"])  # out is a fresh dict, the title where the item has it
+    return out
 
 
 def _expand_card(node: dict[str, Any]) -> dict[str, Any]:
