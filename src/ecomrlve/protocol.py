@@ -188,19 +188,20 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
 def _compact(node: Any) -> Any:
     """:func:`compact_result` of a node below the top. The callers keep the values written as they are
     (``_AS_IS``: most of a result's) without calling it."""
+    if isinstance(node, dict):
+        if _is_card(node):
+            node = _compact_card(node, in_table=False)
+        elif "variants" in node:
+            node = _compact_variants(node)
+        return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
-        if node and all(_is_card(item) for item in node):
+        # (the first item first: most lists that are no table say so at once)
+        if node and _is_card(node[0]) and all(_is_card(item) for item in node):
             return _table(node)
         return [item if type(item) in _AS_IS else _listed(item) for item in node]
     if isinstance(node, float):
         return int(node) if node.is_integer() and abs(node) < 2**53 else node  # "12" for 12.0: read back equal
-    if not isinstance(node, dict):
-        return node
-    if _is_card(node):
-        node = _compact_card(node, in_table=False)
-    elif "variants" in node:
-        node = _compact_variants(node)
-    return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
+    return node
 
 
 def _listed(item: Any) -> Any:
