@@ -1,7 +1,7 @@
 """The step's fast paths say exactly what their plain definitions say.
 
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
-``in`` per phrase; ``compact_result`` copies each node once and writes plain values without a call. Both run
+``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call. Both run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import ecomrlve.user.understanding as understanding
 from ecomrlve.protocol import compact_result, result_text
+from ecomrlve.user.text import contains_word, contains_words
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
 _CHARS = st.sampled_from("ab .()[]*+?|\\$^{}é")
@@ -26,6 +27,11 @@ _PHRASES = st.lists(st.text(_CHARS, max_size=5), max_size=6).map(tuple)
 @given(st.text(_CHARS, max_size=30), _PHRASES)
 def test_has_is_any_phrase_in_the_text(text: str, phrases: tuple[str, ...]) -> None:
     assert understanding._has(text, phrases) == any(p in text for p in phrases)
+
+
+@given(st.text(_CHARS, max_size=30), st.lists(st.text(_CHARS, max_size=4), max_size=6))
+def test_contains_words_is_contains_word_of_each(text: str, phrases: list[str]) -> None:
+    assert contains_words(text, phrases) == tuple(contains_word(text, phrase) for phrase in phrases)
 
 
 def test_has_reads_the_modules_own_phrase_tuples_as_any_in() -> None:
