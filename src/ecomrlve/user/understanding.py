@@ -564,10 +564,25 @@ def _has(text: str, phrases: tuple[str, ...]) -> bool:
     return _any_of(phrases).search(text) is not None
 
 
-@functools.lru_cache(maxsize=256)
+#: Each phrase tuple's pattern (:func:`_any_of`), by the tuple's identity: a tuple does not keep its hash, and hashing
+#: the hundreds of open-question phrases took longer than the search. The tuple is kept with its pattern, so no
+#: other object can have its id meanwhile.
+_PATTERNS: dict[int, tuple[tuple[str, ...], re.Pattern[str]]] = {}
+
+
 def _any_of(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """A pattern that finds any of the literal ``phrases``, compiled once per tuple: the phrases as a trie
-    of alternatives (" colo(?:r|ur)", ...), so that a search reads the text once instead of once per phrase."""
+    """A pattern that finds any of the literal ``phrases``, compiled once per tuple."""
+    kept = _PATTERNS.get(id(phrases))
+    if kept is None:
+        if len(_PATTERNS) >= 256:  # tuples made on the fly: start over rather than grow
+            _PATTERNS.clear()
+        kept = _PATTERNS[id(phrases)] = (phrases, _trie_pattern(phrases))
+    return kept[1]
+
+
+def _trie_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """The phrases as a trie of alternatives (" colo(?:r|ur)", ...), so that a search reads the text once
+    instead of once per phrase."""
     trie: dict[str, Any] = {}
     for phrase in phrases:
         node = trie
