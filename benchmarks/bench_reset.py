@@ -13,6 +13,7 @@ round's p50 per tree, and each later tree's change from the first); ``--json`` a
     python benchmarks/bench_reset.py /work/wt/c02 /work/wt/main /work/wt/resetperf --rounds 3
     python benchmarks/bench_reset.py BEFORE AFTER --envs CART,RETURN --seeds 40
     python benchmarks/bench_reset.py BEFORE AFTER --envs STATUS --difficulties 0,6,12 --per-difficulty --rounds 5
+    python benchmarks/bench_reset.py OLD NEW --verbosity full   # steps without the compact encoding of results
 
 ``--rounds`` repeats the whole comparison with fresh workers (a p50 per round and tree; the table shows
 the median round). Set ``ECOMRLVE_SECRET`` (the workers inherit it) so that every tree plays the same episodes.
@@ -21,6 +22,7 @@ the median round). Set ``ECOMRLVE_SECRET`` (the workers inherit it) so that ever
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -35,13 +37,16 @@ ENVS = "CART,SUB,PD,RETURN,STATUS,POLICY,BUNDLE,JOURNEY"
 
 # -- the worker (one per tree) ----------------------------------------------------------------------
 
-def worker(env_ids: list[str], warmup: int, agent_name: str, clock: Callable[[], float]) -> None:
+def worker(env_ids: list[str], warmup: int, agent_name: str, clock: Callable[[], float], verbosity: str) -> None:
     """Read commands from stdin, one per line, answer each with one JSON line of seconds:
     ``reset ENV D SEED...`` (one time per seed) or ``episode ENV D SEED`` (one time per step)."""
     from ecomrlve.episode import EcomEnv
     from ecomrlve.runner import make_agent
 
-    env = EcomEnv(env_ids)
+    # a tree from before the verbosities writes tool results in full
+    takes_verbosity = "verbosity" in inspect.signature(EcomEnv).parameters
+    options: dict[str, Any] = {"verbosity": verbosity} if verbosity and takes_verbosity else {}
+    env = EcomEnv(env_ids, **options)
     for env_id in env_ids:
         for i in range(warmup):
             env.reset(env_id=env_id, difficulty=i % 16, seed=10**6 + i)
@@ -71,7 +76,8 @@ class Worker:
     def __init__(self, tree: str, args: argparse.Namespace) -> None:
         env = {**os.environ, "PYTHONPATH": os.path.join(tree, "src")}
         command = [sys.executable, os.path.abspath(__file__), "--worker", "--envs", args.envs,
-                   "--warmup", str(args.warmup), "--agent", args.agent, "--clock", args.clock]
+                   "--warmup", str(args.warmup), "--agent", args.agent, "--clock", args.clock,
+                   "--verbosity", args.verbosity]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def ask(self, command: str) -> Any:
@@ -161,13 +167,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default="heuristic", help="the built-in agent whose steps are timed")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="cpu: the worker thread's CPU time (steadier on a shared machine); wall: perf_counter")
+    parser.add_argument("--verbosity", default="", help="how tool results are written (compact, full) by the trees "
+                        "that have a choice (older trees write them in full); default: each tree's own default")
     parser.add_argument("--rounds", type=int, default=1, help="repeat with fresh workers; the table shows medians")
     parser.add_argument("--json", help="also write every round's p50s here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     if args.worker:
-        worker(args.envs.split(","), args.warmup, args.agent, clock)
+        worker(args.envs.split(","), args.warmup, args.agent, clock, args.verbosity)
         return 0
     if len(args.trees) < 2:
         parser.error("give two or more source trees: the first is the baseline")

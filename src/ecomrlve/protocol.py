@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,34 +92,43 @@ def short_title(title: str) -> str:
     return title.split(",")[0]
 
 
+#: The types :func:`compact_result` writes as they are (not subclasses: those take the general path).
+_AS_IS = frozenset({str, int, bool, type(None)})
+
+
 def _is_card(value: Any) -> bool:
     return isinstance(value, dict) and "product_id" in value and "stock" in value
 
 
 def _compact_variants(node: dict[str, Any]) -> dict[str, Any]:
     """``variants: [{variant_id, <attribute>: value}, ...]`` as ``variant_attribute`` + ``variants: {id: value}``."""
-    variants = node.get("variants")
-    if not isinstance(variants, list) or not variants:
+    compacted = _variants_by_id(node.get("variants"))
+    if compacted is None:
         return node
+    attribute, variants = compacted
+    return {**node, "variant_attribute": attribute, "variants": variants}
+
+
+def _variants_by_id(variants: Any) -> tuple[str, dict[str, Any]] | None:
+    """A list of variants as (their one varied attribute, ``{variant_id: value}``); None when not one varied
+    attribute per variant (spelled out as it is)."""
+    if not isinstance(variants, list) or not variants:
+        return None
     attributes = {key for variant in variants for key in variant if key != "variant_id"}
     if len(attributes) != 1 or any(len(variant) != 2 for variant in variants):
-        return node  # not one varied attribute per variant: spelled out as it is
+        return None
     [attribute] = attributes
-    return {**node, "variant_attribute": attribute,
-            "variants": {variant["variant_id"]: variant[attribute] for variant in variants}}
-
-
-def _spoken(item: Any) -> Any:
-    """A product listed in a result (a cart or order line) under its spoken title."""
-    if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
-        return {**item, "title": short_title(item["title"])}
-    return item
+    return attribute, {variant["variant_id"]: variant[attribute] for variant in variants}
 
 
 def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
     """A card without what the agent can read elsewhere: ``in_stock`` (``stock > 0``); in a list of
     cards, the spoken title (the full one is behind ``catalog_get_product``)."""
-    out = _compact_variants({key: value for key, value in card.items() if key != "in_stock"})
+    out = dict(card)  # a copy, which the caller may change
+    out.pop("in_stock", None)
+    compacted = _variants_by_id(out.get("variants"))
+    if compacted is not None:
+        out["variant_attribute"], out["variants"] = compacted
     if in_table and isinstance(out.get("title"), str):
         out["title"] = short_title(out["title"])
     return out
@@ -127,22 +137,25 @@ def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
 def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     """Cards as one row each under one header; a value every card shares is said once under ``same``."""
     flat = []
-    for card in (_compact_card(c, in_table=True) for c in cards):
+    for card in cards:
+        card = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
         attributes = card.get("attributes")
         if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
-            card = {key: value for key, value in card.items() if key != "attributes"} | attributes
+            del card["attributes"]
+            card.update(attributes)
         flat.append(card)
-    columns = sorted(dict.fromkeys(key for card in flat for key in card), key=lambda key: key == "variants")
-    same = {key: flat[0][key] for key in columns
-            if len(flat) > 1 and all(key in card and card[key] == flat[0][key] for card in flat)}
+    columns = sorted(dict.fromkeys(chain.from_iterable(flat)), key=lambda key: key == "variants")
+    first = flat[0]
+    same = {key: first[key] for key in columns
+            if len(flat) > 1 and all(key in card and card[key] == first[key] for card in flat)}
     values = _shared_variant_values(flat) if "variant_attribute" in same else None
     if values is not None:  # every card has these variant values, in this order: each row lists its ids only
         same[VARIANT_VALUES] = values
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
-    table: dict[str, Any] = {"same": compact_result(same, top=False)} if same else {}
-    return table | {"columns": columns,
-                    "rows": [[compact_result(card.get(key), top=False) for key in columns] for card in flat]}
+    table: dict[str, Any] = {"same": _compact(same)} if same else {}
+    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
+    return table | {"columns": columns, "rows": rows}
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
@@ -163,22 +176,40 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
     of results) and ``top_k_cap`` are left out; a product listed in a result (a card in a table, a cart or
     order line) is named by its spoken title (the full one: ``catalog_get_product``).
     """
+    out = _compact(node)
+    if top and isinstance(node, dict):
+        out.pop("top_k_cap", None)
+        results = node.get("results")
+        if "count" in node and isinstance(results, list) and node["count"] == len(results):
+            del out["count"]
+    return out
+
+
+def _compact(node: Any) -> Any:
+    """:func:`compact_result` of a node below the top. The callers keep the values written as they are
+    (``_AS_IS``: most of a result's) without calling it."""
+    if isinstance(node, dict):
+        if _is_card(node):
+            node = _compact_card(node, in_table=False)
+        elif "variants" in node:
+            node = _compact_variants(node)
+        return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
-        if node and all(_is_card(item) for item in node):
+        # (the first item first: most lists that are no table say so at once)
+        if node and _is_card(node[0]) and all(_is_card(item) for item in node):
             return _table(node)
-        return [compact_result(_spoken(item), top=False) for item in node]
-    if isinstance(node, float) and node.is_integer() and abs(node) < 2**53:
-        return int(node)  # "12" for 12.0: the same number, read back equal
-    if not isinstance(node, dict):
-        return node
-    if _is_card(node):
-        node = _compact_card(node, in_table=False)
-    elif "variants" in node:
-        node = _compact_variants(node)
-    results = node.get("results")
-    return {key: compact_result(value, top=False) for key, value in node.items()
-            if not (top and (key == "top_k_cap" or (key == "count" and isinstance(results, list)
-                                                     and value == len(results))))}
+        return [item if type(item) in _AS_IS else _listed(item) for item in node]
+    if isinstance(node, float):
+        return int(node) if node.is_integer() and abs(node) < 2**53 else node  # "12" for 12.0: read back equal
+    return node
+
+
+def _listed(item: Any) -> Any:
+    """An item of a list that is not a table: a product (a cart or order line) under its spoken title."""
+    out = _compact(item)
+    if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
+        out["title"] = short_title(item["title"])  # out is a fresh dict, the title where the item has it
+    return out
 
 
 def _expand_card(node: dict[str, Any]) -> dict[str, Any]:

@@ -41,5 +41,6 @@ def contains_word(text: str, phrase: str) -> bool:
 
 
 def contains_words(text: str, phrases: Iterable[str]) -> tuple[bool, ...]:
-    """:func:`contains_word` of each of ``phrases`` in ``text``, in order: every name of an item checked in one call."""
-    return tuple([contains_word(text, phrase) for phrase in phrases])
+    """:func:`contains_word` of each of ``phrases`` in ``text``, in order: every name of an item checked in one call
+    (most are not in the text at all, which ``in`` says without a call)."""
+    return tuple([phrase in text and contains_word(text, phrase) for phrase in phrases])

@@ -58,6 +58,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from ecomrlve.catalog.embedders import ASSETS
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
@@ -467,6 +468,7 @@ _PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
 _DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
 
 
+@functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
@@ -475,7 +477,9 @@ def _normalise(text: str) -> str:
     return " " + " ".join(words) + " "
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def _phrase(text: str) -> str:
+    """``text`` as a phrase to find in normalised text (kept: an episode's item names are read on every message)."""
     return " " + " ".join(_WORD.findall(_APOSTROPHE.sub("", text.lower()))) + " "
 
 
@@ -592,21 +596,65 @@ def _corrected(text: str) -> str:
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
-            continue
-        fixed = _TYPO_INDEX.get(w)
-        if fixed is None:
-            for j in range(len(w)):
-                fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
-                if fixed is not None:
-                    break
-        if fixed is not None and abs(len(fixed) - len(w)) <= 1:
+        fixed = _correction(w) if len(w) >= 5 else None
+        if fixed is not None:
             words[i], changed = fixed, True
     return " " + " ".join(words) + " " if changed else text
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _correction(w: str) -> str | None:
+    """The cue word that normalised word ``w`` is a slip of (None: none), for :func:`_corrected`: worked out
+    once per word (a message's words recur across messages and the clauses of one)."""
+    if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
+        return None
+    fixed = _TYPO_INDEX.get(w)
+    if fixed is None:
+        for j in range(len(w)):
+            fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
+            if fixed is not None:
+                break
+    return fixed if fixed is not None and abs(len(fixed) - len(w)) <= 1 else None
+
+
 def _has(text: str, phrases: tuple[str, ...]) -> bool:
-    return any(p in text for p in phrases)
+    """Whether ``text`` holds any of ``phrases`` (``any(p in text for p in phrases)``), by one pattern."""
+    return _any_of(phrases).search(text) is not None
+
+
+#: Each phrase tuple's pattern (:func:`_any_of`), by the tuple's identity: a tuple does not keep its hash, and hashing
+#: the hundreds of open-question phrases took longer than the search. The tuple is kept with its pattern, so no
+#: other object can have its id meanwhile.
+_PATTERNS: dict[int, tuple[tuple[str, ...], re.Pattern[str]]] = {}
+
+
+def _any_of(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern that finds any of the literal ``phrases``, compiled once per tuple."""
+    kept = _PATTERNS.get(id(phrases))
+    if kept is None:
+        if len(_PATTERNS) >= 256:  # tuples made on the fly: start over rather than grow
+            _PATTERNS.clear()
+        kept = _PATTERNS[id(phrases)] = (phrases, _trie_pattern(phrases))
+    return kept[1]
+
+
+def _trie_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """The phrases as a trie of alternatives (" colo(?:r|ur)", ...), so that a search reads the text once
+    instead of once per phrase."""
+    trie: dict[str, Any] = {}
+    for phrase in phrases:
+        node = trie
+        for char in phrase:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a phrase ends here: what extends it is found through it
+
+    def pattern(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        branches = [re.escape(char) + pattern(node[char]) for char in sorted(node)]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return re.compile(pattern(trie) if phrases else "(?!)")
 
 
 @dataclass(frozen=True)
@@ -973,7 +1021,7 @@ def _is_request(raw: str) -> bool:
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words):
             return True
-        if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
+        if words.startswith(_REQUEST_PHRASES) or " let me know " in words:
             return True
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause)))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
