@@ -212,6 +212,8 @@ def _compact(node: Any) -> Any:
             node = _compact_card(node, in_table=False)
         elif "variants" in node:
             node = _compact_variants(node)
+        elif _AS_IS.issuperset(map(type, node.values())):  # (a variant, an address...) a copy as it is
+            return dict(node)
         return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
         # (the first item first: most lists that are no table say so at once)
