@@ -160,19 +160,27 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
         del keys["variants"]
         keys["variants"] = None
     columns = list(keys)
-    first = flat[0]
-    shared = columns if len(flat) > 1 else []
-    for card in flat:  # the keys every card has with the first card's value (fewer at each card)
-        shared = [key for key in shared if key in card and card[key] == first[key]]
-    same = {key: first[key] for key in shared}
+    same = _same_values(flat, columns)
     values = _shared_variant_values(flat) if "variant_attribute" in same else None
     if values is not None:  # every card has these variant values, in this order: each row lists its ids only
         same[VARIANT_VALUES] = values
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
-    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
+    # (a value written as it is, a price or rating among them, is not handed to _compact)
+    rows = [[value if (kind := type(value)) in _AS_IS or kind is float and not value.is_integer() else _compact(value)
+             for value in map(card.get, columns)] for card in flat]
     return table | {"columns": columns, "rows": rows}
+
+
+def _same_values(flat: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
+    """The columns every card of a table has with the first card's value (``card[key] == first[key]`` for
+    each card, in column order; none for one card): the first card's keys narrowed card by card."""
+    first = flat[0]
+    shared = columns if len(flat) > 1 else []
+    for card in flat:
+        shared = [key for key in shared if key in card and card[key] == first[key]]
+    return {key: first[key] for key in shared}
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
@@ -214,7 +222,8 @@ def _compact(node: Any) -> Any:
             node = _compact_variants(node)
         elif _AS_IS.issuperset(map(type, node.values())):  # (a variant, an address...) a copy as it is
             return dict(node)
-        return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
+        return {key: value if (kind := type(value)) in _AS_IS or kind is float and not value.is_integer()
+                else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
         # (the first item first: most lists that are no table say so at once)
         if node and _is_card(node[0]) and all(_is_card(item) for item in node):
