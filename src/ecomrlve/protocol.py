@@ -167,9 +167,7 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
-    # (a value written as it is, a price or rating among them, is not handed to _compact)
-    rows = [[value if (kind := type(value)) in _AS_IS or kind is float and not value.is_integer() else _compact(value)
-             for value in map(card.get, columns)] for card in flat]
+    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
     return table | {"columns": columns, "rows": rows}
 
 
@@ -222,8 +220,7 @@ def _compact(node: Any) -> Any:
             node = _compact_variants(node)
         elif _AS_IS.issuperset(map(type, node.values())):  # (a variant, an address...) a copy as it is
             return dict(node)
-        return {key: value if (kind := type(value)) in _AS_IS or kind is float and not value.is_integer()
-                else _compact(value) for key, value in node.items()}
+        return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
         # (the first item first: most lists that are no table say so at once)
         if node and _is_card(node[0]) and all(_is_card(item) for item in node):
