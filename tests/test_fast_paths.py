@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ecomrlve.user.understanding as understanding
@@ -75,3 +75,108 @@ def test_compact_result_leaves_its_input_as_it_was_and_is_idempotent(content: di
     assert content == before
     assert compact_result(compact) == compact
     assert json.loads(result_text(before)) == json.loads(json.dumps(compact))
+
+
+# -- the compact walk's type-specialised paths against the plain definitions they replace ----------
+
+def _text(value: Any) -> str:
+    """JSON that tells 1, 1.0 and true apart and keeps key order: equal texts, equal tool messages."""
+    return json.dumps(value)
+
+
+def _outcome(function: Any, value: Any) -> tuple[str, str]:
+    """What ``function(value)`` gives: its JSON text, or the type of the error it raises (malformed input)."""
+    try:
+        return "ok", _text(function(value))
+    except (KeyError, TypeError, AttributeError) as error:
+        return "error", type(error).__name__
+
+
+def _plain_variants_by_id(variants: Any) -> tuple[str, dict[str, Any]] | None:
+    if not isinstance(variants, list) or not variants:
+        return None
+    attributes = {key for variant in variants for key in variant if key != "variant_id"}
+    if len(attributes) != 1 or any(len(variant) != 2 for variant in variants):
+        return None
+    [attribute] = attributes
+    return attribute, {variant["variant_id"]: variant[attribute] for variant in variants}
+
+
+_VARIANT_KEYS = st.sampled_from(["variant_id", "color", "size"])
+_VARIANT = st.dictionaries(_VARIANT_KEYS, _LEAVES, min_size=1, max_size=3)
+
+
+@settings(max_examples=400)
+@given(st.one_of(st.lists(_VARIANT, max_size=4), st.lists(st.one_of(_VARIANT, st.text(max_size=2)), max_size=3)))
+@example([{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "color": "red", "size": "M"}])
+@example([{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "size": "M"}])
+@example([{"variant_id": "V1", "color": "red"}, {"color": "blue", "size": "M"}])
+@example([{"variant_id": "V1", "color": "red"}, "ab"])
+def test_variants_by_id_is_its_set_definition(variants: list[Any]) -> None:
+    """The one-pass reading of variants as the tools write them (each ``{variant_id, attribute}``) falls back to
+    the set definition for any other list, and both give the same attribute and ids in the same order."""
+    from ecomrlve.protocol import _variants_by_id
+
+    assert _outcome(_variants_by_id, variants) == _outcome(_plain_variants_by_id, variants)
+
+
+_FLAT_CARD = st.dictionaries(st.sampled_from(["product_id", "title", "price", "color", "variants", "stock"]),
+                             st.one_of(_LEAVES, st.dictionaries(st.sampled_from(["V1", "V2"]), _LEAVES, max_size=2)),
+                             max_size=5)
+
+
+@given(st.lists(_FLAT_CARD, min_size=1, max_size=4))
+def test_same_values_are_the_keys_every_card_has_with_the_first_cards_value(flat: list[dict[str, Any]]) -> None:
+    """``same`` of a table, found by narrowing the first card's keys card by card, is its definition: a column
+    every card has, each with a value ``==`` the first card's (in column order; none for one card)."""
+    from ecomrlve.protocol import _same_values
+
+    columns = list(dict.fromkeys(key for card in flat for key in card))
+    first = flat[0]
+    plain = {key: first[key] for key in columns
+             if len(flat) > 1 and all(key in card and card[key] == first[key] for card in flat)}
+    assert _text(_same_values(flat, columns)) == _text(plain)
+
+
+_LINE = st.dictionaries(st.sampled_from(["product_id", "title", "unit_price", "quantity", "variant", "stock",
+                                         "variants", "lines"]),
+                        st.one_of(_LEAVES, st.sampled_from(["Lamp, Brass", "Mug"]),
+                                  st.dictionaries(st.sampled_from(["variant_id", "color", "product_id", "stock"]),
+                                                  _LEAVES, max_size=3),
+                                  st.lists(_LEAVES, max_size=2)),
+                        max_size=6)
+
+
+@settings(max_examples=300)
+@given(st.one_of(_LINE, _TREES))
+@example({"product_id": "P1", "stock": 2, "title": "Mug, Blue", "in_stock": True})
+@example({"product_id": "P1", "title": "Mug, Blue", "unit_price": 12.0, "variant": {"variant_id": "V1", "size": 2.0}})
+def test_a_listed_item_is_its_compact_walk_under_its_spoken_title(item: Any) -> None:
+    """A list item that is no card (an order, an order line) walked field by field (prices without a call, a
+    dict of plain values copied) is the generic walk with the product's spoken title, and leaves the item as it was."""
+    from ecomrlve.protocol import _compact, _listed, short_title
+
+    def plain(item: Any) -> Any:
+        out = _compact(item)
+        if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
+            out["title"] = short_title(item["title"])
+        return out
+
+    before = copy.deepcopy(item)
+    assert _outcome(_listed, item) == _outcome(plain, item)
+    assert item == before
+    if isinstance(item, dict) and _outcome(plain, item)[0] == "ok":
+        assert _listed(item) is not item
+
+
+@given(st.dictionaries(_KEYS, _LEAVES, max_size=5))
+def test_a_dict_of_plain_values_compacts_to_a_copy_of_itself(node: dict[str, Any]) -> None:
+    """The shortcut for a dict of plain values (no card, no variants) is the field-by-field walk: a fresh copy
+    with every float written as the walk writes it."""
+    from ecomrlve.protocol import _compact
+
+    out = _compact(node)
+    assert out is not node
+    walked = {key: _compact(value) for key, value in node.items()} if "variants" not in node else out
+    if not ("product_id" in node and "stock" in node):
+        assert _text(out) == _text(walked)

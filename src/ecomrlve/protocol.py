@@ -114,6 +114,17 @@ def _variants_by_id(variants: Any) -> tuple[str, dict[str, Any]] | None:
     attribute per variant (spelled out as it is)."""
     if not isinstance(variants, list) or not variants:
         return None
+    first = variants[0]
+    if type(first) is dict and len(first) == 2 and "variant_id" in first:  # as the tools write them: one pass
+        key, other = first
+        attribute = other if key == "variant_id" else key
+        by_id = {}
+        for variant in variants:
+            if type(variant) is not dict or len(variant) != 2 or attribute not in variant or "variant_id" not in variant:
+                break
+            by_id[variant["variant_id"]] = variant[attribute]
+        else:
+            return attribute, by_id
     attributes = {key for variant in variants for key in variant if key != "variant_id"}
     if len(attributes) != 1 or any(len(variant) != 2 for variant in variants):
         return None
@@ -144,10 +155,12 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
             del card["attributes"]
             card.update(attributes)
         flat.append(card)
-    columns = sorted(dict.fromkeys(chain.from_iterable(flat)), key=lambda key: key == "variants")
-    first = flat[0]
-    same = {key: first[key] for key in columns
-            if len(flat) > 1 and all(key in card and card[key] == first[key] for card in flat)}
+    keys = dict.fromkeys(chain.from_iterable(flat))  # in order of first appearance, ``variants`` last
+    if "variants" in keys:
+        del keys["variants"]
+        keys["variants"] = None
+    columns = list(keys)
+    same = _same_values(flat, columns)
     values = _shared_variant_values(flat) if "variant_attribute" in same else None
     if values is not None:  # every card has these variant values, in this order: each row lists its ids only
         same[VARIANT_VALUES] = values
@@ -156,6 +169,16 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
     rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
     return table | {"columns": columns, "rows": rows}
+
+
+def _same_values(flat: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
+    """The columns every card of a table has with the first card's value (``card[key] == first[key]`` for
+    each card, in column order; none for one card): the first card's keys narrowed card by card."""
+    first = flat[0]
+    shared = columns if len(flat) > 1 else []
+    for card in flat:
+        shared = [key for key in shared if key in card and card[key] == first[key]]
+    return {key: first[key] for key in shared}
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
@@ -188,11 +211,15 @@ def compact_result(node: Any, *, top: bool = True) -> Any:
 def _compact(node: Any) -> Any:
     """:func:`compact_result` of a node below the top. The callers keep the values written as they are
     (``_AS_IS``: most of a result's) without calling it."""
+    if type(node) is float:  # (most values not written as they are: prices, ratings)
+        return int(node) if node.is_integer() and abs(node) < 2**53 else node
     if isinstance(node, dict):
-        if _is_card(node):
+        if "product_id" in node and "stock" in node:  # (_is_card, inline: every dict of a result asks)
             node = _compact_card(node, in_table=False)
         elif "variants" in node:
             node = _compact_variants(node)
+        elif _AS_IS.issuperset(map(type, node.values())):  # (a variant, an address...) a copy as it is
+            return dict(node)
         return {key: value if type(value) in _AS_IS else _compact(value) for key, value in node.items()}
     if isinstance(node, list):
         # (the first item first: most lists that are no table say so at once)
@@ -206,7 +233,18 @@ def _compact(node: Any) -> Any:
 
 def _listed(item: Any) -> Any:
     """An item of a list that is not a table: a product (a cart or order line) under its spoken title."""
-    out = _compact(item)
+    if type(item) is dict and "stock" not in item and "variants" not in item:  # no card: _compact's dict walk,
+        out = {}                                                            # prices without a call
+        for key, value in item.items():
+            kind = type(value)
+            if kind in _AS_IS:
+                out[key] = value
+            elif kind is float:
+                out[key] = int(value) if value.is_integer() and abs(value) < 2**53 else value
+            else:
+                out[key] = _compact(value)
+    else:
+        out = _compact(item)
     if isinstance(item, dict) and "product_id" in item and isinstance(item.get("title"), str):
         out["title"] = short_title(item["title"])  # out is a fresh dict, the title where the item has it
     return out
