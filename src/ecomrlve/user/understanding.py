@@ -1172,8 +1172,10 @@ def _grounds(asking: str) -> str:
     for sentence in _SENTENCE.findall(asking):
         clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part) if c.strip()]
         first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
-        if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
-            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
+        if first and ((len(_normalise(clauses[first]).split()) <= 3 and not _names_topic(clauses[first]))
+                      or _BARE_WHICH.match(_normalise(clauses[first]))):
+            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
+            # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
             (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
         changed |= 0 < len(asked) < len(clauses)
@@ -1193,6 +1195,12 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
+
+
+def _names_topic(clause: str) -> bool:
+    """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
+    words = _corrected(_normalise(clause))
+    return any(_has(words, phrases) for phrases in _TOPIC_PHRASES.values())
 
 
 def _opens_clause_question(clause: str) -> bool:
@@ -1310,7 +1318,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if go_ahead and topics and _summary_then_go_ahead(asking):
+    if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
         topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
