@@ -927,11 +927,13 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 #: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
 #: budget, ...").
-_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and )*(?:i|we|id|ill|wed|well) (?:would |will |do |just |"
-                           r"really |also |still |first )*(?:need|needs|want|like|require) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have) |(?:your|yours) |(?:a few|some|a bit|a "
+_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
+                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue) )*(?:i|we|id|ill|wed|well) "
+                           r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
-                           r"details|detail|name|item)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
+                           r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
+                           r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
@@ -949,6 +951,27 @@ _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|h
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+
+
+#: A question run on after a statement without a stop ("found some monitors what ports do u need", "jacket in cart
+#: shall i place order"): a question word, up to three words, then an auxiliary and its subject, or an auxiliary that
+#: asks leave.
+_EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9]) (?:(?:what|which|how many|how much|when)(?: [a-z0-9]+){0,3} (?:do|does|would|"
+                                r"will|should|shall|can|could|did) (?:you|i|we)|(?:shall|should) (?:i|we) [a-z]+) ")
+
+
+def _run_on_question(clause: str) -> str:
+    """A clause without its opening statement when a question is run on after it ("ok found some monitors what ports
+    do u need" asks only the ports): the words a topic must be named in to be asked."""
+    words = _normalise(clause)
+    found = _EMBEDDED_QUESTION.search(words)
+    if found is None:
+        return clause
+    head = _FILLER.sub(" ", words[:found.start() + 1])
+    first = head.split()[:1]
+    if len(head.split()) < 3 or " or " in head or (first and first[0] in _CLAUSE_QUESTION_START):
+        return clause
+    return words[found.start():]
 
 
 def _opens_question(words: str) -> bool:
@@ -975,9 +998,11 @@ def _is_request(raw: str) -> bool:
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
-        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause)))
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "All three are ready, do I place the order"
+            return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
+        if _EMBEDDED_QUESTION.search(words):
+            return True  # "ok found some monitors what ports do u need": a question run on after a statement
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -1170,7 +1195,9 @@ def _grounds(asking: str) -> str:
     kept = []
     changed = False
     for sentence in _SENTENCE.findall(asking):
-        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part) if c.strip()]
+        clauses = [_run_on_question(c) for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part)
+                   if c.strip()]
+        changed |= any(c not in sentence for c in clauses)
         first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
         if first and ((len(_normalise(clauses[first]).split()) <= 3 and not _names_topic(clauses[first]))
                       or _BARE_WHICH.match(_normalise(clauses[first]))):
