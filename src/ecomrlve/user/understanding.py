@@ -223,7 +223,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
@@ -259,7 +259,7 @@ _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " ap
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
 _ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
-                        r"find out|check what|check which|check how|check when)\b")
+                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn)\b")
 #: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
 _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
                       r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
@@ -341,7 +341,7 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind")
+                "what is behind", "amiss", "nature of the", "in what way", "what way")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -937,7 +937,9 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
-                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b")
+                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b|"
+                           r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
+                           r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -1276,6 +1278,10 @@ _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|requir
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
 
+#: Another value offered beside the one proposed ("..., or would you rather ceramic?").
+_RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
@@ -1342,6 +1348,11 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if count >= 2 or (words and not confirm):
             topics.add(topic)
     listed = any(count >= 2 for count, _ in values.values())
+    opening = _FILLER.sub(" ", norm_grounds)
+    if confirm and not _TAG_QUESTION.search(text) and ((cued and (opening.startswith(_WH_START) or opening.startswith(
+            _REQUEST_PHRASES) or _NEED_REQUEST.match(opening) is not None)) or (listed and _RATHER.search(norm_grounds))):
+        confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
+        # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
