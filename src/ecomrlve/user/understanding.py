@@ -1226,6 +1226,12 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
 
 
+def _asks_topic(words: str) -> bool:
+    """Whether a normalised clause opens as a question or request for a fact ("which size ...", "tell me the colour
+    ...", "I will need your size"), not for leave to act."""
+    return words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+
+
 def _names_topic(clause: str) -> bool:
     """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
     words = _corrected(_normalise(clause))
@@ -1349,8 +1355,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             topics.add(topic)
     listed = any(count >= 2 for count, _ in values.values())
     opening = _FILLER.sub(" ", norm_grounds)
-    if confirm and not _TAG_QUESTION.search(text) and ((cued and (opening.startswith(_WH_START) or opening.startswith(
-            _REQUEST_PHRASES) or _NEED_REQUEST.match(opening) is not None)) or (listed and _RATHER.search(norm_grounds))):
+    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or any(
+            _asks_topic(_FILLER.sub(" ", _normalise(c))) and _names_topic(c) for part in _CLAUSE_BREAK.split(asking)
+            for c in _GROUNDS_JOIN.split(part)))) or (listed and _RATHER.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
