@@ -157,7 +157,8 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
-                "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
+                "anything extra", "whatever else", "further requirement", "further need", "further wish",
+                "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
@@ -447,7 +448,10 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
                   "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
                   "take me through", "i need your", "ill need your", "i will need your",
-                  "id need your", "need your", "all i need is", "i just need to know", "just need to know")
+                  "id need your", "need your", "all i need is", "i just need to know", "just need to know",
+                  # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
+                  "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
+                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -955,6 +959,12 @@ _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|h
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
 
 
+#: A stop that ends a sentence: a message without one may still ask.
+_STOP = re.compile(r"[.!?]")
+#: Openings of a go-ahead typed without a question mark ("ok to check out", "want me to place it").
+_GO_AHEAD_START = tuple(_phrase(p) for p in ("ok to", "okay to", "alright to", "all good to", "good to", "fine to",
+                                                "want me to", "you want me to", "u want me to", "happy for me to",
+                                                "shall i", "should i", "can i", "could i", "may i", "shall we"))
 #: A question run on after a statement without a stop ("found some monitors what ports do u need", "jacket in cart
 #: shall i place order"): a question word, up to three words, then an auxiliary and its subject, or an auxiliary that
 #: asks leave.
@@ -1003,6 +1013,8 @@ def _is_request(raw: str) -> bool:
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
+        if not _STOP.search(raw) and words.startswith(_GO_AHEAD_START) and _asks_go_ahead(sentence):
+            return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
