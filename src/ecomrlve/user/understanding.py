@@ -1296,6 +1296,12 @@ _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|requir
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
 
+#: A phrase that asks openly, then (up to two words that are no example marker) a topic it is about.
+_STRONG_ON_TOPIC = re.compile(
+    r"(?:" + "|".join(re.escape(p.rstrip()) for p in sorted(_OPEN_STRONG_PHRASES, key=len, reverse=True)) + r")"
+    r"(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?"
+    r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
+                                                            key=len, reverse=True)) + r")")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
@@ -1408,6 +1414,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
+    if topics and _STRONG_ON_TOPIC.search(strong_text):
+        # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
+        # about the topic they name, so only that topic is asked (an open reading says every withheld value)
+        strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
