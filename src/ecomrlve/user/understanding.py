@@ -81,9 +81,11 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
-              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
+              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
+              "quid", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
-              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
+              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
+              "make of", "manufactured by", "who manufactures",
               "a label", "which label", "loyal to", "company"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
@@ -91,10 +93,11 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
-                 "urgently", "in a hurry", "rush"),
-    "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
+                 "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
+                 "timeframe", "time frame", "get here", "courier"),
+    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
-             "usually wear"),
+             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
@@ -1343,6 +1346,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
+                                                                             _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
