@@ -160,7 +160,7 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
-                "anything extra", "whatever else", "further requirement", "further need", "further wish",
+                "anything extra", "whatever else", "what more", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
@@ -510,7 +510,8 @@ _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|h
                            r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
                             "everything good", "everything fine", "everything ok", "everything okay"))
-_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
+                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
 #: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
 _TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
@@ -971,8 +972,12 @@ _GO_AHEAD_START = tuple(_phrase(p) for p in ("ok to", "okay to", "alright to", "
 #: A question run on after a statement without a stop ("found some monitors what ports do u need", "jacket in cart
 #: shall i place order"): a question word, up to three words, then an auxiliary and its subject, or an auxiliary that
 #: asks leave.
-_EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9]) (?:(?:what|which|how many|how much|when)(?: [a-z0-9]+){0,3} (?:do|does|would|"
-                                r"will|should|shall|can|could|did) (?:you|i|we)|(?:shall|should) (?:i|we) [a-z]+) ")
+_EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9])(?<! know)(?<! tell)(?<! show)(?<! see)(?<! understand)(?<! find)(?<! check)"
+                                r"(?<! ask)(?<! sure)(?<! find out)(?<! exactly)(?<! is)(?<! get) "
+                                r"(?:(?:what|which|how many|how much|when|why)(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
+                                r"should|shall|can|could|did|are) (?:you|i|we)|you (?:want|need|like|prefer|wear|use|have|[a-z]+ing))|"
+                                r"(?:shall|should) (?:i|we) [a-z]+|(?:do|would|will|did) you (?:want|need|like|prefer|have|use|wear)|"
+                                r"anything else (?:you|i)) ")
 
 
 def _run_on_question(clause: str) -> str:
@@ -1199,7 +1204,10 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "though", "even though", "after", "before", "seeing as", "seeing that", "considering", "sorry", "im sorry", "so sorry",
     "really sorry", "thats a shame", "what a shame", "i see", "i understand", "understood", "got it", "noted", "thanks",
     "thank you", "i know", "i hear", "i appreciate", "i realise", "i realize", "unfortunately", "sadly", "luckily",
-    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know"))
+    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know",
+    # what the agent did or refers to ("Having reviewed our range, ...", "..., which includes Brightix and Sonora, ...")
+    "having", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
+    "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
 _NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
                                r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
@@ -1305,6 +1313,8 @@ _STRONG_ON_TOPIC = re.compile(
     r"(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?"
     r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
                                                             key=len, reverse=True)) + r")")
+#: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
@@ -1379,6 +1389,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             topics.add(topic)
     listed = any(count >= 2 for count, _ in values.values())
     opening = _FILLER.sub(" ", norm_grounds)
+    if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
+        confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or any(
             _asks_topic(_FILLER.sub(" ", _normalise(c))) and _names_topic(c) for part in _CLAUSE_BREAK.split(asking)
             for c in _GROUNDS_JOIN.split(part)))) or (listed and _RATHER.search(norm_grounds))):
