@@ -160,7 +160,7 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
-                "anything extra", "whatever else", "what more", "further requirement", "further need", "further wish",
+                "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
@@ -229,6 +229,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -509,7 +510,10 @@ _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
-                            "everything good", "everything fine", "everything ok", "everything okay"))
+                            "everything good", "everything fine", "everything ok", "everything okay",
+                            # a bare check after the agent says what it will do ("I can do the return now. You agree?")
+                            "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
+                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
                           r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
@@ -969,6 +973,10 @@ _STOP = re.compile(r"[.!?]")
 _GO_AHEAD_START = tuple(_phrase(p) for p in ("ok to", "okay to", "alright to", "all good to", "good to", "fine to",
                                                 "want me to", "you want me to", "u want me to", "happy for me to",
                                                 "shall i", "should i", "can i", "could i", "may i", "shall we"))
+#: A go-ahead typed last without a stop ("both added ready to confirm").
+_READY_END = re.compile(r" (?:ready|good|ok|okay) to [a-z]+(?: (?:it|out|now|the order|the return))? $")
+#: "u mean the hoodie or the cable": which one is meant, typed without a stop.
+_MEAN_START = tuple(_phrase(p) for p in ("you mean", "do you mean", "did you mean"))
 #: A question run on after a statement without a stop ("found some monitors what ports do u need", "jacket in cart
 #: shall i place order"): a question word, up to three words, then an auxiliary and its subject, or an auxiliary that
 #: asks leave.
@@ -1021,7 +1029,8 @@ def _is_request(raw: str) -> bool:
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
-        if not _STOP.search(raw) and words.startswith(_GO_AHEAD_START) and _asks_go_ahead(sentence):
+        if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
+                                      and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
@@ -1255,6 +1264,18 @@ def _asks_topic(words: str) -> bool:
     return words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
 
 
+def _topic_clause(asking: str) -> bool:
+    """Whether a clause asks a fact and names its topic ("..., so which size shall I add?") or is a bare "which one"
+    after a clause that names it ("It comes in a few materials, so which one would you like me to add?")."""
+    clauses = [c for part in _CLAUSE_BREAK.split(asking) for c in _GROUNDS_JOIN.split(part) if c.strip()]
+    for i, clause in enumerate(clauses):
+        words = _FILLER.sub(" ", _normalise(clause))
+        if _asks_topic(words) and (_names_topic(clause) or (i > 0 and _BARE_WHICH.match(words) is not None
+                                                           and _names_topic(clauses[i - 1]))):
+            return True
+    return False
+
+
 def _names_topic(clause: str) -> bool:
     """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
     words = _corrected(_normalise(clause))
@@ -1391,9 +1412,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
-    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or any(
-            _asks_topic(_FILLER.sub(" ", _normalise(c))) and _names_topic(c) for part in _CLAUSE_BREAK.split(asking)
-            for c in _GROUNDS_JOIN.split(part)))) or (listed and _RATHER.search(norm_grounds))):
+    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
+                                                       or (listed and _RATHER.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
