@@ -82,7 +82,8 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
-              "quid", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
+              "quid", "figure", "how much are you", "how much were you", "how much r you", "how much you",
+              "how much would you", "how much do you want to", "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures",
@@ -1093,6 +1094,9 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
         return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
     if " " in value or value not in _known_words():
         return True
+    if re.search(f" {value} or (?:whether|not|is|are|was|would|do|does|did|if|should|shall|can|could|will|maybe|perhaps|so|"
+                 f"anything|something|whatever|just) ", text) is not None:
+        return False  # "delivered swiftly, or whether ...": "or" joins a clause, no list of values
     if re.search(f" {value} (?:with|to|around|out|up|by) ", text) is not None:
         return False  # a verb with its particle ("rather stick with", "go full out"), not the value
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
@@ -1215,7 +1219,7 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "thank you", "i know", "i hear", "i appreciate", "i realise", "i realize", "unfortunately", "sadly", "luckily",
     "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know",
     # what the agent did or refers to ("Having reviewed our range, ...", "..., which includes Brightix and Sonora, ...")
-    "having", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
+    "having", "bearing in mind", "keeping in mind", "mind you", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
     "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
 _NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
@@ -1251,7 +1255,8 @@ _GROUNDS_JOIN = re.compile(r"\s(?:and|but|so)\s+(?=(?:what|whats|which|how|when|
 #: A clause after the question that tells a fact of its own subject ("What size, the M arrives Friday?") or of what
 #: the question names ("Would you like the black one, which ships tomorrow?").
 _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|these|those|there|theres|all|most|some|both|"
-                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
+                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
+                         r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
@@ -1335,7 +1340,16 @@ _STRONG_ON_TOPIC = re.compile(
     r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) ")
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
+                       r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
+#: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
+_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
+                         r"delivered|delivers?|comes?) (?:today|tomorrow|tonight|on [a-z]+|in \d+ days?|by [a-z]+|next [a-z]+|"
+                         r"this [a-z]+|free|within [a-z0-9]+ [a-z]+|same day|monday|tuesday|wednesday|thursday|friday|saturday|"
+                         r"sunday)\b")
+#: A figure that describes an option ("Sonora at $79", "the M is $89", "costs about $40 more").
+_PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
+                              r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
@@ -1386,6 +1400,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
+    # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
+    described = {t for t in ("rating", "shipping") if t in topics and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
+    if _PRICE_FIGURE.search(grounds) and _PRICE_DESCRIBES.search(grounds) and not _has(cue_text, _TOPIC_PHRASES["price"]):
+        described.add("price")
     cued = set(topics)
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
@@ -1408,6 +1426,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
+    if described and topics - described:
+        topics -= described
     listed = any(count >= 2 for count, _ in values.values())
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
