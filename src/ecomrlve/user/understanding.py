@@ -968,6 +968,8 @@ _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|h
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
 
 
+#: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
+_OR_MORE_END = re.compile(r" or (?:more|two|several|a few) $")
 #: A stop that ends a sentence: a message without one may still ask.
 _STOP = re.compile(r"[.!?]")
 #: Openings of a go-ahead typed without a question mark ("ok to check out", "want me to place it").
@@ -1023,7 +1025,8 @@ def _is_request(raw: str) -> bool:
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words):
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
+                _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if any(words.startswith(p) for p in _REQUEST_PHRASES) or " let me know " in words:
             return True
@@ -1281,6 +1284,21 @@ def _topic_clause(asking: str) -> bool:
     return False
 
 
+def _values_or(words: str, in_play: InPlay) -> bool:
+    """Whether two values of one topic are joined by "or" ("add the cream, or the gel?", "queen or king"): the go-ahead
+    asks which of them, a choice of the topic."""
+    index = in_play.value_index()
+    said = words.split()
+    for i, word in enumerate(said):
+        if word != "or":
+            continue
+        before = {t for w in said[max(0, i - 3):i] for t, _, _ in index.get(w, ())}
+        after = {t for w in said[i + 1:i + 4] for t, _, _ in index.get(w, ())}
+        if before & after:
+            return True
+    return False
+
+
 def _names_topic(clause: str) -> bool:
     """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
     words = _corrected(_normalise(clause))
@@ -1350,6 +1368,8 @@ _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?
 #: A figure that describes an option ("Sonora at $79", "the M is $89", "costs about $40 more").
 _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
+#: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones)?(?: [a-z]+){0,4} $")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
@@ -1429,11 +1449,13 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if described and topics - described:
         topics -= described
     listed = any(count >= 2 for count, _ in values.values())
+    values_in_play = in_play
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
-                                                       or (listed and _RATHER.search(norm_grounds))):
+                                                       or (listed and (_RATHER.search(norm_grounds) or _values_or(
+                                                           norm_grounds, values_in_play)))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
@@ -1468,6 +1490,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
+    if not topics and not confirm and asking is not text and _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking)):
+        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it
+        offered = [t for t, (count, _) in _named_values(text, _without_item_names(norm, in_play), in_play).items()
+                   if count >= 2]
+        if len(offered) == 1:
+            topics.add(offered[0])
     if not topics and not confirm and in_play.items and _has(norm_asking, _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
