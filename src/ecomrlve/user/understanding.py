@@ -228,7 +228,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
@@ -274,7 +274,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)(?: (?:for|with) you)?\s*\?\s*$",
+                           re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
 _WH_START = (" which ", " what ", " whats ", " how ")
 
@@ -902,6 +903,20 @@ def _asks_which_line(words: str) -> bool:
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
+#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ..."): that question was
+#: the agent's own, asked of itself.
+_ANSWER = re.compile(r"^ (?:yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
+                     r"not to worry|sure|surely not|hardly|far from it)\b")
+
+
+def _answered_itself(raw: str) -> bool:
+    """Whether every question of the message is answered by the sentence after it: nothing is asked."""
+    parts = _SENTENCE.findall(raw)
+    asked = [i for i, part in enumerate(parts) if "?" in part]
+    return bool(asked) and len(parts) > 1 and all(
+        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None for i in asked)
+
+
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
     "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
@@ -1379,7 +1394,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text) and not _bare_choice(text, in_play):
+    if not _is_request(text) and not _bare_choice(text, in_play) or _answered_itself(text):
         return Reading(False, stock_out=stock_out, items=items)
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
