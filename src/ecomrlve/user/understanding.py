@@ -1320,6 +1320,23 @@ def _names_topic(clause: str) -> bool:
     return any(_has(words, phrases) for phrases in _TOPIC_PHRASES.values())
 
 
+#: The agent's purpose or next step after what it asks ("..., so I can narrow down the brands", "... in order to check
+#: colours", "... and I'll then sort by rating"): to the end of the sentence, it names what the agent will do, not asks.
+_PURPOSE = re.compile(r"\b(?:so(?: that)? (?:I|we)|in order (?:to|that)|and (?:I|we)(?:'ll|’ll| will| can| shall| could)?(?: then)?|"
+                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;]*",
+                      re.IGNORECASE)
+
+
+def _without_purpose(grounds: str) -> str:
+    """``grounds`` without the agent's purpose after a question or request; unchanged (the same string) when none, or
+    when the purpose is all there is."""
+    found = _PURPOSE.search(grounds)
+    if found is None or not grounds[:found.start()].strip(" ,"):
+        return grounds
+    kept = _PURPOSE.sub(" ", grounds)
+    return kept if kept.strip(" ,.?!") else grounds
+
+
 def _opens_clause_question(clause: str) -> bool:
     words = _FILLER.sub(" ", _normalise(clause))
     first = words.split()[:1]
@@ -1407,7 +1424,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # topics and values count where they are asked, not in a circumstance stated beside the question
-    grounds = _grounds(asking)
+    grounds = _without_purpose(_grounds(asking))
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
