@@ -597,7 +597,7 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth to tenth training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to eleventh training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
     X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
@@ -816,6 +816,14 @@ MUG = InPlay(values={"material": ("Stainless Steel", "Ceramic", "Wood")})
     ("Which brand would you like: Sonora at $79 with 4.5 stars, or Voltix at $99?", SPEAKER, {"topics": {"brand"}}),
     ("Would you prefer the Sonora, which ships tomorrow, or the Voltix, rated 4.8?", SPEAKER, {"topics": {"brand"}}),
     ("USB-C or Lightning, bearing in mind the Lightning ones cost about $5 more?", CABLE, {"topics": {"connector"}}),
+    # the agent's purpose after the question names what it will do, not what it asks
+    ("Could you tell me your budget so I can narrow down the brands and ratings?", SPEAKER, {"topics": {"price"}}),
+    ("Which colour would you like, in order to check delivery and the price?", LAMP, {"topics": {"color"}}),
+    # a bare "which" asks among the values said before it; two values joined by "or" in a go-ahead ask the choice
+    ("Ceramic or wood are also available. Which one for you?", MUG, {"topics": {"material"}}),
+    ("Do you want me to add the ceramic, or the wood?", MUG, {"topics": {"material"}, "confirm": False}),
+    # a question the message answers itself asks nothing
+    ("Is a 27-inch screen too big for a desk? Not really, it fits most.", InPlay(), {"asks": False}),
     # words that ask openly but are about the topic they name
     ("Is there any other colour you'd consider for the lamp?", LAMP, {"topics": {"color"}, "open": False}),
     ("Tell me a bit more about the size you need.", JACKET, {"topics": {"size"}, "open": False}),
@@ -865,6 +873,7 @@ def test_questions_beside_summaries_and_descriptions_reveal_nothing_unasked(c8: 
         ("Might I ask whether you would prefer them delivered swiftly, or whether time is not of the essence?",
          ["shipping"]),
         ("What sort of figure did you have in mind for it?", ["price"]),
+        ("Tell me which brand you like and I will check colours and prices.", ["brand"]),
     ]
     for env_id in ("PD", "SUB", "BUNDLE", "CART"):
         seeds = leak_seeds(c8, env_id, 12, 3)

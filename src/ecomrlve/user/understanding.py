@@ -1453,7 +1453,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
-    described = {t for t in ("rating", "shipping") if t in topics and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
+    described: set[str] = {t for t in ("rating", "shipping") if t in topics
+                           and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
     if _PRICE_FIGURE.search(grounds) and _PRICE_DESCRIBES.search(grounds) and not _has(cue_text, _TOPIC_PHRASES["price"]):
         described.add("price")
     cued = set(topics)
