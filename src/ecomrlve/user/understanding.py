@@ -82,13 +82,15 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
-              "quid", "figure", "how much are you", "how much were you", "how much r you", "how much you",
+              "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much r you", "how much you",
               "how much would you", "how much do you want to", "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
-              "make of", "manufactured by", "who manufactures",
+              "make of", "manufactured by", "who manufactures", "the make", "a make",
+              "which mark", "what mark",
               "a label", "which label", "loyal to", "company"),
-    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
+    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
+               "feedback"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
@@ -1174,9 +1176,17 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "last")
 _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:item|one|product|thing|line)\b")
 
 
+#: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
+_SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
+                             r"length|capacity|edition|trim|texture) ")
+
+
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
-    X" asks about X, not openly ("by a particular date?")."""
+    X" asks about X, not openly ("by a particular date?"), and so does a question about a look or finish ("Any
+    preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
+    if _SPECIFIC_THING.search(norm):
+        return False
     norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
