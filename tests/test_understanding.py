@@ -824,6 +824,10 @@ MUG = InPlay(values={"material": ("Stainless Steel", "Ceramic", "Wood")})
     ("Do you want me to add the ceramic, or the wood?", MUG, {"topics": {"material"}, "confirm": False}),
     # a question the message answers itself asks nothing
     ("Is a 27-inch screen too big for a desk? Not really, it fits most.", InPlay(), {"asks": False}),
+    # a topic said in other words beside open words; a look or finish no topic names is unclear, never open
+    ("Any preference on the make?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("How important is customer feedback to you?", SPEAKER, {"topics": {"rating"}, "open": False}),
+    ("Do you have any preference regarding the finish?", LAMP, {"topics": set(), "open": False}),
     # words that ask openly but are about the topic they name
     ("Is there any other colour you'd consider for the lamp?", LAMP, {"topics": {"color"}, "open": False}),
     ("Tell me a bit more about the size you need.", JACKET, {"topics": {"size"}, "open": False}),
