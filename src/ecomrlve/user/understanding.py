@@ -1412,6 +1412,11 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones)?(?: [a-z]+){0,4} $")
+#: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
+_TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
+                         r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )")
+#: "Is one cable enough?", "will one do, or a spare?": how many.
+_ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
@@ -1440,6 +1445,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
+    if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
+        # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
+        told = _TOLD_TOPIC.sub(" ", cue_text)
+        topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(told, phrases)} or topics
+    if _ONE_ENOUGH.search(norm_grounds):
+        topics.add("quantity")
     if _USE_WITH.search(norm_grounds):
         topics.add("connector")
     if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
