@@ -82,8 +82,8 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
-              "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much r you", "how much you",
-              "how much would you", "how much do you want to", "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
+              "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
+              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
