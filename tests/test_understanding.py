@@ -597,7 +597,7 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth to tenth training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to eleventh training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
     X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
@@ -790,4 +790,99 @@ def test_statements_and_clauses_that_name_values_reveal_nothing(c8: EcomEnv) -> 
         for text, topics in cases:
             expect = {"topics": topics, "open": False, "confirm": False, "which": False, "reason": False}
             found = leaks(c8, env_id, 12, seeds, BankMessage("case", "none", "train", "", text, expect, InPlay()))
+            assert not found, found
+
+
+# -- issue 29 §1, eleventh training batch: eight writer styles, leaks from questions read with an extra topic -------
+
+LAMP = InPlay(values={"brand": ("Lumora", "Brightix"), "color": ("Black", "Silver")})
+CABLE = InPlay(values={"connector": ("USB-C", "Lightning")})
+JACKET = InPlay(values={"size": ("XS", "M", "XXL")})
+MUG = InPlay(values={"material": ("Stainless Steel", "Ceramic", "Wood")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a summary that names values and topics before the question: only the question's topic is asked
+    ("I looked at Sonora and Voltix, sorted them by rating and checked delivery; what's your budget?", SPEAKER,
+     {"topics": {"price"}}),
+    ("I've found the jacket and it's available in XS, M and XXL, so which size shall I add?", JACKET,
+     {"topics": {"size"}, "confirm": False}),
+    ("I checked the lamp, it's in stock and ships in 2 days, just tell me the colour and I'll add it.", LAMP,
+     {"topics": {"color"}, "confirm": False}),
+    ("Having reviewed our range, which includes Lumora and Brightix, may I ask how soon you need it?", LAMP, {"topics": {"shipping"}}),
+    ("Shall I add the stainless steel one, or would you rather ceramic or wood?", MUG,
+     {"topics": {"material"}, "confirm": False}),
+    # options described by their price, rating or delivery: the topic offered is asked, not what describes it
+    ("Which brand would you like: Sonora at $79 with 4.5 stars, or Voltix at $99?", SPEAKER, {"topics": {"brand"}}),
+    ("Would you prefer the Sonora, which ships tomorrow, or the Voltix, rated 4.8?", SPEAKER, {"topics": {"brand"}}),
+    ("USB-C or Lightning, bearing in mind the Lightning ones cost about $5 more?", CABLE, {"topics": {"connector"}}),
+    # the agent's purpose after the question names what it will do, not what it asks
+    ("Could you tell me your budget so I can narrow down the brands and ratings?", SPEAKER, {"topics": {"price"}}),
+    ("Which colour would you like, in order to check delivery and the price?", LAMP, {"topics": {"color"}}),
+    # a bare "which" asks among the values said before it; two values joined by "or" in a go-ahead ask the choice
+    ("Ceramic or wood are also available. Which one for you?", MUG, {"topics": {"material"}}),
+    ("Do you want me to add the ceramic, or the wood?", MUG, {"topics": {"material"}, "confirm": False}),
+    # a question the message answers itself asks nothing
+    ("Is a 27-inch screen too big for a desk? Not really, it fits most.", InPlay(), {"asks": False}),
+    # a topic said in other words beside open words; a look or finish no topic names is unclear, never open
+    ("Any preference on the make?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("How important is customer feedback to you?", SPEAKER, {"topics": {"rating"}, "open": False}),
+    ("Do you have any preference regarding the finish?", LAMP, {"topics": set(), "open": False}),
+    # words that ask openly but are about the topic they name
+    ("Is there any other colour you'd consider for the lamp?", LAMP, {"topics": {"color"}, "open": False}),
+    ("Tell me a bit more about the size you need.", JACKET, {"topics": {"size"}, "open": False}),
+    # requests said as statements, formal and scripted, and questions run on without a stop
+    ("For the purpose of your search, kindly confirm your preferred brand.", LAMP,
+     {"topics": {"brand"}, "open": False, "confirm": False}),
+    ("To proceed with your order, I will now need the number of cables you'd like to order.", CABLE,
+     {"topics": {"quantity"}, "confirm": False}),
+    ("found a few lamps with good reviews what colour do u want", LAMP, {"topics": {"color"}}),
+    ("How much are you looking at for the lamp?", LAMP, {"topics": {"price"}}),
+    ("Permit me to ask how you intend to connect it.", CABLE, {"topics": {"connector"}}),
+    ("What number of your foot, for the shoes?", InPlay(values={"size": ("9", "10")}), {"topics": {"size"}}),
+    # go-aheads in other words, and an open question beside its alternative
+    ("ok to place the order", JACKET, {"confirm": True}),
+    ("I can do the refund now. You agree?", ORDERS, {"confirm": True}),
+    ("Would you wish me to initiate the return on your behalf?", ORDERS, {"confirm": True}),
+    ("Anything else you'd like in the lamp, or is that everything?", LAMP, {"open": True, "confirm": False}),
+    ("Anything else about the lamp I should know, or shall I start searching?", LAMP, {"open": True, "confirm": False}),
+    ("Before I proceed, are there any further requirements you would like to add?", LAMP,
+     {"open": True, "confirm": False}),
+    # reasons in formal words
+    ("Might I enquire what is amiss with the hoodie?", ORDERS, {"reason": True}),
+    ("I should be grateful to know why you wish to return it.", ORDERS, {"reason": True}),
+])
+def test_eight_writer_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Terse, chatty, non-native, British, scripted, lowercase, formal and summary-bundled messages: a topic counts
+    where the question asks it (not in a summary, a circumstance or a description of the options), words that ask
+    openly about a named topic ask that topic, and go-aheads and reasons are read in other words."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+def test_questions_beside_summaries_and_descriptions_reveal_nothing_unasked(c8: EcomEnv) -> None:
+    """Said first in PD, SUB, BUNDLE and CART (against each episode's own values): a question beside a summary that
+    names brands, ratings and delivery, options described by price and rating, a formal request that names its topic
+    after a lead-in, and a clause joined by "or whether" after a word that is also a brand ("swiftly") reveal no
+    withheld value but what they ask."""
+    from understanding_bank import BankMessage
+
+    cases = [
+        ("I searched speakers from Sonora, Voltix and Aurix and sorted them by rating; to narrow it down, what's your "
+         "budget?", ["price"]),
+        ("Which brand would you like: Sonora at $79 with 4.5 stars, or Aurix at $99?", ["brand"]),
+        ("Would you prefer the Brightix pair, which ships tomorrow, or the Sonora, rated 4.8?", ["brand"]),
+        ("For the purpose of your search, please confirm your preferred brand.", ["brand"]),
+        ("Might I ask whether you would prefer them delivered swiftly, or whether time is not of the essence?",
+         ["shipping"]),
+        ("What sort of figure did you have in mind for it?", ["price"]),
+        ("Tell me which brand you like and I will check colours and prices.", ["brand"]),
+    ]
+    for env_id in ("PD", "SUB", "BUNDLE", "CART"):
+        seeds = leak_seeds(c8, env_id, 12, 3)
+        assert seeds
+        for text, topics in cases:
+            expect = {"topics": topics, "open": False, "confirm": False, "which": False, "reason": False}
+            found = leaks(c8, env_id, 12, seeds, BankMessage("case", "attribute", "train", "", text, expect, InPlay()))
             assert not found, found

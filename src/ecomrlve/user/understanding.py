@@ -82,20 +82,26 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
-              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above"),
+              "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
+              "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
+              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
-              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label",
+              "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
+              "make of", "manufactured by", "who manufactures", "the make", "a make",
+              "which mark", "what mark",
               "a label", "which label", "loyal to", "company"),
-    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars"),
+    "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
+               "feedback"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
-                 "urgently", "in a hurry", "rush"),
-    "color": ("color", "colour", "shade", "colour scheme", "color scheme", "colourway", "colorway"),
+                 "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
+                 "timeframe", "time frame", "get here", "courier"),
+    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
-             "usually wear"),
+             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
@@ -158,7 +164,8 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
-                "anything extra", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
+                "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
+                "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
@@ -224,8 +231,9 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"ring up)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need) me to|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -260,7 +268,7 @@ _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " ap
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
 _ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
-                        r"find out|check what|check which|check how|check when)\b")
+                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn)\b")
 #: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
 _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
                       r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
@@ -269,7 +277,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)\s*\?\s*$", re.IGNORECASE)
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)(?: (?:for|with) you)?\s*\?\s*$",
+                           re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
 _WH_START = (" which ", " what ", " whats ", " how ")
 
@@ -342,7 +351,7 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind")
+                "what is behind", "amiss", "nature of the", "in what way", "what way")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -448,7 +457,10 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
                   "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
                   "take me through", "i need your", "ill need your", "i will need your",
-                  "id need your", "need your", "all i need is", "i just need to know", "just need to know")
+                  "id need your", "need your", "all i need is", "i just need to know", "just need to know",
+                  # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
+                  "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
+                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -506,8 +518,12 @@ _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
 _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
-                            "everything good", "everything fine", "everything ok", "everything okay"))
-_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+                            "everything good", "everything fine", "everything ok", "everything okay",
+                            # a bare check after the agent says what it will do ("I can do the return now. You agree?")
+                            "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
+                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay"))
+_MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
+                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
 #: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
 _TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
@@ -937,6 +953,20 @@ def _asks_which_line(words: str) -> bool:
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
+#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ..."): that question was
+#: the agent's own, asked of itself.
+_ANSWER = re.compile(r"^ (?:yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
+                     r"not to worry|sure|surely not|hardly|far from it)\b")
+
+
+def _answered_itself(raw: str) -> bool:
+    """Whether every question of the message is answered by the sentence after it: nothing is asked."""
+    parts = _SENTENCE.findall(raw)
+    asked = [i for i, part in enumerate(parts) if "?" in part]
+    return bool(asked) and len(parts) > 1 and all(
+        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None for i in asked)
+
+
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
     "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
@@ -975,15 +1005,19 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 #: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
 #: budget, ...").
-_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and )*(?:i|we|id|ill|wed|well) (?:would |will |do |just |"
-                           r"really |also |still |first )*(?:need|needs|want|like|require) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have) |(?:your|yours) |(?:a few|some|a bit|a "
+_NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
+                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue) )*(?:i|we|id|ill|wed|well) "
+                           r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
-                           r"details|detail|name|item)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
+                           r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
+                           r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
-                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b")
+                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b|"
+                           r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
+                           r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -997,6 +1031,43 @@ _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|h
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+
+
+#: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
+_OR_MORE_END = re.compile(r" or (?:more|two|several|a few) $")
+#: A stop that ends a sentence: a message without one may still ask.
+_STOP = re.compile(r"[.!?]")
+#: Openings of a go-ahead typed without a question mark ("ok to check out", "want me to place it").
+_GO_AHEAD_START = tuple(_phrase(p) for p in ("ok to", "okay to", "alright to", "all good to", "good to", "fine to",
+                                                "want me to", "you want me to", "u want me to", "happy for me to",
+                                                "shall i", "should i", "can i", "could i", "may i", "shall we"))
+#: A go-ahead typed last without a stop ("both added ready to confirm").
+_READY_END = re.compile(r" (?:ready|good|ok|okay) to [a-z]+(?: (?:it|out|now|the order|the return))? $")
+#: "u mean the hoodie or the cable": which one is meant, typed without a stop.
+_MEAN_START = tuple(_phrase(p) for p in ("you mean", "do you mean", "did you mean"))
+#: A question run on after a statement without a stop ("found some monitors what ports do u need", "jacket in cart
+#: shall i place order"): a question word, up to three words, then an auxiliary and its subject, or an auxiliary that
+#: asks leave.
+_EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9])(?<! know)(?<! tell)(?<! show)(?<! see)(?<! understand)(?<! find)(?<! check)"
+                                r"(?<! ask)(?<! sure)(?<! find out)(?<! exactly)(?<! is)(?<! get) "
+                                r"(?:(?:what|which|how many|how much|when|why)(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
+                                r"should|shall|can|could|did|are) (?:you|i|we)|you (?:want|need|like|prefer|wear|use|have|[a-z]+ing))|"
+                                r"(?:shall|should) (?:i|we) [a-z]+|(?:do|would|will|did) you (?:want|need|like|prefer|have|use|wear)|"
+                                r"anything else (?:you|i)) ")
+
+
+def _run_on_question(clause: str) -> str:
+    """A clause without its opening statement when a question is run on after it ("ok found some monitors what ports
+    do u need" asks only the ports): the words a topic must be named in to be asked."""
+    words = _normalise(clause)
+    found = _EMBEDDED_QUESTION.search(words)
+    if found is None:
+        return clause
+    head = _FILLER.sub(" ", words[:found.start() + 1])
+    first = head.split()[:1]
+    if len(head.split()) < 3 or " or " in head or (first and first[0] in _CLAUSE_QUESTION_START):
+        return clause
+    return words[found.start():]
 
 
 def _opens_question(words: str) -> bool:
@@ -1019,13 +1090,19 @@ def _is_request(raw: str) -> bool:
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words):
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
+                _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if words.startswith(_REQUEST_PHRASES) or " let me know " in words:
             return True
-        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause)))
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "All three are ready, do I place the order"
+            return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
+        if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
+                                      and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
+            return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
+        if _EMBEDDED_QUESTION.search(words):
+            return True  # "ok found some monitors what ports do u need": a question run on after a statement
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -1085,6 +1162,9 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
         return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
     if " " in value or value not in _known_words():
         return True
+    if re.search(f" {value} or (?:whether|not|is|are|was|would|do|does|did|if|should|shall|can|could|will|maybe|perhaps|so|"
+                 f"anything|something|whatever|just) ", text) is not None:
+        return False  # "delivered swiftly, or whether ...": "or" joins a clause, no list of values
     if re.search(f" {value} (?:with|to|around|out|up|by) ", text) is not None:
         return False  # a verb with its particle ("rather stick with", "go full out"), not the value
     if any(f" {before}{value} " in text for before in _VALUE_BEFORE) or any(
@@ -1144,9 +1224,17 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "last")
 _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:item|one|product|thing|line)\b")
 
 
+#: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
+_SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
+                             r"length|capacity|edition|trim|texture) ")
+
+
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
-    X" asks about X, not openly ("by a particular date?")."""
+    X" asks about X, not openly ("by a particular date?"), and so does a question about a look or finish ("Any
+    preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
+    if _SPECIFIC_THING.search(norm):
+        return False
     norm = _PARTICULAR_NOUN.sub(" ", norm)
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
@@ -1205,7 +1293,10 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "though", "even though", "after", "before", "seeing as", "seeing that", "considering", "sorry", "im sorry", "so sorry",
     "really sorry", "thats a shame", "what a shame", "i see", "i understand", "understood", "got it", "noted", "thanks",
     "thank you", "i know", "i hear", "i appreciate", "i realise", "i realize", "unfortunately", "sadly", "luckily",
-    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know"))
+    "fortunately", "good news", "great news", "by the way", "fyi", "for reference", "for what its worth", "just so you know",
+    # what the agent did or refers to ("Having reviewed our range, ...", "..., which includes Brightix and Sonora, ...")
+    "having", "bearing in mind", "keeping in mind", "mind you", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
+    "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
 _NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
                                r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
@@ -1218,10 +1309,14 @@ def _grounds(asking: str) -> str:
     kept = []
     changed = False
     for sentence in _SENTENCE.findall(asking):
-        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part) if c.strip()]
+        clauses = [_run_on_question(c) for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part)
+                   if c.strip()]
+        changed |= any(c not in sentence for c in clauses)
         first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
-        if first and (len(_normalise(clauses[first]).split()) <= 3 or _BARE_WHICH.match(_normalise(clauses[first]))):
-            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before
+        if first and ((len(_normalise(clauses[first]).split()) <= 3 and not _names_topic(clauses[first]))
+                      or _BARE_WHICH.match(_normalise(clauses[first]))):
+            first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
+            # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
             (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
         changed |= 0 < len(asked) < len(clauses)
@@ -1236,11 +1331,68 @@ _GROUNDS_JOIN = re.compile(r"\s(?:and|but|so)\s+(?=(?:what|whats|which|how|when|
 #: A clause after the question that tells a fact of its own subject ("What size, the M arrives Friday?") or of what
 #: the question names ("Would you like the black one, which ships tomorrow?").
 _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|these|those|there|theres|all|most|some|both|"
-                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
+                         r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
+                         r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
+
+
+def _asks_topic(words: str) -> bool:
+    """Whether a normalised clause opens as a question or request for a fact ("which size ...", "tell me the colour
+    ...", "I will need your size"), not for leave to act."""
+    return words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+
+
+def _topic_clause(asking: str) -> bool:
+    """Whether a clause asks a fact and names its topic ("..., so which size shall I add?") or is a bare "which one"
+    after a clause that names it ("It comes in a few materials, so which one would you like me to add?")."""
+    clauses = [c for part in _CLAUSE_BREAK.split(asking) for c in _GROUNDS_JOIN.split(part) if c.strip()]
+    for i, clause in enumerate(clauses):
+        words = _FILLER.sub(" ", _normalise(clause))
+        if _asks_topic(words) and (_names_topic(clause) or (i > 0 and _BARE_WHICH.match(words) is not None
+                                                           and _names_topic(clauses[i - 1]))):
+            return True
+    return False
+
+
+def _values_or(words: str, in_play: InPlay) -> bool:
+    """Whether two values of one topic are joined by "or" ("add the cream, or the gel?", "queen or king"): the go-ahead
+    asks which of them, a choice of the topic."""
+    index = in_play.value_index()
+    said = words.split()
+    for i, word in enumerate(said):
+        if word != "or":
+            continue
+        before = {t for w in said[max(0, i - 3):i] for t, _, _ in index.get(w, ())}
+        after = {t for w in said[i + 1:i + 4] for t, _, _ in index.get(w, ())}
+        if before & after:
+            return True
+    return False
+
+
+def _names_topic(clause: str) -> bool:
+    """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
+    words = _corrected(_normalise(clause))
+    return any(_has(words, phrases) for phrases in _TOPIC_PHRASES.values())
+
+
+#: The agent's purpose or next step after what it asks ("..., so I can narrow down the brands", "... in order to check
+#: colours", "... and I'll then sort by rating"): to the end of the sentence, it names what the agent will do, not asks.
+_PURPOSE = re.compile(r"\b(?:so(?: that)? (?:I|we)|in order (?:to|that)|and (?:I|we)(?:'ll|’ll| will| can| shall| could)?(?: then)?|"
+                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;]*",
+                      re.IGNORECASE)
+
+
+def _without_purpose(grounds: str) -> str:
+    """``grounds`` without the agent's purpose after a question or request; unchanged (the same string) when none, or
+    when the purpose is all there is."""
+    found = _PURPOSE.search(grounds)
+    if found is None or not grounds[:found.start()].strip(" ,"):
+        return grounds
+    kept = _PURPOSE.sub(" ", grounds)
+    return kept if kept.strip(" ,.?!") else grounds
 
 
 def _opens_clause_question(clause: str) -> bool:
@@ -1289,12 +1441,40 @@ _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|requir
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
 
+#: A phrase that asks openly, then (up to two words that are no example marker) a topic it is about.
+_STRONG_ON_TOPIC = re.compile(
+    r"(?:" + "|".join(re.escape(p.rstrip()) for p in sorted(_OPEN_STRONG_PHRASES, key=len, reverse=True)) + r")"
+    r"(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?"
+    r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
+                                                            key=len, reverse=True)) + r")")
+#: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
+                       r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
+#: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
+_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
+                         r"delivered|delivers?|comes?) (?:today|tomorrow|tonight|on [a-z]+|in \d+ days?|by [a-z]+|next [a-z]+|"
+                         r"this [a-z]+|free|within [a-z0-9]+ [a-z]+|same day|monday|tuesday|wednesday|thursday|friday|saturday|"
+                         r"sunday)\b")
+#: A figure that describes an option ("Sonora at $79", "the M is $89", "costs about $40 more").
+_PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
+                              r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
+#: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones)?(?: [a-z]+){0,4} $")
+#: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
+_TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
+                         r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )")
+#: "Is one cable enough?", "will one do, or a spare?": how many.
+_ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
+#: Another value offered beside the one proposed ("..., or would you rather ceramic?").
+_RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text) and not _bare_choice(text, in_play):
+    if not _is_request(text) and not _bare_choice(text, in_play) or _answered_itself(text):
         return Reading(False, stock_out=stock_out, items=items)
     asking = _asking_part(text)
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
@@ -1307,12 +1487,18 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
     # topics and values count where they are asked, not in a circumstance stated beside the question
-    grounds = _grounds(asking)
+    grounds = _without_purpose(_grounds(asking))
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
+    if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
+        # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
+        told = _TOLD_TOPIC.sub(" ", cue_text)
+        topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(told, phrases)} or topics
+    if _ONE_ENOUGH.search(norm_grounds):
+        topics.add("quantity")
     if _USE_WITH.search(norm_grounds):
         topics.add("connector")
     if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
@@ -1326,12 +1512,20 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
+                                                                             _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
+    # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
+    described: set[str] = {t for t in ("rating", "shipping") if t in topics
+                           and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
+    if _PRICE_FIGURE.search(grounds) and _PRICE_DESCRIBES.search(grounds) and not _has(cue_text, _TOPIC_PHRASES["price"]):
+        described.add("price")
     cued = set(topics)
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
@@ -1354,11 +1548,22 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
+    if described and topics - described:
+        topics -= described
     listed = any(count >= 2 for count, _ in values.values())
+    values_in_play = in_play
+    opening = _FILLER.sub(" ", norm_grounds)
+    if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
+        confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
+    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
+                                                       or (listed and (_RATHER.search(norm_grounds) or _values_or(
+                                                           norm_grounds, values_in_play)))):
+        confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
+        # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
-    if go_ahead and topics and _summary_then_go_ahead(asking):
+    if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
         topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
@@ -1387,10 +1592,20 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
+    if not topics and not confirm and asking is not text and _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking)):
+        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it
+        offered = [t for t, (count, _) in _named_values(text, _without_item_names(norm, in_play), in_play).items()
+                   if count >= 2]
+        if len(offered) == 1:
+            topics.add(offered[0])
     if not topics and not confirm and in_play.items and _has(norm_asking, _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
+    if topics and _STRONG_ON_TOPIC.search(strong_text):
+        # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
+        # about the topic they name, so only that topic is asked (an open reading says every withheld value)
+        strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
