@@ -239,6 +239,7 @@ def test_rollout_func_plays_on_a_real_server(tmp_path) -> None:
     ("grpo", {"grpo": {"max_stepz": 2}}, "--config grpo: "),
     ("scheduler", {"scheduler": {"tau_ac": 0.5}, "environment": {"difficulty": "adaptive"}}, "--config scheduler: "),
     ("environment", {"environment": {"sever": "local"}}, "--config environment: "),
+    ("threads", {"environment": {"server": "local", "rollout_threads": 0}}, "rollout_threads must be a positive"),
 ])
 def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict, fragment: str) -> None:
     """`ecomrlve train --config`: a key GRPOConfig or the scheduler does not take names its section, no traceback."""
@@ -250,7 +251,8 @@ def test_a_misspelt_config_key_is_one_line(tmp_path, section: str, config: dict,
                       **config.get("grpo", {})}
     with pytest.raises(UserInputError, match=fragment) as refused:
         train(config)
-    assert {"grpo": "max_stepz", "scheduler": "tau_ac", "environment": "sever"}[section] in str(refused.value)
+    assert {"grpo": "max_stepz", "scheduler": "tau_ac", "environment": "sever", "threads": "0"}[section] in str(refused.value)
+    assert "\n" not in str(refused.value)
 
 
 @pytest.fixture(scope="module")
@@ -371,7 +373,7 @@ def test_train_on_a_local_server_plays_whole_episodes_in_the_server_format(tiny,
     tokenizer.save_pretrained(tmp_path / "model")
     config = {"model": {"name": str(tmp_path / "model")},
               "environment": {"collection": "C1", "difficulty": "adaptive", "secret": "server-train", "prompts": 2,
-                              "server": "local", "max_new_tokens": 6},
+                              "server": "local", "max_new_tokens": 6, "rollout_threads": 1},
               "grpo": {"output_dir": str(tmp_path / "out"), "max_steps": 1, "per_device_train_batch_size": 2,
                        "num_generations": 2, "max_completion_length": 48, "loss_type": "dapo", "beta": 0.0,
                        "use_cpu": True, "report_to": "none", "logging_steps": 1, "save_strategy": "no", "seed": 0}}
@@ -388,6 +390,24 @@ def test_train_on_a_local_server_plays_whole_episodes_in_the_server_format(tiny,
     saved = json.loads((tmp_path / "out" / "final" / "trainer_state.json").read_text())["log_history"]
     (step,) = training_steps(saved)
     assert (step.episodes, step.reward) == (2, pytest.approx(logged["ecom/r_total"]))
+
+
+def test_torch_threads_holds_the_count_inside_the_block_and_restores_it() -> None:
+    """`environment.rollout_threads`: generation runs on that many torch threads, learning on the count set before,
+    also when a rollout fails; None leaves the count alone."""
+    import torch
+
+    from ecomrlve.integrations.trl import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError), torch_threads(1):
+        raise RuntimeError("a rollout failed")
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
 
 
 def test_rollouts_on_a_server_need_its_adaptive_curriculum(tmp_path) -> None:

