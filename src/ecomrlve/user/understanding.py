@@ -477,6 +477,8 @@ _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WORD = re.compile(r"[a-z0-9]+")
 _APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
 _PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
+#: A currency sign without a figure ("max $?", "how many £ can you spend"): the money asked.
+_BARE_CURRENCY = re.compile(r"[$£€](?!\s?\d)")
 _DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
 
 
@@ -921,10 +923,15 @@ def _asking_clauses(sentence: str) -> list[str]:
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
             if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
                 return clauses  # a tag
-            while i > 0 and _offers_choice(clauses[i - 1]):
-                i -= 1  # "Faulty or damaged - which was it?" asks among the options before it
+            while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
+                i -= 1  # "Faulty or damaged - which was it?", "It broke, or was it something else?" ask among the
+                # options before them
             return clauses[i:]
     return clauses
+
+
+#: A clause joined to the one before by "or" ("..., or was it something else?").
+_OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
 
 
 def _offers_choice(clause: str) -> bool:
@@ -983,7 +990,8 @@ _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in
 
 #: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
 #: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
-_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|wait|allow|"
+_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|"
+                     r"wait(?! (?:what|whats|which|why|how|who|when|where|so|is|are|do|did|does)\b)|allow|"
                      r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
 
 
@@ -997,7 +1005,7 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
-                             r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
+                             r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
 #: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
 #: names no one it asks ("Any brand you prefer" asks).
 _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
@@ -1006,9 +1014,11 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
 #: budget, ...").
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
-                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue) )*(?:i|we|id|ill|wed|well) "
+                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
+                           r"that)(?: [a-z]+)?) )*(?:i|we|id|ill|wed|well) "
                            r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:a few|some|a bit|a "
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
+                           r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
                            r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
@@ -1070,14 +1080,36 @@ def _run_on_question(clause: str) -> str:
     return words[found.start():]
 
 
+#: Chat interjections before a question word ("wait whats wrong with it", "ngl whats your budget"): the question asks.
+_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly) )+(?=(?:what|whats|"
+                           r"which|how|why|when|where|who|do|does|did|is|are|can|could|would|will)\b)")
+
+
 def _opens_question(words: str) -> bool:
-    """Whether a normalised sentence without a question mark asks, by its opening word, or is a statement that
-    only opens like a question ("What a lovely choice", "Which is great news", "When it is faulty we ...")."""
+    """Whether a normalised sentence without a question mark asks, by its opening word (after a chat interjection),
+    or is a statement that only opens like a question ("What a lovely choice", "Which is great news", "When it is
+    faulty we ...")."""
+    words = _INTERJECTION.sub(" ", words)
     first = words.split()[:1]
     if not first or first[0] not in _QUESTION_START:
         return False
     return _NOT_A_QUESTION.match(words) is None and not (
         first[0] == "any" and _ANY_STATES.match(words) is not None and " you " not in words and " your " not in words)
+
+
+#: The lead-in of a checklist that asks ("Two things please: 1) size 2) material", "Quick questions: - size - colour").
+_CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two|three|four|a few|a couple of|couple of|some|"
+                             r"quick|last|final)(?: (?:more|quick|last|final|short))? (?:things?|questions?|details?|bits?|"
+                             r"points?|checks?|items?)(?: (?:please|first|for you|to confirm|to check|i need|needed|from "
+                             r"you|before i [a-z]+|to go))*|(?:[a-z]+ )?please) $")
+#: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
+_LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
+
+
+def _asks_checklist(sentence: str) -> bool:
+    """Whether a sentence asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material")."""
+    head, colon, tail = sentence.partition(":")
+    return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(head)) is not None
 
 
 def _is_request(raw: str) -> bool:
@@ -1103,6 +1135,11 @@ def _is_request(raw: str) -> bool:
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
+        if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause)))
+                                         for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "ngl budget matters a lot, whats ur max spend": chat typed without a stop
+        if _asks_checklist(sentence):
+            return True
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -1276,6 +1313,8 @@ def _open_with_examples(text: str) -> bool:
     marker = _EXAMPLES.search(text)
     if marker is None or marker.start() == 0:
         return False
+    if _LIST_ITEM.match(text[marker.end():]):
+        return False  # "To narrow this down: 1) budget 2) colour 3) brand?": a checklist of what is asked
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
@@ -1318,7 +1357,9 @@ def _grounds(asking: str) -> str:
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
+            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+                                                and not _QUESTION_END.search(_normalise(c))))]
+        # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
@@ -1448,6 +1489,9 @@ _STRONG_ON_TOPIC = re.compile(
     r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
+#: "There's nothing else you need, is there?": a tag that asks whether there is more.
+_NOTHING_MORE_TAG = re.compile(r" (?:nothing|no|not anything) (?:else|more|further|other [a-z]+)\b(?: [a-z]+){0,6} (?:is there|are "
+                               r"there|do you|right|yeah|correct|have you)(?: [a-z]+)? $")
 _THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
@@ -1519,7 +1563,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(grounds):
+    if _PRICE_FIGURE.search(grounds) or _BARE_CURRENCY.search(grounds):
         topics.add("price")
     # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
     described: set[str] = {t for t in ("rating", "shipping") if t in topics
@@ -1530,8 +1574,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
     values = _named_values(grounds, plain, in_play)
-    if confirm and not go_ahead and any(words for _, words in values.values()):
-        confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
+    if confirm and not go_ahead and (cued or any(words for _, words in values.values())):
+        confirm = False  # "Lightning, right?", "You'd want it by Friday, right?" check the value or wish, no leave asked
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
             _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
         confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
@@ -1606,7 +1650,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
-    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and "?" in text and any(
+        _NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
