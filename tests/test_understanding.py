@@ -886,3 +886,55 @@ def test_questions_beside_summaries_and_descriptions_reveal_nothing_unasked(c8: 
             expect = {"topics": topics, "open": False, "confirm": False, "which": False, "reason": False}
             found = leaks(c8, env_id, 12, seeds, BankMessage("case", "attribute", "train", "", text, expect, InPlay()))
             assert not found, found
+
+
+# -- issue 29 §1, twelfth training batch: e-mail, teen chat, other word orders, checklists, abbreviations,
+# comparatives, negation, tag questions ------------------------------------------------------------------------
+
+SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # chat typed without a stop: an interjection before the question word, a question after a comma or at the end
+    ("hmm whats the budget", SPEAKER, {"topics": {"price"}}),
+    ("omg wait which colour tho", HOODIE, {"topics": {"color"}}),
+    ("lol these r popular, what brand u like", SPEAKER, {"topics": {"brand"}}),
+    ("found the hoodie in black navy olive what colour", HOODIE, {"topics": {"color"}}),
+    ("need it quick? how soon u want it", LAMP, {"topics": {"shipping"}}),
+    ("Who doesn't like a bargain!", SPEAKER, {"asks": False}),
+    # a checklist after a lead-in that asks; a numbered list is what is asked, not examples of an open question
+    ("Three quick things please: 1) brand 2) colour 3) budget", SPEAKER,
+     {"topics": {"brand", "color", "price"}, "open": False}),
+    ("Quick questions: (1) size (2) quantity", JACKET, {"topics": {"quantity", "size"}}),
+    ("So I can narrow it down: 1) colour 2) brand?", LAMP, {"topics": {"brand", "color"}, "open": False}),
+    ("Done: 1) added the jacket 2) applied the voucher.", JACKET, {"asks": False}),
+    # abbreviations and units typed onto a figure; a currency sign without a figure asks the money
+    ("32in or 27in?", InPlay(), {"topics": {"screen"}}),
+    ("60w enough?", LAMP, {"topics": {"wattage"}}),
+    ("sz for the jacket?", JACKET, {"topics": {"size"}}),
+    ("how many £ are we talking?", SPEAKER, {"topics": {"price"}}),
+    # other word orders: a question said in place after a lead-in, "want you that I ...", "what for"
+    ("About the mug, the material you want is which?", MUG, {"topics": {"material"}}),
+    ("Want you that I place the order?", JACKET, {"confirm": True}),
+    ("What for are you returning the hoodie?", ORDERS, {"reason": True, "which": False}),
+    # tags: a tag after a wish that names a topic checks the wish; "nothing else ..., is there?" asks for more
+    ("You'll need it by Monday, right?", LAMP, {"topics": {"shipping"}, "confirm": False}),
+    ("A 4-star minimum is fine, right?", LAMP, {"topics": {"rating"}, "confirm": False}),
+    ("Nothing more you'd want the lamp to have, is there?", LAMP, {"open": True, "topics": set()}),
+    ("Place the order - yes or no?", JACKET, {"confirm": True}),
+    ("No objection to me checking out now?", JACKET, {"confirm": True}),
+    # negation: the agent's own step negated is no requirement asked openly
+    ("You wouldn't want me to cancel it, would you?", JACKET, {"open": False}),
+    # reasons: a guess joined by "or" to a question, a fault in the past, a comparison with what they had
+    ("It was the wrong size, or was it another problem?", ORDERS, {"reason": True, "which": False}),
+    ("The cable didn't charge properly, did it?", ORDERS, {"reason": True, "which": False}),
+    ("Did it feel worse than the one you had before?", ORDERS, {"reason": True, "which": False}),
+    ("To process the refund I need one thing: the reason.", ORDERS, {"reason": True}),
+])
+def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,
+    comparatives, negation and tag questions: each reads as what its question asks, and statements in the same
+    styles ask nothing."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

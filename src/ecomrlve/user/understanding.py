@@ -223,7 +223,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
-            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes")
+            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
+            "no objection", "no objections", "object to me", "object if i")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -233,7 +234,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
-                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|"
+                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -277,7 +278,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)(?: (?:for|with) you)?\s*\?\s*$",
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
+                           r"(?: (?:for|with) you)?\s*\?\s*$",
                            re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
 _WH_START = (" which ", " what ", " whats ", " how ")
@@ -351,7 +353,9 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "in what way", "what way")
+                "what is behind", "amiss", "nature of the", "in what way", "what way",
+                # "what for" word for word ("What for you return it?"), "for what reason"
+                "what for you", "what for do you", "what for are you", "what for did you", "for what reason")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -378,7 +382,9 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
-                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing")
+                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
+                  # how it compared ("Was it worse than expected?", "not as good as the old one?")
+                  "worse than", "not as good")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -422,7 +428,7 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
                     r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
-                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
@@ -466,7 +472,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
               "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
-              "colr": "color",
+              "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -477,16 +483,20 @@ _MONTH_ABBREVIATIONS = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WORD = re.compile(r"[a-z0-9]+")
 _APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
 _PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
-#: A currency sign without a figure ("max $?", "how many £ can you spend"): the money asked.
-_BARE_CURRENCY = re.compile(r"[$£€](?!\s?\d)")
 _DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
+
+
+#: A unit typed onto its figure ("27in", "27\"", "40w"), or a currency sign without one ("max $?", "how many £"): the
+#: unit's word, as the cues name it.
+_UNITS = {"in": "inch", '"': "inch", "″": "inch", "”": "inch", "w": "watt", "$": "dollars", "£": "dollars", "€": "dollars"}
+_UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![a-z0-9])|([$£€])(?!\s?\d)")
 
 
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", text.lower())
+    lowered = _UNIT.sub(lambda m: " " + _UNITS[m.group(1) or m.group(2)] + " ", _APOSTROPHE.sub("", text.lower()))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -943,7 +953,7 @@ def _offers_choice(clause: str) -> bool:
 
 #: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
 #: out a line by its fault asks which line.
-_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
+_THE_ONE = re.compile(r"(?<! than) the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
                       r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
@@ -1060,7 +1070,8 @@ _MEAN_START = tuple(_phrase(p) for p in ("you mean", "do you mean", "did you mea
 #: asks leave.
 _EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9])(?<! know)(?<! tell)(?<! show)(?<! see)(?<! understand)(?<! find)(?<! check)"
                                 r"(?<! ask)(?<! sure)(?<! find out)(?<! exactly)(?<! is)(?<! get) "
-                                r"(?:(?:what|which|how many|how much|when|why)(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
+                                r"(?:(?:what|which|how many|how much|how (?:fast|soon|quickly|quick|big|long|bright|heavy|large|small)|when|why)"
+                                r"(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
                                 r"should|shall|can|could|did|are) (?:you|i|we)|you (?:want|need|like|prefer|wear|use|have|[a-z]+ing))|"
                                 r"(?:shall|should) (?:i|we) [a-z]+|(?:do|would|will|did) you (?:want|need|like|prefer|have|use|wear)|"
                                 r"anything else (?:you|i)) ")
@@ -1101,9 +1112,14 @@ def _opens_question(words: str) -> bool:
 _CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two|three|four|a few|a couple of|couple of|some|"
                              r"quick|last|final)(?: (?:more|quick|last|final|short))? (?:things?|questions?|details?|bits?|"
                              r"points?|checks?|items?)(?: (?:please|first|for you|to confirm|to check|i need|needed|from "
-                             r"you|before i [a-z]+|to go))*|(?:[a-z]+ )?please) $")
+                             r"you|before i [a-z]+|to go))*|(?:[a-z]+ )?please|(?:quick |short |final |the |a )?(?:[a-z]+ )?(?:checklist|check list|"
+                             r"questionnaire|form)) $")
 #: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
+
+
+#: A wh-word and up to two words at the end of a message ("... which size", "... what colour tho").
+_TRAILING_WH = re.compile(r" (?:which|what|whats) ((?:[a-z0-9]+ ){1,2})$")
 
 
 def _asks_checklist(sentence: str) -> bool:
@@ -1140,6 +1156,9 @@ def _is_request(raw: str) -> bool:
             return True  # "ngl budget matters a lot, whats ur max spend": chat typed without a stop
         if _asks_checklist(sentence):
             return True
+        found = _TRAILING_WH.search(words)
+        if not _STOP.search(raw) and found and _names_topic(found.group(1)):
+            return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
         if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
@@ -1266,13 +1285,17 @@ _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finis
                              r"length|capacity|edition|trim|texture) ")
 
 
+#: "You don't want me to hold off, do you?": the agent's step negated, no requirement the customer avoids.
+_NOT_WANT_ME = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) me to ")
+
+
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
     X" asks about X, not openly ("by a particular date?"), and so does a question about a look or finish ("Any
     preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
     if _SPECIFIC_THING.search(norm):
         return False
-    norm = _PARTICULAR_NOUN.sub(" ", norm)
+    norm = _NOT_WANT_ME.sub(" ", _PARTICULAR_NOUN.sub(" ", norm))
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
             or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) or _HOW_LIKE.match(sentence) for sentence in _sentences(text))
@@ -1563,7 +1586,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
         topics.add("quantity")
-    if _PRICE_FIGURE.search(grounds) or _BARE_CURRENCY.search(grounds):
+    if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
     described: set[str] = {t for t in ("rating", "shipping") if t in topics
