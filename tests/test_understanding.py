@@ -930,6 +930,23 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("The cable didn't charge properly, did it?", ORDERS, {"reason": True, "which": False}),
     ("Did it feel worse than the one you had before?", ORDERS, {"reason": True, "which": False}),
     ("To process the refund I need one thing: the reason.", ORDERS, {"reason": True}),
+    ("What's the motive for sending it back?", ORDERS, {"reason": True, "which": False}),
+    ("Was it louder than you expected?", ORDERS, {"reason": True, "which": False}),
+    ("So you just don't need it anymore?", ORDERS, {"reason": True, "which": False}),
+    ("So it stopped charging?", ORDERS, {"reason": True, "which": False}),
+    ("So they were too tight?", ORDERS, {"reason": True}),
+    # comparatives offered against each other ask both topics; "two of them" asks how many
+    ("Quicker or cheaper - what counts more?", LAMP, {"topics": {"price", "shipping"}}),
+    ("Is a heavier pan a problem if it's cheaper?", InPlay(), {"topics": {"price", "weight"}}),
+    ("You'd take two of those, yeah?", CABLE, {"topics": {"quantity"}, "confirm": False}),
+    # a checklist split by numbered stops; a numbered request in a clause
+    ("Two things before I look: 1. colour 2. budget", LAMP, {"topics": {"color", "price"}}),
+    ("Last step: 1) confirm the checkout.", JACKET, {"confirm": True}),
+    # a run-on question after a summary that names values asks only its own topic
+    ("looked at lumora and brightix both well reviewed whats your budget", LAMP, {"topics": {"price"}, "confirm": False}),
+    # the agent's step with a modal tag, or "now" in another word order
+    ("I can submit the return now, can't I?", ORDERS, {"confirm": True}),
+    ("The order I place now or later?", JACKET, {"confirm": True}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

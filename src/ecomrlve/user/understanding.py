@@ -98,7 +98,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
-                 "timeframe", "time frame", "get here", "courier"),
+                 "timeframe", "time frame", "get here", "courier", "eta", "needed by",
+                 # a comparative offered against another ("cheaper or faster?")
+                 "or faster", "faster or", "or quicker", "quicker or"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number"),
@@ -110,13 +112,14 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
-    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
+    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
-                 "one be enough", "one or two", "need a few", "want a few", "only one"),
+                 "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
+                 "two of these", "three of them"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -355,7 +358,8 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
                 "what is behind", "amiss", "nature of the", "in what way", "what way",
                 # "what for" word for word ("What for you return it?"), "for what reason"
-                "what for you", "what for do you", "what for are you", "what for did you", "for what reason")
+                "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
+                "motivation")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -384,7 +388,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
                   "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
                   # how it compared ("Was it worse than expected?", "not as good as the old one?")
-                  "worse than", "not as good")
+                  "worse than", "not as good", "than expected", "than you expected", "than you thought", "than you hoped",
+                  "than advertised", "than described", "than pictured", "than it looked", "not good with", "not good about",
+                  "whats not good", "what is not good", "what was not good",
+                  # the wish gone ("You didn't want it any more?")
+                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -395,8 +403,14 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
                      "i realize", "i appreciate",
-                     # a purpose ("..., so it doesn't end up too small?")
-                     "so it", "so that", "so they", "so i", "so you", "so we", "in case")
+                     # a purpose ("..., so that ...", "in case ..."; "so it doesn't ...": _PURPOSE_SO)
+                     "so that", "in case")
+#: A purpose ("..., so it doesn't end up too small?", "..., so I can process it"), not "So it stopped working?", a
+#: question that opens with "so".
+_PURPOSE_SO = re.compile(r"^ so (?:it|they|i|you|we) (?:can|could|will|would|ll|dont|do not|doesnt|does not|wont|isnt|is not|"
+                         r"arent|might|may|should|must|fits?|arrives?|gets?|ends? up|comes?|lasts?)\b")
+#: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
+_NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
                                 r"damaged|broken) ")
@@ -792,9 +806,20 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
                           r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
 
 
+#: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
+#: of other word order ("The refund I make now or later?"): leave asked to act.
+_STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
+                       + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,3}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
+                       r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence)))
+           for sentence in _SENTENCE.findall(asking)):
+        return True
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
@@ -877,7 +902,8 @@ def _asks_reason(asking: str) -> bool:
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
-            if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
+            waived = _has(_NO_LONGER.sub(" ", words), _WAIVE_PHRASES)  # not "you don't need it any more?"
+            if not (cause or fault) or waived or words.startswith(_STATING_PHRASES) or _PURPOSE_SO.match(words):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
                 return True
@@ -948,7 +974,8 @@ def _offers_choice(clause: str) -> bool:
     """Whether a clause before a question lists options it asks among ("Faulty or damaged, ...", "Broken,
     ..."), not a statement ("Sorry it's broken, ...")."""
     words = _normalise(clause)
-    return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
+    return (" or " in words or len(words.split()) <= 2) and not (words.startswith(_STATING_PHRASES)
+                                                                  or _PURPOSE_SO.match(words))
 
 
 #: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
@@ -1074,7 +1101,7 @@ _EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9])(?<! know)(?<! tell)(?<! show)(?<
                                 r"(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
                                 r"should|shall|can|could|did|are) (?:you|i|we)|you (?:want|need|like|prefer|wear|use|have|[a-z]+ing))|"
                                 r"(?:shall|should) (?:i|we) [a-z]+|(?:do|would|will|did) you (?:want|need|like|prefer|have|use|wear)|"
-                                r"anything else (?:you|i)) ")
+                                r"anything else (?:you|i)|(?:whats|what is|what are) (?:your|the) [a-z]+) ")
 
 
 def _run_on_question(clause: str) -> str:
@@ -1122,15 +1149,16 @@ _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
 _TRAILING_WH = re.compile(r" (?:which|what|whats) ((?:[a-z0-9]+ ){1,2})$")
 
 
-def _asks_checklist(sentence: str) -> bool:
-    """Whether a sentence asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material")."""
-    head, colon, tail = sentence.partition(":")
-    return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(head)) is not None
+def _asks_checklist(raw: str) -> bool:
+    """Whether a message asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material")."""
+    head, colon, tail = raw.partition(":")
+    lead = re.split(r"[.!?\n]", head)[-1]
+    return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(lead)) is not None
 
 
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
-    if "?" in raw:
+    if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
@@ -1154,12 +1182,10 @@ def _is_request(raw: str) -> bool:
         if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause)))
                                          for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "ngl budget matters a lot, whats ur max spend": chat typed without a stop
-        if _asks_checklist(sentence):
-            return True
         found = _TRAILING_WH.search(words)
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
-        if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
+        if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
