@@ -947,6 +947,15 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     # the agent's step with a modal tag, or "now" in another word order
     ("I can submit the return now, can't I?", ORDERS, {"confirm": True}),
     ("The order I place now or later?", JACKET, {"confirm": True}),
+    # round 4: needs said in passing, a bare "which of these" after the values, a request that ends a stopless message
+    ("Only need the colour from you, then it's done.", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("gonna need ur size rn", JACKET, {"topics": {"size"}}),
+    ("The mug comes in ceramic, wood and stainless steel. Which of those do you fancy?", MUG, {"topics": {"material"}}),
+    ("i can place the order once youre ready just let me know", JACKET, {"confirm": True}),
+    ("Can you authorise the payment?", JACKET, {"confirm": True}),
+    ("You wouldn't want me to wait on the refund, would you?", ORDERS, {"confirm": True}),
+    ("Were the sleeves too long?", ORDERS, {"reason": True, "which": False}),
+    ("Is a week too long to wait?", LAMP, {"topics": {"shipping"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -227,6 +227,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
+            "authorise", "authorize", "authorisation", "authorization",
             "no objection", "no objections", "object to me", "object if i")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
@@ -439,6 +440,9 @@ _NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|o
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     # a misfit said of the item ("Was it too small?", "they came up too big"), not a degree offered
                     # beside a value ("27 inches - too big, too small, or about right?")
+                    # ... or of the item named ("Was the cable too short?"; not "Is a week too long to wait?")
+                    r" (?:was|were|is|are) (?:the|your|its|their) (?:[a-z0-9]+ ){1,2}(?:a bit |far |way |much |just |a little )?"
+                    r"too (?:small|big|tight|loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
                     r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
@@ -477,6 +481,9 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
                   "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
                   "take me through", "i need your", "ill need your", "i will need your",
+                  # needs said in chat and in passing ("Just need the bed size from you", "kinda need ur budget")
+                  "just need the", "i just need the", "need the", "only need the", "i only need the", "only need your", "kinda need",
+                  "kind of need", "gonna need", "going to need", "im going to need",
                   "id need your", "need your", "all i need is", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
@@ -485,7 +492,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
-              "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
+              "sise": "size", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
@@ -814,10 +821,16 @@ _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,3}(?:i|we) (?:now )?" + _ACTIONS + r"(?
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
 
 
+#: Waiting the customer does not want ("You don't want me to hold off on the order, do you?"): leave asked to go on.
+_NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (?:me|us) to (?:hold off|hold on|hold back|wait|"
+                       r"delay|hang on|put off|pause|hold fire)\b")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
-    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence)))
+    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence))
+                                or _NOT_WAIT.search(_normalise(sentence)))
            for sentence in _SENTENCE.findall(asking)):
         return True
     for clause in _CLAUSE_BREAK.split(asking):
@@ -1077,7 +1090,9 @@ _QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|h
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
-                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
+                           # a request that ends it ("i can submit it whenever youre ready just say")
+                           r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1552,7 +1567,7 @@ _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?
 _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
-_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones)?(?: [a-z]+){0,4} $")
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )")
