@@ -956,6 +956,20 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("You wouldn't want me to wait on the refund, would you?", ORDERS, {"confirm": True}),
     ("Were the sleeves too long?", ORDERS, {"reason": True, "which": False}),
     ("Is a week too long to wait?", LAMP, {"topics": {"shipping"}}),
+    # round 5: formal requests, a go-ahead run on after a comma, a problem supposed of the item
+    ("Kindly state the colour you require.", HOODIE, {"topics": {"color"}}),
+    ("ok the refund is all set up, want me to submit it", ORDERS, {"confirm": True}),
+    ("Could there be an issue with the cable?", ORDERS, {"reason": True, "which": False}),
+    # round 6: numbers and common words that are also values; what only a part or a count names
+    ("Would you like it within 5 days?", InPlay(values={"size": ("5", "6")}), {"topics": {"shipping"}}),
+    ("A pack of 2 or just 1?", CABLE, {"topics": {"quantity"}}),
+    ("Fabric shade or glass?", LAMP, {"topics": {"material"}}),
+    ("Under $50, or are 5 stars more important?", LAMP, {"topics": {"price", "rating"}}),
+    ("Sonora at $79 with 4 stars, or Voltix?", SPEAKER, {"topics": {"brand"}}),
+    ("Non-stick or cast iron?", InPlay(values={"form": ("Stick", "Spray")}), {"topics": {"material"}}),
+    ("How many monitors will you need?", InPlay(), {"topics": {"quantity"}}),
+    ("What size are you thinking, 24 or 32 inches?", InPlay(), {"topics": {"screen"}}),
+    ("Is the headset crackling?", ORDERS, {"reason": True, "which": False}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

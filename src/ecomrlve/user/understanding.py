@@ -119,7 +119,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
                  "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
-                 "two of these", "three of them"),
+                 "two of these", "three of them", "pack of", "just 1", "only 1"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -133,6 +133,9 @@ _DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|i
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
                            r"place|attach|lay|set) )")
+#: A time to have it in ("within 7 days?", "in the next two weeks?"): the delivery asked.
+_WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\d+|a|one|two|three|four|five|six|seven|ten|a few|a "
+                          r"couple of) (?:business |working )?(?:days?|weeks?) ")
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 #: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
@@ -157,12 +160,17 @@ _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fair
 #: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
 _WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generally )?wear | fits? you ")
 #: "How many watts" counts a unit of another topic, not units to buy.
+#: A lamp's shade ("glass shade or metal?"), not a colour's.
+_SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
+_COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
-                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)")
+                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
+                          # a size in inches ("Any size in mind, like 24 or 27 inch?")
+                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b|\"|”)|\d\s?(?:inch|inches|in\b|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -389,6 +397,9 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
                   "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
                   # how it compared ("Was it worse than expected?", "not as good as the old one?")
+                  "frayed", "fraying", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
+                  "overheating", "overheats", "rattling", "flickering", "flickers", "snapped", "came apart", "fell apart",
+                  "coming apart", "pilling", "bobbling", "rusted", "rusty", "warped",
                   "worse than", "not as good", "than expected", "than you expected", "than you thought", "than you hoped",
                   "than advertised", "than described", "than pictured", "than it looked", "not good with", "not good about",
                   "whats not good", "what is not good", "what was not good",
@@ -421,7 +432,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
-                            r" be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
+                            r"(?<! there) be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
                             # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
                             r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
                             # the agent records the reason ("put the reason down as damaged")
@@ -487,7 +498,9 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "id need your", "need your", "all i need is", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify")
+                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
+                  "kindly indicate", "kindly state", "kindly provide", "kindly select", "kindly choose", "kindly inform",
+                  "indicate")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -1194,9 +1207,10 @@ def _is_request(raw: str) -> bool:
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
-        if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause)))
-                                         for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "ngl budget matters a lot, whats ur max spend": chat typed without a stop
+        if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause))) or (
+                _FILLER.sub(" ", _normalise(clause)).startswith(_GO_AHEAD_START) and _asks_go_ahead(clause))
+                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "ngl budget matters a lot, whats ur max spend", "..., want me to send it": chat without a stop
         found = _TRAILING_WH.search(words)
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
@@ -1227,8 +1241,8 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
-            if f" too{phrase}" in text:
-                continue  # "too big, too small, or about right?": a degree, no size offered
+            if f" too{phrase}" in text or f" non{phrase}" in text:
+                continue  # "too big, too small, or about right?": a degree, no size offered; "non-stick" is no stick
             # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
             found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
@@ -1559,7 +1573,8 @@ _NOTHING_MORE_TAG = re.compile(r" (?:nothing|no|not anything) (?:else|more|furth
 _THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
-_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
+_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
+                         r"minimum|min|or more|or above|or better|and up|plus|matter|matters)\b)| rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
                          r"delivered|delivers?|comes?) (?:today|tomorrow|tonight|on [a-z]+|in \d+ days?|by [a-z]+|next [a-z]+|"
                          r"this [a-z]+|free|within [a-z0-9]+ [a-z]+|same day|monday|tuesday|wednesday|thursday|friday|saturday|"
                          r"sunday)\b")
@@ -1599,7 +1614,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
-    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
@@ -1609,7 +1624,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("quantity")
     if _USE_WITH.search(norm_grounds):
         topics.add("connector")
-    if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
+    if _BY_DAY.search(norm_grounds) or (not orders and (_BY_DATE.search(norm_grounds) or _WITHIN_DAYS.search(norm_grounds))):
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
@@ -1620,6 +1635,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "screen" in topics and _COUNTED_SCREEN.search(cue_text) and not _has(_COUNTED_SCREEN.sub(" ", cue_text),
+                                                                              _TOPIC_PHRASES["screen"]):
+        topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
                                                                              _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
