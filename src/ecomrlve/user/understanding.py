@@ -107,7 +107,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
-                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end"),
+                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
+                  "pc", "ipad", "your tablet"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
@@ -254,7 +255,10 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
 _WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
                         r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
                         r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
-                        r"completed|confirmed|checked out) ")
+                        r"completed|confirmed|checked out) |"
+                        # the step's destination ("Would you like the refund to your original card?")
+                        r" (?:want|like) (?:the|a|your) (?:refund|replacement|exchange|credit) (?:to|on|back to|sent to|paid to|"
+                        r"issued to|credited to|as) ")
 #: "Navy, or do you want something else?": another value of the topic asked, not any further requirement.
 _ALTERNATIVE = re.compile(r" or (?:do you want |would you like |would you prefer |you want |youd like |youd prefer |"
                           r"perhaps |maybe |possibly )?(?:something|some other|some) ?(?:else|different|thing) ")
@@ -365,7 +369,7 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "in what way", "what way",
+                "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "motivation")
@@ -397,6 +401,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
                   "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
                   # how it compared ("Was it worse than expected?", "not as good as the old one?")
+                  "faults", "problems", "issues", "defects",
                   "frayed", "fraying", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
                   "overheating", "overheats", "rattling", "flickering", "flickers", "snapped", "came apart", "fell apart",
                   "coming apart", "pilling", "bobbling", "rusted", "rusty", "warped",
@@ -509,7 +514,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
-              "howre": "how are", "howd": "how would", "wherell": "where will", "whered": "where would",
+              "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = _MONTH_NAMES
@@ -1223,6 +1228,15 @@ def _is_request(raw: str) -> bool:
     return False
 
 
+#: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
+_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:day|days|hd|refund|range|time|charge|price|"
+                          r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
+#: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
+_DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
+                     r"smartphone) ")
+_DEVICE_TABLET = re.compile(r" tablets? ")
+
+
 def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, int]]:
     """Per topic, how many distinct values ``text`` (normalised, item names removed) names, and how many of
     those name it on their own: a bare number counts only in a list ("9 or 10?", not "ships in 7 days"),
@@ -1230,6 +1244,9 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
     "Ceramic" in capitals)."""
     index = in_play.value_index()
     found: dict[str, dict[str, bool]] = {}
+    text = _NOT_A_VALUE.sub(" ", text)  # "lightning-fast", "a full day": idioms, no value
+    if _DEVICE.search(text):
+        text = _DEVICE_TABLET.sub(" ", text)  # "a tablet or a phone": the device, not the form
     for said in set(text.split()):
         # a value said in the plural ("creams or sprays?") names it too
         word = said[:-1] if said not in index and len(said) > 3 and said.endswith("s") and said.isalpha() else said
@@ -1271,8 +1288,8 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     value = phrase.strip()
     if value.isdigit():
         return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
-    if " " in value or value not in _known_words():
-        return True
+    if " " in value or value not in _known_words() or re.search(rf"\b{value}(?:en|len)\b", raw, re.IGNORECASE):
+        return True  # (the value's adjective names it: "wooden", "woollen")
     if re.search(f" {value} or (?:whether|not|is|are|was|would|do|does|did|if|should|shall|can|could|will|maybe|perhaps|so|"
                  f"anything|something|whatever|just) ", text) is not None:
         return False  # "delivered swiftly, or whether ...": "or" joins a clause, no list of values
