@@ -970,6 +970,19 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("How many monitors will you need?", InPlay(), {"topics": {"quantity"}}),
     ("What size are you thinking, 24 or 32 inches?", InPlay(), {"topics": {"screen"}}),
     ("Is the headset crackling?", ORDERS, {"reason": True, "which": False}),
+    # round 7: store values inside idioms or beside devices name no value
+    ("Do you want lightning-quick shipping?", CABLE, {"topics": {"shipping"}}),
+    ("Is it for your phone or a tablet?", InPlay(values={"form": ("Tablet", "Gel")}), {"topics": {"connector"}}),
+    ("Wooden or ceramic handle?", MUG, {"topics": {"material"}}),
+    # round 8: a topic in rare words inside open framing; a quality no topic names is unclear, never open
+    ("What kind of fit suits you best?", JACKET, {"topics": {"size"}, "open": False}),
+    ("How loud should the speaker go?", SPEAKER, {"topics": {"wattage"}, "open": False}),
+    ("How much are you happy splurging?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Should it be easy to carry?", InPlay(), {"topics": {"weight"}}),
+    ("Would a larger display suit you?", InPlay(), {"topics": {"screen"}}),
+    ("How sturdy do you need it to be?", LAMP, {"topics": set(), "open": False}),
+    ("What style are you after - modern or classic?", LAMP, {"topics": set(), "open": False}),
+    ("How picky are you about the details?", LAMP, {"open": True}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -84,7 +84,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
-              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
+              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
+              "splurging", "affordable"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -103,7 +104,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "or faster", "faster or", "or quicker", "quicker or"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
-             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number"),
+             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
+             "kind of fit", "sort of fit", "type of fit", "fit do you", "fit would you"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
@@ -111,9 +113,14 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "pc", "ipad", "your tablet"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
-                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
+                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim",
+                # a speaker's power said as its loudness
+                "how loud", "loud enough", "louder", "very loud", "how powerful",
+                # a light's strength offered as a choice ("bright or soft?")
+                "bright or soft", "soft or bright", "bright or dim", "dim or bright"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
-    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier"),
+    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
+               "easy to lift", "easy to carry", "light to carry", "portable"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
@@ -163,13 +170,15 @@ _WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generall
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: A lamp's shade ("glass shade or metal?"), not a colour's.
 _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
+#: "a big display", "a larger monitor": the screen's size asked without the word "size".
+_BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
-                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
+                          r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b|\"|”)|\d\s?(?:inch|inches|in\b|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
@@ -1357,6 +1366,10 @@ _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finis
                              r"length|capacity|edition|trim|texture) ")
 
 
+#: "How loud do you need it to be?", "How sturdy should it be?": a question about one quality, which no topic may
+#: name; unclear, never open.
+_HOW_QUALITY = re.compile(r"^ how (?!(?:much|many|else|about|come|do|does|did|can|could|would|will|should|is|are|was|were|important|"
+                          r"best|exactly|often)\b)[a-z]+ (?:(?:do|does|would|should|must|will|can|could)\b|(?:is|are) (?!you\b))")
 #: "You don't want me to hold off, do you?": the agent's step negated, no requirement the customer avoids.
 _NOT_WANT_ME = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) me to ")
 
@@ -1365,7 +1378,7 @@ def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
     X" asks about X, not openly ("by a particular date?"), and so does a question about a look or finish ("Any
     preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
-    if _SPECIFIC_THING.search(norm):
+    if _SPECIFIC_THING.search(norm) or any(_HOW_QUALITY.match(_FILLER.sub(" ", sentence)) for sentence in _sentences(text)):
         return False
     norm = _NOT_WANT_ME.sub(" ", _PARTICULAR_NOUN.sub(" ", norm))
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
@@ -1385,6 +1398,8 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
 _NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
 
 
+#: Two options after a dash or colon that ends the question ("What sort of lamp - bright or soft?").
+_DASH_OPTIONS = re.compile(r"(?:[\u2014\u2013:]|\s-)\s*[\w-]+(?:\s[\w-]+)?\s+or\s+[\w-]+(?:\s[\w-]+)?\s*\??\s*$")
 _FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
 
 
@@ -1392,7 +1407,7 @@ def _offers_options(text: str) -> bool:
     """Whether the message offers a choice among named options that are not themselves open cues ("Any
     preference between oak, pine and maple?" asks about those options, values the shopper may not know,
     not for every requirement; "any deal-breakers or must-haves?" stays open)."""
-    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text)
+    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text) or _DASH_OPTIONS.search(text)
     if found is None or _FOR_END.search(text[:found.start()]) is not None:
         return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
     options = _phrase(found.group(0))
@@ -1645,7 +1660,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
-    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(grounds.lower()) is not None:
+    if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and _SCREEN_SIZE.search(
+            grounds.lower()) is not None:
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
