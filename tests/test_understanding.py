@@ -983,6 +983,19 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("How sturdy do you need it to be?", LAMP, {"topics": set(), "open": False}),
     ("What style are you after - modern or classic?", LAMP, {"topics": set(), "open": False}),
     ("How picky are you about the details?", LAMP, {"open": True}),
+    # round 9: topics in uncommon words (never open); "how much" of a quality asks no quantity
+    ("Roughly what are you prepared to shell out?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Any names you trust?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("Does it matter what other buyers say?", SPEAKER, {"topics": {"rating"}, "open": False}),
+    ("Which tone do you fancy?", HOODIE, {"topics": {"color"}}),
+    ("Snug fit or roomy?", JACKET, {"topics": {"size"}}),
+    ("Corded or cordless?", CABLE, {"topics": {"connector"}}),
+    ("Is it for the whole team?", CABLE, {"topics": {"quantity"}, "open": False}),
+    ("How much power does it need?", SPEAKER, {"topics": {"wattage"}}),
+    ("How much can you stretch to?", SPEAKER, {"topics": {"price"}}),
+    # a fault ruled out, or a concern about a choice, asks no reason
+    ("Which colour would go without any problems?", ORDERS, {"reason": False}),
+    ("Is the price an issue for you?", ORDERS, {"reason": False}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -85,31 +85,35 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
-              "splurging", "affordable"),
+              "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
+              "invest"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
               "which mark", "what mark",
-              "a label", "which label", "loyal to", "company"),
+              "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
-               "feedback"),
+               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
-                 "timeframe", "time frame", "get here", "courier", "eta", "needed by",
+                 "timeframe", "time frame", "get here", "courier", "eta", "needed by", "in your hands", "in a hurry",
                  # a comparative offered against another ("cheaper or faster?")
                  "or faster", "faster or", "or quicker", "quicker or"),
-    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
+    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
-             "kind of fit", "sort of fit", "type of fit", "fit do you", "fit would you"),
-    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
+             "kind of fit", "sort of fit", "type of fit", "fit do you", "fit would you", "snug", "loose fit", "roomy",
+             "baggy"),
+    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
+                 "synthetic"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
+                  "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
                   "pc", "ipad", "your tablet"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
@@ -117,17 +121,18 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 # a speaker's power said as its loudness
                 "how loud", "loud enough", "louder", "very loud", "how powerful",
                 # a light's strength offered as a choice ("bright or soft?")
-                "bright or soft", "soft or bright", "bright or dim", "dim or bright"),
-    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
+                "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
+    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable"),
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
                  "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
-                 "two of these", "three of them", "pack of", "just 1", "only 1"),
+                 "two of these", "three of them", "pack of", "just 1", "only 1", "whole team", "for everyone",
+                 "how many people"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -172,6 +177,8 @@ _WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generall
 _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
+#: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
@@ -443,6 +450,10 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            # a fault ruled out ("What size would fit without any issues?")
+                            r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
+                            # a concern about a choice ("Is heft an issue for you?")
+                            r" an? (?:problem|issue) (?:for|to) you |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
@@ -1676,7 +1687,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
+    if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
