@@ -252,7 +252,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
-            "authorise", "authorize", "authorisation", "authorization",
+            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
+            "consent", "agreeable", "going ahead", "thumbs up",
             "no objection", "no objections", "object to me", "object if i")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
@@ -388,6 +389,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
+                "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
                 "motivation")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -418,6 +420,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
                   # how it compared ("Was it worse than expected?", "not as good as the old one?")
                   "faults", "problems", "issues", "defects",
+                  "live up to", "lived up to", "not quite what", "what you were hoping", "happening with", "thats off",
+                  "bad state", "bad condition", "poor condition", "bad shape", "not compatible", "incompatible",
                   "frayed", "fraying", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
                   "overheating", "overheats", "rattling", "flickering", "flickers", "snapped", "came apart", "fell apart",
                   "coming apart", "pilling", "bobbling", "rusted", "rusty", "warped",
@@ -520,7 +524,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   # needs said in chat and in passing ("Just need the bed size from you", "kinda need ur budget")
                   "just need the", "i just need the", "need the", "only need the", "i only need the", "only need your", "kinda need",
                   "kind of need", "gonna need", "going to need", "im going to need",
-                  "id need your", "need your", "all i need is", "i just need to know", "just need to know",
+                  "id need your", "need your", "all i need is", "all thats left is", "all that is left is",
+                  "all that remains is", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
                   "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
