@@ -996,6 +996,21 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     # a fault ruled out, or a concern about a choice, asks no reason
     ("Which colour would go without any problems?", ORDERS, {"reason": False}),
     ("Is the price an issue for you?", ORDERS, {"reason": False}),
+    # round 10: go-aheads and reasons in other words
+    ("Shall we seal the deal?", JACKET, {"confirm": True}),
+    ("Just waiting on your OK.", JACKET, {"confirm": True}),
+    ("Would you be agreeable to me submitting the return?", ORDERS, {"confirm": True}),
+    ("What's brought this about?", ORDERS, {"reason": True}),
+    ("Did it fail to live up to the description?", ORDERS, {"reason": True, "which": False}),
+    ("Did the hoodie turn up in poor condition?", ORDERS, {"reason": True, "which": False}),
+    # round 11: open words about a named topic further on in the clause ask that topic alone, never openly
+    ("Do you have any further preferences regarding the colour?", HOODIE, {"topics": {"color"}, "open": False}),
+    ("Anything else I ought to know when it comes to the size?", JACKET, {"topics": {"size"}, "open": False}),
+    ("Any other thoughts on how much you'd spend?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Is there anything more you'd like in terms of delivery?", LAMP, {"topics": {"shipping"}, "open": False}),
+    ("Would any other make suit you?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("Any other colour you'd be happy with?", HOODIE, {"topics": {"color"}, "confirm": False, "open": False}),
+    ("Anything else about the lamp, like the colour or the brand?", LAMP, {"open": True}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -91,7 +91,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
               "which mark", "what mark",
-              "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your"),
+              "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your",
+              "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
                "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
@@ -525,7 +526,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "just need the", "i just need the", "need the", "only need the", "i only need the", "only need your", "kinda need",
                   "kind of need", "gonna need", "going to need", "im going to need",
                   "id need your", "need your", "all i need is", "all thats left is", "all that is left is",
-                  "all that remains is", "i just need to know", "just need to know",
+                  "all that remains is",
+                  "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
                   "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
@@ -1611,8 +1613,16 @@ _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) r
 #: A phrase that asks openly, then (up to two words that are no example marker) a topic it is about.
 _STRONG_ON_TOPIC = re.compile(
     r"(?:" + "|".join(re.escape(p.rstrip()) for p in sorted(_OPEN_STRONG_PHRASES, key=len, reverse=True)) + r")"
-    r"(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?"
-    r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
+    r"(?:(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?|"
+    # ... or about it, further on in the clause ("anything else I should know about the size?", "any other thoughts on
+    # how much to spend?")
+    # (the first word no example marker: "anything else, like price?" asks openly)
+    r"(?: (?!(?:like|such|eg|e|g|including|say|maybe|perhaps|or|and|but|so|then|also|especially|particularly|whether|if|"
+    r"for (?:example|instance))\b)[a-z0-9]+(?: (?!(?:such|eg|e|g|including|say|maybe|perhaps|or|and|but|so|then|also|"
+    r"especially|particularly|whether|if|for (?:example|instance))\b)[a-z0-9]+){0,5}?)? (?:about|on|for|regarding|concerning|re|"
+    r"with|in terms of|when it comes to|as to|as for)(?: (?:the|your|its|their|how|what|which|a|an|my|this|that|these|those))*"
+    r"(?: (?!(?:like|such|eg|e|g|including|say|maybe|perhaps|or|and|especially|particularly)\b)[a-z0-9]+){0,2}?)"
+    r"(?= make(?:s)?\b(?! (?:sure|it|the|a|sense|me|you|them|this|that)\b)|" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
 #: "There's nothing else you need, is there?": a tag that asks whether there is more.
@@ -1781,6 +1791,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
+        if confirm and not (_ACTION_OFFER.search(norm_asking) or _WANT_DONE.search(norm_asking)):
+            confirm = go_ahead = False  # "Any other colour you'd be happy with?": the topic is asked, no leave
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and "?" in text and any(
         _NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
