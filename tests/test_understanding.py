@@ -1011,6 +1011,14 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("Would any other make suit you?", SPEAKER, {"topics": {"brand"}, "open": False}),
     ("Any other colour you'd be happy with?", HOODIE, {"topics": {"color"}, "confirm": False, "open": False}),
     ("Anything else about the lamp, like the colour or the brand?", LAMP, {"open": True}),
+    # round 12: a yes/no question or a wh-question about one feature no topic names is unclear, never open
+    ("Does it need to be shatterproof?", LAMP, {"asks": True, "topics": set(), "open": False}),
+    ("Is a touchscreen important to you?", InPlay(), {"topics": set(), "open": False}),
+    ("Must it have a timer?", LAMP, {"topics": set(), "open": False}),
+    ("What warranty are you looking for?", SPEAKER, {"topics": set(), "open": False}),
+    ("Do you need it to do anything special?", LAMP, {"open": True}),
+    ("Is there a particular feature you need?", LAMP, {"open": True}),
+    ("Is it a gift or for yourself?", LAMP, {"open": True}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

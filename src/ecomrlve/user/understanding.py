@@ -1381,13 +1381,25 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 #: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
 _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
-                             r"length|capacity|edition|trim|texture) ")
+                             r"length|capacity|edition|trim|texture|"
+                             # features of a product no requirement names ("What battery life are you looking for?")
+                             r"battery|battery life|resolution|refresh rate|noise cancelling|microphone|mic|remote|lid|"
+                             r"handle|strap|pocket|collar|neckline|sleeve|sleeves|heel|sole|base|stand|bulb|dimmer|timer|"
+                             r"warranty|storage|memory|speed|thread count|cable length|range|waterproofing|water resistance) ")
 
 
 #: "How loud do you need it to be?", "How sturdy should it be?": a question about one quality, which no topic may
 #: name; unclear, never open.
 _HOW_QUALITY = re.compile(r"^ how (?!(?:much|many|else|about|come|do|does|did|can|could|would|will|should|is|are|was|were|important|"
                           r"best|exactly|often)\b)[a-z]+ (?:(?:do|does|would|should|must|will|can|could)\b|(?:is|are) (?!you\b))")
+#: A yes/no question ("Do you need it to ...", "Is ... important", "Must they have ...")...
+_YES_NO = re.compile(r"^ (?:do|does|did|is|are|was|were|must|should|would|will|can|could|has|have|shall|need) ")
+#: ... that names no open thing ("Do you need it to be waterproof?" asks about one; "Do you need it to do anything
+#: special?", "Is there a particular feature you need?" ask openly).
+_INDEFINITE = re.compile(r" (?:any|anything|something|anyone|everything|what|whats|whatever|which|how|particular|specific|special|"
+                         r"certain|else|other|more|further|features?|things?|requirements?|preferences?|needs|must haves?|"
+                         r"deal breakers?|dealbreakers?|criteria|priorities|priority|wishes|details|specs?|list|in mind|"
+                         r"gift|present|yourself|occasion|for you or|setup|use it|using it|used|use)\b")
 #: "You don't want me to hold off, do you?": the agent's step negated, no requirement the customer avoids.
 _NOT_WANT_ME = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) me to ")
 
@@ -1398,6 +1410,8 @@ def _open_weak(text: str, norm: str) -> bool:
     preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
     if _SPECIFIC_THING.search(norm) or any(_HOW_QUALITY.match(_FILLER.sub(" ", sentence)) for sentence in _sentences(text)):
         return False
+    if all(_YES_NO.match(_FILLER.sub(" ", sentence)) and not _INDEFINITE.search(sentence) for sentence in _sentences(text)):
+        return False  # "Do you need it to be waterproof?", "Is a curved panel important?": one thing asked, yes or no
     norm = _NOT_WANT_ME.sub(" ", _PARTICULAR_NOUN.sub(" ", norm))
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
