@@ -1019,6 +1019,14 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("Do you need it to do anything special?", LAMP, {"open": True}),
     ("Is there a particular feature you need?", LAMP, {"open": True}),
     ("Is it a gift or for yourself?", LAMP, {"open": True}),
+    # round 13: "how much" that asks money or the amount of something else asks no quantity
+    ("How much would be too much for the speaker?", SPEAKER, {"topics": {"price"}}),
+    ("Roughly how much are we talking?", SPEAKER, {"topics": {"price"}}),
+    ("How much of a spend is this?", SPEAKER, {"topics": {"price"}}),
+    ("How many do you need?", CABLE, {"topics": {"quantity"}}),
+    # what describes no named option is asked; a brand that owns what is asked is not
+    ("Do you want the highest rated one that arrives by Friday?", LAMP, {"topics": {"rating", "shipping"}}),
+    ("Is the Lumora's price OK for you?", LAMP, {"topics": {"price"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

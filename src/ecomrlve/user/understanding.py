@@ -86,7 +86,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
-              "invest"),
+              "invest", "how much is too much", "how much would be too much", "how much are we looking at",
+              "how much are we talking"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -179,7 +180,8 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) ")
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) |"
+                          r" how much of an? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
@@ -1302,6 +1304,11 @@ _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set"
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
 _POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b", re.IGNORECASE)
+#: A name inside a sentence ("the Sonora at $79"): an option named.
+_INNER_NAME = re.compile(r"(?<=[a-z0-9,;:\u2014\u2013] )(?!(?:I|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+                         r"Christmas|Easter)\b)(?!(?:" + "|".join(m.capitalize() for m in _MONTH_NAMES) + r")\b)[A-Z][\w-]*")
+#: A name in the possessive ("the Sonora's rating"), not a contraction ("What's", "It's").
+_POSSESSOR = re.compile(r"\b(?!(?:What|That|It|There|Here|Who|Let|He|She|Where|How|When|Why)['’])[A-Z][\w-]*['’]s\b")
 _PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
 
 
@@ -1714,6 +1721,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
                                                                              _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
+    if "quantity" in topics and _HOW_MUCH_OF.search(cue_text) and not _has(_HOW_MUCH_OF.sub(" ", cue_text),
+                                                                          _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
@@ -1729,6 +1739,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
     values = _named_values(grounds, plain, in_play)
+    if cued - {"brand"} and values.get("brand", (0, 0))[0] == 1 and _POSSESSOR.search(grounds):
+        del values["brand"]  # "Is the Sonora's 4.5 rating good enough?": the brand owns what is asked
     if confirm and not go_ahead and (cued or any(words for _, words in values.values())):
         confirm = False  # "Lightning, right?", "You'd want it by Friday, right?" check the value or wish, no leave asked
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
@@ -1747,8 +1759,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if described and topics - described:
-        topics -= described
+    if described and topics - described and (values or _INNER_NAME.search(grounds)):
+        topics -= described  # (only options named are described: "the cheapest one that ships tomorrow?" asks both)
     listed = any(count >= 2 for count, _ in values.values())
     values_in_play = in_play
     opening = _FILLER.sub(" ", norm_grounds)
