@@ -1027,6 +1027,13 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     # what describes no named option is asked; a brand that owns what is asked is not
     ("Do you want the highest rated one that arrives by Friday?", LAMP, {"topics": {"rating", "shipping"}}),
     ("Is the Lumora's price OK for you?", LAMP, {"topics": {"price"}}),
+    # round 14: slips in short words and in store values; a choice of cue words or values without a question mark
+    ("wat brnd u like", SPEAKER, {"topics": {"brand"}}),
+    ("how hevy can it be", InPlay(), {"topics": {"weight"}}),
+    ("waht colour", HOODIE, {"topics": {"color"}}),
+    ("leathr or nylonn", InPlay(), {"topics": {"material"}}),
+    ("corded or wireless", CABLE, {"topics": {"connector"}}),
+    ("what scren size", InPlay(), {"topics": {"screen"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

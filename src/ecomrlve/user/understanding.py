@@ -116,6 +116,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
+                  # a bare "usb" offered as a choice ("bluetooth or usb?")
+                  "or usb", "usb or",
                   "pc", "ipad", "your tablet"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
@@ -539,7 +541,8 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
-              "sise": "size", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
+              "sise": "size", "szie": "size", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
+              "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
@@ -650,10 +653,11 @@ _REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
 
 
 def _typo_index() -> dict[str, str]:
-    """Every one-letter deletion of each cue word of five letters or more -> the word (symmetric
+    """Every one-letter deletion of each cue word and store value of five letters or more -> the word (symmetric
     deletion: a message word one edit away from a cue word shares a deletion with it)."""
+    store_values = tuple(_phrase(v) for values in CATEGORICAL_ATTRIBUTES.values() for v in values)  # "cotten", "linnen"
     words = sorted({w for phrases in (*_TOPIC_PHRASES.values(), _OPEN_STRONG_PHRASES, _OPEN_WEAK_PHRASES,
-                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES)
+                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES, store_values)
                     for p in phrases for w in p.split() if len(w) >= 5 and w.isalpha()})
     index: dict[str, str] = {}
     for w in words:
@@ -692,7 +696,7 @@ def _corrected(text: str) -> str:
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        fixed = _correction(w) if len(w) >= 5 else None
+        fixed = _correction(w) if len(w) >= 4 else None
         if fixed is not None:
             words[i], changed = fixed, True
     return " " + " ".join(words) + " " if changed else text
@@ -702,12 +706,15 @@ def _corrected(text: str) -> str:
 def _correction(w: str) -> str | None:
     """The cue word that normalised word ``w`` is a slip of (None: none), for :func:`_corrected`: worked out
     once per word (a message's words recur across messages and the clauses of one)."""
-    if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
+    if len(w) < 4 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
         return None
     fixed = _TYPO_INDEX.get(w)
+    if len(w) == 4:
+        return fixed  # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy")
     if fixed is None:
         for j in range(len(w)):
-            fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
+            shorter = w[:j] + w[j + 1:]
+            fixed = shorter if shorter in _CUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
             if fixed is not None:
                 break
     return fixed if fixed is not None and abs(len(fixed) - len(w)) <= 1 else None
@@ -1617,9 +1624,19 @@ def _bare_choice(text: str, in_play: InPlay) -> bool:
     norm = _normalise(text)
     if " or " not in norm or len(norm.split()) > 10 or _LIST_VERB.search(norm):
         return False
-    plain = _without_item_names(norm, in_play)
-    return any(count >= 2 for values in (in_play, STORE_VALUES)
-               for count, _ in _named_values(text, plain, values).values())
+    plain = _without_item_names(_corrected(norm), in_play)
+    if any(count >= 2 for values in (in_play, STORE_VALUES) for count, _ in _named_values(text, plain, values).values()):
+        return True
+    # a cue word or value of one topic either side of "or" ("wireless or wired", "snug or roomy", "bluetooth or usb")
+    words = _corrected(norm).split()
+    i = words.index("or")
+    left, right = " " + " ".join(words[max(0, i - 2):i + 1]) + " ", " " + " ".join(words[i:i + 3]) + " "
+
+    def side(part: str) -> set[str]:
+        named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(part, phrases)}
+        return named | {t for values in (in_play, STORE_VALUES) for t in _named_values(part, part, values)}
+
+    return bool(side(left) & side(right))
 
 
 #: A value supposed to be the shopper's wish ("I'm guessing Bluetooth is a must", "you'd want black"): a checking tag
@@ -1707,8 +1724,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
-    if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and _SCREEN_SIZE.search(
-            grounds.lower()) is not None:
+    if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
+            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
