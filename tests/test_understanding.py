@@ -1034,6 +1034,12 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("leathr or nylonn", InPlay(), {"topics": {"material"}}),
     ("corded or wireless", CABLE, {"topics": {"connector"}}),
     ("what scren size", InPlay(), {"topics": {"screen"}}),
+    # round 15: a fact asked for by "may I have", a list of topics after a need, another value beside a go-ahead
+    ("Could I please get the colour you'd like for the hoodie?", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("For the two items we'll need the jacket size and your cable connector.", JACKET,
+     {"topics": {"connector", "size"}}),
+    ("Shall I leave it in navy, or switch to a different colour?", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("comes in xs m or xxl which 1", JACKET, {"topics": {"size"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -307,7 +307,10 @@ _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " ap
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
 _ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
-                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn)\b")
+                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn|"
+                        # "May I please have the size you require?": a fact asked for, no leave to act
+                        r"(?:have|get|take|grab|note|request) the (?:[a-z0-9]+ )?(?:size|colour|color|material|brand|budget|"
+                        r"quantity|connector|reason|date|order number|delivery|rating|price))\b")
 #: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
 _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
                       r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
@@ -1119,11 +1122,11 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 #: budget, ...").
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
                            r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
-                           r"that)(?: [a-z]+)?) )*(?:i|we|id|ill|wed|well) "
+                           r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
                            r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
-                           r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
+                           r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
                            r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
@@ -1140,7 +1143,7 @@ _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are
                        r"that|these|there|the|your))\b")
 #: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
 #: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
-_QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|how many|how much|when) $|"
+_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes or no|how many|how much|when) $|"
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
@@ -1514,7 +1517,7 @@ def _grounds(asking: str) -> str:
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
             (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
-                                                and not _QUESTION_END.search(_normalise(c))))]
+                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
@@ -1536,10 +1539,24 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
 
 
+#: The head noun of a requirement topic, ending a noun phrase in a list of what is asked.
+_TOPIC_HEADS = frozenset(("colour", "color", "size", "material", "brand", "budget", "quantity", "connector", "port", "ports",
+                          "fabric", "delivery", "rating", "price", "form", "wattage", "weight", "finish", "variant",
+                          "version", "date", "reason"))
+
+
+def _topic_list(clause: str) -> bool:
+    """Whether a clause is a list of topics named as noun phrases ("the mug material and your shoe size"), the rest
+    of what a request before it asks, not a fact told after it."""
+    parts = _normalise(clause).strip().split(" and ")
+    return all(part.split()[:1] in (["the"], ["your"], ["its"]) and part.split()[-1] in _TOPIC_HEADS for part in parts)
+
+
 def _asks_topic(words: str) -> bool:
     """Whether a normalised clause opens as a question or request for a fact ("which size ...", "tell me the colour
     ...", "I will need your size"), not for leave to act."""
-    return words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+    return (words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+            or _ASK_LEAVE.match(words) is not None)
 
 
 def _topic_clause(asking: str) -> bool:
@@ -1685,6 +1702,9 @@ _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices
 #: "Is one cable enough?", "will one do, or a spare?": how many.
 _ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
+#: "..., or go for another colour?": a go-ahead beside another value of the topic asks the topic.
+_ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"
+                         r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
 
@@ -1785,7 +1805,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
-                                                           norm_grounds, values_in_play)))):
+                                                           norm_grounds, values_in_play)))
+                                                       or (cued and _ANOTHER_OF.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
