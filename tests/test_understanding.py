@@ -1040,6 +1040,11 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
      {"topics": {"connector", "size"}}),
     ("Shall I leave it in navy, or switch to a different colour?", HOODIE, {"topics": {"color"}, "confirm": False}),
     ("comes in xs m or xxl which 1", JACKET, {"topics": {"size"}}),
+    # round 16: a sign-off that offers help with the customer's own questions asks no requirement
+    ("Which size fits? Shout if you have any more questions.", JACKET, {"topics": {"size"}, "open": False}),
+    ("Found two lamps for you. Any further questions, let me know!", LAMP, {"asks": False}),
+    ("What's your budget? If anything else comes up, just say.", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Let me know if there's anything else you need.", LAMP, {"open": True}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

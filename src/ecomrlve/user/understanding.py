@@ -1228,8 +1228,23 @@ def _asks_checklist(raw: str) -> bool:
     return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(lead)) is not None
 
 
+#: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
+#: questions, just shout!", "If there's anything else I can do, just ask."): it asks for no requirement.
+_SIGN_OFF = re.compile(r"^(?: [a-z]+){0,8} (?:any|other|more|further) questions?(?: [a-z]+){0,8} $|"
+                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help with)|ask (?:me )?anything "
+                       r"else|help with anything else)(?: [a-z]+){0,4} $")
+
+
+def _without_sign_off(raw: str) -> str:
+    """``raw`` without its sign-off sentences (the same string when none)."""
+    parts = _SENTENCE.findall(raw)
+    kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
+    return raw if len(kept) == len(parts) else " ".join(kept)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
+    raw = _without_sign_off(raw)
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
