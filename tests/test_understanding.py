@@ -1045,6 +1045,12 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("Found two lamps for you. Any further questions, let me know!", LAMP, {"asks": False}),
     ("What's your budget? If anything else comes up, just say.", SPEAKER, {"topics": {"price"}, "open": False}),
     ("Let me know if there's anything else you need.", LAMP, {"open": True}),
+    # round 18: go-aheads said as a condition, a stopless tag or a formal request; a figure that describes the order
+    ("i can place it now if youre ok with that", JACKET, {"confirm": True}),
+    ("ill send the refund thru now ok", ORDERS, {"confirm": True}),
+    ("I would be glad to submit it, if you would kindly confirm.", ORDERS, {"confirm": True}),
+    ("Shall I check out the basket at $42?", JACKET, {"confirm": True, "topics": set()}),
+    ("Did the shade look different to what you expected?", ORDERS, {"reason": True, "which": False}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -428,6 +428,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
                   # how it compared ("Was it worse than expected?", "not as good as the old one?")
                   "faults", "problems", "issues", "defects",
+                  "different from what", "different to what", "from what you expected",
                   "live up to", "lived up to", "not quite what", "what you were hoping", "happening with", "thats off",
                   "bad state", "bad condition", "poor condition", "bad shape", "not compatible", "incompatible",
                   "frayed", "fraying", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
@@ -544,7 +545,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
-              "sise": "size", "szie": "size", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
+              "sise": "size", "szie": "size", "thru": "through", "brake": "break", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
@@ -1132,7 +1133,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
-                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b|"
+                           r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
+                           r"confirm)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
                            r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
@@ -1149,7 +1151,9 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes
                            r"(?: to you)? $|"
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
-                           r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $")
+                           r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
+                           # a condition that asks ("i can check out now if youre happy")
+                           r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1217,6 +1221,8 @@ _CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
 
 
+#: A tag that ends a message typed without a stop ("..., ok", "... yeah").
+_TRAILING_OK = re.compile(r" (?:ok|okay|alright|yeah|right|yes|k) $")
 #: A wh-word and up to two words at the end of a message ("... which size", "... what colour tho").
 _TRAILING_WH = re.compile(r" (?:which|what|whats) ((?:[a-z0-9]+ ){1,2})$")
 
@@ -1266,6 +1272,8 @@ def _is_request(raw: str) -> bool:
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
+        if not _STOP.search(raw) and _TRAILING_OK.search(words) and _ACTION_OFFER.search(words):
+            return True  # "i will put the return thru ok": the agent's step and a tag, typed without a stop
         if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause))) or (
                 _FILLER.sub(" ", _normalise(clause)).startswith(_GO_AHEAD_START) and _asks_go_ahead(clause))
                 for clause in _CLAUSE_BREAK.split(sentence)[1:]):
@@ -1787,6 +1795,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                            and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
     if _PRICE_FIGURE.search(grounds) and _PRICE_DESCRIBES.search(grounds) and not _has(cue_text, _TOPIC_PHRASES["price"]):
         described.add("price")
+    if go_ahead and described == {"price"} and topics == {"price"}:
+        topics, described = set(), set()  # "Should I confirm the order at $59?": the figure describes what is confirmed
     cued = set(topics)
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
