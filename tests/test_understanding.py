@@ -1051,6 +1051,9 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     ("I would be glad to submit it, if you would kindly confirm.", ORDERS, {"confirm": True}),
     ("Shall I check out the basket at $42?", JACKET, {"confirm": True, "topics": set()}),
     ("Did the shade look different to what you expected?", ORDERS, {"reason": True, "which": False}),
+    # round 19: a date to have it by named as an event
+    ("You'd want it here before the wedding, yes?", LAMP, {"topics": {"shipping"}, "confirm": False}),
+    ("Do you need them before your trip?", SPEAKER, {"topics": {"shipping"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

@@ -157,8 +157,9 @@ _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", 
                 "november", "december")
 #: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
-                     r"(?:by|before) (?:the )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|"
-                     r"next|end|christmas|[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+                     r"(?:by|before) (?:the |your |a |our )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|"
+                     r"tomorrow|next|end|christmas|party|event|trip|holiday|holidays|birthday|wedding|move|launch|"
+                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
