@@ -597,7 +597,7 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth to eleventh training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to twelfth training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
     X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
