@@ -1054,6 +1054,11 @@ SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
     # round 19: a date to have it by named as an event
     ("You'd want it here before the wedding, yes?", LAMP, {"topics": {"shipping"}, "confirm": False}),
     ("Do you need them before your trip?", SPEAKER, {"topics": {"shipping"}}),
+    # found by the records: a product's own words are no slip of a fault word, its wattage no unit typed by the agent
+    ("Was it the Zenwear Plus 6 Frying Pan or the Terrawave Echo 9 Frying Pan?", ORDERS,
+     {"which": True, "reason": False}),
+    ("Is it just one Brightwave Trek 11 8W desk lamp or more than one?", InPlay(), {"topics": {"quantity"}}),
+    ("Which material do you need for Brightworks Air 6 300W Blender?", InPlay(), {"topics": {"material"}}),
 ])
 def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,

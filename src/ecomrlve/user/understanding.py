@@ -432,7 +432,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "different from what", "different to what", "from what you expected",
                   "live up to", "lived up to", "not quite what", "what you were hoping", "happening with", "thats off",
                   "bad state", "bad condition", "poor condition", "bad shape", "not compatible", "incompatible",
-                  "frayed", "fraying", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
+                  "frayed", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
                   "overheating", "overheats", "rattling", "flickering", "flickers", "snapped", "came apart", "fell apart",
                   "coming apart", "pilling", "bobbling", "rusted", "rusty", "warped",
                   "worse than", "not as good", "than expected", "than you expected", "than you thought", "than you hoped",
@@ -562,17 +562,17 @@ _PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
 _DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
 
 
-#: A unit typed onto its figure ("27in", "27\"", "40w"), or a currency sign without one ("max $?", "how many £"): the
-#: unit's word, as the cues name it.
+#: A unit typed onto its figure in lower case ("27in", "27\"", "40w"; not a product's "1600W"), or a currency sign
+#: without one ("max $?", "how many £"): the unit's word, as the cues name it.
 _UNITS = {"in": "inch", '"': "inch", "″": "inch", "”": "inch", "w": "watt", "$": "dollars", "£": "dollars", "€": "dollars"}
-_UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![a-z0-9])|([$£€])(?!\s?\d)")
+_UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£€])(?!\s?\d)")
 
 
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _UNIT.sub(lambda m: " " + _UNITS[m.group(1) or m.group(2)] + " ", _APOSTROPHE.sub("", text.lower()))
+    lowered = _APOSTROPHE.sub("", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower())
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -673,6 +673,9 @@ def _typo_index() -> dict[str, str]:
 
 _TYPO_INDEX = _typo_index()
 _CUE_WORDS = frozenset(_TYPO_INDEX.values())
+#: The words of the store's values ("linen"): a slip with a letter too many is read as one only for these.
+_VALUE_WORDS = frozenset(w for values in CATEGORICAL_ATTRIBUTES.values() for v in values for w in _phrase(v).split()
+                         if len(w) >= 5 and w.isalpha())
 
 
 @functools.lru_cache(maxsize=1)
@@ -719,7 +722,7 @@ def _correction(w: str) -> str | None:
     if fixed is None:
         for j in range(len(w)):
             shorter = w[:j] + w[j + 1:]
-            fixed = shorter if shorter in _CUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
+            fixed = shorter if shorter in _VALUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
             if fixed is not None:
                 break
     return fixed if fixed is not None and abs(len(fixed) - len(w)) <= 1 else None
