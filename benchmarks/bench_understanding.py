@@ -9,7 +9,8 @@ then the same for the sixth to tenth held-out batches (``heldout_batch6.jsonl``,
 ``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages; ``heldout_batch9.jsonl``, 216 messages;
 ``heldout_batch10.jsonl``, 264 messages)
 and the training batches (``train_batch7.jsonl``, 313 messages; ``train_batch8.jsonl``, 808 messages;
-``train_batch9.jsonl``, 23 messages; ``train_batch10.jsonl``, 555 messages; ``train_batch11.jsonl``, 461 messages);
+``train_batch9.jsonl``, 23 messages; ``train_batch10.jsonl``, 555 messages; ``train_batch11.jsonl``, 461 messages;
+``train_batch12.jsonl``, 708 messages);
 the held-out columns again, marked ``*``, without the messages retired from blind use (``RETIRED`` in
 ``tests/understanding_bank.py``: read to fix the leaks they caused) and those that say word for word what a training
 message says.

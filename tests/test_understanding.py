@@ -597,7 +597,7 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth to eleventh training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to twelfth training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
     X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
@@ -886,3 +886,184 @@ def test_questions_beside_summaries_and_descriptions_reveal_nothing_unasked(c8: 
             expect = {"topics": topics, "open": False, "confirm": False, "which": False, "reason": False}
             found = leaks(c8, env_id, 12, seeds, BankMessage("case", "attribute", "train", "", text, expect, InPlay()))
             assert not found, found
+
+
+# -- issue 29 §1, twelfth training batch: e-mail, teen chat, other word orders, checklists, abbreviations,
+# comparatives, negation, tag questions ------------------------------------------------------------------------
+
+SHOES = InPlay(values={"size": ("8", "9", "10", "11")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # chat typed without a stop: an interjection before the question word, a question after a comma or at the end
+    ("hmm whats the budget", SPEAKER, {"topics": {"price"}}),
+    ("omg wait which colour tho", HOODIE, {"topics": {"color"}}),
+    ("lol these r popular, what brand u like", SPEAKER, {"topics": {"brand"}}),
+    ("found the hoodie in black navy olive what colour", HOODIE, {"topics": {"color"}}),
+    ("need it quick? how soon u want it", LAMP, {"topics": {"shipping"}}),
+    ("Who doesn't like a bargain!", SPEAKER, {"asks": False}),
+    # a checklist after a lead-in that asks; a numbered list is what is asked, not examples of an open question
+    ("Three quick things please: 1) brand 2) colour 3) budget", SPEAKER,
+     {"topics": {"brand", "color", "price"}, "open": False}),
+    ("Quick questions: (1) size (2) quantity", JACKET, {"topics": {"quantity", "size"}}),
+    ("So I can narrow it down: 1) colour 2) brand?", LAMP, {"topics": {"brand", "color"}, "open": False}),
+    ("Done: 1) added the jacket 2) applied the voucher.", JACKET, {"asks": False}),
+    # abbreviations and units typed onto a figure; a currency sign without a figure asks the money
+    ("32in or 27in?", InPlay(), {"topics": {"screen"}}),
+    ("60w enough?", LAMP, {"topics": {"wattage"}}),
+    ("sz for the jacket?", JACKET, {"topics": {"size"}}),
+    ("how many £ are we talking?", SPEAKER, {"topics": {"price"}}),
+    # other word orders: a question said in place after a lead-in, "want you that I ...", "what for"
+    ("About the mug, the material you want is which?", MUG, {"topics": {"material"}}),
+    ("Want you that I place the order?", JACKET, {"confirm": True}),
+    ("What for are you returning the hoodie?", ORDERS, {"reason": True, "which": False}),
+    # tags: a tag after a wish that names a topic checks the wish; "nothing else ..., is there?" asks for more
+    ("You'll need it by Monday, right?", LAMP, {"topics": {"shipping"}, "confirm": False}),
+    ("A 4-star minimum is fine, right?", LAMP, {"topics": {"rating"}, "confirm": False}),
+    ("Nothing more you'd want the lamp to have, is there?", LAMP, {"open": True, "topics": set()}),
+    ("Place the order - yes or no?", JACKET, {"confirm": True}),
+    ("No objection to me checking out now?", JACKET, {"confirm": True}),
+    # negation: the agent's own step negated is no requirement asked openly
+    ("You wouldn't want me to cancel it, would you?", JACKET, {"open": False}),
+    # reasons: a guess joined by "or" to a question, a fault in the past, a comparison with what they had
+    ("It was the wrong size, or was it another problem?", ORDERS, {"reason": True, "which": False}),
+    ("The cable didn't charge properly, did it?", ORDERS, {"reason": True, "which": False}),
+    ("Did it feel worse than the one you had before?", ORDERS, {"reason": True, "which": False}),
+    ("To process the refund I need one thing: the reason.", ORDERS, {"reason": True}),
+    ("What's the motive for sending it back?", ORDERS, {"reason": True, "which": False}),
+    ("Was it louder than you expected?", ORDERS, {"reason": True, "which": False}),
+    ("So you just don't need it anymore?", ORDERS, {"reason": True, "which": False}),
+    ("So it stopped charging?", ORDERS, {"reason": True, "which": False}),
+    ("So they were too tight?", ORDERS, {"reason": True}),
+    # comparatives offered against each other ask both topics; "two of them" asks how many
+    ("Quicker or cheaper - what counts more?", LAMP, {"topics": {"price", "shipping"}}),
+    ("Is a heavier pan a problem if it's cheaper?", InPlay(), {"topics": {"price", "weight"}}),
+    ("You'd take two of those, yeah?", CABLE, {"topics": {"quantity"}, "confirm": False}),
+    # a checklist split by numbered stops; a numbered request in a clause
+    ("Two things before I look: 1. colour 2. budget", LAMP, {"topics": {"color", "price"}}),
+    ("Last step: 1) confirm the checkout.", JACKET, {"confirm": True}),
+    # a run-on question after a summary that names values asks only its own topic
+    ("looked at lumora and brightix both well reviewed whats your budget", LAMP, {"topics": {"price"}, "confirm": False}),
+    # the agent's step with a modal tag, or "now" in another word order
+    ("I can submit the return now, can't I?", ORDERS, {"confirm": True}),
+    ("The order I place now or later?", JACKET, {"confirm": True}),
+    # round 4: needs said in passing, a bare "which of these" after the values, a request that ends a stopless message
+    ("Only need the colour from you, then it's done.", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("gonna need ur size rn", JACKET, {"topics": {"size"}}),
+    ("The mug comes in ceramic, wood and stainless steel. Which of those do you fancy?", MUG, {"topics": {"material"}}),
+    ("i can place the order once youre ready just let me know", JACKET, {"confirm": True}),
+    ("Can you authorise the payment?", JACKET, {"confirm": True}),
+    ("You wouldn't want me to wait on the refund, would you?", ORDERS, {"confirm": True}),
+    ("Were the sleeves too long?", ORDERS, {"reason": True, "which": False}),
+    ("Is a week too long to wait?", LAMP, {"topics": {"shipping"}}),
+    # round 5: formal requests, a go-ahead run on after a comma, a problem supposed of the item
+    ("Kindly state the colour you require.", HOODIE, {"topics": {"color"}}),
+    ("ok the refund is all set up, want me to submit it", ORDERS, {"confirm": True}),
+    ("Could there be an issue with the cable?", ORDERS, {"reason": True, "which": False}),
+    # round 6: numbers and common words that are also values; what only a part or a count names
+    ("Would you like it within 5 days?", InPlay(values={"size": ("5", "6")}), {"topics": {"shipping"}}),
+    ("A pack of 2 or just 1?", CABLE, {"topics": {"quantity"}}),
+    ("Fabric shade or glass?", LAMP, {"topics": {"material"}}),
+    ("Under $50, or are 5 stars more important?", LAMP, {"topics": {"price", "rating"}}),
+    ("Sonora at $79 with 4 stars, or Voltix?", SPEAKER, {"topics": {"brand"}}),
+    ("Non-stick or cast iron?", InPlay(values={"form": ("Stick", "Spray")}), {"topics": {"material"}}),
+    ("How many monitors will you need?", InPlay(), {"topics": {"quantity"}}),
+    ("What size are you thinking, 24 or 32 inches?", InPlay(), {"topics": {"screen"}}),
+    ("Is the headset crackling?", ORDERS, {"reason": True, "which": False}),
+    # round 7: store values inside idioms or beside devices name no value
+    ("Do you want lightning-quick shipping?", CABLE, {"topics": {"shipping"}}),
+    ("Is it for your phone or a tablet?", InPlay(values={"form": ("Tablet", "Gel")}), {"topics": {"connector"}}),
+    ("Wooden or ceramic handle?", MUG, {"topics": {"material"}}),
+    # round 8: a topic in rare words inside open framing; a quality no topic names is unclear, never open
+    ("What kind of fit suits you best?", JACKET, {"topics": {"size"}, "open": False}),
+    ("How loud should the speaker go?", SPEAKER, {"topics": {"wattage"}, "open": False}),
+    ("How much are you happy splurging?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Should it be easy to carry?", InPlay(), {"topics": {"weight"}}),
+    ("Would a larger display suit you?", InPlay(), {"topics": {"screen"}}),
+    ("How sturdy do you need it to be?", LAMP, {"topics": set(), "open": False}),
+    ("What style are you after - modern or classic?", LAMP, {"topics": set(), "open": False}),
+    ("How picky are you about the details?", LAMP, {"open": True}),
+    # round 9: topics in uncommon words (never open); "how much" of a quality asks no quantity
+    ("Roughly what are you prepared to shell out?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Any names you trust?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("Does it matter what other buyers say?", SPEAKER, {"topics": {"rating"}, "open": False}),
+    ("Which tone do you fancy?", HOODIE, {"topics": {"color"}}),
+    ("Snug fit or roomy?", JACKET, {"topics": {"size"}}),
+    ("Corded or cordless?", CABLE, {"topics": {"connector"}}),
+    ("Is it for the whole team?", CABLE, {"topics": {"quantity"}, "open": False}),
+    ("How much power does it need?", SPEAKER, {"topics": {"wattage"}}),
+    ("How much can you stretch to?", SPEAKER, {"topics": {"price"}}),
+    # a fault ruled out, or a concern about a choice, asks no reason
+    ("Which colour would go without any problems?", ORDERS, {"reason": False}),
+    ("Is the price an issue for you?", ORDERS, {"reason": False}),
+    # round 10: go-aheads and reasons in other words
+    ("Shall we seal the deal?", JACKET, {"confirm": True}),
+    ("Just waiting on your OK.", JACKET, {"confirm": True}),
+    ("Would you be agreeable to me submitting the return?", ORDERS, {"confirm": True}),
+    ("What's brought this about?", ORDERS, {"reason": True}),
+    ("Did it fail to live up to the description?", ORDERS, {"reason": True, "which": False}),
+    ("Did the hoodie turn up in poor condition?", ORDERS, {"reason": True, "which": False}),
+    # round 11: open words about a named topic further on in the clause ask that topic alone, never openly
+    ("Do you have any further preferences regarding the colour?", HOODIE, {"topics": {"color"}, "open": False}),
+    ("Anything else I ought to know when it comes to the size?", JACKET, {"topics": {"size"}, "open": False}),
+    ("Any other thoughts on how much you'd spend?", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Is there anything more you'd like in terms of delivery?", LAMP, {"topics": {"shipping"}, "open": False}),
+    ("Would any other make suit you?", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("Any other colour you'd be happy with?", HOODIE, {"topics": {"color"}, "confirm": False, "open": False}),
+    ("Anything else about the lamp, like the colour or the brand?", LAMP, {"open": True}),
+    # round 12: a yes/no question or a wh-question about one feature no topic names is unclear, never open
+    ("Does it need to be shatterproof?", LAMP, {"asks": True, "topics": set(), "open": False}),
+    ("Is a touchscreen important to you?", InPlay(), {"topics": set(), "open": False}),
+    ("Must it have a timer?", LAMP, {"topics": set(), "open": False}),
+    ("What warranty are you looking for?", SPEAKER, {"topics": set(), "open": False}),
+    ("Do you need it to do anything special?", LAMP, {"open": True}),
+    ("Is there a particular feature you need?", LAMP, {"open": True}),
+    ("Is it a gift or for yourself?", LAMP, {"open": True}),
+    # round 13: "how much" that asks money or the amount of something else asks no quantity
+    ("How much would be too much for the speaker?", SPEAKER, {"topics": {"price"}}),
+    ("Roughly how much are we talking?", SPEAKER, {"topics": {"price"}}),
+    ("How much of a spend is this?", SPEAKER, {"topics": {"price"}}),
+    ("How many do you need?", CABLE, {"topics": {"quantity"}}),
+    # what describes no named option is asked; a brand that owns what is asked is not
+    ("Do you want the highest rated one that arrives by Friday?", LAMP, {"topics": {"rating", "shipping"}}),
+    ("Is the Lumora's price OK for you?", LAMP, {"topics": {"price"}}),
+    # round 14: slips in short words and in store values; a choice of cue words or values without a question mark
+    ("wat brnd u like", SPEAKER, {"topics": {"brand"}}),
+    ("how hevy can it be", InPlay(), {"topics": {"weight"}}),
+    ("waht colour", HOODIE, {"topics": {"color"}}),
+    ("leathr or nylonn", InPlay(), {"topics": {"material"}}),
+    ("corded or wireless", CABLE, {"topics": {"connector"}}),
+    ("what scren size", InPlay(), {"topics": {"screen"}}),
+    # round 15: a fact asked for by "may I have", a list of topics after a need, another value beside a go-ahead
+    ("Could I please get the colour you'd like for the hoodie?", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("For the two items we'll need the jacket size and your cable connector.", JACKET,
+     {"topics": {"connector", "size"}}),
+    ("Shall I leave it in navy, or switch to a different colour?", HOODIE, {"topics": {"color"}, "confirm": False}),
+    ("comes in xs m or xxl which 1", JACKET, {"topics": {"size"}}),
+    # round 16: a sign-off that offers help with the customer's own questions asks no requirement
+    ("Which size fits? Shout if you have any more questions.", JACKET, {"topics": {"size"}, "open": False}),
+    ("Found two lamps for you. Any further questions, let me know!", LAMP, {"asks": False}),
+    ("What's your budget? If anything else comes up, just say.", SPEAKER, {"topics": {"price"}, "open": False}),
+    ("Let me know if there's anything else you need.", LAMP, {"open": True}),
+    # round 18: go-aheads said as a condition, a stopless tag or a formal request; a figure that describes the order
+    ("i can place it now if youre ok with that", JACKET, {"confirm": True}),
+    ("ill send the refund thru now ok", ORDERS, {"confirm": True}),
+    ("I would be glad to submit it, if you would kindly confirm.", ORDERS, {"confirm": True}),
+    ("Shall I check out the basket at $42?", JACKET, {"confirm": True, "topics": set()}),
+    ("Did the shade look different to what you expected?", ORDERS, {"reason": True, "which": False}),
+    # round 19: a date to have it by named as an event
+    ("You'd want it here before the wedding, yes?", LAMP, {"topics": {"shipping"}, "confirm": False}),
+    ("Do you need them before your trip?", SPEAKER, {"topics": {"shipping"}}),
+    # found by the records: a product's own words are no slip of a fault word, its wattage no unit typed by the agent
+    ("Was it the Zenwear Plus 6 Frying Pan or the Terrawave Echo 9 Frying Pan?", ORDERS,
+     {"which": True, "reason": False}),
+    ("Is it just one Brightwave Trek 11 8W desk lamp or more than one?", InPlay(), {"topics": {"quantity"}}),
+    ("Which material do you need for Brightworks Air 6 300W Blender?", InPlay(), {"topics": {"material"}}),
+])
+def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """E-mail, teen chat typed without stops, Spanish- and German-shaped word order, checklists, unit abbreviations,
+    comparatives, negation and tag questions: each reads as what its question asks, and statements in the same
+    styles ask nothing."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

@@ -84,39 +84,59 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
-              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay"),
+              "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
+              "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
+              "invest", "how much is too much", "how much would be too much", "how much are we looking at",
+              "how much are we talking"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
               "which mark", "what mark",
-              "a label", "which label", "loyal to", "company"),
+              "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your",
+              "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
-               "feedback"),
+               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
-                 "timeframe", "time frame", "get here", "courier"),
-    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway"),
+                 "timeframe", "time frame", "get here", "courier", "eta", "needed by", "in your hands", "in a hurry",
+                 # a comparative offered against another ("cheaper or faster?")
+                 "or faster", "faster or", "or quicker", "quicker or"),
+    "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
-             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number"),
-    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made"),
+             "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
+             "kind of fit", "sort of fit", "type of fit", "fit do you", "fit would you", "snug", "loose fit", "roomy",
+             "baggy"),
+    "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
+                 "synthetic"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
-                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end"),
+                  "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
+                  "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
+                  # a bare "usb" offered as a choice ("bluetooth or usb?")
+                  "or usb", "usb or",
+                  "pc", "ipad", "your tablet"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
-                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim"),
-    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size"),
-    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light"),
+                "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim",
+                # a speaker's power said as its loudness
+                "how loud", "loud enough", "louder", "very loud", "how powerful",
+                # a light's strength offered as a choice ("bright or soft?")
+                "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
+    "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
+    "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
     "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
-                 "one be enough", "one or two", "need a few", "want a few", "only one"),
+                 "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
+                 "two of these", "three of them", "pack of", "just 1", "only 1", "whole team", "for everyone",
+                 "how many people"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -130,12 +150,16 @@ _DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|i
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
                            r"place|attach|lay|set) )")
+#: A time to have it in ("within 7 days?", "in the next two weeks?"): the delivery asked.
+_WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\d+|a|one|two|three|four|five|six|seven|ten|a few|a "
+                          r"couple of) (?:business |working )?(?:days?|weeks?) ")
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 #: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
-                     r"(?:by|before) (?:the )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|"
-                     r"next|end|christmas|[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+                     r"(?:by|before) (?:the |your |a |our )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|"
+                     r"tomorrow|next|end|christmas|party|event|trip|holiday|holidays|birthday|wedding|move|launch|"
+                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
@@ -154,12 +178,22 @@ _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fair
 #: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
 _WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generally )?wear | fits? you ")
 #: "How many watts" counts a unit of another topic, not units to buy.
+#: A lamp's shade ("glass shade or metal?"), not a colour's.
+_SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
+#: "a big display", "a larger monitor": the screen's size asked without the word "size".
+_BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
+#: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) |"
+                          r" how much of an? ")
+_COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
-                          r"\b(?:big|large|size)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)")
+                          r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
+                          # a size in inches ("Any size in mind, like 24 or 27 inch?")
+                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b|\"|”)|\d\s?(?:inch|inches|in\b|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -223,7 +257,10 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "put the return through", "put this through", "go through with",
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
-            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes")
+            "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
+            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
+            "consent", "agreeable", "going ahead", "thumbs up",
+            "no objection", "no objections", "object to me", "object if i")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -233,7 +270,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
-                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|"
+                           r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -241,7 +278,10 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
 _WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
                         r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
                         r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
-                        r"completed|confirmed|checked out) ")
+                        r"completed|confirmed|checked out) |"
+                        # the step's destination ("Would you like the refund to your original card?")
+                        r" (?:want|like) (?:the|a|your) (?:refund|replacement|exchange|credit) (?:to|on|back to|sent to|paid to|"
+                        r"issued to|credited to|as) ")
 #: "Navy, or do you want something else?": another value of the topic asked, not any further requirement.
 _ALTERNATIVE = re.compile(r" or (?:do you want |would you like |would you prefer |you want |youd like |youd prefer |"
                           r"perhaps |maybe |possibly )?(?:something|some other|some) ?(?:else|different|thing) ")
@@ -268,7 +308,10 @@ _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " ap
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
 _ASK_LEAVE = re.compile(r" (?:may|can|could|might) (?:i|we) (?:just |please |also |quickly |first )?(?:ask|know|enquire|inquire|"
-                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn)\b")
+                        r"find out|check what|check which|check how|check when|have your|get your|take your|learn|"
+                        # "May I please have the size you require?": a fact asked for, no leave to act
+                        r"(?:have|get|take|grab|note|request) the (?:[a-z0-9]+ )?(?:size|colour|color|material|brand|budget|"
+                        r"quantity|connector|reason|date|order number|delivery|rating|price))\b")
 #: "Shall we go through what you need?", "Can we talk about your budget?": leave to talk about something asks it.
 _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:go|run|talk|walk) (?:you )?through |"
                       r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickly |first )?(?:discuss|talk about|chat about|"
@@ -277,7 +320,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good)(?: (?:for|with) you)?\s*\?\s*$",
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
+                           r"(?: (?:for|with) you)?\s*\?\s*$",
                            re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
 _WH_START = (" which ", " what ", " whats ", " how ")
@@ -351,7 +395,11 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "in what way", "what way")
+                "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
+                # "what for" word for word ("What for you return it?"), "for what reason"
+                "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
+                "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
+                "motivation")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -378,7 +426,20 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
                   "useless", "poor quality", "cheaply made", "not comfortable", "not as expected", "not what it",
-                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing")
+                  "different from the", "not the same as", "shrink", "shrank", "missing", "arrived missing",
+                  # how it compared ("Was it worse than expected?", "not as good as the old one?")
+                  "faults", "problems", "issues", "defects",
+                  "different from what", "different to what", "from what you expected",
+                  "live up to", "lived up to", "not quite what", "what you were hoping", "happening with", "thats off",
+                  "bad state", "bad condition", "poor condition", "bad shape", "not compatible", "incompatible",
+                  "frayed", "crackling", "crackly", "buzzing", "hissing", "distorted", "peeling", "wobbly",
+                  "overheating", "overheats", "rattling", "flickering", "flickers", "snapped", "came apart", "fell apart",
+                  "coming apart", "pilling", "bobbling", "rusted", "rusty", "warped",
+                  "worse than", "not as good", "than expected", "than you expected", "than you thought", "than you hoped",
+                  "than advertised", "than described", "than pictured", "than it looked", "not good with", "not good about",
+                  "whats not good", "what is not good", "what was not good",
+                  # the wish gone ("You didn't want it any more?")
+                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -389,18 +450,28 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
                      "i realize", "i appreciate",
-                     # a purpose ("..., so it doesn't end up too small?")
-                     "so it", "so that", "so they", "so i", "so you", "so we", "in case")
+                     # a purpose ("..., so that ...", "in case ..."; "so it doesn't ...": _PURPOSE_SO)
+                     "so that", "in case")
+#: A purpose ("..., so it doesn't end up too small?", "..., so I can process it"), not "So it stopped working?", a
+#: question that opens with "so".
+_PURPOSE_SO = re.compile(r"^ so (?:it|they|i|you|we) (?:can|could|will|would|ll|dont|do not|doesnt|does not|wont|isnt|is not|"
+                         r"arent|might|may|should|must|fits?|arrives?|gets?|ends? up|comes?|lasts?)\b")
+#: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
+_NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
                                 r"damaged|broken) ")
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            # a fault ruled out ("What size would fit without any issues?")
+                            r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
+                            # a concern about a choice ("Is heft an issue for you?")
+                            r" an? (?:problem|issue) (?:for|to) you |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
-                            r" be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
+                            r"(?<! there) be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
                             # a problem of the customer's past with a kind of thing ("a material you've had trouble with")
                             r" (?:trouble|problems?|issues?) with(?: before| in the past| previously)? $|"
                             # the agent records the reason ("put the reason down as damaged")
@@ -419,10 +490,13 @@ _NAMED_REASON = re.compile(r" (?:with|for|under|citing|using|giving|stating|as|o
 _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-z]+)? (?:all |a bit |just )?wrong |"
                     # a misfit said of the item ("Was it too small?", "they came up too big"), not a degree offered
                     # beside a value ("27 inches - too big, too small, or about right?")
+                    # ... or of the item named ("Was the cable too short?"; not "Is a week too long to wait?")
+                    r" (?:was|were|is|are) (?:the|your|its|their) (?:[a-z0-9]+ ){1,2}(?:a bit |far |way |much |just |a little )?"
+                    r"too (?:small|big|tight|loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
                     r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
-                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|isnt|is not|not) (?:charg|work|turn|switch|"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
@@ -457,19 +531,27 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "just need your", "i just need your", "just need a", "i just need a", "i was wondering", "im wondering", "i wonder", "just wondering", "wondering",
                   "say yes", "just say", "say the word", "give me the nod", "talk me through", "run me through",
                   "take me through", "i need your", "ill need your", "i will need your",
-                  "id need your", "need your", "all i need is", "i just need to know", "just need to know",
+                  # needs said in chat and in passing ("Just need the bed size from you", "kinda need ur budget")
+                  "just need the", "i just need the", "need the", "only need the", "i only need the", "only need your", "kinda need",
+                  "kind of need", "gonna need", "going to need", "im going to need",
+                  "id need your", "need your", "all i need is", "all thats left is", "all that is left is",
+                  "all that remains is",
+                  "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify")
+                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
+                  "kindly indicate", "kindly state", "kindly provide", "kindly select", "kindly choose", "kindly inform",
+                  "indicate")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
               "wanna": "want to", "wich": "which", "wat": "what", "wats": "whats", "whta": "what", "mnay": "many",
-              "sise": "size", "thx": "thanks", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
-              "colr": "color",
+              "sise": "size", "szie": "size", "thru": "through", "brake": "break", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
+              "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
+              "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
-              "howre": "how are", "howd": "how would", "wherell": "where will", "whered": "where would",
+              "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
 _MONTHS = _MONTH_NAMES
@@ -480,11 +562,17 @@ _PRICE_FIGURE = re.compile(r"[$£€]\s?\d")
 _DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
 
 
+#: A unit typed onto its figure in lower case ("27in", "27\"", "40w"; not a product's "1600W"), or a currency sign
+#: without one ("max $?", "how many £"): the unit's word, as the cues name it.
+_UNITS = {"in": "inch", '"': "inch", "″": "inch", "”": "inch", "w": "watt", "$": "dollars", "£": "dollars", "€": "dollars"}
+_UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£€])(?!\s?\d)")
+
+
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", text.lower())
+    lowered = _APOSTROPHE.sub("", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower())
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -570,10 +658,11 @@ _REQUEST_PHRASES = tuple(_phrase(p) for p in _REQUEST_START)
 
 
 def _typo_index() -> dict[str, str]:
-    """Every one-letter deletion of each cue word of five letters or more -> the word (symmetric
+    """Every one-letter deletion of each cue word and store value of five letters or more -> the word (symmetric
     deletion: a message word one edit away from a cue word shares a deletion with it)."""
+    store_values = tuple(_phrase(v) for values in CATEGORICAL_ATTRIBUTES.values() for v in values)  # "cotten", "linnen"
     words = sorted({w for phrases in (*_TOPIC_PHRASES.values(), _OPEN_STRONG_PHRASES, _OPEN_WEAK_PHRASES,
-                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES)
+                                      _CONFIRM_PHRASES, _WHICH_PHRASES, _REASON_PHRASES, _VARIANT_PHRASES, store_values)
                     for p in phrases for w in p.split() if len(w) >= 5 and w.isalpha()})
     index: dict[str, str] = {}
     for w in words:
@@ -584,6 +673,9 @@ def _typo_index() -> dict[str, str]:
 
 _TYPO_INDEX = _typo_index()
 _CUE_WORDS = frozenset(_TYPO_INDEX.values())
+#: The words of the store's values ("linen"): a slip with a letter too many is read as one only for these.
+_VALUE_WORDS = frozenset(w for values in CATEGORICAL_ATTRIBUTES.values() for v in values for w in _phrase(v).split()
+                         if len(w) >= 5 and w.isalpha())
 
 
 @functools.lru_cache(maxsize=1)
@@ -612,7 +704,7 @@ def _corrected(text: str) -> str:
     words = text.split()
     changed = False
     for i, w in enumerate(words):
-        fixed = _correction(w) if len(w) >= 5 else None
+        fixed = _correction(w) if len(w) >= 4 else None
         if fixed is not None:
             words[i], changed = fixed, True
     return " " + " ".join(words) + " " if changed else text
@@ -622,12 +714,15 @@ def _corrected(text: str) -> str:
 def _correction(w: str) -> str | None:
     """The cue word that normalised word ``w`` is a slip of (None: none), for :func:`_corrected`: worked out
     once per word (a message's words recur across messages and the clauses of one)."""
-    if len(w) < 5 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
+    if len(w) < 4 or w in _CUE_WORDS or not w.isalpha() or w in _known_words() or _contraction(w):
         return None
     fixed = _TYPO_INDEX.get(w)
+    if len(w) == 4:
+        return fixed  # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy")
     if fixed is None:
         for j in range(len(w)):
-            fixed = _TYPO_INDEX.get(w[:j] + w[j + 1:])
+            shorter = w[:j] + w[j + 1:]
+            fixed = shorter if shorter in _VALUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
             if fixed is not None:
                 break
     return fixed if fixed is not None and abs(len(fixed) - len(w)) <= 1 else None
@@ -780,9 +875,26 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
                           r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
 
 
+#: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
+#: of other word order ("The refund I make now or later?"): leave asked to act.
+_STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
+                       + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,3}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
+                       r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
+
+
+#: Waiting the customer does not want ("You don't want me to hold off on the order, do you?"): leave asked to go on.
+_NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (?:me|us) to (?:hold off|hold on|hold back|wait|"
+                       r"delay|hang on|put off|pause|hold fire)\b")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence))
+                                or _NOT_WAIT.search(_normalise(sentence)))
+           for sentence in _SENTENCE.findall(asking)):
+        return True
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
@@ -865,7 +977,8 @@ def _asks_reason(asking: str) -> bool:
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
-            if not (cause or fault) or _has(words, _WAIVE_PHRASES) or words.startswith(_STATING_PHRASES):
+            waived = _has(_NO_LONGER.sub(" ", words), _WAIVE_PHRASES)  # not "you don't need it any more?"
+            if not (cause or fault) or waived or words.startswith(_STATING_PHRASES) or _PURPOSE_SO.match(words):
                 continue
             if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
                 return True
@@ -921,22 +1034,28 @@ def _asking_clauses(sentence: str) -> list[str]:
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
             if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
                 return clauses  # a tag
-            while i > 0 and _offers_choice(clauses[i - 1]):
-                i -= 1  # "Faulty or damaged - which was it?" asks among the options before it
+            while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
+                i -= 1  # "Faulty or damaged - which was it?", "It broke, or was it something else?" ask among the
+                # options before them
             return clauses[i:]
     return clauses
+
+
+#: A clause joined to the one before by "or" ("..., or was it something else?").
+_OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
 
 
 def _offers_choice(clause: str) -> bool:
     """Whether a clause before a question lists options it asks among ("Faulty or damaged, ...", "Broken,
     ..."), not a statement ("Sorry it's broken, ...")."""
     words = _normalise(clause)
-    return (" or " in words or len(words.split()) <= 2) and not words.startswith(_STATING_PHRASES)
+    return (" or " in words or len(words.split()) <= 2) and not (words.startswith(_STATING_PHRASES)
+                                                                  or _PURPOSE_SO.match(words))
 
 
 #: "Is the hoodie the one with the issue?", "When did the one with the problem arrive?": a question that picks
 #: out a line by its fault asks which line.
-_THE_ONE = re.compile(r" the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
+_THE_ONE = re.compile(r"(?<! than) the one (?:with|that|which|from|you|delivered|ordered|bought|in) |"
                       r" (?:is|was) (?:it|this|that) the (?:[a-z0-9]+ ){1,2}(?:that|which) ")
 
 
@@ -983,7 +1102,8 @@ _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in
 
 #: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
 #: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
-_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|wait|allow|"
+_NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|"
+                     r"wait(?! (?:what|whats|which|why|how|who|when|where|so|is|are|do|did|does)\b)|allow|"
                      r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
 
 
@@ -997,7 +1117,7 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
-                             r"could have)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
+                             r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
 #: "Any colour works with it", "Any of them will do": a sentence opening with "any" that has a verb of its own and
 #: names no one it asks ("Any brand you prefer" asks).
 _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
@@ -1006,16 +1126,19 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
 #: budget, ...").
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
-                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue) )*(?:i|we|id|ill|wed|well) "
+                           r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
+                           r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
                            r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:a few|some|a bit|a "
-                           r"little|a couple of|a few more|some more|more) |the (?:reason|date|order|size|colour|color|"
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
+                           r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
+                           r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
                            r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
-                           r"^ if you (?:could |can |would |)(?:tell|let me know|share|give|say|describe|send|confirm)\b|"
+                           r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
+                           r"confirm)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
                            r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
@@ -1026,11 +1149,15 @@ _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are
                        r"that|these|there|the|your))\b")
 #: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
 #: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
-_QUESTION_END = re.compile(r" (?:which one|which|what|or what|or not|yes or no|how many|how much|when) $|"
+_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes or no|how many|how much|when) $|"
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
-                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $")
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
+                           # a request that ends it ("i can submit it whenever youre ready just say")
+                           r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
+                           # a condition that asks ("i can check out now if youre happy")
+                           r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1050,10 +1177,11 @@ _MEAN_START = tuple(_phrase(p) for p in ("you mean", "do you mean", "did you mea
 #: asks leave.
 _EMBEDDED_QUESTION = re.compile(r"(?<=[a-z0-9])(?<! know)(?<! tell)(?<! show)(?<! see)(?<! understand)(?<! find)(?<! check)"
                                 r"(?<! ask)(?<! sure)(?<! find out)(?<! exactly)(?<! is)(?<! get) "
-                                r"(?:(?:what|which|how many|how much|when|why)(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
+                                r"(?:(?:what|which|how many|how much|how (?:fast|soon|quickly|quick|big|long|bright|heavy|large|small)|when|why)"
+                                r"(?: [a-z0-9]+){0,3} (?:(?:do|does|would|will|"
                                 r"should|shall|can|could|did|are) (?:you|i|we)|you (?:want|need|like|prefer|wear|use|have|[a-z]+ing))|"
                                 r"(?:shall|should) (?:i|we) [a-z]+|(?:do|would|will|did) you (?:want|need|like|prefer|have|use|wear)|"
-                                r"anything else (?:you|i)) ")
+                                r"anything else (?:you|i)|(?:whats|what is|what are) (?:your|the) [a-z]+) ")
 
 
 def _run_on_question(clause: str) -> str:
@@ -1070,9 +1198,16 @@ def _run_on_question(clause: str) -> str:
     return words[found.start():]
 
 
+#: Chat interjections before a question word ("wait whats wrong with it", "ngl whats your budget"): the question asks.
+_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly) )+(?=(?:what|whats|"
+                           r"which|how|why|when|where|who|do|does|did|is|are|can|could|would|will)\b)")
+
+
 def _opens_question(words: str) -> bool:
-    """Whether a normalised sentence without a question mark asks, by its opening word, or is a statement that
-    only opens like a question ("What a lovely choice", "Which is great news", "When it is faulty we ...")."""
+    """Whether a normalised sentence without a question mark asks, by its opening word (after a chat interjection),
+    or is a statement that only opens like a question ("What a lovely choice", "Which is great news", "When it is
+    faulty we ...")."""
+    words = _INTERJECTION.sub(" ", words)
     first = words.split()[:1]
     if not first or first[0] not in _QUESTION_START:
         return False
@@ -1080,9 +1215,47 @@ def _opens_question(words: str) -> bool:
         first[0] == "any" and _ANY_STATES.match(words) is not None and " you " not in words and " your " not in words)
 
 
+#: The lead-in of a checklist that asks ("Two things please: 1) size 2) material", "Quick questions: - size - colour").
+_CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two|three|four|a few|a couple of|couple of|some|"
+                             r"quick|last|final)(?: (?:more|quick|last|final|short))? (?:things?|questions?|details?|bits?|"
+                             r"points?|checks?|items?)(?: (?:please|first|for you|to confirm|to check|i need|needed|from "
+                             r"you|before i [a-z]+|to go))*|(?:[a-z]+ )?please|(?:quick |short |final |the |a )?(?:[a-z]+ )?(?:checklist|check list|"
+                             r"questionnaire|form)) $")
+#: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
+_LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
+
+
+#: A tag that ends a message typed without a stop ("..., ok", "... yeah").
+_TRAILING_OK = re.compile(r" (?:ok|okay|alright|yeah|right|yes|k) $")
+#: A wh-word and up to two words at the end of a message ("... which size", "... what colour tho").
+_TRAILING_WH = re.compile(r" (?:which|what|whats) ((?:[a-z0-9]+ ){1,2})$")
+
+
+def _asks_checklist(raw: str) -> bool:
+    """Whether a message asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material")."""
+    head, colon, tail = raw.partition(":")
+    lead = re.split(r"[.!?\n]", head)[-1]
+    return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(lead)) is not None
+
+
+#: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
+#: questions, just shout!", "If there's anything else I can do, just ask."): it asks for no requirement.
+_SIGN_OFF = re.compile(r"^(?: [a-z]+){0,8} (?:any|other|more|further) questions?(?: [a-z]+){0,8} $|"
+                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help with)|ask (?:me )?anything "
+                       r"else|help with anything else)(?: [a-z]+){0,4} $")
+
+
+def _without_sign_off(raw: str) -> str:
+    """``raw`` without its sign-off sentences (the same string when none)."""
+    parts = _SENTENCE.findall(raw)
+    kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
+    return raw if len(kept) == len(parts) else " ".join(kept)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
-    if "?" in raw:
+    raw = _without_sign_off(raw)
+    if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
@@ -1103,13 +1276,31 @@ def _is_request(raw: str) -> bool:
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
         if _EMBEDDED_QUESTION.search(words):
             return True  # "ok found some monitors what ports do u need": a question run on after a statement
-        if any(re.sub(r"^ just ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
+        if not _STOP.search(raw) and _TRAILING_OK.search(words) and _ACTION_OFFER.search(words):
+            return True  # "i will put the return thru ok": the agent's step and a tag, typed without a stop
+        if not _STOP.search(raw) and any(_opens_question(_FILLER.sub(" ", _normalise(clause))) or (
+                _FILLER.sub(" ", _normalise(clause)).startswith(_GO_AHEAD_START) and _asks_go_ahead(clause))
+                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+            return True  # "ngl budget matters a lot, whats ur max spend", "..., want me to send it": chat without a stop
+        found = _TRAILING_WH.search(words)
+        if not _STOP.search(raw) and found and _names_topic(found.group(1)):
+            return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
+        if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
             return True
     return False
+
+
+#: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
+_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:day|days|hd|refund|range|time|charge|price|"
+                          r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
+#: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
+_DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
+                     r"smartphone) ")
+_DEVICE_TABLET = re.compile(r" tablets? ")
 
 
 def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, int]]:
@@ -1119,6 +1310,9 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
     "Ceramic" in capitals)."""
     index = in_play.value_index()
     found: dict[str, dict[str, bool]] = {}
+    text = _NOT_A_VALUE.sub(" ", text)  # "lightning-fast", "a full day": idioms, no value
+    if _DEVICE.search(text):
+        text = _DEVICE_TABLET.sub(" ", text)  # "a tablet or a phone": the device, not the form
     for said in set(text.split()):
         # a value said in the plural ("creams or sprays?") names it too
         word = said[:-1] if said not in index and len(said) > 3 and said.endswith("s") and said.isalpha() else said
@@ -1130,8 +1324,8 @@ def _named_values(raw: str, text: str, in_play: InPlay) -> dict[str, tuple[int, 
                 continue
             if topic == "brand" and _PRODUCT_NAME.search(_after(raw, phrase)) is not None:
                 continue  # "the Nexworks Atlas 22 jacket" names a product, not a brand to choose
-            if f" too{phrase}" in text:
-                continue  # "too big, too small, or about right?": a degree, no size offered
+            if f" too{phrase}" in text or f" non{phrase}" in text:
+                continue  # "too big, too small, or about right?": a degree, no size offered; "non-stick" is no stick
             # a plural names a kind, not one choice, unless beside another ("creams or sprays?")
             found.setdefault(topic, {})[value] = word == said and _names_on_its_own(raw, text, phrase)
     return {topic: (len(phrases), sum(phrases.values())) for topic, phrases in found.items()}
@@ -1147,6 +1341,11 @@ _VALUE_AFTER = (" one", " ones", " or", " version", " option", " finish", " set"
 
 #: A word's "'s" ("Wood's lovely"): for value matching the word stands alone.
 _POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b", re.IGNORECASE)
+#: A name inside a sentence ("the Sonora at $79"): an option named.
+_INNER_NAME = re.compile(r"(?<=[a-z0-9,;:\u2014\u2013] )(?!(?:I|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+                         r"Christmas|Easter)\b)(?!(?:" + "|".join(m.capitalize() for m in _MONTH_NAMES) + r")\b)[A-Z][\w-]*")
+#: A name in the possessive ("the Sonora's rating"), not a contraction ("What's", "It's").
+_POSSESSOR = re.compile(r"\b(?!(?:What|That|It|There|Here|Who|Let|He|She|Where|How|When|Why)['’])[A-Z][\w-]*['’]s\b")
 _PRODUCT_NAME = re.compile(r"^\s+(?:[A-Z0-9][\w-]*)")
 
 
@@ -1160,8 +1359,8 @@ def _names_on_its_own(raw: str, text: str, phrase: str) -> bool:
     value = phrase.strip()
     if value.isdigit():
         return re.search(f" (?:an?|size) {value} ", text) is not None  # "Are you an 11?", not "ships in 7 days"
-    if " " in value or value not in _known_words():
-        return True
+    if " " in value or value not in _known_words() or re.search(rf"\b{value}(?:en|len)\b", raw, re.IGNORECASE):
+        return True  # (the value's adjective names it: "wooden", "woollen")
     if re.search(f" {value} or (?:whether|not|is|are|was|would|do|does|did|if|should|shall|can|could|will|maybe|perhaps|so|"
                  f"anything|something|whatever|just) ", text) is not None:
         return False  # "delivered swiftly, or whether ...": "or" joins a clause, no list of values
@@ -1226,16 +1425,38 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 #: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
 _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
-                             r"length|capacity|edition|trim|texture) ")
+                             r"length|capacity|edition|trim|texture|"
+                             # features of a product no requirement names ("What battery life are you looking for?")
+                             r"battery|battery life|resolution|refresh rate|noise cancelling|microphone|mic|remote|lid|"
+                             r"handle|strap|pocket|collar|neckline|sleeve|sleeves|heel|sole|base|stand|bulb|dimmer|timer|"
+                             r"warranty|storage|memory|speed|thread count|cable length|range|waterproofing|water resistance) ")
+
+
+#: "How loud do you need it to be?", "How sturdy should it be?": a question about one quality, which no topic may
+#: name; unclear, never open.
+_HOW_QUALITY = re.compile(r"^ how (?!(?:much|many|else|about|come|do|does|did|can|could|would|will|should|is|are|was|were|important|"
+                          r"best|exactly|often)\b)[a-z]+ (?:(?:do|does|would|should|must|will|can|could)\b|(?:is|are) (?!you\b))")
+#: A yes/no question ("Do you need it to ...", "Is ... important", "Must they have ...")...
+_YES_NO = re.compile(r"^ (?:do|does|did|is|are|was|were|must|should|would|will|can|could|has|have|shall|need) ")
+#: ... that names no open thing ("Do you need it to be waterproof?" asks about one; "Do you need it to do anything
+#: special?", "Is there a particular feature you need?" ask openly).
+_INDEFINITE = re.compile(r" (?:any|anything|something|anyone|everything|what|whats|whatever|which|how|particular|specific|special|"
+                         r"certain|else|other|more|further|features?|things?|requirements?|preferences?|needs|must haves?|"
+                         r"deal breakers?|dealbreakers?|criteria|priorities|priority|wishes|details|specs?|list|in mind|"
+                         r"gift|present|yourself|occasion|for you or|setup|use it|using it|used|use)\b")
+#: "You don't want me to hold off, do you?": the agent's step negated, no requirement the customer avoids.
+_NOT_WANT_ME = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) me to ")
 
 
 def _open_weak(text: str, norm: str) -> bool:
     """Whether a message that names no topic asks what the customer needs ("What's most important?"); "a particular
     X" asks about X, not openly ("by a particular date?"), and so does a question about a look or finish ("Any
     preference on the finish?"): a specific thing the shopper has no requirement word for is unclear, not open."""
-    if _SPECIFIC_THING.search(norm):
+    if _SPECIFIC_THING.search(norm) or any(_HOW_QUALITY.match(_FILLER.sub(" ", sentence)) for sentence in _sentences(text)):
         return False
-    norm = _PARTICULAR_NOUN.sub(" ", norm)
+    if all(_YES_NO.match(_FILLER.sub(" ", sentence)) and not _INDEFINITE.search(sentence) for sentence in _sentences(text)):
+        return False  # "Do you need it to be waterproof?", "Is a curved panel important?": one thing asked, yes or no
+    norm = _NOT_WANT_ME.sub(" ", _PARTICULAR_NOUN.sub(" ", norm))
     return (_has(norm, _OPEN_WEAK_PHRASES) or _RULE_OUT.search(norm) is not None or _WHAT_MUST_IT.search(norm) is not None
             or _HOW_USE.search(norm) is not None or _GOING_TO.search(norm) is not None
             or any(_TELL_ABOUT.match(_FILLER.sub(" ", sentence)) or _HOW_LIKE.match(sentence) for sentence in _sentences(text))
@@ -1253,6 +1474,8 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
 _NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
 
 
+#: Two options after a dash or colon that ends the question ("What sort of lamp - bright or soft?").
+_DASH_OPTIONS = re.compile(r"(?:[\u2014\u2013:]|\s-)\s*[\w-]+(?:\s[\w-]+)?\s+or\s+[\w-]+(?:\s[\w-]+)?\s*\??\s*$")
 _FOR_END = re.compile(r"\bfor(?:\s+(?:the|your|a|an))?\s*$", re.IGNORECASE)
 
 
@@ -1260,7 +1483,7 @@ def _offers_options(text: str) -> bool:
     """Whether the message offers a choice among named options that are not themselves open cues ("Any
     preference between oak, pine and maple?" asks about those options, values the shopper may not know,
     not for every requirement; "any deal-breakers or must-haves?" stays open)."""
-    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text)
+    found = _OPTION_LIST.search(text) or _NAMES_OR.search(text) or _DASH_OPTIONS.search(text)
     if found is None or _FOR_END.search(text[:found.start()]) is not None:
         return False  # "for sport, work or casual wear?", "for the chair, monitor or lamp": what it is for
     options = _phrase(found.group(0))
@@ -1276,6 +1499,8 @@ def _open_with_examples(text: str) -> bool:
     marker = _EXAMPLES.search(text)
     if marker is None or marker.start() == 0:
         return False
+    if _LIST_ITEM.match(text[marker.end():]):
+        return False  # "To narrow this down: 1) budget 2) colour 3) brand?": a checklist of what is asked
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
@@ -1318,7 +1543,9 @@ def _grounds(asking: str) -> str:
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))))]
+            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
+        # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
@@ -1339,10 +1566,24 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
 
 
+#: The head noun of a requirement topic, ending a noun phrase in a list of what is asked.
+_TOPIC_HEADS = frozenset(("colour", "color", "size", "material", "brand", "budget", "quantity", "connector", "port", "ports",
+                          "fabric", "delivery", "rating", "price", "form", "wattage", "weight", "finish", "variant",
+                          "version", "date", "reason"))
+
+
+def _topic_list(clause: str) -> bool:
+    """Whether a clause is a list of topics named as noun phrases ("the mug material and your shoe size"), the rest
+    of what a request before it asks, not a fact told after it."""
+    parts = _normalise(clause).strip().split(" and ")
+    return all(part.split()[:1] in (["the"], ["your"], ["its"]) and part.split()[-1] in _TOPIC_HEADS for part in parts)
+
+
 def _asks_topic(words: str) -> bool:
     """Whether a normalised clause opens as a question or request for a fact ("which size ...", "tell me the colour
     ...", "I will need your size"), not for leave to act."""
-    return words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+    return (words.startswith(_WH_START) or words.startswith(_REQUEST_PHRASES) or _NEED_REQUEST.match(words) is not None
+            or _ASK_LEAVE.match(words) is not None)
 
 
 def _topic_clause(asking: str) -> bool:
@@ -1427,9 +1668,19 @@ def _bare_choice(text: str, in_play: InPlay) -> bool:
     norm = _normalise(text)
     if " or " not in norm or len(norm.split()) > 10 or _LIST_VERB.search(norm):
         return False
-    plain = _without_item_names(norm, in_play)
-    return any(count >= 2 for values in (in_play, STORE_VALUES)
-               for count, _ in _named_values(text, plain, values).values())
+    plain = _without_item_names(_corrected(norm), in_play)
+    if any(count >= 2 for values in (in_play, STORE_VALUES) for count, _ in _named_values(text, plain, values).values()):
+        return True
+    # a cue word or value of one topic either side of "or" ("wireless or wired", "snug or roomy", "bluetooth or usb")
+    words = _corrected(norm).split()
+    i = words.index("or")
+    left, right = " " + " ".join(words[max(0, i - 2):i + 1]) + " ", " " + " ".join(words[i:i + 3]) + " "
+
+    def side(part: str) -> set[str]:
+        named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(part, phrases)}
+        return named | {t for values in (in_play, STORE_VALUES) for t in _named_values(part, part, values)}
+
+    return bool(side(left) & side(right))
 
 
 #: A value supposed to be the shopper's wish ("I'm guessing Bluetooth is a must", "you'd want black"): a checking tag
@@ -1444,14 +1695,26 @@ _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) r
 #: A phrase that asks openly, then (up to two words that are no example marker) a topic it is about.
 _STRONG_ON_TOPIC = re.compile(
     r"(?:" + "|".join(re.escape(p.rstrip()) for p in sorted(_OPEN_STRONG_PHRASES, key=len, reverse=True)) + r")"
-    r"(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?"
-    r"(?=" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
+    r"(?:(?: (?!(?:like|such|eg|e|g|for|including|say|maybe|perhaps|or|and|especially|particularly|whether|if)\b)[a-z0-9]+){0,2}?|"
+    # ... or about it, further on in the clause ("anything else I should know about the size?", "any other thoughts on
+    # how much to spend?")
+    # (the first word no example marker: "anything else, like price?" asks openly)
+    r"(?: (?!(?:like|such|eg|e|g|including|say|maybe|perhaps|or|and|but|so|then|also|especially|particularly|whether|if|"
+    r"for (?:example|instance))\b)[a-z0-9]+(?: (?!(?:such|eg|e|g|including|say|maybe|perhaps|or|and|but|so|then|also|"
+    r"especially|particularly|whether|if|for (?:example|instance))\b)[a-z0-9]+){0,5}?)? (?:about|on|for|regarding|concerning|re|"
+    r"with|in terms of|when it comes to|as to|as for)(?: (?:the|your|its|their|how|what|which|a|an|my|this|that|these|those))*"
+    r"(?: (?!(?:like|such|eg|e|g|including|say|maybe|perhaps|or|and|especially|particularly)\b)[a-z0-9]+){0,2}?)"
+    r"(?= make(?:s)?\b(?! (?:sure|it|the|a|sense|me|you|them|this|that)\b)|" + "|".join(re.escape(p.rstrip()) for p in sorted({p for ps in _TOPIC_PHRASES.values() for p in ps},
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
+#: "There's nothing else you need, is there?": a tag that asks whether there is more.
+_NOTHING_MORE_TAG = re.compile(r" (?:nothing|no|not anything) (?:else|more|further|other [a-z]+)\b(?: [a-z]+){0,6} (?:is there|are "
+                               r"there|do you|right|yeah|correct|have you)(?: [a-z]+)? $")
 _THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
-_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
+_DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
+                         r"minimum|min|or more|or above|or better|and up|plus|matter|matters)\b)| rated \d+(?: \d+)? | (?:ships?|shipping|arrives?|arriving|dispatch(?:es|ed)?|"
                          r"delivered|delivers?|comes?) (?:today|tomorrow|tonight|on [a-z]+|in \d+ days?|by [a-z]+|next [a-z]+|"
                          r"this [a-z]+|free|within [a-z0-9]+ [a-z]+|same day|monday|tuesday|wednesday|thursday|friday|saturday|"
                          r"sunday)\b")
@@ -1459,13 +1722,16 @@ _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? | rated \d+(?: \d+)? | (?:ships?
 _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
-_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones)?(?: [a-z]+){0,4} $")
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )")
 #: "Is one cable enough?", "will one do, or a spare?": how many.
 _ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
+#: "..., or go for another colour?": a go-ahead beside another value of the topic asks the topic.
+_ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"
+                         r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
 
@@ -1491,7 +1757,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
-    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", cue_text))  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
@@ -1501,23 +1767,30 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         topics.add("quantity")
     if _USE_WITH.search(norm_grounds):
         topics.add("connector")
-    if _BY_DAY.search(norm_grounds) or (not orders and _BY_DATE.search(norm_grounds)):
+    if _BY_DAY.search(norm_grounds) or (not orders and (_BY_DATE.search(norm_grounds) or _WITHIN_DAYS.search(norm_grounds))):
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
-    if ("screen" in topics or "size" in topics) and _SCREEN_SIZE.search(grounds.lower()) is not None:
+    if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
+            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "screen" in topics and _COUNTED_SCREEN.search(cue_text) and not _has(_COUNTED_SCREEN.sub(" ", cue_text),
+                                                                              _TOPIC_PHRASES["screen"]):
+        topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
                                                                              _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
+    if "quantity" in topics and _HOW_MUCH_OF.search(cue_text) and not _has(_HOW_MUCH_OF.sub(" ", cue_text),
+                                                                          _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _DEGREE.sub(" ", norm_grounds) and "price" not in topics:
+    if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
@@ -1526,12 +1799,16 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                            and not _has(_DESCRIPTOR.sub(" ", cue_text), _TOPIC_PHRASES[t])}
     if _PRICE_FIGURE.search(grounds) and _PRICE_DESCRIBES.search(grounds) and not _has(cue_text, _TOPIC_PHRASES["price"]):
         described.add("price")
+    if go_ahead and described == {"price"} and topics == {"price"}:
+        topics, described = set(), set()  # "Should I confirm the order at $59?": the figure describes what is confirmed
     cued = set(topics)
     plain = _without_item_names(_normalise(_POSSESSIVE.sub(" ", grounds)) if _POSSESSIVE.search(grounds) else norm_grounds,
                                 in_play)
     values = _named_values(grounds, plain, in_play)
-    if confirm and not go_ahead and any(words for _, words in values.values()):
-        confirm = False  # "Lightning, right?" checks the value, it asks no leave to act
+    if cued - {"brand"} and values.get("brand", (0, 0))[0] == 1 and _POSSESSOR.search(grounds):
+        del values["brand"]  # "Is the Sonora's 4.5 rating good enough?": the brand owns what is asked
+    if confirm and not go_ahead and (cued or any(words for _, words in values.values())):
+        confirm = False  # "Lightning, right?", "You'd want it by Friday, right?" check the value or wish, no leave asked
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
             _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
         confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
@@ -1548,8 +1825,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
-    if described and topics - described:
-        topics -= described
+    if described and topics - described and (values or _INNER_NAME.search(grounds)):
+        topics -= described  # (only options named are described: "the cheapest one that ships tomorrow?" asks both)
     listed = any(count >= 2 for count, _ in values.values())
     values_in_play = in_play
     opening = _FILLER.sub(" ", norm_grounds)
@@ -1557,7 +1834,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
-                                                           norm_grounds, values_in_play)))):
+                                                           norm_grounds, values_in_play)))
+                                                       or (cued and _ANOTHER_OF.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
@@ -1606,7 +1884,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
-    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not confirm and " instead " not in norm_asking and (
+        if confirm and not (_ACTION_OFFER.search(norm_asking) or _WANT_DONE.search(norm_asking)):
+            confirm = go_ahead = False  # "Any other colour you'd be happy with?": the topic is asked, no leave
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and "?" in text and any(
+        _NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
