@@ -5,9 +5,9 @@ Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute
 which, reason and none, each labelled with what it asks and the values in play) and prints, per
 group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
 share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
-then the same for the sixth to tenth held-out batches (``heldout_batch6.jsonl``, 99 messages;
+then the same for the sixth to eleventh held-out batches (``heldout_batch6.jsonl``, 99 messages;
 ``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages; ``heldout_batch9.jsonl``, 216 messages;
-``heldout_batch10.jsonl``, 264 messages)
+``heldout_batch10.jsonl``, 264 messages; ``heldout_batch11.jsonl``, 240 messages)
 and the training batches (``train_batch7.jsonl``, 313 messages; ``train_batch8.jsonl``, 808 messages;
 ``train_batch9.jsonl``, 23 messages; ``train_batch10.jsonl``, 555 messages; ``train_batch11.jsonl``, 461 messages;
 ``train_batch12.jsonl``, 708 messages);
