@@ -363,7 +363,7 @@ _REQUIREMENT_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("weight_max", "no heavier than", "lb"), ("color_or_material", "in", ""),
 )
 _NUMERIC = ("price_max", "price_min", "rating_min", "ship_days_max", "wattage_min", "screen_size_min", "weight_max")
-_TOKEN = re.compile(r"\$|\+|-inch|\d+(?:\.\d+)?(?=W\b)|[A-Za-z0-9.&'/-]+")
+_TOKEN = re.compile(r"\$|\+|-inch|\d+(?:\.\d+)?(?=W\b|-inch)|[A-Za-z0-9.&'/-]+")  # "26-inch": the number, then the unit
 
 
 def _tokens(text: str) -> list[str]:

@@ -51,6 +51,11 @@ _MAX_ASKS = 2  # times one question is asked before the agent goes with what it 
 _MAX_LISTINGS = 4  # full listings read for one product name
 
 
+def _negated(text: str, value: str) -> bool:
+    """Whether ``value`` follows "not" in ``text`` ("should be L, not S"), "not" perhaps with one typo ("ot S")."""
+    return any(_near(m.group(1), "not") for m in re.finditer(r"\b([a-z]+)\s+" + re.escape(value.lower()) + r"\b", text))
+
+
 def _near(word: str, target: str) -> bool:
     """Whether ``word`` is ``target`` with at most one typo (a letter dropped, doubled, swapped or replaced)."""
     if word == target:
@@ -448,7 +453,7 @@ class CartReference:
         lowered = rest.lower()
         values = sorted((v for v in item.variant_values() if _contains(rest, v)), key=len, reverse=True)
         if values:
-            wanted = [v for v in values if not re.search(r"\bnot\s+" + re.escape(v.lower()) + r"\b", lowered)
+            wanted = [v for v in values if not _negated(lowered, v)
                       and not re.search(r"\bthe\s+" + re.escape(v.lower()) + r"\s+one\b", lowered)]
             value = (wanted or values)[0]
             quantity_form = re.search(r"\b" + re.escape(value.lower()) + r"\s+of\b|\bmake it\s+"

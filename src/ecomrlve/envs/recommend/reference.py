@@ -94,7 +94,8 @@ _BRAND = r"((?:[A-Z0-9]|[a-z]+[A-Z])[\w.+&'/-]*(?:\s+(?:&|(?:[A-Z0-9]|[a-z]+[A-Z
 #: (pattern, requirement field): numbers with their units, in the order they are tried.
 _NUMERIC = (
     (re.compile(_NUMBER + r"\+?\s+stars?\b"), "rating_min"),
-    (re.compile(r"\brat(?:ing|ed)\s+(?:of\s+)?(?:at\s+least\s+)?" + _NUMBER), "rating_min"),
+    # "rating of at least 4", its small words perhaps with typos ("of at lest")
+    (re.compile(r"\brat(?:ing|ed)\s+(?:[a-z]{1,3}\s+)?(?:[a-z]{1,3}\s+[a-z]{3,6}\s+)?" + _NUMBER), "rating_min"),
     (re.compile(_NUMBER + r"\s+days?\b"), "ship_days_max"),
     (re.compile(_NUMBER + r"\s?(?:W\b|watts\b)"), "wattage_min"),
     (re.compile(_NUMBER + r"(?:\s+inches\b|-inch\b|-inc\w*|\s+inch\b)"), "screen_size_min"),
@@ -103,7 +104,7 @@ _NUMERIC = (
 _PRICE = re.compile(r"\$" + _NUMBER)
 #: (pattern, field): categorical values by the words around them ("in": color or material, by the value).
 _CATEGORICAL = (
-    (re.compile(r"\bin\s+the\s+colou?r\s+" + _VALUE), "color"),
+    (re.compile(r"\bin\s+(?:[a-z]{1,5}\s+)?colou?r\s+" + _VALUE), "color"),  # "in the colour V", "the" perhaps misspelt
     (re.compile(r"\bin\s+" + _VALUE + r"\s+colou?r\b"), "color"),
     (re.compile(r"\bin\s+" + _VALUE + r"\s+form\b"), "item_form"),
     (re.compile(r"\bas\s+an?\s+" + _VALUE), "item_form"),
@@ -372,7 +373,8 @@ class RecommendReference:
             read_said(opening.replace(self.original_name, " "), self.said)
         else:
             words = opening.split()
-            start = next((i for i, w in enumerate(words) if _is_article(w)), 0)
+            start = next((i for i, w in enumerate(words) if _is_article(w) and not (  # "an you": a misspelt "Can"
+                i + 1 < len(words) and words[i + 1].lower() in ("you", "u"))), 0)
             self.noun = noun_after(" ".join(words[start:])) or opening
             read_said(opening, self.said)
 
