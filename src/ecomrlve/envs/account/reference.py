@@ -24,6 +24,7 @@ from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.envs.account.policy_heuristic import _BASES, _CATEGORIES, _RULES, PolicyCase, PolicyLookups
+from ecomrlve.envs.typos import one_typo
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
@@ -368,18 +369,6 @@ _TOKEN = re.compile(r"\$|\+|-inch|\d+(?:\.\d+)?(?=W\b|-inch)|[A-Za-z0-9.&'/-]+")
 
 def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
-
-
-def one_typo(a: str, b: str) -> bool:
-    """Whether ``a`` is ``b`` with at most one typo: a letter changed, added, dropped, or two swapped."""
-    if a == b:
-        return True
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
-                                  and a[diff[1]] == b[diff[0]])
-    short, long_ = sorted((a, b), key=len)
-    return len(long_) - len(short) == 1 and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _same(a: str, b: str) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ecomrlve.actions import AgentAction, ToolCall, numbered_call
 from ecomrlve.catalog.schema import short_title
+from ecomrlve.envs.typos import one_typo
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
 
@@ -53,21 +54,7 @@ _MAX_LISTINGS = 4  # full listings read for one product name
 
 def _negated(text: str, value: str) -> bool:
     """Whether ``value`` follows "not" in ``text`` ("should be L, not S"), "not" perhaps with one typo ("ot S")."""
-    return any(_near(m.group(1), "not") for m in re.finditer(r"\b([a-z]+)\s+" + re.escape(value.lower()) + r"\b", text))
-
-
-def _near(word: str, target: str) -> bool:
-    """Whether ``word`` is ``target`` with at most one typo (a letter dropped, doubled, swapped or replaced)."""
-    if word == target:
-        return True
-    if abs(len(word) - len(target)) > 1:
-        return False
-    if len(word) == len(target):
-        diff = [i for i in range(len(word)) if word[i] != target[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and word[diff[0]] == target[diff[1]] and word[diff[1]] == target[diff[0]])
-    short, long_ = sorted((word, target), key=len)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    return any(one_typo(m.group(1), "not") for m in re.finditer(r"\b([a-z]+)\s+" + re.escape(value.lower()) + r"\b", text))
 
 
 def _contains(text: str, phrase: str) -> bool:
@@ -157,7 +144,7 @@ def parse_opening(text: str) -> tuple[list[Item], bool]:
     index = next((i for i, s in enumerate(sentences) if _ITEM_START.search(s)), 0)
     request = sentences[index]
     rest = " ".join(sentences[:index] + sentences[index + 1:])
-    confirm = any(_near(w, c) for w in _WORD.findall(rest.lower()) for c in _CONFIRM_WISH_WORDS if len(w) > 3)
+    confirm = any(one_typo(w, c) for w in _WORD.findall(rest.lower()) for c in _CONFIRM_WISH_WORDS if len(w) > 3)
     request = re.sub(r"[.!?]+$", "", request)
     for tail in _TAIL:
         request = tail.sub("", request)
@@ -169,9 +156,9 @@ def parse_opening(text: str) -> tuple[list[Item], bool]:
     merged: list[str] = []
     for chunk in chunks:  # ", the Blue one" and " in the Blue color" continue the item before them
         words = chunk.rstrip(", ").split()
-        forms = [words] + ([words[:-1]] if words and _near(words[-1].lower(), "and") else [])
+        forms = [words] + ([words[:-1]] if words and one_typo(words[-1].lower(), "and") else [])
         variant_like = bool(merged) and (merged[-1].rstrip().endswith(" in") or any(  # values are capitalised or digits
-            3 <= len(form) <= 5 and not form[0][0].isdigit() and _near(form[-1].lower(), "one")
+            3 <= len(form) <= 5 and not form[0][0].isdigit() and one_typo(form[-1].lower(), "one")
             and all(not w[0].isalpha() or w[0].isupper() for w in form[1:-1]) for form in forms))
         if variant_like:
             merged[-1] = merged[-1] + " " + chunk
@@ -182,7 +169,7 @@ def parse_opening(text: str) -> tuple[list[Item], bool]:
         chunk = chunk.strip().rstrip(",").strip()
         if i == len(merged) - 2:  # the "and" (perhaps misspelt) before the last item
             head, _, last = chunk.rpartition(" ")
-            if head and _near(last.lower(), "and"):
+            if head and one_typo(last.lower(), "and"):
                 chunk = head.rstrip(",").strip()
         items.append(_item(chunk))
     return items, confirm
@@ -395,7 +382,7 @@ class CartReference:
         """"I didn't ask for the X, please remove it": the card taken for an item was another product."""
         words = _WORD.findall(sentence.lower())
         if any(_contains(sentence, it.phrase) for it in self.active()) or not any(
-                _near(w, cue) for w in words for cue in ("remove", "want", "ask")):
+                one_typo(w, cue) for w in words for cue in ("remove", "want", "ask")):
             return
         named = re.search(r"\bthe\s+(.+?)(?:,|\s+in\s+my\b|[.?!]|$)", sentence)
         said = _tokens(named.group(1)) if named else []
@@ -417,13 +404,13 @@ class CartReference:
             if not pending:
                 return
             words = sentence.split()
-            if not any(_near(re.sub(r"\W", "", w.lower()), "instead") for w in words):
+            if not any(one_typo(re.sub(r"\W", "", w.lower()), "instead") for w in words):
                 continue
             m = re.search(r"\b(the\s.+)$", sentence)
             if not m:
                 continue
             phrase_words = m.group(1).rstrip(".!?").split()
-            while phrase_words and any(_near(re.sub(r"\W", "", phrase_words[-1].lower()), w)
+            while phrase_words and any(one_typo(re.sub(r"\W", "", phrase_words[-1].lower()), w)
                                        for w in ("instead", "then", "would", "work")):
                 phrase_words.pop()
             replacement = _type_words(" ".join(phrase_words))  # the same type: the same last words

@@ -27,6 +27,7 @@ from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, title_head, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.envs.recommend.heuristic import episode_setup
+from ecomrlve.envs.typos import one_typo
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
 
 #: Every question the agents ask: (bank id, template). Each is a message of the training half of
@@ -42,25 +43,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 # -- reading the shopper's words ------------------------------------------------------------------
 
-def _distance_at_most_one(a: str, b: str) -> bool:
-    """Whether ``a`` becomes ``b`` by at most one typo: a swap of neighbours, a dropped, doubled or changed letter."""
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    i = next((i for i, (x, y) in enumerate(zip(short, long)) if x != y), len(short))
-    return short[i:] == long[i + 1:]
-
-
 def is_word(token: str, word: str) -> bool:
     """``token`` is ``word`` or, for a word of three letters or more, ``word`` with one typo."""
     token = token.lower()
-    return token == word or (len(word) >= 3 and len(token) >= 2 and _distance_at_most_one(token, word))
+    return token == word or (len(word) >= 3 and len(token) >= 2 and one_typo(token, word))
 
 
 #: The words a shopper's requirement phrases are built from: misspelt ones are read as these.
@@ -79,7 +65,7 @@ def normalise(text: str) -> str:
         token = match.group(0)
         if not token.islower() or len(token) < 3 or token in KEYWORDS:
             return token
-        near = [w for w in KEYWORDS if len(w) >= 4 and _distance_at_most_one(token, w)]
+        near = [w for w in KEYWORDS if len(w) >= 4 and one_typo(token, w)]
         if set(near) == {"from", "form"}:  # "frm", "fom": the brand's word ("in Gel form" is never misspelt so)
             return "from"
         if len({w[:4] for w in near}) == 1:  # "stard": "stars" or "star", the same word
