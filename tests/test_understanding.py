@@ -452,6 +452,18 @@ def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -
     assert not found, found[:5]
 
 
+@pytest.mark.parametrize("env_id", ["CART", "PD", "SUB", "BUNDLE"])
+def test_the_retired_leaks_families_reveal_only_what_they_ask(c8: EcomEnv, env_id: str) -> None:
+    """The families of the held-out messages retired for leaking (``train_batch13.jsonl``: a shoe's number worn,
+    "a laptop, a tablet, something else?", "what sum", "What bed are they for?", "reviews say ...", "the latest date
+    by which ...", "I'll narrow it down to a couple", "is metal more your style?"), said first in episodes with
+    withheld values, reveal nothing they did not ask."""
+    seeds = leak_seeds(c8, env_id, 12, 3)
+    assert seeds
+    found = [leak for m in load_bank("train_batch13.jsonl") for leak in leaks(c8, env_id, 12, seeds, m)]
+    assert not found, found[:5]
+
+
 def test_cart_open_question_reveals_the_withheld_constraints_once(c8: EcomEnv) -> None:
     """"What do you need?" in CART: every withheld constraint, once and user-caused; asked again, only what
     was asked for, and it costs patience."""

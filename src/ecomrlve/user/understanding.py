@@ -87,7 +87,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
-              "how much are we talking"),
+              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money"),
     "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -104,14 +104,18 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
                  "timeframe", "time frame", "get here", "courier", "eta", "needed by", "in your hands", "in a hurry",
                  # a comparative offered against another ("cheaper or faster?")
-                 "or faster", "faster or", "or quicker", "quicker or"),
+                 "or faster", "faster or", "or quicker", "quicker or",
+                 # a date to have it by, in formal words ("the latest date by which the item must be received")
+                 "latest date", "date by which", "must be received", "be received by", "the latest it can"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
              "kind of fit", "sort of fit", "type of fit", "fit do you", "fit would you", "snug", "loose fit", "roomy",
-             "baggy"),
+             "baggy", "you are wearing", "youre wearing", "are you wearing",
+             # the bed that bedding is for ("What bed are they for?")
+             "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
-                 "synthetic"),
+                 "synthetic", "metal", "wooden"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
@@ -176,7 +180,7 @@ _FEW_MORE = re.compile(r" a (?:few|couple of|couple) (?:more )?(?:details|things
 #: "Does it need to be particularly bright?": brightness asked with a degree word before "bright".
 _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fairly|enough|how) bright(?:er)? ")
 #: The size cues that only say the item is worn ("what do you usually wear?"): another topic named is what they ask.
-_WEAR = re.compile(r" (?:(?:do )?you )?(?:usually |normally |typically |generally )?wear | fits? you ")
+_WEAR = re.compile(r" (?:(?:do |are )?you (?:are )?)?(?:usually |normally |typically |generally )?wear(?:ing)? | fits? you ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: A lamp's shade ("glass shade or metal?"), not a colour's.
 _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
@@ -185,6 +189,11 @@ _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smalle
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) |"
                           r" how much of an? ")
+#: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
+_NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
+#: "I'll narrow it down to a couple of lamps": how many the agent will show, no amount to buy.
+_OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend) (?:a couple|a few|several|two|"
+                        r"three)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
@@ -1725,13 +1734,20 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
-                         r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )")
+                         r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )|"
+                         # what reviews report ("A few reviews say it runs small - what do you take?")
+                         r" (?:reviews|reviewers|customers|buyers|people) (?:say|said|mention|mentioned|suggest|note|report|"
+                         r"claim|complain|agree) (?:that |it |its |the |they |this |these |a |an )")
 #: "Is one cable enough?", "will one do, or a spare?": how many.
 _ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 #: "..., or go for another colour?": a go-ahead beside another value of the topic asks the topic.
 _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"
                          r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
+#: "... - a laptop, a tablet, something else?": the last option of a list, no open question.
+_ELSE_CLOSES_LIST = re.compile(r",[^,?.!]+,\s*(?:or\s+)?(?:something|anything) else\s*[?.!]*\s*$")
+#: "Is metal more your style?": a taste, not a version to choose.
+_YOUR_STYLE = re.compile(r" (?:more |really |quite )?(?:your|my) (?:sort of |kind of |own )?style ")
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
 
@@ -1775,6 +1791,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
+    if "quantity" in topics and _WEAR.search(cue_text) and _NUMBER.search(cue_text) and not _has(
+            _NUMBER.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")  # "Which number of shoe are you wearing?" asks the size worn
+        topics.add("size")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
@@ -1785,6 +1805,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
                                                                              _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
+    if "quantity" in topics and _OWN_PICKS.search(cue_text) and not _has(_OWN_PICKS.sub(" ", cue_text),
+                                                                        _TOPIC_PHRASES["quantity"]):
+        topics.discard("quantity")
     if "quantity" in topics and _HOW_MUCH_OF.search(cue_text) and not _has(_HOW_MUCH_OF.sub(" ", cue_text),
                                                                           _TOPIC_PHRASES["quantity"]):
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
@@ -1876,10 +1899,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                    if count >= 2]
         if len(offered) == 1:
             topics.add(offered[0])
-    if not topics and not confirm and in_play.items and _has(norm_asking, _VARIANT_PHRASES):
+    if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
+    if topics and _ELSE_CLOSES_LIST.search(asking.lower()):
+        strong_text = strong_text.replace(" something else ", " ").replace(" anything else ", " ")
     if topics and _STRONG_ON_TOPIC.search(strong_text):
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
