@@ -452,18 +452,6 @@ def test_a_question_about_one_topic_reveals_no_other(c8: EcomEnv, env_id: str) -
     assert not found, found[:5]
 
 
-@pytest.mark.parametrize("env_id", ["CART", "PD", "SUB", "BUNDLE"])
-def test_the_retired_leaks_families_reveal_only_what_they_ask(c8: EcomEnv, env_id: str) -> None:
-    """The families of the held-out messages retired for leaking (``train_batch13.jsonl``: a shoe's number worn,
-    "a laptop, a tablet, something else?", "what sum", "What bed are they for?", "reviews say ...", "the latest date
-    by which ...", "I'll narrow it down to a couple", "is metal more your style?"), said first in episodes with
-    withheld values, reveal nothing they did not ask."""
-    seeds = leak_seeds(c8, env_id, 12, 3)
-    assert seeds
-    found = [leak for m in load_bank("train_batch13.jsonl") for leak in leaks(c8, env_id, 12, seeds, m)]
-    assert not found, found[:5]
-
-
 def test_cart_open_question_reveals_the_withheld_constraints_once(c8: EcomEnv) -> None:
     """"What do you need?" in CART: every withheld constraint, once and user-caused; asked again, only what
     was asked for, and it costs patience."""
@@ -609,7 +597,7 @@ CART_KEYBOARD = InPlay(values={"connector": ("USB-C", "USB-A", "Bluetooth")})
 
 @pytest.mark.parametrize("name", TRAIN_BATCHES[1:])
 def test_training_batches_reveal_nothing_unasked(c8: EcomEnv, name: str) -> None:
-    """The eighth to twelfth training batches' negatives and attribute questions (many with a problem word, a value
+    """The eighth to thirteenth training batches' negatives and attribute questions (many with a problem word, a value
     or an order in them), said first: RETURN keeps its reason (also to its which-order and go-ahead questions, the
     ninth's naming the reason as already given), CART its withheld variants and quantities (also to "how much does
     X matter?"), PD and SUB their withheld requirements (also to statements that open like a question)."""
