@@ -113,6 +113,9 @@ def test_requests_are_told_apart_through_typos(synthetic_env) -> None:
     assert classify("Quick question. It's about the Blueora Lite 3 garden hose I ordered on September 1. I've opened "
                     "it. I wanna return it bc I changed my mind. If I retirn it, how much money woulld I get back, "
                     "in dollars?") == "POLICY"
+    assert classify("Hello, I'd like to byu the Tusk & Tern Vela 56 notebook (Green).") == "CART"
+    assert classify("Hello, I'd like to by the Orrinda Nimbus 65 hoodie (Medium) and 2x the Brevik Nimbus 4 notebook.") == "CART"
+    assert classify("Hey, I'd like to buy a bottle not cheaper than $10.") == "PD"
 
 
 def test_an_interruption_is_split_from_the_reply_it_follows() -> None:

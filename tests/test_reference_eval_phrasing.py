@@ -9,6 +9,8 @@ misreading. Over C8 x d 0-15 x 20 keys (secret fixedsecret123, seed 0) that was 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ecomrlve.envs import reference_agent
@@ -16,6 +18,7 @@ from ecomrlve.episode import EcomEnv
 from ecomrlve.user.realiser import TemplateShopper
 
 SECRET = "fixedsecret123"
+AMAZEBAY = Path(__file__).parent / "data" / "amazebay_sample.parquet"
 
 
 @pytest.mark.parametrize(("env_id", "difficulty", "seed", "slip"), [
@@ -29,6 +32,21 @@ SECRET = "fixedsecret123"
 def test_the_reference_agent_reads_the_held_out_phrasings_through_typos(env_id: str, difficulty: int, seed: int,
                                                                          slip: str) -> None:
     env = EcomEnv(env_id, realiser=TemplateShopper("eval"), secret=SECRET)
+    _play_to_the_end(env, env_id, difficulty, seed, slip)
+
+
+@pytest.mark.parametrize(("difficulty", "seed", "slip"), [
+    (5, 598601803, "I'd like to byu the"),
+    (13, 605650918, "I'd like to by the"),
+])
+def test_a_slipped_buy_still_opens_a_cart_request(difficulty: int, seed: int, slip: str) -> None:
+    """JOURNEY on the amazebay_sample.parquet fixture: a cart request whose "buy" slipped was routed to the RETURN
+    reference agent, which returned an order line nobody asked about (2 of 2,560 episodes, both wrong returns)."""
+    env = EcomEnv("JOURNEY", catalog=str(AMAZEBAY), realiser=TemplateShopper("eval"), secret=SECRET)
+    _play_to_the_end(env, "JOURNEY", difficulty, seed, slip)
+
+
+def _play_to_the_end(env: EcomEnv, env_id: str, difficulty: int, seed: int, slip: str) -> None:
     agent = reference_agent(env_id)
     observation = env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
     while not observation.done:

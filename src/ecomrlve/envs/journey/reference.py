@@ -99,12 +99,15 @@ _WANTS_ANOTHER = ("similar", "alternative", "substitute", "instead", "something 
 _ASKS_ABOUT_AN_ORDER = ("where is", "status of", "check on", "news on", "when will", "arrive")
 _WANTS_A_PRODUCT = ("looking for", "shopping for", "recommend", "suggest", "find me")
 _LISTED = re.compile(r"(?:,|\band?\b)\s+(?:an?|some)\s+\w", re.IGNORECASE)
+#: "I'd like to buy a ..." asks for a product to be found; "I'd like to buy the X" names it (a cart).
+_BUYS_UNNAMED = ("buy a", "buy an", "buy some", "buy something")
 
 
 def classify(request: str) -> str:
     """The kind of request (an environment id) a shopper's request is, read from what it asks: a question
     for a number or a yes/no is a policy question, then a return, a cart, a substitute for a sold-out
-    product, an order's status, a list of three or more things for a bundle, a product to find; anything else is scored by
+    product, an order's status, a list of three or more things for a bundle, a product to find, products named to buy;
+    anything else is scored by
     :func:`~ecomrlve.envs.journey.heuristic.classify_request` (each request kind's keywords)."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", request.strip()) if s]
     question = [w.lower() for w in _TOKEN.findall(sentences[-1])] if sentences and sentences[-1].endswith("?") else []
@@ -123,6 +126,8 @@ def classify(request: str) -> str:
         return "BUNDLE"
     if _says_any(words, _WANTS_A_PRODUCT):
         return "PD"
+    if _says(words, "like to buy") and not _says_any(words, _BUYS_UNNAMED):
+        return "CART"  # the keywords miss a slipped "buy" ("I'd like to byu the ...", "... to by the ...")
     return classify_request(request)
 
 
