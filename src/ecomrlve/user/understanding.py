@@ -269,7 +269,9 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
             "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
             "consent", "agreeable", "going ahead", "thumbs up",
-            "no objection", "no objections", "object to me", "object if i")
+            "no objection", "no objections", "object to me", "object if i",
+            # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
+            "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -408,7 +410,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
-                "motivation")
+                "motivation",
+                # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
+                "grounds for", "what cause")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -509,6 +513,9 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
+#: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
+_NEGATED_VERB = re.compile(r" (was|were|is|are|did|do|does)nt (?!(?:it|they|this|that|these|those|you|i|we)\b)")
+_DISCONTENT = re.compile(r" not (?:happy|satisfied|pleased|content) ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing that|bearing in mind|considering) ")
@@ -548,9 +555,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
-                  "kindly indicate", "kindly state", "kindly provide", "kindly select", "kindly choose", "kindly inform",
-                  "indicate")
+                  "kindly", "indicate")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -604,7 +609,7 @@ def _with_plurals(phrases: tuple[str, ...]) -> tuple[str, ...]:
 
 _TOPIC_PHRASES = {topic: _with_plurals(cues) for topic, cues in _TOPIC_CUES.items()}
 _VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
-_OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
+_OPEN_STRONG_PHRASES = _with_plurals(_OPEN_STRONG)
 _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
@@ -888,7 +893,7 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
-_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,3}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
 
 
@@ -981,15 +986,18 @@ def _asks_reason(asking: str) -> bool:
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
+            words = _NEGATED_VERB.sub(r" \1 not ", words)  # "You weren't happy with it, were you?": "not happy"
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             waived = _has(_NO_LONGER.sub(" ", words), _WAIVE_PHRASES)  # not "you don't need it any more?"
-            if not (cause or fault) or waived or words.startswith(_STATING_PHRASES) or _PURPOSE_SO.match(words):
+            stating = words.startswith(_STATING_PHRASES) and not _NOT_CIRCUMSTANCE.match(words)  # not "if you tell me ..."
+            if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
-            if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+            # "You weren't happy with the sound?" supposes a fault; "happy with" asks no leave there
+            if cause or not (_asks_which_line(words) or (_asks_go_ahead(clause) and not _DISCONTENT.search(words))):
                 return True
     return False
 
@@ -1137,7 +1145,8 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
                            r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
-                           r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
+                           r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
+                           r"request|seek|await) "
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
@@ -1167,6 +1176,13 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # a condition that asks ("i can check out now if youre happy")
                            r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
+
+
+#: A condition of the customer's approval before the agent's step ("If you're happy with it, I'll place it now.", "If
+#: that all looks right to you, I'll order it."): leave asked, though no question mark.
+_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?if (?:you are|youre|you re|that|this|it|everything|all|all that|"
+                         r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:happy|ok|okay|fine|good|ready|content|"
+                         r"satisfied|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1275,8 +1291,11 @@ def _is_request(raw: str) -> bool:
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
-        if words.startswith(_REQUEST_PHRASES) or " let me know " in words:
+        if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
+                " let me know " in words):
             return True
+        if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
+            return True  # "If you're happy with it, I'll place it now."
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
@@ -1717,9 +1736,10 @@ _STRONG_ON_TOPIC = re.compile(
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
 #: "There's nothing else you need, is there?": a tag that asks whether there is more.
-_NOTHING_MORE_TAG = re.compile(r" (?:nothing|no|not anything) (?:else|more|further|other [a-z]+)\b(?: [a-z]+){0,6} (?:is there|are "
-                               r"there|do you|right|yeah|correct|have you)(?: [a-z]+)? $")
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
+_NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|further|other [a-z]+)|(?:thats|that is) (?:all|everything) "
+                               r"you (?:need|want|require|are after|re after|were after))\b(?: [a-z]+){0,6} (?:is there|are "
+                               r"there|do you|right|yeah|correct|have you|isnt it)(?: [a-z]+)? $")
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -1768,6 +1788,9 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
+    nothing_more = "?" in text and any(_NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))
+    if confirm and not go_ahead and nothing_more:
+        confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
     grounds = _without_purpose(_grounds(asking))
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
@@ -1911,8 +1934,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
         if confirm and not (_ACTION_OFFER.search(norm_asking) or _WANT_DONE.search(norm_asking)):
             confirm = go_ahead = False  # "Any other colour you'd be happy with?": the topic is asked, no leave
-    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and "?" in text and any(
-        _NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))) or (not confirm and " instead " not in norm_asking and (
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (not confirm and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
