@@ -202,7 +202,7 @@ _GENERIC_VARIANT = ("variant", "version", "option", "style")
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
-                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b|\"|”)|\d\s?(?:inch|inches|in\b|\"|”)[^.?!]{0,40}\bsize\b")
+                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
@@ -271,7 +271,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "consent", "agreeable", "going ahead", "thumbs up",
             "no objection", "no objections", "object to me", "object if i",
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
-            "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all")
+            "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
+            "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -412,7 +413,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
                 "motivation",
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
-                "grounds for", "what cause")
+                "grounds for", "what cause", "justification", "rationale", "what brings", "awry")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -452,7 +453,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "than advertised", "than described", "than pictured", "than it looked", "not good with", "not good about",
                   "whats not good", "what is not good", "what was not good",
                   # the wish gone ("You didn't want it any more?")
-                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want")
+                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want",
+                  # in slang, idiom and other word orders ("What went sideways?", "Something off with it?", "not up to par",
+                  # "not okay with it", "not feeling it", "a no for you", "The cable, what has it got?")
+                  "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
+                  "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -563,6 +568,8 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "szie": "size", "thru": "through", "brake": "break", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
+              # Northern English ("Owt else, love?")
+              "owt": "anything", "nowt": "nothing",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -893,6 +900,8 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
+#: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
+_VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
 
@@ -905,7 +914,7 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
-    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence))
+    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence)) or _VERB_LAST.match(_normalise(sentence))
                                 or _NOT_WAIT.search(_normalise(sentence)))
            for sentence in _SENTENCE.findall(asking)):
         return True
@@ -1157,6 +1166,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
                            r"confirm)\b|"
+                           # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
+                           r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still )?(?:required|needed|necessary|mandatory)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
                            r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
