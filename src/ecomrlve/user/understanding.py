@@ -198,6 +198,9 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: "express" that says how something is given ("your express consent"), not a delivery speed.
+_EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
+                           r"request|instruction|instructions|confirmation) ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
@@ -209,7 +212,8 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
-                "what else")
+                "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
+                "more you require")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -277,20 +281,25 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up)")
+            r"ring up|press)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
+                           # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
+                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
-_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
-                        r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
-                        r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
-                        r"completed|confirmed|checked out) |"
+_DONE = (r"(?:processed|returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
+         r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
+         r"completed|confirmed|checked out)")
+_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} " + _DONE + r" |"
+                        # the step asked in the passive ("May the order be placed now?")
+                        r" (?:may|can|could|shall|should) (?:the|it|this|that|these|they|your)(?: [a-z0-9]+){0,3} (?:now |then )?be "
+                        + _DONE + r" |"
                         # the step's destination ("Would you like the refund to your original card?")
                         r" (?:want|like) (?:the|a|your) (?:refund|replacement|exchange|credit) (?:to|on|back to|sent to|paid to|"
                         r"issued to|credited to|as) ")
@@ -413,7 +422,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
                 "motivation",
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
-                "grounds for", "what cause", "justification", "rationale", "what brings", "awry")
+                "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
+                "circumstances", "led to", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -457,7 +468,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # in slang, idiom and other word orders ("What went sideways?", "Something off with it?", "not up to par",
                   # "not okay with it", "not feeling it", "a no for you", "The cable, what has it got?")
                   "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
-                  "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got")
+                  "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
+                  "complaints")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -560,7 +572,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate")
+                  "kindly", "indicate", "holler", "give me a holler")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -569,7 +581,8 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # Northern English ("Owt else, love?")
-              "owt": "anything", "nowt": "nothing",
+              "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing",
+              "lemme": "let me", "gimme": "give me",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -626,7 +639,7 @@ _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
-_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
+_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we", "do i", "do we",
                             "everything good", "everything fine", "everything ok", "everything okay",
                             # a bare check after the agent says what it will do ("I can do the return now. You agree?")
                             "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
@@ -902,7 +915,7 @@ _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:jus
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
-_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
 
 
@@ -1807,7 +1820,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
-    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
+    cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
