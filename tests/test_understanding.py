@@ -1067,3 +1067,51 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize("text, in_play, expected", [
+    # a go-ahead said as a condition of the customer's approval before the agent's step; not without the step
+    ("If you're okay with the navy one, I'll check out now.", HOODIE, {"confirm": True, "topics": set()}),
+    ("If everything looks good, I can submit the order.", JACKET, {"confirm": True}),
+    ("If you're happy with the queen, lovely.", InPlay(), {"confirm": False}),
+    # a request said as a condition before the agent's step asks what it requests, not leave
+    ("If you could tell me what went wrong, I'll process the return.", ORDERS, {"reason": True, "confirm": False}),
+    ("If you say why, I can book the courier.", ORDERS, {"reason": True, "confirm": False}),
+    # go-aheads in formal, slang, shopkeeper's and calqued words: passive, verb last, "want that I", a bare "Do I?"
+    ("Shall we pull the trigger on it?", CABLE, {"confirm": True}),
+    ("Will that be all for today, dear?", MUG, {"confirm": True}),
+    ("Your approval is needed to proceed.", MUG, {"confirm": True}),
+    ("May the return be processed now?", ORDERS, {"confirm": True, "reason": False}),
+    ("Should I the return now start?", ORDERS, {"confirm": True}),
+    ("Do you want that I place the order?", MUG, {"confirm": True}),
+    ("Let me know if I should place it.", MUG, {"confirm": True}),
+    ("The basket, I do it now?", MUG, {"confirm": True}),
+    ("Everything is in the basket. Press ahead?", MUG, {"confirm": True}),
+    ("We need your express permission to place the order.", MUG, {"confirm": True, "topics": set()}),
+    ("Do you need express delivery?", LAMP, {"topics": {"shipping"}}),
+    # the cause asked in other words: formal, slang, old-fashioned, a negated fault in a tag question
+    ("What went awry with the cable?", ORDERS, {"reason": True, "which": False}),
+    ("Please state your grounds for returning it.", ORDERS, {"reason": True}),
+    ("You weren't happy with the fit, were you?", ORDERS, {"reason": True, "confirm": False}),
+    ("Not up to par, then?", ORDERS, {"reason": True}),
+    ("What's your beef with it?", ORDERS, {"reason": True}),
+    ("What's got you returning the hoodie?", ORDERS, {"reason": True, "which": False}),
+    ("I'm thinking 27 inches - too big, too small, or about right?", ORDERS, {"reason": False}),
+    # any further need: a tag that checks there is no more asks no leave; other words for "anything"
+    ("Nothing more you need, right?", LAMP, {"open": True, "confirm": False}),
+    ("That's everything you want, isn't it?", LAMP, {"open": True, "confirm": False}),
+    ("Any other stuff you want in it?", LAMP, {"open": True}),
+    ("Owt else?", SPEAKER, {"open": True}),
+    ("Is there more you need from it?", LAMP, {"open": True}),
+    ("Anything else you need, or are we good?", LAMP, {"open": True, "confirm": False}),
+    # a model number before "in" is no screen size in inches
+    ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
+])
+def test_fourteenth_batch_styles_ask_what_their_question_asks(text: str, in_play: InPlay,
+                                                             expected: dict[str, Any]) -> None:
+    """Spec sheets, American slang, compliance wording, apologies, conditional offers, tag and negative questions,
+    calques of German, Spanish and French word order and an old-fashioned shopkeeper: each reads as what its
+    question asks."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
