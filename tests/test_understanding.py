@@ -1104,6 +1104,15 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Owt else?", SPEAKER, {"open": True}),
     ("Is there more you need from it?", LAMP, {"open": True}),
     ("Anything else you need, or are we good?", LAMP, {"open": True, "confirm": False}),
+    ("Provided that's okay with you, I'll place it today.", MUG, {"confirm": True}),
+    ("Are you set for me to check out?", MUG, {"confirm": True}),
+    ("You wouldn't want me to wait, would you?", MUG, {"confirm": True, "topics": set()}),
+    ("Whatever's wrong with it, love?", ORDERS, {"reason": True}),
+    ("Whatever the reason, I can start the return.", ORDERS, {"reason": False}),
+    # a request for "it" asks what the sentence before it names
+    ("Every return needs a reason on file. Kindly share it.", ORDERS, {"reason": True}),
+    ("The jacket needs a size before I add it. Could you give me that?", JACKET, {"topics": {"size"}}),
+    ("The refund goes to your card. Please keep the receipt.", ORDERS, {"asks": False}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

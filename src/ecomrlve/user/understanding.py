@@ -289,7 +289,7 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
                            r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
-                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good|set) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
@@ -486,6 +486,8 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
 #: question that opens with "so".
 _PURPOSE_SO = re.compile(r"^ so (?:it|they|i|you|we) (?:can|could|will|would|ll|dont|do not|doesnt|does not|wont|isnt|is not|"
                          r"arent|might|may|should|must|fits?|arrives?|gets?|ends? up|comes?|lasts?)\b")
+#: "Whatever is the matter with it?": "whatever" that stresses the question, no waiver.
+_WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|up|happened|gone wrong|going on) ")
 #: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
 _NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
@@ -1014,7 +1016,8 @@ def _asks_reason(asking: str) -> bool:
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
-            waived = _has(_NO_LONGER.sub(" ", words), _WAIVE_PHRASES)  # not "you don't need it any more?"
+            # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
+            waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
             stating = words.startswith(_STATING_PHRASES) and not _NOT_CIRCUMSTANCE.match(words)  # not "if you tell me ..."
             if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
@@ -1127,14 +1130,19 @@ def _answered_itself(raw: str) -> bool:
 
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
-    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
+    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed. A request for
+    "it" ("We must record the reason. Please provide it.") asks what the sentence before it names."""
     parts = _SENTENCE.findall(raw)
     if len(parts) < 2:
         return raw
-    asking = [p for p in parts if _is_request(p)]
+    asking = [p for i, p in enumerate(parts)
+              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])))]
     return " ".join(asking) if asking else raw
 
 
+#: A request whose only object is "it" ("Please provide it.", "Could you share that?").
+_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
+                             r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$")
 #: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
 _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
 
@@ -1204,7 +1212,8 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes
 
 #: A condition of the customer's approval before the agent's step ("If you're happy with it, I'll place it now.", "If
 #: that all looks right to you, I'll order it."): leave asked, though no question mark.
-_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?if (?:you are|youre|you re|that|this|it|everything|all|all that|"
+_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as) (?:you are|youre|you re|"
+                         r"that|thats|this|it|its|everything|all|all that|"
                          r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:happy|ok|okay|fine|good|ready|content|"
                          r"satisfied|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
 
@@ -1819,7 +1828,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     grounds = _without_purpose(_grounds(asking))
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
-    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
+    cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
