@@ -1113,6 +1113,15 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Every return needs a reason on file. Kindly share it.", ORDERS, {"reason": True}),
     ("The jacket needs a size before I add it. Could you give me that?", JACKET, {"topics": {"size"}}),
     ("The refund goes to your card. Please keep the receipt.", ORDERS, {"asks": False}),
+    ("Just say yes and I'll send it off.", MUG, {"confirm": True}),
+    ("we buying it or nah", MUG, {"confirm": True}),
+    ("Do you want the pair bought now?", SHOES, {"confirm": True}),
+    ("Is it playing up?", ORDERS, {"reason": True}),
+    ("So how did it not work for you?", ORDERS, {"reason": True, "confirm": False}),
+    ("What is it about the hoodie you didn't like?", ORDERS, {"reason": True, "which": False}),
+    ("Tell me what the trouble was and I'll book the pickup.", ORDERS, {"reason": True}),
+    ("If there's anything else you need, tell me and I'll look for it.", LAMP, {"open": True, "confirm": False}),
+    ("What besides should it have?", LAMP, {"open": True}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -213,7 +213,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
-                "more you require")
+                "more you require", "what besides")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -276,7 +276,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "no objection", "no objections", "object to me", "object if i",
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
-            "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment")
+            "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
+            "say yes", "the nod", "in agreement", "locking this in", "locking it in")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -295,7 +296,7 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
 _DONE = (r"(?:processed|returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
          r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
-         r"completed|confirmed|checked out)")
+         r"completed|confirmed|checked out|sent off|sent out|bought|purchased|paid for)")
 _WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} " + _DONE + r" |"
                         # the step asked in the passive ("May the order be placed now?")
                         r" (?:may|can|could|shall|should) (?:the|it|this|that|these|they|your)(?: [a-z0-9]+){0,3} (?:now |then )?be "
@@ -469,7 +470,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # "not okay with it", "not feeling it", "a no for you", "The cable, what has it got?")
                   "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
-                  "complaints")
+                  "complaints", "the fit", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
+                  "not right for", "didnt work", "did not work", "not like about")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -534,7 +536,8 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
 _NEGATED_VERB = re.compile(r" (was|were|is|are|did|do|does)nt (?!(?:it|they|this|that|these|those|you|i|we)\b)")
-_DISCONTENT = re.compile(r" not (?:happy|satisfied|pleased|content) ")
+_PROMISE_AFTER = re.compile(r" (?:and|then|so) (?:ill|i will|well|we will|i can|we can) .*$")
+_DISCONTENT = re.compile(r" not (?:happy|satisfied|pleased|content) | (?:didnt|doesnt|did not|does not|not) work (?:out )?for you ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing that|bearing in mind|considering) ")
@@ -574,7 +577,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate", "holler", "give me a holler")
+                  "kindly", "indicate", "holler", "give me a holler", "say what", "say why")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -915,6 +918,10 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
+#: The step asked in chat as what "we" are doing ("we buying it or nah", "so we locking this in?").
+_WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |still |actually )?(?:buy|plac|check|order|lock|go|finish|"
+                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)ing(?: [a-z0-9]+){0,4}"
+                       r" (?:or (?:not|nah|no|what)|yes|yeah|right) $")
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
@@ -929,10 +936,11 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
-    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence)) or _VERB_LAST.match(_normalise(sentence))
-                                or _NOT_WAIT.search(_normalise(sentence)))
-           for sentence in _SENTENCE.findall(asking)):
-        return True
+    for sentence in _SENTENCE.findall(asking):
+        words = _normalise(sentence)
+        if _WE_DOING.match(words) or "?" in sentence and (
+                _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _NOT_WAIT.search(words)):
+            return True
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
@@ -1022,7 +1030,9 @@ def _asks_reason(asking: str) -> bool:
             if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
             # "You weren't happy with the sound?" supposes a fault; "happy with" asks no leave there
-            if cause or not (_asks_which_line(words) or (_asks_go_ahead(clause) and not _DISCONTENT.search(words))):
+            # and "Say what the trouble was and I'll sort the rest" promises the step, it asks no leave
+            leave = _asks_go_ahead(_PROMISE_AFTER.sub(" ", words)) and not _DISCONTENT.search(words)
+            if cause or not (_asks_which_line(words) or leave):
                 return True
     return False
 
@@ -1054,7 +1064,7 @@ def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
     fault, and names an ordered item or asks about a line."""
     for sentence in _SENTENCE.findall(asking):
         for clause in _QUESTION_JOIN.split(sentence):
-            words = _FILLER.sub(" ", _corrected(_normalise(clause)))
+            words = _NEGATED_VERB.sub(r" \1 not ", _FILLER.sub(" ", _corrected(_normalise(clause))))  # as _asks_reason reads it
             first = words.split()[:1]
             if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
                 continue
@@ -1199,7 +1209,7 @@ _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are
                        r"that|these|there|the|your))\b")
 #: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
 #: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
-_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes or no|how many|how much|when) $|"
+_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or nah|yes or no|how many|how much|when) $|"
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
@@ -1772,6 +1782,9 @@ _STRONG_ON_TOPIC = re.compile(
 _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|further|other [a-z]+)|(?:thats|that is) (?:all|everything) "
                                r"you (?:need|want|require|are after|re after|were after))\b(?: [a-z]+){0,6} (?:is there|are "
                                r"there|do you|right|yeah|correct|have you|isnt it)(?: [a-z]+)? $")
+#: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
+_IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
+                      r"other|any other|any more|further|additional|extra) ")
 _THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
@@ -1910,6 +1923,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     listed = any(count >= 2 for count, _ in values.values())
     values_in_play = in_play
     opening = _FILLER.sub(" ", norm_grounds)
+    if confirm and any(_IF_MORE.match(_normalise(sentence)) for sentence in _SENTENCE.findall(asking)):
+        confirm = go_ahead = False  # "If there's more you want, say the word and I'll add it": the step is for the more
     if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
