@@ -1122,6 +1122,15 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Tell me what the trouble was and I'll book the pickup.", ORDERS, {"reason": True}),
     ("If there's anything else you need, tell me and I'll look for it.", LAMP, {"open": True, "confirm": False}),
     ("What besides should it have?", LAMP, {"open": True}),
+    ("Say which colour and I'll add it.", HOODIE, {"topics": {"color"}}),
+    ("Will I ring that up for you?", MUG, {"confirm": True}),
+    ("If you fill me in on the problem, I'll arrange a courier.", ORDERS, {"reason": True}),
+    ("Because of what is it going back?", ORDERS, {"reason": True, "which": False}),
+    ("What's brought this on?", ORDERS, {"reason": True}),
+    ("Was it different from what you expected?", ORDERS, {"reason": True}),
+    ("Every return must name a reason. What is yours?", ORDERS, {"reason": True}),
+    ("If you've any other needs, I'm all ears.", LAMP, {"open": True}),
+    ("Please list any other specifications.", LAMP, {"open": True}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -213,7 +213,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
-                "more you require", "what besides")
+                "more you require", "what besides", "further specification", "other specification")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -286,7 +286,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
-                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|will i|will we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
                            r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
@@ -424,7 +424,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "motivation",
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
-                "circumstances", "led to", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -470,7 +470,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # "not okay with it", "not feeling it", "a no for you", "The cable, what has it got?")
                   "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
-                  "complaints", "the fit", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
+                  "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
@@ -577,7 +577,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate", "holler", "give me a holler", "say what", "say why")
+                  "kindly", "indicate", "holler", "give me a holler", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -1150,9 +1150,10 @@ def _asking_part(raw: str) -> str:
     return " ".join(asking) if asking else raw
 
 
-#: A request whose only object is "it" ("Please provide it.", "Could you share that?").
+#: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
-                             r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$")
+                             r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
+                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
 #: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
 _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
 
@@ -1196,7 +1197,7 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
-                           r"confirm)\b|"
+                           r"confirm|fill me in|explain)\b|"
                            # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still )?(?:required|needed|necessary|mandatory)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
@@ -1216,6 +1217,8 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
+                           # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
+                           r" (?:im|i am) all ears $|"
                            # a condition that asks ("i can check out now if youre happy")
                            r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
 
@@ -1594,8 +1597,8 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "having", "bearing in mind", "keeping in mind", "mind you", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
     "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
-_NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
-                               r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
+_NOT_CIRCUMSTANCE = re.compile(r"^ (?:because of what|as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
+                               r"confirm|describe|fill|explain)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
 
 
 def _grounds(asking: str) -> str:
