@@ -1131,6 +1131,13 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Every return must name a reason. What is yours?", ORDERS, {"reason": True}),
     ("If you've any other needs, I'm all ears.", LAMP, {"open": True}),
     ("Please list any other specifications.", LAMP, {"open": True}),
+    ("The lamp comes in black or silver. Yours?", LAMP, {"topics": {"color"}}),
+    ("so whats the damage ur ok with", SPEAKER, {"topics": {"price"}}),
+    ("ok real quick what colour u want", HOODIE, {"topics": {"color"}}),
+    ("cool if i place order now?", MUG, {"confirm": True}),
+    ("Your approval is hereby requested to place the order.", MUG, {"confirm": True}),
+    ("anything else u need, spill", LAMP, {"open": True}),
+    ("What still must the lamp have?", LAMP, {"open": True}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

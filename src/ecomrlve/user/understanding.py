@@ -81,7 +81,7 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
-    "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+    "price": ("whats the damage", "keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
@@ -213,7 +213,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
-                "more you require", "what besides", "further specification", "other specification")
+                "more you require", "what besides", "further specification", "other specification", "what still")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -277,7 +277,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
-            "say yes", "the nod", "in agreement", "locking this in", "locking it in")
+            "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -289,7 +289,7 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|will i|will we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
-                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
+                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|(?:good|cool) if (?:i|we)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good|set) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -1199,7 +1199,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
                            r"confirm|fill me in|explain)\b|"
                            # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
-                           r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still )?(?:required|needed|necessary|mandatory)\b|"
+                           r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
+                           r"mandatory|requested|sought)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
                            r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
@@ -1218,7 +1219,7 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
-                           r" (?:im|i am) all ears $|"
+                           r" (?:im|i am) all ears $| spill(?: it)? $|"
                            # a condition that asks ("i can check out now if youre happy")
                            r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
 
@@ -1270,7 +1271,7 @@ def _run_on_question(clause: str) -> str:
 
 
 #: Chat interjections before a question word ("wait whats wrong with it", "ngl whats your budget"): the question asks.
-_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly) )+(?=(?:what|whats|"
+_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly|real quick|quick|ok|okay|so) )+(?=(?:what|whats|"
                            r"which|how|why|when|where|who|do|does|did|is|are|can|could|would|will)\b)")
 
 
@@ -1800,7 +1801,9 @@ _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |
 _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
-_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $")
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
+                                  # "... comes in XS, M and XXL. Yours?"
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )|"
