@@ -1138,6 +1138,10 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Your approval is hereby requested to place the order.", MUG, {"confirm": True}),
     ("anything else u need, spill", LAMP, {"open": True}),
     ("What still must the lamp have?", LAMP, {"open": True}),
+    # leaks found by playing them: names offered at the start of a message are options, not an open question; the
+    # price asked in slang is no fault
+    ("Sonora or Aurix, or no preference?", InPlay(), {"open": False}),
+    ("What's the damage you'd be happy with?", ORDERS, {"reason": False}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

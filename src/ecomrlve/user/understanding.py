@@ -498,6 +498,8 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            # the price asked in slang ("What's the damage you're ok with?")
+                            r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
                             r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
                             # a concern about a choice ("Is heft an issue for you?")
@@ -1546,7 +1548,7 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
 
 
 #: Two names offered as a choice ("from Sonora or Brightix?"): capitalised words inside the sentence.
-_NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
+_NAMES_OR = re.compile(r"(?:(?<=[a-z,] )|^)[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
 
 
 #: Two options after a dash or colon that ends the question ("What sort of lamp - bright or soft?").
