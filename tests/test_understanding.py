@@ -1142,6 +1142,18 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     # price asked in slang is no fault
     ("Sonora or Aurix, or no preference?", InPlay(), {"open": False}),
     ("What's the damage you'd be happy with?", ORDERS, {"reason": False}),
+    # a condition said with "should" first states; what follows it may still ask, or ask leave
+    ("Should the cable arrive broken, just call us.", ORDERS, {"asks": False}),
+    ("Should it be faulty, please tell us within 30 days.", ORDERS, {"reason": False}),
+    ("Should you need anything else, do let me know.", LAMP, {"open": True}),
+    ("Should you be happy with it, I'll check out now.", MUG, {"confirm": True}),
+    ("Were they too loose?", ORDERS, {"reason": True}),
+    ("So what went down with the lamp?", ORDERS, {"reason": True, "which": False}),
+    ("Please state the basis for the return.", ORDERS, {"reason": True}),
+    ("What's with the return, was it unusable?", ORDERS, {"reason": True}),
+    ("It is hereby requested that you confirm the order.", MUG, {"confirm": True}),
+    ("The return, we can start it?", ORDERS, {"confirm": True}),
+    ("Is that all you need, or is there more?", LAMP, {"open": True, "confirm": False}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -213,7 +213,8 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
-                "more you require", "what besides", "further specification", "other specification", "what still")
+                "more you require", "what besides", "further specification", "other specification", "what still",
+                "more to it", "or is there more")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -424,7 +425,8 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "motivation",
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
-                "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
+                "went down", "basis for", "whats with", "what is with", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -471,7 +473,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
-                  "not right for", "didnt work", "did not work", "not like about")
+                  "not right for", "didnt work", "did not work", "not like about",
+                  "not do what", "unusable", "fail", "failed", "fail you", "failed you")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -925,6 +928,8 @@ _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |stil
                        r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)ing(?: [a-z0-9]+){0,4}"
                        r" (?:or (?:not|nah|no|what)|yes|yeah|right) $")
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
+_MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
+                         + r"(?: it| them| this| that)? $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
@@ -941,7 +946,8 @@ def _asks_go_ahead(asking: str) -> bool:
     for sentence in _SENTENCE.findall(asking):
         words = _normalise(sentence)
         if _WE_DOING.match(words) or "?" in sentence and (
-                _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _NOT_WAIT.search(words)):
+                _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
+                or _NOT_WAIT.search(words)):
             return True
     for clause in _CLAUSE_BREAK.split(asking):
         words = _corrected(_normalise(clause))
@@ -1028,7 +1034,9 @@ def _asks_reason(asking: str) -> bool:
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
             waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
-            stating = words.startswith(_STATING_PHRASES) and not _NOT_CIRCUMSTANCE.match(words)  # not "if you tell me ..."
+            # not "if you tell me ..."; "Should it arrive damaged, ..." states a condition
+            stating = (words.startswith(_STATING_PHRASES) or (_INVERTED_IF.match(words) and "?" not in clause)) and not (
+                _NOT_CIRCUMSTANCE.match(words))
             if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
             # "You weren't happy with the sound?" supposes a fault; "happy with" asks no leave there
@@ -1156,6 +1164,9 @@ def _asking_part(raw: str) -> str:
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
+#: A condition said with the verb first ("Should the item arrive damaged, ...").
+_INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
+                          r"these)\b(?! (?:i|we)\b)")
 #: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
 _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
 
@@ -1201,6 +1212,7 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
                            r"confirm|fill me in|explain)\b|"
                            # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
+                           r"^ it is (?:hereby |kindly |respectfully )?(?:requested|required|asked) that you\b|"
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
                            r"mandatory|requested|sought)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
@@ -1228,9 +1240,9 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
 
 #: A condition of the customer's approval before the agent's step ("If you're happy with it, I'll place it now.", "If
 #: that all looks right to you, I'll order it."): leave asked, though no question mark.
-_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as) (?:you are|youre|you re|"
-                         r"that|thats|this|it|its|everything|all|all that|"
-                         r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:happy|ok|okay|fine|good|ready|content|"
+_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as|should) (?:you are|youre|you re|"
+                         r"you|that|thats|this|it|its|everything|all|all that|"
+                         r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:be )?(?:happy|ok|okay|fine|good|ready|content|"
                          r"satisfied|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
 
 
@@ -1333,6 +1345,14 @@ def _is_request(raw: str) -> bool:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
+        if _INVERTED_IF.match(words) and "," in sentence:
+            # "Should the item arrive damaged, contact us.": a condition, no question, but what follows it may ask
+            # ("..., do let me know"), and "Should that suit you, I'll place it." asks leave
+            content = _IF_CONTENT.match(words)
+            if content and _ACTION_OFFER.search(words[content.end() - 1:]):
+                return True
+            sentence = sentence.split(",", 1)[1]
+            words = _corrected(_normalise(sentence))
         if _NOTICE.match(words):
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
@@ -1791,7 +1811,7 @@ _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|fu
 #: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
 _IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
                       r"other|any other|any more|further|additional|extra) ")
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -1933,7 +1953,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and any(_IF_MORE.match(_normalise(sentence)) for sentence in _SENTENCE.findall(asking)):
         confirm = go_ahead = False  # "If there's more you want, say the word and I'll add it": the step is for the more
-    if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
+    asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
+    if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
@@ -1949,7 +1970,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
-    if not confirm and not topics and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
+    if not confirm and not topics and not asks_more and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
