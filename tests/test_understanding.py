@@ -1154,6 +1154,15 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("It is hereby requested that you confirm the order.", MUG, {"confirm": True}),
     ("The return, we can start it?", ORDERS, {"confirm": True}),
     ("Is that all you need, or is there more?", LAMP, {"open": True, "confirm": False}),
+    ("The order will be placed on your confirmation. Kindly respond accordingly.", MUG, {"confirm": True}),
+    ("We need a short explanation of the problem. Could you give one?", ORDERS, {"reason": True}),
+    ("Would you allow me to place the order?", MUG, {"confirm": True}),
+    ("If it's all the same to you, I'll place it now.", MUG, {"confirm": True}),
+    ("I am able to submit the order now?", MUG, {"confirm": True}),
+    ("tho why the hoodie going back", ORDERS, {"reason": True}),
+    ("What's happened to the cable?", ORDERS, {"reason": True, "which": False}),
+    ("yo who's ur fave brand", SPEAKER, {"topics": {"brand"}}),
+    ("If you let me in on your size, I'll add the jacket.", JACKET, {"topics": {"size"}}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

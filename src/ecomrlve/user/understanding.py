@@ -290,7 +290,7 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|will i|will we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
-                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|(?:good|cool) if (?:i|we)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
+                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|(?:permit|allow) (?:me|us) to|(?:good|cool) if (?:i|we)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good|set) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
@@ -426,7 +426,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
-                "went down", "basis for", "whats with", "what is with", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "went down", "basis for", "whats with", "what is with", "explanation", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -474,7 +474,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
-                  "not do what", "unusable", "fail", "failed", "fail you", "failed you")
+                  "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -560,7 +560,7 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 #: Opening words of a question without a question mark.
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
-                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody"))
+                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody", "whos"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
 _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
@@ -931,7 +931,7 @@ _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |stil
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
                          + r"(?: it| them| this| that)? $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
-_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
 
 
@@ -1163,6 +1163,9 @@ def _asking_part(raw: str) -> str:
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
+                             r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
+                             r"(?:one|an? one) (?:please )?$|"
+                             r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
                              r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
@@ -1210,7 +1213,7 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
-                           r"confirm|fill me in|explain)\b|"
+                           r"confirm|fill me in|explain|let me in on)\b|"
                            # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
                            r"^ it is (?:hereby |kindly |respectfully )?(?:requested|required|asked) that you\b|"
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
@@ -1243,7 +1246,7 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
 _IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as|should) (?:you are|youre|you re|"
                          r"you|that|thats|this|it|its|everything|all|all that|"
                          r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:be )?(?:happy|ok|okay|fine|good|ready|content|"
-                         r"satisfied|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
+                         r"satisfied|all the same|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1285,8 +1288,8 @@ def _run_on_question(clause: str) -> str:
 
 
 #: Chat interjections before a question word ("wait whats wrong with it", "ngl whats your budget"): the question asks.
-_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly|real quick|quick|ok|okay|so) )+(?=(?:what|whats|"
-                           r"which|how|why|when|where|who|do|does|did|is|are|can|could|would|will)\b)")
+_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|tho|lowkey|honestly|real quick|quick|ok|okay|so) )+(?=(?:what|whats|"
+                           r"which|how|why|when|where|who|whos|do|does|did|is|are|can|could|would|will)\b)")
 
 
 def _opens_question(words: str) -> bool:
