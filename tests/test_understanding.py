@@ -1163,6 +1163,11 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("What's happened to the cable?", ORDERS, {"reason": True, "which": False}),
     ("yo who's ur fave brand", SPEAKER, {"topics": {"brand"}}),
     ("If you let me in on your size, I'll add the jacket.", JACKET, {"topics": {"size"}}),
+    ("Whatever possessed you to send it back?", ORDERS, {"reason": True}),
+    ("I start the refund, you ok?", ORDERS, {"confirm": True}),
+    ("Thatll be everything, will it?", MUG, {"confirm": True}),
+    ("What else is there to know?", LAMP, {"open": True}),
+    ("Corded, or without a cable?", CABLE, {"topics": {"connector"}}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -116,7 +116,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
              "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
                  "synthetic", "metal", "wooden"),
-    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
+    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "with cable", "without cable", "without a cable", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
@@ -214,7 +214,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
-                "more to it", "or is there more")
+                "more to it", "or is there more", "still to know", "else to know")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -278,7 +278,8 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
-            "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order")
+            "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
+            "thatll be all", "thatll be everything", "thatll do")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -426,7 +427,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
-                "went down", "basis for", "whats with", "what is with", "explanation", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -492,7 +493,8 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
 _PURPOSE_SO = re.compile(r"^ so (?:it|they|i|you|we) (?:can|could|will|would|ll|dont|do not|doesnt|does not|wont|isnt|is not|"
                          r"arent|might|may|should|must|fits?|arrives?|gets?|ends? up|comes?|lasts?)\b")
 #: "Whatever is the matter with it?": "whatever" that stresses the question, no waiver.
-_WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|up|happened|gone wrong|going on) ")
+_WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|up|happened|gone wrong|going on|made you|possessed you|"
+                            r"prompted you|led you) ")
 #: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
 _NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
@@ -653,7 +655,8 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             "everything good", "everything fine", "everything ok", "everything okay",
                             # a bare check after the agent says what it will do ("I can do the return now. You agree?")
                             "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
-                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay"))
+                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay",
+                            "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
                           r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
