@@ -1168,6 +1168,7 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Thatll be everything, will it?", MUG, {"confirm": True}),
     ("What else is there to know?", LAMP, {"open": True}),
     ("Corded, or without a cable?", CABLE, {"topics": {"connector"}}),
+    ("We have Sonora and Voltix in stock. Please state your preference.", SPEAKER, {"topics": {"brand"}, "open": False}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -1830,8 +1830,10 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
-                                  # "... comes in XS, M and XXL. Yours?"
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
+                                  # "... comes in XS, M and XXL. Yours?", "We stock cotton and linen. Kindly indicate your preference."
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $|"
+                                  r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
+                                  r"your (?:preference|choice|pick) $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )|"
