@@ -1169,6 +1169,17 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("What else is there to know?", LAMP, {"open": True}),
     ("Corded, or without a cable?", CABLE, {"topics": {"connector"}}),
     ("We have Sonora and Voltix in stock. Please state your preference.", SPEAKER, {"topics": {"brand"}, "open": False}),
+    ("We stock cotton, linen and wool. Kindly indicate your preference.", InPlay(), {"topics": {"material"}, "open": False}),
+    ("Kindly indicate your preference.", InPlay(), {"topics": set(), "open": False}),
+    ("Too tight, or was it something else?", ORDERS, {"reason": True}),
+    ("Every return needs a stated reason. What's yours?", ORDERS, {"reason": True}),
+    ("You're not wanting to wait on it, are you?", MUG, {"confirm": True, "topics": set()}),
+    ("Do you want to wait for it, or is faster better?", LAMP, {"topics": {"shipping"}}),
+    ("Once you're ready, I can place it. Are you?", MUG, {"confirm": True}),
+    ("What has the cable that you send it back?", ORDERS, {"reason": True, "which": False}),
+    ("What else should the screen have?", InPlay(), {"open": True, "topics": set()}),
+    ("Anything else I can help you with?", LAMP, {"open": True}),
+    ("What size? Anything else I can help you with, just ask.", JACKET, {"topics": {"size"}, "open": False}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -198,6 +198,8 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: The screen as the product that has features ("What else should the screen have?"), not its size.
+_SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|support|supports|come with|comes with|do|does) )")
 #: "express" that says how something is given ("your express consent"), not a delivery speed.
 _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
                            r"request|instruction|instructions|confirmation) ")
@@ -319,7 +321,9 @@ _SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?
 #: A step named only as the time of the question ("your size before checking out"): no leave asked.
 _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
 #: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
-_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) ")
+_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) |"
+                           # "Once you're happy, I can order it. Are you?"
+                           r"^ (?:so |and )?are you $")
 #: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
 _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
                            r"one|purchase)|which|when|what)")
@@ -427,7 +431,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
-                "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you",
+                # the cause asked by its consequence, in German word order ("What has the hoodie that you send it back?")
+                "that you send it back", "that you send them back", "that you give it back", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -521,7 +527,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:the|that|this|your)(?: [a-z]+)? (?:reason|problem|issue|fault)s? (?:(?:that|which) )?(?:you|youve|you have|"
                             r"you had|you already|you just) (?:already |just )?(?:gave|given|give|mentioned|said|stated|told|"
                             r"described|listed|shared|explained|noted|reported|provided|specified|selected|chose|chosen|"
-                            r"picked|put|entered|gave us|raised|flagged) | (?:same|stated|given|above|mentioned|"
+                            r"picked|put|entered|gave us|raised|flagged) |(?<! a) (?:same|stated|given|above|mentioned|"
                             r"previous|earlier|original|selected|chosen) (?:reason|problem|issue|fault)s? ")
 #: The reason as what a step is done with ("start the return with the reason ...", "file it under reason X"): in a
 #: clause that asks leave to act it names the reason the step records, it does not ask for it.
@@ -539,6 +545,10 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
+#: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
+#: offered beside a value ("27 inches - too big, too small, or about right?").
+_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
+                          r"large|short|narrow|wide|tiny)\b(?!.* (?:about|just) right )")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
@@ -940,7 +950,9 @@ _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:al
 
 #: Waiting the customer does not want ("You don't want me to hold off on the order, do you?"): leave asked to go on.
 _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (?:me|us) to (?:hold off|hold on|hold back|wait|"
-                       r"delay|hang on|put off|pause|hold fire)\b")
+                       r"delay|hang on|put off|pause|hold fire)\b|"
+                       # holding off the decision itself ("You're not wanting to wait on this, are you?")
+                       r" (?:not|dont|do not) (?:want|wanting|need|needing) to (?:wait|hold off) on (?:this|it|that|the order)\b")
 
 
 def _asks_go_ahead(asking: str) -> bool:
@@ -1026,6 +1038,8 @@ def _asks_reason(asking: str) -> bool:
     names the item ("the broken one") or describes the item a which-order or go-ahead question is about
     ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
     for sentence in _SENTENCE.findall(asking):
+        if _MISFIT_LIST.match(_corrected(_normalise(sentence))):
+            return True  # "Too small, too big, or something else?"
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
@@ -1333,14 +1347,20 @@ def _asks_checklist(raw: str) -> bool:
 #: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
 #: questions, just shout!", "If there's anything else I can do, just ask."): it asks for no requirement.
 _SIGN_OFF = re.compile(r"^(?: [a-z]+){0,8} (?:any|other|more|further) questions?(?: [a-z]+){0,8} $|"
-                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help with)|ask (?:me )?anything "
+                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help (?:you )?with)|ask (?:me )?anything "
                        r"else|help with anything else)(?: [a-z]+){0,4} $")
+
+
+#: A question that offers more help ("Anything else I can help with?"): alone, it asks what more is needed.
+_MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do for you|i can get you) ")
 
 
 def _without_sign_off(raw: str) -> str:
     """``raw`` without its sign-off sentences (the same string when none)."""
     parts = _SENTENCE.findall(raw)
     kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
+    if not kept and len(parts) == 1 and "?" in raw and _MORE_HELP.search(_normalise(raw)):
+        return raw  # "Anything else I can help with for the sheets?" alone asks what more is needed
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
@@ -1830,10 +1850,12 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
-                                  # "... comes in XS, M and XXL. Yours?", "We stock cotton and linen. Kindly indicate your preference."
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $|"
-                                  r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
-                                  r"your (?:preference|choice|pick) $")
+                                  # "... comes in XS, M and XXL. Yours?"
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
+#: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
+#: values said before it, and with none said it is unclear, not an open question.
+_BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
+                              r"your (?:preference|choice|pick) $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )|"
@@ -1879,7 +1901,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
-    cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
+    cue_text = _SCREEN_HAS.sub(" the monitor ", cue_text)  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
@@ -2002,10 +2025,14 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and asking is not text and _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking)):
-        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it
-        offered = [t for t, (count, _) in _named_values(text, _without_item_names(norm, in_play), in_play).items()
-                   if count >= 2]
+    bare_preference = not topics and not confirm and _BARE_PREFERENCE.match(_FILLER.sub(" ", norm_asking)) is not None
+    if not topics and not confirm and asking is not text and (
+            bare_preference or _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking))):
+        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it (the
+        # store's values where none in play is said twice)
+        plain_text = _without_item_names(norm, in_play)
+        offered = [t for t, (count, _) in _named_values(text, plain_text, in_play).items() if count >= 2] or [
+            t for t, (count, _) in _named_values(text, plain_text, STORE_VALUES).items() if count >= 2]
         if len(offered) == 1:
             topics.add(offered[0])
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
@@ -2020,7 +2047,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
         if confirm and not (_ACTION_OFFER.search(norm_asking) or _WANT_DONE.search(norm_asking)):
             confirm = go_ahead = False  # "Any other colour you'd be happy with?": the topic is asked, no leave
-    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (not confirm and " instead " not in norm_asking and (
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (
+        not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
