@@ -1180,6 +1180,12 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("What else should the screen have?", InPlay(), {"open": True, "topics": set()}),
     ("Anything else I can help you with?", LAMP, {"open": True}),
     ("What size? Anything else I can help you with, just ask.", JACKET, {"topics": {"size"}, "open": False}),
+    ("k which size u need", JACKET, {"topics": {"size"}}),
+    ("With your permission, I'll place the order.", MUG, {"confirm": True}),
+    ("Check out now, then?", MUG, {"confirm": True}),
+    ("Apart from the colour, anything else?", LAMP, {"topics": set(), "open": True}),
+    ("Besides the brand, what colour?", LAMP, {"topics": {"color"}}),
+    ("How will you hook it up?", CABLE, {"topics": {"connector"}}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

@@ -116,7 +116,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
              "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
                  "synthetic", "metal", "wooden"),
-    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "with cable", "without cable", "without a cable", "interface", "wired",
+    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
@@ -198,6 +198,8 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
+_EXCEPT_TOPIC = re.compile(r" (?:other than|apart from|aside from|besides|except(?: for)?) (?:the |your |its )?[a-z]+ ")
 #: The screen as the product that has features ("What else should the screen have?"), not its size.
 _SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|support|supports|come with|comes with|do|does) )")
 #: "express" that says how something is given ("your express consent"), not a delivery speed.
@@ -281,7 +283,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
             "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
-            "thatll be all", "thatll be everything", "thatll do")
+            "thatll be all", "thatll be everything", "thatll do", "we on for")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -604,7 +606,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # Northern English ("Owt else, love?")
               "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing",
-              "lemme": "let me", "gimme": "give me",
+              "lemme": "let me", "gimme": "give me", "k": "ok",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -955,6 +957,9 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
                        r" (?:not|dont|do not) (?:want|wanting|need|needing) to (?:wait|hold off) on (?:this|it|that|the order)\b")
 
 
+_THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+
+
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
@@ -964,7 +969,8 @@ def _asks_go_ahead(asking: str) -> bool:
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
                 or _NOT_WAIT.search(words)):
             return True
-    for clause in _CLAUSE_BREAK.split(asking):
+    # a closing "then?" belongs to the clause before it ("Buy now, then?")
+    for clause in _CLAUSE_BREAK.split(_THEN_TAG.sub("?", asking)):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
         if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
@@ -1263,7 +1269,10 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
 _IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as|should) (?:you are|youre|you re|"
                          r"you|that|thats|this|it|its|everything|all|all that|"
                          r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:be )?(?:happy|ok|okay|fine|good|ready|content|"
-                         r"satisfied|all the same|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b")
+                         r"satisfied|all the same|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b|"
+                         # "With your blessing, I'll check out."
+                         r"^ (?:so |ok |okay |right |then |well )?with your (?:blessing|permission|ok|okay|approval|consent|go ahead|"
+                         r"say so)\b")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1902,7 +1911,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
-    cue_text = _SCREEN_HAS.sub(" the monitor ", cue_text)  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
