@@ -1186,6 +1186,16 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("Apart from the colour, anything else?", LAMP, {"topics": set(), "open": True}),
     ("Besides the brand, what colour?", LAMP, {"topics": {"color"}}),
     ("How will you hook it up?", CABLE, {"topics": {"connector"}}),
+    ("u want me to cop it?", MUG, {"confirm": True}),
+    ("Say the word and it's ordered.", MUG, {"confirm": True}),
+    ("You'll be wanting me to check out, won't you?", MUG, {"confirm": True}),
+    ("The return, we start it or we wait?", ORDERS, {"confirm": True}),
+    ("Please set out the grounds of the return.", ORDERS, {"reason": True}),
+    ("Didn't it sound right?", ORDERS, {"reason": True}),
+    ("Does that sound right?", ORDERS, {"reason": False}),
+    ("If you've any more needs, just shout.", LAMP, {"open": True}),
+    ("If the colour's important, tell me and I'll filter.", LAMP, {"topics": {"color"}, "open": False}),
+    ("Which colour, petal?", HOODIE, {"topics": {"color"}}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

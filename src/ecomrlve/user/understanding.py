@@ -283,15 +283,15 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
             "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
-            "thatll be all", "thatll be everything", "thatll do", "we on for")
+            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press)")
+            r"ring up|press|cop)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|wanting|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
                            r"can i|could i|may i|should i|shall i|shall we|can we|should we|will i|will we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
@@ -435,7 +435,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
                 "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you",
                 # the cause asked by its consequence, in German word order ("What has the hoodie that you send it back?")
-                "that you send it back", "that you send them back", "that you give it back", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "that you send it back", "that you send them back", "that you give it back", "the grounds", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -483,7 +483,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
-                  "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to")
+                  "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
+                  "not sound right", "not agree with you")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -596,7 +597,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate", "holler", "give me a holler", "say what", "say why", "say which", "say how", "say when")
+                  "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -607,6 +608,8 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Northern English ("Owt else, love?")
               "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing",
               "lemme": "let me", "gimme": "give me", "k": "ok",
+              # endearments no slip of a cue word ("petal" is not "metal")
+              "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -946,8 +949,8 @@ _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |stil
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
                          + r"(?: it| them| this| that)? $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
-_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
-                       r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
+                       r"straight away)(?: or (?:later|tomorrow|wait|not))?|or (?:we |i )?(?:wait|hold off|later|not)) $")
 
 
 #: Waiting the customer does not want ("You don't want me to hold off on the order, do you?"): leave asked to go on.
@@ -1655,7 +1658,10 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "having", "bearing in mind", "keeping in mind", "mind you", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
     "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
-_NOT_CIRCUMSTANCE = re.compile(r"^ (?:because of what|as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
+_NOT_CIRCUMSTANCE = re.compile(r"^ (?:because of what|as (?:for|to|regards|well)|"
+                               # the condition is what is asked ("If a brand's a must, let me know.")
+                               r"if (?:a|an|the|any|your)(?: [a-z]+){1,2} (?:is |s )?(?:a must|important|essential|key|required|needed|"
+                               r"a dealbreaker|a deal breaker|non negotiable)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
                                r"confirm|describe|fill|explain)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
 
 
@@ -1675,7 +1681,7 @@ def _grounds(asking: str) -> str:
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
