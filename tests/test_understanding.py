@@ -1196,6 +1196,13 @@ def test_twelfth_batch_styles_ask_what_their_question_asks(text: str, in_play: I
     ("If you've any more needs, just shout.", LAMP, {"open": True}),
     ("If the colour's important, tell me and I'll filter.", LAMP, {"topics": {"color"}, "open": False}),
     ("Which colour, petal?", HOODIE, {"topics": {"color"}}),
+    ("What has it done wrong?", ORDERS, {"reason": True}),
+    ("Did it give up on you?", ORDERS, {"reason": True}),
+    ("How do you mean, it's not right?", ORDERS, {"reason": True, "which": False}),
+    ("The form needs a reason, what should I write?", ORDERS, {"reason": True}),
+    ("Just give me the go and it's done.", MUG, {"confirm": True}),
+    ("Both ok? I'll check out.", CABLE, {"confirm": True}),
+    ("What haven't I asked about yet?", LAMP, {"open": True}),
     # a model number before "in" is no screen size in inches
     ("Tell me your size and I'll put the Atlas 22 in the cart.", JACKET, {"topics": {"size"}}),
 ])

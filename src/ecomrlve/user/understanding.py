@@ -218,7 +218,8 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
-                "more to it", "or is there more", "still to know", "else to know")
+                "more to it", "or is there more", "still to know", "else to know",
+                "havent i asked", "i havent asked", "have i not asked")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -283,7 +284,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
             "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
-            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word")
+            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
@@ -435,7 +436,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
                 "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you",
                 # the cause asked by its consequence, in German word order ("What has the hoodie that you send it back?")
-                "that you send it back", "that you send them back", "that you give it back", "the grounds", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "that you send it back", "that you send them back", "that you give it back", "the grounds",
+                # what to enter on the return form ("..., what shall I write?")
+                "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
@@ -484,7 +487,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
                   "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
-                  "not sound right", "not agree with you")
+                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -671,7 +674,8 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             # a bare check after the agent says what it will do ("I can do the return now. You agree?")
                             "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
                             "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay",
-                            "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay"))
+                            "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay", "both good",
+                            "both ok", "both okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
                           r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
@@ -931,6 +935,7 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
 
 
+_MEANING = re.compile(r" (?:how|what) do you mean ")
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
 _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
@@ -1902,7 +1907,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
     reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
     dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
-    which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
+    # "How do you mean, it's not right?" asks what the customer meant, not which order
+    which = orders and (_has(_MEANING.sub(" ", norm_asking), _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     go_ahead = _asks_go_ahead(asking)
@@ -2024,7 +2030,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if orders:
         # A question about a past order asks for no requirement: which line is meant (its item, when, what it
         # cost, a detail of it), why it goes back, or the go-ahead.
-        if reason and not (len(set(dates)) >= 2 or _has(norm_asking, _WHICH_ORDER_PHRASES)):
+        if reason and not (len(set(dates)) >= 2 or _has(_MEANING.sub(" ", norm_asking), _WHICH_ORDER_PHRASES)):
             which = False  # "Which of these fits: faulty, damaged or no longer needed?" asks the reason alone
         which = which or (reason and _asks_line_beside(asking, in_play))
         if not reason and confirm and (_CONFIRM_FACT.search(norm_asking) or (len(items) >= 2 and " or " in norm_asking)):
