@@ -22,7 +22,7 @@ BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl", "train_batch10.jsonl",
                  "train_batch11.jsonl", "train_batch12.jsonl",
-                 "train_batch13.jsonl")
+                 "train_batch13.jsonl", "train_batch14.jsonl")
 #: Held-out messages retired from blind use: each leaked a withheld value, so it was printed and read to fix the
 #: misreading behind it (their families are trained in ``train_batch9.jsonl`` and ``train_batch13.jsonl``); blind numbers
 #: are also reported without them.

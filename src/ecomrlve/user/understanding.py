@@ -81,7 +81,7 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
-    "price": ("keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+    "price": ("whats the damage", "keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
@@ -116,7 +116,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
              "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
                  "synthetic", "metal", "wooden"),
-    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "interface", "wired",
+    "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
                   "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
@@ -198,18 +198,28 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
+#: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
+_EXCEPT_TOPIC = re.compile(r" (?:other than|apart from|aside from|besides|except(?: for)?) (?:the |your |its )?[a-z]+ ")
+#: The screen as the product that has features ("What else should the screen have?"), not its size.
+_SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|support|supports|come with|comes with|do|does) )")
+#: "express" that says how something is given ("your express consent"), not a delivery speed.
+_EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
+                           r"request|instruction|instructions|confirmation) ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
 _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
-                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b|\"|”)|\d\s?(?:inch|inches|in\b|\"|”)[^.?!]{0,40}\bsize\b")
+                          r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
-                "what else")
+                "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
+                "more you require", "what besides", "further specification", "other specification", "what still",
+                "more to it", "or is there more", "still to know", "else to know",
+                "havent i asked", "i havent asked", "have i not asked")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -269,25 +279,35 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
             "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
             "consent", "agreeable", "going ahead", "thumbs up",
-            "no objection", "no objections", "object to me", "object if i")
+            "no objection", "no objections", "object to me", "object if i",
+            # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
+            "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
+            "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
+            "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
+            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up)")
+            r"ring up|press|cop)")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
-_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
-                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|like to|want to|"
+_ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|wanting|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
+                           r"can i|could i|may i|should i|shall i|shall we|can we|should we|will i|will we|like to|want to|"
                            r"(?:ok|okay|fine|alright|good) (?:for|with) you (?:that|if) (?:i|we)|(?:we|i) go to|(?:want|wish|like) you that (?:i|we)|"
-                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
+                           # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
+                           r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|(?:permit|allow) (?:me|us) to|(?:good|cool) if (?:i|we)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
+                           r"ready to|ready for me to|(?:ok|okay|alright|fine|good|set) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
                            r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
-_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} (?:processed|"
-                        r"returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
-                        r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
-                        r"completed|confirmed|checked out) |"
+_DONE = (r"(?:processed|returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
+         r"cancelled|canceled|exchanged|replaced|sent back|put through|raised|lodged|logged|actioned|"
+         r"completed|confirmed|checked out|sent off|sent out|bought|purchased|paid for)")
+_WANT_DONE = re.compile(r" (?:want|like|need) (?:the|it|this|that|them|these|your|my)(?: [a-z0-9]+){0,3} " + _DONE + r" |"
+                        # the step asked in the passive ("May the order be placed now?")
+                        r" (?:may|can|could|shall|should) (?:the|it|this|that|these|they|your)(?: [a-z0-9]+){0,3} (?:now |then )?be "
+                        + _DONE + r" |"
                         # the step's destination ("Would you like the refund to your original card?")
                         r" (?:want|like) (?:the|a|your) (?:refund|replacement|exchange|credit) (?:to|on|back to|sent to|paid to|"
                         r"issued to|credited to|as) ")
@@ -304,7 +324,9 @@ _SEARCH_FOR = re.compile(r" (?:shall|should|can|could|may) (?:i|we) (?:just )?(?
 #: A step named only as the time of the question ("your size before checking out"): no leave asked.
 _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| up| it| them| the order| the return)? ")
 #: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
-_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) ")
+_ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) |"
+                           # "Once you're happy, I can order it. Are you?"
+                           r"^ (?:so |and )?are you $")
 #: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
 _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
                            r"one|purchase)|which|when|what)")
@@ -408,7 +430,16 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
-                "motivation")
+                "motivation",
+                # formal and other-language words for the cause ("state the grounds for the return", "For what cause ...?")
+                "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
+                "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
+                "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you",
+                # the cause asked by its consequence, in German word order ("What has the hoodie that you send it back?")
+                "that you send it back", "that you send them back", "that you give it back", "the grounds",
+                # what to enter on the return form ("..., what shall I write?")
+                "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
+                "beef with")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -448,7 +479,15 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "than advertised", "than described", "than pictured", "than it looked", "not good with", "not good about",
                   "whats not good", "what is not good", "what was not good",
                   # the wish gone ("You didn't want it any more?")
-                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want")
+                  "want it any more", "want it anymore", "need it any more", "need it anymore", "no longer want",
+                  # in slang, idiom and other word orders ("What went sideways?", "Something off with it?", "not up to par",
+                  # "not okay with it", "not feeling it", "a no for you", "The cable, what has it got?")
+                  "sideways", "up to par", "not okay", "not ok", "something off", "off with it", "off with the",
+                  "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
+                  "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
+                  "not right for", "didnt work", "did not work", "not like about",
+                  "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
+                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -465,6 +504,9 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
 #: question that opens with "so".
 _PURPOSE_SO = re.compile(r"^ so (?:it|they|i|you|we) (?:can|could|will|would|ll|dont|do not|doesnt|does not|wont|isnt|is not|"
                          r"arent|might|may|should|must|fits?|arrives?|gets?|ends? up|comes?|lasts?)\b")
+#: "Whatever is the matter with it?": "whatever" that stresses the question, no waiver.
+_WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|up|happened|gone wrong|going on|made you|possessed you|"
+                            r"prompted you|led you) ")
 #: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
 _NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
 #: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
@@ -473,6 +515,8 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+                            # the price asked in slang ("What's the damage you're ok with?")
+                            r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
                             r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
                             # a concern about a choice ("Is heft an issue for you?")
@@ -489,7 +533,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:the|that|this|your)(?: [a-z]+)? (?:reason|problem|issue|fault)s? (?:(?:that|which) )?(?:you|youve|you have|"
                             r"you had|you already|you just) (?:already |just )?(?:gave|given|give|mentioned|said|stated|told|"
                             r"described|listed|shared|explained|noted|reported|provided|specified|selected|chose|chosen|"
-                            r"picked|put|entered|gave us|raised|flagged) | (?:same|stated|given|above|mentioned|"
+                            r"picked|put|entered|gave us|raised|flagged) |(?<! a) (?:same|stated|given|above|mentioned|"
                             r"previous|earlier|original|selected|chosen) (?:reason|problem|issue|fault)s? ")
 #: The reason as what a step is done with ("start the return with the reason ...", "file it under reason X"): in a
 #: clause that asks leave to act it names the reason the step records, it does not ask for it.
@@ -507,8 +551,16 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
+#: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
+#: offered beside a value ("27 inches - too big, too small, or about right?").
+_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
+                          r"large|short|narrow|wide|tiny)\b(?!.* (?:about|just) right )")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
+#: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
+_NEGATED_VERB = re.compile(r" (was|were|is|are|did|do|does)nt (?!(?:it|they|this|that|these|those|you|i|we)\b)")
+_PROMISE_AFTER = re.compile(r" (?:and|then|so) (?:ill|i will|well|we will|i can|we can) .*$")
+_DISCONTENT = re.compile(r" not (?:happy|satisfied|pleased|content) | (?:didnt|doesnt|did not|does not|not) work (?:out )?for you ")
 #: A subordinate clause inside a clause ("... since it's faulty?"): what follows states, it does not ask. Not
 #: "because": inside a question it asks whether that is the cause ("Are you returning it because it's faulty?").
 _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing that|bearing in mind|considering) ")
@@ -526,7 +578,7 @@ _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no lo
 #: Opening words of a question without a question mark.
 _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did", "would", "could", "can", "should",
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
-                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody"))
+                             "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody", "whos"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
 _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
 #: Openings of a request (an imperative that asks the shopper something).
@@ -548,9 +600,7 @@ _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "spec
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly tell", "kindly let me know", "kindly advise", "kindly confirm", "kindly share", "kindly specify",
-                  "kindly indicate", "kindly state", "kindly provide", "kindly select", "kindly choose", "kindly inform",
-                  "indicate")
+                  "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -558,6 +608,11 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "szie": "size", "thru": "through", "brake": "break", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
+              # Northern English ("Owt else, love?")
+              "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing",
+              "lemme": "let me", "gimme": "give me", "k": "ok",
+              # endearments no slip of a cue word ("petal" is not "metal")
+              "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -604,7 +659,7 @@ def _with_plurals(phrases: tuple[str, ...]) -> tuple[str, ...]:
 
 _TOPIC_PHRASES = {topic: _with_plurals(cues) for topic, cues in _TOPIC_CUES.items()}
 _VARIANT_PHRASES = _with_plurals(_GENERIC_VARIANT)
-_OPEN_STRONG_PHRASES = tuple(_phrase(p) for p in _OPEN_STRONG)
+_OPEN_STRONG_PHRASES = _with_plurals(_OPEN_STRONG)
 _OPEN_WEAK_PHRASES = _with_plurals(_OPEN_WEAK)
 #: "What do you ...?", "What would you ...?": asks the shopper what they want, when nothing narrower is asked.
 _WHAT_YOU = re.compile(r"^ (?:so |ok |okay |right |and |then )?what (?:do|would|will|are|did|should|can|could) you ")
@@ -614,11 +669,13 @@ _HOW_USE = re.compile(r" how (?:do|will|would|might|are|could) you (?:[a-z]+ ){0
 #: "What should the replacement have?", "what would a good one need to do?": what the item must be or do.
 _WHAT_MUST_IT = re.compile(r" what (?:should|must|would|does|do|will|can|could|has) (?:[a-z0-9]+ ){1,4}?(?:have|need|"
                            r"needs|include|offer|do|be like|feature|come with|look like|be good at|be good for|be able to|be great at|excel at)(?: to (?:have|do|be|offer))? ")
-_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we",
+_BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", "should we", "shall we", "do i", "do we",
                             "everything good", "everything fine", "everything ok", "everything okay",
                             # a bare check after the agent says what it will do ("I can do the return now. You agree?")
                             "you agree", "do you agree", "agreed", "it is fine", "is it fine", "it is ok", "is it ok",
-                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay"))
+                            "it is okay", "is it okay", "that is fine", "is that fine", "is that ok", "is that okay",
+                            "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay", "both good",
+                            "both ok", "both okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
                           r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
@@ -878,6 +935,7 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
 
 
+_MEANING = re.compile(r" (?:how|what) do you mean ")
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
 _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
@@ -888,23 +946,39 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
-_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,3}(?:i|we) (?:now )?" + _ACTIONS + r"(?:s)?(?: [a-z0-9]+){0,3} (?:now|today|right away|"
-                       r"straight away)(?: or (?:later|tomorrow|wait|not))? $")
+#: The step asked in chat as what "we" are doing ("we buying it or nah", "so we locking this in?").
+_WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |still |actually )?(?:buy|plac|check|order|lock|go|finish|"
+                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)ing(?: [a-z0-9]+){0,4}"
+                       r" (?:or (?:not|nah|no|what)|yes|yeah|right) $")
+#: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
+_MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
+                         + r"(?: it| them| this| that)? $")
+_VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
+_STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
+                       r"straight away)(?: or (?:later|tomorrow|wait|not))?|or (?:we |i )?(?:wait|hold off|later|not)) $")
 
 
 #: Waiting the customer does not want ("You don't want me to hold off on the order, do you?"): leave asked to go on.
 _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (?:me|us) to (?:hold off|hold on|hold back|wait|"
-                       r"delay|hang on|put off|pause|hold fire)\b")
+                       r"delay|hang on|put off|pause|hold fire)\b|"
+                       # holding off the decision itself ("You're not wanting to wait on this, are you?")
+                       r" (?:not|dont|do not) (?:want|wanting|need|needing) to (?:wait|hold off) on (?:this|it|that|the order)\b")
+
+
+_THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
 
 
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
-    if any("?" in sentence and (_STEP_TAG.search(_normalise(sentence)) or _STEP_NOW.match(_normalise(sentence))
-                                or _NOT_WAIT.search(_normalise(sentence)))
-           for sentence in _SENTENCE.findall(asking)):
-        return True
-    for clause in _CLAUSE_BREAK.split(asking):
+    for sentence in _SENTENCE.findall(asking):
+        words = _normalise(sentence)
+        if _WE_DOING.match(words) or "?" in sentence and (
+                _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
+                or _NOT_WAIT.search(words)):
+            return True
+    # a closing "then?" belongs to the clause before it ("Buy now, then?")
+    for clause in _CLAUSE_BREAK.split(_THEN_TAG.sub("?", asking)):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
         if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
@@ -978,18 +1052,28 @@ def _asks_reason(asking: str) -> bool:
     names the item ("the broken one") or describes the item a which-order or go-ahead question is about
     ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
     for sentence in _SENTENCE.findall(asking):
+        if _MISFIT_LIST.match(_corrected(_normalise(sentence))):
+            return True  # "Too small, too big, or something else?"
         for clause in _asking_clauses(sentence):
             words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
             words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
+            words = _NEGATED_VERB.sub(r" \1 not ", words)  # "You weren't happy with it, were you?": "not happy"
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
             cause = _has(words, _REASON_ASK_PHRASES)
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
-            waived = _has(_NO_LONGER.sub(" ", words), _WAIVE_PHRASES)  # not "you don't need it any more?"
-            if not (cause or fault) or waived or words.startswith(_STATING_PHRASES) or _PURPOSE_SO.match(words):
+            # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
+            waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
+            # not "if you tell me ..."; "Should it arrive damaged, ..." states a condition
+            stating = (words.startswith(_STATING_PHRASES) or (_INVERTED_IF.match(words) and "?" not in clause)) and not (
+                _NOT_CIRCUMSTANCE.match(words))
+            if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
-            if cause or not (_asks_which_line(words) or _asks_go_ahead(clause)):
+            # "You weren't happy with the sound?" supposes a fault; "happy with" asks no leave there
+            # and "Say what the trouble was and I'll sort the rest" promises the step, it asks no leave
+            leave = _asks_go_ahead(_PROMISE_AFTER.sub(" ", words)) and not _DISCONTENT.search(words)
+            if cause or not (_asks_which_line(words) or leave):
                 return True
     return False
 
@@ -1021,7 +1105,7 @@ def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
     fault, and names an ordered item or asks about a line."""
     for sentence in _SENTENCE.findall(asking):
         for clause in _QUESTION_JOIN.split(sentence):
-            words = _FILLER.sub(" ", _corrected(_normalise(clause)))
+            words = _NEGATED_VERB.sub(r" \1 not ", _FILLER.sub(" ", _corrected(_normalise(clause))))  # as _asks_reason reads it
             first = words.split()[:1]
             if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
                 continue
@@ -1097,14 +1181,26 @@ def _answered_itself(raw: str) -> bool:
 
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
-    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed."""
+    "Happy to help you find sheets!" before the question is a greeting, not a wish to be confirmed. A request for
+    "it" ("We must record the reason. Please provide it.") asks what the sentence before it names."""
     parts = _SENTENCE.findall(raw)
     if len(parts) < 2:
         return raw
-    asking = [p for p in parts if _is_request(p)]
+    asking = [p for i, p in enumerate(parts)
+              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])))]
     return " ".join(asking) if asking else raw
 
 
+#: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
+_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
+                             r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
+                             r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
+                             r"(?:one|an? one) (?:please )?$|"
+                             r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
+                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
+#: A condition said with the verb first ("Should the item arrive damaged, ...").
+_INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
+                          r"these)\b(?! (?:i|we)\b)")
 #: A request for later ("... if you change your mind", "... any time"): nothing is asked now.
 _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in the future|at any point|down the line) ")
 
@@ -1137,7 +1233,8 @@ _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|wi
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
                            r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
-                           r"(?:would |will |do |just |really |also |still |first |now |then |only )*(?:need|needs|want|like|require) "
+                           r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
+                           r"request|seek|await) "
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
@@ -1147,7 +1244,11 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
                            r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
-                           r"confirm)\b|"
+                           r"confirm|fill me in|explain|let me in on)\b|"
+                           # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
+                           r"^ it is (?:hereby |kindly |respectfully )?(?:requested|required|asked) that you\b|"
+                           r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
+                           r"mandatory|requested|sought)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
                            r"(?:to )?(?:know|learn|hear|understand)\b")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
@@ -1158,15 +1259,28 @@ _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are
                        r"that|these|there|the|your))\b")
 #: A word that ends a question said in place ("the connector you need is which one", "size 10 or what"), or a
 #: closing "please" that asks for what it follows ("colour for the hoodie please"; not "one moment please").
-_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|yes or no|how many|how much|when) $|"
+_QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or nah|yes or no|how many|how much|when) $|"
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
+                           # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
+                           r" (?:im|i am) all ears $| spill(?: it)? $|"
                            # a condition that asks ("i can check out now if youre happy")
                            r" if (?:you are|youre|your|you re) (?:happy|ok|okay|ready|fine|good)(?: with (?:that|it|this))? $")
+
+
+#: A condition of the customer's approval before the agent's step ("If you're happy with it, I'll place it now.", "If
+#: that all looks right to you, I'll order it."): leave asked, though no question mark.
+_IF_CONTENT = re.compile(r"^ (?:so |ok |okay |right |then |well )?(?:if|provided|providing|as long as|so long as|should) (?:you are|youre|you re|"
+                         r"you|that|thats|this|it|its|everything|all|all that|"
+                         r"the [a-z]+|(?:it|that|this|everything) all)(?: all| both)? (?:be )?(?:happy|ok|okay|fine|good|ready|content|"
+                         r"satisfied|all the same|(?:looks?|sounds?|seems?) (?:right|good|ok|okay|fine|correct|alright)|suits?|works?)\b|"
+                         # "With your blessing, I'll check out."
+                         r"^ (?:so |ok |okay |right |then |well )?with your (?:blessing|permission|ok|okay|approval|consent|go ahead|"
+                         r"say so)\b")
 
 
 #: "just the one or more": a choice of how many, typed without a question mark (not "rated 4 stars or more").
@@ -1208,8 +1322,8 @@ def _run_on_question(clause: str) -> str:
 
 
 #: Chat interjections before a question word ("wait whats wrong with it", "ngl whats your budget"): the question asks.
-_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|lowkey|honestly) )+(?=(?:what|whats|"
-                           r"which|how|why|when|where|who|do|does|did|is|are|can|could|would|will)\b)")
+_INTERJECTION = re.compile(r"^ (?:(?:yo|hey|oh|ah|wait|ngl|tbh|lol|omg|bruh|hmm|um|umm|fr|tho|lowkey|honestly|real quick|quick|ok|okay|so) )+(?=(?:what|whats|"
+                           r"which|how|why|when|where|who|whos|do|does|did|is|are|can|could|would|will)\b)")
 
 
 def _opens_question(words: str) -> bool:
@@ -1250,14 +1364,20 @@ def _asks_checklist(raw: str) -> bool:
 #: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
 #: questions, just shout!", "If there's anything else I can do, just ask."): it asks for no requirement.
 _SIGN_OFF = re.compile(r"^(?: [a-z]+){0,8} (?:any|other|more|further) questions?(?: [a-z]+){0,8} $|"
-                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help with)|ask (?:me )?anything "
+                       r"^(?: [a-z]+){0,8} (?:anything else (?:i can do|comes up|along the way|i can help (?:you )?with)|ask (?:me )?anything "
                        r"else|help with anything else)(?: [a-z]+){0,4} $")
+
+
+#: A question that offers more help ("Anything else I can help with?"): alone, it asks what more is needed.
+_MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do for you|i can get you) ")
 
 
 def _without_sign_off(raw: str) -> str:
     """``raw`` without its sign-off sentences (the same string when none)."""
     parts = _SENTENCE.findall(raw)
     kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
+    if not kept and len(parts) == 1 and "?" in raw and _MORE_HELP.search(_normalise(raw)):
+        return raw  # "Anything else I can help with for the sheets?" alone asks what more is needed
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
@@ -1268,6 +1388,14 @@ def _is_request(raw: str) -> bool:
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
+        if _INVERTED_IF.match(words) and "," in sentence:
+            # "Should the item arrive damaged, contact us.": a condition, no question, but what follows it may ask
+            # ("..., do let me know"), and "Should that suit you, I'll place it." asks leave
+            content = _IF_CONTENT.match(words)
+            if content and _ACTION_OFFER.search(words[content.end() - 1:]):
+                return True
+            sentence = sentence.split(",", 1)[1]
+            words = _corrected(_normalise(sentence))
         if _NOTICE.match(words):
             continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
         if " if " in words and _LATER.search(words):
@@ -1275,8 +1403,11 @@ def _is_request(raw: str) -> bool:
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
-        if words.startswith(_REQUEST_PHRASES) or " let me know " in words:
+        if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
+                " let me know " in words):
             return True
+        if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
+            return True  # "If you're happy with it, I'll place it now."
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
                for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
@@ -1480,7 +1611,7 @@ _OPTION_LIST = re.compile(r"\bbetween\s+[\w-]+(?:[\s,]+[\w-]+){0,4}?[\s,]+(?:and
 
 
 #: Two names offered as a choice ("from Sonora or Brightix?"): capitalised words inside the sentence.
-_NAMES_OR = re.compile(r"(?<=[a-z,] )[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
+_NAMES_OR = re.compile(r"(?:(?<=[a-z,] )|^)[A-Z][\w-]+\s+or\s+[A-Z][\w-]+")
 
 
 #: Two options after a dash or colon that ends the question ("What sort of lamp - bright or soft?").
@@ -1532,8 +1663,11 @@ _CIRCUMSTANCE = tuple(_phrase(p) for p in (
     "having", "bearing in mind", "keeping in mind", "mind you", "which includes", "which include", "which covers", "which cover", "including", "as per", "further to",
     "following", "with regard to", "with regards to", "regarding", "in regard to"))
 #: Not a circumstance: "as for colour, ...", "as to the size", "if you tell me ...".
-_NOT_CIRCUMSTANCE = re.compile(r"^ (?:as (?:for|to|regards|well)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
-                               r"confirm|describe)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
+_NOT_CIRCUMSTANCE = re.compile(r"^ (?:because of what|as (?:for|to|regards|well)|"
+                               # the condition is what is asked ("If a brand's a must, let me know.")
+                               r"if (?:a|an|the|any|your)(?: [a-z]+){1,2} (?:is |s )?(?:a must|important|essential|key|required|needed|"
+                               r"a dealbreaker|a deal breaker|non negotiable)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
+                               r"confirm|describe|fill|explain)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
 
 
 def _grounds(asking: str) -> str:
@@ -1552,7 +1686,7 @@ def _grounds(asking: str) -> str:
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
         asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
-            (i < first and _states_fact(c)) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
@@ -1717,9 +1851,13 @@ _STRONG_ON_TOPIC = re.compile(
                                                             key=len, reverse=True)) + r")")
 #: "..., or is that everything?" after an open question: the alternative to more requirements, no go-ahead.
 #: "There's nothing else you need, is there?": a tag that asks whether there is more.
-_NOTHING_MORE_TAG = re.compile(r" (?:nothing|no|not anything) (?:else|more|further|other [a-z]+)\b(?: [a-z]+){0,6} (?:is there|are "
-                               r"there|do you|right|yeah|correct|have you)(?: [a-z]+)? $")
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or (?:shall|should|can|could|may) (?:i|we) "
+_NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|further|other [a-z]+)|(?:thats|that is) (?:all|everything) "
+                               r"you (?:need|want|require|are after|re after|were after))\b(?: [a-z]+){0,6} (?:is there|are "
+                               r"there|do you|right|yeah|correct|have you|isnt it)(?: [a-z]+)? $")
+#: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
+_IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
+                      r"other|any other|any more|further|additional|extra) ")
+_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -1731,7 +1869,13 @@ _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |
 _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\bonly|\bjust|\baround|\babout|\(|,|-|–|—)\s*"
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
-_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $")
+_BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
+                                  # "... comes in XS, M and XXL. Yours?"
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
+#: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
+#: values said before it, and with none said it is unclear, not an open question.
+_BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
+                              r"your (?:preference|choice|pick) $")
 #: A topic the agent tells about, the subject of "is" ("the price is the same", "delivery is free").
 _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices|delivery|shipping|rating|ratings|reviews|review|brand)"
                          r" (?:is|are|was|were|will be|stays|remains|looks|seems) (?!it |they |that |this |there )|"
@@ -1763,17 +1907,23 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
     reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
     dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
-    which = orders and (_has(norm_asking, _WHICH_PHRASES) or len(set(dates)) >= 2
+    # "How do you mean, it's not right?" asks what the customer meant, not which order
+    which = orders and (_has(_MEANING.sub(" ", norm_asking), _WHICH_PHRASES) or len(set(dates)) >= 2
                         or (not reason and (" date " in norm_asking or _has(norm_asking, _WHICH_PAST_PHRASES)
                                             or (" which " in norm_asking and _has(norm_asking, _ORDER_WORDS)))))
     go_ahead = _asks_go_ahead(asking)
     confirm = go_ahead or _TAG_QUESTION.search(text) is not None
+    nothing_more = "?" in text and any(_NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))
+    if confirm and not go_ahead and nothing_more:
+        confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
     grounds = _without_purpose(_grounds(asking))
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
-    cue_text = _OWN_STEP.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds) if confirm else norm_grounds)
-    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))  # "how much weight do you put on reviews?" asks no weight
+    cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
+    cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
+    cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
+    cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
@@ -1853,7 +2003,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     listed = any(count >= 2 for count, _ in values.values())
     values_in_play = in_play
     opening = _FILLER.sub(" ", norm_grounds)
-    if confirm and _THAT_ALL.search(norm_asking) and _has(norm_asking, _OPEN_STRONG_PHRASES):
+    if confirm and any(_IF_MORE.match(_normalise(sentence)) for sentence in _SENTENCE.findall(asking)):
+        confirm = go_ahead = False  # "If there's more you want, say the word and I'll add it": the step is for the more
+    asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
+    if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
@@ -1869,7 +2022,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
-    if not confirm and not topics and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
+    if not confirm and not topics and not asks_more and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
@@ -1877,7 +2030,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if orders:
         # A question about a past order asks for no requirement: which line is meant (its item, when, what it
         # cost, a detail of it), why it goes back, or the go-ahead.
-        if reason and not (len(set(dates)) >= 2 or _has(norm_asking, _WHICH_ORDER_PHRASES)):
+        if reason and not (len(set(dates)) >= 2 or _has(_MEANING.sub(" ", norm_asking), _WHICH_ORDER_PHRASES)):
             which = False  # "Which of these fits: faulty, damaged or no longer needed?" asks the reason alone
         which = which or (reason and _asks_line_beside(asking, in_play))
         if not reason and confirm and (_CONFIRM_FACT.search(norm_asking) or (len(items) >= 2 and " or " in norm_asking)):
@@ -1893,10 +2046,14 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             items or cued or topics or _has(norm_asking, _ORDER_WORDS) or _has(norm_asking, _MONTH_WORDS)
             or _has(norm_asking, _LINE_REFERENCE)))
         return Reading(True, confirm=confirm, which=about_line, stock_out=stock_out, items=items)
-    if not topics and not confirm and asking is not text and _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking)):
-        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it
-        offered = [t for t, (count, _) in _named_values(text, _without_item_names(norm, in_play), in_play).items()
-                   if count >= 2]
+    bare_preference = not topics and not confirm and _BARE_PREFERENCE.match(_FILLER.sub(" ", norm_asking)) is not None
+    if not topics and not confirm and asking is not text and (
+            bare_preference or _BARE_WHICH_QUESTION.match(_FILLER.sub(" ", norm_asking))):
+        # "Ceramic or wood also available. Which one for you?": a bare "which" asks among the values said before it (the
+        # store's values where none in play is said twice)
+        plain_text = _without_item_names(norm, in_play)
+        offered = [t for t, (count, _) in _named_values(text, plain_text, in_play).items() if count >= 2] or [
+            t for t, (count, _) in _named_values(text, plain_text, STORE_VALUES).items() if count >= 2]
         if len(offered) == 1:
             topics.add(offered[0])
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
@@ -1911,8 +2068,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         strong_text = _STRONG_ON_TOPIC.sub(" ", strong_text)
         if confirm and not (_ACTION_OFFER.search(norm_asking) or _WANT_DONE.search(norm_asking)):
             confirm = go_ahead = False  # "Any other colour you'd be happy with?": the topic is asked, no leave
-    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and "?" in text and any(
-        _NOTHING_MORE_TAG.search(_normalise(s)) for s in _SENTENCE.findall(asking))) or (not confirm and " instead " not in norm_asking and (
+    open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (
+        not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
