@@ -1,7 +1,8 @@
 """The step's fast paths say exactly what their plain definitions say.
 
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
-``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call. Both run
+``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
+``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -16,6 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ecomrlve.user.understanding as understanding
+from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
 from ecomrlve.protocol import compact_result, result_text
 from ecomrlve.user.text import contains_word, contains_words
 
@@ -180,3 +182,61 @@ def test_a_dict_of_plain_values_compacts_to_a_copy_of_itself(node: dict[str, Any
     walked = {key: _compact(value) for key, value in node.items()} if "variants" not in node else out
     if not ("product_id" in node and "stock" in node):
         assert _text(out) == _text(walked)
+
+
+# -- an AgentAction's turn parsed from its own arguments, against parsing its wire form's JSON text ----------
+
+class _Text(str):
+    """A ``str`` subclass: JSON writes it as text, which parses back as a plain ``str``."""
+
+
+_ARGUMENT_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-2**64, 2**64), st.floats(),
+                             st.text(st.sampled_from("ab \ud800\x00é"), max_size=3),
+                             st.sampled_from([_Text("a"), 0.0, -0.0, 1.0, 2**63, -2**63]))
+_ARGUMENTS = st.recursive(_ARGUMENT_LEAVES, lambda children: st.one_of(
+    st.lists(children, max_size=3), st.lists(children, max_size=3).map(tuple),
+    st.dictionaries(st.one_of(st.sampled_from(["query", "top_k", "a\ud800", ""]), st.integers(0, 2)), children,
+                    max_size=3)), max_leaves=12)
+_CALLS = st.builds(ToolCall.model_construct, id=st.sampled_from(["call_0", "call_1", "", "c\ud800"]),
+                   name=st.sampled_from(["order_list", "catalog_search", "no such", "é", ""]),
+                   arguments=st.dictionaries(st.sampled_from(["query", "order_id", "filters", "x\udfff"]), _ARGUMENTS,
+                                             max_size=3))
+_MESSAGES = st.one_of(st.none(), st.sampled_from(["", "  ", " Here you go ", "a\ud800", "<think>x</think> hi"]))
+
+
+def _parsed(raw: Any, **options: Any) -> tuple[str, Any]:
+    try:
+        return "ok", parse_wire_form(raw, turn=3, max_chars=options.pop("max_chars", 200), **options)
+    except InvalidActionError as error:
+        return "error", str(error)
+
+
+@settings(max_examples=400)
+@given(_MESSAGES, st.lists(_CALLS, max_size=3), st.sampled_from([200, 40]))
+@example(None, [ToolCall(id="call_0", name="catalog_search", arguments={"filters": (1, [2.0])})], 200)
+@example(None, [ToolCall(id="", name="order_list", arguments={})], 200)
+@example(None, [ToolCall(id="call_0", name="no such", arguments={})], 200)
+@example(None, [ToolCall(id="call_0", name="order_list", arguments={"query": _Text("a")})], 200)
+@example(" a ", [ToolCall(id="call_0", name="order_list", arguments={}),
+                 ToolCall(id="call_0", name="order_list", arguments={})], 200)
+def test_an_agent_actions_turn_parses_from_its_own_arguments_as_from_its_text(
+        message: str | None, calls: list[ToolCall], max_chars: int) -> None:
+    """``parse_wire_form(wire_form(action), source=action)`` copies the calls' arguments from the action instead
+    of parsing back the JSON text its wire form wrote from them: the same action (ids, names, arguments with their
+    types: tuples as lists, ``1.0`` not ``1``) or the same error, for any action, malformed ones included."""
+    action = AgentAction.model_construct(message=message, tool_calls=tuple(calls))
+    wire = wire_form(action)
+    fast, plain = _parsed(wire, max_chars=max_chars, source=action), _parsed(wire, max_chars=max_chars)
+    assert fast == plain
+    if fast[0] == "ok":
+        assert [_typed(call.arguments) for call in fast[1].tool_calls] == \
+            [_typed(call.arguments) for call in plain[1].tool_calls]
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the exact type of every node beside it (``==`` alone takes 1 for 1.0 and a tuple for no list)."""
+    if isinstance(value, dict):
+        return dict, [(_typed(key), _typed(child)) for key, child in value.items()]
+    if isinstance(value, (list, tuple)):
+        return type(value), [_typed(child) for child in value]
+    return type(value), repr(value)

@@ -391,8 +391,9 @@ class EpisodeSession:
             raise TypeError(f"call must be an ecomrlve.actions.ToolCall, got {type(call).__name__}")
         try:
             # the same normalisation as a whole turn's: what runs is what the record replays
-            [call] = parse_wire_form(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
-                                      max_chars=MAX_ACTION_CHARS).tool_calls
+            single = AgentAction(tool_calls=(call,))
+            [call] = parse_wire_form(wire_form(single), turn=self._turns, max_chars=MAX_ACTION_CHARS,
+                                      source=single).tool_calls
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
             reason = short_text(str(exc))
@@ -434,10 +435,11 @@ class EpisodeSession:
         self._require_running()
         if self._turn is not None:
             raise RuntimeError("a turn begun with begin_turn() is open; end it with end_turn()")
-        raw = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
-        self._actions.append(raw)
+        wire = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
+        self._actions.append(wire)
         try:
-            action = parse_wire_form(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
+            action = parse_wire_form(wire, turn=self._turns, max_chars=MAX_ACTION_CHARS,
+                                     source=raw if isinstance(raw, AgentAction) else None)
             validated = [(call, *self._validate(call)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
             return self._finish("invalid_output", invalid_reason=short_text(str(exc)))
