@@ -147,14 +147,55 @@ def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
 
 def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     """Cards as one row each under one header; a value every card shares is said once under ``same``."""
-    flat = []
-    for card in cards:
-        card = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
-        attributes = card.get("attributes")
-        if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
-            del card["attributes"]
-            card.update(attributes)
-        flat.append(card)
+    return table_of_rows([table_row(card) for card in cards])
+
+
+def table_row(card: dict[str, Any]) -> dict[str, Any]:
+    """A card as a row of a table (a fresh dict; values not compacted yet): its compact card under its spoken
+    title, with its attributes as fields of their own (unless one is named like a card field)."""
+    row = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
+    attributes = row.get("attributes")
+    if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
+        del row["attributes"]
+        row.update(attributes)
+    return row
+
+
+#: the fields of a card that :func:`table_row_pieces` leaves to each card (``in_stock`` is left out of a row)
+_PER_CARD = frozenset({"in_stock", "stock", "attributes", "variants", "variant_attribute"})
+RowPieces = tuple[dict[str, Any], dict[str, Any]]
+
+
+def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPieces | None:
+    """What :func:`table_row` makes of a card ``{**head, "in_stock", "stock", "attributes": attributes,
+    ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_row_from` adds those):
+    the row's fields before ``stock`` and after ``variants``. None when the head has fields other than a card's own
+    or ones kept per card, or an attribute is named like a card field (then the row is not these pieces)."""
+    if not CARD_FIELDS.issuperset(head) or not _PER_CARD.isdisjoint(head) or CARD_FIELDS.intersection(attributes):
+        return None
+    row = table_row({**head, "in_stock": True, "stock": 0, "attributes": attributes})
+    return {key: row[key] for key in head}, {key: row[key] for key in attributes}
+
+
+def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any]:
+    """:func:`table_row` of the card ``{**head, "in_stock": ..., "stock": stock, "attributes": attributes,
+    "variants": variants}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)``."""
+    before, after = pieces
+    row = before | {"stock": stock}
+    if variants is not None:
+        compacted = _variants_by_id(variants)
+        if compacted is None:
+            row["variants"] = variants
+        else:
+            row["variants"] = compacted[1]
+            row["variant_attribute"] = compacted[0]
+    row.update(after)
+    return row
+
+
+def table_of_rows(flat: list[dict[str, Any]]) -> dict[str, Any]:
+    """The compact table of a non-empty list of cards from their rows (:func:`table_row` of each, in order; the
+    rows may be changed)."""
     keys = dict.fromkeys(chain.from_iterable(flat))  # in order of first appearance, ``variants`` last
     if "variants" in keys:
         del keys["variants"]
@@ -300,6 +341,14 @@ def expand_result(node: Any) -> Any:
 _json_text = json_text_encoder(separators=(",", ":"))
 
 
-def result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY) -> str:
-    """A tool result as the text of its ``tool`` message: JSON without spaces, in ``verbosity``."""
-    return _json_text(compact_result(content) if verbosity == "compact" else content)
+def result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY, compact: Any = None) -> str:
+    """A tool result as the text of its ``tool`` message: JSON without spaces, in ``verbosity``. ``compact``:
+    ``compact_result(content)`` where the tool built it with the result (:class:`~ecomrlve.tools.base.ToolOutput`)."""
+    if verbosity != "compact":
+        return _json_text(content)
+    return _json_text(compact_result(content) if compact is None else compact)
+
+
+def compact_float(number: float) -> float | int:
+    """A float as the compact form writes it: a whole number without ``.0`` (read back equal)."""
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number

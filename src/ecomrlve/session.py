@@ -152,11 +152,13 @@ class ToolResult:
     content: dict[str, Any]
     executed: bool
     verbosity: Verbosity = DEFAULT_VERBOSITY
+    #: ``compact_result(content)`` where the tool built it with the result (:class:`~ecomrlve.tools.base.ToolOutput`)
+    compact: Any = field(default=None, repr=False, compare=False)
 
     @property
     def message(self) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
-                "content": result_text(self.content, self.verbosity)}
+                "content": result_text(self.content, self.verbosity, self.compact)}
 
 
 @dataclass(frozen=True)
@@ -556,18 +558,19 @@ class EpisodeSession:
             return self._add_result(turn, call, refusal.result(), executed=False)
         self._used_ids.extend(tool.used_ids(arguments))
         try:
-            result = tool.run(self._ctx, arguments)
+            result, compact = tool.output(self._ctx, arguments)
         except ToolError as exc:
-            result = exc.result()
+            result, compact = exc.result(), None
         turn.events.append((tool.name, arguments, result))
-        return self._add_result(turn, call, result, executed=True)
+        return self._add_result(turn, call, result, executed=True, compact=compact)
 
-    def _add_result(self, turn: _Turn, call: ToolCall, content: dict[str, Any], *, executed: bool) -> ToolResult:
+    def _add_result(self, turn: _Turn, call: ToolCall, content: dict[str, Any], *, executed: bool,
+                    compact: Any = None) -> ToolResult:
         turn.calls += 1
         turn.assistant.setdefault("tool_calls", []).append(
             {"id": call.id, "type": "function",
              "function": {"name": call.name, "arguments": arguments_text(call.arguments)}})
-        result = ToolResult(call.id, call.name, content, executed, self._verbosity)
+        result = ToolResult(call.id, call.name, content, executed, self._verbosity, compact)
         self._say(turn, result.message)
         return result
 

@@ -15,33 +15,50 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
-from ecomrlve.tools.base import Tool, ToolContext, ToolError, tool
+from ecomrlve.protocol import RowPieces, table_of_rows, table_row_from, table_row_pieces
+from ecomrlve.tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
 from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
 
 
-def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[tuple[dict[str, Any], dict[str, str | float]]]:
-    """Per row, the card fields only the catalog decides (all but stock and variants) and the product's
-    attributes but the one its variants vary: read once per product (:func:`product_cards`), then copied
-    for each card."""
-    return list(zip(catalog.summaries(rows), catalog.attributes_each(rows, omit=variant_attributes(catalog, rows))))
+_Fixed = tuple[dict[str, Any], dict[str, str | float], RowPieces | None]
 
 
-CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
+def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[_Fixed]:
+    """Per row, the card fields only the catalog decides (all but stock and variants), the product's
+    attributes but the one its variants vary, and what a table row shows of these (:func:`table_row_pieces`):
+    read once per product (:func:`product_cards`), then copied for each card."""
+    found = zip(catalog.summaries(rows), catalog.attributes_each(rows, omit=variant_attributes(catalog, rows)))
+    return [(head, attributes, table_row_pieces(head, attributes)) for head, attributes in found]
+
+
+CATALOG_CARDS: Derived[dict[int, _Fixed]] = derived("catalog_cards", lambda catalog: {})
 
 
 def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
     """The bounded summaries of products that search results and lookups show, in order: what the catalog
     decides kept per product, the stock and variants read of the episode, each in one call for all ``rows``."""
+    return _product_cards(world, rows, with_rows=False)[0]
+
+
+def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[list[dict[str, Any]],
+                                                                                 list[dict[str, Any]] | None]:
+    """:func:`product_cards`, and (``with_rows``) their rows in a compact table (:func:`table_row` of each) from
+    the pieces kept per product; None when a product's are not kept (see :func:`table_row_pieces`)."""
     fixed = kept_per_products(world.catalog, CATALOG_CARDS, rows, _read_catalog_cards)
-    cards = []
-    for (head, attributes), (stock, variants) in zip(fixed, world.listings(rows)):
+    cards: list[dict[str, Any]] = []
+    table: list[dict[str, Any]] | None = [] if with_rows else None
+    for (head, attributes, pieces), (stock, variants) in zip(fixed, world.listings(rows)):
         card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
         if variants:
             card["variants"] = variants
         cards.append(card)
-    return cards
+        if table is not None and pieces is None:
+            table = None
+        elif table is not None and pieces is not None:
+            table.append(table_row_from(pieces, stock, variants or None))
+    return cards, table
 
 
 def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -53,6 +70,16 @@ def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
         return found
     empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
     return [{key: value for key, value in card.items() if key not in hidden} | empty for card in found]
+
+
+def shown_listing(ctx: ToolContext, key: str, rows: Sequence[int], extra: dict[str, Any]) -> ToolOutput:
+    """``{key: shown_cards(ctx, rows), **extra}`` and its compact form, built from the cards' rows (a table;
+    ``extra`` says nothing the compact form shows) where every product's are kept and the environment hides no
+    card field; else without (the compact form derived from the result)."""
+    if ctx.hidden_card_fields:
+        return ToolOutput({key: shown_cards(ctx, rows), **extra})
+    cards, table = _product_cards(ctx.world, rows, with_rows=True)
+    return ToolOutput({key: cards, **extra}, None if table is None else {key: table_of_rows(table) if table else []})
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:
@@ -67,9 +94,9 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
     return row
 
 
-@tool(axes=("top_k", "eps_rank"))
+@tool(axes=("top_k", "eps_rank"), written=True)
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
-                   sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
+                   sort_by: SortBy = "relevance", top_k: int | None = None) -> ToolOutput:
     """Search product cards; a variant attribute filter matches a product with such a variant.
 
     Args:
@@ -91,7 +118,8 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     else:
         rows = found.tolist()
     ctx.surface(rows, "catalog_search")
-    return {"results": shown_cards(ctx, rows), "count": len(rows), "top_k_cap": cap}
+    # (the compact form leaves out the count, the number of results, and the cap)
+    return shown_listing(ctx, "results", rows, {"count": len(rows), "top_k_cap": cap})
 
 
 #: the card field each filter or order of ``catalog_search`` selects by (a numeric attribute is never a variant's,
@@ -129,7 +157,8 @@ def _search_without(hidden: frozenset[str]) -> Tool:
         full = None if filters is None else ProductFilter.model_validate(filters.model_dump(exclude_unset=True))
         return catalog_search.handler(ctx, query, full, sort_by, top_k)
 
-    return dataclasses.replace(catalog_search, arguments=arguments, handler=handler, narrowed=None)
+    # (no written form: an environment that hides card fields gets a compact form derived from the result)
+    return dataclasses.replace(catalog_search, arguments=arguments, handler=handler, narrowed=None, written=None)
 
 
 catalog_search = dataclasses.replace(catalog_search, narrowed=_search_without)
