@@ -51,16 +51,18 @@ ORDER_LINE_PRODUCTS: Derived[dict[int, tuple[str, str, str, str, str]]] = derive
 def _line_card(world: World, line: OrderLine, with_id: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """An order line's card and its compact form (the spoken title, a whole price without ``.0``)."""
     product_id, title, category, dept, spoken = _line_product(world.catalog, line.row)
-    card: dict[str, Any] = {"line_id": line.line_id} if with_id else {}
     price = line.unit_price_cents / 100
-    card.update({"product_id": product_id, "title": title, "category": category, "department": dept,
-                 "quantity": line.quantity, "unit_price": price})
-    compact = card | {"title": spoken, "unit_price": compact_float(price)}
+    card: dict[str, Any] = {"product_id": product_id, "title": title, "category": category, "department": dept,
+                            "quantity": line.quantity, "unit_price": price}
+    if with_id:
+        card = {"line_id": line.line_id, **card}
+    compact = card.copy()
+    compact["title"] = spoken
+    compact["unit_price"] = compact_float(price)
     if line.variant_id is not None:
         variant = world.variant(line.row, line.variant_id)
         if variant is not None:
-            card["variant"] = variant.card()
-            compact["variant"] = variant.card()
+            card["variant"] = compact["variant"] = variant.card()  # (one dict: the compact walk's copy of it)
     return card, compact
 
 
@@ -75,22 +77,26 @@ def _dates(order: Order) -> dict[str, Any]:
 
 def order_summary(world: World, order: Order) -> dict[str, Any]:
     """One row of ``order_list``: id, dates, status and the items (without line ids)."""
-    return _order_summary(world, order).result
+    return _order_summary(world, order)[0]
 
 
-def _order_summary(world: World, order: Order) -> ToolOutput:
+def _order_summary(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`order_summary` and its compact form."""
     summary = {"order_id": order.order_id, "status": order.status, **_dates(order)}
-    cards = [_line_card(world, line, with_id=False) for line in order.lines]
-    return ToolOutput(summary | {"items": [card for card, _ in cards]},
-                      summary | {"items": [compact for _, compact in cards]})
+    compact = summary.copy()
+    cards = [_line_card(world, line, False) for line in order.lines]
+    summary["items"] = [card for card, _ in cards]
+    compact["items"] = [line for _, line in cards]
+    return summary, compact
 
 
 def order_details(world: World, order: Order) -> dict[str, Any]:
     """``order_get_details``: everything about one order, with line ids and return state per line."""
-    return _order_details(world, order).result
+    return _order_details(world, order)[0]
 
 
-def _order_details(world: World, order: Order) -> ToolOutput:
+def _order_details(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`order_details` and its compact form."""
     account = world.account
     lines, compact_lines = [], []
     for line in order.lines:
@@ -106,7 +112,7 @@ def _order_details(world: World, order: Order) -> ToolOutput:
         shipment = {"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking}
         details.update(shipment)
         compact_details.update(shipment)
-    return ToolOutput(details, compact_details)
+    return details, compact_details
 
 
 # -- the tools ----------------------------------------------------------------------------------------
@@ -154,7 +160,7 @@ def order_get_details(ctx: ToolContext, order_id: str) -> ToolOutput:
     order = _order(ctx, order_id)
     ctx.surface_account_ids((line.line_id for line in order.lines), "order_get_details")
     ctx.surface((line.row for line in order.lines), "order_get_details")
-    return _order_details(ctx.world, order)
+    return ToolOutput(*_order_details(ctx.world, order))
 
 
 @tool(id_arguments=("order_id", "line_id"))
