@@ -2,7 +2,8 @@
 
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
 ``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
-``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text. They run
+``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text;
+the tools that list products build the compact form of their results from pieces kept per product. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -18,7 +19,17 @@ from hypothesis import strategies as st
 
 import ecomrlve.user.understanding as understanding
 from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
-from ecomrlve.protocol import compact_result, result_text
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import (
+    _json_text,
+    _shared_variant_values,
+    compact_result,
+    result_text,
+    table_of_rows,
+    table_row_from,
+    table_row_pieces,
+)
+from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
@@ -240,3 +251,110 @@ def _typed(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value), [_typed(child) for child in value]
     return type(value), repr(value)
+
+
+# -- compact forms the tools build with their results, against compact_result of the results ----------
+
+def _plain_shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
+    lists = [list(card["variants"].values()) if isinstance(card.get("variants"), dict) else None for card in cards]
+    first = lists[0]
+    return first if first and len(set(map(str, first))) == len(first) and all(v == first for v in lists) else None
+
+
+_VARIANT_DICT = st.dictionaries(st.sampled_from(["V1", "V2", "V3"]), st.sampled_from(["red", "blue", 1, 1.0, "1"]),
+                                max_size=3)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.dictionaries(st.sampled_from(["variants", "title"]),
+                                st.one_of(_VARIANT_DICT, st.lists(_LEAVES, max_size=2), _LEAVES), max_size=2),
+                min_size=1, max_size=4))
+@example([{"variants": {"V1": "red", "V2": "blue"}}, {"variants": {"V3": "red", "V1": "blue"}}])
+@example([{"variants": {"V1": "red", "V2": "blue"}}, {"variants": {"V1": "blue", "V2": "red"}}])
+@example([{"variants": {"V1": 1, "V2": "1"}}, {"variants": {"V1": 1, "V2": "1"}}])
+def test_shared_variant_values_read_up_to_the_first_card_that_differs(cards: list[dict[str, Any]]) -> None:
+    """Stopping at the first card whose variant values differ gives what comparing every card's values gives."""
+    assert _text(_shared_variant_values(cards)) == _text(_plain_shared_variant_values(cards))
+
+
+_SCALARS = st.sampled_from(["Mug, Blue, 12 oz", "Lamp", "Acme", 12.0, 12.5, 3, True, None, 2.0**60])
+_CARD_HEADS = st.fixed_dictionaries({"product_id": st.sampled_from(["P1", "P2"])},
+                                    optional={key: _SCALARS for key in ("title", "brand", "price", "rating")})
+_HEADS = st.one_of(
+    _CARD_HEADS, _CARD_HEADS, _CARD_HEADS,
+    st.dictionaries(st.sampled_from(["product_id", "title", "variant_attribute", "stock", "color"]),
+                    st.one_of(_SCALARS, st.lists(st.sampled_from(["a", "b, c"]), max_size=2)), max_size=4))
+_ATTRIBUTES = st.dictionaries(st.sampled_from(["color", "size", "wattage", "color", "size", "price"]),
+                              st.sampled_from(["red", "M", 65.0, 65.5, 1, None]), max_size=3)
+_TOOLS_VARIANTS = st.lists(st.fixed_dictionaries(
+    {"variant_id": st.sampled_from(["V1", "V2", "stock"]), "color": st.sampled_from(["red", "blue", 1.0])}),
+    min_size=1, max_size=3)
+_VARIANT_LISTS = st.one_of(st.none(), _TOOLS_VARIANTS, _TOOLS_VARIANTS, st.lists(_VARIANT, min_size=1, max_size=2))
+#: (head, attributes, stock, variants): mostly as the tools make them, else anything
+_PRODUCTS = st.one_of(
+    *[st.tuples(_CARD_HEADS, st.dictionaries(st.sampled_from(["color", "size", "wattage"]),
+                                             st.sampled_from(["red", "M", 65.0, 65.5, 1]), max_size=3),
+                st.integers(0, 3), st.one_of(st.none(), _TOOLS_VARIANTS))] * 4,
+    st.tuples(_HEADS, _ATTRIBUTES, st.one_of(st.integers(0, 3), st.sampled_from([2.0, None])), _VARIANT_LISTS))
+
+
+@settings(max_examples=600)
+@given(st.lists(_PRODUCTS, max_size=4), st.sampled_from([0, 1]))
+@example([({"product_id": "P1", "title": "Mug, Blue", "price": 12.0, "rating": 4.5}, {"color": "red", "size": 2.0}, 3,
+           [{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "color": "blue"}]),
+          ({"product_id": "P2", "title": "Lamp, Brass", "price": 12, "rating": 4.5}, {"size": 2}, 0,
+           [{"variant_id": "V3", "color": "red"}, {"variant_id": "V4", "color": "blue"}])], 0)
+def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
+        products: list[tuple[dict[str, Any], dict[str, Any], Any, list[Any] | None]], extra: int) -> None:
+    """A search's compact form from each product's row pieces (:func:`table_row_pieces`, its values compacted once)
+    plus each card's stock and variants (:func:`table_row_from`), tabled with ``compacted=True``, is the
+    compact form of the search's cards wherever it is built (the pieces and rows say None otherwise)."""
+    cards, rows = [], []
+    for head, attributes, stock, variants in products:
+        card = {**head, "in_stock": bool(stock), "stock": stock, "attributes": dict(attributes)}
+        if variants is not None:
+            card["variants"] = variants
+        cards.append(card)
+        pieces = table_row_pieces(head, attributes)
+        rows.append(None if pieces is None else table_row_from(pieces, stock, variants))
+    content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
+    before = copy.deepcopy(content)
+    if None not in rows:
+        compact = {"results": table_of_rows(rows, compacted=True) if rows else []} | \
+            ({"count": len(cards) + extra} if extra else {})
+        assert _json_text(compact) == result_text(content)
+    assert content == before
+
+
+def test_the_tools_compact_forms_are_their_results_compacted() -> None:
+    """Every tool that builds its result's compact form (order lists and details, searches, visit history)
+    gives what :func:`compact_result` makes of the result, episode after episode (stock changed mid-episode,
+    variants, returned lines, whole prices, empty results, top_k 1 to 10)."""
+    env = EcomEnv(["STATUS", "RETURN", "BUNDLE", "JOURNEY", "SUB"])
+    written = {name: tool for name, tool in TOOLS.items() if tool.written is not None}
+    assert set(written) == {"order_list", "order_get_details", "catalog_search", "user_get_visit_history"}
+    built = 0
+    for env_id in env.env_ids:
+        for d in (0, 7, 15):
+            for seed in range(3):
+                env.reset(env_id=env_id, difficulty=d, seed=seed)
+                ctx = env.session.audit().context
+                for order in ctx.world.account.orders[:1]:  # whole prices (and subtotal), written without ``.0``
+                    for line in order.lines:
+                        line.unit_price_cents = 1200
+                calls: list[tuple[str, dict[str, Any]]] = [("order_list", {}), ("user_get_visit_history", {})]
+                calls += [("order_get_details", {"order_id": order.order_id}) for order in ctx.world.account.orders]
+                calls += [("catalog_search", {"query": query, "top_k": top_k})
+                          for query in ("charger", "blue mug", "zzz") for top_k in (1, 4, 10)]
+                for i, (name, arguments) in enumerate(calls):
+                    if i == 4 and ctx.world.visit_history:
+                        ctx.world.sell_out(ctx.world.visit_history[0])
+                    tool = written[name]
+                    try:
+                        result, compact = tool.output(ctx, tool.validate(arguments))
+                    except ToolError:
+                        continue
+                    if compact is not None:
+                        built += 1
+                        assert _json_text(compact) == result_text(result), (name, arguments)
+    assert built > 300

@@ -169,33 +169,45 @@ RowPieces = tuple[dict[str, Any], dict[str, Any]]
 def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPieces | None:
     """What :func:`table_row` makes of a card ``{**head, "in_stock", "stock", "attributes": attributes,
     ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_row_from` adds those):
-    the row's fields before ``stock`` and after ``variants``. None when the head has fields other than a card's own
-    or ones kept per card, or an attribute is named like a card field (then the row is not these pieces)."""
-    if not CARD_FIELDS.issuperset(head) or not _PER_CARD.isdisjoint(head) or CARD_FIELDS.intersection(attributes):
+    the row's fields before ``stock`` and after ``variants``, each value as the compact form writes it. None when
+    the head has no ``product_id`` (no card) or fields other than a card's own or ones kept per card, an attribute
+    is named like a card field, or a value is neither a float nor written as it is (then the row is not made of
+    these pieces)."""
+    if "product_id" not in head or not CARD_FIELDS.issuperset(head) or not _PER_CARD.isdisjoint(head) or \
+            CARD_FIELDS.intersection(attributes):
+        return None
+    if not _AS_IS_OR_FLOAT.issuperset(map(type, chain(head.values(), attributes.values()))):
         return None
     row = table_row({**head, "in_stock": True, "stock": 0, "attributes": attributes})
-    return {key: row[key] for key in head}, {key: row[key] for key in attributes}
+    return {key: _compact(row[key]) for key in head}, {key: _compact(row[key]) for key in attributes}
 
 
-def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any]:
+_AS_IS_OR_FLOAT = _AS_IS | {float}
+
+
+def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any] | None:
     """:func:`table_row` of the card ``{**head, "in_stock": ..., "stock": stock, "attributes": attributes,
-    "variants": variants}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)``."""
+    "variants": variants}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)``, every value
+    as the compact form writes it (a row for ``table_of_rows(..., compacted=True)``); None when the stock or a
+    variant is not written as it is."""
+    if type(stock) not in _AS_IS:
+        return None
     before, after = pieces
     row = before | {"stock": stock}
     if variants is not None:
         compacted = _variants_by_id(variants)
-        if compacted is None:
-            row["variants"] = variants
-        else:
-            row["variants"] = compacted[1]
-            row["variant_attribute"] = compacted[0]
+        if compacted is None or not _plain_dict(compacted[1]):
+            return None
+        row["variants"] = compacted[1]
+        row["variant_attribute"] = compacted[0]
     row.update(after)
     return row
 
 
-def table_of_rows(flat: list[dict[str, Any]]) -> dict[str, Any]:
+def table_of_rows(flat: list[dict[str, Any]], *, compacted: bool = False) -> dict[str, Any]:
     """The compact table of a non-empty list of cards from their rows (:func:`table_row` of each, in order; the
-    rows may be changed)."""
+    rows may be changed). ``compacted``: every value of the rows is already written as the compact form writes it
+    (:func:`table_row_from`'s rows; the same table)."""
     keys = dict.fromkeys(chain.from_iterable(flat))  # in order of first appearance, ``variants`` last
     if "variants" in keys:
         del keys["variants"]
@@ -208,7 +220,11 @@ def table_of_rows(flat: list[dict[str, Any]]) -> dict[str, Any]:
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
-    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
+    if compacted:
+        rows = [list(map(card.get, columns)) for card in flat]
+    else:
+        rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)]
+                for card in flat]
     return table | {"columns": columns, "rows": rows}
 
 
@@ -223,10 +239,19 @@ def _same_values(flat: list[dict[str, Any]], columns: list[str]) -> dict[str, An
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
-    """The variant values of every card of a table when they are the same list for all (None otherwise)."""
-    lists = [list(card["variants"].values()) if isinstance(card.get("variants"), dict) else None for card in cards]
-    first = lists[0]
-    return first if first and len(set(map(str, first))) == len(first) and all(v == first for v in lists) else None
+    """The variant values of every card of a table when they are the same list for all (None otherwise): read
+    card by card up to the first that differs (most tables list products with values of their own)."""
+    variants = cards[0].get("variants")
+    if not isinstance(variants, dict) or not variants:
+        return None
+    first = list(variants.values())
+    if len(set(map(str, first))) != len(first):
+        return None
+    for card in cards[1:]:
+        variants = card.get("variants")
+        if not isinstance(variants, dict) or list(variants.values()) != first:
+            return None
+    return first
 
 
 def compact_result(node: Any, *, top: bool = True) -> Any:
@@ -270,6 +295,13 @@ def _compact(node: Any) -> Any:
     if isinstance(node, float):
         return int(node) if node.is_integer() and abs(node) < 2**53 else node  # "12" for 12.0: read back equal
     return node
+
+
+def _plain_dict(node: dict[str, Any]) -> bool:
+    """Whether :func:`_compact` writes a dict as a copy of itself: no card, no ``variants``, only values written
+    as they are."""
+    return not ("product_id" in node and "stock" in node) and "variants" not in node and \
+        _AS_IS.issuperset(map(type, node.values()))
 
 
 def _listed(item: Any) -> Any:

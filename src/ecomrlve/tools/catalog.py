@@ -54,10 +54,12 @@ def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[
         if variants:
             card["variants"] = variants
         cards.append(card)
-        if table is not None and pieces is None:
-            table = None
-        elif table is not None and pieces is not None:
-            table.append(table_row_from(pieces, stock, variants or None))
+        if table is not None:
+            row = None if pieces is None else table_row_from(pieces, stock, variants or None)
+            if row is None:
+                table = None
+            else:
+                table.append(row)
     return cards, table
 
 
@@ -79,7 +81,9 @@ def shown_listing(ctx: ToolContext, key: str, rows: Sequence[int], extra: dict[s
     if ctx.hidden_card_fields:
         return ToolOutput({key: shown_cards(ctx, rows), **extra})
     cards, table = _product_cards(ctx.world, rows, with_rows=True)
-    return ToolOutput({key: cards, **extra}, None if table is None else {key: table_of_rows(table) if table else []})
+    if table is None:
+        return ToolOutput({key: cards, **extra})
+    return ToolOutput({key: cards, **extra}, {key: table_of_rows(table, compacted=True) if table else []})
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:
