@@ -282,7 +282,8 @@ _CARD_HEADS = st.fixed_dictionaries({"product_id": st.sampled_from(["P1", "P2"])
                                     optional={key: _SCALARS for key in ("title", "brand", "price", "rating")})
 _HEADS = st.one_of(
     _CARD_HEADS, _CARD_HEADS, _CARD_HEADS,
-    st.dictionaries(st.sampled_from(["product_id", "title", "variant_attribute", "stock", "color"]),
+    st.dictionaries(st.sampled_from(["product_id", "title", "variant_attribute", "stock", "in_stock", "attributes",
+                                     "variants", "color"]),
                     st.one_of(_SCALARS, st.lists(st.sampled_from(["a", "b, c"]), max_size=2)), max_size=4))
 _ATTRIBUTES = st.dictionaries(st.sampled_from(["color", "size", "wattage", "color", "size", "price"]),
                               st.sampled_from(["red", "M", 65.0, 65.5, 1, None]), max_size=3)
@@ -304,6 +305,8 @@ _PRODUCTS = st.one_of(
            [{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "color": "blue"}]),
           ({"product_id": "P2", "title": "Lamp, Brass", "price": 12, "rating": 4.5}, {"size": 2}, 0,
            [{"variant_id": "V3", "color": "red"}, {"variant_id": "V4", "color": "blue"}])], 0)
+@example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, None)], 0)
+@example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, None)], 0)
 def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
         products: list[tuple[dict[str, Any], dict[str, Any], Any, list[Any] | None]], extra: int) -> None:
     """A search's compact form from each product's row pieces (:func:`table_row_pieces`, its values compacted once)

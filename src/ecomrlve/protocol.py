@@ -169,20 +169,31 @@ RowPieces = tuple[dict[str, Any], dict[str, Any]]
 def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPieces | None:
     """What :func:`table_row` makes of a card ``{**head, "in_stock", "stock", "attributes": attributes,
     ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_row_from` adds those):
-    the row's fields before ``stock`` and after ``variants``, each value as the compact form writes it. None when
-    the head has no ``product_id`` (no card) or fields other than a card's own or ones kept per card, an attribute
-    is named like a card field, or a value is neither a float nor written as it is (then the row is not made of
-    these pieces)."""
-    if "product_id" not in head or not CARD_FIELDS.issuperset(head) or not _PER_CARD.isdisjoint(head) or \
-            CARD_FIELDS.intersection(attributes):
+    the row's fields before ``stock`` (the head under its spoken title) and after ``variants`` (the attributes),
+    each value as the compact form writes it. None when the head has no ``product_id`` (no card) or a field kept
+    per card, an attribute is named like a card field (not flattened), or a value is neither a float nor written
+    as it is (then the row is not made of these pieces)."""
+    if "product_id" not in head or not _PER_CARD.isdisjoint(head) or CARD_FIELDS.intersection(attributes):
         return None
-    if not _AS_IS_OR_FLOAT.issuperset(map(type, chain(head.values(), attributes.values()))):
+    before, after = _compacted_leaves(head), _compacted_leaves(attributes)
+    if before is None or after is None:
         return None
-    row = table_row({**head, "in_stock": True, "stock": 0, "attributes": attributes})
-    return {key: _compact(row[key]) for key in head}, {key: _compact(row[key]) for key in attributes}
+    if type(before.get("title")) is str:
+        before["title"] = short_title(before["title"])
+    return before, after
 
 
-_AS_IS_OR_FLOAT = _AS_IS | {float}
+def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
+    """``{key: _compact(value)}`` of a dict of floats and values written as they are (None for any other)."""
+    out = {}
+    for key, value in node.items():
+        kind = type(value)
+        if kind is float:
+            value = int(value) if value.is_integer() and abs(value) < 2**53 else value
+        elif kind not in _AS_IS:
+            return None
+        out[key] = value
+    return out
 
 
 def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any] | None:

@@ -22,18 +22,24 @@ from ecomrlve.world.state import World
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
 
 
-_Fixed = tuple[dict[str, Any], dict[str, str | float], RowPieces | None]
+def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[tuple[dict[str, Any], dict[str, str | float]]]:
+    """Per row, the card fields only the catalog decides (all but stock and variants) and the product's
+    attributes but the one its variants vary: read once per product (:func:`product_cards`), then copied
+    for each card."""
+    return list(zip(catalog.summaries(rows), catalog.attributes_each(rows, omit=variant_attributes(catalog, rows))))
 
 
-def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[_Fixed]:
-    """Per row, the card fields only the catalog decides (all but stock and variants), the product's
-    attributes but the one its variants vary, and what a table row shows of these (:func:`table_row_pieces`):
-    read once per product (:func:`product_cards`), then copied for each card."""
-    found = zip(catalog.summaries(rows), catalog.attributes_each(rows, omit=variant_attributes(catalog, rows)))
-    return [(head, attributes, table_row_pieces(head, attributes)) for head, attributes in found]
+CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
 
 
-CATALOG_CARDS: Derived[dict[int, _Fixed]] = derived("catalog_cards", lambda catalog: {})
+def _read_catalog_rows(catalog: Catalog, rows: list[int]) -> list[RowPieces | None]:
+    """Per row, what a compact table row shows of the product's kept card fields (:func:`table_row_pieces`): the
+    catalog decides every field it holds, so it is kept per product like the card fields themselves."""
+    return [table_row_pieces(head, attributes)
+            for head, attributes in kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)]
+
+
+CATALOG_ROWS: Derived[dict[int, RowPieces | None]] = derived("catalog_rows", lambda catalog: {})
 
 
 def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -44,22 +50,25 @@ def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
 
 def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[list[dict[str, Any]],
                                                                                  list[dict[str, Any]] | None]:
-    """:func:`product_cards`, and (``with_rows``) their rows in a compact table (:func:`table_row` of each) from
-    the pieces kept per product; None when a product's are not kept (see :func:`table_row_pieces`)."""
-    fixed = kept_per_products(world.catalog, CATALOG_CARDS, rows, _read_catalog_cards)
+    """:func:`product_cards`, and (``with_rows``) the cards' rows of a compact table (:func:`table_row_from`) from
+    the pieces kept per product; None when a product has none or a row is not made of them."""
+    catalog = world.catalog
+    fixed = kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)
+    listings = world.listings(rows)
     cards: list[dict[str, Any]] = []
-    table: list[dict[str, Any]] | None = [] if with_rows else None
-    for (head, attributes, pieces), (stock, variants) in zip(fixed, world.listings(rows)):
+    for (head, attributes), (stock, variants) in zip(fixed, listings):
         card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
         if variants:
             card["variants"] = variants
         cards.append(card)
-        if table is not None:
-            row = None if pieces is None else table_row_from(pieces, stock, variants or None)
-            if row is None:
-                table = None
-            else:
-                table.append(row)
+    if not with_rows:
+        return cards, None
+    table = []
+    for pieces, (stock, variants) in zip(kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows), listings):
+        row = None if pieces is None else table_row_from(pieces, stock, variants or None)
+        if row is None:
+            return cards, None
+        table.append(row)
     return cards, table
 
 
