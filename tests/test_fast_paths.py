@@ -362,3 +362,15 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                         built += 1
                         assert _json_text(compact) == result_text(result), (name, arguments)
     assert built > 300
+
+
+def test_results_written_in_full_build_no_tables() -> None:
+    """A session writing results in full (verbosity ``full``) has its searches build no compact table (nor
+    write one): the tool message is the JSON of the result."""
+    env = EcomEnv("BUNDLE", verbosity="full")
+    env.reset(env_id="BUNDLE", difficulty=3, seed=1)
+    ctx = env.session.audit().context
+    assert not ctx.compact_results
+    tool = TOOLS["catalog_search"]
+    result, compact = tool.output(ctx, tool.validate({"query": "charger", "top_k": 5}))
+    assert compact is None and result["results"]

@@ -302,7 +302,7 @@ class EpisodeSession:
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
                                 search_stream=functools.partial(derive_rng, *key, "search"),
                                 ask_user=_weak_method(self._ask_user), submit_answer=_weak_method(self._submit_answer),
-                                hidden_card_fields=family.unused_card_fields)
+                                hidden_card_fields=family.unused_card_fields, compact_results=verbosity == "compact")
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
         chosen = realiser if realiser is not None else _DEFAULT_SHOPPER

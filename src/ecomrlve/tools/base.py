@@ -58,6 +58,9 @@ class ToolContext:
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
     hidden_card_fields: frozenset[str] = frozenset()  # the environment's ``unused_card_fields``
+    #: whether results are written in the compact form (the session's verbosity): only then do the tools that list
+    #: product cards build its tables with their result (:class:`ToolOutput`; order lines cost next to nothing)
+    compact_results: bool = True
 
     @cached_property
     def search_rng(self) -> random.Random:

@@ -85,9 +85,9 @@ def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
 
 def shown_listing(ctx: ToolContext, key: str, rows: Sequence[int], extra: dict[str, Any]) -> ToolOutput:
     """``{key: shown_cards(ctx, rows), **extra}`` and its compact form, built from the cards' rows (a table;
-    ``extra`` says nothing the compact form shows) where every product's are kept and the environment hides no
-    card field; else without (the compact form derived from the result)."""
-    if ctx.hidden_card_fields:
+    ``extra`` says nothing the compact form shows) where results are written compact, every product's pieces are
+    kept and the environment hides no card field; else without (the compact form derived from the result)."""
+    if ctx.hidden_card_fields or not ctx.compact_results:
         return ToolOutput({key: shown_cards(ctx, rows), **extra})
     cards, table = _product_cards(ctx.world, rows, with_rows=True)
     if table is None:
