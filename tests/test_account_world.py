@@ -16,6 +16,7 @@ from ecomrlve.catalog.product_type import product_type, same_type
 from ecomrlve.catalog.taxonomy import LEAVES
 from ecomrlve.envs.account.orders import _SAMPLE_TRIES, same_noun, sample_row
 from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import short_title
 from ecomrlve.rng import KeyedIds
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.tools.account import ORDER_LINE_PRODUCTS, _line_product
@@ -254,7 +255,7 @@ def test_order_line_products_are_the_catalogs_reads(catalog, rows) -> None:
     for row in rows + rows:
         category = catalog.category_of(row)
         assert _line_product(catalog, row) == (catalog.product_id(row), catalog.title(row), category.name,
-                                               P.rule_department(category.path[0]))
+                                               P.rule_department(category.path[0]), short_title(catalog.title(row)))
 
 
 @settings(max_examples=40, deadline=None)

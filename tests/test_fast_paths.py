@@ -1,7 +1,9 @@
 """The step's fast paths say exactly what their plain definitions say.
 
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
-``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call. Both run
+``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
+``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text;
+the tools that list products build the compact form of their results from pieces kept per product. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -16,7 +18,18 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ecomrlve.user.understanding as understanding
-from ecomrlve.protocol import compact_result, result_text
+from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
+from ecomrlve.episode import EcomEnv
+from ecomrlve.protocol import (
+    _json_text,
+    _shared_variant_values,
+    compact_result,
+    result_text,
+    table_of_rows,
+    table_row_from,
+    table_row_pieces,
+)
+from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
@@ -180,3 +193,184 @@ def test_a_dict_of_plain_values_compacts_to_a_copy_of_itself(node: dict[str, Any
     walked = {key: _compact(value) for key, value in node.items()} if "variants" not in node else out
     if not ("product_id" in node and "stock" in node):
         assert _text(out) == _text(walked)
+
+
+# -- an AgentAction's turn parsed from its own arguments, against parsing its wire form's JSON text ----------
+
+class _Text(str):
+    """A ``str`` subclass: JSON writes it as text, which parses back as a plain ``str``."""
+
+
+_ARGUMENT_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-2**64, 2**64), st.floats(),
+                             st.text(st.sampled_from("ab \ud800\x00é"), max_size=3),
+                             st.sampled_from([_Text("a"), 0.0, -0.0, 1.0, 2**63, -2**63]))
+_ARGUMENTS = st.recursive(_ARGUMENT_LEAVES, lambda children: st.one_of(
+    st.lists(children, max_size=3), st.lists(children, max_size=3).map(tuple),
+    st.dictionaries(st.one_of(st.sampled_from(["query", "top_k", "a\ud800", ""]), st.integers(0, 2)), children,
+                    max_size=3)), max_leaves=12)
+_CALLS = st.builds(ToolCall.model_construct, id=st.sampled_from(["call_0", "call_1", "", "c\ud800"]),
+                   name=st.sampled_from(["order_list", "catalog_search", "no such", "é", ""]),
+                   arguments=st.dictionaries(st.sampled_from(["query", "order_id", "filters", "x\udfff"]), _ARGUMENTS,
+                                             max_size=3))
+_MESSAGES = st.one_of(st.none(), st.sampled_from(["", "  ", " Here you go ", "a\ud800", "<think>x</think> hi"]))
+
+
+def _parsed(raw: Any, **options: Any) -> tuple[str, Any]:
+    try:
+        return "ok", parse_wire_form(raw, turn=3, max_chars=options.pop("max_chars", 200), **options)
+    except InvalidActionError as error:
+        return "error", str(error)
+
+
+@settings(max_examples=400)
+@given(_MESSAGES, st.lists(_CALLS, max_size=3), st.sampled_from([200, 40]))
+@example(None, [ToolCall(id="call_0", name="catalog_search", arguments={"filters": (1, [2.0])})], 200)
+@example(None, [ToolCall(id="", name="order_list", arguments={})], 200)
+@example(None, [ToolCall(id="call_0", name="no such", arguments={})], 200)
+@example(None, [ToolCall(id="call_0", name="order_list", arguments={"query": _Text("a")})], 200)
+@example(" a ", [ToolCall(id="call_0", name="order_list", arguments={}),
+                 ToolCall(id="call_0", name="order_list", arguments={})], 200)
+def test_an_agent_actions_turn_parses_from_its_own_arguments_as_from_its_text(
+        message: str | None, calls: list[ToolCall], max_chars: int) -> None:
+    """``parse_wire_form(wire_form(action), source=action)`` copies the calls' arguments from the action instead
+    of parsing back the JSON text its wire form wrote from them: the same action (ids, names, arguments with their
+    types: tuples as lists, ``1.0`` not ``1``) or the same error, for any action, malformed ones included."""
+    action = AgentAction.model_construct(message=message, tool_calls=tuple(calls))
+    wire = wire_form(action)
+    fast, plain = _parsed(wire, max_chars=max_chars, source=action), _parsed(wire, max_chars=max_chars)
+    assert fast == plain
+    if fast[0] == "ok":
+        assert [_typed(call.arguments) for call in fast[1].tool_calls] == \
+            [_typed(call.arguments) for call in plain[1].tool_calls]
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the exact type of every node beside it (``==`` alone takes 1 for 1.0 and a tuple for no list)."""
+    if isinstance(value, dict):
+        return dict, [(_typed(key), _typed(child)) for key, child in value.items()]
+    if isinstance(value, (list, tuple)):
+        return type(value), [_typed(child) for child in value]
+    return type(value), repr(value)
+
+
+# -- compact forms the tools build with their results, against compact_result of the results ----------
+
+def _plain_shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
+    lists = [list(card["variants"].values()) if isinstance(card.get("variants"), dict) else None for card in cards]
+    first = lists[0]
+    return first if first and len(set(map(str, first))) == len(first) and all(v == first for v in lists) else None
+
+
+_VARIANT_DICT = st.dictionaries(st.sampled_from(["V1", "V2", "V3"]), st.sampled_from(["red", "blue", 1, 1.0, "1"]),
+                                max_size=3)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.dictionaries(st.sampled_from(["variants", "title"]),
+                                st.one_of(_VARIANT_DICT, st.lists(_LEAVES, max_size=2), _LEAVES), max_size=2),
+                min_size=1, max_size=4))
+@example([{"variants": {"V1": "red", "V2": "blue"}}, {"variants": {"V3": "red", "V1": "blue"}}])
+@example([{"variants": {"V1": "red", "V2": "blue"}}, {"variants": {"V1": "blue", "V2": "red"}}])
+@example([{"variants": {"V1": 1, "V2": "1"}}, {"variants": {"V1": 1, "V2": "1"}}])
+def test_shared_variant_values_read_up_to_the_first_card_that_differs(cards: list[dict[str, Any]]) -> None:
+    """Stopping at the first card whose variant values differ gives what comparing every card's values gives."""
+    assert _text(_shared_variant_values(cards)) == _text(_plain_shared_variant_values(cards))
+
+
+_SCALARS = st.sampled_from(["Mug, Blue, 12 oz", "Lamp", "Acme", 12.0, 12.5, 3, True, None, 2.0**60])
+_CARD_HEADS = st.fixed_dictionaries({"product_id": st.sampled_from(["P1", "P2"])},
+                                    optional={key: _SCALARS for key in ("title", "brand", "price", "rating")})
+_HEADS = st.one_of(
+    _CARD_HEADS, _CARD_HEADS, _CARD_HEADS,
+    st.dictionaries(st.sampled_from(["product_id", "title", "variant_attribute", "stock", "in_stock", "attributes",
+                                     "variants", "color"]),
+                    st.one_of(_SCALARS, st.lists(st.sampled_from(["a", "b, c"]), max_size=2)), max_size=4))
+_ATTRIBUTES = st.dictionaries(st.sampled_from(["color", "size", "wattage", "color", "size", "price"]),
+                              st.sampled_from(["red", "M", 65.0, 65.5, 1, None]), max_size=3)
+_TOOLS_VARIANTS = st.lists(st.fixed_dictionaries(
+    {"variant_id": st.sampled_from(["V1", "V2", "stock"]), "color": st.sampled_from(["red", "blue", 1.0])}),
+    min_size=1, max_size=3)
+_VARIANT_LISTS = st.one_of(st.none(), _TOOLS_VARIANTS, _TOOLS_VARIANTS, st.lists(_VARIANT, min_size=1, max_size=2))
+#: (head, attributes, stock, variants): mostly as the tools make them, else anything
+_PRODUCTS = st.one_of(
+    *[st.tuples(_CARD_HEADS, st.dictionaries(st.sampled_from(["color", "size", "wattage"]),
+                                             st.sampled_from(["red", "M", 65.0, 65.5, 1]), max_size=3),
+                st.integers(0, 3), st.one_of(st.none(), _TOOLS_VARIANTS))] * 4,
+    st.tuples(_HEADS, _ATTRIBUTES, st.one_of(st.integers(0, 3), st.sampled_from([2.0, None])), _VARIANT_LISTS))
+
+
+@settings(max_examples=600)
+@given(st.lists(_PRODUCTS, max_size=4), st.sampled_from([0, 1]))
+@example([({"product_id": "P1", "title": "Mug, Blue", "price": 12.0, "rating": 4.5}, {"color": "red", "size": 2.0}, 3,
+           [{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "color": "blue"}]),
+          ({"product_id": "P2", "title": "Lamp, Brass", "price": 12, "rating": 4.5}, {"size": 2}, 0,
+           [{"variant_id": "V3", "color": "red"}, {"variant_id": "V4", "color": "blue"}])], 0)
+@example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, None)], 0)
+@example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, None)], 0)
+def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
+        products: list[tuple[dict[str, Any], dict[str, Any], Any, list[Any] | None]], extra: int) -> None:
+    """A search's compact form from each product's row pieces (:func:`table_row_pieces`, its values compacted once)
+    plus each card's stock and variants (:func:`table_row_from`), tabled with ``compacted=True``, is the
+    compact form of the search's cards wherever it is built (the pieces and rows say None otherwise)."""
+    cards, rows = [], []  # rows: None where the pieces say no
+    for head, attributes, stock, variants in products:
+        card = {**head, "in_stock": bool(stock), "stock": stock, "attributes": dict(attributes)}
+        if variants is not None:
+            card["variants"] = variants
+        cards.append(card)
+        pieces = table_row_pieces(head, attributes)
+        rows.append(None if pieces is None else table_row_from(pieces, stock, variants))
+    content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
+    before = copy.deepcopy(content)
+    built = [row for row in rows if row is not None]
+    if len(built) == len(rows):
+        compact = {"results": table_of_rows(built, compacted=True) if built else []} | \
+            ({"count": len(cards) + extra} if extra else {})
+        assert _json_text(compact) == result_text(content)
+    assert content == before
+
+
+def test_the_tools_compact_forms_are_their_results_compacted() -> None:
+    """Every tool that builds its result's compact form (order lists and details, searches, visit history)
+    gives what :func:`compact_result` makes of the result, episode after episode (stock changed mid-episode,
+    variants, returned lines, whole prices, empty results, top_k 1 to 10)."""
+    env = EcomEnv(["STATUS", "RETURN", "BUNDLE", "JOURNEY", "SUB"])
+    written = {name: tool for name, tool in TOOLS.items() if tool.written is not None}
+    assert set(written) == {"order_list", "order_get_details", "catalog_search", "user_get_visit_history"}
+    built = 0
+    for env_id in env.env_ids:
+        for d in (0, 7, 15):
+            for seed in range(3):
+                env.reset(env_id=env_id, difficulty=d, seed=seed)
+                ctx = env.session.audit().context
+                for order in ctx.world.account.orders[:1]:  # whole prices (and subtotal), written without ``.0``
+                    for line in order.lines:
+                        line.unit_price_cents = 1200
+                calls: list[tuple[str, dict[str, Any]]] = [("order_list", {}), ("user_get_visit_history", {})]
+                calls += [("order_get_details", {"order_id": order.order_id}) for order in ctx.world.account.orders]
+                calls += [("catalog_search", {"query": query, "top_k": top_k})
+                          for query in ("charger", "blue mug", "zzz") for top_k in (1, 4, 10)]
+                for i, (name, arguments) in enumerate(calls):
+                    if i == 4 and ctx.world.visit_history:
+                        ctx.world.sell_out(ctx.world.visit_history[0])
+                    tool = written[name]
+                    try:
+                        result, compact = tool.output(ctx, tool.validate(arguments))
+                    except ToolError:
+                        continue
+                    if compact is not None:
+                        built += 1
+                        assert _json_text(compact) == result_text(result), (name, arguments)
+    assert built > 300
+
+
+def test_results_written_in_full_build_no_tables() -> None:
+    """A session writing results in full (verbosity ``full``) has its searches build no compact table (nor
+    write one): the tool message is the JSON of the result."""
+    env = EcomEnv("BUNDLE", verbosity="full")
+    env.reset(env_id="BUNDLE", difficulty=3, seed=1)
+    ctx = env.session.audit().context
+    assert not ctx.compact_results
+    tool = TOOLS["catalog_search"]
+    result, compact = tool.output(ctx, tool.validate({"query": "charger", "top_k": 5}))
+    assert compact is None and result["results"]

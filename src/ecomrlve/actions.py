@@ -327,13 +327,28 @@ def _from_openai(raw: dict[str, Any], turn: int) -> AgentAction:
         if entry.get("type", "function") != "function":
             raise _structure(f"{where}: type must be 'function', got {short_text(repr(entry['type']), 60)}")
         fn = _object(entry.get("function"), _FLAT_KEYS, f"{where}.function")
-        call_id = entry.get("id")
-        if call_id is None:
-            call_id = f"call_{turn}_{i}"
-        elif not isinstance(call_id, str) or not call_id:
-            raise _structure(f"{where}: id must be a non-empty string, got {short_text(repr(call_id), 60)}")
-        calls.append(_make_call(call_id, fn.get("name"), fn.get("arguments"), where))
+        calls.append(_make_call(_call_id(entry.get("id"), where, turn, i), fn.get("name"), fn.get("arguments"), where))
     return _action(raw.get("content"), "content", calls)
+
+
+def _call_id(call_id: Any, where: str, turn: int, i: int) -> str:
+    if call_id is None:
+        return f"call_{turn}_{i}"
+    if not isinstance(call_id, str) or not call_id:
+        raise _structure(f"{where}: id must be a non-empty string, got {short_text(repr(call_id), 60)}")
+    return call_id
+
+
+def _from_own_wire(raw: dict[str, Any], source: AgentAction, turn: int) -> AgentAction:
+    """:func:`_from_openai` of ``raw = wire_form(source)``: its shape is right by construction, and each call's
+    arguments are the plain copy of ``source``'s (the values its JSON text was written from, which ``json.loads``
+    would give back, types included). Raises :class:`_NotPlain` where a copy is not plain (then parse the text)."""
+    calls = []
+    for i, (call, entry) in enumerate(zip(source.tool_calls, raw.get("tool_calls", ()))):
+        where = f"tool_calls[{i}]"
+        arguments = _plain_copy(call.arguments, 1)
+        calls.append(_make_call(_call_id(entry["id"], where, turn, i), entry["function"]["name"], arguments, where))
+    return _action(raw["content"], "content", calls)
 
 
 def _from_json_object(obj: dict[str, Any], turn: int) -> AgentAction:
@@ -379,9 +394,11 @@ def parse_action(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAction
     return parse_wire_form(wire_form(raw), turn=turn, max_chars=max_chars)
 
 
-def parse_wire_form(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAction:
+def parse_wire_form(raw: Any, *, turn: int, max_chars: int = 32_000, source: AgentAction | None = None) -> AgentAction:
     """:func:`parse_action` of a turn already in :func:`wire_form` (which the runtime records
-    anyway), without copying it to JSON values a second time."""
+    anyway), without copying it to JSON values a second time. ``source``: the :class:`AgentAction` that
+    ``raw`` is the wire form of, if any; its calls' arguments are then copied from it rather than parsed back
+    from their JSON text (the same action)."""
     if isinstance(raw, str):
         if len(raw) > max_chars:
             raise InvalidActionError(INVALID_TOO_LONG, f"{len(raw)} chars > max {max_chars}")
@@ -394,6 +411,11 @@ def parse_wire_form(raw: Any, *, turn: int, max_chars: int = 32_000) -> AgentAct
     size = len(_json_text(raw))
     if size > max_chars:
         raise InvalidActionError(INVALID_TOO_LONG, f"{size} chars as JSON > max {max_chars}")
+    if source is not None and len(source.tool_calls) == len(raw.get("tool_calls", ())):
+        try:
+            return _from_own_wire(raw, source, turn)
+        except _NotPlain:
+            pass
     if "role" in raw or "content" in raw:
         return _from_openai(raw, turn)
     return _from_json_object(raw, turn)

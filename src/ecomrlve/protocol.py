@@ -147,14 +147,78 @@ def _compact_card(card: dict[str, Any], *, in_table: bool) -> dict[str, Any]:
 
 def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
     """Cards as one row each under one header; a value every card shares is said once under ``same``."""
-    flat = []
-    for card in cards:
-        card = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
-        attributes = card.get("attributes")
-        if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
-            del card["attributes"]
-            card.update(attributes)
-        flat.append(card)
+    return table_of_rows([table_row(card) for card in cards])
+
+
+def table_row(card: dict[str, Any]) -> dict[str, Any]:
+    """A card as a row of a table (a fresh dict; values not compacted yet): its compact card under its spoken
+    title, with its attributes as fields of their own (unless one is named like a card field)."""
+    row = _compact_card(card, in_table=True)  # a fresh dict: flattened in place
+    attributes = row.get("attributes")
+    if isinstance(attributes, dict) and not CARD_FIELDS.intersection(attributes):
+        del row["attributes"]
+        row.update(attributes)
+    return row
+
+
+#: the fields of a card that :func:`table_row_pieces` leaves to each card (``in_stock`` is left out of a row)
+_PER_CARD = frozenset({"in_stock", "stock", "attributes", "variants", "variant_attribute"})
+RowPieces = tuple[dict[str, Any], dict[str, Any]]
+
+
+def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPieces | None:
+    """What :func:`table_row` makes of a card ``{**head, "in_stock", "stock", "attributes": attributes,
+    ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_row_from` adds those):
+    the row's fields before ``stock`` (the head under its spoken title) and after ``variants`` (the attributes),
+    each value as the compact form writes it. None when the head has no ``product_id`` (no card) or a field kept
+    per card, an attribute is named like a card field (not flattened), or a value is neither a float nor written
+    as it is (then the row is not made of these pieces)."""
+    if "product_id" not in head or not _PER_CARD.isdisjoint(head) or CARD_FIELDS.intersection(attributes):
+        return None
+    before, after = _compacted_leaves(head), _compacted_leaves(attributes)
+    if before is None or after is None:
+        return None
+    if type(before.get("title")) is str:
+        before["title"] = short_title(before["title"])
+    return before, after
+
+
+def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
+    """``{key: _compact(value)}`` of a dict of floats and values written as they are (None for any other)."""
+    out = {}
+    for key, value in node.items():
+        kind = type(value)
+        if kind is float:
+            value = int(value) if value.is_integer() and abs(value) < 2**53 else value
+        elif kind not in _AS_IS:
+            return None
+        out[key] = value
+    return out
+
+
+def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any] | None:
+    """:func:`table_row` of the card ``{**head, "in_stock": ..., "stock": stock, "attributes": attributes,
+    "variants": variants}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)``, every value
+    as the compact form writes it (a row for ``table_of_rows(..., compacted=True)``); None when the stock or a
+    variant is not written as it is."""
+    if type(stock) not in _AS_IS:
+        return None
+    before, after = pieces
+    row = before | {"stock": stock}
+    if variants is not None:
+        compacted = _variants_by_id(variants)
+        if compacted is None or not _plain_dict(compacted[1]):
+            return None
+        row["variants"] = compacted[1]
+        row["variant_attribute"] = compacted[0]
+    row.update(after)
+    return row
+
+
+def table_of_rows(flat: list[dict[str, Any]], *, compacted: bool = False) -> dict[str, Any]:
+    """The compact table of a non-empty list of cards from their rows (:func:`table_row` of each, in order; the
+    rows may be changed). ``compacted``: every value of the rows is already written as the compact form writes it
+    (:func:`table_row_from`'s rows; the same table)."""
     keys = dict.fromkeys(chain.from_iterable(flat))  # in order of first appearance, ``variants`` last
     if "variants" in keys:
         del keys["variants"]
@@ -167,7 +231,11 @@ def _table(cards: list[dict[str, Any]]) -> dict[str, Any]:
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
     columns = [key for key in columns if key not in same]
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
-    rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)] for card in flat]
+    if compacted:
+        rows = [list(map(card.get, columns)) for card in flat]
+    else:
+        rows = [[value if type(value) in _AS_IS else _compact(value) for value in map(card.get, columns)]
+                for card in flat]
     return table | {"columns": columns, "rows": rows}
 
 
@@ -182,10 +250,19 @@ def _same_values(flat: list[dict[str, Any]], columns: list[str]) -> dict[str, An
 
 
 def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
-    """The variant values of every card of a table when they are the same list for all (None otherwise)."""
-    lists = [list(card["variants"].values()) if isinstance(card.get("variants"), dict) else None for card in cards]
-    first = lists[0]
-    return first if first and len(set(map(str, first))) == len(first) and all(v == first for v in lists) else None
+    """The variant values of every card of a table when they are the same list for all (None otherwise): read
+    card by card up to the first that differs (most tables list products with values of their own)."""
+    variants = cards[0].get("variants")
+    if not isinstance(variants, dict) or not variants:
+        return None
+    first = list(variants.values())
+    if len(set(map(str, first))) != len(first):
+        return None
+    for card in cards[1:]:
+        variants = card.get("variants")
+        if not isinstance(variants, dict) or list(variants.values()) != first:
+            return None
+    return first
 
 
 def compact_result(node: Any, *, top: bool = True) -> Any:
@@ -229,6 +306,13 @@ def _compact(node: Any) -> Any:
     if isinstance(node, float):
         return int(node) if node.is_integer() and abs(node) < 2**53 else node  # "12" for 12.0: read back equal
     return node
+
+
+def _plain_dict(node: dict[str, Any]) -> bool:
+    """Whether :func:`_compact` writes a dict as a copy of itself: no card, no ``variants``, only values written
+    as they are."""
+    return not ("product_id" in node and "stock" in node) and "variants" not in node and \
+        _AS_IS.issuperset(map(type, node.values()))
 
 
 def _listed(item: Any) -> Any:
@@ -300,6 +384,14 @@ def expand_result(node: Any) -> Any:
 _json_text = json_text_encoder(separators=(",", ":"))
 
 
-def result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY) -> str:
-    """A tool result as the text of its ``tool`` message: JSON without spaces, in ``verbosity``."""
-    return _json_text(compact_result(content) if verbosity == "compact" else content)
+def result_text(content: dict[str, Any], verbosity: Verbosity = DEFAULT_VERBOSITY, compact: Any = None) -> str:
+    """A tool result as the text of its ``tool`` message: JSON without spaces, in ``verbosity``. ``compact``:
+    ``compact_result(content)`` where the tool built it with the result (:class:`~ecomrlve.tools.base.ToolOutput`)."""
+    if verbosity != "compact":
+        return _json_text(content)
+    return _json_text(compact_result(content) if compact is None else compact)
+
+
+def compact_float(number: float) -> float | int:
+    """A float as the compact form writes it: a whole number without ``.0`` (read back equal)."""
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number

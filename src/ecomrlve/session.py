@@ -152,11 +152,13 @@ class ToolResult:
     content: dict[str, Any]
     executed: bool
     verbosity: Verbosity = DEFAULT_VERBOSITY
+    #: ``compact_result(content)`` where the tool built it with the result (:class:`~ecomrlve.tools.base.ToolOutput`)
+    compact: Any = field(default=None, repr=False, compare=False)
 
     @property
     def message(self) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name,
-                "content": result_text(self.content, self.verbosity)}
+                "content": result_text(self.content, self.verbosity, self.compact)}
 
 
 @dataclass(frozen=True)
@@ -300,7 +302,7 @@ class EpisodeSession:
         self._ctx = ToolContext(world=self._world, search=search, difficulty=difficulty,
                                 search_stream=functools.partial(derive_rng, *key, "search"),
                                 ask_user=_weak_method(self._ask_user), submit_answer=_weak_method(self._submit_answer),
-                                hidden_card_fields=family.unused_card_fields)
+                                hidden_card_fields=family.unused_card_fields, compact_results=verbosity == "compact")
         self._question: str | None = None  # an ask_user question being answered: the shopper has seen it
         self._messages: list[dict[str, Any]] = []  # the opening is realised before the transcript begins
         chosen = realiser if realiser is not None else _DEFAULT_SHOPPER
@@ -391,8 +393,9 @@ class EpisodeSession:
             raise TypeError(f"call must be an ecomrlve.actions.ToolCall, got {type(call).__name__}")
         try:
             # the same normalisation as a whole turn's: what runs is what the record replays
-            [call] = parse_wire_form(wire_form(AgentAction(tool_calls=(call,))), turn=self._turns,
-                                      max_chars=MAX_ACTION_CHARS).tool_calls
+            single = AgentAction(tool_calls=(call,))
+            [call] = parse_wire_form(wire_form(single), turn=self._turns, max_chars=MAX_ACTION_CHARS,
+                                      source=single).tool_calls
             tool, arguments = self._validate(call)
         except (InvalidActionError, ToolArgumentsError) as exc:
             reason = short_text(str(exc))
@@ -434,10 +437,11 @@ class EpisodeSession:
         self._require_running()
         if self._turn is not None:
             raise RuntimeError("a turn begun with begin_turn() is open; end it with end_turn()")
-        raw = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
-        self._actions.append(raw)
+        wire = wire_form(raw)  # the one normalisation of every input path: what is parsed is what is recorded
+        self._actions.append(wire)
         try:
-            action = parse_wire_form(raw, turn=self._turns, max_chars=MAX_ACTION_CHARS)
+            action = parse_wire_form(wire, turn=self._turns, max_chars=MAX_ACTION_CHARS,
+                                     source=raw if isinstance(raw, AgentAction) else None)
             validated = [(call, *self._validate(call)) for call in action.tool_calls]
         except (InvalidActionError, ToolArgumentsError) as exc:
             return self._finish("invalid_output", invalid_reason=short_text(str(exc)))
@@ -554,18 +558,19 @@ class EpisodeSession:
             return self._add_result(turn, call, refusal.result(), executed=False)
         self._used_ids.extend(tool.used_ids(arguments))
         try:
-            result = tool.run(self._ctx, arguments)
+            result, compact = tool.output(self._ctx, arguments)
         except ToolError as exc:
-            result = exc.result()
+            result, compact = exc.result(), None
         turn.events.append((tool.name, arguments, result))
-        return self._add_result(turn, call, result, executed=True)
+        return self._add_result(turn, call, result, executed=True, compact=compact)
 
-    def _add_result(self, turn: _Turn, call: ToolCall, content: dict[str, Any], *, executed: bool) -> ToolResult:
+    def _add_result(self, turn: _Turn, call: ToolCall, content: dict[str, Any], *, executed: bool,
+                    compact: Any = None) -> ToolResult:
         turn.calls += 1
         turn.assistant.setdefault("tool_calls", []).append(
             {"id": call.id, "type": "function",
              "function": {"name": call.name, "arguments": arguments_text(call.arguments)}})
-        result = ToolResult(call.id, call.name, content, executed, self._verbosity)
+        result = ToolResult(call.id, call.name, content, executed, self._verbosity, compact)
         self._say(turn, result.message)
         return result
 

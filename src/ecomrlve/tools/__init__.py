@@ -7,7 +7,7 @@ from ecomrlve.tools.account import (
     return_initiate,
     user_get_profile,
 )
-from ecomrlve.tools.base import Tool, ToolArgumentsError, ToolContext, ToolError, answer_tool, tool
+from ecomrlve.tools.base import Tool, ToolArgumentsError, ToolContext, ToolError, ToolOutput, answer_tool, tool
 from ecomrlve.tools.cart import cart_add, cart_set_quantity, cart_view
 from ecomrlve.tools.catalog import catalog_get_product, catalog_get_variants, catalog_search, product_card
 from ecomrlve.tools.policy import policy_search
@@ -21,4 +21,5 @@ TOOLS: dict[str, Tool] = {
               policy_search)
 }
 
-__all__ = ["TOOLS", "Tool", "ToolArgumentsError", "ToolContext", "ToolError", "answer_tool", "product_card", "tool"]
+__all__ = ["TOOLS", "Tool", "ToolArgumentsError", "ToolContext", "ToolError", "ToolOutput", "answer_tool", "product_card",
+           "tool"]

@@ -12,7 +12,8 @@ from typing import Any
 
 from ecomrlve.catalog.derived import Derived, derived, kept_per_product
 from ecomrlve.catalog.schema import Catalog
-from ecomrlve.tools.base import ToolContext, ToolError, tool
+from ecomrlve.protocol import compact_float, short_title
+from ecomrlve.tools.base import ToolContext, ToolError, ToolOutput, tool
 from ecomrlve.world.account import Order, OrderLine
 from ecomrlve.world.policy import (
     RETURN_METHODS,
@@ -30,30 +31,39 @@ def department(world: World, row: int) -> str:
     return rule_department(world.catalog.category_of(row).path[0])
 
 
-def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
-    """The product's id, title, category and policy department, as order line cards show them: read once
-    per product from the catalog (the department by the default policy, whose aliases never vary)."""
+def _line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str, str]:
+    """The product's id, title, category, policy department and spoken title, as order line cards show them
+    (in full and compact): read once per product from the catalog (the department by the default policy, whose
+    aliases never vary)."""
     return kept_per_product(catalog, ORDER_LINE_PRODUCTS, row, _read_line_product)
 
 
-def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str]:
+def _read_line_product(catalog: Catalog, row: int) -> tuple[str, str, str, str, str]:
     category = catalog.category_of(row)
-    return catalog.product_id(row), catalog.title(row), category.name, rule_department(category.path[0])
+    title = catalog.title(row)
+    return catalog.product_id(row), title, category.name, rule_department(category.path[0]), short_title(title)
 
 
-ORDER_LINE_PRODUCTS: Derived[dict[int, tuple[str, str, str, str]]] = derived("order_line_products", lambda catalog: {})
+ORDER_LINE_PRODUCTS: Derived[dict[int, tuple[str, str, str, str, str]]] = derived("order_line_products",
+                                                                                   lambda catalog: {})
 
 
-def _line_card(world: World, line: OrderLine, with_id: bool) -> dict[str, Any]:
-    product_id, title, category, dept = _line_product(world.catalog, line.row)
-    card: dict[str, Any] = {"line_id": line.line_id} if with_id else {}
-    card.update({"product_id": product_id, "title": title, "category": category, "department": dept,
-                 "quantity": line.quantity, "unit_price": line.unit_price_cents / 100})
+def _line_card(world: World, line: OrderLine, with_id: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An order line's card and its compact form (the spoken title, a whole price without ``.0``)."""
+    product_id, title, category, dept, spoken = _line_product(world.catalog, line.row)
+    price = line.unit_price_cents / 100
+    card: dict[str, Any] = {"product_id": product_id, "title": title, "category": category, "department": dept,
+                            "quantity": line.quantity, "unit_price": price}
+    if with_id:
+        card = {"line_id": line.line_id, **card}
+    compact = card.copy()
+    compact["title"] = spoken
+    compact["unit_price"] = compact_float(price)
     if line.variant_id is not None:
         variant = world.variant(line.row, line.variant_id)
         if variant is not None:
-            card["variant"] = variant.card()
-    return card
+            card["variant"] = compact["variant"] = variant.card()  # (one dict: the compact walk's copy of it)
+    return card, compact
 
 
 def _dates(order: Order) -> dict[str, Any]:
@@ -67,24 +77,42 @@ def _dates(order: Order) -> dict[str, Any]:
 
 def order_summary(world: World, order: Order) -> dict[str, Any]:
     """One row of ``order_list``: id, dates, status and the items (without line ids)."""
-    return {"order_id": order.order_id, "status": order.status, **_dates(order),
-            "items": [_line_card(world, line, with_id=False) for line in order.lines]}
+    return _order_summary(world, order)[0]
+
+
+def _order_summary(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`order_summary` and its compact form."""
+    summary = {"order_id": order.order_id, "status": order.status, **_dates(order)}
+    compact = summary.copy()
+    cards = [_line_card(world, line, False) for line in order.lines]
+    summary["items"] = [card for card, _ in cards]
+    compact["items"] = [line for _, line in cards]
+    return summary, compact
 
 
 def order_details(world: World, order: Order) -> dict[str, Any]:
     """``order_get_details``: everything about one order, with line ids and return state per line."""
+    return _order_details(world, order)[0]
+
+
+def _order_details(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`order_details` and its compact form."""
     account = world.account
-    lines = []
+    lines, compact_lines = [], []
     for line in order.lines:
-        card = _line_card(world, line, with_id=True)
-        card["returned"] = account.is_returned(line.line_id)
+        card, compact = _line_card(world, line, with_id=True)
+        card["returned"] = compact["returned"] = account.is_returned(line.line_id)
         lines.append(card)
-    subtotal = sum(line.unit_price_cents * line.quantity for line in order.lines)
-    details = {"order_id": order.order_id, "status": order.status, **_dates(order),
-               "shipping_method": order.shipping_method, "lines": lines, "subtotal": subtotal / 100}
+        compact_lines.append(compact)
+    subtotal = sum(line.unit_price_cents * line.quantity for line in order.lines) / 100
+    head = {"order_id": order.order_id, "status": order.status, **_dates(order), "shipping_method": order.shipping_method}
+    details = head | {"lines": lines, "subtotal": subtotal}
+    compact_details = head | {"lines": compact_lines, "subtotal": compact_float(subtotal)}
     if order.shipped is not None:
-        details.update({"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking})
-    return details
+        shipment = {"shipped_on": order.shipped.isoformat(), "carrier": order.carrier, "tracking": order.tracking}
+        details.update(shipment)
+        compact_details.update(shipment)
+    return details, compact_details
 
 
 # -- the tools ----------------------------------------------------------------------------------------
@@ -110,18 +138,20 @@ def user_get_profile(ctx: ToolContext) -> dict[str, Any]:
     return ctx.world.account.profile.card()
 
 
-@tool
-def order_list(ctx: ToolContext) -> dict[str, Any]:
+@tool(written=True)
+def order_list(ctx: ToolContext) -> ToolOutput:
     """The customer's orders, newest first: order id, order date, status, delivery date or ETA, and items (use order_get_details for line ids)."""
     world = ctx.world
     orders = sorted(world.account.orders, key=lambda o: o.placed, reverse=True)
     ctx.surface_account_ids((o.order_id for o in orders), "order_list")
     ctx.surface((line.row for o in orders for line in o.lines), "order_list")
-    return {"orders": [order_summary(world, o) for o in orders]}
+    summaries = [_order_summary(world, o) for o in orders]
+    return ToolOutput({"orders": [summary for summary, _ in summaries]},
+                      {"orders": [compact for _, compact in summaries]})
 
 
-@tool(id_arguments=("order_id",))
-def order_get_details(ctx: ToolContext, order_id: str) -> dict[str, Any]:
+@tool(id_arguments=("order_id",), written=True)
+def order_get_details(ctx: ToolContext, order_id: str) -> ToolOutput:
     """Full details of one order: status, dates, carrier and tracking, and its lines with line ids, prices and return state.
 
     Args:
@@ -130,7 +160,7 @@ def order_get_details(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     order = _order(ctx, order_id)
     ctx.surface_account_ids((line.line_id for line in order.lines), "order_get_details")
     ctx.surface((line.row for line in order.lines), "order_get_details")
-    return order_details(ctx.world, order)
+    return ToolOutput(*_order_details(ctx.world, order))
 
 
 @tool(id_arguments=("order_id", "line_id"))

@@ -10,13 +10,14 @@ a protocol error that ends the episode.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, NamedTuple, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -57,6 +58,9 @@ class ToolContext:
     ask_user: Callable[[str], str]
     submit_answer: Callable[[BaseModel], None]
     hidden_card_fields: frozenset[str] = frozenset()  # the environment's ``unused_card_fields``
+    #: whether results are written in the compact form (the session's verbosity): only then do the tools that list
+    #: product cards build its tables with their result (:class:`ToolOutput`; order lines cost next to nothing)
+    compact_results: bool = True
 
     @cached_property
     def search_rng(self) -> random.Random:
@@ -87,6 +91,15 @@ class ToolContext:
         return ids
 
 
+class ToolOutput(NamedTuple):
+    """A tool's result and its compact form (:func:`~ecomrlve.protocol.compact_result` of it, or None: not built),
+    built together by tools whose results list products, from pieces kept per product: what
+    :meth:`Tool.output` gives."""
+
+    result: dict[str, Any]
+    compact: Any = None
+
+
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
@@ -104,6 +117,8 @@ class Tool:
     irreversible: bool = False  # cannot be undone (a return): the system prompt's confirmation rule applies
     #: the tool as an environment that shows no such card fields offers it (None: the same everywhere)
     narrowed: Callable[[frozenset[str]], Tool] | None = None
+    #: the handler's result with its compact form (None: the handler alone; the compact form is derived)
+    written: Callable[..., ToolOutput] | None = None
 
     def offered(self, hidden_card_fields: frozenset[str]) -> Tool:
         """The tool as an environment with these ``unused_card_fields`` offers it: without options that select by
@@ -131,6 +146,12 @@ class Tool:
 
     def run(self, ctx: ToolContext, arguments: BaseModel) -> dict[str, Any]:
         return self.handler(ctx, **arguments.__dict__)  # a model's __dict__ holds its fields, in order
+
+    def output(self, ctx: ToolContext, arguments: BaseModel) -> ToolOutput:
+        """:meth:`run`'s result, with its compact form where the tool builds it."""
+        if self.written is None:
+            return ToolOutput(self.handler(ctx, **arguments.__dict__))
+        return self.written(ctx, **arguments.__dict__)
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema as advertised: every ``$ref`` inlined, and no
@@ -198,11 +219,12 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return description, args
 
 
-def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = False,
-         id_arguments: tuple[str, ...] = (), axes: tuple[str, ...] = (), irreversible: bool = False) -> Any:
-    """Decorator turning a typed function into a :class:`Tool`."""
+def tool(fn: Callable[..., Any] | None = None, *, mutates: bool = False, id_arguments: tuple[str, ...] = (),
+         axes: tuple[str, ...] = (), irreversible: bool = False, written: bool = False) -> Any:
+    """Decorator turning a typed function into a :class:`Tool`. ``written``: the function returns a
+    :class:`ToolOutput` (its result and compact form), and the tool's handler its result."""
 
-    def build(func: Callable[..., dict[str, Any]]) -> Tool:
+    def build(func: Callable[..., Any]) -> Tool:
         description, arg_docs = parse_docstring(func.__doc__ or "")
         hints = get_type_hints(func, include_extras=True)
         fields: dict[str, Any] = {}
@@ -210,7 +232,16 @@ def tool(fn: Callable[..., dict[str, Any]] | None = None, *, mutates: bool = Fal
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[name] = (hints[name], Field(default, description=arg_docs.get(name)))
         model = create_model(f"{func.__name__}_arguments", __config__=_STRICT, **fields)
-        return Tool(func.__name__, description, model, func, mutates, id_arguments, axes, irreversible)
+        if not written:
+            return Tool(func.__name__, description, model, func, mutates, id_arguments, axes, irreversible)
+
+        @functools.wraps(func)
+        def handler(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            result: dict[str, Any] = func(*args, **kwargs).result
+            return result
+
+        return Tool(func.__name__, description, model, handler, mutates, id_arguments, axes, irreversible,
+                    written=func)
 
     return build(fn) if fn is not None else build
 

@@ -15,7 +15,8 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
-from ecomrlve.tools.base import Tool, ToolContext, ToolError, tool
+from ecomrlve.protocol import RowPieces, table_of_rows, table_row_from, table_row_pieces
+from ecomrlve.tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
 from ecomrlve.world.state import World
 
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
@@ -31,17 +32,44 @@ def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[tuple[dict[st
 CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
 
 
+def _read_catalog_rows(catalog: Catalog, rows: list[int]) -> list[RowPieces | None]:
+    """Per row, what a compact table row shows of the product's kept card fields (:func:`table_row_pieces`): the
+    catalog decides every field it holds, so it is kept per product like the card fields themselves."""
+    return [table_row_pieces(head, attributes)
+            for head, attributes in kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)]
+
+
+CATALOG_ROWS: Derived[dict[int, RowPieces | None]] = derived("catalog_rows", lambda catalog: {})
+
+
 def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
     """The bounded summaries of products that search results and lookups show, in order: what the catalog
     decides kept per product, the stock and variants read of the episode, each in one call for all ``rows``."""
-    fixed = kept_per_products(world.catalog, CATALOG_CARDS, rows, _read_catalog_cards)
-    cards = []
-    for (head, attributes), (stock, variants) in zip(fixed, world.listings(rows)):
+    return _product_cards(world, rows, with_rows=False)[0]
+
+
+def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[list[dict[str, Any]],
+                                                                                 list[dict[str, Any]] | None]:
+    """:func:`product_cards`, and (``with_rows``) the cards' rows of a compact table (:func:`table_row_from`) from
+    the pieces kept per product; None when a product has none or a row is not made of them."""
+    catalog = world.catalog
+    fixed = kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)
+    listings = world.listings(rows)
+    cards: list[dict[str, Any]] = []
+    for (head, attributes), (stock, variants) in zip(fixed, listings):
         card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
         if variants:
             card["variants"] = variants
         cards.append(card)
-    return cards
+    if not with_rows:
+        return cards, None
+    table = []
+    for pieces, (stock, variants) in zip(kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows), listings):
+        row = None if pieces is None else table_row_from(pieces, stock, variants or None)
+        if row is None:
+            return cards, None
+        table.append(row)
+    return cards, table
 
 
 def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -53,6 +81,18 @@ def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
         return found
     empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
     return [{key: value for key, value in card.items() if key not in hidden} | empty for card in found]
+
+
+def shown_listing(ctx: ToolContext, key: str, rows: Sequence[int], extra: dict[str, Any]) -> ToolOutput:
+    """``{key: shown_cards(ctx, rows), **extra}`` and its compact form, built from the cards' rows (a table;
+    ``extra`` says nothing the compact form shows) where results are written compact, every product's pieces are
+    kept and the environment hides no card field; else without (the compact form derived from the result)."""
+    if ctx.hidden_card_fields or not ctx.compact_results:
+        return ToolOutput({key: shown_cards(ctx, rows), **extra})
+    cards, table = _product_cards(ctx.world, rows, with_rows=True)
+    if table is None:
+        return ToolOutput({key: cards, **extra})
+    return ToolOutput({key: cards, **extra}, {key: table_of_rows(table, compacted=True) if table else []})
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:
@@ -67,9 +107,9 @@ def resolve_product(ctx: ToolContext, product_id: str) -> int:
     return row
 
 
-@tool(axes=("top_k", "eps_rank"))
+@tool(axes=("top_k", "eps_rank"), written=True)
 def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None = None,
-                   sort_by: SortBy = "relevance", top_k: int | None = None) -> dict[str, Any]:
+                   sort_by: SortBy = "relevance", top_k: int | None = None) -> ToolOutput:
     """Search product cards; a variant attribute filter matches a product with such a variant.
 
     Args:
@@ -91,7 +131,8 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
     else:
         rows = found.tolist()
     ctx.surface(rows, "catalog_search")
-    return {"results": shown_cards(ctx, rows), "count": len(rows), "top_k_cap": cap}
+    # (the compact form leaves out the count, the number of results, and the cap)
+    return shown_listing(ctx, "results", rows, {"count": len(rows), "top_k_cap": cap})
 
 
 #: the card field each filter or order of ``catalog_search`` selects by (a numeric attribute is never a variant's,
@@ -129,7 +170,8 @@ def _search_without(hidden: frozenset[str]) -> Tool:
         full = None if filters is None else ProductFilter.model_validate(filters.model_dump(exclude_unset=True))
         return catalog_search.handler(ctx, query, full, sort_by, top_k)
 
-    return dataclasses.replace(catalog_search, arguments=arguments, handler=handler, narrowed=None)
+    # (no written form: an environment that hides card fields gets a compact form derived from the result)
+    return dataclasses.replace(catalog_search, arguments=arguments, handler=handler, narrowed=None, written=None)
 
 
 catalog_search = dataclasses.replace(catalog_search, narrowed=_search_without)

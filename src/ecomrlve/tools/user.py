@@ -6,18 +6,18 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ecomrlve.tools.base import ToolContext, tool
-from ecomrlve.tools.catalog import shown_cards
+from ecomrlve.tools.base import ToolContext, ToolOutput, tool
+from ecomrlve.tools.catalog import shown_listing
 
 MAX_QUESTION_CHARS = 2_000
 
 
-@tool
-def user_get_visit_history(ctx: ToolContext) -> dict[str, Any]:
+@tool(written=True)
+def user_get_visit_history(ctx: ToolContext) -> ToolOutput:
     """The customer's recently viewed products, newest first."""
     rows = ctx.world.visit_history
     ctx.surface(rows, "user_get_visit_history")
-    return {"viewed": shown_cards(ctx, rows)}
+    return shown_listing(ctx, "viewed", rows, {})
 
 
 @tool
