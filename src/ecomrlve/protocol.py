@@ -189,7 +189,7 @@ def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
     for key, value in node.items():
         kind = type(value)
         if kind is float:
-            value = int(value) if value.is_integer() and abs(value) < 2**53 else value
+            value = compact_float(value)
         elif kind not in _AS_IS:
             return None
         out[key] = value

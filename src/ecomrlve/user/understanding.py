@@ -191,6 +191,8 @@ _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|lig
                           r" how much of an? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
+#: "The number of your foot": a size, not a count.
+_NUMBER_OF_YOUR = re.compile(" number of your ")
 #: "I'll narrow it down to a couple of lamps": how many the agent will show, no amount to buy.
 _OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend) (?:a couple|a few|several|two|"
                         r"three)(?: of)? ")
@@ -1895,6 +1897,12 @@ _YOUR_STYLE = re.compile(r" (?:more |really |quite )?(?:your|my) (?:sort of |kin
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
 
 
+def _cued_only_in(pattern: re.Pattern[str], text: str, topic: str) -> bool:
+    """Whether ``pattern`` matches ``text`` and holds every cue of ``topic`` in it ("how many watts" holds the
+    quantity's "how many" and asks the wattage)."""
+    return pattern.search(text) is not None and not _has(pattern.sub(" ", text), _TOPIC_PHRASES[topic])
+
+
 def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play."""
     norm = _corrected(_normalise(text))
@@ -1941,27 +1949,22 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
             _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
         topics.discard("size")  # "what size monitor?" asks the screen's size
         topics.add("screen")
-    if "quantity" in topics and _WEAR.search(cue_text) and _NUMBER.search(cue_text) and not _has(
-            _NUMBER.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _WEAR.search(cue_text) and _cued_only_in(_NUMBER, cue_text, "quantity"):
         topics.discard("quantity")  # "Which number of shoe are you wearing?" asks the size worn
         topics.add("size")
     if "size" in topics and len(topics) > 1 and not _has(_WEAR.sub(" ", cue_text), _TOPIC_PHRASES["size"]):
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
-    if "quantity" in topics and _COUNTED_UNIT.search(norm_grounds) and not _has(_COUNTED_UNIT.sub(" ", norm_grounds), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _cued_only_in(_COUNTED_UNIT, norm_grounds, "quantity"):
         topics.discard("quantity")  # "how many watts" asks the wattage
-    if "screen" in topics and _COUNTED_SCREEN.search(cue_text) and not _has(_COUNTED_SCREEN.sub(" ", cue_text),
-                                                                              _TOPIC_PHRASES["screen"]):
+    if "screen" in topics and _cued_only_in(_COUNTED_SCREEN, cue_text, "screen"):
         topics.discard("screen")  # "how many screens?" asks how many
-    if "quantity" in topics and " number of your " in cue_text and not _has(cue_text.replace(" number of your ", " "),
-                                                                             _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _cued_only_in(_NUMBER_OF_YOUR, cue_text, "quantity"):
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
-    if "quantity" in topics and _OWN_PICKS.search(cue_text) and not _has(_OWN_PICKS.sub(" ", cue_text),
-                                                                        _TOPIC_PHRASES["quantity"]):
-        topics.discard("quantity")
-    if "quantity" in topics and _HOW_MUCH_OF.search(cue_text) and not _has(_HOW_MUCH_OF.sub(" ", cue_text),
-                                                                          _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
+        topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
+    if "quantity" in topics and _cued_only_in(_HOW_MUCH_OF, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
-    if "quantity" in topics and _DEGREE.search(cue_text) and not _has(_DEGREE.sub(" ", cue_text), _TOPIC_PHRASES["quantity"]):
+    if "quantity" in topics and _cued_only_in(_DEGREE, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
     if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
         topics.add("quantity")
