@@ -75,13 +75,8 @@ def _dates(order: Order) -> dict[str, Any]:
     return out
 
 
-def order_summary(world: World, order: Order) -> dict[str, Any]:
-    """One row of ``order_list``: id, dates, status and the items (without line ids)."""
-    return _order_summary(world, order)[0]
-
-
-def _order_summary(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`order_summary` and its compact form."""
+def order_summary(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One row of ``order_list`` (id, dates, status and the items, without line ids) and its compact form."""
     summary = {"order_id": order.order_id, "status": order.status, **_dates(order)}
     compact = summary.copy()
     cards = [_line_card(world, line, False) for line in order.lines]
@@ -90,13 +85,9 @@ def _order_summary(world: World, order: Order) -> tuple[dict[str, Any], dict[str
     return summary, compact
 
 
-def order_details(world: World, order: Order) -> dict[str, Any]:
-    """``order_get_details``: everything about one order, with line ids and return state per line."""
-    return _order_details(world, order)[0]
-
-
-def _order_details(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`order_details` and its compact form."""
+def order_details(world: World, order: Order) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``order_get_details`` (everything about one order, with line ids and return state per line) and its compact
+    form."""
     account = world.account
     lines, compact_lines = [], []
     for line in order.lines:
@@ -145,7 +136,7 @@ def order_list(ctx: ToolContext) -> ToolOutput:
     orders = sorted(world.account.orders, key=lambda o: o.placed, reverse=True)
     ctx.surface_account_ids((o.order_id for o in orders), "order_list")
     ctx.surface((line.row for o in orders for line in o.lines), "order_list")
-    summaries = [_order_summary(world, o) for o in orders]
+    summaries = [order_summary(world, o) for o in orders]
     return ToolOutput({"orders": [summary for summary, _ in summaries]},
                       {"orders": [compact for _, compact in summaries]})
 
@@ -160,7 +151,7 @@ def order_get_details(ctx: ToolContext, order_id: str) -> ToolOutput:
     order = _order(ctx, order_id)
     ctx.surface_account_ids((line.line_id for line in order.lines), "order_get_details")
     ctx.surface((line.row for line in order.lines), "order_get_details")
-    return ToolOutput(*_order_details(ctx.world, order))
+    return ToolOutput(*order_details(ctx.world, order))
 
 
 @tool(id_arguments=("order_id", "line_id"))
