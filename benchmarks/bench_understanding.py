@@ -1,19 +1,15 @@
 #!/usr/bin/env python
 """How well, and how fast, the shopper understands natural assistant messages.
 
-Reads the bank in ``tests/data/understanding`` (709 messages in groups attribute, open, confirm,
-which, reason and none, each labelled with what it asks and the values in play) and prints, per
-group and half (train: the rules were tuned on it; held-out: never looked at to change a rule), the
-share of messages whose reading (``ecomrlve.user.understanding.understand``) is exactly the label;
-then the same for the sixth to eleventh held-out batches (``heldout_batch6.jsonl``, 99 messages;
-``heldout_batch7.jsonl``, 60 messages; ``heldout_batch8.jsonl``, 135 messages; ``heldout_batch9.jsonl``, 216 messages;
-``heldout_batch10.jsonl``, 264 messages; ``heldout_batch11.jsonl``, 240 messages; ``heldout_batch12.jsonl``, 248 messages)
-and the training batches (``train_batch7.jsonl``, 346 messages; ``train_batch8.jsonl``, 808 messages;
-``train_batch9.jsonl``, 23 messages; ``train_batch10.jsonl``, 555 messages; ``train_batch11.jsonl``, 461 messages;
-``train_batch12.jsonl``, 708 messages; ``train_batch13.jsonl``, 36 messages; ``train_batch14.jsonl``, 669 messages);
-the held-out columns again, marked ``*``, without the messages retired from blind use (``RETIRED`` in
+Reads the bank in ``tests/data/understanding`` (messages in groups attribute, open, confirm, which, reason and
+none, each labelled with what it asks and the values in play) and prints, per group, the share of messages whose
+reading (``ecomrlve.user.understanding.understand``) is exactly the label: ``bank.jsonl``'s two halves (train: the
+rules were tuned on it; held-out: never looked at to change a rule), each blind held-out batch (``BLIND_BATCHES``),
+the same columns again, marked ``*``, without the messages retired from blind use (``RETIRED`` in
 ``tests/understanding_bank.py``: read to fix the leaks they caused) and those that say word for word what a training
-message says.
+message says, then the training batches (``TRAIN_BATCHES``: the rules were tuned on them) and the corpus
+(``CORPUS_BATCHES``: the intent model was trained on them, the rules never); and, per blind batch, how many messages
+the rules alone read exactly (``rule_reading``: what the intent model adds).
 Also times the reading: p50/p99 per message over every message of the bank, repeated, as wall-clock time
 and as the thread's CPU time (the bar is on CPU time: on a shared machine the wall clock also counts
 other processes' time slices).
@@ -41,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from understanding_bank import (  # noqa: E402
     BLIND_BATCHES,
+    CORPUS_BATCHES,
     GROUPS,
     RETIRED,
     TRAIN_BATCHES,
@@ -52,7 +49,7 @@ from understanding_bank import (  # noqa: E402
     understanding_rates,
 )
 
-from ecomrlve.user.understanding import understand  # noqa: E402
+from ecomrlve.user.understanding import rule_reading, understand  # noqa: E402
 
 LEAK_ENVS = ("CART", "PD", "SUB", "BUNDLE", "RETURN")
 #: The groups played in each environment: negatives and attribute questions everywhere; in RETURN (which
@@ -126,6 +123,7 @@ def main() -> int:
     bank = load_bank()
     blind = {f"batch {name[len('heldout_batch'):-len('.jsonl')]}": load_bank(name) for name in BLIND_BATCHES}
     train_batches = {f"train {name[len('train_batch'):-len('.jsonl')]}": load_bank(name) for name in TRAIN_BATCHES}
+    train_batches |= {f"corpus {name[len('corpus'):-len('.jsonl')]}": load_bank(name) for name in CORPUS_BATCHES}
     trained = [m for name in train_batches for m in train_batches[name]]
     columns = {"train": [m for m in bank if m.half == "train"], "held-out": [m for m in bank if m.half == "heldout"],
                **blind}
@@ -146,6 +144,9 @@ def main() -> int:
             cells.append(f"{hit}/{total} {100 * hit / total:5.1f}%" if total else "-")
             ok &= name.startswith("train") or not total or hit / total >= BAR
         print(f"{group:<10}" + "".join(f"{cell:>16}" for cell in cells))
+    alone = {name: sum(m.understood(rule_reading(m.text, m.in_play)) for m in blind[name]) for name in blind}
+    print("the rules alone (without the intent model), all groups: " + ", ".join(
+        f"{name} {alone[name]}/{len(blind[name])} (with it {sum(h for h, _ in rates[name].values())})" for name in blind))
     dropped = sum(len(columns[name]) - len(messages) for name, messages in unseen.items())
     print(f"(*: without the {len(RETIRED)} held-out messages retired from blind use to fix their leaks "
           f"({', '.join(RETIRED)}) and the held-out messages whose words a training message says: {dropped} in all)")

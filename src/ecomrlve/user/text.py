@@ -11,6 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+#: A word of a normalised message: a run of lower-case letters and digits.
+WORD = re.compile(r"[a-z0-9]+")
+#: An apostrophe inside a word ("what's"), dropped before words are split so the word stays one.
+APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
+
+
+def split_words(text: str) -> list[str]:
+    """The words of ``text`` lower-cased, apostrophes inside a word dropped: "What's up?" -> ["whats", "up"]."""
+    return WORD.findall(APOSTROPHE.sub("", text.lower()))
+
 
 def occurrences(text: str, lowered: str, value: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each non-overlapping case-insensitive match of non-empty ``value`` in

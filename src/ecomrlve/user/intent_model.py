@@ -1,0 +1,162 @@
+"""A small learned reading of what an agent message asks, for the messages the rules read as asking nothing.
+
+The rule layer (:mod:`ecomrlve.user.understanding`) reads the writers whose phrasings it was tuned on; a new
+writer's go-ahead ("u good for me to lock it in?") or reason ("wetin do am?") finds no cue there. This model
+is trained on the labelled messages of many writers (``tests/data/understanding``; ``scripts/train_intent_model.py``
+writes ``assets/intent_model.npz``): a multi-label logistic regression over hashed word, word-pair and
+character n-grams of the message with the values, item names, prices and numbers in play masked, so it learns
+how a question is asked, not which product it names. It reads acts only (any ask, an open question, the
+go-ahead, which order, why), never a requirement topic: a topic reading makes the shopper say that topic's
+withheld value, so topics stay with the rules, which ground each one in the message's words. It also tells
+whether a message asks about a requirement at all, so that a question about one the rules have no topic for is
+not taken for an open question (which makes the shopper say every withheld value).
+
+Deterministic and offline: features are ``zlib.crc32`` hashes (not ``hash()``), the weights a shipped array,
+a prediction the sum of a few hundred of its rows (tens of microseconds).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ecomrlve.user.dialogue import ItemNames
+from ecomrlve.user.text import split_words
+
+
+class InPlay(Protocol):
+    """What the model masks in a message: the values and items in play (``understanding.InPlay``; the rules call
+    the model, so it names only what it reads of them)."""
+
+    @property
+    def items(self) -> tuple[ItemNames, ...]: ...
+
+    def value_index(self) -> dict[str, tuple[tuple[str, str, bool], ...]]: ...
+
+#: What the model predicts for a message (its columns): whether it asks the shopper anything, whether it asks about
+#: a requirement (any, also one the shopper has no topic for: "What battery life are you after?"), and each act.
+ACTS = ("asks", "attribute", "open", "confirm", "which", "reason")
+#: Hashed feature space (a power of two).
+DIMENSION = 1 << 15
+MODEL_PATH = Path(__file__).parent / "assets" / "intent_model.npz"
+
+_PRICE = re.compile(r"[$£€]\s?\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s?(?:dollars|bucks|quid|pounds|euros|usd)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+")
+_CHAR_GRAMS = (3, 4, 5)
+
+
+def masked_words(text: str, in_play: InPlay) -> list[str]:
+    """The message's normalised words with each value in play said as ``z`` and its topic (``zcolor``), each
+    item's brand or model words as ``zitem``, each price as ``zprice`` and every other number as ``znum``."""
+    words = split_words(_PRICE.sub(" zprice ", text))
+    index = in_play.value_index()
+    names = {w for item in in_play.items for name in (item.brand, item.model) for w in name.split() if len(w) > 1}
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        matched, topic = 0, ""
+        for value_topic, phrase, _capitals in index.get(words[i], ()):
+            span = phrase.split()
+            if len(span) > matched and words[i:i + len(span)] == span:
+                matched, topic = len(span), value_topic
+        if matched:
+            out.append("z" + topic)
+            i += matched
+            continue
+        word = words[i]
+        out.append("zitem" if word in names else "znum" if _NUMBER.fullmatch(word) else word)
+        i += 1
+    return out
+
+
+def features(text: str, in_play: InPlay) -> np.ndarray:
+    """Sorted distinct hashed feature indices of ``text`` (words, word pairs, the opening and closing words,
+    character n-grams of each word, whether it holds a question mark)."""
+    words = masked_words(text, in_play)
+    grams = ["q" if "?" in text else "noq"]
+    if words:
+        grams += ["f:" + words[0], "l:" + words[-1], "s:" + "_".join(words[:2])]
+    grams += ["w:" + w for w in words]
+    grams += ["b:" + a + "_" + b for a, b in zip(words, words[1:])]
+    for w in words:
+        bounded = "<" + w + ">"
+        for k in _CHAR_GRAMS:
+            grams += ["c" + bounded[i:i + k] for i in range(max(1, len(bounded) - k + 1))]
+    return np.unique(np.fromiter((zlib.crc32(g.encode()) % DIMENSION for g in grams), dtype=np.int64, count=len(grams)))
+
+
+@dataclass(frozen=True)
+class IntentModel:
+    """Weights of a multi-label logistic regression over :func:`features`, one column per name."""
+
+    columns: tuple[str, ...]
+    weights: np.ndarray  # (DIMENSION, len(columns)) float32
+    bias: np.ndarray  # (len(columns),) float64
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(path, columns=np.array(self.columns), weights=self.weights, bias=self.bias)
+
+    @classmethod
+    def load(cls, path: Path) -> IntentModel:
+        with np.load(path) as data:
+            return cls(tuple(str(c) for c in data["columns"]), data["weights"].astype(np.float32),
+                       data["bias"].astype(np.float64))
+
+    def probabilities(self, text: str, in_play: InPlay) -> dict[str, float]:
+        """The chance of each column for ``text``."""
+        index = features(text, in_play)
+        # in float64: float32 rows summed in another order (another CPU's SIMD) cannot move a chance across a threshold
+        logits = self.bias + self.weights[index].sum(axis=0, dtype=np.float64) / np.sqrt(max(len(index), 1))
+        return dict(zip(self.columns, (1.0 / (1.0 + np.exp(-logits))).tolist()))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> IntentModel:
+    """The model shipped with the package (``scripts/train_intent_model.py`` writes it)."""
+    return IntentModel.load(MODEL_PATH)
+
+
+def probabilities(text: str, in_play: InPlay) -> dict[str, float]:
+    """The shipped model's chance of each act and topic for ``text``."""
+    return shipped().probabilities(text, in_play)
+
+
+def fit(columns: Sequence[str], examples: Sequence[tuple[str, InPlay, Sequence[bool]]], steps: int = 400,
+        l2: float = 1e-4, rate: float = 0.05) -> IntentModel:
+    """The logistic regression over :func:`features` that predicts each example's labels (one bool per column):
+    full-batch Adam from zero, so the same examples give the same weights."""
+    rows = [features(text, in_play) for text, in_play, _ in examples]
+    labels = np.array([list(row) for _, _, row in examples], dtype=np.float32)
+    lengths = np.array([len(r) for r in rows])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    # only the features some example has get a gradient: train their rows, in the order of a sort by feature
+    used, at = np.unique(np.concatenate(rows), return_inverse=True)
+    order = np.argsort(at, kind="stable")
+    segments = np.flatnonzero(np.diff(at[order], prepend=-1))
+    row_of = np.repeat(np.arange(len(rows)), lengths)
+    scale = (1.0 / np.sqrt(np.maximum(lengths, 1))).astype(np.float32)
+    weights = np.zeros((len(used), len(columns)), np.float32)
+    bias = np.zeros(len(columns), np.float32)
+    moments = [np.zeros_like(weights), np.zeros_like(weights), np.zeros_like(bias), np.zeros_like(bias)]
+    for t in range(1, steps + 1):
+        logits = bias + np.add.reduceat(weights[at], starts, axis=0) * scale[:, None]
+        error = (1.0 / (1.0 + np.exp(-logits)) - labels) / len(rows)
+        grad_w = np.add.reduceat((error * scale[:, None])[row_of][order], segments, axis=0) + l2 * weights
+        grad_b = error.sum(axis=0)
+        for param, grad, first, second in ((weights, grad_w, moments[0], moments[1]),
+                                           (bias, grad_b, moments[2], moments[3])):
+            first *= 0.9
+            first += 0.1 * grad
+            second *= 0.999
+            second += 0.001 * grad * grad
+            param -= rate * (first / (1 - 0.9 ** t)) / (np.sqrt(second / (1 - 0.999 ** t)) + 1e-8)
+    full = np.zeros((DIMENSION, len(columns)), np.float32)
+    full[used] = weights
+    return IntentModel(tuple(columns), full, bias.astype(np.float64))
