@@ -83,13 +83,23 @@ def features(text: str, in_play: InPlay) -> np.ndarray:
     grams = ["q" if "?" in text else "noq"]
     if words:
         grams += ["f:" + words[0], "l:" + words[-1], "s:" + "_".join(words[:2])]
-    grams += ["w:" + w for w in words]
     grams += ["b:" + a + "_" + b for a, b in zip(words, words[1:])]
-    for w in words:
-        bounded = "<" + w + ">"
-        for k in _CHAR_GRAMS:
-            grams += ["c" + bounded[i:i + k] for i in range(max(1, len(bounded) - k + 1))]
-    return np.unique(np.fromiter((zlib.crc32(g.encode()) % DIMENSION for g in grams), dtype=np.int64, count=len(grams)))
+    hashed = [_hashed(g) for g in grams]
+    for w in dict.fromkeys(words):
+        hashed += _word_features(w)
+    return np.unique(np.array(hashed, dtype=np.int64))
+
+
+def _hashed(gram: str) -> int:
+    return zlib.crc32(gram.encode()) % DIMENSION
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_features(word: str) -> tuple[int, ...]:
+    """The hashed features of one word: itself and its character n-grams (kept: most words recur)."""
+    bounded = "<" + word + ">"
+    grams = ["w:" + word] + ["c" + bounded[i:i + k] for k in _CHAR_GRAMS for i in range(max(1, len(bounded) - k + 1))]
+    return tuple(_hashed(g) for g in grams)
 
 
 @dataclass(frozen=True)
