@@ -1216,3 +1216,20 @@ def test_fourteenth_batch_styles_ask_what_their_question_asks(text: str, in_play
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+# -- found by play: a request to sum up, and a listing verb as a heading ------------------------------------
+
+def test_a_request_to_sum_up_asks_openly_and_a_listing_heading_asks_nothing() -> None:
+    """"Summarise your requirements." asks for every requirement (an honest agent's recap request drew nothing);
+    a listing verb heading what the agent lists ("Sum up: ...", "List: ...", "Describe: ...") asks nothing, though
+    the list names a value."""
+    cart = InPlay(values={"color": ("Black", "Slate Grey"), "size": ("S", "M", "L")})
+    for asks in ("Summarise your requirements.", "Could you sum up what you need?", "Spell out your must-haves.",
+                 "summarize what matters to you pls"):
+        reading = understand(asks, cart)
+        assert reading.open and not reading.topics, asks
+    for tells in ("Sum up: the Terra 5 in Black, size M, one unit.", "List: Black, Slate Grey.",
+                  "Describe: a steel mug in Black.", "Recap: Terra 5, Black."):
+        assert not understand(tells, cart).asks_anything, tells
+    assert understand("List the colours you'd accept.", cart).topics == frozenset({"color"})

@@ -586,9 +586,12 @@ _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did
                              "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody", "whos"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
 _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
+#: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
+_LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
 _REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
-                  "walk me through", "go on", "shoot", "clarify", "remind me", "lmk", "pls", "plz", "id love",
+                  "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
+                  "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
                   "explain", "expand on", "i need more", "i need a bit more", "i need a little more",
@@ -1399,8 +1402,10 @@ def _is_request(raw: str) -> bool:
                 return True
             sentence = sentence.split(",", 1)[1]
             words = _corrected(_normalise(sentence))
-        if _NOTICE.match(words):
-            continue  # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing
+        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence):
+            # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing; so does a
+            # listing verb as a heading ("Sum up: the Terra 5 in Black, one unit.", "List: ..."): it labels what follows
+            continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
