@@ -3,7 +3,9 @@
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
 ``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
 ``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text;
-the tools that list products build the compact form of their results from pieces kept per product. They run
+the tools that list products build the compact form of their results from pieces kept per product; a page of
+cards reads each catalog column once for all its products (``Catalog.summaries``, ``Catalog.attributes_each``) and
+the verifier's satisfactions read the main-type mask instead of each product's types. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -14,11 +16,20 @@ import copy
 import json
 from typing import Any
 
+import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from test_rowindex import catalogs, filters  # small random catalogs: accessories beside main types, NaNs, no values
 
 import ecomrlve.user.understanding as understanding
 from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
+from ecomrlve.catalog.filters import filter_mask
+from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.synthetic import default_catalog
+from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
     _json_text,
@@ -374,3 +385,53 @@ def test_results_written_in_full_build_no_tables() -> None:
     tool = TOOLS["catalog_search"]
     result, compact = tool.output(ctx, tool.validate({"query": "charger", "top_k": 5}))
     assert compact is None and result["results"]
+
+
+
+_CATALOG = default_catalog()
+#: the catalog and a category view of it (a sub-catalog: its own rows, titles taken from the catalog's)
+_CATALOGS = st.one_of(st.sampled_from([_CATALOG, category_view(_CATALOG, 3).catalog]), catalogs())
+
+
+@settings(max_examples=300)
+@given(_CATALOGS, st.data())
+def test_a_page_of_cards_reads_what_each_products_own_reads_say(catalog: Catalog, data: Any) -> None:
+    """``summaries`` and ``attributes_each`` of a page of rows (columns read once for all of them) are what the
+    per-product reads make of each row: the same values of the same types, keys in the same order."""
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=25))
+    omit = data.draw(st.lists(st.sampled_from([None, *VARIANT_ATTRIBUTES, "wattage"]), min_size=len(rows),
+                              max_size=len(rows) + 1))
+    plain = [{"product_id": catalog.product_id(row), "title": catalog.title(row), "brand": catalog.brand_of(row),
+              "category": catalog.category_of(row).name, "price": catalog.price(row), "rating": catalog.rating(row),
+              "rating_count": int(catalog.rating_count[row]), "ship_days": int(catalog.ship_days[row])}
+             for row in rows]
+    assert _typed(catalog.summaries(rows)) == _typed(plain)
+    assert _typed(catalog.summaries(iter(rows))) == _typed(plain)
+    plain_attributes = []
+    for row, left_out in zip(rows, omit):
+        attributes = catalog.attributes(row)
+        attributes.pop(left_out, None)
+        plain_attributes.append(attributes)
+    assert _typed(catalog.attributes_each(rows, omit)) == _typed(plain_attributes)
+
+
+def _typed(dicts: list[dict[str, Any]]) -> list[list[tuple[str, type, Any]]]:
+    """Each dict's items in order, with each value's type (1 == 1.0 == True: a bare comparison would not tell)."""
+    return [[(key, type(value), value) for key, value in d.items()] for d in dicts]
+
+
+@settings(max_examples=300)
+@given(catalogs(), st.data())
+def test_satisfactions_read_the_main_type_mask_as_each_products_types(catalog: Catalog, data: Any) -> None:
+    """:func:`satisfactions` (category and main type read for all rows at once) is, per row, the share of the
+    requirements it meets: in the leaf category and of its main type (:func:`is_main_type`), and each other
+    requirement alone."""
+    category = data.draw(st.integers(0, len(catalog.categories) - 1))
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=8))
+    flt = data.draw(filters(category=False))
+    others = [Requirement(field=f, value=v) for f, v in flt.model_dump(exclude_none=True).items() if f != "in_stock"]
+    requirements = [Requirement(field="category", value=catalog.categories[category].name), *others]
+    plain = [((int(catalog.category[row]) == category and is_main_type(catalog, row))
+              + sum(bool(filter_mask(catalog, requirement_filter([r], in_stock=None), rows=np.asarray([row]))[0])
+                    for r in others)) / len(requirements) for row in rows]
+    assert satisfactions(catalog, rows, category, requirements) == plain
