@@ -34,6 +34,7 @@ from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
     _json_text,
     _shared_variant_values,
+    _variants_by_id,
     compact_result,
     result_text,
     table_of_rows,
@@ -42,6 +43,7 @@ from ecomrlve.protocol import (
 )
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
+from ecomrlve.world.state import variant_cards_of
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
 _CHARS = st.sampled_from("ab .()[]*+?|\\$^{}é")
@@ -139,8 +141,6 @@ _VARIANT = st.dictionaries(_VARIANT_KEYS, _LEAVES, min_size=1, max_size=3)
 def test_variants_by_id_is_its_set_definition(variants: list[Any]) -> None:
     """The one-pass reading of variants as the tools write them (each ``{variant_id, attribute}``) falls back to
     the set definition for any other list, and both give the same attribute and ids in the same order."""
-    from ecomrlve.protocol import _variants_by_id
-
     assert _outcome(_variants_by_id, variants) == _outcome(_plain_variants_by_id, variants)
 
 
@@ -330,7 +330,9 @@ def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
             card["variants"] = variants
         cards.append(card)
         pieces = table_row_pieces(head, attributes)
-        rows.append(None if pieces is None else table_row_from(pieces, stock, variants))
+        by_id = None if variants is None else _variants_by_id(variants)  # what the tools have of each card's draw
+        rows.append(None if pieces is None or (variants is not None and by_id is None)
+                    else table_row_from(pieces, stock, by_id))
     content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
     before = copy.deepcopy(content)
     built = [row for row in rows if row is not None]
@@ -405,17 +407,17 @@ def test_a_page_of_cards_reads_what_each_products_own_reads_say(catalog: Catalog
               "category": catalog.category_of(row).name, "price": catalog.price(row), "rating": catalog.rating(row),
               "rating_count": int(catalog.rating_count[row]), "ship_days": int(catalog.ship_days[row])}
              for row in rows]
-    assert _typed(catalog.summaries(rows)) == _typed(plain)
-    assert _typed(catalog.summaries(iter(rows))) == _typed(plain)
+    assert _items_typed(catalog.summaries(rows)) == _items_typed(plain)
+    assert _items_typed(catalog.summaries(iter(rows))) == _items_typed(plain)
     plain_attributes = []
     for row, left_out in zip(rows, omit):
         attributes = catalog.attributes(row)
         attributes.pop(left_out, None)
         plain_attributes.append(attributes)
-    assert _typed(catalog.attributes_each(rows, omit)) == _typed(plain_attributes)
+    assert _items_typed(catalog.attributes_each(rows, omit)) == _items_typed(plain_attributes)
 
 
-def _typed(dicts: list[dict[str, Any]]) -> list[list[tuple[str, type, Any]]]:
+def _items_typed(dicts: list[dict[str, Any]]) -> list[list[tuple[str, type, Any]]]:
     """Each dict's items in order, with each value's type (1 == 1.0 == True: a bare comparison would not tell)."""
     return [[(key, type(value), value) for key, value in d.items()] for d in dicts]
 
@@ -435,3 +437,14 @@ def test_satisfactions_read_the_main_type_mask_as_each_products_types(catalog: C
               + sum(bool(filter_mask(catalog, requirement_filter([r], in_stock=None), rows=np.asarray([row]))[0])
                     for r in others)) / len(requirements) for row in rows]
     assert satisfactions(catalog, rows, category, requirements) == plain
+
+
+@given(st.sampled_from(VARIANT_ATTRIBUTES), st.lists(st.tuples(st.sampled_from(["VAB12C3D", "V0000000", "V1"]),
+                                                              st.sampled_from(["Black", "M", "", "variant_id"])),
+                                                    min_size=1, max_size=4))
+def test_a_cards_variants_by_id_are_read_of_its_draw(attribute: str, variants: list[tuple[str, str]]) -> None:
+    """A search's table rows take each card's variants by id from the product's draw (``dict(zip(ids, values))``):
+    what :func:`_variants_by_id` reads back from the card's variant cards (:func:`variant_cards_of`), ids repeated
+    or not."""
+    ids, values = tuple(i for i, _ in variants), tuple(v for _, v in variants)
+    assert _variants_by_id(variant_cards_of((attribute, ids, values))) == (attribute, dict(zip(ids, values)))
