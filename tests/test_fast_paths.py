@@ -23,6 +23,7 @@ from test_rowindex import catalogs, filters  # small random catalogs: accessorie
 
 import ecomrlve.user.understanding as understanding
 from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
+from ecomrlve.catalog.derived import DerivedStore
 from ecomrlve.catalog.filters import filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
@@ -41,6 +42,7 @@ from ecomrlve.protocol import (
     table_row_from,
     table_row_pieces,
 )
+from ecomrlve.runner import make_agent
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
 from ecomrlve.world.state import variant_cards_of
@@ -448,3 +450,30 @@ def test_a_cards_variants_by_id_are_read_of_its_draw(attribute: str, variants: l
     or not."""
     ids, values = tuple(i for i, _ in variants), tuple(v for _, v in variants)
     assert _variants_by_id(variant_cards_of((attribute, ids, values))) == (attribute, dict(zip(ids, values)))
+
+
+def test_no_step_builds_a_view_or_a_filter_column(monkeypatch: Any) -> None:
+    """A search engine's construction builds what filters read (``prepare_filters``: every category's views, their
+    in-stock columns, every attribute's value bits), so that no step of a search or verifier builds one: the same
+    values, built before the first episode instead of in the step whose filter first reads them."""
+    env = EcomEnv(["BUNDLE", "SUB", "PD", "CART"])
+    built: list[str] = []
+    real_get = DerivedStore.get
+    stepping = False
+
+    def get(store: DerivedStore, name: str, key: Any, build: Any) -> Any:
+        if stepping and (name, key) not in store:
+            built.append(name)
+        return real_get(store, name, key, build)
+
+    monkeypatch.setattr(DerivedStore, "get", get)
+    for env_id in env.env_ids:
+        for seed in range(4):
+            observation = env.reset(env_id=env_id, difficulty=seed * 4, seed=seed)
+            agent = make_agent("heuristic", env, seed)
+            while not observation.done:
+                action = agent.act(observation)
+                stepping = True
+                observation = env.step(action)
+                stepping = False
+    assert not {"category_views", "value_bits", "stocked"} & set(built), built
