@@ -4,8 +4,9 @@
 ``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
 ``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text;
 the tools that list products build the compact form of their results from pieces kept per product; a page of
-cards reads each catalog column once for all its products (``Catalog.summaries``, ``Catalog.attributes_each``) and
-the verifier's satisfactions read the main-type mask instead of each product's types. They run
+cards reads each catalog column once for all its products (``Catalog.summaries``, ``Catalog.attributes_each``,
+``VariantColumns.values_each``), ``crockford_each`` gathers every id's digits with numpy, and the verifier's
+satisfactions read the main-type mask instead of each product's types. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -28,7 +29,7 @@ from ecomrlve.catalog.filters import filter_mask
 from ecomrlve.catalog.product_type import is_main_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.synthetic import default_catalog
-from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES
+from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
 from ecomrlve.catalog.views import category_view
 from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
@@ -42,6 +43,7 @@ from ecomrlve.protocol import (
     table_row_from,
     table_row_pieces,
 )
+from ecomrlve.rng import crockford, crockford_each
 from ecomrlve.runner import make_agent
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
@@ -477,3 +479,26 @@ def test_no_step_builds_a_view_or_a_filter_column(monkeypatch: Any) -> None:
                 observation = env.step(action)
                 stepping = False
     assert not {"category_views", "value_bits", "stocked"} & set(built), built
+
+
+@settings(max_examples=300)
+@given(_CATALOGS, st.data())
+def test_a_pages_variant_values_are_each_products(catalog: Catalog, data: Any) -> None:
+    """``VariantColumns.values_each`` (each column read once for the page) is ``values_of`` of each row, in order."""
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=25))
+    columns = variant_columns(catalog)
+    assert columns.values_each(rows) == [columns.values_of(row) for row in rows]
+    assert columns.values_each(iter(rows)) == [columns.values_of(row) for row in rows]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=8),
+       st.integers(0, 14), st.sampled_from(["V", "", "Lé"]))
+@example([2**64 - 1, 0, 2**35 - 1], 7, "V")
+@example([2**64], 7, "V")
+@example([-1], 7, "V")
+def test_crockford_each_is_crockford_of_each_value(values: list[int], length: int, prefix: str) -> None:
+    """The numpy gather of every value's digits (values of 64 bits, up to 12 digits) spells what :func:`crockford`
+    spells of each value; values past 64 bits, negative ones and longer ids take the loop."""
+    assert crockford_each(prefix, values, length) == tuple(crockford(prefix, value, length) for value in values)
+    assert crockford_each(prefix, iter(values), length) == tuple(crockford(prefix, value, length) for value in values)

@@ -164,15 +164,15 @@ class Catalog(_WeaklyReferenced):
         """Per row, the product's own fields as its card names them (id, title, brand, category, price,
         rating, rating count, shipping days): a page of search results reads them in one call, each column
         once for all ``rows`` (``tolist`` makes the Python values the per-row methods make of one row each)."""
-        index = np.asarray(rows if isinstance(rows, (list, tuple)) else list(rows), dtype=np.int64)
-        if not len(index):
-            return []
-        brands, categories = self.brands, self.categories
-        return [{"product_id": product_id.decode("ascii"), "title": title, "brand": brands[brand],
+        rows = rows if isinstance(rows, (list, tuple)) else list(rows)
+        index = np.asarray(rows, dtype=np.int64)
+        brands, categories, titles = self.brands, self.categories, self.titles
+        # titles one by one: Arrow's take of a few rows costs ~3x their reads when its kernels are not in cache
+        return [{"product_id": product_id.decode("ascii"), "title": titles[row].as_py(), "brand": brands[brand],
                  "category": categories[category].name, "price": price / 100, "rating": rating / 10,
                  "rating_count": rating_count, "ship_days": ship_days}
-                for product_id, title, brand, category, price, rating, rating_count, ship_days in zip(
-                    self.ids[index].tolist(), self.titles.take(index).to_pylist(), self.brand[index].tolist(),
+                for row, product_id, brand, category, price, rating, rating_count, ship_days in zip(
+                    rows, self.ids[index].tolist(), self.brand[index].tolist(),
                     self.category[index].tolist(), self.price_cents[index].tolist(), self.rating_x10[index].tolist(),
                     self.rating_count[index].tolist(), self.ship_days[index].tolist())]
 
