@@ -3,7 +3,10 @@
 ``understanding._has`` finds phrases with one trie pattern per phrase tuple (``_any_of``) instead of one
 ``in`` per phrase; ``contains_words`` skips the phrases ``in`` does not find; ``compact_result`` copies each node once and writes plain values without a call;
 ``parse_wire_form`` of an :class:`AgentAction`'s wire form copies its calls' arguments instead of parsing their text;
-the tools that list products build the compact form of their results from pieces kept per product. They run
+the tools that list products build the compact form of their results from pieces kept per product; a page of
+cards reads each catalog column once for all its products (``Catalog.summaries``, ``Catalog.attributes_each``,
+``VariantColumns.values_each``), ``crockford_each`` gathers every id's digits with numpy, and the verifier's
+satisfactions read the main-type mask instead of each product's types. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -14,23 +17,37 @@ import copy
 import json
 from typing import Any
 
+import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from test_rowindex import catalogs, filters  # small random catalogs: accessories beside main types, NaNs, no values
 
 import ecomrlve.user.understanding as understanding
 from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
+from ecomrlve.catalog.derived import DerivedStore
+from ecomrlve.catalog.filters import filter_mask
+from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.schema import Catalog
+from ecomrlve.catalog.synthetic import default_catalog
+from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
+from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
     _json_text,
     _shared_variant_values,
+    _variants_by_id,
     compact_result,
     result_text,
     table_of_rows,
     table_row_from,
     table_row_pieces,
 )
+from ecomrlve.rng import crockford, crockford_each
+from ecomrlve.runner import make_agent
 from ecomrlve.tools import TOOLS, ToolError
 from ecomrlve.user.text import contains_word, contains_words
+from ecomrlve.world.state import variant_cards_of
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
 _CHARS = st.sampled_from("ab .()[]*+?|\\$^{}é")
@@ -128,8 +145,6 @@ _VARIANT = st.dictionaries(_VARIANT_KEYS, _LEAVES, min_size=1, max_size=3)
 def test_variants_by_id_is_its_set_definition(variants: list[Any]) -> None:
     """The one-pass reading of variants as the tools write them (each ``{variant_id, attribute}``) falls back to
     the set definition for any other list, and both give the same attribute and ids in the same order."""
-    from ecomrlve.protocol import _variants_by_id
-
     assert _outcome(_variants_by_id, variants) == _outcome(_plain_variants_by_id, variants)
 
 
@@ -319,7 +334,9 @@ def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
             card["variants"] = variants
         cards.append(card)
         pieces = table_row_pieces(head, attributes)
-        rows.append(None if pieces is None else table_row_from(pieces, stock, variants))
+        by_id = None if variants is None else _variants_by_id(variants)  # what the tools have of each card's draw
+        rows.append(None if pieces is None or (variants is not None and by_id is None)
+                    else table_row_from(pieces, stock, by_id))
     content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
     before = copy.deepcopy(content)
     built = [row for row in rows if row is not None]
@@ -374,3 +391,114 @@ def test_results_written_in_full_build_no_tables() -> None:
     tool = TOOLS["catalog_search"]
     result, compact = tool.output(ctx, tool.validate({"query": "charger", "top_k": 5}))
     assert compact is None and result["results"]
+
+
+
+_CATALOG = default_catalog()
+#: the catalog and a category view of it (a sub-catalog: its own rows, titles taken from the catalog's)
+_CATALOGS = st.one_of(st.sampled_from([_CATALOG, category_view(_CATALOG, 3).catalog]), catalogs())
+
+
+@settings(max_examples=300)
+@given(_CATALOGS, st.data())
+def test_a_page_of_cards_reads_what_each_products_own_reads_say(catalog: Catalog, data: Any) -> None:
+    """``summaries`` and ``attributes_each`` of a page of rows (columns read once for all of them) are what the
+    per-product reads make of each row: the same values of the same types, keys in the same order."""
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=25))
+    omit = data.draw(st.lists(st.sampled_from([None, *VARIANT_ATTRIBUTES, "wattage"]), min_size=len(rows),
+                              max_size=len(rows) + 1))
+    plain = [{"product_id": catalog.product_id(row), "title": catalog.title(row), "brand": catalog.brand_of(row),
+              "category": catalog.category_of(row).name, "price": catalog.price(row), "rating": catalog.rating(row),
+              "rating_count": int(catalog.rating_count[row]), "ship_days": int(catalog.ship_days[row])}
+             for row in rows]
+    assert _items_typed(catalog.summaries(rows)) == _items_typed(plain)
+    assert _items_typed(catalog.summaries(iter(rows))) == _items_typed(plain)
+    plain_attributes = []
+    for row, left_out in zip(rows, omit):
+        attributes = catalog.attributes(row)
+        attributes.pop(left_out, None)
+        plain_attributes.append(attributes)
+    assert _items_typed(catalog.attributes_each(rows, omit)) == _items_typed(plain_attributes)
+
+
+def _items_typed(dicts: list[dict[str, Any]]) -> list[list[tuple[str, type, Any]]]:
+    """Each dict's items in order, with each value's type (1 == 1.0 == True: a bare comparison would not tell)."""
+    return [[(key, type(value), value) for key, value in d.items()] for d in dicts]
+
+
+@settings(max_examples=300)
+@given(catalogs(), st.data())
+def test_satisfactions_read_the_main_type_mask_as_each_products_types(catalog: Catalog, data: Any) -> None:
+    """:func:`satisfactions` (category and main type read for all rows at once) is, per row, the share of the
+    requirements it meets: in the leaf category and of its main type (:func:`is_main_type`), and each other
+    requirement alone."""
+    category = data.draw(st.integers(0, len(catalog.categories) - 1))
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=8))
+    flt = data.draw(filters(category=False))
+    others = [Requirement(field=f, value=v) for f, v in flt.model_dump(exclude_none=True).items() if f != "in_stock"]
+    requirements = [Requirement(field="category", value=catalog.categories[category].name), *others]
+    plain = [((int(catalog.category[row]) == category and is_main_type(catalog, row))
+              + sum(bool(filter_mask(catalog, requirement_filter([r], in_stock=None), rows=np.asarray([row]))[0])
+                    for r in others)) / len(requirements) for row in rows]
+    assert satisfactions(catalog, rows, category, requirements) == plain
+
+
+@given(st.sampled_from(VARIANT_ATTRIBUTES), st.lists(st.tuples(st.sampled_from(["VAB12C3D", "V0000000", "V1"]),
+                                                              st.sampled_from(["Black", "M", "", "variant_id"])),
+                                                    min_size=1, max_size=4))
+def test_a_cards_variants_by_id_are_read_of_its_draw(attribute: str, variants: list[tuple[str, str]]) -> None:
+    """A search's table rows take each card's variants by id from the product's draw (``dict(zip(ids, values))``):
+    what :func:`_variants_by_id` reads back from the card's variant cards (:func:`variant_cards_of`), ids repeated
+    or not."""
+    ids, values = tuple(i for i, _ in variants), tuple(v for _, v in variants)
+    assert _variants_by_id(variant_cards_of((attribute, ids, values))) == (attribute, dict(zip(ids, values)))
+
+
+def test_no_step_builds_a_view_or_a_filter_column(monkeypatch: Any) -> None:
+    """A search engine's construction builds what filters read (``prepare_filters``: every category's views, their
+    in-stock columns, the catalog's value bits of every attribute), so that no step of a search or verifier builds
+    one: the same values, built before the first episode instead of in the step whose filter first reads them."""
+    env = EcomEnv(["BUNDLE", "SUB", "PD", "CART"])
+    built: list[str] = []
+    real_get = DerivedStore.get
+    stepping = False
+
+    def get(store: DerivedStore, name: str, key: Any, build: Any) -> Any:
+        if stepping and (name, key) not in store and (name != "value_bits" or store is env.catalog.derived):
+            built.append(name)  # (a view's own value bits are built on first use)
+        return real_get(store, name, key, build)
+
+    monkeypatch.setattr(DerivedStore, "get", get)
+    for env_id in env.env_ids:
+        for seed in range(4):
+            observation = env.reset(env_id=env_id, difficulty=seed * 4, seed=seed)
+            agent = make_agent("heuristic", env, seed)
+            while not observation.done:
+                action = agent.act(observation)
+                stepping = True
+                observation = env.step(action)
+                stepping = False
+    assert not {"category_views", "value_bits", "stocked"} & set(built), built
+
+
+@settings(max_examples=300)
+@given(_CATALOGS, st.data())
+def test_a_pages_variant_values_are_each_products(catalog: Catalog, data: Any) -> None:
+    """``VariantColumns.values_each`` (each column read once for the page) is ``values_of`` of each row, in order."""
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=25))
+    columns = variant_columns(catalog)
+    assert columns.values_each(rows) == [columns.values_of(row) for row in rows]
+    assert columns.values_each(iter(rows)) == [columns.values_of(row) for row in rows]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=8),
+       st.integers(0, 14), st.sampled_from(["V", "", "Lé"]))
+@example([2**64 - 1, 0, 2**35 - 1], 7, "V")
+@example([2**64], 7, "V")
+@example([-1], 7, "V")
+def test_crockford_each_is_crockford_of_each_value(values: list[int], length: int, prefix: str) -> None:
+    """The numpy gather of every value's digits (values of 64 bits, up to 12 digits) spells what :func:`crockford`
+    spells of each value; values past 64 bits, negative ones and longer ids take the loop."""
+    assert crockford_each(prefix, values, length) == tuple(crockford(prefix, value, length) for value in values)
+    assert crockford_each(prefix, iter(values), length) == tuple(crockford(prefix, value, length) for value in values)

@@ -24,7 +24,7 @@ from ecomrlve.envs.cart.family import _listings
 from ecomrlve.rng import crockford, crockford_each
 from ecomrlve.tools.catalog import CATALOG_CARDS, product_card, product_cards
 from ecomrlve.user.dialogue import ItemNames, referenced
-from ecomrlve.world.state import World
+from ecomrlve.world.state import World, variant_cards_of
 
 PACKAGE = str(Path(next(iter(ecomrlve.__path__))).resolve())
 #: Switches one build may make whatever its category's size (its calls into the catalog and the protocol).
@@ -94,8 +94,8 @@ def test_variants_drawn_for_a_page_are_those_drawn_one_product_at_a_time() -> No
     rows = [int(r) for r in catalog.category_rows[2][:30]]
     together, alone = _world(catalog, 7), _world(catalog, 7)
     listings = together.listings(rows + rows[:3])  # a product twice is drawn once
-    for row, (stock, cards) in zip(rows + rows[:3], listings):
-        assert stock == alone.stock(row) and cards == [v.card() for v in alone.variants(row)]
+    for row, (stock, draw) in zip(rows + rows[:3], listings):
+        assert stock == alone.stock(row) and variant_cards_of(draw) == [v.card() for v in alone.variants(row)]
         assert together.variants(row) == alone.variants(row)
 
 

@@ -196,21 +196,22 @@ def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def table_row_from(pieces: RowPieces, stock: Any, variants: list[Any] | None) -> dict[str, Any] | None:
+def table_row_from(pieces: RowPieces, stock: Any, variants: tuple[str, dict[str, Any]] | None) -> dict[str, Any] | None:
     """:func:`table_row` of the card ``{**head, "in_stock": ..., "stock": stock, "attributes": attributes,
-    "variants": variants}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)``, every value
-    as the compact form writes it (a row for ``table_of_rows(..., compacted=True)``); None when the stock or a
-    variant is not written as it is."""
+    "variants": cards}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)`` and ``variants``,
+    the attribute and ``{variant_id: value}`` of the variant ``cards`` (what :func:`_variants_by_id` reads of them),
+    every value as the compact form writes it (a row for ``table_of_rows(..., compacted=True)``); None when the
+    stock or a variant is not written as it is."""
     if type(stock) not in _AS_IS:
         return None
     before, after = pieces
     row = before | {"stock": stock}
     if variants is not None:
-        compacted = _variants_by_id(variants)
-        if compacted is None or not _plain_dict(compacted[1]):
+        attribute, by_id = variants
+        if not _plain_dict(by_id):
             return None
-        row["variants"] = compacted[1]
-        row["variant_attribute"] = compacted[0]
+        row["variants"] = by_id
+        row["variant_attribute"] = attribute
     row.update(after)
     return row
 

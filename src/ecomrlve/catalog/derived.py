@@ -17,8 +17,8 @@ derived data at the same time and all get one build. Reading a built value takes
 
 **When.** ``directory``: written by ``ecomrlve catalog build`` into the catalog directory (``derived/``,
 memory-mapped on open, so replicas share the pages) and otherwise built on first use; ``env``: built
-by ``EcomEnv()`` (``schema.build_lookups``, and ``TaskFamily.prepare`` for the environments it plays) so
-episodes never pay for it;
+by ``EcomEnv()`` (``schema.build_lookups``, ``TaskFamily.prepare`` for the environments it plays, and the search
+engine's ``views.prepare_filters``) so episodes never pay for it;
 ``first use``: built when first read (cheap, or needed only by some episodes); ``memo``: a bounded or
 single-slot memo of pure values, filled as episodes read them (a value computed twice by two threads is
 the same value, so memos need no lock beyond the store's).
@@ -85,7 +85,7 @@ DECLARED: dict[str, Declaration] = {
     "category_values": Declaration("per category, the codes of an attribute its products carry",
                                    "category, categorical[attribute]", "first use", "attribute"),
     # catalog/filters.py, catalog/variants.py, catalog/rowindex.py
-    "stocked": Declaration("stock > 0 per product (before an episode's changes)", "stock", "first use"),
+    "stocked": Declaration("stock > 0 per product (before an episode's changes)", "stock", "env"),
     "variant_columns": Declaration("each product's variant attribute and its variants' value codes",
                                    "ids, category, categorical", "directory"),
     "value_bits": Declaration("per product, the values of an attribute it has (own or its variants') as bits",

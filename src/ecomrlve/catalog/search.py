@@ -34,7 +34,7 @@ from ecomrlve.catalog.filters import AllowedRows, ProductFilter
 from ecomrlve.catalog.rowindex import gallop
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
-from ecomrlve.catalog.views import allowed_rows, category_view
+from ecomrlve.catalog.views import allowed_rows, category_view, prepare_filters
 
 SortBy = Literal["relevance", "price_asc", "price_desc", "rating", "ship_days"]
 
@@ -510,6 +510,7 @@ class SearchEngine:
         self._retriever = retriever
         self._lock = threading.Lock()
         warm_kernels()
+        prepare_filters(catalog)  # no step pays for a category's view or an attribute's value bits
         # category -> every row of it allowed (with its mask, built only when a category is a large share of the catalog)
         self._whole_categories: dict[int, CategoryRows] = {}
 

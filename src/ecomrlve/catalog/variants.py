@@ -74,8 +74,19 @@ class VariantColumns:
         return attribute, tuple([vocab[column.item(row)] for column in self.codes])
 
     def values_each(self, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
-        """:meth:`values_of` of each of ``rows``."""
-        return [self.values_of(row) for row in rows]
+        """:meth:`values_of` of each of ``rows``, each column read once for all of them (a page of new products:
+        a few gathers instead of a scalar read per product and column, which costs most when out of cache)."""
+        index = np.asarray(rows if isinstance(rows, (list, tuple)) else list(rows), dtype=np.int64)
+        found: list[tuple[str, tuple[str, ...]]] = []
+        for attribute_index, codes in zip(self.attribute[index].tolist(),
+                                          zip(*[column[index].tolist() for column in self.codes])):
+            if attribute_index == NO_VARIANTS:
+                found.append(("", ()))
+            else:
+                attribute = VARIANT_ATTRIBUTES[attribute_index]
+                vocabulary = CATEGORICAL_ATTRIBUTES[attribute]
+                found.append((attribute, tuple([vocabulary[code] for code in codes])))
+        return found
 
     def varies(self, attribute: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Per product (of ``rows``): whether its variants vary ``attribute``."""

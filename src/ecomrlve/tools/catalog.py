@@ -17,7 +17,7 @@ from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
 from ecomrlve.protocol import RowPieces, table_of_rows, table_row_from, table_row_pieces
 from ecomrlve.tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
-from ecomrlve.world.state import World
+from ecomrlve.world.state import World, variant_cards_of
 
 DEFAULT_TOP_K = 4  # a default search result stays under 400 tokens (docs/observations.md)
 
@@ -56,16 +56,19 @@ def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[
     fixed = kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)
     listings = world.listings(rows)
     cards: list[dict[str, Any]] = []
-    for (head, attributes), (stock, variants) in zip(fixed, listings):
+    for (head, attributes), (stock, draw) in zip(fixed, listings):
         card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
-        if variants:
-            card["variants"] = variants
+        if draw[1]:
+            card["variants"] = variant_cards_of(draw)
         cards.append(card)
     if not with_rows:
         return cards, None
     table = []
-    for pieces, (stock, variants) in zip(kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows), listings):
-        row = None if pieces is None else table_row_from(pieces, stock, variants or None)
+    for pieces, (stock, (attribute, ids, values)) in zip(kept_per_products(catalog, CATALOG_ROWS, rows,
+                                                                            _read_catalog_rows), listings):
+        # the card's variants by id, as _variants_by_id reads them back from its variant cards
+        row = None if pieces is None else table_row_from(pieces, stock, (attribute, dict(zip(ids, values))) if ids
+                                                         else None)
         if row is None:
             return cards, None
         table.append(row)

@@ -80,11 +80,11 @@ class Cart:
 
 
 #: A product's variants as drawn in an episode: the attribute, the variant ids and their values, in order.
-_VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
-_NO_VARIANTS: _VariantDraw = ("", (), ())
+VariantDraw = tuple[str, tuple[str, ...], tuple[str, ...]]
+_NO_VARIANTS: VariantDraw = ("", (), ())
 
 
-def _variant_cards(draw: _VariantDraw) -> list[dict[str, str]]:
+def variant_cards_of(draw: VariantDraw) -> list[dict[str, str]]:
     """A product's variant cards (fresh dicts) from its draw."""
     attribute, ids, values = draw
     return [{"variant_id": variant_id, attribute: value} for variant_id, value in zip(ids, values)]
@@ -106,7 +106,7 @@ class World:
     denied_categories: frozenset[int] = frozenset()
     surfacing: SurfacingLedger = field(default_factory=SurfacingLedger)  # every id shown to the agent
     planned_sell_outs: list[PlannedSellOut] = field(default_factory=list)
-    _variant_draws: dict[int, _VariantDraw] = field(default_factory=dict)
+    _variant_draws: dict[int, VariantDraw] = field(default_factory=dict)
     _variants: dict[int, tuple[Variant, ...]] = field(default_factory=dict)
     cart: Cart = field(init=False)
     _offered: VariantColumns | None = field(default=None, init=False, repr=False, compare=False)
@@ -215,12 +215,13 @@ class World:
     def variant_cards(self, row: int) -> list[dict[str, str]]:
         """``[v.card() for v in self.variants(row)]``, fresh dicts, without making the variants: each
         product card lists them, and most shown products' variants are never read otherwise."""
-        return _variant_cards(self._variant_draws_of((row,))[0])
+        return variant_cards_of(self._variant_draws_of((row,))[0])
 
-    def listings(self, rows: Sequence[int]) -> list[tuple[int, list[dict[str, str]]]]:
-        """Per row, the product's stock now and its :meth:`variant_cards`: what a page of product cards reads
-        of the episode, in one call (the new products' variants drawn together)."""
-        return [(self.stock(row), _variant_cards(draw)) for row, draw in zip(rows, self._variant_draws_of(rows))]
+    def listings(self, rows: Sequence[int]) -> list[tuple[int, VariantDraw]]:
+        """Per row, the product's stock now and its variants' draw (:func:`variant_cards_of` makes its
+        :meth:`variant_cards`): what a page of product cards reads of the episode, in one call (the new products'
+        variants drawn together)."""
+        return [(self.stock(row), draw) for row, draw in zip(rows, self._variant_draws_of(rows))]
 
     def variant_ids(self, row: int) -> tuple[str, ...]:
         """The ids of :meth:`variants`, in order, without making the variants."""
@@ -232,14 +233,14 @@ class World:
         ids = self._variant_draw(row)[1]
         return rng.choice(ids) if ids else None
 
-    def _variant_draw(self, row: int) -> _VariantDraw:
+    def _variant_draw(self, row: int) -> VariantDraw:
         """The product's variant ids and values (see :meth:`variants`), drawn on first use."""
         found = self._variant_draws.get(row)
         if found is None:
             found = self._variant_draws[row] = self._new_draw(row, *self._variant_columns().values_of(row))
         return found
 
-    def _variant_draws_of(self, rows: Sequence[int]) -> list[_VariantDraw]:
+    def _variant_draws_of(self, rows: Sequence[int]) -> list[VariantDraw]:
         """:meth:`_variant_draw` of each of ``rows``: the values of the products not drawn yet read in one call,
         and their ids made in one call (a page of product cards: a few calls into other files, not a few per card)."""
         draws = self._variant_draws
@@ -265,7 +266,7 @@ class World:
             self._offered = variant_columns(self.catalog)
         return self._offered
 
-    def _new_draw(self, row: int, attribute: str, values: tuple[str, ...]) -> _VariantDraw:
+    def _new_draw(self, row: int, attribute: str, values: tuple[str, ...]) -> VariantDraw:
         """One product's draw from its variant ``attribute`` and ``values`` (:meth:`_variant_draws_of` of one row,
         without the batch's lists)."""
         if not values:

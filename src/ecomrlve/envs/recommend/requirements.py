@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ecomrlve.catalog.derived import derived
 from ecomrlve.catalog.filters import ProductFilter, condition_masks, filter_mask
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.product_type import is_main_type, main_type_mask
 from ecomrlve.catalog.rowindex import gallop, title_word_index
 from ecomrlve.catalog.schema import NO_VALUE, Catalog
 from ecomrlve.catalog.scoring_terms import (
@@ -263,12 +263,12 @@ def valid_local(view: CategoryView, requirements: list[Requirement], stock_overr
 def satisfactions(catalog: Catalog, rows: list[int], category: int, requirements: list[Requirement]) -> list[float]:
     """Share of the requirements (the leaf category counts as one) that each product of ``rows``
     meets: one filter of them all, its conditions counted separately, for all the rows."""
-    met = np.fromiter((int(catalog.category[row]) == category and is_main_type(catalog, row) for row in rows),
-                      dtype=np.int64, count=len(rows))
+    index = np.asarray(rows, dtype=np.int64)
+    met = ((catalog.category[index] == category) & main_type_mask(catalog)[index]).astype(np.int64)  # is_main_type
     others = [r for r in requirements if r.field != "category"]
     if len({r.field for r in others}) < len(others):
         raise ValueError(f"requirements name a field twice: {others}")
-    masks = condition_masks(catalog, requirement_filter(others, in_stock=None), rows=np.asarray(rows, dtype=np.int64))
+    masks = condition_masks(catalog, requirement_filter(others, in_stock=None), rows=index)
     for requirement in others:
         met += masks[requirement.field]
     return [m / (1 + len(others)) for m in met.tolist()]
