@@ -1384,9 +1384,27 @@ def _without_sign_off(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
+#: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
+#: negated question that praises ("Aren't these just the perfect pair?!").
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+                         r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
+                         r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
+                         r"[a-z]+|better|nicer) than\b|(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
+                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely)\b)")
+
+
+def _without_rhetorical(raw: str) -> str:
+    """``raw`` without the questions it asks for effect (:data:`_RHETORICAL`): they ask the shopper nothing."""
+    parts = _SENTENCE.findall(raw)
+    kept = [p for p in parts if not _RHETORICAL.match(_FILLER.sub(" ", _corrected(_normalise(p))))]
+    return raw if len(kept) == len(parts) else " ".join(kept)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
-    raw = _without_sign_off(raw)
+    raw = _without_rhetorical(_without_sign_off(raw))
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
