@@ -148,15 +148,22 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
-#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?": "how
-#: much" weighs how important something is, it asks no amount to buy.
-_DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|is|are) (?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
+#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?", "how
+#: much the brand counts for you", "how much do you trust the stars?": "how much" weighs how important something is,
+#: it asks no amount to buy.
+_DEGREE = re.compile(r" how much (?:(?:(?:do|does|did|would|will|should|could|can|is|are) )?(?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
                      r"care|cares|mind|value|count|counts|weigh|weighs|prioriti[sz]e|bother|bothers|concern|concerns|"
-                     r"affect|affects|influence|influences)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
+                     r"affect|affects|influence|influences|sway|sways|trust|trusts|rely|relies|depend|depends|important|"
+                     r"essential)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
                      r"deal|dealbreaker|deal breaker|must)|(?:importance|weight|emphasis|stock) )")
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
-                           r"place|attach|lay|set) )")
+                           r"place|attach|lay|set) )|"
+                           # "How heavily do reviews weigh on your choice?": what counts in a choice, not the item's weight
+                           r" how (?:heavily|much)(?= (?:[a-z0-9]+ ){0,8}?weighs? (?:heavily |much )?(?:on|upon|in|into) "
+                           r"(?:your|you|the) (?:choice|decision|mind|thinking|pick|purchase|buying)\b)|"
+                           r" weighs? (?:heavily |much )?(?:on|upon|in|into) (?=(?:your|you|the) (?:choice|decision|mind|"
+                           r"thinking|pick|purchase|buying)\b)")
 #: A time to have it in ("within 7 days?", "in the next two weeks?"): the delivery asked.
 _WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\d+|a|one|two|three|four|five|six|seven|ten|a few|a "
                           r"couple of) (?:business |working )?(?:days?|weeks?) ")
@@ -190,17 +197,22 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) |"
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|hefts?|weight) |"
                           r" how much of an? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
 _NUMBER_OF_YOUR = re.compile(" number of your ")
 #: "I'll narrow it down to a couple of lamps": how many the agent will show, no amount to buy.
-_OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend) (?:a couple|a few|several|two|"
-                        r"three)(?: of)? ")
+#: "There are a couple of versions", "it comes in several colours": how many options there are, no amount to buy.
+_OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend|theres|there is|there are|"
+                        r"comes in|come in|we have|we stock|we carry|available in|i found|ive found|ive got) (?:a couple|"
+                        r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
-_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? |"
+                           # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
+                           r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
+                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
