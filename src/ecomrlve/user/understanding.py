@@ -98,7 +98,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your",
               "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
-               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers"),
+               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers",
+               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
@@ -1361,6 +1362,11 @@ _CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two
                              r"questionnaire|form)) $")
 #: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
+#: A count of questions before a colon ("I have two questions: ...", "Three quick details to settle: ..."): what
+#: follows is what is asked, not examples of an open question.
+_QUESTIONS_FOLLOW = re.compile(r" (?:two|three|four|2|3|4|a couple of|a couple|a few|some|few|my|the|last|final|quick) "
+                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries)"
+                               r"(?: [a-z]+){0,3} $")
 
 
 #: A tag that ends a message typed without a stop ("..., ok", "... yeah").
@@ -1676,6 +1682,8 @@ def _open_with_examples(text: str) -> bool:
         return False  # "To narrow this down: 1) budget 2) colour 3) brand?": a checklist of what is asked
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
+    if _QUESTIONS_FOLLOW.search(norm):
+        return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
     named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
     # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
@@ -1904,7 +1912,7 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $")
 #: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
 #: values said before it, and with none said it is unclear, not an open question.
 _BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
