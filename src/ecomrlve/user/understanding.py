@@ -160,10 +160,12 @@ _DEGREE = re.compile(r" how much (?:(?:(?:do|does|did|would|will|should|could|ca
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
                            r"place|attach|lay|set) )|"
-                           # "How heavily do reviews weigh on your choice?": what counts in a choice, not the item's weight
+                           # "How heavily do reviews weigh on your choice?", "Do reviews figure in your decision?": what
+                           # counts in a choice, not the item's weight or a sum
                            r" how (?:heavily|much)(?= (?:[a-z0-9]+ ){0,8}?weighs? (?:heavily |much )?(?:on|upon|in|into) "
                            r"(?:your|you|the) (?:choice|decision|mind|thinking|pick|purchase|buying)\b)|"
-                           r" weighs? (?:heavily |much )?(?:on|upon|in|into) (?=(?:your|you|the) (?:choice|decision|mind|"
+                           r" (?:weighs?|figures?|factors?) (?:heavily |much )?(?:on|upon|in|into) (?=(?:your|you|the) "
+                           r"(?:choice|decision|mind|"
                            r"thinking|pick|purchase|buying)\b)")
 #: A time to have it in ("within 7 days?", "in the next two weeks?"): the delivery asked.
 _WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\d+|a|one|two|three|four|five|six|seven|ten|a few|a "
@@ -1931,6 +1933,9 @@ _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go f
                          r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
 #: "... - a laptop, a tablet, something else?": the last option of a list, no open question.
 _ELSE_CLOSES_LIST = re.compile(r",[^,?.!]+,\s*(?:or\s+)?(?:something|anything) else\s*[?.!]*\s*$")
+#: "Something more understated, like navy or black?": another thing, its examples values of the topic asked.
+_SOMETHING_LIKE = re.compile(r" (?:something|anything) (?:more |else |other )?(?:[a-z]+ ){0,2}(?:like|such as|say|eg|e g|for "
+                             r"example|for instance|maybe|perhaps) ")
 #: "Is metal more your style?": a taste, not a version to choose.
 _YOUR_STYLE = re.compile(r" (?:more |really |quite )?(?:your|my) (?:sort of |kind of |own )?style ")
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
@@ -2139,8 +2144,11 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
-    if topics and _ELSE_CLOSES_LIST.search(asking.lower()):
-        strong_text = strong_text.replace(" something else ", " ").replace(" anything else ", " ")
+    if topics and (_ELSE_CLOSES_LIST.search(asking.lower()) or (listed and _SOMETHING_LIKE.search(norm_asking))):
+        # "a laptop, a tablet, something else?", "something more understated, like navy or black?": the values say
+        # what the other thing is
+        for phrase in (" something else ", " anything else ", " something more ", " anything more "):
+            strong_text = strong_text.replace(phrase, " ")
     if topics and _STRONG_ON_TOPIC.search(strong_text):
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
