@@ -1237,7 +1237,10 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"big|small|large|heavy|light|bright|old|often|far|tall|wide|about you|would|will|do|does|did|"
                              r"is|are|was|were|can|could|should|shall|may|might|have|has)\b)[a-z]+(?: (?:that|of you|it is|"
                              r"is that))? $|how (?:nice|lovely|great|kind|exciting|cool|wonderful|awesome|fun|funny|odd|"
-                             r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"strange|annoying|frustrating|about that)\b|"
+                             # praise of what the agent points at ("How good is that lamp, eh!")
+                             r"how (?:good|nice|lovely|great|cool|gorgeous|beautiful|stunning|amazing|awesome|sweet|neat|cute|"
+                             r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
                              r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
@@ -1476,7 +1479,7 @@ def _is_request(raw: str) -> bool:
 
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
-_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:day|days|hd|refund|range|time|charge|price|"
+_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
                           r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
