@@ -1248,6 +1248,9 @@ def test_fourteenth_batch_styles_ask_what_their_question_asks(text: str, in_play
      {"topics": {"color"}, "open": False}),
     ("Anything else you need?", HOODIE, {"open": True}),
     ("Does the evaluation by other customers matter to you?", LAMP, {"topics": {"rating"}, "open": False}),
+    # the name on the product is its brand; a version asked of no item in play is unclear, not open
+    ("Does the name on the label sway you at all?", InPlay(), {"topics": {"brand"}, "open": False}),
+    ("Which version of it are you after?", InPlay(), {"topics": set(), "open": False}),
 ])
 def test_rhetorical_degree_and_listed_questions_ask_only_their_topics(text: str, in_play: InPlay,
                                                                      expected: dict[str, Any]) -> None:

@@ -91,7 +91,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money"),
-    "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
+    "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
               "which mark", "what mark",
@@ -1609,7 +1609,7 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 #: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
 _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
-                             r"length|capacity|edition|trim|texture|"
+                             r"length|capacity|edition|version|versions|variant|variants|model|trim|texture|"
                              # features of a product no requirement names ("What battery life are you looking for?")
                              r"battery|battery life|resolution|refresh rate|noise cancelling|microphone|mic|remote|lid|"
                              r"handle|strap|pocket|collar|neckline|sleeve|sleeves|heel|sole|base|stand|bulb|dimmer|timer|"
