@@ -1233,3 +1233,47 @@ def test_a_request_to_sum_up_asks_openly_and_a_listing_heading_asks_nothing() ->
                   "Describe: a steel mug in Black.", "Recap: Terra 5, Black."):
         assert not understand(tells, cart).asks_anything, tells
     assert understand("List the colours you'd accept.", cart).topics == frozenset({"color"})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a question asked for effect asks nothing, so it names no topic or value
+    ("Who even wants a Lumora lamp in silver?", LAMP, {"asks": False, "topics": set()}),
+    ("Honestly, who doesn't love a ceramic mug?!", MUG, {"asks": False, "topics": set()}),
+    ("What hoodie could be comfier than the navy one?", HOODIE, {"asks": False, "topics": set()}),
+    ("Aren't these wooden mugs simply lovely?!", MUG, {"asks": False, "open": False}),
+    ("Who buys a cable without USB-C? What connector do you need?", CABLE, {"topics": {"connector"}}),
+    ("Who makes your favourite lamp?", LAMP, {"topics": {"brand"}}),
+    ("How cool is that Brightix lamp!", LAMP, {"asks": False, "topics": set()}),
+    # "how much" that weighs a topic, and "how many" of a currency, ask no quantity
+    ("How much do the stars sway you?", LAMP, {"topics": {"rating"}}),
+    ("How much the brand is important to you?", LAMP, {"topics": {"brand"}}),
+    ("How much do you trust reviews?", MUG, {"topics": {"rating"}}),
+    ("How heavily do reviews weigh on your decision?", MUG, {"topics": {"rating"}}),
+    ("Do ratings figure into your choice at all?", MUG, {"topics": {"rating"}}),
+    ("How many euros do you want to spend?", MUG, {"topics": {"price"}}),
+    ("How many do you need?", MUG, {"topics": {"quantity"}}),
+    ("We stock a couple of styles of that jacket, which do you want?", JACKET, {"topics": set()}),
+    ("We stock a couple of colours; which one do you want?", HOODIE, {"topics": {"color"}}),
+    # what follows a count of questions is asked, not examples of an open question
+    ("Two quick questions: your size, and the fabric?", JACKET, {"topics": {"size", "material"}, "open": False}),
+    ("To find the right lamp I have three questions: budget, brand and colour?", LAMP,
+     {"topics": {"price", "brand", "color"}, "open": False}),
+    # values before a bare "your preference?" say its topic; "something more ..., like A or B" asks their topic
+    ("Stainless Steel keeps it hot, Ceramic looks smart, Wood feels warm. Your preference?", MUG,
+     {"topics": {"material"}, "open": False}),
+    ("The black is striking, but maybe something softer, like Navy or Olive?", HOODIE,
+     {"topics": {"color"}, "open": False}),
+    ("Anything else you need?", HOODIE, {"open": True}),
+    ("Does the evaluation by other customers matter to you?", LAMP, {"topics": {"rating"}, "open": False}),
+    # the name on the product is its brand; a version asked of no item in play is unclear, not open
+    ("Does the name on the label sway you at all?", InPlay(), {"topics": {"brand"}, "open": False}),
+    ("Which version of it are you after?", InPlay(), {"topics": set(), "open": False}),
+])
+def test_rhetorical_degree_and_listed_questions_ask_only_their_topics(text: str, in_play: InPlay,
+                                                                     expected: dict[str, Any]) -> None:
+    """Leaks of the training corpus (issue 29 §1): questions asked for effect, "how much" that weighs a topic or
+    counts money, options the store counts, a count of questions before them and "something more, like ..." read
+    only what they ask."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

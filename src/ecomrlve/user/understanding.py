@@ -91,14 +91,15 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money"),
-    "brand": ("brand", "manufacturer", "maker", "favourite make", "favorite make", "preferred make",
+    "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
               "which mark", "what mark",
               "a label", "which label", "loyal to", "company", "any names", "names you", "buy from", "buy your",
               "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
-               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers"),
+               "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers",
+               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
@@ -148,15 +149,24 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
-#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?": "how
-#: much" weighs how important something is, it asks no amount to buy.
-_DEGREE = re.compile(r" how much (?:(?:do|does|did|would|will|should|could|can|is|are) (?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
+#: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?", "how
+#: much the brand counts for you", "how much do you trust the stars?": "how much" weighs how important something is,
+#: it asks no amount to buy.
+_DEGREE = re.compile(r" how much (?:(?:(?:do|does|did|would|will|should|could|can|is|are) )?(?:[a-z0-9]+ ){0,4}?(?:matter|matters|"
                      r"care|cares|mind|value|count|counts|weigh|weighs|prioriti[sz]e|bother|bothers|concern|concerns|"
-                     r"affect|affects|influence|influences)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
+                     r"affect|affects|influence|influences|sway|sways|trust|trusts|rely|relies|depend|depends|important|"
+                     r"essential)|of (?:a|an) (?:priority|concern|factor|issue|difference|"
                      r"deal|dealbreaker|deal breaker|must)|(?:importance|weight|emphasis|stock) )")
 #: "How much weight do you put on reviews?": the weight given to a topic, not the item's weight.
 _WEIGHT_GIVEN = re.compile(r" (?:weight|emphasis|importance) (?=(?:do|does|would|will|should|can) (?:you )?(?:put|give|"
-                           r"place|attach|lay|set) )")
+                           r"place|attach|lay|set) )|"
+                           # "How heavily do reviews weigh on your choice?", "Do reviews figure in your decision?": what
+                           # counts in a choice, not the item's weight or a sum
+                           r" how (?:heavily|much)(?= (?:[a-z0-9]+ ){0,8}?weighs? (?:heavily |much )?(?:on|upon|in|into) "
+                           r"(?:your|you|the) (?:choice|decision|mind|thinking|pick|purchase|buying)\b)|"
+                           r" (?:weighs?|figures?|factors?) (?:heavily |much )?(?:on|upon|in|into) (?=(?:your|you|the) "
+                           r"(?:choice|decision|mind|"
+                           r"thinking|pick|purchase|buying)\b)")
 #: A time to have it in ("within 7 days?", "in the next two weeks?"): the delivery asked.
 _WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\d+|a|one|two|three|four|five|six|seven|ten|a few|a "
                           r"couple of) (?:business |working )?(?:days?|weeks?) ")
@@ -190,17 +200,22 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|heft) |"
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|hefts?|weight) |"
                           r" how much of an? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
 _NUMBER_OF_YOUR = re.compile(" number of your ")
 #: "I'll narrow it down to a couple of lamps": how many the agent will show, no amount to buy.
-_OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend) (?:a couple|a few|several|two|"
-                        r"three)(?: of)? ")
+#: "There are a couple of versions", "it comes in several colours": how many options there are, no amount to buy.
+_OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send you|suggest|recommend|theres|there is|there are|"
+                        r"comes in|come in|we have|we stock|we carry|available in|i found|ive found|ive got) (?:a couple|"
+                        r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
-_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? ")
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? |"
+                           # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
+                           r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
+                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
@@ -1225,7 +1240,10 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\
                              r"big|small|large|heavy|light|bright|old|often|far|tall|wide|about you|would|will|do|does|did|"
                              r"is|are|was|were|can|could|should|shall|may|might|have|has)\b)[a-z]+(?: (?:that|of you|it is|"
                              r"is that))? $|how (?:nice|lovely|great|kind|exciting|cool|wonderful|awesome|fun|funny|odd|"
-                             r"strange|annoying|frustrating|about that)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"strange|annoying|frustrating|about that)\b|"
+                             # praise of what the agent points at ("How good is that lamp, eh!")
+                             r"how (?:good|nice|lovely|great|cool|gorgeous|beautiful|stunning|amazing|awesome|sweet|neat|cute|"
+                             r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
                              r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
@@ -1352,6 +1370,11 @@ _CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two
                              r"questionnaire|form)) $")
 #: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
+#: A count of questions before a colon ("I have two questions: ...", "Three quick details to settle: ..."): what
+#: follows is what is asked, not examples of an open question.
+_QUESTIONS_FOLLOW = re.compile(r" (?:two|three|four|2|3|4|a couple of|a couple|a few|some|few|my|the|last|final|quick) "
+                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries)"
+                               r"(?: [a-z]+){0,3} $")
 
 
 #: A tag that ends a message typed without a stop ("..., ok", "... yeah").
@@ -1387,9 +1410,27 @@ def _without_sign_off(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
+#: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
+#: negated question that praises ("Aren't these just the perfect pair?!").
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+                         r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
+                         r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
+                         r"[a-z]+|better|nicer) than\b|(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
+                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely)\b)")
+
+
+def _without_rhetorical(raw: str) -> str:
+    """``raw`` without the questions it asks for effect (:data:`_RHETORICAL`): they ask the shopper nothing."""
+    parts = _SENTENCE.findall(raw)
+    kept = [p for p in parts if not _RHETORICAL.match(_FILLER.sub(" ", _corrected(_normalise(p))))]
+    return raw if len(kept) == len(parts) else " ".join(kept)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
-    raw = _without_sign_off(raw)
+    raw = _without_rhetorical(_without_sign_off(raw))
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
@@ -1443,7 +1484,7 @@ def _is_request(raw: str) -> bool:
 
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
-_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:day|days|hd|refund|range|time|charge|price|"
+_NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
                           r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
@@ -1573,7 +1614,7 @@ _ORDINAL_ITEM = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:ite
 
 #: A specific property that no topic names ("the finish", "what design", "the look"): a question about it is unclear.
 _SPECIFIC_THING = re.compile(r" (?:the|a|any|which|what|its|their|your) (?:finish|finishes|look|design|pattern|shape|"
-                             r"length|capacity|edition|trim|texture|"
+                             r"length|capacity|edition|version|versions|variant|variants|model|trim|texture|"
                              # features of a product no requirement names ("What battery life are you looking for?")
                              r"battery|battery life|resolution|refresh rate|noise cancelling|microphone|mic|remote|lid|"
                              r"handle|strap|pocket|collar|neckline|sleeve|sleeves|heel|sole|base|stand|bulb|dimmer|timer|"
@@ -1651,6 +1692,8 @@ def _open_with_examples(text: str) -> bool:
         return False  # "To narrow this down: 1) budget 2) colour 3) brand?": a checklist of what is asked
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
+    if _QUESTIONS_FOLLOW.search(norm):
+        return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
     named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
     # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
@@ -1879,7 +1922,7 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice) $")
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $")
 #: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
 #: values said before it, and with none said it is unclear, not an open question.
 _BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
@@ -1898,6 +1941,9 @@ _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go f
                          r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
 #: "... - a laptop, a tablet, something else?": the last option of a list, no open question.
 _ELSE_CLOSES_LIST = re.compile(r",[^,?.!]+,\s*(?:or\s+)?(?:something|anything) else\s*[?.!]*\s*$")
+#: "Something more understated, like navy or black?": another thing, its examples values of the topic asked.
+_SOMETHING_LIKE = re.compile(r" (?:something|anything) (?:more |else |other )?(?:[a-z]+ ){0,2}(?:like|such as|say|eg|e g|for "
+                             r"example|for instance|maybe|perhaps) ")
 #: "Is metal more your style?": a taste, not a version to choose.
 _YOUR_STYLE = re.compile(r" (?:more |really |quite )?(?:your|my) (?:sort of |kind of |own )?style ")
 _RATHER = re.compile(r" or (?:would |do |did )?(?:you )?(?:rather|prefer|want|like|fancy) ")
@@ -2106,8 +2152,11 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
-    if topics and _ELSE_CLOSES_LIST.search(asking.lower()):
-        strong_text = strong_text.replace(" something else ", " ").replace(" anything else ", " ")
+    if topics and (_ELSE_CLOSES_LIST.search(asking.lower()) or (listed and _SOMETHING_LIKE.search(norm_asking))):
+        # "a laptop, a tablet, something else?", "something more understated, like navy or black?": the values say
+        # what the other thing is
+        for phrase in (" something else ", " anything else ", " something more ", " anything more "):
+            strong_text = strong_text.replace(phrase, " ")
     if topics and _STRONG_ON_TOPIC.search(strong_text):
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
