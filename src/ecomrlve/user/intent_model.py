@@ -40,6 +40,7 @@ class InPlay(Protocol):
 
     def value_index(self) -> dict[str, tuple[tuple[str, str, bool], ...]]: ...
 
+
 #: What the model predicts for a message (its columns): whether it asks the shopper anything, whether it asks about
 #: a requirement (any, also one the shopper has no topic for: "What battery life are you after?"), and each act.
 ACTS = ("asks", "attribute", "open", "confirm", "which", "reason")
@@ -134,7 +135,7 @@ def shipped() -> IntentModel:
 
 
 def probabilities(text: str, in_play: InPlay) -> dict[str, float]:
-    """The shipped model's chance of each act and topic for ``text``."""
+    """The shipped model's chance of each of :data:`ACTS` for ``text``."""
     return shipped().probabilities(text, in_play)
 
 

@@ -1401,15 +1401,6 @@ _SIGN_OFF = re.compile(r"^(?: [a-z]+){0,8} (?:any|other|more|further) questions?
 _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do for you|i can get you) ")
 
 
-def _without_sign_off(raw: str) -> str:
-    """``raw`` without its sign-off sentences (the same string when none)."""
-    parts = _SENTENCE.findall(raw)
-    kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
-    if not kept and len(parts) == 1 and "?" in raw and _MORE_HELP.search(_normalise(raw)):
-        return raw  # "Anything else I can help with for the sheets?" alone asks what more is needed
-    return raw if len(kept) == len(parts) else " ".join(kept)
-
-
 #: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
@@ -1421,16 +1412,20 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely)\b)")
 
 
-def _without_rhetorical(raw: str) -> str:
-    """``raw`` without the questions it asks for effect (:data:`_RHETORICAL`): they ask the shopper nothing."""
+def _without_idle_sentences(raw: str) -> str:
+    """``raw`` without the sentences that ask the shopper nothing: its sign-offs and the questions it asks for effect
+    (:data:`_RHETORICAL`); the same string when none."""
     parts = _SENTENCE.findall(raw)
-    kept = [p for p in parts if not _RHETORICAL.match(_FILLER.sub(" ", _corrected(_normalise(p))))]
+    kept = [part for part in parts if not _SIGN_OFF.match(_normalise(part))]
+    if not kept and len(parts) == 1 and "?" in raw and _MORE_HELP.search(_normalise(raw)):
+        return raw  # "Anything else I can help with for the sheets?" alone asks what more is needed
+    kept = [part for part in kept if not _RHETORICAL.match(_FILLER.sub(" ", _corrected(_normalise(part))))]
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
-    raw = _without_rhetorical(_without_sign_off(raw))
+    raw = _without_idle_sentences(raw)
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
