@@ -115,6 +115,10 @@ def test_the_model_weighs_a_which_order_reading(text: str, which: bool, confirm:
 @pytest.mark.parametrize(("text", "in_play", "topics"), [
     # a question about a requirement in a shape the rules take for no question: the rules read its topic
     ("Black or Slate Grey. Tell me which.", MUG, {"color"}),
+    # beside a question that asks no topic, a value told is not asked; values offered are
+    ("Black is noted as your colour. What ceiling should I keep to?", MUG, set()),
+    ("Black it is for colour. How high can I go?", MUG, set()),
+    ("Black, Slate Grey... what's calling to you?", MUG, {"color"}),  # (a message's "grey" is spelled "gray")
     # statements that name values stay statements
     ("Ceramic it is. Lovely choice!", MUG, set()),
     ("Black and Slate Grey are both in stock.", MUG, set()),
