@@ -8,8 +8,9 @@ character n-grams of the message with the values, item names, prices and numbers
 how a question is asked, not which product it names. It reads acts only (any ask, an open question, the
 go-ahead, which order, why), never a requirement topic: a topic reading makes the shopper say that topic's
 withheld value, so topics stay with the rules, which ground each one in the message's words. It also tells
-whether a message asks about a requirement at all, so that a question about one the rules have no topic for is
-not taken for an open question (which makes the shopper say every withheld value).
+whether a message asks about a requirement at all: a question about one the rules have no topic for is not taken
+for an open question (which makes the shopper say every withheld value), and one in a shape the rules take for no
+question ("Stainless steel or cast iron. Decide, please.") is handed back to them to read its topics.
 
 Deterministic and offline: features are ``zlib.crc32`` hashes (not ``hash()``), the weights a shipped array,
 a prediction the sum of a few hundred of its rows (tens of microseconds).
