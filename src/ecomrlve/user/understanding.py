@@ -1120,6 +1120,32 @@ def _go_ahead_beside_reason(asking: str) -> bool:
     return False
 
 
+#: The agent's step asked in a clause of its own after a question ("..., and shall I order them?", "..., and then do I
+#: close the sale?", "..., and I close the order?") or a request to confirm leave for it ("... and confirm that I may then
+#: place the order"); not a promise ("and I'll add it", "and I will check out"), which asks no leave.
+_STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
+                          r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
+                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
+                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) ")
+
+
+def _go_ahead_after_topic(asking: str) -> bool:
+    """Whether, after a question or request that names a topic ("How many hoodies", "Please state the quantity"), a
+    clause of its own asks leave for the agent's step and names no topic: the message asks both ("How many pairs, and
+    may I then complete the order?"). A step said in the same clause as the topic ("Which size shall I add?") or as
+    the agent's promise ("Tell me the colour and I'll add it.") asks only the topic."""
+    for sentence in _SENTENCE.findall(asking):
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in re.split(r"\s+and\s+", part) if c.strip()]
+        for i, clause in enumerate(clauses[1:], 1):
+            step = _STEP_CLAUSE.match(_corrected(_normalise(clause)))
+            if step is None or not ("?" in sentence or step.group("request")) or _names_topic(clause):
+                continue
+            lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
+            if any(_asks_topic(words) for words in lead) and any(_names_topic(c) for c in clauses[:i]):
+                return True
+    return False
+
+
 def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
     """Whether, beside the reason, a question of its own asks which line is meant ("Is it the hoodie from the
     11th, and why does it need returning?"): a clause that opens a question, says nothing of the cause or a
@@ -2079,6 +2105,9 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     values = _named_values(grounds, plain, in_play)
     if cued - {"brand"} and values.get("brand", (0, 0))[0] == 1 and _POSSESSOR.search(grounds):
         del values["brand"]  # "Is the Sonora's 4.5 rating good enough?": the brand owns what is asked
+    # "How many pairs, and may I then complete the order?": the go-ahead asked in a clause of its own beside the topic
+    beside_topic = bool(cued) and _go_ahead_after_topic(asking)
+    confirm, go_ahead = confirm or beside_topic, go_ahead or beside_topic
     if confirm and not go_ahead and (cued or any(words for _, words in values.values())):
         confirm = False  # "Lightning, right?", "You'd want it by Friday, right?" check the value or wish, no leave asked
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
@@ -2107,13 +2136,13 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
     if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
-    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
+    if confirm and not beside_topic and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
                                                            norm_grounds, values_in_play)))
                                                        or (cued and _ANOTHER_OF.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
-    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
+    if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
