@@ -988,6 +988,19 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
 
+#: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
+#: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
+#: said as a statement; not a go-ahead the agent does without ("We don't need your approval for that").
+_CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
+            r"authori[sz]ation|green light|blessing|sign off)")
+_CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
+                             r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
+                             r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need you (?:to )?(?:say|give|type) (?:yes|ok|okay|the word|so) |"
+                             r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
+                             r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
+                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
+
 
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
@@ -1017,7 +1030,8 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
-        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words) or (
+                _CONSENT_NEEDED.search(words)):
             return True
     return False
 
@@ -1470,7 +1484,8 @@ def _is_request(raw: str) -> bool:
             continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
+                words) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
