@@ -988,6 +988,22 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
 
+#: The go-ahead asked as what to reply ("Reply YES to place it, NO to cancel.", "Type CONFIRM to proceed.", "1 =
+#: Checkout, 2 = Keep shopping", "... y/n"): a form's or a chatbot's way to ask leave for the step the key stands for.
+_REPLY_GO_AHEAD = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then) )*(?:reply|respond|type|text|send|enter|press|write|"
+                             r"hit|click|tap|say|answer)(?: with)? [a-z0-9]+ (?:to|and|if you want (?:me )?to) (?:go ahead and )?"
+                             + _ACTIONS + r"(?:s|ing)? ")
+_MENU_GO_AHEAD = re.compile(r"(?:^|\s)1\s*(?:=|\))\s*(?:checkout|check out|confirm|proceed|place (?:the )?order|submit|buy now|"
+                            r"pay)\b", re.IGNORECASE)
+_YES_NO_END = re.compile(r" (?:y n|yes no) $")
+_STEP_FIRST = re.compile(r"^ (?:so |ok |okay |then |just )?" + _ACTIONS + " ")
+#: An instruction to pick or reply ("Pick one.", "Reply 1 for XS, 2 for M", "Select brightness: ..."): it asks among the
+#: values it lists or follows (not "pick up", "pick out" or "select models").
+_PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|okay|oya|go on) )*(?:(?:select|choose|pick)(?! up\b| out\b|"
+                           r" models?\b| items?\b| styles?\b)\b|(?:reply|respond|type|enter|press|text)(?: with)? (?:(?:a |the |your )?"
+                           r"(?:number|letter|[a-z0-9]) (?:for|to)\b|(?:a |the |your )?(?:number|letter|choice|quantity|size|colou?r|"
+                           r"order|date|budget)\b))")
+
 #: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
 #: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
 #: said as a statement; not a go-ahead the agent does without ("We don't need your approval for that").
@@ -1031,8 +1047,10 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words) or (
-                _CONSENT_NEEDED.search(words)):
+                _CONSENT_NEEDED.search(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(clause)):
             return True
+        if _YES_NO_END.search(words) and _STEP_FIRST.match(words):
+            return True  # "proceed w/ checkout y/n"
     return False
 
 
@@ -1237,7 +1255,12 @@ def _answered_itself(raw: str) -> bool:
     parts = _SENTENCE.findall(raw)
     asked = [i for i, part in enumerate(parts) if "?" in part]
     return bool(asked) and len(parts) > 1 and all(
-        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None for i in asked)
+        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None
+        and _ANSWER_KEYS.match(parts[i + 1]) is None for i in asked)
+
+
+#: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
+_ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*[.!]?\s*$", re.IGNORECASE)
 
 
 def _asking_part(raw: str) -> str:
@@ -1485,7 +1508,8 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or (
+                words) or _PICK_REQUEST.match(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(sentence) or (
+                _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
@@ -1511,7 +1535,7 @@ def _is_request(raw: str) -> bool:
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
         if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
-               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+               or _PICK_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
@@ -1958,7 +1982,10 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $")
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
+                                  # "XS, M, XXL. Pick one."
+                                  r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
+                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $")
 #: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
 #: values said before it, and with none said it is unclear, not an open question.
 _BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
