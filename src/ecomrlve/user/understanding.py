@@ -346,7 +346,9 @@ _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| 
 #: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
 _ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) |"
                            # "Once you're happy, I can order it. Are you?"
-                           r"^ (?:so |and )?are you $")
+                           r"^ (?:so |and )?are you $|"
+                           # "I'll book the return on the headphones. Alright?"
+                           r"^ (?:so |and )?(?:ok|okay|alright|all right|agreed|deal|fine|good|cool|yes|yeah)(?: (?:with|for|by) you)? $")
 #: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
 _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
                            r"one|purchase)|which|when|what)")
@@ -371,7 +373,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:(?:(?:it |that |this )?is |its |is (?:it|that|this) )?(?:ok|okay|alright|fine)|right|yes|ya|"
+                           r"yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
                            r"(?: (?:for|with) you)?\s*\?\s*$",
                            re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
@@ -969,7 +972,7 @@ _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:jus
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
 #: The step asked in chat as what "we" are doing ("we buying it or nah", "so we locking this in?").
 _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |still |actually )?(?:buy|plac|check|order|lock|go|finish|"
-                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)ing(?: [a-z0-9]+){0,4}"
+                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)(?:ing|in)(?: [a-z0-9]+){0,4}"
                        r" (?:or (?:not|nah|no|what)|yes|yeah|right) $")
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
@@ -987,6 +990,9 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+#: Leave asked for the step just offered, named only as doing it ("I can send a replacement. Should I do it?").
+_DO_IT = re.compile(r"^ (?:so |then |ok |okay )?(?:should|shall|can|could|may) (?:i|we) (?:go ahead and )?do (?:it|that|this|so)"
+                    r"(?: now| then| for you)? $")
 
 #: The go-ahead asked as what to reply ("Reply YES to place it, NO to cancel.", "Type CONFIRM to proceed.", "1 =
 #: Checkout, 2 = Keep shopping", "... y/n"): a form's or a chatbot's way to ask leave for the step the key stands for.
@@ -1037,7 +1043,7 @@ def _asks_go_ahead(asking: str) -> bool:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
         if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
             return True  # "Order it?", "Return them now?"
-        if words.strip() in _BARE_GO_AHEAD:
+        if words.strip() in _BARE_GO_AHEAD or _DO_IT.match(words):
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
@@ -1270,8 +1276,10 @@ def _asking_part(raw: str) -> str:
     parts = _SENTENCE.findall(raw)
     if len(parts) < 2:
         return raw
+    # (not the step asked on it: "The return is filled in. Send it?" asks leave to send it)
     asking = [p for i, p in enumerate(parts)
-              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])))]
+              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+                  "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))]
     return " ".join(asking) if asking else raw
 
 
