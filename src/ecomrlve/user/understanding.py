@@ -607,7 +607,7 @@ _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need"
 #: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
-_REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+_REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
@@ -1283,13 +1283,21 @@ def _asking_part(raw: str) -> str:
     return " ".join(asking) if asking else raw
 
 
+#: A need of what the sentence before names ("Reason for the return. I need it for the form.").
+_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
+            r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
                              r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
-                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
+                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours(?: for (?:[a-z]+ ){1,3})? $|"
+                             # "... must write the reason. What, pray, was it?"
+                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
+#: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires) (?:(?:the|a|your|its) )?"
+                            r"(?:[a-z]+ )?(?:reason|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
@@ -1516,7 +1524,8 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or _PICK_REQUEST.match(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(sentence) or (
+                words) or _REASON_NEEDED.search(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
                 _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
