@@ -462,7 +462,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "that you send it back", "that you send them back", "that you give it back", "the grounds",
                 # what to enter on the return form ("..., what shall I write?")
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
-                "beef with")
+                "beef with", "what happen with", "what happen to")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -510,7 +510,13 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
                   "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
-                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right")
+                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right",
+                  # how a fault is said in other words ("dead on arrival", "on the blink", "cutting out", "spoilt",
+                  # "unsatisfactory", "not living up to the listing", "not same as the picture", "bad with it")
+                  "dead on arrival", "on the blink", "cutting out", "cuts out", "cut out", "dropping out", "drops out",
+                  "spoilt", "spoiled", "spoil", "munted", "unsatisfactory", "living up to", "not same as", "different than",
+                  "different from your", "bad with", "somethings off", "ceased to", "going on with", "not vibe",
+                  "not the right fit", "not quite the right fit")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -570,14 +576,26 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r" (?:was|were|is|are) (?:the|your|its|their) (?:[a-z0-9]+ ){1,2}(?:a bit |far |way |much |just |a little )?"
                     r"too (?:small|big|tight|loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
-                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
+                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite| a (?:teeny|tiny|little|wee) bit| a "
+                    r"touch)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
-                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not|cannot|cant|"
+                    r"can not|couldnt) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
 #: offered beside a value ("27 inches - too big, too small, or about right?").
-_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
+_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:(?:the |your )?[a-z]+ )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
                           r"large|short|narrow|wide|tiny)\b(?!.* (?:about|just) right )")
+#: The state the item came in, asked ("Did it come spoilt?", "Did it turn up munted?"): a guess at the fault, not when
+#: or how it came ("Did it arrive on the 10th?", "Did it come early?").
+_ARRIVED_AS = re.compile(r" (?:did|has|had) (?:it|they|the [a-z0-9]+) (?:come|arrive|turn up|show up|get here|reach you)"
+                         r"(?: already| all| a bit)? (?!(?:first|last|just|yet|about|out|next|today|yesterday|ok|okay|in|on|at|by|"
+                         r"from|with|when|safely|quickly|intact|fine|alright|packed|wrapped|boxed|sealed|dispatched|shipped|"
+                         r"delivered|posted|tracked|insured|signed)\b)[a-z]+(?:ed|t|en) ")
+#: A wh-question about a fault ("What's the fault on the August 2 order?", "What is the problem with it?"): it asks the
+#: cause, not which line has the fault ("What order had the problem?", "What date was the faulty one from?").
+_WHAT_FAULT = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats)\b(?! (?:is |was |s )?(?:order|orders|item|items|product|"
+                         r"products|one|purchase|date|day|month|time)\b)")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
@@ -1120,8 +1138,10 @@ def _asks_reason(asking: str) -> bool:
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
-            cause = _has(words, _REASON_ASK_PHRASES)
-            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
+            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None or (
+                _ARRIVED_AS.search(words) is not None)
+            cause = _has(words, _REASON_ASK_PHRASES) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
+                                                         and not _has(words, _WHICH_PHRASES))
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
             waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
             # not "if you tell me ..."; "Should it arrive damaged, ..." states a condition
