@@ -579,8 +579,8 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite| a (?:teeny|tiny|little|wee) bit| a "
                     r"touch)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
-                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not|cannot|cant|"
-                    r"can not|couldnt) (?:charg|work|turn|switch|"
+                    r" (?:cannot|cant|can not) (?:charg|connect|pair|power|play|turn on|switch on)[a-z]* |"
+                    r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
 #: offered beside a value ("27 inches - too big, too small, or about right?").
