@@ -232,6 +232,7 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
+                "other wish", "other demand", "remaining requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
@@ -2023,6 +2024,10 @@ _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them
                                   # "XS, M, XXL. Pick one."
                                   r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
                                   r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $")
+#: Kinds of the item counted ("comes in two versions", "three kinds of this keyboard", "in three materials"): what a bare
+#: "which one?" after them asks among.
+_COUNTED_KINDS = re.compile(r" (?:two|three|four|five|several|a few|a couple of|different) (?:different )?((?:versions|kinds|types|models|"
+                            r"variants|styles|materials|colours|colors|sizes|finishes|forms|connectors))\b")
 #: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
 #: values said before it, and with none said it is unclear, not an open question.
 _BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
@@ -2261,8 +2266,13 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         plain_text = _without_item_names(norm, in_play)
         offered = [t for t, (count, _) in _named_values(text, plain_text, in_play).items() if count >= 2] or [
             t for t, (count, _) in _named_values(text, plain_text, STORE_VALUES).items() if count >= 2]
+        counted = _COUNTED_KINDS.search(norm)
         if len(offered) == 1:
             topics.add(offered[0])
+        elif not offered and counted:
+            # "The Terra 5 comes in two versions. Which you want?", "... in three materials. Which one?": the kinds counted
+            named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(f" {counted.group(1)} ", phrases)}
+            topics |= named if len(named) == 1 else ({VARIANT} if in_play.items and not named else set())
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
@@ -2282,4 +2292,7 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
+    if open_question and confirm and not _TAG_QUESTION.search(text) and _PROMISE_AFTER.search(norm_asking) and not (
+            _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking))):
+        confirm = False  # "Tell me a bit more about what you want and I'll sort it.": the step is promised, no leave asked
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
