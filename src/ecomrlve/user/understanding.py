@@ -1009,6 +1009,9 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+#: The customer's own purchase, said without an auxiliary ("You buy it when?", "When'd ya buy it?"): what they did.
+_CUSTOMER_BOUGHT = re.compile(r"(?:^| whend| whens| when| remember) (?:you|ya) (?:buy|bought|order|ordered|purchase|purchased|get|"
+                              r"got) (?:it|them|this|that|these|those)\b")
 #: Leave asked for the step just offered, named only as doing it ("I can send a replacement. Should I do it?").
 _DO_IT = re.compile(r"^ (?:so |then |ok |okay )?(?:should|shall|can|could|may) (?:i|we) (?:go ahead and )?do (?:it|that|this|so)"
                     r"(?: now| then| for you)? $")
@@ -1060,6 +1063,8 @@ def _asks_go_ahead(asking: str) -> bool:
             continue
         if opening[1:] == ["you"] and opening[0] in _PAST_AUXILIARIES:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
+        if _CUSTOMER_BOUGHT.search(words) and (" when" in words or " remember " in words):
+            continue  # "When'd ya buy it?", "You buy it when?": the customer's purchase, no leave asked
         if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
             return True  # "Order it?", "Return them now?"
         if words.strip() in _BARE_GO_AHEAD or _DO_IT.match(words):
