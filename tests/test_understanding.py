@@ -23,6 +23,7 @@ from understanding_bank import (
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.user.understanding import InPlay, understand
 
 BAR = 0.95
@@ -616,8 +617,6 @@ def test_an_item_named_in_other_words_or_by_its_place() -> None:
     """A multi-item question names its item by another word for it ("the coat", "the lead"), where the word ends its
     noun phrase (not "your top priorities"), or by its place ("the second item"); a value that only picks the item
     ("The Voltix one - ...") is not asked beside the list after it."""
-    from ecomrlve.user.dialogue import ItemNames
-
     two = InPlay((ItemNames("P1", "nexworks", "atlas 22", "rain jacket"), ItemNames("C1", "voltix", "bolt 3", "charging cable")),
                  {"size": ("XS", "M", "XXL"), "connector": ("USB-C", "Lightning")})
     assert understand("What size coat are you after?", two).items == (0,)
@@ -1314,6 +1313,7 @@ def test_a_go_ahead_in_a_clause_of_its_own_beside_a_topic(text: str, in_play: In
     ("I'll raise the refund for the hoodie. Okay?", ORDERS, True),
     ("The swap is all set up. Send it?", ORDERS, True),
     ("I can swap it for a new one. Shall I do that?", ORDERS, True),
+    ("Keyboard in Bluetooth, one unit. Do we have a deal?", CART_KEYBOARD, True),
     # near misses: a go-ahead the agent does without, a key that asks nothing
     ("We don't need your approval to change the size.", CART_KEYBOARD, False),
     ("No approval is needed for returns under 30 days.", ORDERS, False),
@@ -1325,11 +1325,18 @@ def test_a_go_ahead_said_as_a_need_a_reply_key_or_a_tag(text: str, in_play: InPl
     assert (reading.confirm, reading.topics, reading.which, reading.reason) == (confirm, frozenset(), False, False), reading
 
 
+KEYBOARD_ITEM = InPlay((ItemNames("K1", "kinetiq", "keys 5", "keyboard"),), CART_KEYBOARD.values)
+
+
 @pytest.mark.parametrize(("text", "in_play", "topics"), [
     ("Navy, Olive, Black. Choose one.", HOODIE, {"color"}),
     ("XS, M or XXL. Pick one please.", JACKET, {"size"}),
     ("Reply 1 for Black, 2 for Navy, 3 for Olive.", HOODIE, {"color"}),
     ("Select a material: 1) Ceramic 2) Wood", MUG, {"material"}),
+    # a bare "which one?" after the kinds counted asks among them
+    ("The Terra 5 comes in three materials. Which would you like?", MUG, {"material"}),
+    ("This keyboard comes in two versions. Which one do you want?", KEYBOARD_ITEM, {"variant"}),
+    ("We found three models for you. Which one do you like?", InPlay(), set()),  # no item in play: no version
     # near misses: "pick up", a pick the agent made
     ("Black, Navy, Olive. Pick up from the store is free.", HOODIE, set()),
     ("We have Black and Navy. I picked Navy for you.", HOODIE, set()),
@@ -1350,12 +1357,15 @@ def test_a_pick_among_the_values_listed(text: str, in_play: InPlay, topics: set[
     ("What's the issue with the September 10 order?", True, False),
     ("Is the charger dead on arrival?", True, False),
     ("Has the cable ceased to charge?", True, False),
+    ("So why are we sending the hoodie back?", True, False),
     # near misses: a reason the agent does without, what it needs back, when it came, which order has the fault
     ("We don't need a reason for this return.", False, False),
     ("I need it back by the 10th.", False, False),
     ("Did it arrive on September 10?", False, True),
     ("Did it come early?", False, True),
     ("Which order has the issue?", False, True),
+    ("Why we ask: it helps us improve.", False, True),
+    ("You got it when, roughly?", False, True),
 ])
 def test_a_reason_asked_in_other_words(text: str, reason: bool, which: bool) -> None:
     reading = understand(text, ORDERS)

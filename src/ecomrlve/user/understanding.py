@@ -298,7 +298,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
-            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
+            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "have a deal", "your ok", "your okay",
             "consent", "agreeable", "going ahead", "thumbs up",
             "no objection", "no objections", "object to me", "object if i",
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
@@ -544,7 +544,8 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
                                 r"damaged|broken) ")
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
-_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) (?!(?:are )?(?:sending|sendin|returning|"
+                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
@@ -659,7 +660,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
+              "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
