@@ -99,7 +99,7 @@ HOODIE_ORDERS = InPlay(items=(ItemNames("P-1", "kinwear", "core 4", "hoodie"),),
     # any question about an order's item reads as "which line?" to the rules; the model tells a go-ahead
     ("Happy to swap the hoodie for another one. Want me to?", False, True, False),
     # never a reason the rules do not read: the shopper withholds it ("Is it a problem if it's heavy?" asks none)
-    ("Hoodie not living up to the photos?", True, False, False),
+    ("Hoodie not measuring up to the photos?", True, False, False),
     # and keeps the which-order questions
     ("Which hoodie do you mean?", True, False, False),
     ("Is it the hoodie from September 10?", True, False, False),

@@ -23,6 +23,7 @@ from understanding_bank import (
 from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
+from ecomrlve.user.dialogue import ItemNames
 from ecomrlve.user.understanding import InPlay, understand
 
 BAR = 0.95
@@ -616,8 +617,6 @@ def test_an_item_named_in_other_words_or_by_its_place() -> None:
     """A multi-item question names its item by another word for it ("the coat", "the lead"), where the word ends its
     noun phrase (not "your top priorities"), or by its place ("the second item"); a value that only picks the item
     ("The Voltix one - ...") is not asked beside the list after it."""
-    from ecomrlve.user.dialogue import ItemNames
-
     two = InPlay((ItemNames("P1", "nexworks", "atlas 22", "rain jacket"), ItemNames("C1", "voltix", "bolt 3", "charging cable")),
                  {"size": ("XS", "M", "XXL"), "connector": ("USB-C", "Lightning")})
     assert understand("What size coat are you after?", two).items == (0,)
@@ -1277,3 +1276,97 @@ def test_rhetorical_degree_and_listed_questions_ask_only_their_topics(text: str,
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+# -- corpus 20 and 21 families: go-aheads in a clause of their own, as a need or a reply key; picks; reasons -----
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "confirm"), [
+    # a topic question, then a go-ahead in a clause of its own: both are asked
+    ("How many mugs, and should I then check out?", MUG, {"quantity"}, True),
+    ("Which size do you need, and can we then place the order?", JACKET, {"size"}, True),
+    ("Kindly tell me the colour and confirm that we may then finalise the order.", HOODIE, {"color"}, True),
+    ("How many would you like, and I complete the purchase, yeah?", HOODIE, {"quantity"}, True),
+    # the step as the agent's promise or inside the topic question asks only the topic
+    ("Which colour, and I'll add it?", HOODIE, {"color"}, False),
+    ("Tell me the size and I will check out.", JACKET, {"size"}, False),
+    ("Which material shall I add?", MUG, {"material"}, False),
+    ("How many do you need, and what colour?", HOODIE, {"quantity", "color"}, False),
+])
+def test_a_go_ahead_in_a_clause_of_its_own_beside_a_topic(text: str, in_play: InPlay, topics: set[str],
+                                                          confirm: bool) -> None:
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "in_play", "confirm"), [
+    # the go-ahead as what the agent still needs or awaits
+    ("I just need your approval and then it's ordered.", CART_KEYBOARD, True),
+    ("The refund now awaits your consent.", ORDERS, True),
+    ("Only your go-ahead is needed now.", CART_KEYBOARD, True),
+    ("All I need from you is a quick yes.", CART_KEYBOARD, True),
+    # the go-ahead asked as what to reply or pick
+    ("Reply Y to check out, N to keep browsing.", CART_KEYBOARD, True),
+    ("Press 1 to confirm the return, 2 to cancel.", ORDERS, True),
+    ("Ready to pay? (yes/no)", CART_KEYBOARD, True),
+    ("Your basket: 3 items. 1) Checkout 2) Continue shopping", CART_KEYBOARD, True),
+    # the step the agent states, then a bare tag or a bare action question
+    ("I'll raise the refund for the hoodie. Okay?", ORDERS, True),
+    ("The swap is all set up. Send it?", ORDERS, True),
+    ("I can swap it for a new one. Shall I do that?", ORDERS, True),
+    ("Keyboard in Bluetooth, one unit. Do we have a deal?", CART_KEYBOARD, True),
+    # near misses: a go-ahead the agent does without, a key that asks nothing
+    ("We don't need your approval to change the size.", CART_KEYBOARD, False),
+    ("No approval is needed for returns under 30 days.", ORDERS, False),
+    ("Text STOP to opt out of order updates.", CART_KEYBOARD, False),
+    ("Your approval came through, thank you.", CART_KEYBOARD, False),
+])
+def test_a_go_ahead_said_as_a_need_a_reply_key_or_a_tag(text: str, in_play: InPlay, confirm: bool) -> None:
+    reading = understand(text, in_play)
+    assert (reading.confirm, reading.topics, reading.which, reading.reason) == (confirm, frozenset(), False, False), reading
+
+
+KEYBOARD_ITEM = InPlay((ItemNames("K1", "kinetiq", "keys 5", "keyboard"),), CART_KEYBOARD.values)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    ("Navy, Olive, Black. Choose one.", HOODIE, {"color"}),
+    ("XS, M or XXL. Pick one please.", JACKET, {"size"}),
+    ("Reply 1 for Black, 2 for Navy, 3 for Olive.", HOODIE, {"color"}),
+    ("Select a material: 1) Ceramic 2) Wood", MUG, {"material"}),
+    # a bare "which one?" after the kinds counted asks among them
+    ("The Terra 5 comes in three materials. Which would you like?", MUG, {"material"}),
+    ("This keyboard comes in two versions. Which one do you want?", KEYBOARD_ITEM, {"variant"}),
+    ("We found three models for you. Which one do you like?", InPlay(), set()),  # no item in play: no version
+    # near misses: "pick up", a pick the agent made
+    ("Black, Navy, Olive. Pick up from the store is free.", HOODIE, set()),
+    ("We have Black and Navy. I picked Navy for you.", HOODIE, set()),
+])
+def test_a_pick_among_the_values_listed(text: str, in_play: InPlay, topics: set[str]) -> None:
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.confirm, reading.open) == (topics, False, False), reading
+
+
+@pytest.mark.parametrize(("text", "reason", "which"), [
+    # the reason as what the agent needs
+    ("To file the return I need the reason.", True, False),
+    ("The reason for the return, please. I need it for our records.", True, False),
+    ("Our form requires a stated reason. What was it?", True, False),
+    # a reason in new words: the state it came in, a fault asked with "what", a misfit of the item, a fault word
+    ("Did it arrive squashed?", True, False),
+    ("Sweater too tight?", True, False),
+    ("What's the issue with the September 10 order?", True, False),
+    ("Is the charger dead on arrival?", True, False),
+    ("Has the cable ceased to charge?", True, False),
+    ("So why are we sending the hoodie back?", True, False),
+    # near misses: a reason the agent does without, what it needs back, when it came, which order has the fault
+    ("We don't need a reason for this return.", False, False),
+    ("I need it back by the 10th.", False, False),
+    ("Did it arrive on September 10?", False, True),
+    ("Did it come early?", False, True),
+    ("Which order has the issue?", False, True),
+    ("Why we ask: it helps us improve.", False, True),
+    ("You got it when, roughly?", False, True),
+])
+def test_a_reason_asked_in_other_words(text: str, reason: bool, which: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.reason, reading.which) == (reason, which), reading

@@ -232,6 +232,7 @@ _SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|mo
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
 #: Phrases that ask for any further requirement even beside a topic ("any other details, like size?").
 _OPEN_STRONG = ("anything else", "any other", "anything more", "something else", "what else", "other requirement",
+                "other wish", "other demand", "remaining requirement",
                 "other preference", "other thing", "other detail", "other spec", "other criteria", "other need",
                 "further detail", "additional", "extra requirement", "anything missing", "anything further",
                 "anything extra", "whatever else", "what more", "something more", "more wish", "more wishes", "further requirement", "further need", "further wish",
@@ -297,7 +298,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "all done", "are we done", "done here", "are we finished", "we finished", "get this ordered", "buy these",
             "buy it", "buy them", "file the return", "to return it", "checking out", "as a yes", "that the lot",
             "stopping me", "is it a go", "are we a go", "is that a go", "any objection", "any objections", "a yes",
-            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "your ok", "your okay",
+            "authorise", "authorize", "authorisation", "authorization", "seal the deal", "have a deal", "your ok", "your okay",
             "consent", "agreeable", "going ahead", "thumbs up",
             "no objection", "no objections", "object to me", "object if i",
             # slang and the shopkeeper's words ("pull the trigger?", "hit the buy button?", "Will that be everything?")
@@ -346,7 +347,9 @@ _OWN_STEP_GO = re.compile(r" (?:before|once|after|until|till) [a-z]+ing(?: out| 
 #: A short question that takes up what the statement before it offers ("Would you like that?", "Does that suit?").
 _ACCEPT_OFFER = re.compile(r" (?:that|this) (?:ok|okay|alright|fine|good|suit|work|sound)|(?:like|want|prefer|fancy) (?:that|this) |"
                            # "Once you're happy, I can order it. Are you?"
-                           r"^ (?:so |and )?are you $")
+                           r"^ (?:so |and )?are you $|"
+                           # "I'll book the return on the headphones. Alright?"
+                           r"^ (?:so |and )?(?:ok|okay|alright|all right|agreed|deal|fine|good|cool|yes|yeah)(?: (?:with|for|by) you)? $")
 #: Asked to confirm a fact of the line ("can you confirm it's the September 10 order?", "confirm the item"): which line.
 _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it is |its |it was |the (?:item|order|product|date|"
                            r"one|purchase)|which|when|what)")
@@ -371,7 +374,8 @@ _DISCUSS = re.compile(r" (?:shall|should|can|could|may) (?:we|i) (?:just |quickl
 _OWN_STEP_CLAUSE = re.compile(r"^ (?:so |and |but |ok |okay )?(?:before|once|after|when|until|till|as soon as) (?:i|we)\b")
 _TELL_ME = re.compile(r" go ahead and (tell|share|describe|list|let|give|explain) ")
 #: A tag question after a statement ("I can start the return now - okay?").
-_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:ok|okay|alright|right|yes|ya|yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
+_TAG_QUESTION = re.compile(r"[,;:\-–—]\s*(?:(?:(?:it |that |this )?is |its |is (?:it|that|this) )?(?:ok|okay|alright|fine)|right|yes|ya|"
+                           r"yeah|sound good|good|yes ?/ ?no|yes or no|y ?/ ?n)"
                            r"(?: (?:for|with) you)?\s*\?\s*$",
                            re.IGNORECASE)
 #: A wh-question about a topic ("which size shall I put in?") asks the topic, whatever else it says.
@@ -459,7 +463,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "that you send it back", "that you send them back", "that you give it back", "the grounds",
                 # what to enter on the return form ("..., what shall I write?")
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
-                "beef with")
+                "beef with", "what happen with", "what happen to")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -507,7 +511,13 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
                   "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
-                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right")
+                  "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right",
+                  # how a fault is said in other words ("dead on arrival", "on the blink", "cutting out", "spoilt",
+                  # "unsatisfactory", "not living up to the listing", "not same as the picture", "bad with it")
+                  "dead on arrival", "on the blink", "cutting out", "cuts out", "cut out", "dropping out", "drops out",
+                  "spoilt", "spoiled", "spoil", "munted", "unsatisfactory", "living up to", "not same as", "different than",
+                  "different from your", "bad with", "somethings off", "ceased to", "going on with", "not vibe",
+                  "not the right fit", "not quite the right fit")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -534,7 +544,8 @@ _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|de
                                 r"damaged|broken) ")
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
-_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) | why (?:dont|do not|not) |"
+_NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) (?!(?:are )?(?:sending|sendin|returning|"
+                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
@@ -567,14 +578,26 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r" (?:was|were|is|are) (?:the|your|its|their) (?:[a-z0-9]+ ){1,2}(?:a bit |far |way |much |just |a little )?"
                     r"too (?:small|big|tight|loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:it|they|its|theyre|was|were|is|are|felt|feel|feels|fit|fits|came up|come up|comes up|run|runs|"
-                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite)? too (?:small|big|tight|"
+                    r"ran|been)(?: a bit| slightly| far| way| much| just| a little| rather| quite| a (?:teeny|tiny|little|wee) bit| a "
+                    r"touch)? too (?:small|big|tight|"
                     r"loose|large|short|long|narrow|wide|tiny) |"
+                    r" (?:cannot|cant|can not) (?:charg|connect|pair|power|play|turn on|switch on)[a-z]* |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
                     r"connect|pair|power|hold|play|function)[a-z]* ")
 #: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
 #: offered beside a value ("27 inches - too big, too small, or about right?").
-_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
+_MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:(?:the |your )?[a-z]+ )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
                           r"large|short|narrow|wide|tiny)\b(?!.* (?:about|just) right )")
+#: The state the item came in, asked ("Did it come spoilt?", "Did it turn up munted?"): a guess at the fault, not when
+#: or how it came ("Did it arrive on the 10th?", "Did it come early?").
+_ARRIVED_AS = re.compile(r" (?:did|has|had) (?:it|they|the [a-z0-9]+) (?:come|arrive|turn up|show up|get here|reach you)"
+                         r"(?: already| all| a bit)? (?!(?:first|last|just|yet|about|out|next|today|yesterday|ok|okay|in|on|at|by|"
+                         r"from|with|when|safely|quickly|intact|fine|alright|packed|wrapped|boxed|sealed|dispatched|shipped|"
+                         r"delivered|posted|tracked|insured|signed)\b)[a-z]+(?:ed|t|en) ")
+#: A wh-question about a fault ("What's the fault on the August 2 order?", "What is the problem with it?"): it asks the
+#: cause, not which line has the fault ("What order had the problem?", "What date was the faulty one from?").
+_WHAT_FAULT = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats)\b(?! (?:is |was |s )?(?:order|orders|item|items|product|"
+                         r"products|one|purchase|date|day|month|time)\b)")
 #: A negative question ("Doesn't it work properly?", "Wasn't it as described?"): read as the fault it supposes.
 _NEGATIVE_QUESTION = re.compile(r" (does|is|was|did|do|are|were|has|have)nt (it|they|this|that|these|those) ")
 #: A verb negated in one word ("werent", "didnt"): said in two, as the fault phrases are.
@@ -604,7 +627,7 @@ _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need"
 #: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
-_REQUEST_START = ("tell me", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+_REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
@@ -637,7 +660,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
-              "whys": "why is", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
+              "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
               # British spellings of store values
               "aluminium": "aluminum", "grey": "gray", "greys": "grays", "hows": "how is", "wheres": "where is", "whens": "when is"}
@@ -971,7 +994,7 @@ _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:jus
                        + r"(?:s|ing)? (?:[a-z0-9]+ )*?(?:cant|cannot|couldnt|shouldnt|shall|can|should|wont|will|shant) (?:we|i) $")
 #: The step asked in chat as what "we" are doing ("we buying it or nah", "so we locking this in?").
 _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |still |actually )?(?:buy|plac|check|order|lock|go|finish|"
-                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)ing(?: [a-z0-9]+){0,4}"
+                       r"wrap|send|submitt|do|ring|process|complet|finali[sz]|proceed|start|return|hitt)(?:ing|in)(?: [a-z0-9]+){0,4}"
                        r" (?:or (?:not|nah|no|what)|yes|yeah|right) $")
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
@@ -989,6 +1012,41 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+#: The customer's own purchase, said without an auxiliary ("You buy it when?", "When'd ya buy it?"): what they did.
+_CUSTOMER_BOUGHT = re.compile(r"(?:^| whend| whens| when| remember) (?:you|ya) (?:buy|bought|order|ordered|purchase|purchased|get|"
+                              r"got) (?:it|them|this|that|these|those)\b")
+#: Leave asked for the step just offered, named only as doing it ("I can send a replacement. Should I do it?").
+_DO_IT = re.compile(r"^ (?:so |then |ok |okay )?(?:should|shall|can|could|may) (?:i|we) (?:go ahead and )?do (?:it|that|this|so)"
+                    r"(?: now| then| for you)? $")
+
+#: The go-ahead asked as what to reply ("Reply YES to place it, NO to cancel.", "Type CONFIRM to proceed.", "1 =
+#: Checkout, 2 = Keep shopping", "... y/n"): a form's or a chatbot's way to ask leave for the step the key stands for.
+_REPLY_GO_AHEAD = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then) )*(?:reply|respond|type|text|send|enter|press|write|"
+                             r"hit|click|tap|say|answer)(?: with)? [a-z0-9]+ (?:to|and|if you want (?:me )?to) (?:go ahead and )?"
+                             + _ACTIONS + r"(?:s|ing)? ")
+_MENU_GO_AHEAD = re.compile(r"(?:^|\s)1\s*(?:=|\))\s*(?:checkout|check out|confirm|proceed|place (?:the )?order|submit|buy now|"
+                            r"pay)\b", re.IGNORECASE)
+_YES_NO_END = re.compile(r" (?:y n|yes no) $")
+_STEP_FIRST = re.compile(r"^ (?:so |ok |okay |then |just )?" + _ACTIONS + " ")
+#: An instruction to pick or reply ("Pick one.", "Reply 1 for XS, 2 for M", "Select brightness: ..."): it asks among the
+#: values it lists or follows (not "pick up", "pick out" or "select models").
+_PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|okay|oya|go on) )*(?:(?:select|choose|pick)(?! up\b| out\b|"
+                           r" models?\b| items?\b| styles?\b)\b|(?:reply|respond|type|enter|press|text)(?: with)? (?:(?:a |the |your )?"
+                           r"(?:number|letter|[a-z0-9]) (?:for|to)\b|(?:a |the |your )?(?:number|letter|choice|quantity|size|colou?r|"
+                           r"order|date|budget)\b))")
+
+#: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
+#: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
+#: said as a statement; not a go-ahead the agent does without ("We don't need your approval for that").
+_CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
+            r"authori[sz]ation|green light|blessing|sign off)")
+_CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
+                             r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
+                             r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need you (?:to )?(?:say|give|type) (?:yes|ok|okay|the word|so) |"
+                             r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
+                             r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
+                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
 
 
 def _asks_go_ahead(asking: str) -> bool:
@@ -1008,9 +1066,11 @@ def _asks_go_ahead(asking: str) -> bool:
             continue
         if opening[1:] == ["you"] and opening[0] in _PAST_AUXILIARIES:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
+        if _CUSTOMER_BOUGHT.search(words) and (" when" in words or " remember " in words):
+            continue  # "When'd ya buy it?", "You buy it when?": the customer's purchase, no leave asked
         if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
             return True  # "Order it?", "Return them now?"
-        if words.strip() in _BARE_GO_AHEAD:
+        if words.strip() in _BARE_GO_AHEAD or _DO_IT.match(words):
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
@@ -1019,8 +1079,11 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
-        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words):
+        if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words) or (
+                _CONSENT_NEEDED.search(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(clause)):
             return True
+        if _YES_NO_END.search(words) and _STEP_FIRST.match(words):
+            return True  # "proceed w/ checkout y/n"
     return False
 
 
@@ -1084,8 +1147,10 @@ def _asks_reason(asking: str) -> bool:
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
-            cause = _has(words, _REASON_ASK_PHRASES)
-            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None
+            fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None or (
+                _ARRIVED_AS.search(words) is not None)
+            cause = _has(words, _REASON_ASK_PHRASES) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
+                                                         and not _has(words, _WHICH_PHRASES))
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
             waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
             # not "if you tell me ..."; "Should it arrive damaged, ..." states a condition
@@ -1118,6 +1183,32 @@ def _go_ahead_beside_reason(asking: str) -> bool:
             opening = {w for w in (words.split()[:1] + _FILLER.sub(" ", words).split()[:1])}
             if (opening & _GO_AHEAD_OPENINGS and not _has(words, _REASON_PHRASES)
                     and _WRONG.search(words) is None and _asks_go_ahead(clause)):
+                return True
+    return False
+
+
+#: The agent's step asked in a clause of its own after a question ("..., and shall I order them?", "..., and then do I
+#: close the sale?", "..., and I close the order?") or a request to confirm leave for it ("... and confirm that I may then
+#: place the order"); not a promise ("and I'll add it", "and I will check out"), which asks no leave.
+_STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
+                          r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
+                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
+                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) ")
+
+
+def _go_ahead_after_topic(asking: str) -> bool:
+    """Whether, after a question or request that names a topic ("How many hoodies", "Please state the quantity"), a
+    clause of its own asks leave for the agent's step and names no topic: the message asks both ("How many pairs, and
+    may I then complete the order?"). A step said in the same clause as the topic ("Which size shall I add?") or as
+    the agent's promise ("Tell me the colour and I'll add it.") asks only the topic."""
+    for sentence in _SENTENCE.findall(asking):
+        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in re.split(r"\s+and\s+", part) if c.strip()]
+        for i, clause in enumerate(clauses[1:], 1):
+            step = _STEP_CLAUSE.match(_corrected(_normalise(clause)))
+            if step is None or not ("?" in sentence or step.group("request")) or _names_topic(clause):
+                continue
+            lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
+            if any(_asks_topic(words) for words in lead) and any(_names_topic(c) for c in clauses[:i]):
                 return True
     return False
 
@@ -1199,7 +1290,12 @@ def _answered_itself(raw: str) -> bool:
     parts = _SENTENCE.findall(raw)
     asked = [i for i, part in enumerate(parts) if "?" in part]
     return bool(asked) and len(parts) > 1 and all(
-        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None for i in asked)
+        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None
+        and _ANSWER_KEYS.match(parts[i + 1]) is None for i in asked)
+
+
+#: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
+_ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*[.!]?\s*$", re.IGNORECASE)
 
 
 def _asking_part(raw: str) -> str:
@@ -1209,18 +1305,28 @@ def _asking_part(raw: str) -> str:
     parts = _SENTENCE.findall(raw)
     if len(parts) < 2:
         return raw
+    # (not the step asked on it: "The return is filled in. Send it?" asks leave to send it)
     asking = [p for i, p in enumerate(parts)
-              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])))]
+              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+                  "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))]
     return " ".join(asking) if asking else raw
 
 
+#: A need of what the sentence before names ("Reason for the return. I need it for the form.").
+_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
+            r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
                              r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
-                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours $")
+                             r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours(?: for (?:[a-z]+ ){1,3})? $|"
+                             # "... must write the reason. What, pray, was it?"
+                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
+#: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires) (?:(?:the|a|your|its) )?"
+                            r"(?:[a-z]+ )?(?:reason|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
@@ -1446,7 +1552,10 @@ def _is_request(raw: str) -> bool:
             continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
-        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or (
+        if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
+                words) or _REASON_NEEDED.search(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
+                _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
@@ -1472,7 +1581,7 @@ def _is_request(raw: str) -> bool:
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
         if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
-               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+               or _PICK_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
         if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
                                                                            "specify", "describe", "clarify", "send")):
@@ -1919,7 +2028,14 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
-                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $")
+                                  r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
+                                  # "XS, M, XXL. Pick one."
+                                  r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
+                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $")
+#: Kinds of the item counted ("comes in two versions", "three kinds of this keyboard", "in three materials"): what a bare
+#: "which one?" after them asks among.
+_COUNTED_KINDS = re.compile(r" (?:two|three|four|five|several|a few|a couple of|different) (?:different )?((?:versions|kinds|types|models|"
+                            r"variants|styles|materials|colours|colors|sizes|finishes|forms|connectors))\b")
 #: A bare request for the preference ("We stock cotton and linen. Kindly indicate your preference."): it asks among the
 #: values said before it, and with none said it is unclear, not an open question.
 _BARE_PREFERENCE = re.compile(r"^ (?:(?:please|kindly|just|so) )*(?:indicate|state|tell me|let me know|share|confirm|give me) "
@@ -2110,6 +2226,9 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     values = _named_values(grounds, plain, in_play)
     if cued - {"brand"} and values.get("brand", (0, 0))[0] == 1 and _POSSESSOR.search(grounds):
         del values["brand"]  # "Is the Sonora's 4.5 rating good enough?": the brand owns what is asked
+    # "How many pairs, and may I then complete the order?": the go-ahead asked in a clause of its own beside the topic
+    beside_topic = bool(cued) and _go_ahead_after_topic(asking)
+    confirm, go_ahead = confirm or beside_topic, go_ahead or beside_topic
     if confirm and not go_ahead and (cued or any(words for _, words in values.values())):
         confirm = False  # "Lightning, right?", "You'd want it by Friday, right?" check the value or wish, no leave asked
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
@@ -2138,13 +2257,13 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
     if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
-    if confirm and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
+    if confirm and not beside_topic and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
                                                            norm_grounds, values_in_play)))
                                                        or (cued and _ANOTHER_OF.search(norm_grounds))):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
-    if confirm and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
+    if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
     if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
@@ -2184,8 +2303,13 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         plain_text = _without_item_names(norm, in_play)
         offered = [t for t, (count, _) in _named_values(text, plain_text, in_play).items() if count >= 2] or [
             t for t, (count, _) in _named_values(text, plain_text, STORE_VALUES).items() if count >= 2]
+        counted = _COUNTED_KINDS.search(norm)
         if len(offered) == 1:
             topics.add(offered[0])
+        elif not offered and counted:
+            # "The Terra 5 comes in two versions. Which you want?", "... in three materials. Which one?": the kinds counted
+            named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(f" {counted.group(1)} ", phrases)}
+            topics |= named if len(named) == 1 else ({VARIANT} if in_play.items and not named else set())
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
         topics.add(VARIANT)
@@ -2205,4 +2329,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
         or (bool(topics) and _open_with_examples(asking))))
+    if open_question and confirm and not _TAG_QUESTION.search(text) and _PROMISE_AFTER.search(norm_asking) and not (
+            _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking))):
+        confirm = False  # "Tell me a bit more about what you want and I'll sort it.": the step is promised, no leave asked
     return Reading(True, frozenset(topics), open_question, confirm, False, reason, stock_out, items)
