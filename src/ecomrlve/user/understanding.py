@@ -1769,7 +1769,9 @@ def _grounds(asking: str) -> str:
         # with no clause opening as a question, the one that carries the question mark asks ("Abeg, the brand matter
         # to you?", "The shoes settled, I turn to the hoodie: in which colour?"), unless it ends a list of choices
         # ("Over-ear in black, white or something else?")
-        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)),
+        # ("..., M, is in my notes; which colour?": a clause that tells a value on record opens no question)
+        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c) and (
+            "?" in c or not _RECORDS.search(_normalise(c)))),
                      len(clauses) - 1 if "?" in clauses[-1] and " or " not in _normalise(clauses[-1]) else 0)
         if first and ((len(_normalise(clauses[first]).split()) <= 3 and not _names_topic(clauses[first]))
                       or _BARE_WHICH.match(_normalise(clauses[first]))):
