@@ -1333,6 +1333,10 @@ def test_questions_for_effect_and_statements_that_open_with_what_ask_nothing(tex
     ("Is the weight of the pan a material factor for you?", PAN, {"weight"}),
     ("How much bright do you want it, how many watts?", LAMP, {"wattage"}),
     ("Your shoe size how much?", SHOES, {"size"}),
+    # the screen's sizes: a heading "Screen size!" before a bare "how big?", size words beside the screen
+    ("Screen size! How big are we talking?", InPlay(), {"screen"}),
+    ("The monitor, you want the small one or the large one, 24 or 27 inch?", InPlay(), {"screen"}),
+    ("Nice monitor. What size hoodie do you wear?", InPlay(), {"size"}),
 ])
 def test_topics_count_only_where_they_are_asked(text: str, in_play: InPlay, topics: set[str]) -> None:
     """Leaks of the training corpus (issue 29 §1): a value on record before the question, a clause that tells, and

@@ -2121,8 +2121,10 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
     if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
-            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
-        topics.discard("size")  # "what size monitor?" asks the screen's size
+            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)
+            or (topics == {"size"} and asking is not text and _SCREEN_SIZE.search(text.lower()))):
+        # "what size monitor?" asks the screen's size; so does "How big?" after a heading "Screen size!"
+        topics.discard("size")
         topics.add("screen")
     if "quantity" in topics and _WEAR.search(cue_text) and _cued_only_in(_NUMBER, cue_text, "quantity"):
         topics.discard("quantity")  # "Which number of shoe are you wearing?" asks the size worn
@@ -2176,6 +2178,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
+    if "screen" in topics and "size" in topics - cued:
+        topics.discard("size")  # "The screen, the small one or the large one?": the sizes named are the screen's
     if described and topics - described and (values or _INNER_NAME.search(grounds)):
         topics -= described  # (only options named are described: "the cheapest one that ships tomorrow?" asks both)
     listed = any(count >= 2 for count, _ in values.values())
