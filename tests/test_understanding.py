@@ -1337,6 +1337,17 @@ def test_questions_for_effect_and_statements_that_open_with_what_ask_nothing(tex
     ("Screen size! How big are we talking?", InPlay(), {"screen"}),
     ("The monitor, you want the small one or the large one, 24 or 27 inch?", InPlay(), {"screen"}),
     ("Nice monitor. What size hoodie do you wear?", InPlay(), {"size"}),
+    ("The monitor, how big do you want it?", InPlay(), {"screen"}),
+    ("Monitor size how much you need?", InPlay(), {"screen"}),
+    # examples listed after the question are asked; a count of kilos asks the weight; a telephone is a device;
+    # a slip of "pieces" counts
+    ("Do reviews sway you, the stars and so on?", LAMP, {"rating"}),
+    ("For the dumbbells, how many kilos each?", InPlay(), {"weight"}),
+    ("Which telephone will you charge it from?", CABLE, {"connector"}),
+    ("how many peices of the mug u want", MUG, {"quantity"}),
+    # near misses: a budget still asked with "how much", and a count
+    ("How much do you want to spend on the monitor?", InPlay(), {"price"}),
+    ("How many mugs do you need?", MUG, {"quantity"}),
 ])
 def test_topics_count_only_where_they_are_asked(text: str, in_play: InPlay, topics: set[str]) -> None:
     """Leaks of the training corpus (issue 29 §1): a value on record before the question, a clause that tells, and

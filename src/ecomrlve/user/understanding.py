@@ -121,7 +121,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
                  "synthetic", "metal", "wooden"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
-                  "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
+                  "wireless", "device", "phone", "telephone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
                   # a bare "usb" offered as a choice ("bluetooth or usb?")
@@ -136,7 +136,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty"),
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
@@ -144,7 +144,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
                  "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
                  "two of these", "three of them", "pack of", "just 1", "only 1", "whole team", "for everyone",
-                 "how many people"),
+                 "how many people", "how many pieces"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -210,9 +210,10 @@ _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|differen
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
-                          r"weight) | how much of an? |"
-                          # "how much" after the topic it asks ("Your foot size how much?", "budget how much ah?")
-                          r" (?:size|sizes|budget|wattage|watts|brightness) how much ")
+                          r"weight) | how much of an? ")
+#: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
+#: no price.
+_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
@@ -223,7 +224,7 @@ _OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send yo
                         r"comes in|come in|we have|we stock|we carry|available in|i found|ive found|ive got) (?:a couple|"
                         r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
-_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? |"
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
                            r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
@@ -239,7 +240,7 @@ _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approva
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
@@ -1782,7 +1783,8 @@ def _grounds(asking: str) -> str:
         recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
         asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
-                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
+                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
+                                                and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
@@ -1806,6 +1808,8 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: The end of examples listed after the question ("..., the stars and so on?"): they are asked, not told.
+_EXAMPLES_TAIL = re.compile(r" (?:and so(?: on| forth)?|etc|et cetera|and the like|and such|and all that|and stuff) $")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
@@ -2139,11 +2143,14 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
-    if "quantity" in topics and _cued_only_in(_HOW_MUCH_OF, cue_text, "quantity"):
+    if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
+        topics.discard("price")  # "Screen size how much you need?" asks the size
+    if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
+                                 or _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "quantity")):
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _cued_only_in(_DEGREE, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
+    if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
