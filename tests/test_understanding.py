@@ -1370,3 +1370,94 @@ def test_a_pick_among_the_values_listed(text: str, in_play: InPlay, topics: set[
 def test_a_reason_asked_in_other_words(text: str, reason: bool, which: bool) -> None:
     reading = understand(text, ORDERS)
     assert (reading.reason, reading.which) == (reason, which), reading
+
+
+PAN = InPlay(values={"material": ("Cast Iron", "Stainless Steel"), "brand": ("Culina", "Ferro")})
+LAMPSHADE = InPlay(values={"material": ("Glass", "Linen", "Metal"), "color": ("Black", "White")})
+CREAM = InPlay(values={"form": ("Cream", "Gel", "Stick")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # praise or a comparison asked for effect, and a question the agent answers itself, ask nothing
+    ("Who could say no to a wooden mug at that price?", MUG, {"asks": False, "topics": set()}),
+    ("Isn't the Navy gorgeous in daylight?", HOODIE, {"asks": False, "topics": set()}),
+    ("Could there be anything cosier than a cast iron pan on a Sunday?", PAN, {"asks": False, "open": False}),
+    ("Is there anything nicer than real linen? I doubt it.", LAMPSHADE, {"asks": False, "topics": set()}),
+    ("What's not to love about ceramic?", MUG, {"asks": False, "topics": set()}),
+    # near misses: a comparison of what matters, a doubt about a value and a question after the praise ask
+    ("Is there anything more important to you than the price?", MUG, {"topics": {"price"}}),
+    ("Is there anything more important than price?", MUG, {"topics": {"price"}}),
+    ("Isn't the Navy a little dark for you?", HOODIE, {"topics": {"color"}}),
+    ("Isn't the Olive gorgeous? Which size do you take?", InPlay(values={"size": ("S", "M", "L")}),
+     {"topics": {"size"}}),
+    # what the agent hears or sees, as the subject of a statement, asks nothing; what it needs is asked
+    ("What I'm seeing is that the Black suits your kitchen.", HOODIE, {"asks": False, "topics": set()}),
+    ("What we've found is that ceramic keeps coffee warm.", MUG, {"asks": False, "topics": set()}),
+    ("What I need is your size.", JACKET, {"topics": {"size"}}),
+])
+def test_questions_for_effect_and_statements_that_open_with_what_ask_nothing(text: str, in_play: InPlay,
+                                                                              expected: dict[str, Any]) -> None:
+    """Leaks of the training corpus (issue 29 §1): a question that praises, compares or is answered by the agent
+    itself, and "What I'm hearing is ..." told as a statement, name values the shopper must not read as asked."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a value the agent has on record is told, not asked, with the clauses that name it
+    ("Your size, M, is safely in my notes; now, which colour for the hoodie?", HOODIE, {"color"}),
+    ("Size 10 noted, and what colour would you like?", HOODIE, {"color"}),
+    ("The jacket being settled in XS, I move to the mug: which material shall it be?", MUG, {"material"}),
+    # a question without a question word asks in the clause that carries its mark
+    ("Right, the brand matter to you at all?", PAN, {"brand"}),
+    # near misses: a list the question mark ends, and two topics both asked
+    ("Over-ear in black, white or something else?", HOODIE, {"color"}),
+    ("Which size, and which colour?", HOODIE, {"size", "color"}),
+    # words of a topic that name something else: pieces counted, a lamp's shade of a material, a weight that
+    # weighs a topic, a light texture, "material" as an adjective, "how much" after the topic it asks
+    ("How many pcs of the mug do you want?", MUG, {"quantity"}),
+    ("Will it plug into your PC?", CABLE, {"connector"}),
+    ("Do you prefer a shade of Glass or of Metal?", LAMPSHADE, {"material"}),
+    ("Which shade of grey do you like?", HOODIE, {"color"}),
+    ("How much does the brand weigh with you?", PAN, {"brand"}),
+    ("The rich cream or the lighter gel texture?", CREAM, {"form"}),
+    ("Is a lighter pan better for you?", PAN, {"weight"}),
+    ("Is the weight of the pan a material factor for you?", PAN, {"weight"}),
+    ("How much bright do you want it, how many watts?", LAMP, {"wattage"}),
+    ("Your shoe size how much?", SHOES, {"size"}),
+    # the screen's sizes: a heading "Screen size!" before a bare "how big?", size words beside the screen
+    ("Screen size! How big are we talking?", InPlay(), {"screen"}),
+    ("The monitor, you want the small one or the large one, 24 or 27 inch?", InPlay(), {"screen"}),
+    ("Nice monitor. What size hoodie do you wear?", InPlay(), {"size"}),
+    ("The monitor, how big do you want it?", InPlay(), {"screen"}),
+    ("Monitor size how much you need?", InPlay(), {"screen"}),
+    # examples listed after the question are asked; a count of kilos asks the weight; a telephone is a device;
+    # a slip of "pieces" counts
+    ("Do reviews sway you, the stars and so on?", LAMP, {"rating"}),
+    ("For the dumbbells, how many kilos each?", InPlay(), {"weight"}),
+    ("Which telephone will you charge it from?", CABLE, {"connector"}),
+    ("how many peices of the mug u want", MUG, {"quantity"}),
+    # near misses: a budget still asked with "how much", and a count
+    ("How much do you want to spend on the monitor?", InPlay(), {"price"}),
+    ("How many mugs do you need?", MUG, {"quantity"}),
+])
+def test_topics_count_only_where_they_are_asked(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Leaks of the training corpus (issue 29 §1): a value on record before the question, a clause that tells, and
+    topic words used for something else are not asked; the near misses still read what they ask."""
+    assert understand(text, in_play).topics == frozenset(topics), text
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("Might I trouble you to state the size you take?", False),
+    ("Is the weight problem for you?", False),
+    ("What size are you lacing up these days?", False),
+    ("Would you like it misting or as a cream?", False),
+    # near misses: a fault asked of the item
+    ("Any trouble with it?", True),
+    ("Was it acting up?", True),
+])
+def test_a_concern_a_polite_lead_in_or_an_inflected_word_asks_no_reason(text: str, reason: bool) -> None:
+    """In a return (leaks of the training corpus): "trouble you to", "a problem for you" and a word that inflects
+    another word ("lacing", "misting": no slips of "acting", "missing") ask no reason; a fault still does."""
+    assert understand(text, ORDERS).reason == reason, text

@@ -121,7 +121,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
                  "synthetic", "metal", "wooden"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
-                  "wireless", "device", "phone", "iphone", "android", "laptop", "computer", "charging with",
+                  "wireless", "device", "phone", "telephone", "iphone", "android", "laptop", "computer", "charging with",
                   "charge with", "plug it into", "which end", "what end", "type of end", "kind of end", "mac", "macbook",
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
                   # a bare "usb" offered as a choice ("bluetooth or usb?")
@@ -136,7 +136,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty"),
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
@@ -144,7 +144,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
                  "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
                  "two of these", "three of them", "pack of", "just 1", "only 1", "whole team", "for everyone",
-                 "how many people"),
+                 "how many people", "how many pieces"),
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
@@ -196,12 +196,24 @@ _BRIGHT = re.compile(r" (?:be|[a-z]+ly|very|quite|too|so|extra|super|pretty|fair
 _WEAR = re.compile(r" (?:(?:do |are )?you (?:are )?)?(?:usually |normally |typically |generally )?wear(?:ing)? | fits? you ")
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: A lamp's shade ("glass shade or metal?"), not a colour's.
-_SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? ")
+_SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? |"
+                         r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
+                         r"ceramic) )")  # "a shade of glass or of linen"
+#: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
+#: texture" (a form's feel).
+_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )")
+#: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
+_MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
+                                 r"impact|effect)s? )")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|brightness|light|volume|storage|space|room|battery|hefts?|weight) |"
-                          r" how much of an? ")
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
+                          r"weight) | how much of an? ")
+#: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
+#: no price.
+_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
@@ -212,7 +224,7 @@ _OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send yo
                         r"comes in|come in|we have|we stock|we carry|available in|i found|ive found|ive got) (?:a couple|"
                         r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
-_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|ounce)s? |"
+_COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
                            r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
@@ -225,8 +237,10 @@ _SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|s
 #: "express" that says how something is given ("your express consent"), not a delivery speed.
 _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
                            r"request|instruction|instructions|confirmation) ")
+#: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
+_PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\bsize|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
@@ -551,7 +565,9 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             # a fault ruled out ("What size would fit without any issues?")
                             r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
                             # a concern about a choice ("Is heft an issue for you?")
-                            r" an? (?:problem|issue) (?:for|to) you |"
+                            r"(?: an?)? (?:problem|issue|trouble) (?:for|to) you |"
+                            # a polite lead-in ("Might I trouble you to state your colour?")
+                            r" trouble you (?:to|for|with) |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
@@ -835,7 +851,19 @@ def _correction(w: str) -> str | None:
             fixed = shorter if shorter in _VALUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
             if fixed is not None:
                 break
-    return fixed if fixed is not None and abs(len(fixed) - len(w)) <= 1 else None
+    if fixed is None or abs(len(fixed) - len(w)) > 1 or _inflected_other_word(w, fixed):
+        return None
+    return fixed
+
+
+def _inflected_other_word(w: str, fixed: str) -> bool:
+    """Whether ``w`` is the "-ing" or "-ed" form of a known word other than the cue word ``fixed`` ("lacing" of
+    "lace", not "acting"; "misting" of "mist", not "missing"); "shiping" is still a slip of "shipping"."""
+    for ending in ("ing", "ed"):
+        stem = w[:-len(ending)]
+        if w.endswith(ending) and not fixed.startswith(stem) and (stem in _known_words() or stem + "e" in _known_words()):
+            return True
+    return False
 
 
 def _has(text: str, phrases: tuple[str, ...]) -> bool:
@@ -1282,7 +1310,8 @@ def _asks_which_line(words: str) -> bool:
 #: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ..."): that question was
 #: the agent's own, asked of itself.
 _ANSWER = re.compile(r"^ (?:yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
-                     r"not to worry|sure|surely not|hardly|far from it)\b")
+                     r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
+                     r"i dont think so|i didnt think so|obviously not)\b")
 
 
 def _answered_itself(raw: str) -> bool:
@@ -1344,7 +1373,10 @@ _NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advi
 #: A sentence without a question mark that opens with a question word but tells: an exclamation ("What a lovely
 #: choice", "How nice", "How about that"), a relative or subordinate clause ("Which is great news", "When an item is
 #: faulty we ...", "Who knew"), or "any" that states ("Any of these would ship by Friday").
-_NOT_A_QUESTION = re.compile(r"^ (?:what an? |what (?:luck|fun|joy|timing|news)\b|how (?!(?:much|many|long|soon|quick|quickly|fast|"
+_NOT_A_QUESTION = re.compile(r"^ (?:what an? |"
+                             # what the agent hears, sees or thinks, as a subject ("What I'm hearing is that navy suits you")
+                             r"what (?:i|im|ive|id|we|were|weve) (?!(?:need|want|require|would|will|must|ask|asking|am asking)\b)"
+                             r"(?:[a-z]+ ){1,3}(?:is|was) (?:that|how)\b|what (?:luck|fun|joy|timing|news)\b|how (?!(?:much|many|long|soon|quick|quickly|fast|"
                              r"big|small|large|heavy|light|bright|old|often|far|tall|wide|about you|would|will|do|does|did|"
                              r"is|are|was|were|can|could|should|shall|may|might|have|has)\b)[a-z]+(?: (?:that|of you|it is|"
                              r"is that))? $|how (?:nice|lovely|great|kind|exciting|cool|wonderful|awesome|fun|funny|odd|"
@@ -1515,9 +1547,18 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         # ... who could object to it ("Who could say no to a mug at that price?")
+                         r"who (?:could|can|would)(?: ever| possibly)? (?:object|argue|say no|complain|refuse|disagree)\b|"
                          r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
-                         r"[a-z]+|better|nicer) than\b|(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
-                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely)\b)")
+                         r"[a-z]+|better|nicer) than\b|"
+                         # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
+                         r"(?:is there|could there be|can there be) (?:anything|something) (?:[a-z]+er|more (?!(?:important|"
+                         r"essential|crucial|pressing|urgent|relevant)\b)[a-z]+|better|nicer) than\b|whats not to (?:love|like)\b|"
+                         r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
+                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
+                         # ... or names its praise ("Isn't that teal gorgeous in daylight?")
+                         r"stunning|gorgeous|lovely|beautiful|pretty|cute|sleek|adorable|striking|handsome|divine|wonderful|"
+                         r"fabulous|fantastic|superb|elegant|a beauty|a treat)\b)")
 
 
 def _without_idle_sentences(raw: str) -> str:
@@ -1837,18 +1878,35 @@ def _grounds(asking: str) -> str:
         clauses = [_run_on_question(c) for part in _CLAUSE_BREAK.split(sentence) for c in _GROUNDS_JOIN.split(part)
                    if c.strip()]
         changed |= any(c not in sentence for c in clauses)
-        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c)), 0)
+        # with no clause opening as a question, the one that carries the question mark asks ("Abeg, the brand matter
+        # to you?", "The shoes settled, I turn to the hoodie: in which colour?"), unless it ends a list of choices
+        # ("Over-ear in black, white or something else?")
+        # ("..., M, is in my notes; which colour?": a clause that tells a value on record opens no question)
+        first = next((i for i, c in enumerate(clauses) if _opens_clause_question(c) and (
+            "?" in c or not _RECORDS.search(_normalise(c)))),
+                     len(clauses) - 1 if "?" in clauses[-1] and " or " not in _normalise(clauses[-1]) else 0)
         if first and ((len(_normalise(clauses[first]).split()) <= 3 and not _names_topic(clauses[first]))
                       or _BARE_WHICH.match(_normalise(clauses[first]))):
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
-        asked = [c for i, c in enumerate(clauses) if not _states_circumstance(c) and not (
+        # a value the agent has on record before the question is told, with the clauses before it that name it
+        # ("Your size, Medium, is in my notes; what colour?", "Size 9 noted, and the colour?")
+        recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
+        asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
-                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)))]
+                                                and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
+                                                and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
         kept.append(" ".join(asked) if asked else sentence)
     return " ".join(kept) if changed else asking
+
+
+#: Words that say a value is on record already ("noted", "in my notes", "I've filed your colour as Teal", "already
+#: chose USB-C"): what they name was told, not asked.
+_RECORDS = re.compile(r" (?:noted|filed|recorded|logged|saved|settled|locked in|in my notes|on file|on record|jotted down|"
+                      r"written down|taken down|got you down|have you down|already (?:chose|choose|chosen|picked|pick|"
+                      r"decided|set|have|got))\b")
 
 
 #: Where a question joins a statement ("The M arrives Friday so what colour would you like?"): before the question word.
@@ -1861,6 +1919,8 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: The end of examples listed after the question ("..., the stars and so on?"): they are asked, not told.
+_EXAMPLES_TAIL = re.compile(r" (?:and so(?: on| forth)?|etc|et cetera|and the like|and such|and all that|and stuff) $")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
 #: clauses before it offer.
 _BARE_WHICH = re.compile(r"^ (?:so |and |but )?(?:which|what)(?: one)? (?:d|do|does|would|will|should|could|is|are|youd|you) ")
@@ -2174,6 +2234,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
+    cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
+    cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
@@ -2189,8 +2251,10 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
     if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
-            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)):
-        topics.discard("size")  # "what size monitor?" asks the screen's size
+            _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)
+            or (topics == {"size"} and asking is not text and _SCREEN_SIZE.search(text.lower()))):
+        # "what size monitor?" asks the screen's size; so does "How big?" after a heading "Screen size!"
+        topics.discard("size")
         topics.add("screen")
     if "quantity" in topics and _WEAR.search(cue_text) and _cued_only_in(_NUMBER, cue_text, "quantity"):
         topics.discard("quantity")  # "Which number of shoe are you wearing?" asks the size worn
@@ -2205,11 +2269,14 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
-    if "quantity" in topics and _cued_only_in(_HOW_MUCH_OF, cue_text, "quantity"):
+    if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
+        topics.discard("price")  # "Screen size how much you need?" asks the size
+    if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
+                                 or _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "quantity")):
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _cued_only_in(_DEGREE, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
-    if " how much " in _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds)) and "price" not in topics:
+    if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
@@ -2247,6 +2314,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     for topic, (count, words) in values.items():
         if count >= 2 or (words and not confirm):
             topics.add(topic)
+    if "screen" in topics and "size" in topics - cued:
+        topics.discard("size")  # "The screen, the small one or the large one?": the sizes named are the screen's
     if described and topics - described and (values or _INNER_NAME.search(grounds)):
         topics -= described  # (only options named are described: "the cheapest one that ships tomorrow?" asks both)
     listed = any(count >= 2 for count, _ in values.values())
