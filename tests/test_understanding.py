@@ -324,6 +324,17 @@ def test_messages_that_ask_nothing_reveal_nothing(c8: EcomEnv, env_id: str) -> N
     assert not found, found[:5]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["CART", "PD", "SUB", "BUNDLE"])
+def test_blind_negatives_of_batches_6_to_13_reveal_nothing(c8: EcomEnv, env_id: str) -> None:
+    """The negatives of blind batches 6-13 (read by the leak benchmark with no leak since suite 10), said first:
+    nothing is revealed (a rule or threshold that reads a topic in a statement fails here)."""
+    seeds = leak_seeds(c8, env_id, 12, 3)
+    found = [leak for name in BLIND_BATCHES[:8] for m in load_bank(name) if m.group == "none"
+             for leak in leaks(c8, env_id, 12, seeds, m)]
+    assert not found, found[:5]
+
+
 def test_return_reason_is_told_only_when_asked(c8: EcomEnv) -> None:
     """RETURN withholds the reason: every negative, which-order and go-ahead question of the bank (train
     half), said first, leaves it untold; every question about the reason gets it."""
