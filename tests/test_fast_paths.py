@@ -349,7 +349,7 @@ def _pages(draw: Any) -> list[tuple[dict[str, Any], dict[str, Any], Any, tuple[s
 @example([({"product_id": "P1", "title": "Mug"}, {"size": float("nan")}, 3, ("", (), ())),
           ({"product_id": "P1", "title": "Mug"}, {"size": float("nan")}, 3, ("", (), ()))], 0)
 @example([({"product_id": "P1", "color": "red"}, {"color": "blue"}, 1, ("", (), ())),
-          ({"product_id": "P2", "color": "red"}, {"color": "blue"}, 1, ("", (), ()))], 0)
+          ({"product_id": "P2", "color": "red"}, {"color": "green"}, 1, ("", (), ()))], 0)
 @example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, ("", (), ()))], 0)
 @example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, ("", (), ()))], 0)
 def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
@@ -368,8 +368,9 @@ def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
         pieces.append(table_row_pieces(head, attributes))
     content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
     before = copy.deepcopy(content)
-    table = table_of_pieces(pieces, [(stock, variant_draw) for _, _, stock, variant_draw in products]) if cards \
-        else []
+    table: dict[str, Any] | list[Any] | None = []
+    if cards:
+        table = table_of_pieces(pieces, [(stock, variant_draw) for _, _, stock, variant_draw in products])
     if table is not None:
         compact = {"results": table} | ({"count": len(cards) + extra} if extra else {})
         assert _json_text(compact) == result_text(content)
@@ -377,13 +378,14 @@ def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
 
 
 def test_the_tools_compact_forms_are_their_results_compacted() -> None:
-    """Every tool that builds its result's compact form (order lists and details, searches, visit history)
-    gives what :func:`compact_result` makes of the result, episode after episode (stock changed mid-episode,
-    variants, returned lines, whole prices, empty results, top_k 1 to 10)."""
+    """Every tool that builds its result's compact form (order lists and details, return eligibility, searches,
+    visit history) gives what :func:`compact_result` makes of the result, episode after episode (stock changed
+    mid-episode, variants, returned lines, eligible lines and not, whole prices, empty results, top_k 1 to 10)."""
     env = EcomEnv(["STATUS", "RETURN", "BUNDLE", "JOURNEY", "SUB"])
     written = {name: tool for name, tool in TOOLS.items() if tool.written is not None}
-    assert set(written) == {"order_list", "order_get_details", "catalog_search", "user_get_visit_history"}
-    built = 0
+    assert set(written) == {"order_list", "order_get_details", "return_check_eligibility", "catalog_search",
+                            "user_get_visit_history"}
+    built, verdicts = 0, set[bool | None]()  # verdicts: whether each eligibility checked was refused (None: another tool)
     for env_id in env.env_ids:
         for d in (0, 7, 15):
             for seed in range(3):
@@ -394,6 +396,8 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                         line.unit_price_cents = 1200
                 calls: list[tuple[str, dict[str, Any]]] = [("order_list", {}), ("user_get_visit_history", {})]
                 calls += [("order_get_details", {"order_id": order.order_id}) for order in ctx.world.account.orders]
+                calls += [("return_check_eligibility", {"order_id": order.order_id, "line_id": line.line_id})
+                          for order in ctx.world.account.orders for line in order.lines]
                 calls += [("catalog_search", {"query": query, "top_k": top_k})
                           for query in ("charger", "blue mug", "zzz") for top_k in (1, 4, 10)]
                 for i, (name, arguments) in enumerate(calls):
@@ -407,7 +411,9 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                     if compact is not None:
                         built += 1
                         assert _json_text(compact) == result_text(result), (name, arguments)
-    assert built > 300
+                        verdicts.add(result.get("fees_if_not_store_fault") is None if name == "return_check_eligibility"
+                                     else None)
+    assert built > 300 and verdicts == {True, False, None}
 
 
 def test_results_written_in_full_build_no_tables() -> None:

@@ -242,7 +242,7 @@ def _table_of_lists(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]
     the compact form writes them, every row with a value for each of ``columns`` (``variants``, if any, last)."""
     first = rows[0]
     shared = list(range(len(columns))) if len(rows) > 1 else []
-    for row in rows:  # (the first row too: a value not equal to itself is no shared value, as in _same_values)
+    for row in rows[1:]:  # (a value not equal to itself, NaN, is no other row's either: no shared value)
         shared = [i for i in shared if row[i] == first[i]]
     same = {columns[i]: first[i] for i in shared}
     values = _shared_variant_values([row[-1] for row in rows]) if "variant_attribute" in same else None
