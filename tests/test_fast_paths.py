@@ -527,13 +527,16 @@ def test_a_pages_variant_values_are_each_products(catalog: Catalog, data: Any) -
 
 
 @settings(max_examples=500)
-@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=8),
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=30),
        st.integers(0, 14), st.sampled_from(["V", "", "Lé"]))
 @example([2**64 - 1, 0, 2**35 - 1], 7, "V")
+@example([2**64 - 1, 0, 2**35 - 1, *range(10)], 7, "V")
+@example([2**64 - 1, 0, 2**35 - 1, *range(9)], 7, "V")
 @example([2**64], 7, "V")
 @example([-1], 7, "V")
 def test_crockford_each_is_crockford_of_each_value(values: list[int], length: int, prefix: str) -> None:
-    """The numpy gather of every value's digits (values of 64 bits, up to 12 digits) spells what :func:`crockford`
-    spells of each value; values past 64 bits, negative ones and longer ids take the loop."""
+    """The numpy gather of every value's digits (more than 12 values of 64 bits, up to 12 digits) spells what
+    :func:`crockford` spells of each value; a few values, values past 64 bits, negative ones and longer ids take
+    the loop."""
     assert crockford_each(prefix, values, length) == tuple(crockford(prefix, value, length) for value in values)
     assert crockford_each(prefix, iter(values), length) == tuple(crockford(prefix, value, length) for value in values)
