@@ -39,8 +39,7 @@ from ecomrlve.protocol import (
     _variants_by_id,
     compact_result,
     result_text,
-    table_of_rows,
-    table_row_from,
+    table_of_pieces,
     table_row_pieces,
 )
 from ecomrlve.rng import crockford, crockford_each
@@ -289,7 +288,8 @@ _VARIANT_DICT = st.dictionaries(st.sampled_from(["V1", "V2", "V3"]), st.sampled_
 @example([{"variants": {"V1": 1, "V2": "1"}}, {"variants": {"V1": 1, "V2": "1"}}])
 def test_shared_variant_values_read_up_to_the_first_card_that_differs(cards: list[dict[str, Any]]) -> None:
     """Stopping at the first card whose variant values differ gives what comparing every card's values gives."""
-    assert _text(_shared_variant_values(cards)) == _text(_plain_shared_variant_values(cards))
+    assert _text(_shared_variant_values([card.get("variants") for card in cards])) == \
+        _text(_plain_shared_variant_values(cards))
 
 
 _SCALARS = st.sampled_from(["Mug, Blue, 12 oz", "Lamp", "Acme", 12.0, 12.5, 3, True, None, 2.0**60])
@@ -302,59 +302,90 @@ _HEADS = st.one_of(
                     st.one_of(_SCALARS, st.lists(st.sampled_from(["a", "b, c"]), max_size=2)), max_size=4))
 _ATTRIBUTES = st.dictionaries(st.sampled_from(["color", "size", "wattage", "color", "size", "price"]),
                               st.sampled_from(["red", "M", 65.0, 65.5, 1, None]), max_size=3)
-_TOOLS_VARIANTS = st.lists(st.fixed_dictionaries(
-    {"variant_id": st.sampled_from(["V1", "V2", "stock"]), "color": st.sampled_from(["red", "blue", 1.0])}),
-    min_size=1, max_size=3)
-_VARIANT_LISTS = st.one_of(st.none(), _TOOLS_VARIANTS, _TOOLS_VARIANTS, st.lists(_VARIANT, min_size=1, max_size=2))
-#: (head, attributes, stock, variants): mostly as the tools make them, else anything
+#: a product's variants as the episode draws them: (attribute, ids, values); no ids, no variants
+_DRAWS = st.one_of(st.just(("", (), ())), st.tuples(
+    st.sampled_from(["color", "size", "stock"]),
+    st.lists(st.sampled_from(["V1", "V2", "V3", "stock"]), min_size=1, max_size=3).map(tuple),
+    st.lists(st.sampled_from(["red", "blue", "red", 1, 1.0, None, True]), min_size=3, max_size=3).map(tuple)))
+#: (head, attributes, stock, draw): mostly as the tools make them, else anything
 _PRODUCTS = st.one_of(
     *[st.tuples(_CARD_HEADS, st.dictionaries(st.sampled_from(["color", "size", "wattage"]),
                                              st.sampled_from(["red", "M", 65.0, 65.5, 1]), max_size=3),
-                st.integers(0, 3), st.one_of(st.none(), _TOOLS_VARIANTS))] * 4,
-    st.tuples(_HEADS, _ATTRIBUTES, st.one_of(st.integers(0, 3), st.sampled_from([2.0, None])), _VARIANT_LISTS))
+                st.integers(0, 3), _DRAWS)] * 4,
+    st.tuples(_HEADS, _ATTRIBUTES, st.one_of(st.integers(0, 3), st.sampled_from([2.0, None])), _DRAWS))
 
 
-@settings(max_examples=600)
-@given(st.lists(_PRODUCTS, max_size=4), st.sampled_from([0, 1]))
+@st.composite
+def _pages(draw: Any) -> list[tuple[dict[str, Any], dict[str, Any], Any, tuple[str, tuple[str, ...], tuple[Any, ...]]]]:
+    """Pages of products: mostly with one layout (the same head and attribute keys, in one order, and variants
+    for all or none: the rows of a table made of lists), else each product as it comes."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.lists(_PRODUCTS, max_size=4))
+    head_keys = ["product_id", *draw(st.lists(st.sampled_from(["title", "brand", "price", "rating", "color"]),
+                                              unique=True, max_size=4))]
+    attribute_keys = draw(st.lists(st.sampled_from(["color", "size", "wattage", "price", "title"]), unique=True,
+                                   max_size=3))
+    varied = draw(st.booleans())
+    values = st.one_of(_SCALARS, st.sampled_from([float("nan"), 2.5, 2]))
+    page = []
+    for _ in range(draw(st.integers(1, 4))):
+        head = {key: draw(st.sampled_from(["P1", "P2", "P1"]) if key == "product_id" else values) for key in head_keys}
+        attributes = {key: draw(values) for key in attribute_keys}
+        variants = draw(_DRAWS.filter(lambda d: bool(d[1]) == varied))
+        page.append((head, attributes, draw(st.one_of(st.integers(0, 3), st.sampled_from([2.0, True]))), variants))
+    return page
+
+
+@settings(max_examples=800)
+@given(_pages(), st.sampled_from([0, 1]))
 @example([({"product_id": "P1", "title": "Mug, Blue", "price": 12.0, "rating": 4.5}, {"color": "red", "size": 2.0}, 3,
-           [{"variant_id": "V1", "color": "red"}, {"variant_id": "V2", "color": "blue"}]),
+           ("color", ("V1", "V2"), ("red", "blue"))),
           ({"product_id": "P2", "title": "Lamp, Brass", "price": 12, "rating": 4.5}, {"size": 2}, 0,
-           [{"variant_id": "V3", "color": "red"}, {"variant_id": "V4", "color": "blue"}])], 0)
-@example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, None)], 0)
-@example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, None)], 0)
+           ("color", ("V3", "V4"), ("red", "blue")))], 0)
+@example([({"product_id": "P1", "title": "Mug, Blue", "price": 12.0}, {"size": 2.0}, 3,
+           ("color", ("V1", "V2"), ("red", "blue"))),
+          ({"product_id": "P2", "title": "Lamp, Brass", "price": 12.0}, {"size": 2.0}, 0,
+           ("color", ("V3", "V4"), ("red", "blue")))], 0)
+@example([({"product_id": "P1", "title": "Mug"}, {"size": float("nan")}, 3, ("", (), ())),
+          ({"product_id": "P1", "title": "Mug"}, {"size": float("nan")}, 3, ("", (), ()))], 0)
+@example([({"product_id": "P1", "color": "red"}, {"color": "blue"}, 1, ("", (), ())),
+          ({"product_id": "P2", "color": "red"}, {"color": "green"}, 1, ("", (), ()))], 0)
+@example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, ("", (), ()))], 0)
+@example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, ("", (), ()))], 0)
 def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
-        products: list[tuple[dict[str, Any], dict[str, Any], Any, list[Any] | None]], extra: int) -> None:
+        products: list[tuple[dict[str, Any], dict[str, Any], Any, tuple[str, tuple[str, ...], tuple[Any, ...]]]],
+        extra: int) -> None:
     """A search's compact form from each product's row pieces (:func:`table_row_pieces`, its values compacted once)
-    plus each card's stock and variants (:func:`table_row_from`), tabled with ``compacted=True``, is the
-    compact form of the search's cards wherever it is built (the pieces and rows say None otherwise)."""
-    cards, rows = [], []  # rows: None where the pieces say no
-    for head, attributes, stock, variants in products:
+    plus each card's stock and variant draw, tabled in one call (:func:`table_of_pieces`: rows as lists where
+    every row has one layout, else dicts), is the compact form of the search's cards wherever it is built (the
+    pieces and the table say None otherwise)."""
+    cards, pieces = [], []
+    for head, attributes, stock, variant_draw in products:
         card = {**head, "in_stock": bool(stock), "stock": stock, "attributes": dict(attributes)}
-        if variants is not None:
-            card["variants"] = variants
+        if variant_draw[1]:
+            card["variants"] = variant_cards_of(variant_draw)
         cards.append(card)
-        pieces = table_row_pieces(head, attributes)
-        by_id = None if variants is None else _variants_by_id(variants)  # what the tools have of each card's draw
-        rows.append(None if pieces is None or (variants is not None and by_id is None)
-                    else table_row_from(pieces, stock, by_id))
+        pieces.append(table_row_pieces(head, attributes))
     content = {"results": cards, "count": len(cards) + extra, "top_k_cap": 4}
     before = copy.deepcopy(content)
-    built = [row for row in rows if row is not None]
-    if len(built) == len(rows):
-        compact = {"results": table_of_rows(built, compacted=True) if built else []} | \
-            ({"count": len(cards) + extra} if extra else {})
+    table: dict[str, Any] | list[Any] | None = []
+    if cards:
+        table = table_of_pieces(pieces, [(stock, variant_draw) for _, _, stock, variant_draw in products])
+    if table is not None:
+        compact = {"results": table} | ({"count": len(cards) + extra} if extra else {})
         assert _json_text(compact) == result_text(content)
     assert content == before
 
 
 def test_the_tools_compact_forms_are_their_results_compacted() -> None:
-    """Every tool that builds its result's compact form (order lists and details, searches, visit history)
-    gives what :func:`compact_result` makes of the result, episode after episode (stock changed mid-episode,
-    variants, returned lines, whole prices, empty results, top_k 1 to 10)."""
+    """Every tool that builds its result's compact form (order lists and details, return eligibility, searches,
+    visit history) gives what :func:`compact_result` makes of the result, episode after episode (stock changed
+    mid-episode, variants, returned lines, eligible lines and not, whole prices, empty results, top_k 1 to 10)."""
     env = EcomEnv(["STATUS", "RETURN", "BUNDLE", "JOURNEY", "SUB"])
     written = {name: tool for name, tool in TOOLS.items() if tool.written is not None}
-    assert set(written) == {"order_list", "order_get_details", "catalog_search", "user_get_visit_history"}
-    built = 0
+    assert set(written) == {"order_list", "order_get_details", "return_check_eligibility", "catalog_search",
+                            "user_get_visit_history"}
+    built, verdicts = 0, set[bool | None]()  # verdicts: whether each eligibility checked was refused (None: another tool)
     for env_id in env.env_ids:
         for d in (0, 7, 15):
             for seed in range(3):
@@ -365,6 +396,8 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                         line.unit_price_cents = 1200
                 calls: list[tuple[str, dict[str, Any]]] = [("order_list", {}), ("user_get_visit_history", {})]
                 calls += [("order_get_details", {"order_id": order.order_id}) for order in ctx.world.account.orders]
+                calls += [("return_check_eligibility", {"order_id": order.order_id, "line_id": line.line_id})
+                          for order in ctx.world.account.orders for line in order.lines]
                 calls += [("catalog_search", {"query": query, "top_k": top_k})
                           for query in ("charger", "blue mug", "zzz") for top_k in (1, 4, 10)]
                 for i, (name, arguments) in enumerate(calls):
@@ -378,7 +411,9 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                     if compact is not None:
                         built += 1
                         assert _json_text(compact) == result_text(result), (name, arguments)
-    assert built > 300
+                        verdicts.add(result.get("fees_if_not_store_fault") is None if name == "return_check_eligibility"
+                                     else None)
+    assert built > 300 and verdicts == {True, False, None}
 
 
 def test_results_written_in_full_build_no_tables() -> None:
@@ -492,13 +527,16 @@ def test_a_pages_variant_values_are_each_products(catalog: Catalog, data: Any) -
 
 
 @settings(max_examples=500)
-@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=8),
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(-2**70, 2**70)), max_size=30),
        st.integers(0, 14), st.sampled_from(["V", "", "Lé"]))
 @example([2**64 - 1, 0, 2**35 - 1], 7, "V")
+@example([2**64 - 1, 0, 2**35 - 1, *range(10)], 7, "V")
+@example([2**64 - 1, 0, 2**35 - 1, *range(9)], 7, "V")
 @example([2**64], 7, "V")
 @example([-1], 7, "V")
 def test_crockford_each_is_crockford_of_each_value(values: list[int], length: int, prefix: str) -> None:
-    """The numpy gather of every value's digits (values of 64 bits, up to 12 digits) spells what :func:`crockford`
-    spells of each value; values past 64 bits, negative ones and longer ids take the loop."""
+    """The numpy gather of every value's digits (more than 12 values of 64 bits, up to 12 digits) spells what
+    :func:`crockford` spells of each value; a few values, values past 64 bits, negative ones and longer ids take
+    the loop."""
     assert crockford_each(prefix, values, length) == tuple(crockford(prefix, value, length) for value in values)
     assert crockford_each(prefix, iter(values), length) == tuple(crockford(prefix, value, length) for value in values)

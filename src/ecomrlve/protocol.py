@@ -7,9 +7,9 @@ integrations can all depend on it without depending on each other.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, NamedTuple, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -163,12 +163,21 @@ def table_row(card: dict[str, Any]) -> dict[str, Any]:
 
 #: the fields of a card that :func:`table_row_pieces` leaves to each card (``in_stock`` is left out of a row)
 _PER_CARD = frozenset({"in_stock", "stock", "attributes", "variants", "variant_attribute"})
-RowPieces = tuple[dict[str, Any], dict[str, Any]]
+
+
+class RowPieces(NamedTuple):
+    """What :func:`table_row` makes of a card but for its stock and variants (:func:`table_row_pieces`)."""
+
+    before: dict[str, Any]  # the row's fields before ``stock``: the head under its spoken title
+    after: dict[str, Any]  # after ``variants``: the attributes
+    #: the keys of ``before`` and of ``after`` (None when a key is in both: the row is then a dict's merge of them)
+    layout: tuple[tuple[str, ...], tuple[str, ...]] | None
+    values: tuple[tuple[Any, ...], tuple[Any, ...]]  # the values of ``before`` and of ``after``
 
 
 def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPieces | None:
     """What :func:`table_row` makes of a card ``{**head, "in_stock", "stock", "attributes": attributes,
-    ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_row_from` adds those):
+    ["variants"]}`` but for its stock and variants, to be kept per product (:func:`table_of_pieces` adds those):
     the row's fields before ``stock`` (the head under its spoken title) and after ``variants`` (the attributes),
     each value as the compact form writes it. None when the head has no ``product_id`` (no card) or a field kept
     per card, an attribute is named like a card field (not flattened), or a value is neither a float nor written
@@ -180,7 +189,8 @@ def table_row_pieces(head: dict[str, Any], attributes: dict[str, Any]) -> RowPie
         return None
     if type(before.get("title")) is str:
         before["title"] = short_title(before["title"])
-    return before, after
+    layout = (tuple(before), tuple(after)) if before.keys().isdisjoint(after) else None
+    return RowPieces(before, after, layout, (tuple(before.values()), tuple(after.values())))
 
 
 def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
@@ -196,37 +206,66 @@ def _compacted_leaves(node: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def table_row_from(pieces: RowPieces, stock: Any, variants: tuple[str, dict[str, Any]] | None) -> dict[str, Any] | None:
-    """:func:`table_row` of the card ``{**head, "in_stock": ..., "stock": stock, "attributes": attributes,
-    "variants": cards}`` (no ``variants`` when None) from ``table_row_pieces(head, attributes)`` and ``variants``,
-    the attribute and ``{variant_id: value}`` of the variant ``cards`` (what :func:`_variants_by_id` reads of them),
-    every value as the compact form writes it (a row for ``table_of_rows(..., compacted=True)``); None when the
-    stock or a variant is not written as it is."""
-    if type(stock) not in _AS_IS:
-        return None
-    before, after = pieces
-    row = before | {"stock": stock}
-    if variants is not None:
-        attribute, by_id = variants
-        if not _plain_dict(by_id):
+def table_of_pieces(pieces: Sequence[RowPieces | None],
+                    listed: Sequence[tuple[Any, tuple[str, Sequence[str], Sequence[Any]]]]) -> dict[str, Any] | None:
+    """:func:`table_of_rows` of the cards' rows (a non-empty page): :func:`table_row` of each card ``{**head,
+    "in_stock": ..., "stock": stock, "attributes": attributes, "variants": [{"variant_id": id, attribute: value},
+    ...]}`` (no ``variants`` without ids) from its ``table_row_pieces(head, attributes)`` and ``(stock, (attribute,
+    ids, values))``, made in one call for the page. None when a product has no pieces or its stock or a variant
+    value is not written as it is (then the table is not made of these pieces).
+
+    A row is the pieces around the card's own fields, in the order :func:`table_row` gives them. Where every row
+    has the same fields in the same order (most pages: products of one category), the rows are lists of the
+    values in that order from the start, with no dict per row (:func:`_table_of_lists`)."""
+    own = []  # each card's pieces, stock, variant attribute and {variant_id: value} (None: no variants)
+    for row_pieces, (stock, (attribute, ids, values)) in zip(pieces, listed):
+        if row_pieces is None or type(stock) not in _AS_IS:
             return None
-        row["variants"] = by_id
-        row["variant_attribute"] = attribute
-    row.update(after)
-    return row
+        by_id = dict(zip(ids, values)) if ids else None  # what _variants_by_id reads of the variant cards
+        if by_id is not None and not _plain_dict(by_id):
+            return None
+        own.append((row_pieces, stock, attribute, by_id))
+    layout, varied = own[0][0].layout, own[0][3] is not None
+    if layout is not None and all(p.layout == layout and (by_id is not None) == varied for p, _, _, by_id in own):
+        before, after = layout
+        return _table_of_lists(
+            [*before, "stock", "variant_attribute", *after, "variants"] if varied else [*before, "stock", *after],
+            [[*p.values[0], stock, attribute, *p.values[1], by_id] if varied else [*p.values[0], stock, *p.values[1]]
+             for p, stock, attribute, by_id in own])
+    return table_of_rows([{**p.before, "stock": stock,
+                           **({"variants": by_id, "variant_attribute": attribute} if by_id is not None else {}),
+                           **p.after} for p, stock, attribute, by_id in own], compacted=True)
+
+
+def _table_of_lists(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+    """``table_of_rows([dict(zip(columns, row)) for row in rows], compacted=True)`` for rows of values written as
+    the compact form writes them, every row with a value for each of ``columns`` (``variants``, if any, last)."""
+    first = rows[0]
+    shared = list(range(len(columns))) if len(rows) > 1 else []
+    for row in rows[1:]:  # (a value not equal to itself, NaN, is no other row's either: no shared value)
+        shared = [i for i in shared if row[i] == first[i]]
+    same = {columns[i]: first[i] for i in shared}
+    values = _shared_variant_values([row[-1] for row in rows]) if "variant_attribute" in same else None
+    if values is not None:  # every card has these variant values, in this order: each row lists its ids only
+        same[VARIANT_VALUES] = values
+        for row in rows:
+            row[-1] = list(row[-1])
+    kept = [i for i, key in enumerate(columns) if key not in same]
+    table: dict[str, Any] = {"same": _compact(same)} if same else {}
+    return table | {"columns": [columns[i] for i in kept], "rows": [[row[i] for i in kept] for row in rows]}
 
 
 def table_of_rows(flat: list[dict[str, Any]], *, compacted: bool = False) -> dict[str, Any]:
     """The compact table of a non-empty list of cards from their rows (:func:`table_row` of each, in order; the
     rows may be changed). ``compacted``: every value of the rows is already written as the compact form writes it
-    (:func:`table_row_from`'s rows; the same table)."""
+    (:func:`table_of_pieces`'s rows; the same table)."""
     keys = dict.fromkeys(chain.from_iterable(flat))  # in order of first appearance, ``variants`` last
     if "variants" in keys:
         del keys["variants"]
         keys["variants"] = None
     columns = list(keys)
     same = _same_values(flat, columns)
-    values = _shared_variant_values(flat) if "variant_attribute" in same else None
+    values = _shared_variant_values([card.get("variants") for card in flat]) if "variant_attribute" in same else None
     if values is not None:  # every card has these variant values, in this order: each row lists its ids only
         same[VARIANT_VALUES] = values
         flat = [{**card, "variants": list(card["variants"])} for card in flat]
@@ -250,17 +289,17 @@ def _same_values(flat: list[dict[str, Any]], columns: list[str]) -> dict[str, An
     return {key: first[key] for key in shared}
 
 
-def _shared_variant_values(cards: list[dict[str, Any]]) -> list[Any] | None:
-    """The variant values of every card of a table when they are the same list for all (None otherwise): read
-    card by card up to the first that differs (most tables list products with values of their own)."""
-    variants = cards[0].get("variants")
+def _shared_variant_values(variants_each: list[Any]) -> list[Any] | None:
+    """The variant values of every card of a table (``variants_each``: each card's ``variants``) when they are the
+    same list for all (None otherwise): read card by card up to the first that differs (most tables list products
+    with values of their own)."""
+    variants = variants_each[0]
     if not isinstance(variants, dict) or not variants:
         return None
     first = list(variants.values())
     if len(set(map(str, first))) != len(first):
         return None
-    for card in cards[1:]:
-        variants = card.get("variants")
+    for variants in variants_each[1:]:
         if not isinstance(variants, dict) or list(variants.values()) != first:
             return None
     return first

@@ -40,6 +40,7 @@ _CROCKFORD_TAILS = ((), _CROCKFORD, tuple(low + high for high in _CROCKFORD for 
 _CROCKFORD_CODES = np.frombuffer(_CROCKFORD.encode("ascii"), dtype=np.uint8)
 _GATHERED_DIGITS = 12  # digits of a 64-bit value (5 bits each) :func:`crockford_each` gathers with numpy
 _DIGIT_SHIFTS = np.arange(_GATHERED_DIGITS, dtype=np.uint64) * np.uint64(5)
+_LOOPED = 12  # values :func:`crockford_each` makes in the loop (4 products' variant ids)
 
 
 def crockford(prefix: str, value: int, length: int) -> str:
@@ -56,9 +57,10 @@ def crockford_each(prefix: str, values: Iterable[int], length: int) -> tuple[str
     """:func:`crockford` of each of ``values``, in order (a product's variant ids, made at once, as every page of
     product cards and order line of an account episode's history makes them): the digits of all values picked in
     one numpy gather from the 32-letter alphabet and decoded as one text (the 32,768 triples' table a lookup per
-    three digits reads is out of cache between pages); the loop for values or lengths past 64 bits."""
+    three digits reads is out of cache between pages); the loop for values or lengths past 64 bits, and for up to
+    :data:`_LOOPED` values (one to four products' ids: the loop costs less than numpy's dispatch out of cache)."""
     values = values if isinstance(values, (list, tuple)) else list(values)
-    if 0 < length <= _GATHERED_DIGITS and values and min(values) >= 0 and max(values) < 1 << 64:
+    if 0 < length <= _GATHERED_DIGITS and len(values) > _LOOPED and min(values) >= 0 and max(values) < 1 << 64:
         shifted = np.asarray(values, dtype=np.uint64)[:, None] >> _DIGIT_SHIFTS[:length]
         digits = _CROCKFORD_CODES[shifted & np.uint64(31)]
         text = digits.tobytes().decode("ascii")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecomrlve.catalog.derived import derived
-from ecomrlve.catalog.schema import NO_VALUE, Catalog
+from ecomrlve.catalog.schema import FEW_ROWS, NO_VALUE, Catalog
 from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 
 VARIANTS_PER_PRODUCT = 3
@@ -75,8 +75,12 @@ class VariantColumns:
 
     def values_each(self, rows: Iterable[int]) -> list[tuple[str, tuple[str, ...]]]:
         """:meth:`values_of` of each of ``rows``, each column read once for all of them (a page of new products:
-        a few gathers instead of a scalar read per product and column, which costs most when out of cache)."""
-        index = np.asarray(rows if isinstance(rows, (list, tuple)) else list(rows), dtype=np.int64)
+        a few gathers instead of a scalar read per product and column, which costs most when out of cache; up to
+        :data:`~ecomrlve.catalog.schema.FEW_ROWS` rows, the scalar reads)."""
+        rows = rows if isinstance(rows, (list, tuple)) else list(rows)
+        if len(rows) <= FEW_ROWS:
+            return [self.values_of(row) for row in rows]
+        index = np.asarray(rows, dtype=np.int64)
         found: list[tuple[str, tuple[str, ...]]] = []
         for attribute_index, codes in zip(self.attribute[index].tolist(),
                                           zip(*[column[index].tolist() for column in self.codes])):

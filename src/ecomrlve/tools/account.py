@@ -154,8 +154,8 @@ def order_get_details(ctx: ToolContext, order_id: str) -> ToolOutput:
     return ToolOutput(*order_details(ctx.world, order))
 
 
-@tool(id_arguments=("order_id", "line_id"))
-def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> dict[str, Any]:
+@tool(id_arguments=("order_id", "line_id"), written=True)
+def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> ToolOutput:
     """Check whether one order line can be returned today under the store policy, and the fees that would apply.
 
     Args:
@@ -170,18 +170,22 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> d
                               "code": verdict.code, "explanation": verdict.explanation()}
     if verdict.window_days is not None and verdict.deadline is not None:  # set together
         result.update({"return_window_days": verdict.window_days, "last_return_day": verdict.deadline.isoformat()})
-    if verdict.eligible:
-        tier = world.account.profile.tier
-        price = line.unit_price_cents * line.quantity
-        dept = department(world, line.row)
-        result["fees_if_not_store_fault"] = {
-            "restocking_fee_if_opened": restocking_fee_cents(dept, tier, True, "no_longer_needed", price,
-                                                             world.policy) / 100,
-            "return_shipping": {m: return_shipping_fee_cents(m, tier, "no_longer_needed", world.policy) / 100
-                                for m in RETURN_METHODS},
-        }
-        result["fee_free_reasons"] = list(world.policy.store_fault_reasons)
-    return result
+    if not verdict.eligible:
+        return ToolOutput(result, dict(result))  # (every value written as it is)
+    tier = world.account.profile.tier
+    price = line.unit_price_cents * line.quantity
+    dept = department(world, line.row)
+    restocking = restocking_fee_cents(dept, tier, True, "no_longer_needed", price, world.policy) / 100
+    shipping = {m: return_shipping_fee_cents(m, tier, "no_longer_needed", world.policy) / 100 for m in RETURN_METHODS}
+    reasons = world.policy.store_fault_reasons
+    # the compact form: the fees written by compact_float, the rest as it is (no card, no variants, no list of them)
+    compact = result | {"fees_if_not_store_fault": {"restocking_fee_if_opened": compact_float(restocking),
+                                                    "return_shipping": {m: compact_float(fee)
+                                                                        for m, fee in shipping.items()}},
+                        "fee_free_reasons": list(reasons)}
+    result["fees_if_not_store_fault"] = {"restocking_fee_if_opened": restocking, "return_shipping": shipping}
+    result["fee_free_reasons"] = list(reasons)
+    return ToolOutput(result, compact)
 
 
 @tool(mutates=True, id_arguments=("order_id", "line_id"), irreversible=True)

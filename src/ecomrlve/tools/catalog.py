@@ -15,7 +15,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.search import SortBy, inject_distractors
 from ecomrlve.catalog.taxonomy import NUMERIC_ATTRIBUTES
 from ecomrlve.catalog.variants import variant_attributes
-from ecomrlve.protocol import RowPieces, table_of_rows, table_row_from, table_row_pieces
+from ecomrlve.protocol import RowPieces, table_of_pieces, table_row_pieces
 from ecomrlve.tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
 from ecomrlve.world.state import World, variant_cards_of
 
@@ -49,9 +49,9 @@ def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
 
 
 def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[list[dict[str, Any]],
-                                                                                 list[dict[str, Any]] | None]:
-    """:func:`product_cards`, and (``with_rows``) the cards' rows of a compact table (:func:`table_row_from`) from
-    the pieces kept per product; None when a product has none or a row is not made of them."""
+                                                                                 dict[str, Any] | list[Any] | None]:
+    """:func:`product_cards`, and (``with_rows``) the cards' compact table (:func:`table_of_pieces`, ``[]`` for no
+    cards) from the pieces kept per product; None when a product has none or a row is not made of them."""
     catalog = world.catalog
     fixed = kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)
     listings = world.listings(rows)
@@ -63,16 +63,9 @@ def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[
         cards.append(card)
     if not with_rows:
         return cards, None
-    table = []
-    for pieces, (stock, (attribute, ids, values)) in zip(kept_per_products(catalog, CATALOG_ROWS, rows,
-                                                                            _read_catalog_rows), listings):
-        # the card's variants by id, as _variants_by_id reads them back from its variant cards
-        row = None if pieces is None else table_row_from(pieces, stock, (attribute, dict(zip(ids, values))) if ids
-                                                         else None)
-        if row is None:
-            return cards, None
-        table.append(row)
-    return cards, table
+    if not cards:
+        return cards, []
+    return cards, table_of_pieces(kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows), listings)
 
 
 def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -95,7 +88,7 @@ def shown_listing(ctx: ToolContext, key: str, rows: Sequence[int], extra: dict[s
     cards, table = _product_cards(ctx.world, rows, with_rows=True)
     if table is None:
         return ToolOutput({key: cards, **extra})
-    return ToolOutput({key: cards, **extra}, {key: table_of_rows(table, compacted=True) if table else []})
+    return ToolOutput({key: cards, **extra}, {key: table})
 
 
 def product_card(world: World, row: int) -> dict[str, Any]:
