@@ -1065,13 +1065,16 @@ _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|ok
 
 #: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
 #: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
-#: said as a statement; not a go-ahead the agent does without ("We don't need your approval for that").
+#: said as a statement, or as the word to say ("Say aye and the refund goes through.", 'To confirm your order, say
+#: "confirm."'); not a go-ahead the agent does without ("We don't need your approval for that").
 _CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
             r"authori[sz]ation|green light|blessing|sign off)")
 _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
                              r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
-                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need you (?:to )?(?:say|give|type) (?:yes|ok|okay|the word|so) |"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
+                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*say (?:yes|aye|ok|okay|"
+                             r"the word|confirm|go ahead|so)(?: and .*)? $|"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
@@ -2048,6 +2051,10 @@ def _bare_choice(text: str, in_play: InPlay) -> bool:
 _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|required|necessary|non negotiable) |"
                             r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you(?:d| would)? "
                             r"(?:want|need|prefer|like|rather|wanted|needed|preferred) ")
+#: What the customer said, recalled ("You said size 10", "You logged XXL", 'I heard "Navy."').
+_RECALLED = re.compile(r" (?:you (?:said|logged|told me|mentioned|chose|picked|gave|asked for|put down|entered|wanted)|i heard) ")
+#: A check of it, anywhere in the clause ("..., is that right, or must I go up to 10?").
+_CHECK = re.compile(r" (?:is|was) (?:that|this|it) (?:right|correct) ")
 #: A tag that checks what was just said ("..., is that right?", "..., correct?").
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
@@ -2301,6 +2308,15 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
             _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
         confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
+    recall = asking if _RECALLED.search(norm_asking) else text if _RECALLED.search(norm) else ""
+    if go_ahead and recall and _CHECK.search(norm_asking) and not _asks_go_ahead(_CHECK.sub(" ", norm_asking)):
+        # "You logged XXL, is that right?", 'I heard "Navy." Is that right?': the check is of the value the customer
+        # gave, no leave asked
+        recalled = set(_named_values(recall, _without_item_names(_corrected(_normalise(recall)), in_play), in_play))
+        if recalled:
+            topics |= recalled
+            cued |= recalled
+            confirm = go_ahead = False
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
     for topic, (count, words) in _named_values(grounds, plain, STORE_VALUES).items():
