@@ -499,7 +499,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
-                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit",
+                  "didnt suit", "doesnt suit", "not fit", "not fitting", "didnt fit", "doesnt fit",
                   # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
@@ -1013,7 +1013,8 @@ _MEANING = re.compile(r" (?:how|what) do you mean ")
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
 _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
-                          r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
+                          r"now|ahead|through|up|out|the order|the return|(?:the|your) [a-z0-9]+(?: [a-z0-9]+)? for you)(?: [a-z0-9]+){0,2}"
+                          r"(?: for (?:you|a new one|another one|a replacement|a fresh one))? $")
 
 
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
@@ -1575,6 +1576,10 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
+_NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
@@ -1607,8 +1612,8 @@ def _is_request(raw: str) -> bool:
             return True
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
-        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
-               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) and not _NAMES_RULE.match(_normalise(clause))
+               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
         if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
                                       and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
@@ -1627,8 +1632,9 @@ def _is_request(raw: str) -> bool:
         if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                or _PICK_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
-        if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
-                                                                           "specify", "describe", "clarify", "send")):
+        if " please " in words and any(f" please {v} " in words or f" {v} please " in words  # "Tell please which order"
+                                       for v in ("tell", "let", "share", "confirm", "give", "specify", "describe", "clarify",
+                                                 "send")):
             return True
     return False
 
