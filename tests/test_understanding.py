@@ -1481,6 +1481,7 @@ def test_a_check_of_a_value_the_customer_gave(text: str, in_play: InPlay, topics
 @pytest.mark.parametrize(("text", "in_play", "confirm"), [
     # the go-ahead as the word to say
     ("Say aye and the order goes through.", CART_KEYBOARD, True),
+    ("Say the magic word and the lamp is yours.", CART_KEYBOARD, True),
     ('To start the return, say "yes."', ORDERS, True),
     ("For the refund I only need that you say okay.", ORDERS, True),
     # a bare step with its object or what replaces it

@@ -1075,7 +1075,7 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
                              r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*say (?:yes|aye|ok|okay|"
-                             r"the word|confirm|go ahead|so)(?: and .*)? $|"
+                             r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
