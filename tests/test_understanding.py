@@ -1472,3 +1472,52 @@ def test_a_concern_a_polite_lead_in_or_an_inflected_word_asks_no_reason(text: st
     """In a return (leaks of the training corpus): "trouble you to", "a problem for you" and a word that inflects
     another word ("lacing", "misting": no slips of "acting", "missing") ask no reason; a fault still does."""
     assert understand(text, ORDERS).reason == reason, text
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "confirm"), [
+    # a check of a value the customer gave asks that value's topic, no leave to act
+    ("You picked Olive for the hoodie, is that right?", HOODIE, {"color"}, False),
+    ('I heard "XXL." Is that correct?', JACKET, {"size"}, False),
+    ("You told me size 10... is that right... or was it 9?", SHOES, {"size"}, False),
+    ("You mentioned wood, is that correct, or shall I look at ceramic too?", MUG, {"material"}, False),
+    # near misses: a go-ahead the customer gave, a summary checked before the step, the go-ahead after the check
+    ("You said yes, is that right? Then I place the order.", HOODIE, set(), True),
+    ("You picked the Olive one. Is that right? Shall I order it?", HOODIE, set(), True),
+])
+def test_a_check_of_a_value_the_customer_gave(text: str, in_play: InPlay, topics: set[str], confirm: bool) -> None:
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "in_play", "confirm"), [
+    # the go-ahead as the word to say
+    ("Say aye and the order goes through.", CART_KEYBOARD, True),
+    ("Say the magic word and the lamp is yours.", CART_KEYBOARD, True),
+    ('To start the return, say "yes."', ORDERS, True),
+    ("For the refund I only need that you say okay.", ORDERS, True),
+    # a bare step with its object or what replaces it
+    ("Return the hoodie for you?", ORDERS, True),
+    ("Exchange it for a fresh one?", ORDERS, True),
+    # near misses: a yes the customer might give later, a greeting to pass on, what to say back to a person
+    ("If you say yes later, I will add it.", CART_KEYBOARD, False),
+    ("Say hi to your sister from us.", CART_KEYBOARD, False),
+    ("You say yes and I say no.", CART_KEYBOARD, False),
+])
+def test_a_go_ahead_as_the_word_to_say_or_a_bare_step(text: str, in_play: InPlay, confirm: bool) -> None:
+    reading = understand(text, in_play)
+    assert (reading.confirm, reading.topics, reading.which, reading.reason) == (confirm, frozenset(), False, False), reading
+
+
+@pytest.mark.parametrize(("text", "asks", "reason", "which"), [
+    ("Tell please what is wrong with it.", True, True, False),
+    ("Share please which order it was.", True, False, True),
+    ("Shoes are not fitting, Sir?", True, True, False),
+    # near misses: a closing clause that names the rule before it asks nothing; a question about the policy asks
+    ("We refund only with the receipt, is the policy.", False, False, False),
+    ("Returns close 30 days after delivery, is the rule of the shop.", False, False, False),
+    ("Is the policy clear to you?", True, False, False),
+])
+def test_a_request_said_with_please_after_the_verb_and_a_rule_named_after_it(text: str, asks: bool, reason: bool,
+                                                                             which: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.asks, reading.reason, reading.which) == (asks, reason, which), reading

@@ -499,7 +499,7 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "cheaper elsewhere", "found it cheaper", "better price elsewhere", "no longer need", "dont need it",
                   "not need it", "falls short", "change of mind", "change of heart", "not right about",
                   "whats not right", "what is not right", "didnt work out", "not work out", "not like it", "didnt like it", "dont like it", "not suit",
-                  "didnt suit", "doesnt suit", "not fit", "didnt fit", "doesnt fit",
+                  "didnt suit", "doesnt suit", "not fit", "not fitting", "didnt fit", "doesnt fit",
                   # how it fell short in use ("Were they uncomfortable?", "Was it a bit disappointing?")
                   # (not "too heavy", "too long": the degree a requirement allows, "Is a week too long to wait?")
                   "uncomfortable", "uncomfy", "disappointing", "flimsy", "noisy", "itchy", "scratchy", "rubbish",
@@ -1013,7 +1013,8 @@ _MEANING = re.compile(r" (?:how|what) do you mean ")
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
 _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" + _ACTIONS + r" (?:it|them|this|that|these|those|"
-                          r"now|ahead|through|up|out|the order|the return)(?: [a-z0-9]+){0,2} $")
+                          r"now|ahead|through|up|out|the order|the return|(?:the|your) [a-z0-9]+(?: [a-z0-9]+)? for you)(?: [a-z0-9]+){0,2}"
+                          r"(?: for (?:you|a new one|another one|a replacement|a fresh one))? $")
 
 
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
@@ -1065,13 +1066,16 @@ _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|ok
 
 #: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
 #: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
-#: said as a statement; not a go-ahead the agent does without ("We don't need your approval for that").
+#: said as a statement, or as the word to say ("Say aye and the refund goes through.", 'To confirm your order, say
+#: "confirm."'); not a go-ahead the agent does without ("We don't need your approval for that").
 _CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
             r"authori[sz]ation|green light|blessing|sign off)")
 _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
                              r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
-                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need you (?:to )?(?:say|give|type) (?:yes|ok|okay|the word|so) |"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
+                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*say (?:yes|aye|ok|okay|"
+                             r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
@@ -1572,6 +1576,10 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
+_NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
@@ -1604,8 +1612,8 @@ def _is_request(raw: str) -> bool:
             return True
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
-        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) or _NEED_REQUEST.match(_normalise(clause))
-               for clause in _CLAUSE_BREAK.split(sentence)[1:]):
+        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) and not _NAMES_RULE.match(_normalise(clause))
+               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
         if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
                                       and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
@@ -1624,8 +1632,9 @@ def _is_request(raw: str) -> bool:
         if any(re.sub(r"^ (?:just|\d{1,2}) ", " ", _normalise(clause)).startswith(_REQUEST_PHRASES)
                or _PICK_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "Before I recommend anything, tell me what you need.", "..., just tell me which one."
-        if " please " in words and any(f" please {v} " in words for v in ("tell", "let", "share", "confirm", "give",
-                                                                           "specify", "describe", "clarify", "send")):
+        if " please " in words and any(f" please {v} " in words or f" {v} please " in words  # "Tell please which order"
+                                       for v in ("tell", "let", "share", "confirm", "give", "specify", "describe", "clarify",
+                                                 "send")):
             return True
     return False
 
@@ -2048,6 +2057,10 @@ def _bare_choice(text: str, in_play: InPlay) -> bool:
 _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|required|necessary|non negotiable) |"
                             r" (?:guessing|guess|assume|assuming|take it|presume|presumably|suppose|reckon) | you(?:d| would)? "
                             r"(?:want|need|prefer|like|rather|wanted|needed|preferred) ")
+#: What the customer said, recalled ("You said size 10", "You logged XXL", 'I heard "Navy."').
+_RECALLED = re.compile(r" (?:you (?:said|logged|told me|mentioned|chose|picked|gave|asked for|put down|entered|wanted)|i heard) ")
+#: A check of it, anywhere in the clause ("..., is that right, or must I go up to 10?").
+_CHECK = re.compile(r" (?:is|was) (?:that|this|it) (?:right|correct) ")
 #: A tag that checks what was just said ("..., is that right?", "..., correct?").
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
@@ -2306,6 +2319,15 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if go_ahead and any(words for _, words in values.values()) and _SUPPOSED_WISH.search(norm_grounds) and not (
             _asks_go_ahead(_CHECK_TAG.sub(" ", norm_grounds))):
         confirm = go_ahead = False  # "I'm guessing Bluetooth is a must, is that right?" checks the wish, no leave asked
+    recall = asking if _RECALLED.search(norm_asking) else text if _RECALLED.search(norm) else ""
+    if go_ahead and recall and _CHECK.search(norm_asking) and not _asks_go_ahead(_CHECK.sub(" ", norm_asking)):
+        # "You logged XXL, is that right?", 'I heard "Navy." Is that right?': the check is of the value the customer
+        # gave, no leave asked
+        recalled = set(_named_values(recall, _without_item_names(_corrected(_normalise(recall)), in_play), in_play))
+        if recalled:
+            topics |= recalled
+            cued |= recalled
+            confirm = go_ahead = False
     if confirm and (values or cued) and _SEARCH_FOR.search(norm_asking):
         confirm = False  # "Shall I look for ceramic?" asks whether ceramic is wanted
     for topic, (count, words) in _named_values(grounds, plain, STORE_VALUES).items():
