@@ -217,21 +217,32 @@ def table_of_pieces(pieces: Sequence[RowPieces | None],
     A row is the pieces around the card's own fields, in the order :func:`table_row` gives them. Where every row
     has the same fields in the same order (most pages: products of one category), the rows are lists of the
     values in that order from the start, with no dict per row (:func:`_table_of_lists`)."""
+    layout = None if pieces[0] is None else pieces[0].layout
+    if layout is not None:  # one pass while the rows keep the first one's layout
+        varied, rows = bool(listed[0][1][1]), []
+        for row_pieces, (stock, (attribute, ids, values)) in zip(pieces, listed):
+            if row_pieces is None or row_pieces.layout != layout or bool(ids) != varied or type(stock) not in _AS_IS:
+                break  # (the general path below tells a page of another layout from one that is not made of pieces)
+            before_values, after_values = row_pieces.values
+            if varied:
+                variants = dict(zip(ids, values))  # what _variants_by_id reads of the variant cards
+                if not _plain_dict(variants):
+                    return None
+                rows.append([*before_values, stock, attribute, *after_values, variants])
+            else:
+                rows.append([*before_values, stock, *after_values])
+        else:
+            before, after = layout
+            return _table_of_lists([*before, "stock", "variant_attribute", *after, "variants"] if varied
+                                   else [*before, "stock", *after], rows)
     own = []  # each card's pieces, stock, variant attribute and {variant_id: value} (None: no variants)
     for row_pieces, (stock, (attribute, ids, values)) in zip(pieces, listed):
         if row_pieces is None or type(stock) not in _AS_IS:
             return None
-        by_id = dict(zip(ids, values)) if ids else None  # what _variants_by_id reads of the variant cards
+        by_id = dict(zip(ids, values)) if ids else None
         if by_id is not None and not _plain_dict(by_id):
             return None
         own.append((row_pieces, stock, attribute, by_id))
-    layout, varied = own[0][0].layout, own[0][3] is not None
-    if layout is not None and all(p.layout == layout and (by_id is not None) == varied for p, _, _, by_id in own):
-        before, after = layout
-        return _table_of_lists(
-            [*before, "stock", "variant_attribute", *after, "variants"] if varied else [*before, "stock", *after],
-            [[*p.values[0], stock, attribute, *p.values[1], by_id] if varied else [*p.values[0], stock, *p.values[1]]
-             for p, stock, attribute, by_id in own])
     return table_of_rows([{**p.before, "stock": stock,
                            **({"variants": by_id, "variant_attribute": attribute} if by_id is not None else {}),
                            **p.after} for p, stock, attribute, by_id in own], compacted=True)
@@ -250,9 +261,12 @@ def _table_of_lists(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]
         same[VARIANT_VALUES] = values
         for row in rows:
             row[-1] = list(row[-1])
-    kept = [i for i, key in enumerate(columns) if key not in same]
+    dropped = [i for i in reversed(range(len(columns))) if columns[i] in same]  # (last first: deleted in place)
+    for row in rows:
+        for i in dropped:
+            del row[i]
     table: dict[str, Any] = {"same": _compact(same)} if same else {}
-    return table | {"columns": [columns[i] for i in kept], "rows": [[row[i] for i in kept] for row in rows]}
+    return table | {"columns": [key for key in columns if key not in same], "rows": rows}
 
 
 def table_of_rows(flat: list[dict[str, Any]], *, compacted: bool = False) -> dict[str, Any]:

@@ -32,14 +32,17 @@ def _read_catalog_cards(catalog: Catalog, rows: list[int]) -> list[tuple[dict[st
 CATALOG_CARDS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_cards", lambda catalog: {})
 
 
-def _read_catalog_rows(catalog: Catalog, rows: list[int]) -> list[RowPieces | None]:
-    """Per row, what a compact table row shows of the product's kept card fields (:func:`table_row_pieces`): the
-    catalog decides every field it holds, so it is kept per product like the card fields themselves."""
-    return [table_row_pieces(head, attributes)
+def _read_catalog_rows(catalog: Catalog, rows: list[int]) -> list[tuple[dict[str, Any], dict[str, str | float],
+                                                                        RowPieces | None]]:
+    """Per row, the product's card fields kept per product (:data:`CATALOG_CARDS`) and what a compact table row
+    shows of them (:func:`table_row_pieces`): the catalog decides every field it holds, so it is kept per product
+    like the card fields themselves, and a page of cards with its table reads one memo."""
+    return [(head, attributes, table_row_pieces(head, attributes))
             for head, attributes in kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)]
 
 
-CATALOG_ROWS: Derived[dict[int, RowPieces | None]] = derived("catalog_rows", lambda catalog: {})
+CATALOG_ROWS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float], RowPieces | None]]] = derived(
+    "catalog_rows", lambda catalog: {})
 
 
 def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -53,19 +56,22 @@ def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[
     """:func:`product_cards`, and (``with_rows``) the cards' compact table (:func:`table_of_pieces`, ``[]`` for no
     cards) from the pieces kept per product; None when a product has none or a row is not made of them."""
     catalog = world.catalog
-    fixed = kept_per_products(catalog, CATALOG_CARDS, rows, _read_catalog_cards)
+    # (with the table: the card fields and the rows' pieces from one memo)
+    kept = kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows) if with_rows else None
+    fixed: Sequence[tuple[Any, ...]] = kept if kept is not None else kept_per_products(catalog, CATALOG_CARDS, rows,
+                                                                                      _read_catalog_cards)
     listings = world.listings(rows)
     cards: list[dict[str, Any]] = []
-    for (head, attributes), (stock, draw) in zip(fixed, listings):
+    for (head, attributes, *_), (stock, draw) in zip(fixed, listings):
         card: dict[str, Any] = {**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
         if draw[1]:
             card["variants"] = variant_cards_of(draw)
         cards.append(card)
-    if not with_rows:
+    if kept is None:
         return cards, None
     if not cards:
         return cards, []
-    return cards, table_of_pieces(kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows), listings)
+    return cards, table_of_pieces([pieces for _, _, pieces in kept], listings)
 
 
 def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
