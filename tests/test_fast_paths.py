@@ -350,6 +350,10 @@ def _pages(draw: Any) -> list[tuple[dict[str, Any], dict[str, Any], Any, tuple[s
           ({"product_id": "P1", "title": "Mug"}, {"size": float("nan")}, 3, ("", (), ()))], 0)
 @example([({"product_id": "P1", "color": "red"}, {"color": "blue"}, 1, ("", (), ())),
           ({"product_id": "P2", "color": "red"}, {"color": "green"}, 1, ("", (), ()))], 0)
+@example([({"product_id": "P1", "title": "Mug"}, {"size": 2.0}, 3, ("color", ("V1",), ("red",))),
+          ({"product_id": "P2", "title": "Lamp"}, {"size": 2.0}, 1, ("", (), ()))], 0)
+@example([({"product_id": "P1", "title": "Mug"}, {"size": 2.0}, 3, ("", (), ())),
+          ({"product_id": "P2", "title": "Lamp"}, {"size": 2.0}, 1, ("color", ("V1",), ("red",)))], 0)
 @example([({"product_id": "P1", "in_stock": True, "attributes": "Lamp"}, {}, 1, ("", (), ()))], 0)
 @example([({"product_id": "P1", "variants": "Lamp", "variant_attribute": "Lamp"}, {}, 1, ("", (), ()))], 0)
 def test_a_table_from_pieces_kept_per_product_is_the_table_of_the_cards(
