@@ -8,8 +8,8 @@ rules were tuned on it; held-out: never looked at to change a rule), each blind 
 the same columns again, marked ``*``, without the messages retired from blind use (``RETIRED`` in
 ``tests/understanding_bank.py``: read to fix the leaks they caused) and those that say word for word what a training
 message says, then the training batches (``TRAIN_BATCHES``: the rules were tuned on them) and the corpus
-(``CORPUS_BATCHES``: the intent model was trained on them, the rules never); and, per blind batch, how many messages
-the rules alone read exactly (``rule_reading``: what the intent model adds).
+(``CORPUS_BATCHES``: the intent model is trained on them, later rule rounds were tuned on them); and, per blind
+batch, how many messages the rules alone read exactly (``rule_reading``: what the intent model adds).
 Also times the reading: p50/p99 per message over every message of the bank, repeated, as wall-clock time
 and as the thread's CPU time (the bar is on CPU time: on a shared machine the wall clock also counts
 other processes' time slices).
