@@ -30,6 +30,7 @@ from ecomrlve.session import SECRET_ENV_VAR  # noqa: E402
 from ecomrlve.shopper.options import ShopperOptions  # noqa: E402
 
 SERVER_SECRET = "known-only-to-the-server"
+ATTACKER_SECRET = "an-attackers-own-installation"
 ATTACKED = (("CART", 3), ("STATUS", 4), ("PD", 6), ("RETURN", 5))
 
 
@@ -37,7 +38,9 @@ def test_the_oracle_bypass_attack_fails_without_the_secret(catalog, monkeypatch)
     """A client of a server started without --allow-oracle plays one episode, takes the record it is given, and
     rebuilds episodes locally from their keys to play the oracle's moves on the server as its own turns. With
     the deployment secret in the record this won every episode; without it the rebuilt episode is another one."""
-    monkeypatch.delenv(SECRET_ENV_VAR, raising=False)  # the attacker has no secret of its own configured
+    # the attacker's own secret, not the server's (fixed: a fresh random one per run let the oracle of another
+    # episode win one of these four by chance now and then)
+    monkeypatch.setenv(SECRET_ENV_VAR, ATTACKER_SECRET)
     with running_server(ServerConfig(env="C8", secret=SERVER_SECRET), catalog) as url, \
             EcomEnvClient(url).sync() as server:
         result = server.reset(env_id="CART", difficulty=0, seed=1)
