@@ -2161,7 +2161,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if reading.asks:
             # its asking sentences name no topic: another sentence's topic counts where it offers that topic's
             # values, not where it tells one ("I have filed your colour as Teal. Is there a sum you'd not exceed?")
-            topics &= {topic for plain in {_normalise(text), norm}  # "Slate Grey" as written, "Ceramc" corrected
+            # (its values as written, "Slate Grey", and as corrected, "Ceramc")
+            topics &= {topic for plain in dict.fromkeys((_normalise(text), norm))
                        for topic, (count, _) in _named_values(text, _without_item_names(plain, in_play), in_play).items()
                        if count >= 2}
         if topics:
