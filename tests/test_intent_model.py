@@ -17,7 +17,7 @@ from understanding_bank import BLIND_BATCHES, load_bank, training_messages
 
 from ecomrlve.user import intent_model
 from ecomrlve.user.dialogue import ItemNames
-from ecomrlve.user.understanding import InPlay, Reading, rule_reading, understand
+from ecomrlve.user.understanding import _SURE, _SURE_ASKS_TOPIC, InPlay, Reading, rule_reading, understand
 
 MUG = InPlay(items=(ItemNames("P-17", "terra", "terra 5", "mug"),),
              values=MappingProxyType({"color": ("Black", "Slate Grey"), "material": ("Stainless Steel", "Ceramic")}))
@@ -84,7 +84,7 @@ def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
                 assert not m.in_play.dates and reading == Reading(True, reading.topics, items=rules.items,
                                                                   stock_out=rules.stock_out)
                 chance = intent_model.probabilities(m.text, m.in_play)
-                assert chance["asks"] > 0.8 and chance["attribute"] > 0.5
+                assert chance["asks"] > _SURE_ASKS_TOPIC and chance["attribute"] > _SURE
             elif reading != rules:
                 acts += 1
                 assert reading.asks and reading.asks_anything
