@@ -17,7 +17,15 @@ from understanding_bank import BLIND_BATCHES, load_bank, training_messages
 
 from ecomrlve.user import intent_model
 from ecomrlve.user.dialogue import ItemNames
-from ecomrlve.user.understanding import _SURE, _SURE_ASKS_TOPIC, InPlay, Reading, rule_reading, understand
+from ecomrlve.user.understanding import (
+    _SURE,
+    _SURE_ASKS_TOPIC,
+    NOTHING_IN_PLAY,
+    InPlay,
+    Reading,
+    rule_reading,
+    understand,
+)
 
 MUG = InPlay(items=(ItemNames("P-17", "terra", "terra 5", "mug"),),
              values=MappingProxyType({"color": ("Black", "Slate Grey"), "material": ("Stainless Steel", "Ceramic")}))
@@ -129,6 +137,32 @@ def test_the_model_has_the_rules_read_a_requirement_question_they_missed(text: s
     """Phrasings written for this test (in no training file); the rules alone read no ask in any of them."""
     assert not rule_reading(text, in_play).asks_anything
     assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "open_"), [
+    # a request in a shape the rules take for a statement, which the model is sure asks
+    ("Pray inform me of any other requirements.", True),
+    ("Be so good as to list any other requirements for the hoodie.", True),
+    # statements
+    ("I'll check the other sizes now.", False),
+    ("Your colour and size are on file now.", False),
+])
+def test_the_model_reads_an_act_in_a_statement_it_is_sure_asks(text: str, open_: bool) -> None:
+    """Phrasings written for this test (in no training file); the rules read each as a statement."""
+    assert not (rules := rule_reading(text, NOTHING_IN_PLAY)).asks and not rules.asks_anything
+    reading = understand(text, NOTHING_IN_PLAY)
+    assert (reading.open, reading.asks_anything) == (open_, open_)
+
+
+@pytest.mark.parametrize(("asks", "confirm", "read"), [(0.95, 0.75, True), (0.85, 0.95, True), (0.85, 0.8, False),
+                                                       (0.95, 0.65, False)])
+def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, confirm: float, read: bool) -> None:
+    """In a statement the model reads an act above 0.9, or above 0.7 where it is sure the message asks (above 0.9)."""
+    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": asks, "confirm": confirm}
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    text = "Grant me leave to place the order."
+    assert not rule_reading(text, NOTHING_IN_PLAY).asks
+    assert understand(text, NOTHING_IN_PLAY).confirm is read
 
 
 def test_no_topic_is_read_for_the_model_about_the_customers_orders() -> None:
