@@ -1521,3 +1521,28 @@ def test_a_request_said_with_please_after_the_verb_and_a_rule_named_after_it(tex
                                                                              which: bool) -> None:
     reading = understand(text, ORDERS)
     assert (reading.asks, reading.reason, reading.which) == (asks, reason, which), reading
+
+
+@pytest.mark.parametrize(("text", "asks", "reason"), [
+    # a fault said as wear, a knock, a misfit or a shortfall
+    ("Has the strap worn through?", True, True),
+    ("Did it get bashed up in the post?", True, True),
+    ("Was the jacket too snug?", True, True),
+    ("Is it the wrong dimensions for your desk?", True, True),
+    ("Did it not meet your expectations?", True, True),
+    # the reason asked with an imperative, as the cause, or as what the agent must note
+    ("Give the reason for the return.", True, True),
+    ("Report the malfunction, please.", True, True),
+    ("Could I ask about the cause of the return?", True, True),
+    ("Reason for the return please, for the log.", True, True),
+    ("I'll need to record the reason on the form.", True, True),
+    ("We must log the grounds for the return; please supply them.", True, True),
+    # near misses: a snug item picked out among orders, a reason the agent does not need, a courtesy, a size asked
+    ("Which one is too snug?", True, False),
+    ("I don't need to note the reason.", False, False),
+    ("One moment please, for the form.", False, False),
+    ("State your size.", False, False),
+])
+def test_a_reason_asked_as_wear_an_imperative_or_a_note(text: str, asks: bool, reason: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.asks, reading.reason, reading.confirm, reading.topics) == (asks, reason, False, frozenset()), reading

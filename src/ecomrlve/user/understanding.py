@@ -477,7 +477,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "that you send it back", "that you send them back", "that you give it back", "the grounds",
                 # what to enter on the return form ("..., what shall I write?")
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
-                "beef with", "what happen with", "what happen to")
+                "beef with", "what happen with", "what happen to",
+                # the cause named as a noun ("May I enquire as to the cause of the return?")
+                "cause of the return", "cause of your return", "cause of return", "cause for the return")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -531,7 +533,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "dead on arrival", "on the blink", "cutting out", "cuts out", "cut out", "dropping out", "drops out",
                   "spoilt", "spoiled", "spoil", "munted", "unsatisfactory", "living up to", "not same as", "different than",
                   "different from your", "bad with", "somethings off", "ceased to", "going on with", "not vibe",
-                  "not the right fit", "not quite the right fit")
+                  "not the right fit", "not quite the right fit",
+                  # wear, knocks and a shortfall in other words ("Has it worn through?", "Did it get banged up on the way?",
+                  # "the wrong dimensions", "Did it not meet your expectations?", "Report the malfunction.")
+                  "worn through", "banged up", "bashed up", "knocked about", "beaten up", "wrong dimensions",
+                  "not meet your expectations", "not meet expectations", "below expectations", "below your expectations",
+                  "malfunction", "malfunctioning", "too snug")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -844,7 +851,9 @@ def _correction(w: str) -> str | None:
         return None
     fixed = _TYPO_INDEX.get(w)
     if len(w) == 4:
-        return fixed  # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy")
+        # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy"), not as a cue word's singular
+        # ("snug" of "snugs")
+        return None if fixed == w + "s" else fixed
     if fixed is None:
         for j in range(len(w)):
             shorter = w[:j] + w[j + 1:]
@@ -1273,6 +1282,8 @@ def _asking_clauses(sentence: str) -> list[str]:
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
             if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
                 return clauses  # a tag
+            if i > 0 and _REQUEST_FOR_IT.match(words):
+                i -= 1  # "I must record the grounds; kindly supply them." asks what the clause before it names
             while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
                 i -= 1  # "Faulty or damaged - which was it?", "It broke, or was it something else?" ask among the
                 # options before them
@@ -1349,7 +1360,7 @@ def _asking_part(raw: str) -> str:
 _NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
-_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
+_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
@@ -1358,8 +1369,14 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              # "... must write the reason. What, pray, was it?"
                              r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
-_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires) (?:(?:the|a|your|its) )?"
-                            r"(?:[a-z]+ )?(?:reason|motive)\b")
+#: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
+                            r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
+                            r"(?:[a-z]+ )?(?:reason|motive|grounds)\b")
+#: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
+_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe) "
+                          r"(?:me |us )?(?:the|your|a|its) (?:[a-z]+ )?(?:reason|reasons|grounds|cause|malfunction|fault|"
+                          r"problem|issue|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
@@ -1431,7 +1448,9 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
-                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
+                           # (and what it is for: "Reason for the return please, for the form.")
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please"
+                           r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
@@ -1602,7 +1621,7 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or _REASON_NEEDED.search(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
                 _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
