@@ -1546,3 +1546,18 @@ def test_a_request_said_with_please_after_the_verb_and_a_rule_named_after_it(tex
 def test_a_reason_asked_as_wear_an_imperative_or_a_note(text: str, asks: bool, reason: bool) -> None:
     reading = understand(text, ORDERS)
     assert (reading.asks, reading.reason, reading.confirm, reading.topics) == (asks, reason, False, frozenset()), reading
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # the other answer to a topic question, said as what the agent might do instead: no leave asked
+    ("Does the colour matter to you, or shall I just consider any?", {"color"}, False),
+    ("Are reviews important, or should we not bother about stars?", {"rating"}, False),
+    ("Any brand you like, or shall we keep an open mind?", {"brand"}, False),
+    # near misses: the alternative names a step, or the go-ahead is asked on its own
+    ("Does the colour matter, or shall I just order the black one?", {"color"}, True),
+    ("Is that everything, or shall I place the order?", set(), True),
+    ("Shall I open the return?", set(), True),
+])
+def test_an_alternative_said_as_what_the_agent_might_do(text: str, topics: set[str], confirm: bool) -> None:
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading

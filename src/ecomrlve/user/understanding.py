@@ -325,6 +325,10 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
             r"ring up|press|cop)")
+#: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
+#: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
+_OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
+_ACTION_WORD = re.compile(r" " + _ACTIONS + r" (?!mind )")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|wanting|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
@@ -1115,6 +1119,8 @@ def _asks_go_ahead(asking: str) -> bool:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        if _OR_SHALL.match(words) and not _ACTION_WORD.search(words):
+            continue  # "Do reviews matter, or shall I not worry about stars?": the question's other answer, no leave asked
         if _OWN_STEP_CLAUSE.match(words):
             continue  # "Before I place it, is there anything else?": the agent's next step names the time, no leave asked
         words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
