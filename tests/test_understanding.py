@@ -1561,3 +1561,19 @@ def test_a_reason_asked_as_wear_an_imperative_or_a_note(text: str, asks: bool, r
 def test_an_alternative_said_as_what_the_agent_might_do(text: str, topics: set[str], confirm: bool) -> None:
     reading = understand(text, LAMP)
     assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # a time to have it by, named as an event or a time of the customer's
+    ("Do you need it before the garden party, or can it wait?", {"shipping"}),
+    ("Need them 'fore the holidays?", {"shipping"}),
+    ("Do you need it before we sail on Sunday?", {"shipping"}),
+    ("Do you need it for next weekend's hike?", {"shipping"}),
+    # near misses: what it is for, the agent's own step, the customer's payment
+    ("Do you need it for the office?", set()),
+    ("Do you need it before I ship it?", set()),
+    ("Do you need it for this kitchen?", set()),
+])
+def test_a_delivery_time_asked_as_an_event_to_have_it_by(text: str, topics: set[str]) -> None:
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm, reading.open) == (topics, False, False), reading

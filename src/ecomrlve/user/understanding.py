@@ -173,10 +173,16 @@ _WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 #: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
+_DAY_WORDS = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekends|tomorrow|next|end|christmas|party|"
+              r"event|trip|holiday|holidays|birthday|wedding|move|launch|[0-9]{1,2}(?:st|nd|rd|th)?|(?:"
+              + "|".join(_MONTH_NAMES) + r") [0-9]{1,2})")
+#: Also before any event the customer names ("Do you need it before the spring fair?", "'fore the weekend", "before we
+#: dock on Friday") or for a time ("Do you need it for this weekend's shoot?").
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
-                     r"(?:by|before) (?:the |your |a |our )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|"
-                     r"tomorrow|next|end|christmas|party|event|trip|holiday|holidays|birthday|wedding|move|launch|"
-                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+                     r"(?:(?:by|before) (?:the |your |a |our )?" + _DAY_WORDS + r"|(?:before|fore) (?:the|your|our|this|next) [a-z]+|"
+                     r"(?:by|before|fore) (?!(?:i|you)\b)(?:[a-z]+ ){1,3}(?:on |by )?(?:the )?" + _DAY_WORDS
+                     + r"|for (?:this|next|the) (?:weekend|weekends|week|weeks|monday|tuesday|wednesday|thursday|friday|"
+                     r"saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
