@@ -1577,3 +1577,20 @@ def test_an_alternative_said_as_what_the_agent_might_do(text: str, topics: set[s
 def test_a_delivery_time_asked_as_an_event_to_have_it_by(text: str, topics: set[str]) -> None:
     reading = understand(text, LAMP)
     assert (set(reading.topics), reading.confirm, reading.open) == (topics, False, False), reading
+
+
+@pytest.mark.parametrize(("text", "open_", "confirm"), [
+    # an open question beside the agent's own next step or more to note: no leave asked
+    ("Anything else I ought to know before I place it?", True, False),
+    ("Is there something more we could add to the brief?", True, False),
+    # the go-ahead said as what the agent needs the customer to do
+    ("We just need you to approve it first.", False, True),
+    ("I need you to approve before I file the return.", False, True),
+    # near misses: the go-ahead asked beside the open question, an item to add, a go-ahead the agent does without
+    ("Is there anything else, or shall I proceed?", True, True),
+    ("I don't need you to confirm anything.", False, False),
+])
+def test_an_open_question_beside_the_agents_step_and_a_go_ahead_needed_of_the_customer(text: str, open_: bool,
+                                                                                     confirm: bool) -> None:
+    reading = understand(text, LAMP)
+    assert (reading.open, reading.confirm, reading.topics) == (open_, confirm, frozenset()), reading

@@ -754,7 +754,10 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay", "both good",
                             "both ok", "both okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
-                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) |"
+                          # "Is there anything else I can add to this request?": more to note, no item to add
+                          r" (?:anything|something) (?:else |more )?(?:i|we) (?:can|could|should|may|might) add to (?:this|the|"
+                          r"your) (?:request|search|brief|list|requirements|notes) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
 #: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
 _TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
@@ -1132,6 +1135,8 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
+        if _has(words, _OPEN_STRONG_PHRASES):
+            words = _OWN_STEP.sub(" ", words)  # "Anything else I should know before I proceed?": the agent's next step
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words) or (
                 _CONSENT_NEEDED.search(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(clause)):
             return True
@@ -1432,7 +1437,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
                            r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
                            r"request|seek|await) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |"
+                           r"you to (?:confirm|approve|agree|say|ok|okay|authori[sz]e|sign off)\b|(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
