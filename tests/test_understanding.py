@@ -1594,3 +1594,14 @@ def test_an_open_question_beside_the_agents_step_and_a_go_ahead_needed_of_the_cu
                                                                                      confirm: bool) -> None:
     reading = understand(text, LAMP)
     assert (reading.open, reading.confirm, reading.topics) == (open_, confirm, frozenset()), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # "lighter" with a material or a colour as its example asks that, not the weight
+    ("Stainless steel, or something lighter like ceramic?", {"material"}),
+    # near misses: lighter as such, or with a weight as its example
+    ("Stainless steel, or do you want it lighter?", {"material", "weight"}),
+    ("Would something lighter, like 2 kg, suit you?", {"weight"}),
+])
+def test_lighter_with_a_material_as_its_example(text: str, topics: set[str]) -> None:
+    assert set(understand(text, MUG).topics) == topics

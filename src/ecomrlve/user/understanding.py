@@ -207,8 +207,13 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
 #: texture" (a form's feel).
+#: ... nor "lighter" with a material or a colour as its example ("or something lighter like linen?", "lighter, such as
+#: beige"): the example is what is asked.
 _NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
-                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )")
+                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
+                         r" (?:light|lighter|lightweight)(?= (?:like|such as|say|eg|e g) (?:"
+                         + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
+                         + r") )")
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
