@@ -1605,3 +1605,16 @@ def test_an_open_question_beside_the_agents_step_and_a_go_ahead_needed_of_the_cu
 ])
 def test_lighter_with_a_material_as_its_example(text: str, topics: set[str]) -> None:
     assert set(understand(text, MUG).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # who would refuse it, said in more words: praise, nothing asked
+    ("Who will say no to a lamp at that price!", False),
+    ("Black it is. Now who'd ever argue with Black?", False),
+    ("Who'll complain about free delivery?", False),
+    # near misses: who is asked to say, or what they would want instead
+    ("Who will say which colour you want?", True),
+    ("Black it is. Who'd want the Silver instead?", True),
+])
+def test_who_would_refuse_it_asks_nothing(text: str, asks: bool) -> None:
+    assert understand(text, LAMP).asks_anything == asks

@@ -1590,11 +1590,13 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 #: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
-_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
                          # ... who could object to it ("Who could say no to a mug at that price?")
-                         r"who (?:could|can|would)(?: ever| possibly)? (?:object|argue|say no|complain|refuse|disagree)\b|"
+                         # (and "Who will say no to free delivery!", "Now who'd ever say no to a navy hoodie?")
+                         r"(?:who (?:could|can|would|will)|whod|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
+                         r"refuse|disagree)\b|"
                          r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
                          r"[a-z]+|better|nicer) than\b|"
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
