@@ -1618,3 +1618,13 @@ def test_lighter_with_a_material_as_its_example(text: str, topics: set[str]) -> 
 ])
 def test_who_would_refuse_it_asks_nothing(text: str, asks: bool) -> None:
     assert understand(text, LAMP).asks_anything == asks
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("How big is your budget for the jacket?", {"price"}),
+    ("How large a budget are we talking?", {"price"}),
+    # near miss: the size asked beside the budget
+    ("How big is the jacket you want, and what is your budget?", {"price", "size"}),
+])
+def test_how_big_a_budget_asks_no_size(text: str, topics: set[str]) -> None:
+    assert set(understand(text, JACKET).topics) == topics

@@ -226,6 +226,9 @@ _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightn
 #: no price.
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
+#: "How big is your budget?": the size of the budget, no size asked.
+_BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |would be |will be )?(?:your |the |a )?(?:budget|price range|"
+                         r"spend|spending limit) ")
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
 _NUMBER_OF_YOUR = re.compile(" number of your ")
@@ -2326,6 +2329,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _cued_only_in(_COUNTED_UNIT, norm_grounds, "quantity"):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "size" in topics and _cued_only_in(_BIG_BUDGET, cue_text, "size"):
+        topics.discard("size")  # "How big is your budget?" asks the budget
     if "screen" in topics and _cued_only_in(_COUNTED_SCREEN, cue_text, "screen"):
         topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and _cued_only_in(_NUMBER_OF_YOUR, cue_text, "quantity"):
