@@ -1628,3 +1628,18 @@ def test_who_would_refuse_it_asks_nothing(text: str, asks: bool) -> None:
 ])
 def test_how_big_a_budget_asks_no_size(text: str, topics: set[str]) -> None:
     assert set(understand(text, JACKET).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "which", "reason", "confirm"), [
+    # a question joined with a dialect "an'", a wh-phrase fronted with its preposition, "pray" as "please"
+    ("Which order is it an' what went wrong?", True, True, False),
+    ("From which order, and for what reason, is it coming back?", True, True, False),
+    ("Pray give me the order date.", True, False, False),
+    ("Pray confirm that I may file the return.", False, False, True),
+    # near misses: a fronted phrase that asks nothing beside the question, a statement with "pray"
+    ("For what it is worth, which order was it?", True, False, False),
+    ("I pray it arrives safely.", False, False, False),
+])
+def test_a_dialect_join_a_fronted_wh_phrase_and_pray(text: str, which: bool, reason: bool, confirm: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.which, reading.reason, reading.confirm) == (which, reason, confirm), reading

@@ -652,7 +652,7 @@ _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
 #: question word.
-_QUESTION_JOIN = re.compile(r"\s(?:and|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
                             r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
@@ -686,7 +686,7 @@ _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "descr
                   "all that remains is",
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
-                  "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
+                  "pray", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
                   "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
@@ -1309,6 +1309,8 @@ def _asking_clauses(sentence: str) -> list[str]:
                 return clauses  # a tag
             if i > 0 and _REQUEST_FOR_IT.match(words):
                 i -= 1  # "I must record the grounds; kindly supply them." asks what the clause before it names
+            while i > 0 and _FRONTED_WH.match(_normalise(clauses[i - 1])):
+                i -= 1  # "For which order, and for what reason, is the refund requested?" asks in its fronted phrases
             while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
                 i -= 1  # "Faulty or damaged - which was it?", "It broke, or was it something else?" ask among the
                 # options before them
@@ -1316,6 +1318,8 @@ def _asking_clauses(sentence: str) -> list[str]:
     return clauses
 
 
+#: A wh-phrase fronted with its preposition, its clause's verb after it ("For which order, ..., is the refund requested?").
+_FRONTED_WH = re.compile(r"^ (?:and |or )?(?:for|from|in|on|with|by|to|about|of) (?:which|what|whose) [a-z]+ $")
 #: A clause joined to the one before by "or" ("..., or was it something else?").
 _OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
 
