@@ -1643,3 +1643,15 @@ def test_how_big_a_budget_asks_no_size(text: str, topics: set[str]) -> None:
 def test_a_dialect_join_a_fronted_wh_phrase_and_pray(text: str, which: bool, reason: bool, confirm: bool) -> None:
     reading = understand(text, ORDERS)
     assert (reading.which, reading.reason, reading.confirm) == (which, reason, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics", "open_"), [
+    # what the customer can lift asks the weight, no open question
+    ("Any lifting limits I should know about?", {"weight"}, False),
+    ("Is it hard for you to lift a full pan?", {"weight"}, False),
+    # near misses: restrictions in general ask openly; lifting a hold on the order asks leave
+    ("Any restrictions we should be aware of?", set(), True),
+])
+def test_lifting_asks_the_weight(text: str, topics: set[str], open_: bool) -> None:
+    reading = understand(text, PAN)
+    assert (set(reading.topics), reading.open) == (topics, open_), reading

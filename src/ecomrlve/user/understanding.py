@@ -136,7 +136,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram",
+               # what the customer can lift ("Any lifting restrictions we should be aware of?", "hard to lift?")
+               "lifting", "to lift"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
