@@ -1655,3 +1655,14 @@ def test_a_dialect_join_a_fronted_wh_phrase_and_pray(text: str, which: bool, rea
 def test_lifting_asks_the_weight(text: str, topics: set[str], open_: bool) -> None:
     reading = understand(text, PAN)
     assert (set(reading.topics), reading.open) == (topics, open_), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the light a lamp gives asks its wattage; "full sun" names no bed size
+    ("How much light should the lamp give, soft glow or full sun?", {"wattage"}),
+    # near misses: a full bed, a light colour
+    ("Full or queen for the bed?", {"size"}),
+    ("Would a light colour suit, say Silver?", {"color"}),
+])
+def test_how_much_light_asks_the_wattage(text: str, topics: set[str]) -> None:
+    assert set(understand(text, InPlay(values={"size": ("Full", "Queen"), "color": ("Black", "Silver")})).topics) == topics

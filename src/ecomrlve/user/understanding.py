@@ -132,6 +132,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim",
                 # a speaker's power said as its loudness
                 "how loud", "loud enough", "louder", "very loud", "how powerful",
+                # the light a lamp gives ("How much light does your corner need?")
+                "how much light",
                 # a light's strength offered as a choice ("bright or soft?")
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
@@ -1694,7 +1696,7 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
