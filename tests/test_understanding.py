@@ -1666,3 +1666,26 @@ def test_lifting_asks_the_weight(text: str, topics: set[str], open_: bool) -> No
 ])
 def test_how_much_light_asks_the_wattage(text: str, topics: set[str]) -> None:
     assert set(understand(text, InPlay(values={"size": ("Full", "Queen"), "color": ("Black", "Silver")})).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "open_"), [
+    # a letter's request, the nature of what a cable goes on, other purchasers' opinions, a pick said as an idiom
+    ("I should be obliged to learn which colour you prefer.", LAMP, {"color"}, False),
+    ("Dear Sir, I would be most grateful if you would describe what you need of the lamp.", LAMP, set(), True),
+    ("Kindly tell me the device to which the cable will be attached.", CABLE, {"connector"}, False),
+    ("Do the views of other shoppers count for you?", LAMP, {"rating"}, False),
+    ("Black, Silver. Take your pick.", LAMP, {"color"}, False),
+    # near misses: a courtesy that asks nothing, time to take, a pick already made, the nature of the thing itself
+    ("I would be grateful if you kept the receipt.", LAMP, set(), False),
+    ("Take your time.", LAMP, set(), False),
+    ("You made your pick, thanks.", LAMP, set(), False),
+])
+def test_a_letters_request_an_attachment_other_shoppers_and_a_pick_idiom(text: str, in_play: InPlay, topics: set[str],
+                                                                       open_: bool) -> None:
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.open, reading.confirm) == (topics, open_, False), reading
+
+
+def test_the_nature_of_a_thing_asks_no_reason() -> None:
+    assert not understand("Kindly inform me of the nature of the device the cable goes into.", ORDERS).reason
+    assert understand("Kindly inform me of the nature of the fault.", ORDERS).reason

@@ -99,7 +99,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
                "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers",
-               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers"),
+               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers",
+               "other purchasers", "other shoppers", "opinions of other"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
@@ -126,7 +127,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
                   # a bare "usb" offered as a choice ("bluetooth or usb?")
                   "or usb", "usb or",
-                  "pc", "ipad", "your tablet"),
+                  "pc", "ipad", "your tablet",
+                  # what the cable goes on ("the instrument to which the cable is to be attached")
+                  "be attached", "attach it to", "attach them to"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim",
@@ -486,7 +489,8 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
+                "what is behind", "amiss", "nature of the problem", "nature of the fault", "nature of the issue", "nature of the defect",
+                "nature of the return", "nature of the complaint", "nature of the damage", "nature of the trouble", "story with", "story behind", "in what way", "what way",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
@@ -1096,7 +1100,7 @@ _STEP_FIRST = re.compile(r"^ (?:so |ok |okay |then |just )?" + _ACTIONS + " ")
 _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|okay|oya|go on) )*(?:(?:select|choose|pick)(?! up\b| out\b|"
                            r" models?\b| items?\b| styles?\b)\b|(?:reply|respond|type|enter|press|text)(?: with)? (?:(?:a |the |your )?"
                            r"(?:number|letter|[a-z0-9]) (?:for|to)\b|(?:a |the |your )?(?:number|letter|choice|quantity|size|colou?r|"
-                           r"order|date|budget)\b))")
+                           r"order|date|budget)\b)|(?:drop|make|take|name) your (?:pick|choice)\b)")
 
 #: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
 #: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
@@ -1469,7 +1473,13 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
                            r"mandatory|requested|sought)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
-                           r"(?:to )?(?:know|learn|hear|understand)\b")
+                           r"(?:to )?(?:know|learn|hear|understand)\b|"
+                           # ... and in a letter's words ("Dear Madam, I would be most grateful if you would describe ...",
+                           # "I should be obliged to learn ...")
+                           r"^ (?:(?:dear|madam|sir|maam) )*(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
+                           r"(?:most |very |so |much |truly )?(?:grateful|obliged) (?:(?:to )?(?:know|learn|hear|understand)\b|"
+                           r"if you (?:would |could |can |will )?(?:kindly )?(?:tell|describe|share|say|explain|indicate|inform|"
+                           r"let me know|specify)\b)")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -2159,7 +2169,10 @@ _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
                                   # "XS, M, XXL. Pick one."
                                   r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
-                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $")
+                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $|"
+                                  # "Black, Navy, Olive. Drop your pick."
+                                  r"^ (?:(?:please|kindly|just|so|now|go on|ok|okay) )*(?:drop|make|take|name) your (?:pick|choice)"
+                                  r"(?: please| now)? $")
 #: Kinds of the item counted ("comes in two versions", "three kinds of this keyboard", "in three materials"): what a bare
 #: "which one?" after them asks among.
 _COUNTED_KINDS = re.compile(r" (?:two|three|four|five|several|a few|a couple of|different) (?:different )?((?:versions|kinds|types|models|"
