@@ -1689,3 +1689,14 @@ def test_a_letters_request_an_attachment_other_shoppers_and_a_pick_idiom(text: s
 def test_the_nature_of_a_thing_asks_no_reason() -> None:
     assert not understand("Kindly inform me of the nature of the device the cable goes into.", ORDERS).reason
     assert understand("Kindly inform me of the nature of the fault.", ORDERS).reason
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    ("Do I have clearance to place the order?", True),
+    ("Am I cleared to start the return?", True),
+    # near misses: a clearance sale or a product on clearance asks no leave
+    ("Is the lamp on clearance?", False),
+    ("Any interest in clearance items?", False),
+])
+def test_clearance_to_act_asks_leave(text: str, confirm: bool) -> None:
+    assert understand(text, LAMP).confirm == confirm

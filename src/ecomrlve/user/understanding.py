@@ -340,7 +340,9 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
             "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
-            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go")
+            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go",
+            # leave in a captain's or pilot's words ("Do I have clearance to launch?"; not a clearance sale)
+            "clearance to", "have clearance", "your clearance", "cleared to")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
