@@ -1521,3 +1521,182 @@ def test_a_request_said_with_please_after_the_verb_and_a_rule_named_after_it(tex
                                                                              which: bool) -> None:
     reading = understand(text, ORDERS)
     assert (reading.asks, reading.reason, reading.which) == (asks, reason, which), reading
+
+
+@pytest.mark.parametrize(("text", "asks", "reason"), [
+    # a fault said as wear, a knock, a misfit or a shortfall
+    ("Has the strap worn through?", True, True),
+    ("Did it get bashed up in the post?", True, True),
+    ("Was the jacket too snug?", True, True),
+    ("Is it the wrong dimensions for your desk?", True, True),
+    ("Did it not meet your expectations?", True, True),
+    # the reason asked with an imperative, as the cause, or as what the agent must note
+    ("Give the reason for the return.", True, True),
+    ("Report the malfunction, please.", True, True),
+    ("Could I ask about the cause of the return?", True, True),
+    ("Reason for the return please, for the log.", True, True),
+    ("I'll need to record the reason on the form.", True, True),
+    ("We must log the grounds for the return; please supply them.", True, True),
+    # near misses: a snug item picked out among orders, a reason the agent does not need, a courtesy, a size asked
+    ("Which one is too snug?", True, False),
+    ("I don't need to note the reason.", False, False),
+    ("One moment please, for the form.", False, False),
+    ("State your size.", False, False),
+])
+def test_a_reason_asked_as_wear_an_imperative_or_a_note(text: str, asks: bool, reason: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.asks, reading.reason, reading.confirm, reading.topics) == (asks, reason, False, frozenset()), reading
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # the other answer to a topic question, said as what the agent might do instead: no leave asked
+    ("Does the colour matter to you, or shall I just consider any?", {"color"}, False),
+    ("Are reviews important, or should we not bother about stars?", {"rating"}, False),
+    ("Any brand you like, or shall we keep an open mind?", {"brand"}, False),
+    # near misses: the alternative names a step, or the go-ahead is asked on its own
+    ("Does the colour matter, or shall I just order the black one?", {"color"}, True),
+    ("Is that everything, or shall I place the order?", set(), True),
+    ("Shall I open the return?", set(), True),
+])
+def test_an_alternative_said_as_what_the_agent_might_do(text: str, topics: set[str], confirm: bool) -> None:
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # a time to have it by, named as an event or a time of the customer's
+    ("Do you need it before the garden party, or can it wait?", {"shipping"}),
+    ("Need them 'fore the holidays?", {"shipping"}),
+    ("Do you need it before we sail on Sunday?", {"shipping"}),
+    ("Do you need it for next weekend's hike?", {"shipping"}),
+    # near misses: what it is for, the agent's own step, the customer's payment
+    ("Do you need it for the office?", set()),
+    ("Do you need it before I ship it?", set()),
+    ("Do you need it for this kitchen?", set()),
+])
+def test_a_delivery_time_asked_as_an_event_to_have_it_by(text: str, topics: set[str]) -> None:
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm, reading.open) == (topics, False, False), reading
+
+
+@pytest.mark.parametrize(("text", "open_", "confirm"), [
+    # an open question beside the agent's own next step or more to note: no leave asked
+    ("Anything else I ought to know before I place it?", True, False),
+    ("Is there something more we could add to the brief?", True, False),
+    # the go-ahead said as what the agent needs the customer to do
+    ("We just need you to approve it first.", False, True),
+    ("I need you to approve before I file the return.", False, True),
+    # near misses: the go-ahead asked beside the open question, an item to add, a go-ahead the agent does without
+    ("Is there anything else, or shall I proceed?", True, True),
+    ("I don't need you to confirm anything.", False, False),
+])
+def test_an_open_question_beside_the_agents_step_and_a_go_ahead_needed_of_the_customer(text: str, open_: bool,
+                                                                                     confirm: bool) -> None:
+    reading = understand(text, LAMP)
+    assert (reading.open, reading.confirm, reading.topics) == (open_, confirm, frozenset()), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # "lighter" with a material or a colour as its example asks that, not the weight
+    ("Stainless steel, or something lighter like ceramic?", {"material"}),
+    # near misses: lighter as such, or with a weight as its example
+    ("Stainless steel, or do you want it lighter?", {"material", "weight"}),
+    ("Would something lighter, like 2 kg, suit you?", {"weight"}),
+])
+def test_lighter_with_a_material_as_its_example(text: str, topics: set[str]) -> None:
+    assert set(understand(text, MUG).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # who would refuse it, said in more words: praise, nothing asked
+    ("Who will say no to a lamp at that price!", False),
+    ("Black it is. Now who'd ever argue with Black?", False),
+    ("Who'll complain about free delivery?", False),
+    # near misses: who is asked to say, or what they would want instead
+    ("Who will say which colour you want?", True),
+    ("Black it is. Who'd want the Silver instead?", True),
+])
+def test_who_would_refuse_it_asks_nothing(text: str, asks: bool) -> None:
+    assert understand(text, LAMP).asks_anything == asks
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("How big is your budget for the jacket?", {"price"}),
+    ("How large a budget are we talking?", {"price"}),
+    # near miss: the size asked beside the budget
+    ("How big is the jacket you want, and what is your budget?", {"price", "size"}),
+])
+def test_how_big_a_budget_asks_no_size(text: str, topics: set[str]) -> None:
+    assert set(understand(text, JACKET).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "which", "reason", "confirm"), [
+    # a question joined with a dialect "an'", a wh-phrase fronted with its preposition, "pray" as "please"
+    ("Which order is it an' what went wrong?", True, True, False),
+    ("From which order, and for what reason, is it coming back?", True, True, False),
+    ("Pray give me the order date.", True, False, False),
+    ("Pray confirm that I may file the return.", False, False, True),
+    # near misses: a fronted phrase that asks nothing beside the question, a statement with "pray"
+    ("For what it is worth, which order was it?", True, False, False),
+    ("I pray it arrives safely.", False, False, False),
+])
+def test_a_dialect_join_a_fronted_wh_phrase_and_pray(text: str, which: bool, reason: bool, confirm: bool) -> None:
+    reading = understand(text, ORDERS)
+    assert (reading.which, reading.reason, reading.confirm) == (which, reason, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics", "open_"), [
+    # what the customer can lift asks the weight, no open question
+    ("Any lifting limits I should know about?", {"weight"}, False),
+    ("Is it hard for you to lift a full pan?", {"weight"}, False),
+    # near misses: restrictions in general ask openly; lifting a hold on the order asks leave
+    ("Any restrictions we should be aware of?", set(), True),
+])
+def test_lifting_asks_the_weight(text: str, topics: set[str], open_: bool) -> None:
+    reading = understand(text, PAN)
+    assert (set(reading.topics), reading.open) == (topics, open_), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the light a lamp gives asks its wattage; "full sun" names no bed size
+    ("How much light should the lamp give, soft glow or full sun?", {"wattage"}),
+    # near misses: a full bed, a light colour
+    ("Full or queen for the bed?", {"size"}),
+    ("Would a light colour suit, say Silver?", {"color"}),
+])
+def test_how_much_light_asks_the_wattage(text: str, topics: set[str]) -> None:
+    assert set(understand(text, InPlay(values={"size": ("Full", "Queen"), "color": ("Black", "Silver")})).topics) == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "open_"), [
+    # a letter's request, the nature of what a cable goes on, other purchasers' opinions, a pick said as an idiom
+    ("I should be obliged to learn which colour you prefer.", LAMP, {"color"}, False),
+    ("Dear Sir, I would be most grateful if you would describe what you need of the lamp.", LAMP, set(), True),
+    ("Kindly tell me the device to which the cable will be attached.", CABLE, {"connector"}, False),
+    ("Do the views of other shoppers count for you?", LAMP, {"rating"}, False),
+    ("Black, Silver. Take your pick.", LAMP, {"color"}, False),
+    # near misses: a courtesy that asks nothing, time to take, a pick already made, the nature of the thing itself
+    ("I would be grateful if you kept the receipt.", LAMP, set(), False),
+    ("Take your time.", LAMP, set(), False),
+    ("You made your pick, thanks.", LAMP, set(), False),
+])
+def test_a_letters_request_an_attachment_other_shoppers_and_a_pick_idiom(text: str, in_play: InPlay, topics: set[str],
+                                                                       open_: bool) -> None:
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.open, reading.confirm) == (topics, open_, False), reading
+
+
+def test_the_nature_of_a_thing_asks_no_reason() -> None:
+    assert not understand("Kindly inform me of the nature of the device the cable goes into.", ORDERS).reason
+    assert understand("Kindly inform me of the nature of the fault.", ORDERS).reason
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    ("Do I have clearance to place the order?", True),
+    ("Am I cleared to start the return?", True),
+    # near misses: a clearance sale or a product on clearance asks no leave
+    ("Is the lamp on clearance?", False),
+    ("Any interest in clearance items?", False),
+])
+def test_clearance_to_act_asks_leave(text: str, confirm: bool) -> None:
+    assert understand(text, LAMP).confirm == confirm

@@ -99,7 +99,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "other make", "other makes"),
     "rating": ("rating", "rated", "star", "review", "reviewed", "well reviewed", "stars", "customer score", "scores",
                "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers",
-               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers"),
+               "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers",
+               "other purchasers", "other shoppers", "opinions of other"),
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
@@ -126,17 +127,23 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                   "cordless", "corded", "connecting", "hook up", "hook it up", "hook them up",
                   # a bare "usb" offered as a choice ("bluetooth or usb?")
                   "or usb", "usb or",
-                  "pc", "ipad", "your tablet"),
+                  "pc", "ipad", "your tablet",
+                  # what the cable goes on ("the instrument to which the cable is to be attached")
+                  "be attached", "attach it to", "attach them to"),
     "form": ("form", "formula", "texture", "consistency"),
     "wattage": ("wattage", "watt", "power output", "powerful", "how bright", "brightness", "very bright",
                 "be bright", "bright enough", "brighter", "really bright", "quite bright", "how dim", "too dim",
                 # a speaker's power said as its loudness
                 "how loud", "loud enough", "louder", "very loud", "how powerful",
+                # the light a lamp gives ("How much light does your corner need?")
+                "how much light",
                 # a light's strength offered as a choice ("bright or soft?")
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
+               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram",
+               # what the customer can lift ("Any lifting restrictions we should be aware of?", "hard to lift?")
+               "lifting", "to lift"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
@@ -173,10 +180,16 @@ _WITHIN_DAYS = re.compile(r" (?:within|in|inside) (?:the next |the coming )?(?:\
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 #: "Do you need them here by Friday?", "Do you want them by the 20th?": a day to have it by asks the delivery time.
+_DAY_WORDS = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekends|tomorrow|next|end|christmas|party|"
+              r"event|trip|holiday|holidays|birthday|wedding|move|launch|[0-9]{1,2}(?:st|nd|rd|th)?|(?:"
+              + "|".join(_MONTH_NAMES) + r") [0-9]{1,2})")
+#: Also before any event the customer names ("Do you need it before the spring fair?", "'fore the weekend", "before we
+#: dock on Friday") or for a time ("Do you need it for this weekend's shoot?").
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
-                     r"(?:by|before) (?:the |your |a |our )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|"
-                     r"tomorrow|next|end|christmas|party|event|trip|holiday|holidays|birthday|wedding|move|launch|"
-                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+                     r"(?:(?:by|before) (?:the |your |a |our )?" + _DAY_WORDS + r"|(?:before|fore) (?:the|your|our|this|next) [a-z]+|"
+                     r"(?:by|before|fore) (?!(?:i|you)\b)(?:[a-z]+ ){1,3}(?:on |by )?(?:the )?" + _DAY_WORDS
+                     + r"|for (?:this|next|the) (?:weekend|weekends|week|weeks|monday|tuesday|wednesday|thursday|friday|"
+                     r"saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
@@ -201,8 +214,13 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
 #: texture" (a form's feel).
+#: ... nor "lighter" with a material or a colour as its example ("or something lighter like linen?", "lighter, such as
+#: beige"): the example is what is asked.
 _NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
-                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )")
+                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
+                         r" (?:light|lighter|lightweight)(?= (?:like|such as|say|eg|e g) (?:"
+                         + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
+                         + r") )")
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -215,6 +233,9 @@ _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightn
 #: no price.
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
+#: "How big is your budget?": the size of the budget, no size asked.
+_BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |would be |will be )?(?:your |the |a )?(?:budget|price range|"
+                         r"spend|spending limit) ")
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
 _NUMBER_OF_YOUR = re.compile(" number of your ")
@@ -319,12 +340,18 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
             "pull the trigger", "buy button", "order button", "hit buy", "that be everything", "that be all",
             "you be taking", "we doing this", "your acceptance", "your acknowledgement", "your acknowledgment",
             "say yes", "the nod", "in agreement", "locking this in", "locking it in", "place order", "that you sorted",
-            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go")
+            "thatll be all", "thatll be everything", "thatll do", "we on for", "say the word", "give me the go", "its a go",
+            # leave in a captain's or pilot's words ("Do I have clearance to launch?"; not a clearance sale)
+            "clearance to", "have clearance", "your clearance", "cleared to")
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
             r"ring up|press|cop)")
+#: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
+#: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
+_OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
+_ACTION_WORD = re.compile(r" " + _ACTIONS + r" (?!mind )")
 #: Asking leave to act: "want me to / like me to / ok if I / mind if I / can I / shall we ... <action>" (not
 #: "which brands you'd like me to stick to", nor negated: "a price you don't want to go past").
 _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! wouldnt)(?<! never) (?:(?:want|wanting|like|need|wish) me to|fancy me|ok if i|okay if i|alright if i|fine if i|mind if i|"
@@ -464,7 +491,8 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
+                "what is behind", "amiss", "nature of the problem", "nature of the fault", "nature of the issue", "nature of the defect",
+                "nature of the return", "nature of the complaint", "nature of the damage", "nature of the trouble", "story with", "story behind", "in what way", "what way",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
@@ -477,7 +505,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "that you send it back", "that you send them back", "that you give it back", "the grounds",
                 # what to enter on the return form ("..., what shall I write?")
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
-                "beef with", "what happen with", "what happen to")
+                "beef with", "what happen with", "what happen to",
+                # the cause named as a noun ("May I enquire as to the cause of the return?")
+                "cause of the return", "cause of your return", "cause of return", "cause for the return")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -531,7 +561,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "dead on arrival", "on the blink", "cutting out", "cuts out", "cut out", "dropping out", "drops out",
                   "spoilt", "spoiled", "spoil", "munted", "unsatisfactory", "living up to", "not same as", "different than",
                   "different from your", "bad with", "somethings off", "ceased to", "going on with", "not vibe",
-                  "not the right fit", "not quite the right fit")
+                  "not the right fit", "not quite the right fit",
+                  # wear, knocks and a shortfall in other words ("Has it worn through?", "Did it get banged up on the way?",
+                  # "the wrong dimensions", "Did it not meet your expectations?", "Report the malfunction.")
+                  "worn through", "banged up", "bashed up", "knocked about", "beaten up", "wrong dimensions",
+                  "not meet your expectations", "not meet expectations", "below expectations", "below your expectations",
+                  "malfunction", "malfunctioning", "too snug")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -627,7 +662,7 @@ _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
 #: question word.
-_QUESTION_JOIN = re.compile(r"\s(?:and|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
                             r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
@@ -661,7 +696,7 @@ _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "descr
                   "all that remains is",
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
-                  "pray tell", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
+                  "pray", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
                   "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
@@ -737,7 +772,10 @@ _BARE_GO_AHEAD = frozenset(("should i", "shall i", "can i", "could i", "may i", 
                             "you are ok", "you are okay", "are you ok", "are you okay", "you ok", "you okay", "both good",
                             "both ok", "both okay"))
 _MORE_TO_ADD = re.compile(r" (?:anything|something|more|else|requirements?|details?|preferences?|needs|wishes|points?|"
-                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) ")
+                          r"things?)(?: [a-z0-9]+){0,3} to add | add (?:anything|something|more) |"
+                          # "Is there anything else I can add to this request?": more to note, no item to add
+                          r" (?:anything|something) (?:else |more )?(?:i|we) (?:can|could|should|may|might) add to (?:this|the|"
+                          r"your) (?:request|search|brief|list|requirements|notes) ")
 #: "Tell me a bit about how you work", "Talk me through what didn't work": a request to be told about anything, with
 #: no topic named, asks openly (not "tell me when you're ready", "let me know if ...").
 _TELL_ABOUT = re.compile(r"^ (?:please )?(?:tell|talk|walk|run|take|fill) (?:me|us) (?:a bit |a little |more |some more |all )?"
@@ -844,7 +882,9 @@ def _correction(w: str) -> str | None:
         return None
     fixed = _TYPO_INDEX.get(w)
     if len(w) == 4:
-        return fixed  # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy")
+        # a four-letter word only as a letter dropped from a cue word ("brnd", "hevy"), not as a cue word's singular
+        # ("snug" of "snugs")
+        return None if fixed == w + "s" else fixed
     if fixed is None:
         for j in range(len(w)):
             shorter = w[:j] + w[j + 1:]
@@ -1062,7 +1102,7 @@ _STEP_FIRST = re.compile(r"^ (?:so |ok |okay |then |just )?" + _ACTIONS + " ")
 _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|okay|oya|go on) )*(?:(?:select|choose|pick)(?! up\b| out\b|"
                            r" models?\b| items?\b| styles?\b)\b|(?:reply|respond|type|enter|press|text)(?: with)? (?:(?:a |the |your )?"
                            r"(?:number|letter|[a-z0-9]) (?:for|to)\b|(?:a |the |your )?(?:number|letter|choice|quantity|size|colou?r|"
-                           r"order|date|budget)\b))")
+                           r"order|date|budget)\b)|(?:drop|make|take|name) your (?:pick|choice)\b)")
 
 #: The shopper's go-ahead as what the agent still needs or awaits ("I need only your assent and it goes through", "Your
 #: return now awaits only your approval", "only your approval is needed", "All I need is your yes"): leave asked, though
@@ -1106,11 +1146,15 @@ def _asks_go_ahead(asking: str) -> bool:
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
             continue  # "Is there more you'd like to add?" asks for requirements, not leave to add an item
+        if _OR_SHALL.match(words) and not _ACTION_WORD.search(words):
+            continue  # "Do reviews matter, or shall I not worry about stars?": the question's other answer, no leave asked
         if _OWN_STEP_CLAUSE.match(words):
             continue  # "Before I place it, is there anything else?": the agent's next step names the time, no leave asked
         words = _DISCUSS.sub(" ", _ASK_LEAVE.sub(" ", words))  # "May I ask which brand you prefer?" asks the brand, not leave to act
         words = _TELL_ME.sub(r" \1 ", words)  # "go ahead and tell me ..." asks to be told, not leave to act
         words = _OWN_STEP_GO.sub(" ", _RELATIVE_WISH.sub(" ", words))
+        if _has(words, _OPEN_STRONG_PHRASES):
+            words = _OWN_STEP.sub(" ", words)  # "Anything else I should know before I proceed?": the agent's next step
         if _has(words, _CONFIRM_PHRASES) or _ACTION_OFFER.search(words) is not None or _WANT_DONE.search(words) or (
                 _CONSENT_NEEDED.search(words) or _REPLY_GO_AHEAD.match(words) or _MENU_GO_AHEAD.search(clause)):
             return True
@@ -1273,6 +1317,10 @@ def _asking_clauses(sentence: str) -> list[str]:
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
             if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
                 return clauses  # a tag
+            if i > 0 and _REQUEST_FOR_IT.match(words):
+                i -= 1  # "I must record the grounds; kindly supply them." asks what the clause before it names
+            while i > 0 and _FRONTED_WH.match(_normalise(clauses[i - 1])):
+                i -= 1  # "For which order, and for what reason, is the refund requested?" asks in its fronted phrases
             while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
                 i -= 1  # "Faulty or damaged - which was it?", "It broke, or was it something else?" ask among the
                 # options before them
@@ -1280,6 +1328,8 @@ def _asking_clauses(sentence: str) -> list[str]:
     return clauses
 
 
+#: A wh-phrase fronted with its preposition, its clause's verb after it ("For which order, ..., is the refund requested?").
+_FRONTED_WH = re.compile(r"^ (?:and |or )?(?:for|from|in|on|with|by|to|about|of) (?:which|what|whose) [a-z]+ $")
 #: A clause joined to the one before by "or" ("..., or was it something else?").
 _OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
 
@@ -1349,7 +1399,7 @@ def _asking_part(raw: str) -> str:
 _NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
-_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|"
+_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
@@ -1358,8 +1408,14 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              # "... must write the reason. What, pray, was it?"
                              r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
-_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires) (?:(?:the|a|your|its) )?"
-                            r"(?:[a-z]+ )?(?:reason|motive)\b")
+#: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
+                            r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
+                            r"(?:[a-z]+ )?(?:reason|motive|grounds)\b")
+#: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
+_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe) "
+                          r"(?:me |us )?(?:the|your|a|its) (?:[a-z]+ )?(?:reason|reasons|grounds|cause|malfunction|fault|"
+                          r"problem|issue|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
@@ -1403,7 +1459,8 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
                            r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
                            r"request|seek|await) "
-                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |(?:one|two|"
+                           r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |"
+                           r"you to (?:confirm|approve|agree|say|ok|okay|authori[sz]e|sign off)\b|(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
                            r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
@@ -1418,7 +1475,13 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
                            r"mandatory|requested|sought)\b|"
                            r"^ (?:i|we|id|wed) (?:would |should )?(?:be |am |are )?(?:grateful|glad|delighted|happy|keen|pleased) "
-                           r"(?:to )?(?:know|learn|hear|understand)\b")
+                           r"(?:to )?(?:know|learn|hear|understand)\b|"
+                           # ... and in a letter's words ("Dear Madam, I would be most grateful if you would describe ...",
+                           # "I should be obliged to learn ...")
+                           r"^ (?:(?:dear|madam|sir|maam) )*(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
+                           r"(?:most |very |so |much |truly )?(?:grateful|obliged) (?:(?:to )?(?:know|learn|hear|understand)\b|"
+                           r"if you (?:would |could |can |will )?(?:kindly )?(?:tell|describe|share|say|explain|indicate|inform|"
+                           r"let me know|specify)\b)")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -1431,7 +1494,9 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            # a question whose auxiliary was dropped ("everything look good to you")
                            r" (?:everything|all|that|this|it) (?:look|sound|seem) (?:good|right|ok|okay|fine|correct)"
                            r"(?: to you)? $|"
-                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please $|"
+                           # (and what it is for: "Reason for the return please, for the form.")
+                           r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please"
+                           r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
@@ -1548,11 +1613,13 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 #: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
-_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
                          # ... who could object to it ("Who could say no to a mug at that price?")
-                         r"who (?:could|can|would)(?: ever| possibly)? (?:object|argue|say no|complain|refuse|disagree)\b|"
+                         # (and "Who will say no to free delivery!", "Now who'd ever say no to a navy hoodie?")
+                         r"(?:who (?:could|can|would|will)|whod|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
+                         r"refuse|disagree)\b|"
                          r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
                          r"[a-z]+|better|nicer) than\b|"
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
@@ -1602,7 +1669,7 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or _REASON_NEEDED.search(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
                 _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
@@ -1641,7 +1708,7 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -2104,7 +2171,10 @@ _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
                                   # "XS, M, XXL. Pick one."
                                   r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
-                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $")
+                                  r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $|"
+                                  # "Black, Navy, Olive. Drop your pick."
+                                  r"^ (?:(?:please|kindly|just|so|now|go on|ok|okay) )*(?:drop|make|take|name) your (?:pick|choice)"
+                                  r"(?: please| now)? $")
 #: Kinds of the item counted ("comes in two versions", "three kinds of this keyboard", "in three materials"): what a bare
 #: "which one?" after them asks among.
 _COUNTED_KINDS = re.compile(r" (?:two|three|four|five|several|a few|a couple of|different) (?:different )?((?:versions|kinds|types|models|"
@@ -2291,6 +2361,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("size")  # "what colours do you usually wear?" asks the colour
     if "quantity" in topics and _cued_only_in(_COUNTED_UNIT, norm_grounds, "quantity"):
         topics.discard("quantity")  # "how many watts" asks the wattage
+    if "size" in topics and _cued_only_in(_BIG_BUDGET, cue_text, "size"):
+        topics.discard("size")  # "How big is your budget?" asks the budget
     if "screen" in topics and _cued_only_in(_COUNTED_SCREEN, cue_text, "screen"):
         topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and _cued_only_in(_NUMBER_OF_YOUR, cue_text, "quantity"):
