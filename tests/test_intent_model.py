@@ -141,8 +141,8 @@ def test_the_model_has_the_rules_read_a_requirement_question_they_missed(text: s
 
 @pytest.mark.parametrize(("text", "open_"), [
     # a request in a shape the rules take for a statement, which the model is sure asks
-    ("Pray inform me of any other requirements.", True),
     ("Be so good as to list any other requirements for the hoodie.", True),
+    ("Let any other requirements be known to me.", True),
     # statements
     ("I'll check the other sizes now.", False),
     ("Your colour and size are on file now.", False),
