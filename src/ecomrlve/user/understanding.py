@@ -90,7 +90,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
-              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money"),
+              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -136,7 +136,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
-               "easy to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
+               "easy to lift", "lifting", "to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
@@ -176,7 +176,10 @@ _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", 
 _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|have|get|receive) (?:it|them|this|these|that|those)) "
                      r"(?:by|before) (?:the |your |a |our )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|"
                      r"tomorrow|next|end|christmas|party|event|trip|holiday|holidays|birthday|wedding|move|launch|"
-                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) ")
+                     r"[0-9]{1,2}(?:st|nd|rd|th)?|(?:" + "|".join(_MONTH_NAMES) + r") [0-9]{1,2}) |"
+                     # ... or for a day ("Do you need it for this weekend's shoot?")
+                     r" (?:need|want|have|get) (?:it|them|this|these|that|those) for (?:this |next |the )?(?:monday|tuesday|"
+                     r"wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|tonight|christmas)s? ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
@@ -200,9 +203,10 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
-#: texture" (a form's feel).
+#: texture" (a form's feel), "something lighter like linen" (what the example offered is like: its value is asked).
 _NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
-                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )")
+                         r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
+                         r" (?:light|lighter|heavier)(?= (?:like|such as) )")
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -211,6 +215,9 @@ _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smalle
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
+#: "How big is your budget?": the size of a sum, its price (no size asked).
+_HOW_BIG_SUM = re.compile(r" how (?:big|large) (?:is |s |was |are |would be |will be )?(?:your |the |our )?(?:budget|spend|"
+                          r"spending|outlay|price range|wallet)s? ")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
@@ -227,7 +234,8 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
-                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
+                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with|"
+                           r"allocate|allocating|budget|put towards)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
@@ -464,7 +472,10 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the", "story with", "story behind", "in what way", "what way",
+                "what is behind", "amiss", "story with", "story behind", "in what way", "what way",
+                # the nature of what is wrong, not of a thing ("the nature of the device it plugs into")
+                "nature of the fault", "nature of the problem", "nature of the issue", "nature of the defect",
+                "nature of the complaint", "nature of the trouble", "nature of the damage", "nature of your",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
@@ -1551,8 +1562,10 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
-                         # ... who could object to it ("Who could say no to a mug at that price?")
-                         r"who (?:could|can|would)(?: ever| possibly)? (?:object|argue|say no|complain|refuse|disagree)\b|"
+                         # ... who could object to it ("Who could say no to a mug at that price?", "Who'd ever turn
+                         # down free returns?", "Who will say no to that!")
+                         r"(?:who (?:could|can|would|will)|whod|who d)(?: ever| possibly)? (?:object|argue|say no|complain|"
+                         r"refuse|disagree|turn (?:it |that |this |them )?down|pass (?:it |that |this )?up)\b|"
                          r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
                          r"[a-z]+|better|nicer) than\b|"
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
@@ -2290,6 +2303,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
+    if "size" in topics and _cued_only_in(_HOW_BIG_SUM, cue_text, "size"):
+        topics.discard("size")  # "How big a budget?" asks the price
     if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
         topics.discard("price")  # "Screen size how much you need?" asks the size
     if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
