@@ -133,7 +133,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                 # a speaker's power said as its loudness
                 "how loud", "loud enough", "louder", "very loud", "how powerful",
                 # a light's strength offered as a choice ("bright or soft?")
-                "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power"),
+                "bright or soft", "soft or bright", "bright or dim", "dim or bright", "strong light", "how much power",
+                "how much light"),
     "screen": ("screen", "display size", "inch", "inches", "how big a display", "size screen", "screen size", "diagonal"),
     "weight": ("weight", "heavy", "weigh", "lightweight", "be light", "light enough", "lighter", "how light", "heavier",
                "easy to lift", "lifting", "to lift", "easy to carry", "light to carry", "portable", "heft", "hefty", "kilo", "kilogram"),
@@ -215,6 +216,9 @@ _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smalle
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
+#: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
+_HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
+                           r"(?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "How big is your budget?": the size of a sum, its price (no size asked).
 _HOW_BIG_SUM = re.compile(r" how (?:big|large) (?:is |s |was |are |would be |will be )?(?:your |the |our )?(?:budget|spend|"
                           r"spending|outlay|price range|wallet)s? ")
@@ -1654,7 +1658,7 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|light|brightness|power|volume|sound)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -1915,7 +1919,8 @@ def _grounds(asking: str) -> str:
         # ("Your size, Medium, is in my notes; what colour?", "Size 9 noted, and the colour?")
         recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
         asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
-            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
+             and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
                                                 and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
@@ -1941,6 +1946,9 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: A noun phrase before the question that heads it ("The stars of the reviews, how many is the least for you?"): what
+#: the question asks about, no fact told.
+_HEADING = re.compile(r"^ (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ $")
 #: The end of examples listed after the question ("..., the stars and so on?"): they are asked, not told.
 _EXAMPLES_TAIL = re.compile(r" (?:and so(?: on| forth)?|etc|et cetera|and the like|and such|and all that|and stuff) $")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
@@ -2303,6 +2311,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
+    if "quantity" in topics and len(topics) > 1 and _cued_only_in(_HEADED_COUNT, cue_text, "quantity"):
+        topics.discard("quantity")  # "The stars of the reviews, how many at least?" counts the stars
     if "size" in topics and _cued_only_in(_HOW_BIG_SUM, cue_text, "size"):
         topics.discard("size")  # "How big a budget?" asks the price
     if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
