@@ -220,7 +220,7 @@ _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightn
 _HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
                            r"(?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "How big is your budget?": the size of a sum, its price (no size asked).
-_HOW_BIG_SUM = re.compile(r" how (?:big|large) (?:is |s |was |are |would be |will be )?(?:your |the |our )?(?:budget|spend|"
+_HOW_BIG_SUM = re.compile(r" how (?:big|large) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|spend|"
                           r"spending|outlay|price range|wallet)s? ")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
@@ -1563,7 +1563,7 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 #: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
-_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
                          # ... who could object to it ("Who could say no to a mug at that price?", "Who'd ever turn
