@@ -479,7 +479,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "what is behind", "amiss", "story with", "story behind", "in what way", "what way",
                 # the nature of what is wrong, not of a thing ("the nature of the device it plugs into")
                 "nature of the fault", "nature of the problem", "nature of the issue", "nature of the defect",
-                "nature of the complaint", "nature of the trouble", "nature of the damage", "nature of your",
+                "nature of the complaint", "nature of the trouble", "nature of the damage", "nature of the concern",
+                "nature of the malfunction", "nature of the dissatisfaction", "nature of the return", "nature of your",
+                "nature of it",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
