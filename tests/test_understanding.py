@@ -1686,11 +1686,6 @@ def test_a_letters_request_an_attachment_other_shoppers_and_a_pick_idiom(text: s
     assert (set(reading.topics), reading.open, reading.confirm) == (topics, open_, False), reading
 
 
-def test_the_nature_of_a_thing_asks_no_reason() -> None:
-    assert not understand("Kindly inform me of the nature of the device the cable goes into.", ORDERS).reason
-    assert understand("Kindly inform me of the nature of the fault.", ORDERS).reason
-
-
 @pytest.mark.parametrize(("text", "confirm"), [
     ("Do I have clearance to place the order?", True),
     ("Am I cleared to start the return?", True),
@@ -1700,3 +1695,62 @@ def test_the_nature_of_a_thing_asks_no_reason() -> None:
 ])
 def test_clearance_to_act_asks_leave(text: str, confirm: bool) -> None:
     assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # praise asked for effect with "who'd ever", "who will", "turn down", "pass up" asks nothing
+    ("Oh, who'd ever say no to a Black hoodie like that?", HOODIE, {"asks": False, "topics": set()}),
+    ("Who will say no to express delivery at no charge!", MUG, {"topics": set()}),
+    ("Who would turn down a ceramic mug this cheap?", MUG, {"asks": False, "topics": set()}),
+    ("Who could pass up free shipping?", MUG, {"asks": False, "topics": set()}),
+    # near misses: who the item is for, and a question after the praise ask
+    ("Who will use the lamp, and how bright should it be?", LAMP, {"topics": {"wattage"}}),
+    ("Who'd say no to Navy? Or would you rather Black?", HOODIE, {"topics": {"color"}}),
+])
+def test_praise_asked_for_effect_with_who_would_ever(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Leaks of the training corpus (issue 29 §1): "who'd ever say no to ..." praises what it names."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a day to have it for asks the delivery; a word for lifting asks the weight; light asked by amount the wattage
+    ("Is it for Saturday's party, or is there no rush?", MUG, {"shipping"}),
+    ("Do you need them for tomorrow, or can they wait?", MUG, {"shipping"}),
+    ("Any lifting limits I should know about?", PAN, {"weight"}),
+    ("How much light do you want in the hallway?", LAMP, {"wattage"}),
+    # a sum counted or sized in any words asks the price, not a count or a size
+    ("How many coins can we allocate to this lamp?", LAMP, {"price"}),
+    ("How big is the budget for your pan?", PAN, {"price"}),
+    ("How large a spend are you thinking for the mug?", MUG, {"price"}),
+    # a comparative said of an example offered asks that example's topic; "full sun" names no bed size
+    ("Glass, or something lighter like Linen?", LAMPSHADE, {"material"}),
+    ("A soft glow or full sun, how much light?", LAMP, {"wattage"}),
+    # a heading before "how many" names what is counted
+    ("The stars of the review, how many would you accept at least?", LAMP, {"rating"}),
+    # near misses: a purpose asks no delivery, the pan's weight is asked, a count and a size are still asked
+    ("Do you need it for cooking or for display?", PAN, set()),
+    ("Is it heavy to lift a problem for you?", PAN, {"weight"}),
+    ("How many lamps can we get you?", LAMP, {"quantity"}),
+    ("How big is your kitchen table, to pick the pan size?", PAN, {"size"}),
+    ("Is a lighter pan better for you?", PAN, {"weight"}),
+    ("The colour of the lamp, which do you want, and how many?", LAMP, {"color", "quantity"}),
+])
+def test_words_for_a_topic_count_for_the_topic_they_ask(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Leaks of the training corpus (issue 29 §1): a day to have it for, "lifting", a sum counted or sized, a
+    comparative said of an example, a heading before "how many" ask one topic, not a count, a size or every topic."""
+    assert understand(text, in_play).topics == frozenset(topics), text
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("Please tell me the nature of the device the cable goes into.", False),
+    ("Kindly inform me of the nature of the device the cable goes into.", False),
+    ("Kindly inform me of the nature of the fault.", True),
+    ("What's the nature of the port on your laptop?", False),
+    # near misses: the nature of what is wrong is the reason
+    ("What's the nature of the fault?", True),
+    ("Could you describe the nature of the problem with it?", True),
+])
+def test_the_nature_of_a_thing_asks_no_reason(text: str, reason: bool) -> None:
+    assert understand(text, ORDERS).reason == reason, text

@@ -90,7 +90,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
-              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money"),
+              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -189,7 +189,7 @@ _BY_DAY = re.compile(r" (?:here|there|arrive|arriving|delivered|(?:need|want|hav
                      r"(?:(?:by|before) (?:the |your |a |our )?" + _DAY_WORDS + r"|(?:before|fore) (?:the|your|our|this|next) [a-z]+|"
                      r"(?:by|before|fore) (?!(?:i|you)\b)(?:[a-z]+ ){1,3}(?:on |by )?(?:the )?" + _DAY_WORDS
                      + r"|for (?:this|next|the) (?:weekend|weekends|week|weeks|monday|tuesday|wednesday|thursday|friday|"
-                     r"saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)) ")
+                     r"saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|for (?:tomorrow|tonight|christmas)) ")
 #: "Do you need it by a particular date?", "Is there a date you need it by?": a date to have it by asks the delivery
 #: time (with no orders in play, where a date picks out an order).
 _BY_DATE = re.compile(r" by (?:a |any |some |what |which |the |that |this )?(?:particular |specific |certain |set |fixed |given )?"
@@ -214,11 +214,11 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
 #: texture" (a form's feel).
-#: ... nor "lighter" with a material or a colour as its example ("or something lighter like linen?", "lighter, such as
-#: beige"): the example is what is asked.
+#: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
+#: such as beige"): the example is what is asked.
 _NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
-                         r" (?:light|lighter|lightweight)(?= (?:like|such as|say|eg|e g) (?:"
+                         r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
                          + r") )")
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
@@ -229,13 +229,16 @@ _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smalle
 #: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
+#: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
+_HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
+                           r"(?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
+#: "How big is your budget?": the size of the budget, its price (no size asked).
+_BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
+                         r"price range|spend|spending limit|spending|outlay|wallet)s? ")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
-#: "How big is your budget?": the size of the budget, no size asked.
-_BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |would be |will be )?(?:your |the |a )?(?:budget|price range|"
-                         r"spend|spending limit) ")
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
 _NUMBER_OF_YOUR = re.compile(" number of your ")
@@ -248,7 +251,8 @@ _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitor
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
-                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with)\b")
+                           r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with|"
+                           r"allocate|allocating|budget|put towards)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
 _GENERIC_VARIANT = ("variant", "version", "option", "style")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
@@ -491,8 +495,12 @@ _LINE_PRICE_ASKED = re.compile(r"\b(?:" + "|".join(map(re.escape, LINE_PRICE_WOR
 _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened", "whats happened", "what has happened",
                 "whats gone wrong", "what has gone wrong", "what made you", "how come",
                 "whats up with", "matter with", "prompted", "prompting", "what led you", "whats led", "what has led", "what led to", "what caused", "whats behind",
-                "what is behind", "amiss", "nature of the problem", "nature of the fault", "nature of the issue", "nature of the defect",
-                "nature of the return", "nature of the complaint", "nature of the damage", "nature of the trouble", "story with", "story behind", "in what way", "what way",
+                "what is behind", "amiss", "story with", "story behind", "in what way", "what way",
+                # the nature of what is wrong, not of a thing ("the nature of the device it plugs into")
+                "nature of the fault", "nature of the problem", "nature of the issue", "nature of the defect",
+                "nature of the complaint", "nature of the trouble", "nature of the damage", "nature of the concern",
+                "nature of the malfunction", "nature of the dissatisfaction", "nature of the return", "nature of your",
+                "nature of it",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
                 "brought this on", "brought this about", "whats made you", "what has made you", "put you off",
@@ -1613,13 +1621,13 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 #: A question asked for effect, that wants no answer: who in general would do something ("Who even needs a 60-watt
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
-_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|i mean|really|come on|like) )*(?:who (?:even |really |"
+_RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
-                         # ... who could object to it ("Who could say no to a mug at that price?")
-                         # (and "Who will say no to free delivery!", "Now who'd ever say no to a navy hoodie?")
-                         r"(?:who (?:could|can|would|will)|whod|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
-                         r"refuse|disagree)\b|"
+                         # ... who could object to it ("Who could say no to a mug at that price?", "Who'd ever turn
+                         # down free returns?", "Who will say no to that!", "Now who'd ever say no to a navy hoodie?")
+                         r"(?:who (?:could|can|would|will)|whod|who d|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
+                         r"refuse|disagree|turn (?:it |that |this |them )?down|pass (?:it |that |this )?up)\b|"
                          r"what (?:[a-z]+ )?(?:could|can|would) (?:possibly )?(?:be|look|sound) (?:any )?(?:[a-z]+er|more "
                          r"[a-z]+|better|nicer) than\b|"
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
@@ -1708,7 +1716,7 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -1969,7 +1977,8 @@ def _grounds(asking: str) -> str:
         # ("Your size, Medium, is in my notes; what colour?", "Size 9 noted, and the colour?")
         recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
         asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
-            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
+            (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
+             and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
                                                 and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
@@ -1995,6 +2004,9 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: A noun phrase before the question that heads it ("The stars of the reviews, how many is the least for you?"): what
+#: the question asks about, no fact told.
+_HEADING = re.compile(r"^ (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ $")
 #: The end of examples listed after the question ("..., the stars and so on?"): they are asked, not told.
 _EXAMPLES_TAIL = re.compile(r" (?:and so(?: on| forth)?|etc|et cetera|and the like|and such|and all that|and stuff) $")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
@@ -2369,6 +2381,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "the number of your foot" asks a size, not how many
     if "quantity" in topics and _cued_only_in(_OWN_PICKS, cue_text, "quantity"):
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
+    if "quantity" in topics and len(topics) > 1 and _cued_only_in(_HEADED_COUNT, cue_text, "quantity"):
+        topics.discard("quantity")  # "The stars of the reviews, how many at least?" counts the stars
     if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
         topics.discard("price")  # "Screen size how much you need?" asks the size
     if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
