@@ -226,8 +226,8 @@ _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|differen
                                  r"impact|effect)s? )")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
-#: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
+#: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|juice|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
 #: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
 _HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
@@ -574,7 +574,14 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # "the wrong dimensions", "Did it not meet your expectations?", "Report the malfunction.")
                   "worn through", "banged up", "bashed up", "knocked about", "beaten up", "wrong dimensions",
                   "not meet your expectations", "not meet expectations", "below expectations", "below your expectations",
-                  "malfunction", "malfunctioning", "too snug")
+                  "malfunction", "malfunctioning", "too snug",
+                  # a fault said as a death, a failure in use, a hole or a letdown ("Did it die on you?", "gone dead",
+                  # "failing to charge", "a hole in it", "not keeping out the noise", "Was the size not good?",
+                  # "not like the picture", "Not your flavour?", "not the colour you were expecting", "What went sour?")
+                  "gone dead", "went dead", "die on you", "died on you", "died on", "failing to", "hole in", "holes in",
+                  "not keeping out", "not blocking out", "was not good", "were not good", "not like the picture",
+                  "not like the photo", "not like in the picture", "not your flavour", "not your thing",
+                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -585,6 +592,9 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
                      "i realize", "i appreciate",
+                     # the sympathy of a firm ("We're sorry your headphones arrived damaged.", "We apologise that ...")
+                     "were sorry", "we are sorry", "were so sorry", "we are so sorry", "were very sorry", "we are very sorry",
+                     "we apologise", "we apologize", "apologies", "our apologies",
                      # a purpose ("..., so that ...", "in case ..."; "so it doesn't ...": _PURPOSE_SO)
                      "so that", "in case")
 #: A purpose ("..., so it doesn't end up too small?", "..., so I can process it"), not "So it stopped working?", a
@@ -718,6 +728,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "lemme": "let me", "gimme": "give me", "k": "ok",
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
+              # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
+              "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
+              "ya": "you",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -735,11 +748,16 @@ _UNITS = {"in": "inch", '"': "inch", "″": "inch", "”": "inch", "w": "watt", 
 _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£€])(?!\s?\d)")
 
 
+#: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
+_WE_ARE = re.compile(r"\bwe['’]re\b")
+
+
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower())
+    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ",
+                                                                   text).lower()))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -1421,8 +1439,8 @@ _REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) 
                             r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
                             r"(?:[a-z]+ )?(?:reason|motive|grounds)\b")
 #: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
-_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe) "
-                          r"(?:me |us )?(?:the|your|a|its) (?:[a-z]+ )?(?:reason|reasons|grounds|cause|malfunction|fault|"
+_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe|"
+                          r"indicate) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
                           r"problem|issue|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
@@ -2390,6 +2408,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _cued_only_in(_DEGREE, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
+    if "price" in topics and len(topics) > 1 and _cued_only_in(_DEGREE, cue_text, "price"):
+        topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
