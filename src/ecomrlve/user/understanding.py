@@ -697,6 +697,9 @@ _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need"
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
 _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+                  # a terse order to say it ("State order number.", "Request full list of requirements.")
+                  "state your", "state the", "state order", "state reason", "state budget", "state remaining", "state any",
+                  "request",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
@@ -1523,6 +1526,8 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            # (and what it is for: "Reason for the return please, for the form.")
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please"
                            r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
+                           # a radio call's hand-over ("Number of shirts required, over.", "Wattage requirement, report.")
+                           r"(?<! all) (?:over|report|say again) $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
