@@ -278,7 +278,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
-                "more to it", "or is there more", "still to know", "else to know",
+                "more to it", "or is there more", "is there more", "still to know", "else to know",
                 "havent i asked", "i havent asked", "have i not asked")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
@@ -441,7 +441,9 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           "order ref", "reference number", "date of purchase", "purchase date", "date of the order", "the two order",
           "one you mean", "which one are you after", "when you ordered", "when did you", "order from",
           "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
-          "what did you get", "what you bought", "what was the item")
+          "what did you get", "what you bought", "what was the item",
+          # the order asked beside the reason ("Please state the order concerned and the reason for return.")
+          "the order concerned", "order and the reason", "order and reason")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
@@ -696,6 +698,10 @@ _CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need"
 #: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
+#: A request to say something, said of whom it asks ("Customers are asked to state any further requirements.", "Passengers are kindly
+#: requested to give the date of purchase.").
+_ASKED_TO = re.compile(r"^ (?:[a-z]+ )?(?:are|is) (?:kindly |politely |now )?(?:asked|requested|invited) to (?:give|state|"
+                       r"provide|tell|say|share|specify|describe|indicate|supply|list|name|report|enter|let us know) ")
 _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   # a terse order to say it ("State order number.", "Request full list of requirements.")
                   "state your", "state the", "state order", "state reason", "state budget", "state remaining", "state any",
@@ -1700,7 +1706,7 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
                 _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
@@ -2189,7 +2195,7 @@ _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|fu
 #: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
 _IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
                       r"other|any other|any more|further|additional|extra) ")
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
+_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the whole [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -2471,7 +2477,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and any(_IF_MORE.match(_normalise(sentence)) for sentence in _SENTENCE.findall(asking)):
         confirm = go_ahead = False  # "If there's more you want, say the word and I'll add it": the step is for the more
-    asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
+    asks_more = _THAT_ALL.search(norm_asking) is not None and (_has(norm_asking, _OPEN_STRONG_PHRASES) or (
+        not cued and _has(norm_asking, _OPEN_WEAK_PHRASES)))  # "Any must-haves, or is that the lot?"
     if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not beside_topic and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
