@@ -2339,8 +2339,15 @@ _SURE_ASKS_TOPIC = 0.8
 _SURE_ABOUT_OF_STATEMENT = 0.7
 
 
+#: A form letter's marks: a field's label ("[Attribute 1: the colour]" says "the colour", "[Name: Kai]" "Kai"), the
+#: template's own number ("[Template 14b]") and a list's ("[1] the order and [2] what went wrong"): only the field's
+#: words are read.
+_TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|\d{1,2}|[Tt]emplate [A-Za-z0-9]{1,4})\]")
+
+
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """What the rule layer alone reads in ``text`` (:func:`understand` without the model: to measure what it adds)."""
+    text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
