@@ -1533,7 +1533,8 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please"
                            r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
                            # a radio call's hand-over ("Number of shirts required, over.", "Wattage requirement, report.")
-                           r"(?<! all) (?:over|report|say again) $|"
+                           # (not "It's all over.", "game over", "The sale is over.")
+                           r"(?<! all)(?<! game)(?<! is)(?<! its)(?<! was)(?<! are)(?<! were) (?:over|report|say again) $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
