@@ -704,7 +704,7 @@ _ASKED_TO = re.compile(r"^ (?:[a-z]+ )?(?:are|is) (?:kindly |politely |now )?(?:
                        r"provide|tell|say|share|specify|describe|indicate|supply|list|name|report|enter|let us know) ")
 _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   # a terse order to say it ("State order number.", "Request full list of requirements.")
-                  "state your", "state the", "state order", "state reason", "state budget", "state remaining", "state any",
+                  "state the", "state order", "state reason", "state budget", "state remaining", "state any",
                   "request",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
