@@ -1884,3 +1884,17 @@ def test_a_form_letters_marks(text: str, in_play: InPlay, expected: dict[str, An
     for name, value in expected.items():
         got = set(reading.topics) if name == "topics" else getattr(reading, name)
         assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # "which fits your <plan or style>" asks which option suits, no size
+    ("Ceramic or wood, which fits your kitchen style?", MUG, {"material"}),
+    ("Black or Navy, which fits in with your wardrobe?", HOODIE, {"color"}),
+    # near misses: what fits the customer or a space is a size
+    ("Which fits you best, 9 or 10?", SHOES, {"size"}),
+    ("Which fits your feet, 9 or 10?", SHOES, {"size"}),
+    ("Which fit do you like, XS or M?", JACKET, {"size"}),
+])
+def test_which_fits_your_plan_asks_no_size(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """A leak of training corpus 26 (issue 29 §1): "leather or mesh, which fits your grid?" asks the material."""
+    assert understand(text, in_play).topics == frozenset(topics), text

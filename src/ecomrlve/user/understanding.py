@@ -238,6 +238,9 @@ _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) h
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
                          r"price range|spend|spending limit|spending|outlay|wallet)s? ")
+#: "Leather or mesh, which fits your grid?": the option that suits a plan or a style, no size (not "which fits you").
+_WHICH_SUITS = re.compile(r" (?:which|what) (?:one )?(?:fits|fit) (?:in with |with )?(?:your|the|our|my) (?!(?:feet|foot|"
+                          r"size|body|frame|build|waist|height|room|space|desk|bed|car)\b)")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
@@ -2412,6 +2415,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "how many watts" asks the wattage
     if "size" in topics and _cued_only_in(_BIG_BUDGET, cue_text, "size"):
         topics.discard("size")  # "How big is your budget?" asks the budget
+    if "size" in topics and _cued_only_in(_WHICH_SUITS, cue_text, "size"):
+        topics.discard("size")  # "Leather or mesh, which fits your grid?" asks which suits, no size
     if "screen" in topics and _cued_only_in(_COUNTED_SCREEN, cue_text, "screen"):
         topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and _cued_only_in(_NUMBER_OF_YOUR, cue_text, "quantity"):
