@@ -1898,3 +1898,18 @@ def test_a_form_letters_marks(text: str, in_play: InPlay, expected: dict[str, An
 def test_which_fits_your_plan_asks_no_size(text: str, in_play: InPlay, topics: set[str]) -> None:
     """A leak of training corpus 26 (issue 29 §1): "leather or mesh, which fits your grid?" asks the material."""
     assert understand(text, in_play).topics == frozenset(topics), text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # why the agent asks, a question it answers itself, asks nothing
+    ("Why do we ask the reason? Only for our statistics.", {"asks": False, "reason": False}),
+    ("Why do I ask? Just to improve the range.", {"asks": False, "reason": False}),
+    # near misses: why the customer returns it, after or before the agent's own reason
+    ("Why are you returning it? Only for our records.", {"reason": True}),
+    ("Why we ask: for the statistics. So why are you sending it back?", {"reason": True}),
+])
+def test_why_the_agent_asks_asks_nothing(text: str, expected: dict[str, Any]) -> None:
+    """A leak of training corpus 23 (issue 29 §1): "Why we ask the reason? Only for statistics ..."."""
+    reading = understand(text, ORDERS)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

@@ -1666,6 +1666,10 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
                          r"(?:is there|could there be|can there be) (?:anything|something) (?:[a-z]+er|more (?!(?:important|"
                          r"essential|crucial|pressing|urgent|relevant)\b)[a-z]+|better|nicer) than\b|whats not to (?:love|like)\b|"
+                         # ... why the agent asks, a question it answers itself ("Why we ask the reason? Only for
+                         # statistics.", "Why do I ask?")
+                         r"why (?:do |did |would |must |should )?(?:i|we) (?:ask|need|want)(?: (?:for|about))?(?: (?:the|this|that|"
+                         r"it|your))?(?: (?:reason|grounds|cause|question|information|info|details))? $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
