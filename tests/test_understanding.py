@@ -1913,3 +1913,18 @@ def test_why_the_agent_asks_asks_nothing(text: str, expected: dict[str, Any]) ->
     reading = understand(text, ORDERS)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # "Got ... ?" (its "have you" dropped) opens a question in a clause before another
+    ("Got a colour in mind, and how much do you want to spend?", HOODIE, {"topics": {"color", "price"}}),
+    # near misses: "Got it" and "Got <a step done>" acknowledge, what follows asks
+    ("Got it, and which colour would you like?", HOODIE, {"topics": {"color"}}),
+    ("Got your size noted, so shall I order it?", HOODIE, {"topics": set(), "confirm": True}),
+])
+def test_got_opens_a_question(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """A misreading of training corpus 26 (issue 29 §1): "Got a brand in mind, and how much ya wantin' to spend?"."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)

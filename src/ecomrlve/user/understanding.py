@@ -697,7 +697,7 @@ _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
                              "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody", "whos"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
-_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
+_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "got", "want", "need", "happy", "mind"}
 #: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
