@@ -24,7 +24,7 @@ from ecomrlve.actions import AgentAction
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import Observation
 from ecomrlve.user.dialogue import ItemNames
-from ecomrlve.user.understanding import InPlay, understand
+from ecomrlve.user.understanding import InPlay, rule_reading, understand
 
 BAR = 0.95
 BANK = load_bank()
@@ -1754,3 +1754,177 @@ def test_words_for_a_topic_count_for_the_topic_they_ask(text: str, in_play: InPl
 ])
 def test_the_nature_of_a_thing_asks_no_reason(text: str, reason: bool) -> None:
     assert understand(text, ORDERS).reason == reason, text
+
+
+@pytest.mark.parametrize(("text", "reason", "which"), [
+    # a fault said as a death, a failure in use, a hole, a letdown or a mismatch with the picture
+    ("Has the speaker gone dead on you?", True, False),
+    ("Did the lamp die on you, then?", True, False),
+    ("Is the charger failing to work?", True, False),
+    ("Did it turn up with a hole in the sleeve?", True, False),
+    ("Was the fit not good?", True, False),
+    ("The shade was not like the picture, was it?", True, False),
+    ("Not your cup of tea in the end?", True, False),
+    ("Was it not the size you were expecting?", True, False),
+    ("So what went sour with the mug?", True, False),
+    ("What's eating you about the kettle?", True, False),
+    # near misses: the fault names the order asked for, the weather was not good, "were expecting" of a delivery
+    ("Which order came with a hole in it?", False, True),
+    ("The weather was not good, so it came late. Which order is it?", False, True),
+])
+def test_a_fault_said_as_a_death_a_failure_or_a_letdown(text: str, reason: bool, which: bool) -> None:
+    """Misreadings of training corpus 26/27 (issue 29 §1): a fault in other words asks the reason."""
+    reading = understand(text, ORDERS)
+    assert (reading.reason, reading.which) == (reason, which), reading
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # Scots and Geordie words: "whit" is "what" (no slip of "white"), "wi'" "with", "ye" "you", "mair" "more"
+    ("Whit size are ye after, XS or M?", JACKET, {"topics": {"size"}}),
+    ("What's up wi' the kettle, pet?", ORDERS, {"reason": True, "which": False}),
+    ("What's the matter wi' them?", ORDERS, {"reason": True, "which": False}),
+    # near misses: "white" said is still a colour; "with" is still read
+    ("White or Black for the speaker?", SPEAKER, {"topics": {"color"}}),
+    ("What's up with the order from August 2?", ORDERS, {"reason": True}),
+])
+def test_scots_and_geordie_words(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Misreadings and leaks of training corpus 27 (issue 29 §1): dialect words read as the words they stand for."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a terse order to state something, a radio call's hand-over, a request said of whom it asks
+    ("State reason for the return.", ORDERS, {"reason": True}),
+    ("State order number, please.", ORDERS, {"which": True}),
+    ("Request purchase date, over.", ORDERS, {"which": True}),
+    ("Colour for the hoodie, over.", HOODIE, {"topics": {"color"}}),
+    ("Connector wanted for the cable, report.", CABLE, {"topics": {"connector"}}),
+    ("Request your go-ahead to place the order.", MUG, {"confirm": True}),
+    ("Shoppers are kindly asked to give the date of the order.", ORDERS, {"which": True}),
+    ("Please state the order concerned and the reason for the return.", ORDERS, {"which": True, "reason": True}),
+    # near misses: statements that open or end alike ask nothing
+    ("State of the art sound, this one.", SPEAKER, {"asks": False}),
+    ("Requests like yours are common.", MUG, {"asks": False}),
+    ("The mug is sold out, game over.", MUG, {"asks": False}),
+    ("The sale on the mug is over.", MUG, {"asks": False}),
+    ("You are asked to return it within 30 days.", ORDERS, {"asks": False}),
+    ("Customers are asked to wait a moment.", MUG, {"asks": False}),
+    ("The order and the reason are on file.", ORDERS, {"asks": False}),
+])
+def test_a_terse_order_a_radio_hand_over_and_a_request_of_whom_it_asks(text: str, in_play: InPlay,
+                                                                       expected: dict[str, Any]) -> None:
+    """Misreadings of training corpus 26/27 (issue 29 §1): "State order number.", "..., over.", "Customers are
+    asked to state ..."."""
+    reading = rule_reading(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # "how much you care about" weighs a topic, "how much juice" is power: neither asks a budget or a count
+    ("How much you care about the stars, is 4 fine?", LAMP, {"rating"}),
+    ("How much juice should the lamp have, in watts?", LAMP, {"wattage"}),
+    # near misses: the budget and a count are still asked
+    ("How much you care to spend on the lamp?", LAMP, {"price"}),
+    ("How much do you want to spend?", LAMP, {"price"}),
+    ("How many lamps, and how bright?", LAMP, {"quantity", "wattage"}),
+])
+def test_how_much_you_care_and_how_much_juice(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Leaks of training corpus 27 (issue 29 §1)."""
+    assert understand(text, in_play).topics == frozenset(topics), text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a firm's sympathy states ("We're sorry ...": no question opening with "were")
+    ("We're sorry your kettle arrived damaged.", {"asks": False, "reason": False}),
+    ("We apologise that the cable stopped working.", {"asks": False, "reason": False}),
+    # near misses: a question that opens with "were" still asks; a question after the sympathy still asks
+    ("Were they damaged?", {"reason": True}),
+    ("We're sorry it broke. Which order was it?", {"which": True, "reason": False}),
+])
+def test_a_firms_sympathy_asks_nothing(text: str, expected: dict[str, Any]) -> None:
+    """A leak of training corpus 27 (issue 29 §1): "We're sorry your ... arrived damaged." asks no reason."""
+    reading = understand(text, ORDERS)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # "..., or is that the lot / the whole X?" after must-haves or "is there more" asks for more, no leave
+    ("Any must-haves for the lamp, or is that the lot?", LAMP, {"open": True, "confirm": False}),
+    ("Is there more, or was that the whole list?", LAMP, {"open": True, "confirm": False}),
+    # near misses: a step asked after it still asks leave; a topic question is no open one
+    ("Is there more you need, or shall I check out?", MUG, {"confirm": True}),
+    ("Is that the lot? Shall I order?", MUG, {"open": False, "confirm": True}),
+])
+def test_more_asked_with_or_is_that_the_lot(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Misreadings of training corpus 27 (issue 29 §1)."""
+    reading = rule_reading(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a form letter's field labels, template numbers and list numbers are marks, not words of the message
+    ("Dear [Customer: Sam], please specify [Attribute 1: the colour] for the [Item: hoodie].", HOODIE,
+     {"topics": {"color"}}),
+    ("[Template 3a] Please provide your [order number] for the return.", ORDERS, {"which": True}),
+    ("Please confirm [1] the order and [2] why it goes back.", ORDERS, {"reason": True, "confirm": False}),
+    # near misses: a bracketed value is still named; a label's words are not read as a topic
+    ("Your [Navy] hoodie is in the cart.", HOODIE, {"asks": False}),
+    ("Dear [Size: Sam], what colour?", HOODIE, {"topics": {"color"}}),
+])
+def test_a_form_letters_marks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Misreadings of training corpus 27 (issue 29 §1): mail-merge templates."""
+    reading = rule_reading(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # "which fits your <plan or style>" asks which option suits, no size
+    ("Ceramic or wood, which fits your kitchen style?", MUG, {"material"}),
+    ("Black or Navy, which fits in with your wardrobe?", HOODIE, {"color"}),
+    # near misses: what fits the customer or a space is a size
+    ("Which fits you best, 9 or 10?", SHOES, {"size"}),
+    ("Which fits your feet, 9 or 10?", SHOES, {"size"}),
+    ("Which fit do you like, XS or M?", JACKET, {"size"}),
+])
+def test_which_fits_your_plan_asks_no_size(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """A leak of training corpus 26 (issue 29 §1): "leather or mesh, which fits your grid?" asks the material."""
+    assert understand(text, in_play).topics == frozenset(topics), text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # why the agent asks, a question it answers itself, asks nothing
+    ("Why do we ask the reason? Only for our statistics.", {"asks": False, "reason": False}),
+    ("Why do I ask? Just to improve the range.", {"asks": False, "reason": False}),
+    # near misses: why the customer returns it, after or before the agent's own reason
+    ("Why are you returning it? Only for our records.", {"reason": True}),
+    ("Why we ask: for the statistics. So why are you sending it back?", {"reason": True}),
+])
+def test_why_the_agent_asks_asks_nothing(text: str, expected: dict[str, Any]) -> None:
+    """A leak of training corpus 23 (issue 29 §1): "Why we ask the reason? Only for statistics ..."."""
+    reading = understand(text, ORDERS)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # "Got ... ?" (its "have you" dropped) opens a question in a clause before another
+    ("Got a colour in mind, and how much do you want to spend?", HOODIE, {"topics": {"color", "price"}}),
+    # near misses: "Got it" and "Got <a step done>" acknowledge, what follows asks
+    ("Got it, and which colour would you like?", HOODIE, {"topics": {"color"}}),
+    ("Got your size noted, so shall I order it?", HOODIE, {"topics": set(), "confirm": True}),
+])
+def test_got_opens_a_question(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """A misreading of training corpus 26 (issue 29 §1): "Got a brand in mind, and how much ya wantin' to spend?"."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)

@@ -226,8 +226,8 @@ _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|differen
                                  r"impact|effect)s? )")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
-#: "How much power?", "how much screen do you need?": the amount of a quality, no quantity.
-_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
+#: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
+_HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|juice|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
 #: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
 _HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
@@ -238,6 +238,9 @@ _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) h
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
                          r"price range|spend|spending limit|spending|outlay|wallet)s? ")
+#: "Leather or mesh, which fits your grid?": the option that suits a plan or a style, no size (not "which fits you").
+_WHICH_SUITS = re.compile(r" (?:which|what) (?:one )?(?:fits|fit) (?:in with |with )?(?:your|the|our|my) (?!(?:feet|foot|"
+                          r"size|body|frame|build|waist|height|room|space|desk|bed|car)\b)")
 #: "Which number": a number picked (a shoe's, beside a word for wearing it), not a count.
 _NUMBER = re.compile(r" (?:which|what) number(?: of)? ")
 #: "The number of your foot": a size, not a count.
@@ -278,7 +281,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "further preference", "left out", "forgotten", "forget anything", "tell me more", "tell me a bit more", "tell me a little more", "more about what",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
-                "more to it", "or is there more", "still to know", "else to know",
+                "more to it", "or is there more", "is there more", "still to know", "else to know",
                 "havent i asked", "i havent asked", "have i not asked")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
@@ -441,7 +444,9 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           "order ref", "reference number", "date of purchase", "purchase date", "date of the order", "the two order",
           "one you mean", "which one are you after", "when you ordered", "when did you", "order from",
           "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
-          "what did you get", "what you bought", "what was the item")
+          "what did you get", "what you bought", "what was the item",
+          # the order asked beside the reason ("Please state the order concerned and the reason for return.")
+          "the order concerned", "order and the reason", "order and reason")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
@@ -574,7 +579,14 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # "the wrong dimensions", "Did it not meet your expectations?", "Report the malfunction.")
                   "worn through", "banged up", "bashed up", "knocked about", "beaten up", "wrong dimensions",
                   "not meet your expectations", "not meet expectations", "below expectations", "below your expectations",
-                  "malfunction", "malfunctioning", "too snug")
+                  "malfunction", "malfunctioning", "too snug",
+                  # a fault said as a death, a failure in use, a hole or a letdown ("Did it die on you?", "gone dead",
+                  # "failing to charge", "a hole in it", "not keeping out the noise", "Was the size not good?",
+                  # "not like the picture", "Not your flavour?", "not the colour you were expecting", "What went sour?")
+                  "gone dead", "went dead", "die on you", "died on you", "died on", "failing to", "hole in", "holes in",
+                  "not keeping out", "not blocking out", "was not good", "were not good", "not like the picture",
+                  "not like the photo", "not like in the picture", "not your flavour", "not your thing",
+                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -585,6 +597,9 @@ _STATING_OPENINGS = ("if", "since", "as", "because", "given", "once", "now that"
                      "really sorry", "thats a shame", "what a shame", "thats a pity", "i see", "i understand",
                      "understood", "got it", "noted", "thanks", "thank you", "i hear", "i know", "i realise",
                      "i realize", "i appreciate",
+                     # the sympathy of a firm ("We're sorry your headphones arrived damaged.", "We apologise that ...")
+                     "were sorry", "we are sorry", "were so sorry", "we are so sorry", "were very sorry", "we are very sorry",
+                     "we apologise", "we apologize", "apologies", "our apologies",
                      # a purpose ("..., so that ...", "in case ..."; "so it doesn't ...": _PURPOSE_SO)
                      "so that", "in case")
 #: A purpose ("..., so it doesn't end up too small?", "..., so I can process it"), not "So it stopped working?", a
@@ -682,11 +697,18 @@ _QUESTION_START = frozenset(("what", "whats", "which", "how", "do", "does", "did
                              "shall", "is", "are", "will", "may", "any", "when", "where", "who", "why", "wich",
                              "wat", "wats", "whta", "was", "were", "anything", "anyone", "anybody", "whos"))
 #: Opening words of a clause that asks (a question word, an auxiliary, a bare "want me to ...?").
-_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "want", "need", "happy", "mind"}
+_CLAUSE_QUESTION_START = _QUESTION_START | {"has", "have", "had", "got", "want", "need", "happy", "mind"}
 #: A listing verb as the heading of what follows ("Sum up:", "List:", "Describe:").
 _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell out|recap|outline|explain)\s*:", re.IGNORECASE)
 #: Openings of a request (an imperative that asks the shopper something).
+#: A request to say something, said of whom it asks ("Customers are asked to state any further requirements.", "Passengers are kindly
+#: requested to give the date of purchase.").
+_ASKED_TO = re.compile(r"^ (?:[a-z]+ )?(?:are|is) (?:kindly |politely |now )?(?:asked|requested|invited) to (?:give|state|"
+                       r"provide|tell|say|share|specify|describe|indicate|supply|list|name|report|enter|let us know) ")
 _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
+                  # a terse order to say it ("State order number.", "Request full list of requirements.")
+                  "state the", "state order", "state reason", "state budget", "state remaining", "state any",
+                  "request",
                   "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
@@ -718,6 +740,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "lemme": "let me", "gimme": "give me", "k": "ok",
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
+              # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
+              "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
+              "ya": "you",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -735,11 +760,16 @@ _UNITS = {"in": "inch", '"': "inch", "″": "inch", "”": "inch", "w": "watt", 
 _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£€])(?!\s?\d)")
 
 
+#: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
+_WE_ARE = re.compile(r"\bwe['’]re\b")
+
+
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
     every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower())
+    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ",
+                                                                   text).lower()))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -1421,8 +1451,8 @@ _REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) 
                             r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
                             r"(?:[a-z]+ )?(?:reason|motive|grounds)\b")
 #: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
-_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe) "
-                          r"(?:me |us )?(?:the|your|a|its) (?:[a-z]+ )?(?:reason|reasons|grounds|cause|malfunction|fault|"
+_GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe|"
+                          r"indicate) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
                           r"problem|issue|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
@@ -1505,6 +1535,9 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            # (and what it is for: "Reason for the return please, for the form.")
                            r"(?<! moment)(?<! minute)(?<! second)(?<! sec)(?<! thanks)(?<! you) please"
                            r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
+                           # a radio call's hand-over ("Number of shirts required, over.", "Wattage requirement, report.")
+                           # (not "It's all over.", "game over", "The sale is over.")
+                           r"(?<! all)(?<! game)(?<! is)(?<! its)(?<! was)(?<! are)(?<! were) (?:over|report|say again) $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
@@ -1633,6 +1666,10 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... whether anything beats it ("Is there anything more cosy than wool?"; not "more important than")
                          r"(?:is there|could there be|can there be) (?:anything|something) (?:[a-z]+er|more (?!(?:important|"
                          r"essential|crucial|pressing|urgent|relevant)\b)[a-z]+|better|nicer) than\b|whats not to (?:love|like)\b|"
+                         # ... why the agent asks, a question it answers itself ("Why we ask the reason? Only for
+                         # statistics.", "Why do I ask?")
+                         r"why (?:do |did |would |must |should )?(?:i|we) (?:ask|need|want)(?: (?:for|about))?(?: (?:the|this|that|"
+                         r"it|your))?(?: (?:reason|grounds|cause|question|information|info|details))? $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
@@ -1677,7 +1714,7 @@ def _is_request(raw: str) -> bool:
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
-                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
+                words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
                 _YES_NO_END.search(words) and any(_STEP_FIRST.match(_normalise(c)) for c in _CLAUSE_BREAK.split(sentence))) or (
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
@@ -2166,7 +2203,7 @@ _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|fu
 #: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
 _IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
                       r"other|any other|any more|further|additional|extra) ")
-_THAT_ALL = re.compile(r" or (?:is )?(?:that|this) (?:everything|all|it|the lot) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
+_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the whole [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -2310,8 +2347,15 @@ _SURE_ASKS_TOPIC = 0.8
 _SURE_ABOUT_OF_STATEMENT = 0.7
 
 
+#: A form letter's marks: a field's label ("[Attribute 1: the colour]" says "the colour", "[Name: Kai]" "Kai"), the
+#: template's own number ("[Template 14b]") and a list's ("[1] the order and [2] what went wrong"): only the field's
+#: words are read.
+_TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|\d{1,2}|[Tt]emplate [A-Za-z0-9]{1,4})\]")
+
+
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """What the rule layer alone reads in ``text`` (:func:`understand` without the model: to measure what it adds)."""
+    text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
@@ -2375,6 +2419,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "how many watts" asks the wattage
     if "size" in topics and _cued_only_in(_BIG_BUDGET, cue_text, "size"):
         topics.discard("size")  # "How big is your budget?" asks the budget
+    if "size" in topics and _cued_only_in(_WHICH_SUITS, cue_text, "size"):
+        topics.discard("size")  # "Leather or mesh, which fits your grid?" asks which suits, no size
     if "screen" in topics and _cued_only_in(_COUNTED_SCREEN, cue_text, "screen"):
         topics.discard("screen")  # "how many screens?" asks how many
     if "quantity" in topics and _cued_only_in(_NUMBER_OF_YOUR, cue_text, "quantity"):
@@ -2390,6 +2436,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "how much of a budget?", "how much power?": the amount of something else
     if "quantity" in topics and _cued_only_in(_DEGREE, cue_text, "quantity"):
         topics.discard("quantity")  # "how much of a priority is delivery?" weighs delivery, it asks no amount
+    if "price" in topics and len(topics) > 1 and _cued_only_in(_DEGREE, cue_text, "price"):
+        topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
     if _PRICE_FIGURE.search(grounds):
@@ -2446,7 +2494,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     opening = _FILLER.sub(" ", norm_grounds)
     if confirm and any(_IF_MORE.match(_normalise(sentence)) for sentence in _SENTENCE.findall(asking)):
         confirm = go_ahead = False  # "If there's more you want, say the word and I'll add it": the step is for the more
-    asks_more = _THAT_ALL.search(norm_asking) is not None and _has(norm_asking, _OPEN_STRONG_PHRASES)
+    asks_more = _THAT_ALL.search(norm_asking) is not None and (_has(norm_asking, _OPEN_STRONG_PHRASES) or (
+        not cued and _has(norm_asking, _OPEN_WEAK_PHRASES)))  # "Any must-haves, or is that the lot?"
     if confirm and asks_more:
         confirm = go_ahead = False  # "Anything else, or is that everything?" asks for more, no leave to act
     if confirm and not beside_topic and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
