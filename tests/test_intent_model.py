@@ -76,8 +76,8 @@ def test_fit_learns_the_acts_of_its_examples() -> None:
 
 
 def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
-    """Over every bank message: a reading the rules make is kept but for its which-order part (which order, the
-    go-ahead, why); where they read no ask, the model adds an act the shopper can answer, or has the rules read the
+    """Over every bank message: a reading the rules make is kept but for its which-order part (which order, or the
+    go-ahead or why in its place); where they read no ask, the model adds an act the shopper can answer, or has the rules read the
     message as a question for its topics (never in an orders context), so that every topic is one the rules find in
     the message's words (a topic says its withheld value)."""
     acts = topics = 0
@@ -86,7 +86,8 @@ def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
             rules, reading = rule_reading(m.text, m.in_play), understand(m.text, m.in_play)
             assert reading.items == rules.items
             if rules.asks_anything:
-                assert reading == rules or rules.which and replace(reading, which=True, confirm=rules.confirm) == rules
+                assert reading == rules or rules.which and replace(reading, which=True, confirm=rules.confirm,
+                                                                   reason=rules.reason) == rules
             elif reading.topics:
                 topics += 1
                 assert not m.in_play.dates and reading == Reading(True, reading.topics, items=rules.items,
@@ -106,7 +107,10 @@ HOODIE_ORDERS = InPlay(items=(ItemNames("P-1", "kinwear", "core 4", "hoodie"),),
 @pytest.mark.parametrize(("text", "which", "confirm", "reason"), [
     # any question about an order's item reads as "which line?" to the rules; the model tells a go-ahead
     ("Happy to swap the hoodie for another one. Want me to?", False, True, False),
-    # never a reason the rules do not read: the shopper withholds it ("Is it a problem if it's heavy?" asks none)
+    # a guess at the fault the model is sure of reads as the reason, not which line
+    ("Did the hoodie arrive with a tear?", False, False, True),
+    ("Did the hoodie come with a rip in it?", False, False, True),
+    # where it is less sure, no reason the rules do not read: the shopper withholds it
     ("Hoodie not measuring up to the photos?", True, False, False),
     # and keeps the which-order questions
     ("Which hoodie do you mean?", True, False, False),
@@ -114,7 +118,7 @@ HOODIE_ORDERS = InPlay(items=(ItemNames("P-1", "kinwear", "core 4", "hoodie"),),
     ("Which hoodie is it? And what's the trouble?", True, False, True),
 ])
 def test_the_model_weighs_a_which_order_reading(text: str, which: bool, confirm: bool, reason: bool) -> None:
-    """Phrasings written for this test (in no training file): the rules read the first two as which-order questions."""
+    """Phrasings written for this test (in no training file): the rules read the first four as which-order questions."""
     reading = understand(text, HOODIE_ORDERS)
     assert (reading.which, reading.confirm, reading.reason) == (which, confirm, reason)
     assert rule_reading(text, HOODIE_ORDERS).which
