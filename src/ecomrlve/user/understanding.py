@@ -90,7 +90,10 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
-              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating"),
+              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
+              # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
+              # amount you had in mind")
+              "to part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -213,14 +216,19 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
-#: texture" (a form's feel).
+#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
                          + r") )")
+#: Words of a topic in an idiom or a remark that asks nothing of it: a reassurance that there is no hurry ("No flash
+#: photography, and no rush: how much does the brand matter?"; not "In a rush, or no rush?"), a chess player's "time
+#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?").
+_IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: at all)?(?=\s*[,:;.!]|\s+(?:and|but|so)\b)|"
+                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)", re.IGNORECASE)
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -283,6 +291,8 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "more you require", "what besides", "further specification", "other specification", "what still",
                 "more to it", "or is there more", "is there more", "still to know", "else to know",
                 "havent i asked", "i havent asked", "have i not asked")
+#: A count at least ("Stars are how important, 4 or more you need?"): no open "more you need".
+_AT_LEAST = re.compile(r" (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) or more(?= (?:do |would |will )?you )")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -1399,9 +1409,11 @@ def _asks_which_line(words: str) -> bool:
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
-#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ..."): that question was
-#: the agent's own, asked of itself.
-_ANSWER = re.compile(r"^ (?:yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
+#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ...", "Is return shipping
+#: free? Per policy, yes, ...", "... after 30 days? Unfortunately not; ..."): that question was the agent's own, asked of
+#: itself.
+_ANSWER = re.compile(r"^ (?:(?:per|as per|under|according to|by) (?:our |the |store |company )?(?:policy|rules|terms) )?"
+                     r"(?:unfortunately not|unfortunately no|sadly not|sadly no|im afraid not|i am afraid not|yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
                      r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
                      r"i dont think so|i didnt think so|obviously not)\b")
 
@@ -1462,10 +1474,11 @@ _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in
 
 
 #: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
-#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
+#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...", "Give me a
+#: moment while I compare the Brightix lamps.").
 _NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|"
                      r"wait(?! (?:what|whats|which|why|how|who|when|where|so|is|are|do|did|does)\b)|allow|"
-                     r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
+                     r"find attached|expect|rest assured|take note|give (?:me|us) (?:a|one) (?:moment|second|sec|minute|min|mo|tick|jiffy))\b| (?:would you believe|guess what|believe it or not)\b")
 
 
 #: A sentence without a question mark that opens with a question word but tells: an exclamation ("What a lovely
@@ -1670,6 +1683,9 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # statistics.", "Why do I ask?")
                          r"why (?:do |did |would |must |should )?(?:i|we) (?:ask|need|want)(?: (?:for|about))?(?: (?:the|this|that|"
                          r"it|your))?(?: (?:reason|grounds|cause|question|information|info|details))? $|"
+                         # ... why pay more than the offer asks ("Why pay more? The Kinetiq pair ... at half the price.")
+                         r"why (?:would you |should you |do you |would anyone )?(?:pay|spend) (?:more|extra|full price|twice|"
+                         r"double|over the odds)(?: than you need to| for less)? $|why settle for (?:less|second best) $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
@@ -2392,6 +2408,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
     grounds = _without_purpose(_grounds(asking))
+    grounds = _IDLE_CUE.sub(" ", grounds) if _IDLE_CUE.search(grounds) else grounds
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
@@ -2569,6 +2586,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         # what the other thing is
         for phrase in (" something else ", " anything else ", " something more ", " anything more "):
             strong_text = strong_text.replace(phrase, " ")
+    strong_text = _AT_LEAST.sub(" ", strong_text)  # "4 or more you need?" counts what is asked, it asks no more
     if topics and _STRONG_ON_TOPIC.search(strong_text):
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
