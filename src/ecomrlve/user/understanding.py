@@ -596,7 +596,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "gone dead", "went dead", "die on you", "died on you", "died on", "failing to", "hole in", "holes in",
                   "not keeping out", "not blocking out", "was not good", "were not good", "not like the picture",
                   "not like the photo", "not like in the picture", "not your flavour", "not your thing",
-                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you")
+                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you",
+                  # a loss of power, a flaw, a difficulty or what befell it ("Hath the cable lost its power?", "Is it
+                  # flawed?", "What difficulty have you had with it?", "What curse hath befallen the headphones?")
+                  "lost its power", "lost power", "losing power", "loses power", "flawed", "flaw", "difficulty",
+                  "difficulties", "befell", "befallen", "befall")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -667,7 +671,7 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:cannot|cant|can not) (?:charg|connect|pair|power|play|turn on|switch on)[a-z]* |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
-                    r"connect|pair|power|hold|play|function)[a-z]* ")
+                    r"connect|pair|power|hold|play|function|transmit|respond|sound|light up)[a-z]* ")
 #: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
 #: offered beside a value ("27 inches - too big, too small, or about right?").
 _MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:(?:the |your )?[a-z]+ )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
@@ -1166,7 +1170,13 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
-                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
+                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") |"
+                             # the consent needed, said noun first or as "the go" ("Approval needed from you before the
+                             # order is submitted.", "Need the go on this one")
+                             r"^ (?:(?:your|a|the) )?" + _CONSENT + r" (?:is )?(?:needed|required|awaited|pending) (?:from|of) you |"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:need|needs|require|requires|await|awaiting|"
+                             r"waiting for|waiting on) (?:just |only |still )?(?:the|your) go (?!(?:to|for|at|through|over|back|"
+                             r"out)\b)")
 
 
 def _asks_go_ahead(asking: str) -> bool:
