@@ -93,7 +93,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
               # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
               # amount you had in mind")
-              "to part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
+              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -2405,7 +2405,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     corrected normal form)."""
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
-    reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
+    # why they return it: asked only about a past order (not in an idiom: "in time trouble")
+    reason = orders and _asks_reason(_IDLE_CUE.sub(" ", asking))
     dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
     # "How do you mean, it's not right?" asks what the customer meant, not which order
     which = orders and (_has(_MEANING.sub(" ", norm_asking), _WHICH_PHRASES) or len(set(dates)) >= 2
