@@ -2030,3 +2030,18 @@ def test_a_go_ahead_needed_as_the_go_or_noun_first(text: str, confirm: bool) -> 
     """Misreadings of training corpus 28/29 (issue 29 §1): "Need the go on this one", "Approval needed from you before
     the Glow 7 order is submitted."."""
     assert understand(text, LAMP).confirm == confirm, text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a heading of a few words, then a need of "it": the heading is asked
+    ("Reason for the return, need it for the log", {"reason": True}),
+    ("Purchase date, we need it for the form", {"which": True}),
+    # near misses: a statement before the need asks nothing
+    ("It shipped on Monday, we need it for the audit", {"asks": False}),
+    ("The parcel went out with the courier yesterday, need it for the records", {"asks": False}),
+])
+def test_a_heading_then_a_need_of_it(text: str, expected: dict[str, Any]) -> None:
+    """A misreading of training corpus 28 (issue 29 §1): "Reason for return, need it for the manifest"."""
+    reading = understand(text, ORDERS)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

@@ -1714,6 +1714,9 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A heading of a few words that a need of "it" after it asks for ("Reason for return, need it for the manifest"), not a
+#: statement ("It shipped Monday, we need it for the audit").
+_HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|that|there|theres)\b)(?:[a-z0-9]+ ){1,4}$")
 #: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
 
@@ -1751,8 +1754,12 @@ def _is_request(raw: str) -> bool:
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) and not _NAMES_RULE.match(_normalise(clause))
-               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
+               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]) or (
+                _HEADING_NEEDED.match(_normalise(_CLAUSE_BREAK.split(sentence)[0]))
+                and any(re.match(_NEED_IT, _normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:])):
+            # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
+            # need it for the manifest"
+            return True
         if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
                                       and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
