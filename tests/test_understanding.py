@@ -2045,3 +2045,17 @@ def test_a_heading_then_a_need_of_it(text: str, expected: dict[str, Any]) -> Non
     reading = understand(text, ORDERS)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # a shipping verb as the step asked leave for asks no delivery wish
+    ("Dispatch it now?", set(), True),
+    ("The lamp is packed. Despatch the order?", set(), True),
+    # near misses: how or when it ships is asked
+    ("How soon should we dispatch it?", {"shipping"}, False),
+    ("Do you need express dispatch?", {"shipping"}, False),
+])
+def test_a_shipping_verb_as_the_step_asks_leave(text: str, topics: set[str], confirm: bool) -> None:
+    """Misreadings of training corpora 28/29 (issue 29 §1): "Dispatch the order?" was read as a delivery question."""
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading

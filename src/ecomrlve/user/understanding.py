@@ -363,7 +363,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
-            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
+            r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
             r"ring up|press|cop)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
@@ -1109,6 +1109,8 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
                           r"(?: for (?:you|a new one|another one|a replacement|a fresh one))? $")
 
 
+#: A shipping verb as the step asked leave for ("Ship it?", "Dispatch the order?"): no topic.
+_SHIP_STEP = re.compile(r" (?:ship|dispatch|despatch)(?= (?:it|them|this|that|these|those|the|your|now|out)\b)")
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
@@ -2435,6 +2437,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
+    if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
+        cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
