@@ -1928,3 +1928,134 @@ def test_got_opens_a_question(text: str, in_play: InPlay, expected: dict[str, An
     for name, value in expected.items():
         got = set(reading.topics) if name == "topics" else getattr(reading, name)
         assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a sum the customer would part with, or the amount they have in mind, asks the budget
+    ("How much silver will you part with for the lamp?", LAMP, {"topics": {"price"}, "open": False}),
+    ("Could you tell me the amount you have in mind?", LAMP, {"topics": {"price"}, "open": False}),
+    ("What amount were you thinking of spending?", LAMP, {"topics": {"price"}, "open": False}),
+    # near misses: an open "in mind", how much of a thing, and parting with a thing are no budget
+    ("What do you have in mind for the lamp?", LAMP, {"topics": set(), "open": True}),
+    ("How many lamps do you need?", LAMP, {"topics": {"quantity"}}),
+])
+def test_a_sum_to_part_with_or_had_in_mind_asks_the_budget(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Leaks of training corpus 29 (issue 29 §1): "Might you share the amount you had in mind?" was read as open."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        got = set(reading.topics) if name == "topics" else getattr(reading, name)
+        assert got == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "open_"), [
+    # a count at least of what is asked asks no more
+    ("Reviews, how much do they count, 3 or more you want?", LAMP, {"rating"}, False),
+    ("Stars, how important are they, four or more do you need?", LAMP, {"rating"}, False),
+    # near misses: more asked openly is still open
+    ("Anything more you need for the lamp?", LAMP, set(), True),
+    ("Is there more you want, or is that all?", LAMP, set(), True),
+])
+def test_a_count_at_least_asks_no_more(text: str, in_play: InPlay, topics: set[str], open_: bool) -> None:
+    """A leak of training corpus 28 (issue 29 §1): "Stars are how important, 4 or more you need?" read as open."""
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.open) == (topics, open_), reading
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # no hurry reassured, a chess player's time trouble, a star as a simile, "weight" as a verb: no topic of them
+    ("Take your time, no rush, which colour do you like?", LAMP, {"color"}),
+    ("No photos please, and no hurry: does the brand matter?", LAMP, {"brand"}),
+    ("Size 9 or 10? Think it over, even in time trouble.", SHOES, {"size"}),
+    ("Steady as a rock, bright like a star: Glass or Metal?", LAMPSHADE, {"material"}),
+    ("How much should we weight the reviews?", LAMP, {"rating"}),
+    # near misses: a rush asked, a star rating asked, the weight asked
+    ("Are you in a rush, or no rush?", LAMP, {"shipping"}),
+    ("Do you need it in time for Friday?", LAMP, {"shipping"}),
+    ("How many stars at least?", LAMP, {"rating"}),
+    ("What weight can you lift?", LAMP, {"weight"}),
+])
+def test_an_idle_word_of_a_topic_asks_nothing_of_it(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Leaks of training corpora 28/29 (issue 29 §1): "no rush", "in time trouble", "like a stable star", "How heavily
+    should I weight review scores?" read topics they do not ask."""
+    assert set(understand(text, in_play).topics) == topics, text
+
+
+@pytest.mark.parametrize(("text", "in_play", "asks"), [
+    # a question the agent answers itself, or asks for effect, asks nothing; a moment asked for tells
+    ("Does delivery cost extra? Per our policy, no, it is free.", LAMP, False),
+    ("Can I return it after a year? Unfortunately not, that is the rule.", LAMP, False),
+    ("Why spend more? The Lumora one is rated 4.6 at half the price.", LAMP, False),
+    ("Give me a second while I look up the Brightix lamps.", LAMP, False),
+    # near misses: a question with its answer keys, a real why, a request after the moment
+    ("Is free delivery fine? Yes or no?", LAMP, True),
+    ("Why pay more for the Brightix one, what matters to you?", LAMP, True),
+    ("Give me your budget for the lamp.", LAMP, True),
+])
+def test_a_question_answered_by_the_agent_and_a_moment_asked_for(text: str, in_play: InPlay, asks: bool) -> None:
+    """Leaks of training corpus 29 (issue 29 §1): "Is return shipping free? Per policy, yes, ...", "Why pay more? ...",
+    "Give me a moment while I compare the Brightix lamps."."""
+    reading = understand(text, in_play)
+    assert (reading.asks and bool(reading.topics or reading.open or reading.confirm)) == asks, reading
+
+
+@pytest.mark.parametrize(("text", "reason", "which"), [
+    # a reason said as lost power, a flaw, a difficulty, what befell it, a stop in transmitting
+    ("Has the speaker lost its power?", True, False),
+    ("Was the kettle flawed in some way?", True, False),
+    ("Any difficulty with the hoodie?", True, False),
+    ("What misfortune befell the mug?", True, False),
+    ("Did the headphones stop responding?", True, False),
+    # near misses: an order named by its trouble, a stop of the parcel
+    ("Which order had the difficulty?", False, True),
+    ("Which order did it stop at?", False, True),
+])
+def test_a_reason_said_as_lost_power_a_flaw_or_a_misfortune(text: str, reason: bool, which: bool) -> None:
+    """Misreadings of training corpus 29 (issue 29 §1): "Did the cable stop transmitting?", "Hath the cable lost its
+    power?", "What curse hath befallen the headphones?"."""
+    reading = understand(text, ORDERS)
+    assert (reading.reason, reading.which) == (reason, which), reading
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the go-ahead needed as "the go" or noun first
+    ("Just need the go on this order.", True),
+    ("Consent needed from you before the return is filed.", True),
+    ("We need your go on the Brightix lamp.", True),
+    # near misses: not needed, a go-to, the approval told
+    ("We don't need the go on this one.", False),
+    ("Do you need the go-to model?", False),
+    ("Approval came through from the warehouse.", False),
+])
+def test_a_go_ahead_needed_as_the_go_or_noun_first(text: str, confirm: bool) -> None:
+    """Misreadings of training corpus 28/29 (issue 29 §1): "Need the go on this one", "Approval needed from you before
+    the Glow 7 order is submitted."."""
+    assert understand(text, LAMP).confirm == confirm, text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a heading of a few words, then a need of "it": the heading is asked
+    ("Reason for the return, need it for the log", {"reason": True}),
+    ("Purchase date, we need it for the form", {"which": True}),
+    # near misses: a statement before the need asks nothing
+    ("It shipped on Monday, we need it for the audit", {"asks": False}),
+    ("The parcel went out with the courier yesterday, need it for the records", {"asks": False}),
+])
+def test_a_heading_then_a_need_of_it(text: str, expected: dict[str, Any]) -> None:
+    """A misreading of training corpus 28 (issue 29 §1): "Reason for return, need it for the manifest"."""
+    reading = understand(text, ORDERS)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # a shipping verb as the step asked leave for asks no delivery wish
+    ("Dispatch it now?", set(), True),
+    ("The lamp is packed. Despatch the order?", set(), True),
+    # near misses: how or when it ships is asked
+    ("How soon should we dispatch it?", {"shipping"}, False),
+    ("Do you need express dispatch?", {"shipping"}, False),
+])
+def test_a_shipping_verb_as_the_step_asks_leave(text: str, topics: set[str], confirm: bool) -> None:
+    """Misreadings of training corpora 28/29 (issue 29 §1): "Dispatch the order?" was read as a delivery question."""
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading

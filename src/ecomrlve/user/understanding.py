@@ -90,7 +90,10 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
               "splurging", "affordable", "fork out", "shell out", "premium end", "entry level", "high end", "stretch to",
               "invest", "how much is too much", "how much would be too much", "how much are we looking at",
-              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating"),
+              "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
+              # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
+              # amount you had in mind")
+              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -213,14 +216,19 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
-#: texture" (a form's feel).
+#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
                          + r") )")
+#: Words of a topic in an idiom or a remark that asks nothing of it: a reassurance that there is no hurry ("No flash
+#: photography, and no rush: how much does the brand matter?"; not "In a rush, or no rush?"), a chess player's "time
+#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?").
+_IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: at all)?(?=\s*[,:;.!]|\s+(?:and|but|so)\b)|"
+                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)", re.IGNORECASE)
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -283,6 +291,8 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "more you require", "what besides", "further specification", "other specification", "what still",
                 "more to it", "or is there more", "is there more", "still to know", "else to know",
                 "havent i asked", "i havent asked", "have i not asked")
+#: A count at least ("Stars are how important, 4 or more you need?"): no open "more you need".
+_AT_LEAST = re.compile(r" (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) or more(?= (?:do |would |will )?you )")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
 _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "preference", "needs", "need it to",
               "looking for", "youre after", "you are after", "in mind", "important", "matters", "matter most",
@@ -353,7 +363,7 @@ _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "
 _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initiate|finali[sz]e|complete|check|order|file|buy|put|"
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
-            r"refund|exchange|replace|swap|reorder|ship|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
+            r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
             r"ring up|press|cop)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
@@ -586,7 +596,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "gone dead", "went dead", "die on you", "died on you", "died on", "failing to", "hole in", "holes in",
                   "not keeping out", "not blocking out", "was not good", "were not good", "not like the picture",
                   "not like the photo", "not like in the picture", "not your flavour", "not your thing",
-                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you")
+                  "not your cup of tea", "you were expecting", "went sour", "gone sour", "turned sour", "whats eating you",
+                  # a loss of power, a flaw, a difficulty or what befell it ("Hath the cable lost its power?", "Is it
+                  # flawed?", "What difficulty have you had with it?", "What curse hath befallen the headphones?")
+                  "lost its power", "lost power", "losing power", "loses power", "flawed", "flaw", "difficulty",
+                  "difficulties", "befell", "befallen", "befall")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -657,7 +671,7 @@ _WRONG = re.compile(r" (?:was|is|were|are)(?: the| its| it| they| their)?(?: [a-
                     r"loose|large|short|long|narrow|wide|tiny) |"
                     r" (?:cannot|cant|can not) (?:charg|connect|pair|power|play|turn on|switch on)[a-z]* |"
                     r" (?:stopped|stop|stops|quit|quits|wont|doesnt|does not|didnt|did not|isnt|is not|wasnt|was not|not) (?:charg|work|turn|switch|"
-                    r"connect|pair|power|hold|play|function)[a-z]* ")
+                    r"connect|pair|power|hold|play|function|transmit|respond|sound|light up)[a-z]* ")
 #: A sentence that opens with a misfit, as a guess at the fault ("Too small, too big, or something else?"), not a degree
 #: offered beside a value ("27 inches - too big, too small, or about right?").
 _MISFIT_LIST = re.compile(r"^ (?:so |and )?(?:(?:the |your )?[a-z]+ )?(?:was it |were they |is it |are they )?(?:a bit |just |far )?too (?:small|big|tight|loose|"
@@ -1095,6 +1109,8 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
                           r"(?: for (?:you|a new one|another one|a replacement|a fresh one))? $")
 
 
+#: A shipping verb as the step asked leave for ("Ship it?", "Dispatch the order?"): no topic.
+_SHIP_STEP = re.compile(r" (?:ship|dispatch|despatch)(?= (?:it|them|this|that|these|those|the|your|now|out)\b)")
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
 #: of other word order ("The refund I make now or later?"): leave asked to act.
 _STEP_TAG = re.compile(r" (?:i|we) (?:can|could|should|shall|will|ll|may) (?:just |now |then |go ahead and )?" + _ACTIONS
@@ -1156,7 +1172,13 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
-                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") ")
+                             r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") |"
+                             # the consent needed, said noun first or as "the go" ("Approval needed from you before the
+                             # order is submitted.", "Need the go on this one")
+                             r"^ (?:(?:your|a|the) )?" + _CONSENT + r" (?:is )?(?:needed|required|awaited|pending) (?:from|of) you |"
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:need|needs|require|requires|await|awaiting|"
+                             r"waiting for|waiting on) (?:just |only |still )?(?:the|your) go (?!(?:to|for|at|through|over|back|"
+                             r"out)\b)")
 
 
 def _asks_go_ahead(asking: str) -> bool:
@@ -1399,9 +1421,11 @@ def _asks_which_line(words: str) -> bool:
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
-#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ..."): that question was
-#: the agent's own, asked of itself.
-_ANSWER = re.compile(r"^ (?:yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
+#: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ...", "Is return shipping
+#: free? Per policy, yes, ...", "... after 30 days? Unfortunately not; ..."): that question was the agent's own, asked of
+#: itself.
+_ANSWER = re.compile(r"^ (?:(?:per|as per|under|according to|by) (?:our |the |store |company )?(?:policy|rules|terms) )?"
+                     r"(?:unfortunately not|unfortunately no|sadly not|sadly no|im afraid not|i am afraid not|yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
                      r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
                      r"i dont think so|i didnt think so|obviously not)\b")
 
@@ -1462,10 +1486,11 @@ _LATER = re.compile(r" (?:change your mind|later|later on|any ?time|in future|in
 
 
 #: A sentence that only tells the customer something or asks them to wait or keep something, though it opens like
-#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...").
+#: a request or a question ("Please be aware that ...", "Do note that ...", "Would you believe it, ...", "Give me a
+#: moment while I compare the Brightix lamps.").
 _NOTICE = re.compile(r"^ (?:(?:please|do|kindly|just) )?(?:note|be aware|be advised|see|bear with|keep|hold|hold on|"
                      r"wait(?! (?:what|whats|which|why|how|who|when|where|so|is|are|do|did|does)\b)|allow|"
-                     r"find attached|expect|rest assured|take note)\b| (?:would you believe|guess what|believe it or not)\b")
+                     r"find attached|expect|rest assured|take note|give (?:me|us) (?:a|one) (?:moment|second|sec|minute|min|mo|tick|jiffy))\b| (?:would you believe|guess what|believe it or not)\b")
 
 
 #: A sentence without a question mark that opens with a question word but tells: an exclamation ("What a lovely
@@ -1670,6 +1695,9 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # statistics.", "Why do I ask?")
                          r"why (?:do |did |would |must |should )?(?:i|we) (?:ask|need|want)(?: (?:for|about))?(?: (?:the|this|that|"
                          r"it|your))?(?: (?:reason|grounds|cause|question|information|info|details))? $|"
+                         # ... why pay more than the offer asks ("Why pay more? The Kinetiq pair ... at half the price.")
+                         r"why (?:would you |should you |do you |would anyone )?(?:pay|spend) (?:more|extra|full price|twice|"
+                         r"double|over the odds)(?: than you need to| for less)? $|why settle for (?:less|second best) $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
@@ -1688,6 +1716,9 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
+#: A heading of a few words that a need of "it" after it asks for ("Reason for return, need it for the manifest"), not a
+#: statement ("It shipped Monday, we need it for the audit").
+_HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|that|there|theres)\b)(?:[a-z0-9]+ ){1,4}$")
 #: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
 
@@ -1725,8 +1756,12 @@ def _is_request(raw: str) -> bool:
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
         if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) and not _NAMES_RULE.match(_normalise(clause))
-               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]):
-            return True  # "All three are ready, do I place the order", "To proceed, I will need your size"
+               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]) or (
+                _HEADING_NEEDED.match(_normalise(_CLAUSE_BREAK.split(sentence)[0]))
+                and any(re.match(_NEED_IT, _normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:])):
+            # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
+            # need it for the manifest"
+            return True
         if not _STOP.search(raw) and ((words.startswith(_GO_AHEAD_START) or _READY_END.search(words))
                                       and _asks_go_ahead(sentence) or words.startswith(_MEAN_START)):
             return True  # "ok to start the return", "want me to go ahead with the refund": typed without a stop
@@ -2379,7 +2414,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     corrected normal form)."""
     norm_asking = norm if asking is text else _corrected(_normalise(asking))
     orders = bool(in_play.dates)  # the customer's orders are in play: "which" asks which of them is meant
-    reason = orders and _asks_reason(asking)  # why they return it: asked only about a past order
+    # why they return it: asked only about a past order (not in an idiom: "in time trouble")
+    reason = orders and _asks_reason(_IDLE_CUE.sub(" ", asking))
     dates = [k for k in _date_keys(norm_asking) if k in in_play.date_keys()]
     # "How do you mean, it's not right?" asks what the customer meant, not which order
     which = orders and (_has(_MEANING.sub(" ", norm_asking), _WHICH_PHRASES) or len(set(dates)) >= 2
@@ -2392,6 +2428,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
     grounds = _without_purpose(_grounds(asking))
+    grounds = _IDLE_CUE.sub(" ", grounds) if _IDLE_CUE.search(grounds) else grounds
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
@@ -2400,6 +2437,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
+    if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
+        cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
@@ -2569,6 +2608,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         # what the other thing is
         for phrase in (" something else ", " anything else ", " something more ", " anything more "):
             strong_text = strong_text.replace(phrase, " ")
+    strong_text = _AT_LEAST.sub(" ", strong_text)  # "4 or more you need?" counts what is asked, it asks no more
     if topics and _STRONG_ON_TOPIC.search(strong_text):
         # "any other colour?", "additional ports?", "tell me more about the size": the words that ask openly are
         # about the topic they name, so only that topic is asked (an open reading says every withheld value)
