@@ -2325,7 +2325,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     # the message asking at all ("Let any other requirements be known to me."), and it reads no why: the reason the
     # shopper withholds is said only to a question. A question about a requirement the rules have no topic for is no
     # open question (that makes the shopper say every withheld value).
-    sure = _SURE if reading.asks else _SURE_OF_ASKING_STATEMENT if chance["asks"] > _SURE_OF_STATEMENT else _SURE_OF_STATEMENT
+    if reading.asks:
+        sure = _SURE
+    else:
+        sure = _SURE_OF_ASKING_STATEMENT if chance["asks"] > _SURE_OF_STATEMENT else _SURE_OF_STATEMENT
     orders = bool(in_play.dates)  # which order and why are asked only about the customer's orders
     open_ = chance["open"] > sure and chance["attribute"] <= _SURE
     reason = reading.asks and orders and chance["reason"] > sure
