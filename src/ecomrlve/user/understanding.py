@@ -237,9 +237,10 @@ _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smalle
 #: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|juice|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
                           r"weight) | how much of an? ")
+#: A noun phrase that heads a question ("The stars of the reviews, how many is the least for you?").
+_HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+"
 #: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
-_HEADED_COUNT = re.compile(r" (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ how many "
-                           r"(?=(?:is|are|s|would|do|will|d|should)\b)")
+_HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
@@ -1755,10 +1756,9 @@ def _is_request(raw: str) -> bool:
             return True
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
-        if any(_INVERTED.match(_FILLER.sub(" ", _normalise(clause))) and not _NAMES_RULE.match(_normalise(clause))
-               or _NEED_REQUEST.match(_normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:]) or (
-                _HEADING_NEEDED.match(_normalise(_CLAUSE_BREAK.split(sentence)[0]))
-                and any(re.match(_NEED_IT, _normalise(clause)) for clause in _CLAUSE_BREAK.split(sentence)[1:])):
+        head, *rest = (_normalise(clause) for clause in _CLAUSE_BREAK.split(sentence))
+        if any(_INVERTED.match(_FILLER.sub(" ", clause)) and not _NAMES_RULE.match(clause) or _NEED_REQUEST.match(clause)
+               for clause in rest) or _HEADING_NEEDED.match(head) and any(re.match(_NEED_IT, clause) for clause in rest):
             # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
             # need it for the manifest"
             return True
@@ -2078,7 +2078,7 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
 #: A noun phrase before the question that heads it ("The stars of the reviews, how many is the least for you?"): what
 #: the question asks about, no fact told.
-_HEADING = re.compile(r"^ (?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+ $")
+_HEADING = re.compile(r"^ " + _HEADING_PHRASE + r" $")
 #: The end of examples listed after the question ("..., the stars and so on?"): they are asked, not told.
 _EXAMPLES_TAIL = re.compile(r" (?:and so(?: on| forth)?|etc|et cetera|and the like|and such|and all that|and stuff) $")
 #: A question that names nothing of its own ("which d'you fancy?", "which would you prefer?"): it asks among what the
