@@ -21,6 +21,7 @@ from ecomrlve.user.understanding import (
     _SURE,
     _SURE_ASKS_TOPIC,
     NOTHING_IN_PLAY,
+    TOPICS,
     InPlay,
     Reading,
     rule_reading,
@@ -37,6 +38,25 @@ def test_values_names_prices_and_numbers_are_masked() -> None:
     assert intent_model.masked_words("Terra 5 in Black or Slate Grey, for $12.99? Or 2 of them?", MUG) == [
         "zitem", "znum", "in", "zcolor", "or", "zcolor", "for", "zprice", "or", "znum", "of", "them"]
     assert intent_model.masked_words("What's it made of?", InPlay()) == ["whats", "it", "made", "of"]
+
+
+#: Messages made of words the reading reacts to, in any order (random text alone rarely asks anything).
+_CUE_SALADS = st.lists(st.sampled_from(["which", "order", "why", "colour", "size", "anything", "else", "shall", "I",
+                                        "place", "it", "Black", "Terra", "5", "mug", "September", "10", "?", ",", ".",
+                                        "how", "many", "brand", "return", "is", "the", "one", "from", "or", "please"]),
+                       max_size=14).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=300), _CUE_SALADS), st.sampled_from([NOTHING_IN_PLAY, MUG, ORDERS]))
+def test_any_text_is_read_without_error(text: str, in_play: InPlay) -> None:
+    """Whatever an agent writes, the whole reading (rules and model) answers: no topic outside what the shopper can
+    answer, which order and why only about orders, items only among those in play."""
+    reading = understand(text, in_play)
+    assert reading.asks or not reading.asks_anything
+    assert reading.topics <= set(TOPICS)
+    assert not (reading.which or reading.reason) or in_play.dates or in_play.items
+    assert all(0 <= i < len(in_play.items) for i in reading.items)
 
 
 @settings(max_examples=200, deadline=None)
