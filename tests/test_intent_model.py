@@ -97,7 +97,7 @@ def test_fit_learns_the_acts_of_its_examples() -> None:
 
 def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
     """Over every bank message: a reading the rules make is kept but for its which-order part (which order, or the
-    go-ahead or why in its place); where they read no ask, the model adds an act the shopper can answer, or has the rules read the
+    go-ahead, why or an open question in its place); where they read no ask, the model adds an act the shopper can answer, or has the rules read the
     message as a question for its topics (never in an orders context), so that every topic is one the rules find in
     the message's words (a topic says its withheld value)."""
     acts = topics = 0
@@ -107,7 +107,7 @@ def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
             assert reading.items == rules.items
             if rules.asks_anything:
                 assert reading == rules or rules.which and replace(reading, which=True, confirm=rules.confirm,
-                                                                   reason=rules.reason) == rules
+                                                                   reason=rules.reason, open=rules.open) == rules
             elif reading.topics:
                 topics += 1
                 assert not m.in_play.dates and reading == Reading(True, reading.topics, items=rules.items,
@@ -124,24 +124,44 @@ def test_the_model_reads_acts_only_where_the_rules_read_no_ask() -> None:
 HOODIE_ORDERS = InPlay(items=(ItemNames("P-1", "kinwear", "core 4", "hoodie"),), dates=("2025-09-10", "2025-09-11"))
 
 
-@pytest.mark.parametrize(("text", "which", "confirm", "reason"), [
+@pytest.mark.parametrize(("text", "which", "confirm", "reason", "open_"), [
     # any question about an order's item reads as "which line?" to the rules; the model tells a go-ahead
-    ("Happy to swap the hoodie for another one. Want me to?", False, True, False),
+    ("Happy to swap the hoodie for another one. Want me to?", False, True, False, False),
     # a guess at the fault the model is sure of reads as the reason, not which line
-    ("Did the hoodie arrive with a tear?", False, False, True),
-    ("Did the hoodie come with a rip in it?", False, False, True),
+    ("Did the hoodie arrive with a tear?", False, False, True, False),
+    ("Did the hoodie come with a rip in it?", False, False, True, False),
     # where it is less sure, no reason the rules do not read: the shopper withholds it
-    ("Hoodie not measuring up to the photos?", True, False, False),
-    # and keeps the which-order questions
-    ("Which hoodie do you mean?", True, False, False),
-    ("Is it the hoodie from September 10?", True, False, False),
-    ("Which hoodie is it? And what's the trouble?", True, False, True),
+    ("Hoodie not measuring up to the photos?", True, False, False, False),
+    # an open question about the replacement that names the item
+    ("Is there anything else the replacement hoodie must have?", False, False, False, True),
+    ("What else should the new hoodie have?", False, False, False, True),
+    # and keeps the which-order questions, those that name the item and "else" too
+    ("Which hoodie do you mean?", True, False, False, False),
+    ("Is it the hoodie from September 10?", True, False, False, False),
+    ("Which hoodie is it? And what's the trouble?", True, False, True, False),
+    ("Did you order anything else with the hoodie?", True, False, False, False),
+    ("Any other hoodie on that order?", True, False, False, False),
 ])
-def test_the_model_weighs_a_which_order_reading(text: str, which: bool, confirm: bool, reason: bool) -> None:
-    """Phrasings written for this test (in no training file): the rules read the first four as which-order questions."""
+def test_the_model_weighs_a_which_order_reading(text: str, which: bool, confirm: bool, reason: bool,
+                                                open_: bool) -> None:
+    """Phrasings written for this test (in no training file): the rules read each as a which-order question."""
     reading = understand(text, HOODIE_ORDERS)
-    assert (reading.which, reading.confirm, reading.reason) == (which, confirm, reason)
+    assert (reading.which, reading.confirm, reading.reason, reading.open) == (which, confirm, reason, open_)
     assert rule_reading(text, HOODIE_ORDERS).which
+
+
+@pytest.mark.parametrize(("which", "reason", "open_", "read"), [
+    (0.15, 0.85, 0.9, "reason"), (0.15, 0.5, 0.65, "open"), (0.15, 0.5, 0.55, "which"), (0.25, 0.1, 0.95, "which")])
+def test_the_which_order_thresholds(monkeypatch: pytest.MonkeyPatch, which: float, reason: float, open_: float,
+                                    read: str) -> None:
+    """Where the model is sure it is no which-order question (below 0.2): a fault guess above 0.8 reads as the
+    reason, else an open question above 0.6 as open."""
+    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.99, "which": which, "reason": reason, "open": open_}
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    reading = understand("Anything more on the hoodie?", HOODIE_ORDERS)
+    assert rule_reading("Anything more on the hoodie?", HOODIE_ORDERS).which
+    assert {"which": reading.which, "reason": reading.reason, "open": reading.open} == {
+        act: act == read for act in ("which", "reason", "open")}
 
 
 @pytest.mark.parametrize(("text", "in_play", "topics"), [

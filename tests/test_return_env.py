@@ -10,6 +10,7 @@ from account_helpers import NeverAnswer, call, find_episode, mean_total, reply
 
 from ecomrlve.actions import AgentAction
 from ecomrlve.difficulty import Difficulty
+from ecomrlve.envs.account.acts import NothingMore
 from ecomrlve.envs.account.orders import BY_ORDER_ID
 from ecomrlve.envs.account.returns import return_score
 from ecomrlve.episode import EcomEnv
@@ -153,6 +154,26 @@ def test_withheld_reason_is_revealed_when_asked(env) -> None:
     find_episode(env, ENV, 12, lambda g: g.reason_withheld)
     observation = env.step(AgentAction(message="Why are you returning it?"))
     assert env.audit().problem.state.reason_told and observation.info["user_caused_turns"] == 1
+
+
+@pytest.mark.parametrize("question", ["Is there anything else the replacement must have?",
+                                      "Besides that, anything else you need from me?"])
+def test_anything_else_is_answered_from_the_opening(env, question: str) -> None:
+    """The opening said every requirement of the replacement: "anything else?" gets them again (or "that's all"),
+    free once, then a repeat that costs patience; the withheld reason stays withheld."""
+    find_episode(env, ENV, 12, lambda g: g.replacement is not None and g.reason_withheld)
+    problem = env.audit().problem
+    stated = tuple((r.field, r.text()) for r in problem.goal.replacement.requirements if r.field != "category")
+    patience = problem.user.patience
+    env.step(AgentAction(message=question))
+    assert stated and problem.user.acts[-1] == NothingMore((problem.goal.replacement.noun, stated))
+    assert problem.user.patience == patience and not problem.state.reason_told
+    env.step(AgentAction(message=question))
+    assert problem.user.acts[-1] == NothingMore((problem.goal.replacement.noun, stated))
+    assert problem.user.patience == patience - 1
+    find_episode(env, ENV, 3, lambda g: g.replacement is None)
+    env.step(AgentAction(message=question))
+    assert env.audit().problem.user.acts[-1] == NothingMore(None)
 
 
 def test_wrong_line_is_corrected_and_penalised(env) -> None:

@@ -96,15 +96,24 @@ class CheckMyAccount(DialogueAct):
     """Reply to a question the customer cannot or need not answer: it is in their account or was said."""
 
 
+@dataclass(frozen=True)
+class NothingMore(DialogueAct):
+    """Reply to "anything else?" (or, about the replacement, to a question on one of its topics): nothing beyond the
+    opening, which stated every requirement of the replacement (noun, requirements), repeated here when one is wanted."""
+
+    replacement: tuple[str, tuple[tuple[str, str], ...]] | None
+
+
 AccountAct = (RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | TellWhen | TellPrice | PickLine | NotThese
-              | ExplainReason | WrongItem | CheckMyAccount)
+              | ExplainReason | WrongItem | CheckMyAccount | NothingMore)
 
 
 def account_values(act: AccountAct) -> tuple[str, ...]:
     """The ids, dates, values and item names of an account act (RETURN, STATUS, POLICY): a typo
     must not make the item another item."""
-    if isinstance(act, RequestReturn):
-        return act.exact + (act.item,) + tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
+    if isinstance(act, (RequestReturn, NothingMore)):
+        replacement_values = tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
+        return (act.exact + (act.item,) + replacement_values) if isinstance(act, RequestReturn) else replacement_values
     if isinstance(act, AskOrderStatus):
         return act.exact + (act.order,)
     if isinstance(act, (IdentifyItem, NotThese, WrongItem)):

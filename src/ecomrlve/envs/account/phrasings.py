@@ -18,8 +18,7 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
         if act.reason:
             text += " " + pick(rng, ["The problem: {r}.", "Reason: {r}.", "{R}."]).format(r=act.reason, R=act.reason[0].upper() + act.reason[1:])
         if act.replacement:
-            noun, requirements = act.replacement
-            wanted = " ".join(part for part in (_another(noun), requirements_text(requirements, rng)) if part)
+            wanted = _replacement_text(act.replacement, rng)
             text += " " + pick(rng, ["I'd also like a replacement: {x}.", "Could you also recommend {x} instead?",
                                       "And please suggest a replacement - {x}."]).format(x=wanted)
         if act.confirm_first:
@@ -53,6 +52,13 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
         return pick(rng, ["Neither of those - I mean {i}.", "None of those, sorry. It's {i}."]).format(i=act.item)
     if isinstance(act, A.ExplainReason):
         return pick(rng, ["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
+    if isinstance(act, A.NothingMore):
+        if act.replacement is None:
+            return pick(rng, ["No, that's all - just the return.", "Nothing else, thanks.",
+                              "That's everything, just the return.", "No, nothing more."])
+        wanted = _replacement_text(act.replacement, rng)
+        return pick(rng, ["That's all: {x}.", "Nothing more than I said - {x}.", "Just {x}, nothing else.",
+                          "That's everything: {x}."]).format(x=wanted)
     if isinstance(act, A.CheckMyAccount):
         return pick(rng, ["It should all be in my account - can you check?", "You can see that in my account, right?",
                            "I already told you what I know; please look at my orders."])
@@ -60,6 +66,12 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
         return pick(rng, ["That's not the one! I meant {w}.", "Wrong item - I was talking about {w}.",
                            "No, not that one. I mean {w}."]).format(w=act.wanted)
     raise TypeError(f"no template for dialogue act {type(act).__name__}")
+
+
+def _replacement_text(replacement: tuple[str, tuple[tuple[str, str], ...]], rng: random.Random) -> str:
+    """"another charger for $22 or less": the replacement and every requirement it has."""
+    noun, requirements = replacement
+    return " ".join(part for part in (_another(noun), requirements_text(requirements, rng)) if part)
 
 
 def _another(noun: str) -> str:

@@ -185,6 +185,7 @@ class ReturnState(TaskState):
     identified: bool = False  # the exact item was told (answer to "which one?")
     reason_told: bool = False
     confirmed: bool = False
+    nothing_more_told: bool = False  # "anything else?" was answered (a repeat costs patience)
     returned_unconfirmed: bool = False  # the target's return was started before the customer confirmed
 
 
@@ -196,12 +197,15 @@ class ReturnUser(SimulatedUser):
 
     def opening(self) -> str:
         goal = self.goal
-        replacement = None
-        if goal.replacement is not None:
-            replacement = (goal.replacement.noun, tuple((r.field, r.text()) for r in goal.replacement.requirements
-                                                        if r.field != "category"))
         return self.say(A.RequestReturn(goal.target.phrase, None if goal.reason_withheld else goal.reason_phrase,
-                                        goal.confirm_first, replacement, goal.target.exact))
+                                        goal.confirm_first, self._replacement_said(), goal.target.exact))
+
+    def _replacement_said(self) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+        """The replacement as the customer says it: its noun and every requirement but the category."""
+        replacement = self.goal.replacement
+        if replacement is None:
+            return None
+        return replacement.noun, tuple((r.field, r.text()) for r in replacement.requirements if r.field != "category")
 
     def on_question(self, question: str, world: World) -> str:
         return self.say(*self._respond(question, world))
@@ -241,10 +245,20 @@ class ReturnUser(SimulatedUser):
                 self.lose_patience()
             self.state.identified = True
             acts.append(line_question_reply(t, self.goal.target))
+        if reading.open or (reading.topics and self.goal.replacement is not None and not acts):
+            acts.append(self._nothing_more())
         if not acts:
             self.lose_patience()
             acts.append(A.CheckMyAccount())
         return acts
+
+    def _nothing_more(self) -> DialogueAct:
+        """"Anything else?" (or a question on the replacement's topics): the opening said everything, so the
+        replacement's requirements again, or nothing; free once, then a repeat that costs patience."""
+        if self.state.nothing_more_told:
+            self.lose_patience()
+        self.state.nothing_more_told = True
+        return A.NothingMore(self._replacement_said())
 
     def _confirmation(self, t: str, world: World) -> DialogueAct:
         target = self.goal.target
@@ -282,7 +296,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 12
+    version = 13
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
