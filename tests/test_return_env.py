@@ -176,6 +176,20 @@ def test_anything_else_is_answered_from_the_opening(env, question: str) -> None:
     assert env.audit().problem.user.acts[-1] == NothingMore(None)
 
 
+@pytest.mark.parametrize("env_id", ["STATUS", "POLICY"])
+def test_the_other_account_customers_say_that_is_all(catalog, search, env_id: str) -> None:
+    """STATUS and POLICY customers said everything in the opening too: "that's all", free once, then a repeat that
+    costs patience."""
+    env = EcomEnv(env_id, catalog=catalog, search=search)
+    env.reset(env_id=env_id, difficulty=6, seed=3)
+    user = env.audit().problem.user
+    patience = user.patience
+    env.step(AgentAction(message="Is there anything else I can help you with?"))
+    assert user.acts[-1] == NothingMore(None) and user.patience == patience
+    env.step(AgentAction(message="Anything else you need today?"))
+    assert user.acts[-1] == NothingMore(None) and user.patience == patience - 1
+
+
 def test_wrong_line_is_corrected_and_penalised(env) -> None:
     find_episode(env, ENV, 6, lambda g: g.eligible and len(g.order_ids) >= 2 and not g.confirm_first)
     goal, account = env.audit().problem.goal, env.audit().world.account

@@ -54,8 +54,8 @@ def _account_text(act: A.AccountAct, rng: random.Random) -> str:
         return pick(rng, ["The reason: {r}.", "Well, {r}.", "Because {r}."]).format(r=act.reason)
     if isinstance(act, A.NothingMore):
         if act.replacement is None:
-            return pick(rng, ["No, that's all - just the return.", "Nothing else, thanks.",
-                              "That's everything, just the return.", "No, nothing more."])
+            return pick(rng, ["No, that's all, thanks.", "Nothing else, thanks.", "That's everything.",
+                              "No, nothing more."])
         wanted = _replacement_text(act.replacement, rng)
         return pick(rng, ["That's all: {x}.", "Nothing more than I said - {x}.", "Just {x}, nothing else.",
                           "That's everything: {x}."]).format(x=wanted)

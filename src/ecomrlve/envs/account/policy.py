@@ -43,6 +43,7 @@ from ecomrlve.catalog.product_type import indefinite, product_type
 from ecomrlve.catalog.schema import Catalog, Category
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.customer import AccountUser
 from ecomrlve.envs.account.orders import (
     has_category,
     line_name,
@@ -53,7 +54,6 @@ from ecomrlve.envs.account.orders import (
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.user.understanding import understand
 from ecomrlve.world import policy as P
@@ -311,12 +311,13 @@ def policy_score(goal: PolicyGoal, answer: PolicyAnswer | None) -> float:
 @dataclass
 class PolicyState(TaskState):
     """POLICY's dialogue establishes nothing the verifier needs: the customer states every fact up
-    front or leaves it in the account, so questions only cost patience."""
+    front or leaves it in the account, so questions cost patience (all but one "anything else?")."""
 
 
 @dataclass
-class PolicyUser(SimulatedUser):
-    """States the question; everything else it knows is in the account, so questions only cost patience."""
+class PolicyUser(AccountUser):
+    """States the question; everything else it knows is in the account, so questions cost patience (all but one
+    "anything else?", answered "that's all")."""
 
     goal: PolicyGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: PolicyState = field(default_factory=PolicyState)
@@ -332,8 +333,11 @@ class PolicyUser(SimulatedUser):
         return self.say(*self._respond(message)) if message else None
 
     def _respond(self, text: str) -> list[DialogueAct]:
-        if not understand(text).asks:
+        reading = understand(text)
+        if not reading.asks:
             return [Acknowledge()]
+        if reading.open:
+            return [self.nothing_more()]
         self.lose_patience()
         return [A.CheckMyAccount()]
 
@@ -346,7 +350,7 @@ def _money(cents: int) -> str:
 
 class PolicyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 11
+    version = 12
     draws_store_policy = True
     tool_names = ("policy_search", "user_get_profile", "order_list", "order_get_details", "ask_user")
     answer_arguments = PolicyAnswer

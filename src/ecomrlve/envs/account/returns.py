@@ -50,6 +50,7 @@ from ecomrlve.catalog.product_type import is_main_type, is_powered, main_type, p
 from ecomrlve.catalog.rowindex import contains_sorted
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.customer import AccountUser
 from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     Distractors,
@@ -78,7 +79,6 @@ from ecomrlve.envs.recommend.requirements import (
 )
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, Confirm, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.user.understanding import understand
 from ecomrlve.world.account import OrderStatus
@@ -185,12 +185,11 @@ class ReturnState(TaskState):
     identified: bool = False  # the exact item was told (answer to "which one?")
     reason_told: bool = False
     confirmed: bool = False
-    nothing_more_told: bool = False  # "anything else?" was answered (a repeat costs patience)
     returned_unconfirmed: bool = False  # the target's return was started before the customer confirmed
 
 
 @dataclass
-class ReturnUser(SimulatedUser):
+class ReturnUser(AccountUser):
     goal: ReturnGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: ReturnState = field(default_factory=ReturnState)
     _confirmation_counted: bool = False
@@ -246,19 +245,12 @@ class ReturnUser(SimulatedUser):
             self.state.identified = True
             acts.append(line_question_reply(t, self.goal.target))
         if reading.open or (reading.topics and self.goal.replacement is not None and not acts):
-            acts.append(self._nothing_more())
+            acts.append(self.nothing_more(self._replacement_said()))  # a topic of the replacement: all it needs
         if not acts:
             self.lose_patience()
             acts.append(A.CheckMyAccount())
         return acts
 
-    def _nothing_more(self) -> DialogueAct:
-        """"Anything else?" (or a question on the replacement's topics): the opening said everything, so the
-        replacement's requirements again, or nothing; free once, then a repeat that costs patience."""
-        if self.state.nothing_more_told:
-            self.lose_patience()
-        self.state.nothing_more_told = True
-        return A.NothingMore(self._replacement_said())
 
     def _confirmation(self, t: str, world: World) -> DialogueAct:
         target = self.goal.target

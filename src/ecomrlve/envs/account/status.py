@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict
 from ecomrlve.actions import AgentAction, ToolCall
 from ecomrlve.difficulty import Difficulty
 from ecomrlve.envs.account import acts as A
+from ecomrlve.envs.account.customer import AccountUser
 from ecomrlve.envs.account.orders import (
     BY_ORDER_ID,
     BY_TITLE_AND_DATE,
@@ -60,7 +61,6 @@ from ecomrlve.envs.account.orders import (
 from ecomrlve.envs.base import Problem, TaskFamily, TaskOutcome, TaskState
 from ecomrlve.protocol import tool_results
 from ecomrlve.user.acts import Acknowledge, DialogueAct
-from ecomrlve.user.dialogue import SimulatedUser
 from ecomrlve.user.realiser import Realiser
 from ecomrlve.user.understanding import understand
 from ecomrlve.world.account import OrderStatus
@@ -141,7 +141,7 @@ def status_shown(world: World, order_id: str, turns: list[int]) -> bool:
 
 
 @dataclass
-class StatusUser(SimulatedUser):
+class StatusUser(AccountUser):
     goal: StatusGoal = field(kw_only=True)  # required; after the base class's defaulted fields
     state: StatusState = field(default_factory=StatusState)
 
@@ -172,6 +172,8 @@ class StatusUser(SimulatedUser):
             if isinstance(reply, A.IdentifyItem):
                 return [A.IdentifyItem(f"the order with {reply.item}", reply.exact)]
             return [reply]
+        if reading.open:
+            return [self.nothing_more()]
         self.lose_patience()
         return [A.CheckMyAccount()]
 
@@ -180,7 +182,7 @@ class StatusUser(SimulatedUser):
 
 class StatusFamily(TaskFamily):
     env_id = ENV_ID
-    version = 11
+    version = 12
     tool_names = ("order_list", "order_get_details", "user_get_profile", "ask_user")
     answer_arguments = StatusAnswer
     answer_id_arguments = ("order_id",)
