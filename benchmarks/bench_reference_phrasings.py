@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                 with asking_with(draw(paraphrases, env_id, d, seed)):
                     paraphrased = play(env, "reference", env_id=env_id, difficulty=d, seed=seed)
                 played[(env_id, d)] += 1
-                correct[("shipped", env_id, d)] += bool(shipped.reward.is_correct)
-                correct[("paraphrased", env_id, d)] += bool(paraphrased.reward.is_correct)
-                if shipped.reward.is_correct and not paraphrased.reward.is_correct:
+                shipped_correct, paraphrased_correct = (bool(r.reward and r.reward.is_correct)
+                                                        for r in (shipped, paraphrased))
+                correct[("shipped", env_id, d)] += shipped_correct
+                correct[("paraphrased", env_id, d)] += paraphrased_correct
+                if shipped_correct and not paraphrased_correct:
                     lost.append({"env": env_id, "d": d, "seed": seed, "conversation": conversation(paraphrased)})
     table = Table(title="reference agent is_correct: shipped questions -> blind paraphrases")
     table.add_column("env")

@@ -128,7 +128,7 @@ def test_requirements_are_read_through_typos_and_slang() -> None:
     assert read_requirements("made of Stainless Steel, size XL, in Gel form and weighing 0.8 lb or less") == {
         "material": "Stainless Steel", "size": "XL", "item_form": "Gel", "weight_max": 0.8}
     said = Said()
-    read_said("Cheaper is better for me - ideally around $45. Good reviews would be a small plus. "
+    read_said("Cheaper is better for me - the furhter below $90, the better. Good reviews would be a small plus. "
               "Actually, I changed my mind: I need it for $100 or less instead.", said)
     assert said.requirements == {"price_max": 100.0}
     assert said.price_reference == 45.0 and said.preferences == {"price": 1.0, "rating": 0.25}

@@ -1,9 +1,10 @@
 """PD/SUB: every preference the ranking weighs is told when asked, and never denied.
 
-The ranking (:func:`~ecomrlve.envs.recommend.requirements.relevance`) weighs price around a reference,
-rating, shipping and popularity (SUB also likeness to the original); each weight is positive. Asked about
-a topic (or "anything else?"), the shopper says each preference on it, with its strength and the price it
-has in mind, and never "no preference" on a weighed topic. Telling is not free to repeat: asking again
+The ranking (:func:`~ecomrlve.envs.recommend.requirements.relevance`) weighs price (the lower the better, no
+appeal left from twice a reference), rating, shipping and popularity (SUB also likeness to the original); each weight
+is positive. Asked about a topic (or "anything else?"), the shopper says each preference on it, with its strength and,
+for price, where its appeal ends ("the further below $90, the better", never an ideal price the ranking does not
+peak at), and never "no preference" on a weighed topic. Telling is not free to repeat: asking again
 costs patience.
 """
 
@@ -53,10 +54,10 @@ def test_every_weighed_preference_is_told_when_its_topic_is_asked(catalog, searc
                     assert told, (env_id, d, seed, kind, text)
                     assert told[0][1] == ("strong" if weight >= 0.5 else "mild")
                     assert not set(denied) & set(PREFERENCE_TOPICS[kind]), (env_id, d, seed, kind, text)
-                if kind == "price":
-                    reference = goal.preferences.price_reference
-                    assert abs(float(told[0][2]) - reference) <= max(0.5, 0.125 * reference), (told, reference)  # "around": half a round step
-                    assert f"${told[0][2]}" in text
+                if kind == "price":  # where the price stops appealing: twice the reference, within half a round step
+                    no_appeal = 2 * goal.preferences.price_reference
+                    assert abs(float(told[0][2]) - no_appeal) <= max(1.0, 0.25 * no_appeal / 2), (told, no_appeal)
+                    assert f"${told[0][2]}" in text and "further" in text
 
 
 @pytest.mark.parametrize("env_id", ["PD", "SUB"])

@@ -37,7 +37,7 @@ class RequestBundle(DialogueAct):
 
 
 #: One soft preference the ranking weighs, as said: (kind, strength, value). Kinds: "price" (value: the
-#: price the shopper has in mind), "rating", "shipping", "popularity", "similar" (value: the original's
+#: price from which the price has no appeal left; the lower, the better), "rating", "shipping", "popularity", "similar" (value: the original's
 #: name); strength "strong" or "mild".
 Preference = tuple[str, str, str]
 

@@ -106,10 +106,10 @@ def _recommend_text(act: A.RecommendAct, rng: random.Random) -> str:
 
 
 _PREFERENCE_PHRASES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("price", "strong"): ("Cheaper is better for me - ideally around ${v}.",
-                          "The lower the price the better; I had about ${v} in mind."),
-    ("price", "mild"): ("A lower price would be a small plus - I had about ${v} in mind.",
-                        "I wouldn't mind saving a bit; ideally around ${v}."),
+    ("price", "strong"): ("Cheaper is better for me - the further below ${v}, the better.",
+                          "The lower the price the better: the further under ${v}, the happier I am."),
+    ("price", "mild"): ("A lower price would be a small plus - the further below ${v}, the better.",
+                        "I wouldn't mind saving a bit; the further under ${v}, the nicer."),
     ("rating", "strong"): ("A high rating matters a lot to me.", "The better rated, the better."),
     ("rating", "mild"): ("A better rating would be a nice bonus.", "Good reviews would be a small plus."),
     ("shipping", "strong"): ("Fast shipping matters a lot to me.", "The sooner it arrives, the better."),

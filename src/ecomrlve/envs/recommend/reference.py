@@ -8,8 +8,8 @@ one of its variants has it), keep to stock and budget, and answer.
 
 * :class:`RecommendReference` (PD, SUB): asks what else matters (the shopper states withheld
   requirements and every preference the ranking weighs), searches the category under every requirement,
-  and answers the valid products ranked by the preferences as said ("cheaper is better, ideally around
-  $13" weighs price against that reference; "matters a lot" weighs more than "a small plus"; SUB: likeness
+  and answers the valid products ranked by the preferences as said ("cheaper is better - the further below
+  $26, the better" weighs price down to nothing at $26; "matters a lot" weighs more than "a small plus"; SUB: likeness
   to the original, read from its card, weighs half).
 * :class:`BundleReference` (BUNDLE): asks whether any item has further needs, then answers the cheapest
   in-stock product of each item's category that meets that item's requirements (cheapest keeps the
@@ -53,7 +53,7 @@ def is_word(token: str, word: str) -> bool:
 KEYWORDS = ("with", "from", "made", "color", "colour", "size", "connector", "connection", "form", "least", "most",
             "more", "less", "than", "cheaper", "costing", "priced", "budget", "rated", "stars", "star", "higher",
             "rating", "shipping", "arriving", "delivered", "within", "days", "day", "watts", "screen", "inches", "inch",
-            "bigger", "weighing", "heavier", "around", "about", "ideally", "mind", "the", "for", "and", "some",
+            "bigger", "weighing", "heavier", "around", "about", "further", "below", "under", "the", "for", "and", "some",
             "pair", "need", "together", "spend", "total", "cost", "should")
 _TOKEN = re.compile(r"[A-Za-z]+")
 
@@ -117,13 +117,12 @@ class Said:
 
 
 def _price_kind(before: str, after: str) -> str:
-    """"min", "max" or "reference" for a price, from the words just before and after it ("at least $10",
-    "not cheaper than $10", "$10 or more": min; "ideally around $13", "$13 in mind": the price in mind)."""
+    """"min", "max" or "appeal" for a price, from the words just before and after it ("at least $10",
+    "not cheaper than $10", "$10 or more": min; "the further below $26, the better": where the price's appeal ends)."""
     words = _TOKEN.findall(before)[-3:]
     following = _TOKEN.findall(after)[:2]
-    if any(is_word(w, "around") or is_word(w, "about") for w in words[-2:]) or any(
-            is_word(w, "mind") for w in following):
-        return "reference"
+    if any(is_word(w, "further") for w in words[-2:]):
+        return "appeal"
     at_least = len(words) >= 2 and words[-2].lower() == "at" and not is_word(words[-1], "most")
     if (words and is_word(words[-1], "least")) or at_least or any(is_word(w, "cheaper") for w in words[-2:]) or (
             len(following) == 2 and following[0].lower() == "or" and is_word(following[1], "more")):
@@ -142,7 +141,7 @@ def read_requirements(text: str, materials: frozenset[str] = MATERIAL_WORDS) -> 
     found: dict[str, str | float] = {}
     for match in _PRICE.finditer(text):
         kind = _price_kind(text[:match.start()], text[match.end():])
-        if kind != "reference":
+        if kind != "appeal":
             found[f"price_{kind}"] = _number(match.group(1))
     rest = _PRICE.sub(" ", text)
     for pattern, name in _NUMERIC:
@@ -190,9 +189,9 @@ def read_preferences(sentence: str) -> tuple[str, float] | None:
 def read_said(text: str, said: Said, materials: frozenset[str] = MATERIAL_WORDS) -> None:
     """Update ``said`` with the requirements and preferences in ``text`` (later words override earlier ones)."""
     for sentence in _SENTENCES.split(text):
-        for match in _PRICE.finditer(sentence):  # "ideally around $13", "I had about $45 in mind"
-            if _price_kind(sentence[:match.start()], sentence[match.end():]) == "reference":
-                said.price_reference = _number(match.group(1))
+        for match in _PRICE.finditer(sentence):  # "the further below $26, the better": no appeal from twice the reference
+            if _price_kind(sentence[:match.start()], sentence[match.end():]) == "appeal":
+                said.price_reference = _number(match.group(1)) / 2
         preference = read_preferences(sentence)
         if preference is not None:
             said.preferences[preference[0]] = preference[1]

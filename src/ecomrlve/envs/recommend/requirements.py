@@ -311,14 +311,15 @@ _REFERENCE_STEPS = ((20.0, 1.0), (100.0, 5.0), (500.0, 10.0), (math.inf, 50.0)) 
 def spoken_preferences(prefs: Preferences, similar_to: str = "", similarity_weight: float = 0.0) -> tuple[tuple[str, str, str], ...]:
     """Every term the ranking weighs, as the shopper says it when asked: (kind, strength, value).
 
-    Every weight is positive (:func:`draw_preferences`), so every kind is said; the price the shopper has
-    in mind is the reference price rounded as people say prices ($13, $45, $120, $1,050 -> $1050)."""
+    Every weight is positive (:func:`draw_preferences`), so every kind is said. The price term only falls as the price
+    rises, so the shopper names no ideal price but the price where its appeal is gone: twice the reference price,
+    rounded as people say prices ($26, $90, $240, $2,100 -> $2100): "the further below $90, the better"."""
     def strength(weight: float) -> str:
         return "strong" if weight >= STRONG_PREFERENCE else "mild"
 
     step = next(step for below, step in _REFERENCE_STEPS if prefs.price_reference < below)
     reference = max(step, round(prefs.price_reference / step) * step)
-    said = [("price", strength(prefs.price), f"{reference:g}"), ("rating", strength(prefs.rating), ""),
+    said = [("price", strength(prefs.price), f"{2 * reference:g}"), ("rating", strength(prefs.rating), ""),
             ("shipping", strength(prefs.shipping), ""), ("popularity", strength(prefs.popularity), "")]
     if similar_to and similarity_weight > 0:
         said.append(("similar", strength(similarity_weight), similar_to))
