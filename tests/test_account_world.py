@@ -43,6 +43,20 @@ def test_return_window_is_inclusive_and_counted_from_delivery() -> None:
     assert not late.eligible and late.code == "window_expired" and "60-day" in late.explanation()
 
 
+def test_every_window_says_its_last_day_and_the_rules_keep_it() -> None:
+    """A question can land on a window's last day: each section that counts days says whether that day is in, and
+    the engine agrees (the warranty's last covered day, the price adjustment's last day)."""
+    sections = {s.section_id: s.text for s in P.policy_documents()}
+    assert "the last day of the window is delivery date plus the window length" in sections["return-window"]
+    assert "the last day of cover is the delivery date plus the warranty's days" in sections["warranty"]
+    assert "its last day is the order date plus the window length" in sections["price-adjustment"]
+    days = P.warranty_months("Kitchen", "premier") * P.DAYS_PER_WARRANTY_MONTH
+    assert P.under_warranty("Kitchen", "premier", days) and not P.under_warranty("Kitchen", "premier", days + 1)
+    window = P.STORE_POLICY.price_match_days["plus"]
+    assert P.price_match_refund_cents("plus", window, 2000, 1500) == 500
+    assert P.price_match_refund_cents("plus", window + 1, 2000, 1500) == 0
+
+
 @pytest.mark.parametrize("status,code", [("processing", "not_delivered"), ("shipped", "not_delivered"),
                                          ("in_transit", "not_delivered"), ("cancelled", "cancelled"),
                                          ("returned", "already_returned")])

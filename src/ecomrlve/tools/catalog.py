@@ -116,7 +116,7 @@ def catalog_search(ctx: ToolContext, query: str, filters: ProductFilter | None =
 
     Args:
         filters: Conditions every result meets.
-        sort_by: relevance is imperfect; the others are exact.
+        sort_by: relevance is imperfect; the others sort exactly what the query words match (all the filters allow if none).
         top_k: Results (default 4; capped).
     """
     cap = ctx.difficulty.top_k

@@ -413,11 +413,12 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
                       "tier pays: " + _tiers(policy.expedited_tier_share_percent, lambda v: f"{v}%")
                       + ". Overnight shipping is always charged in full."),
         PolicySection("price-adjustment", "Price adjustment", "If the price of an item drops within the price "
-                      "adjustment window, counted in calendar days from the order date, " + _price_match_share(policy)
-                      + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
+                      "adjustment window, counted in calendar days from the order date (its last day is the order date "
+                      "plus the window length), " + _price_match_share(policy) + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
                       + ". After the window no adjustment is made."),
         PolicySection("warranty", "Warranty", "Products are covered by the store warranty from the delivery date. "
-                      f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days. Warranty by department: "
+                      f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days; the last day of cover is the delivery "
+                      "date plus the warranty's days. Warranty by department: "
                       + "; ".join(f"{d} {policy.warranty_months[d]} months" for d in departments)
                       + ". " + _warranty_bonus_holders(policy) + " get extra months on every department that has a warranty: "
                       + _tiers(policy.tier_warranty_bonus_months, lambda v: f"+{v} months")
