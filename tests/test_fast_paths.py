@@ -6,7 +6,8 @@
 the tools that list products build the compact form of their results from pieces kept per product; a page of
 cards reads each catalog column once for all its products (``Catalog.summaries``, ``Catalog.attributes_each``,
 ``VariantColumns.values_each``), ``crockford_each`` gathers every id's digits with numpy, and the verifier's
-satisfactions read the main-type mask instead of each product's types. They run
+satisfactions read the main-type mask instead of each product's types; the cards of an environment that hides
+their attributes read none, and the CART shopper reads a message of one sentence once. They run
 on every step, and both must give what the plain code gave (records are compared byte for byte elsewhere);
 these tests check the rules on inputs no episode happens to produce.
 """
@@ -14,6 +15,7 @@ these tests check the rules on inputs no episode happens to produce.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 from typing import Any
 
@@ -31,6 +33,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
 from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.cart.family import _ATTRIBUTE_OF_TOPIC, CartUser
 from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
@@ -44,9 +47,11 @@ from ecomrlve.protocol import (
 )
 from ecomrlve.rng import crockford, crockford_each
 from ecomrlve.runner import make_agent
-from ecomrlve.tools import TOOLS, ToolError
+from ecomrlve.tools import TOOLS, ToolContext, ToolError
+from ecomrlve.tools.catalog import _read_catalog_cards, product_cards, shown_cards
+from ecomrlve.user.realiser import sentences
 from ecomrlve.user.text import contains_word, contains_words
-from ecomrlve.world.state import variant_cards_of
+from ecomrlve.world.state import World, variant_cards_of
 
 #: Few characters, so that phrases share prefixes and occur often; regular-expression syntax among them.
 _CHARS = st.sampled_from("ab .()[]*+?|\\$^{}é")
@@ -544,3 +549,77 @@ def test_crockford_each_is_crockford_of_each_value(values: list[int], length: in
     the loop."""
     assert crockford_each(prefix, values, length) == tuple(crockford(prefix, value, length) for value in values)
     assert crockford_each(prefix, iter(values), length) == tuple(crockford(prefix, value, length) for value in values)
+
+
+@settings(max_examples=300)
+@given(_CATALOGS, st.data())
+def test_cards_shown_without_attributes_are_the_cards_without_them(catalog: Catalog, data: Any) -> None:
+    """The cards an environment shows (:func:`shown_cards`) are the product cards (as read of the catalog, kept
+    per product or not) without the fields it hides (hidden ``attributes`` left empty), in order, of the same types;
+    where it hides the attributes, the cards are made of the product's head fields alone, kept per product apart
+    from the whole cards (which still have their attributes after)."""
+    rows = data.draw(st.lists(st.integers(0, len(catalog) - 1), max_size=12))
+    hidden = frozenset(data.draw(st.lists(st.sampled_from(["attributes", "price", "rating", "rating_count", "ship_days",
+                                                           "title", "in_stock", "variants"]), max_size=5)))
+    world = World(catalog, ("CART", 6, data.draw(st.integers(0, 3)), "secret"), dt.date(2025, 1, 1))
+    for row in rows[:1]:
+        world.sell_out(row)
+    ctx = ToolContext(world=world, search=None, difficulty=None, search_stream=None,  # type: ignore[arg-type]
+                      ask_user=lambda question: "", submit_answer=lambda answer: None, hidden_card_fields=hidden)
+    cards = []  # read of the catalog, none kept
+    for (head, attributes), (stock, draw) in zip(_read_catalog_cards(catalog, rows),
+                                                 world.listings(rows)):
+        cards.append({**head, "in_stock": stock > 0, "stock": stock, "attributes": dict(attributes)}
+                     | ({"variants": variant_cards_of(draw)} if draw[1] else {}))
+    empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
+    plain = [{key: value for key, value in card.items() if key not in hidden} | empty for card in cards]
+    for _ in range(2):  # (read, then kept)
+        shown = shown_cards(ctx, rows)
+        assert _items_typed(shown) == _items_typed(plain)
+        assert [json.dumps(card) for card in shown] == [json.dumps(card) for card in plain]
+        assert [json.dumps(card) for card in product_cards(world, rows)] == [json.dumps(card) for card in cards]
+
+
+def _plain_facts_per_question(user: CartUser, text: str, reading: understanding.Reading, world: World) -> list[Any]:
+    """``CartUser._facts_per_question`` as first written: every sentence of an asking message read, and the
+    message's own reading where it has fewer than two."""
+    questions = [understanding.understand(part, user.in_play(world)) for part in sentences(text)] if reading.asks else []
+    if len(questions) < 2:
+        questions = [reading] if reading.asks else []
+    facts: list[Any] = []
+    for question in questions:
+        asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in question.topics} if question.asks else set()
+        for fact in user._facts(question, asked) if asked else []:
+            if fact not in facts:
+                facts.append(fact)
+    return facts
+
+
+_CART_ENV = EcomEnv("CART")
+#: what an agent asks a CART shopper, of its items ({0}: the item's phrase, {1}: its variant attribute)
+_CART_SENTENCES = ["Which {1} do you need for {0}?", "How many of {0} do you want?", "What about {0}?",
+                   "Anything else I should know?", "Thanks.", "Is {1} important", "Can you confirm the cart?"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 5), st.lists(st.tuples(st.sampled_from(_CART_SENTENCES), st.integers(0, 4)), max_size=3),
+       st.sampled_from([" ", "  ", "\n"]))
+@example(0, [("Which {1} do you need for {0}?", 0), ("Which {1} do you need for {0}?", 2)], " ")
+@example(1, [("How many of {0} do you want?", 0)], " ")
+def test_the_cart_shopper_reads_a_message_of_one_sentence_once(seed: int, parts: list[tuple[str, int]],
+                                                                space: str) -> None:
+    """The facts a CART shopper tells a message (``_facts_per_question``) and what it notes of it (revealed
+    constraints, patience) are the plain definition's, which read each sentence of the message again even where
+    there is one (and then kept the message's own reading)."""
+    _CART_ENV.reset(env_id="CART", difficulty=12, seed=seed)
+    user, world = _CART_ENV.session.audit().problem.user, _CART_ENV.session.audit().world
+    assert isinstance(user, CartUser)
+    items = user.active_items()
+    text = space.join(sentence.format(items[i].phrase, (items[i].variant_attribute or "size").replace("_", " "))
+                      for sentence, i in parts)
+    plain_user = copy.deepcopy(user)
+    reading = understanding.understand(text, user.in_play(world))
+    assert user._facts_per_question(text, reading, world) == _plain_facts_per_question(plain_user, text, reading,
+                                                                                      world)
+    noted = ("state", "patience", "_caused_this_turn", "_asked_no_preference", "_asked_nothing_else")
+    assert [getattr(user, name) for name in noted] == [getattr(plain_user, name) for name in noted]

@@ -110,6 +110,8 @@ DECLARED: dict[str, Declaration] = {
                                   "(category, main type only)"),
     # tools/
     "catalog_cards": Declaration("a product's search-result card", "the product's columns", "memo", "row"),
+    "catalog_heads": Declaration("a product's search-result card but for its attributes (the card an environment "
+                                 "that hides them shows)", "the product's columns", "memo", "row"),
     "catalog_rows": Declaration("a product's search-result card as a compact table row, but for its stock and "
                                 "variants (protocol.table_row_pieces)", "catalog_cards", "memo", "row"),
     "order_line_products": Declaration("what an order line shows of its product", "the product's columns", "memo",

@@ -45,21 +45,33 @@ CATALOG_ROWS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float], Ro
     "catalog_rows", lambda catalog: {})
 
 
+def _read_catalog_heads(catalog: Catalog, rows: list[int]) -> list[tuple[dict[str, Any], dict[str, str | float]]]:
+    """Per row, the card fields only the catalog decides (:func:`_read_catalog_cards`) with no attributes: the
+    cards of an environment that hides them read none (nor which attribute the variants vary)."""
+    return [(head, {}) for head in catalog.summaries(rows)]
+
+
+CATALOG_HEADS: Derived[dict[int, tuple[dict[str, Any], dict[str, str | float]]]] = derived("catalog_heads",
+                                                                                          lambda catalog: {})
+
+
 def product_cards(world: World, rows: Sequence[int]) -> list[dict[str, Any]]:
     """The bounded summaries of products that search results and lookups show, in order: what the catalog
     decides kept per product, the stock and variants read of the episode, each in one call for all ``rows``."""
     return _product_cards(world, rows, with_rows=False)[0]
 
 
-def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[list[dict[str, Any]],
-                                                                                 dict[str, Any] | list[Any] | None]:
+def _product_cards(world: World, rows: Sequence[int], with_rows: bool,
+                   with_attributes: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any] | list[Any] | None]:
     """:func:`product_cards`, and (``with_rows``) the cards' compact table (:func:`table_of_pieces`, ``[]`` for no
-    cards) from the pieces kept per product; None when a product has none or a row is not made of them."""
+    cards) from the pieces kept per product; None when a product has none or a row is not made of them. Without
+    ``with_attributes`` (and the table) the cards' ``attributes`` are empty, read of no product."""
     catalog = world.catalog
     # (with the table: the card fields and the rows' pieces from one memo)
     kept = kept_per_products(catalog, CATALOG_ROWS, rows, _read_catalog_rows) if with_rows else None
-    fixed: Sequence[tuple[Any, ...]] = kept if kept is not None else kept_per_products(catalog, CATALOG_CARDS, rows,
-                                                                                      _read_catalog_cards)
+    fixed: Sequence[tuple[Any, ...]] = kept if kept is not None else kept_per_products(
+        catalog, CATALOG_CARDS if with_attributes else CATALOG_HEADS, rows,
+        _read_catalog_cards if with_attributes else _read_catalog_heads)
     listings = world.listings(rows)
     cards: list[dict[str, Any]] = []
     for (head, attributes, *_), (stock, draw) in zip(fixed, listings):
@@ -77,10 +89,10 @@ def _product_cards(world: World, rows: Sequence[int], with_rows: bool) -> tuple[
 def shown_cards(ctx: ToolContext, rows: Sequence[int]) -> list[dict[str, Any]]:
     """:func:`product_cards` as the environment's tools show them: without its ``unused_card_fields`` (hidden
     ``attributes`` are left empty, so every card keeps the shape the protocol reads)."""
-    found = product_cards(ctx.world, rows)
     hidden = ctx.hidden_card_fields
     if not hidden:
-        return found
+        return product_cards(ctx.world, rows)
+    found = _product_cards(ctx.world, rows, with_rows=False, with_attributes="attributes" not in hidden)[0]
     empty: dict[str, Any] = {"attributes": {}} if "attributes" in hidden else {}
     return [{key: value for key, value in card.items() if key not in hidden} | empty for card in found]
 

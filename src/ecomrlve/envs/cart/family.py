@@ -270,10 +270,12 @@ class CartUser(SimulatedUser):
         """The facts a message asks for, read question by question: "The sleeping bag in green, beige or
         charcoal? And what size do you wear for the rain jacket?" asks the bag's colour and the jacket's size,
         each about the item its own sentence names (read as one message, the bag's strong name would make every
-        topic the bag's). A question naming no item asks about every item."""
-        questions = [understand(part, self.in_play(world)) for part in sentences(text)] if reading.asks else []
-        if len(questions) < 2:
-            questions = [reading] if reading.asks else []
+        topic the bag's). A question naming no item asks about every item. A message of one sentence is its
+        own question: its ``reading``, not read again."""
+        if not reading.asks:
+            return []
+        parts = sentences(text)
+        questions = [understand(part, self.in_play(world)) for part in parts] if len(parts) > 1 else [reading]
         facts: list[A.Fact] = []
         for question in questions:
             asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in question.topics} if question.asks else set()
