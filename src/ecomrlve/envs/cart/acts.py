@@ -7,7 +7,6 @@ from typing import Literal
 
 from ecomrlve.user.acts import DialogueAct
 
-
 #: How a request says that more than one of an item is wanted without saying how many, before its name ("several
 #: units of the X") or after it ("the X (more than one)"): a withheld quantity above 1 (noise spares these words)
 SEVERAL_BEFORE = ("several units of", "a few units of")
