@@ -104,6 +104,18 @@ def test_the_opening_is_read_item_by_item_through_noise() -> None:
     assert not confirm
 
 
+def test_an_item_wanted_more_than_once_without_a_count_is_read_and_its_count_asked() -> None:
+    """The shopper says a withheld quantity above 1 as "several units of the X" or "the X (more than one)": the
+    agent reads the name without those words, and no count (it asks how many)."""
+    items, _ = parse_opening("Hi! Could you add several units of the Pixeltek Flex 7 headlamp in Orange, the Blueio "
+                             "knife set I was looking at earlier (more than one), the Kinwave Classic 2 wall clock "
+                             "(several of them), the Medium one and a few units of the Oakco Fusion 14 shampoo (Gel) "
+                             "to my cart?")
+    assert [(it.phrase, it.variant_text, it.quantity) for it in items] == [
+        ("the Pixeltek Flex 7 headlamp", "Orange", None), ("the Blueio knife set I was looking at earlier", None, None),
+        ("the Kinwave Classic 2 wall clock", "Medium", None), ("the Oakco Fusion 14 shampoo", "Gel", None)]
+
+
 def test_a_product_type_word_is_no_variant_value() -> None:
     """"Is it just one Echowave bluetooth speaker ...?" asks how many, not which connector (was: both, so the
     shopper answered the withheld connector as if asked and lost patience over a repeat)."""

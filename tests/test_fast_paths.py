@@ -33,7 +33,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.cart.family import _ATTRIBUTE_OF_TOPIC, CartUser
+from ecomrlve.envs.cart.family import CartUser
 from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
@@ -580,19 +580,13 @@ def test_cards_shown_without_attributes_are_the_cards_without_them(catalog: Cata
         assert [json.dumps(card) for card in product_cards(world, rows)] == [json.dumps(card) for card in cards]
 
 
-def _plain_facts_per_question(user: CartUser, text: str, reading: understanding.Reading, world: World) -> list[Any]:
-    """``CartUser._facts_per_question`` as first written: every sentence of an asking message read, and the
-    message's own reading where it has fewer than two."""
+def _plain_questions(user: CartUser, text: str, reading: understanding.Reading, world: World) -> list[Any]:
+    """``CartUser._questions`` as first written: every sentence of an asking message read, and the message's own
+    reading where it has fewer than two, or where no sentence reads a topic and the message does."""
     questions = [understanding.understand(part, user.in_play(world)) for part in sentences(text)] if reading.asks else []
-    if len(questions) < 2:
+    if len(questions) < 2 or (reading.topics and not any(question.topics for question in questions)):
         questions = [reading] if reading.asks else []
-    facts: list[Any] = []
-    for question in questions:
-        asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in question.topics} if question.asks else set()
-        for fact in user._facts(question, asked) if asked else []:
-            if fact not in facts:
-                facts.append(fact)
-    return facts
+    return questions
 
 
 _CART_ENV = EcomEnv("CART")
@@ -608,18 +602,13 @@ _CART_SENTENCES = ["Which {1} do you need for {0}?", "How many of {0} do you wan
 @example(1, [("How many of {0} do you want?", 0)], " ")
 def test_the_cart_shopper_reads_a_message_of_one_sentence_once(seed: int, parts: list[tuple[str, int]],
                                                                 space: str) -> None:
-    """The facts a CART shopper tells a message (``_facts_per_question``) and what it notes of it (revealed
-    constraints, patience) are the plain definition's, which read each sentence of the message again even where
-    there is one (and then kept the message's own reading)."""
+    """The questions a CART shopper reads in a message (``_questions``) are the plain definition's, which read each
+    sentence of the message again even where there is one (and then kept the message's own reading)."""
     _CART_ENV.reset(env_id="CART", difficulty=12, seed=seed)
     user, world = _CART_ENV.session.audit().problem.user, _CART_ENV.session.audit().world
     assert isinstance(user, CartUser)
     items = user.active_items()
     text = space.join(sentence.format(items[i].phrase, (items[i].variant_attribute or "size").replace("_", " "))
                       for sentence, i in parts)
-    plain_user = copy.deepcopy(user)
     reading = understanding.understand(text, user.in_play(world))
-    assert user._facts_per_question(text, reading, world) == _plain_facts_per_question(plain_user, text, reading,
-                                                                                      world)
-    noted = ("state", "patience", "_caused_this_turn", "_asked_no_preference", "_asked_nothing_else")
-    assert [getattr(user, name) for name in noted] == [getattr(plain_user, name) for name in noted]
+    assert user._questions(text, reading, world) == _plain_questions(user, text, reading, world)

@@ -7,12 +7,18 @@ from typing import Literal
 
 from ecomrlve.user.acts import DialogueAct
 
+#: How a request says that more than one of an item is wanted without saying how many, before its name ("several
+#: units of the X") or after it ("the X (more than one)"): a withheld quantity above 1 (noise spares these words)
+SEVERAL_BEFORE = ("several units of", "a few units of")
+SEVERAL_AFTER = ("(more than one)", "(several of them)")
+
 
 @dataclass(frozen=True)
 class RequestedItem:
     phrase: str  # how the user names the product, e.g. "the Brightix Nova 21 Charger"
     quantity: int | None = None  # stated quantity (None: not mentioned)
     variant: tuple[str, str] | None = None  # stated (attribute, value)
+    several: bool = False  # more than one wanted, the count not said
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,8 @@ def cart_values(act: CartAct) -> tuple[str, ...]:
                 out.append(item.variant[1])
             if item.quantity:
                 out.append(str(item.quantity))
+            if item.several:
+                out.extend(SEVERAL_BEFORE + SEVERAL_AFTER)
         return tuple(out)
     if isinstance(act, Inform):
         return tuple(v for f in act.facts for v in (f.value, f.phrase))

@@ -156,6 +156,12 @@ class CartUser(SimulatedUser):
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
     _asked_nothing_else: bool = False
     _in_play: tuple[tuple[int, ...], InPlay] | None = None
+    _said: set[tuple[str, str]] = field(default_factory=set)  # (item phrase, "variant" or "quantity") said so far
+
+    def say(self, *acts: DialogueAct) -> str:
+        for act in acts:
+            self._said.update(_said_of(act))
+        return super().say(*acts)
 
     def active_items(self) -> list[CartItemGoal]:
         return self.state.active_items(self.goal)
@@ -167,8 +173,9 @@ class CartUser(SimulatedUser):
             variant = None
             if item.variant_attribute is not None and item.variant_value is not None and (i, "variant") not in withheld:
                 variant = (item.variant_attribute, item.variant_value)
-            quantity = item.quantity if item.quantity > 1 and (i, "quantity") not in withheld else None
-            requested.append(A.RequestedItem(item.phrase, quantity, variant))
+            several = item.quantity > 1
+            quantity = item.quantity if several and (i, "quantity") not in withheld else None
+            requested.append(A.RequestedItem(item.phrase, quantity, variant, several=several and quantity is None))
         return self.say(A.RequestItems(tuple(requested), self.goal.confirm_first))
 
     # The runtime's two entry points.
@@ -267,34 +274,54 @@ class CartUser(SimulatedUser):
         return next((c for c in self.state.constraints if c.item == i and c.attribute == kind), None)
 
     def _facts_per_question(self, text: str, reading: Reading, world: World) -> list[A.Fact]:
-        """The facts a message asks for, read question by question: "The sleeping bag in green, beige or
-        charcoal? And what size do you wear for the rain jacket?" asks the bag's colour and the jacket's size,
+        """The facts a message asks for, read question by question (:meth:`_questions`): "The sleeping bag in green,
+        beige or charcoal? And what size do you wear for the rain jacket?" asks the bag's colour and the jacket's size,
         each about the item its own sentence names (read as one message, the bag's strong name would make every
-        topic the bag's). A question naming no item asks about every item. A message of one sentence is its
-        own question: its ``reading``, not read again."""
+        topic the bag's). A question naming no item asks about every item, unless it goes on with the topics of the
+        question before it, about that one's items ("Colour for the headlamp? Black, Red or Orange."); one naming
+        items and no topic asks the topics of the question before it ("Which colour for the notebook? And for the
+        lamp?"). Each item's value is said once per reply."""
+        facts: list[A.Fact] = []
+        answered: set[tuple[int, str]] = set()
+        before: tuple[frozenset[str], tuple[int, ...]] | None = None
+        for question in self._questions(text, reading, world):
+            if not question.asks:
+                continue
+            topics, items = question.topics, question.items
+            if before is not None and not topics and items and not (question.open or question.confirm):
+                topics = before[0]
+            elif before is not None and topics and not items and topics <= before[0]:
+                items = before[1]
+            asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in topics}
+            if asked:
+                facts.extend(self._facts(items, asked, answered))
+                before = (topics, items)
+        return facts
+
+    def _questions(self, text: str, reading: Reading, world: World) -> list[Reading]:
+        """The questions of an asking message: each sentence's reading, or the message's own where it is one sentence
+        (not read again) or where values offered in one sentence are asked of in the next ("The headlamp comes in
+        Black, Red or Orange. Which would you like?": no sentence alone reads the topic)."""
         if not reading.asks:
             return []
         parts = sentences(text)
         questions = [understand(part, self.in_play(world)) for part in parts] if len(parts) > 1 else [reading]
-        facts: list[A.Fact] = []
-        for question in questions:
-            asked = {_ATTRIBUTE_OF_TOPIC.get(topic, topic) for topic in question.topics} if question.asks else set()
-            for fact in self._facts(question, asked) if asked else []:
-                if fact not in facts:
-                    facts.append(fact)
-        return facts
+        return [reading] if reading.topics and not any(question.topics for question in questions) else questions
 
-    def _facts(self, reading: Reading, asked: set[str]) -> list[A.Fact]:
+    def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
+        """The ``asked`` attributes of the items ``named`` (all items if none), but those ``answered`` already in
+        this reply (which it extends). "Already told" only of a value this shopper said of that item before: a stock-out's
+        alternative takes the original's values, which it says as new (a fair question, no annoyance)."""
         items = self.active_items()
-        targets = reading.items or tuple(range(len(items)))
         facts: list[A.Fact] = []
         annoyed = False
-        for i in targets:
+        for i in named or tuple(range(len(items))):
             item = items[i]
             for attribute in sorted(asked):
                 kind = "quantity" if attribute == "quantity" else "variant"
-                if kind == "variant" and attribute not in ("variant", item.variant_attribute):
+                if (kind == "variant" and attribute not in ("variant", item.variant_attribute)) or (i, kind) in answered:
                     continue
+                answered.add((i, kind))
                 word = "quantity" if kind == "quantity" else (item.variant_attribute or "variant")
                 constraint = self._constraint(i, kind)
                 if constraint is None:
@@ -307,9 +334,11 @@ class CartUser(SimulatedUser):
                     constraint.revealed = True
                     self.mark_user_caused()
                     facts.append(A.Fact(item.phrase, word, constraint.value))
-                else:
+                elif (item.phrase, kind) in self._said:
                     annoyed = True
                     facts.append(A.Fact(item.phrase, word, constraint.value, repeated=True))
+                else:
+                    facts.append(A.Fact(item.phrase, word, constraint.value))
         if annoyed:
             self.lose_patience()
         return facts
@@ -351,6 +380,20 @@ class CartUser(SimulatedUser):
     def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
         self.lose_patience()
         return A.CartCorrection(issues)
+
+
+def _said_of(act: DialogueAct) -> list[tuple[str, str]]:
+    """The (item phrase, "variant" or "quantity") whose value ``act`` says."""
+    if isinstance(act, A.RequestItems):
+        return ([(item.phrase, "variant") for item in act.items if item.variant]
+                + [(item.phrase, "quantity") for item in act.items if item.quantity])
+    if isinstance(act, A.Inform):
+        return [(fact.phrase, "quantity" if fact.attribute == "quantity" else "variant")
+                for fact in act.facts if fact.value != "any"]
+    if isinstance(act, A.CartCorrection):
+        return [(issue.phrase, "variant" if issue.kind == "wrong_variant" else "quantity")
+                for issue in act.issues if issue.wanted is not None]
+    return []
 
 
 #: The variant attribute (or "quantity", "variant") a topic of the reading asks about.
@@ -552,7 +595,7 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 13
+    version = 14
     tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
                   "ask_user")
     answer_arguments = CartAnswer

@@ -16,9 +16,11 @@ _EARLIER = re.compile(r"\s*\b(?:that\s+)?I (?:was looking at|looked at|viewed|sa
 _CONFIRM_WISH = re.compile(r"check with me|confirm|show me the cart", re.IGNORECASE)
 _LEAD = re.compile(r"^.*?\b(?:add|buy|put|need|for)\b\s*", re.IGNORECASE)
 #: the lead when noise misspelt its verb ("Could you ad the ...", "I'm shoppinng fpr the ..."): up to the word
-#: after a polite or shopping word that comes before the first item's article or count
-_MISSPELT_LEAD = re.compile(r"^.*?\b(?:shop\w*|please|pls|plz|you|u)\s+\S+\s+(?=(?:the|an?|some|\d+)\b)",
+#: after a polite or shopping word that comes before the first item's article or count ("several units of the ...")
+_MISSPELT_LEAD = re.compile(r"^.*?\b(?:shop\w*|please|pls|plz|you|u)\s+\S+\s+(?=(?:the|an?|some|several|\d+)\b)",
                             re.IGNORECASE)
+#: the lead when noise misspelt the polite word too ("Could yoi ade the ..."): up to the first item's article or count
+_ANY_LEAD = re.compile(r"^.*?(?=\b(?:the|several|\d+)\b)", re.IGNORECASE)
 
 
 class CartHeuristic:
@@ -125,7 +127,8 @@ class CartHeuristic:
     @staticmethod
     def _phrases(opening: str) -> list[str]:
         first = opening.split("?")[0].split(".")[0]
-        request = (_LEAD if _LEAD.search(first) else _MISSPELT_LEAD).sub("", first, count=1)
+        lead = next((lead for lead in (_LEAD, _MISSPELT_LEAD) if lead.search(first)), _ANY_LEAD)
+        request = lead.sub("", first, count=1)
         request = re.sub(r"\s+(?:to|in) my (?:cart|c\w+)\b.*$", "", request)
         return [p.strip() for p in _SPLIT.split(request) if len(p.strip()) > 3]
 

@@ -22,6 +22,9 @@ def _item_text(item: A.RequestedItem, rng: random.Random) -> str:
     text = item.phrase
     if item.quantity and item.quantity > 1:
         text = pick(rng, ["{q} of {p}", "{q}x {p}", "{p} (x{q})", "{q} units of {p}"]).format(q=item.quantity, p=text)
+    elif item.several:  # more than one, the count withheld: never "the X" alone, which says one
+        before, after = A.SEVERAL_BEFORE, A.SEVERAL_AFTER
+        text = pick(rng, [f"{before[0]} {{p}}", f"{{p}} {after[0]}", f"{{p}} {after[1]}", f"{before[1]} {{p}}"]).format(p=text)
     if item.variant:
         attribute, value = item.variant
         text += pick(rng, [" in {v}", " ({v})", ", the {v} one", " in the {v} {w}"]).format(v=value, w=attribute_word(attribute))

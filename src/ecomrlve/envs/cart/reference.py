@@ -36,9 +36,12 @@ QUESTIONS: dict[str, str] = {
 STOCK_OUT_NOTICE = "Sorry, the {item} is out of stock."
 
 _HISTORY = re.compile(r"\s+I (?:was looking at|looked at|viewed|saw) (?:earlier|before)\b", re.IGNORECASE)
-#: Where an item starts in the opening: its article, after an optional count ("3 of", "2x", "4 units of").
-_ITEM_START = re.compile(r"(?:\b(\d+)x\s+|\b(\d+)\s+(?:\S+\s+)?of\s+)?\bthe\b")
+#: Where an item starts in the opening: its article, after an optional count ("3 of", "2x", "4 units of") or words
+#: that say more than one without the count ("several units of", "a few units of").
+_ITEM_START = re.compile(r"(?:\b(\d+)x\s+|\b(\d+)\s+(?:\S+\s+)?of\s+|\b(?:several|a few) units of\s+)?\bthe\b")
 _QTY_SUFFIX = re.compile(r"\s*\(x(\d+)\)$")
+#: More than one wanted, the count not said: the agent asks how many.
+_SEVERAL = re.compile(r"^(?:several|a few) units of\s+|\s+\((?:more than one|several of them)\)", re.IGNORECASE)
 #: Variant phrasings after a name: ", the V one", " in the V <word>", " (V)", " in V" (the small words may carry typos).
 _VARIANT_SUFFIXES = (re.compile(r",\s+\S{2,4}\s+(.+?)\s+\S{2,4}$"), re.compile(r"\s+in\s+\S{2,4}\s+(.+?)\s+\S{3,11}$"),
                      re.compile(r"\s+\((?!x\d)([^()]+)\)$"), re.compile(r"\s+in\s+(.+)$"))
@@ -176,6 +179,7 @@ def parse_opening(text: str) -> tuple[list[Item], bool]:
 
 
 def _item(chunk: str) -> Item:
+    chunk = _SEVERAL.sub("", chunk)
     quantity = None
     m = re.match(r"(\d+)x\s+|(\d+)\s+(?:\S+\s+)?of\s+", chunk)
     if m:

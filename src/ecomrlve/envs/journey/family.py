@@ -212,7 +212,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 20
+    version = 21
 
     def __init__(self) -> None:
         self.intent_envs = intent_families()

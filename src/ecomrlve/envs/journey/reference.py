@@ -94,6 +94,8 @@ _ASKS_A_NUMBER = ("in dollars", "in days", "yes or no", "how many", "how much", 
 _WANTS_A_RETURN = ("like to return", "want to return", "wanna return", "help me return", "need to return",
                    "send it back", "send back")
 _NAMES_THE_CART = ("in my cart", "to my cart", "up my cart", "in the cart", "to the cart")
+#: More than one of a named product, the count not said ("a few units of the X"): a cart, not a list to bundle.
+_SEVERAL_OF_NAMED = ("several units of the", "a few units of the")
 _SOLD_OUT = ("out of stock", "sold out", "unavailable", "not available")
 _WANTS_ANOTHER = ("similar", "alternative", "substitute", "instead", "something like")
 _ASKS_ABOUT_AN_ORDER = ("where is", "status of", "check on", "news on", "when will", "arrive")
@@ -116,7 +118,7 @@ def classify(request: str) -> str:
         return "POLICY"
     if _says_any(words, _WANTS_A_RETURN):
         return "RETURN"
-    if _says_any(words, _NAMES_THE_CART):
+    if _says_any(words, _NAMES_THE_CART) or _says_any(words, _SEVERAL_OF_NAMED):
         return "CART"
     if _says_any(words, _SOLD_OUT) and _says_any(words, _WANTS_ANOTHER):
         return "SUB"
