@@ -93,7 +93,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
               # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
               # amount you had in mind")
-              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
+              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
+              # money in slang or in an old register ("brand, and how much coin?")
+              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -107,7 +109,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
-                 "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
+                 "it quickly", "them quickly", "need it quick", "need them quick", "want it quick", "want them quick", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
                  "timeframe", "time frame", "get here", "courier", "eta", "needed by", "in your hands", "in a hurry",
@@ -158,6 +160,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
+                       r" (?:pair|pairing) (?:it|this|that|them|these|those) (?:up )?to |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
 #: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?", "how
 #: much the brand counts for you", "how much do you trust the stars?": "how much" weighs how important something is,
@@ -216,10 +219,11 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
-#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?").
+#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?"), nor a say in
+#: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -243,7 +247,7 @@ _HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|
 _HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
-_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
+_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
                          r"price range|spend|spending limit|spending|outlay|wallet)s? ")
@@ -291,7 +295,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
                 "more to it", "or is there more", "is there more", "still to know", "else to know",
-                "havent i asked", "i havent asked", "have i not asked")
+                "havent i asked", "i havent asked", "have i not asked", "other ask", "other asks")
 #: A count at least ("Stars are how important, 4 or more you need?"): no open "more you need".
 _AT_LEAST = re.compile(r" (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) or more(?= (?:do |would |will )?you )")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
@@ -531,7 +535,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with", "what happen with", "what happen to",
                 # the cause named as a noun ("May I enquire as to the cause of the return?")
-                "cause of the return", "cause of your return", "cause of return", "cause for the return")
+                "cause of the return", "cause of your return", "cause of return", "cause for the return",
+                # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
+                "drives you to", "drove you to", "driving you to", "root cause")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -601,7 +607,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # a loss of power, a flaw, a difficulty or what befell it ("Hath the cable lost its power?", "Is it
                   # flawed?", "What difficulty have you had with it?", "What curse hath befallen the headphones?")
                   "lost its power", "lost power", "losing power", "loses power", "flawed", "flaw", "difficulty",
-                  "difficulties", "befell", "befallen", "befall")
+                  "difficulties", "befell", "befallen", "befall",
+                  # a failure said as packing up, a spec not met, a bug ("Did it pack up on you?", "Not meeting
+                  # spec?", "What's the bug with it?")
+                  "pack up", "packs up", "packing up", "not meeting", "not meet spec", "the bug", "a bug", "bugs",
+                  "buggy")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -626,13 +636,15 @@ _WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|u
                             r"prompted you|led you) ")
 #: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
 _NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
-#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
+#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it, not the state it
+#: came in ("Did it arrive in a damaged state?").
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
-                                r"damaged|broken) ")
+                                r"damaged|broken|busted|knackered|kaput|dodgy) (?!(?:state|condition|shape|way)\b)")
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) (?!(?:are )?(?:sending|sendin|returning|"
-                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not) |"
+                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not)"
+                            r"(?! (?:happy|satisfied|pleased|content|working|good|right|ok|okay)\b) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
@@ -641,6 +653,10 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r"(?: an?)? (?:problem|issue|trouble) (?:for|to) you |"
                             # a polite lead-in ("Might I trouble you to state your colour?")
                             r" trouble you (?:to|for|with) |"
+                            # a concern about a requirement ("Does weight trouble you?", "Would the price bother you?")
+                            r" (?:does|do|would|will|could|might) (?:the |its |their |a )?(?:weight|heft|price|cost|size|"
+                            r"colour|color|brightness|wattage|rating|material|delivery|shipping|screen size) (?:trouble|"
+                            r"bother|worry|concern) you |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
@@ -742,7 +758,9 @@ _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "descr
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
+                  "kindly", "indicate", "holler",
+                  # a machine's terse order ("Input both.", "Identify the order and state the grounds.")
+                  "input", "identify the", "identify your", "identify which", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -1111,6 +1129,15 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 
 
 #: A shipping verb as the step asked leave for ("Ship it?", "Dispatch the order?"): no topic.
+#: The agent's own shipping as the step it takes ("what screen size are we shipping for you?", "Are we shipping this or
+#: what?"): no delivery wish asked (not "when are we shipping it?").
+_WE_SHIPPING = re.compile(r" (?:are|were|am) (?:we|i) (?:shipping|sending|dispatching)(?= (?:for you|to you|this|that|it|these|"
+                          r"those|them|or)\b)")
+#: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?"): no budget asked.
+_PAY_STEP = re.compile(r" (?:set|ready|good|ok|okay|clear|cleared) to pay(?: for (?:it|them|this|that|these|those|the order))? ")
+#: The paper a step fills in ("Everything look correct on the form?", "the return form"): no product form asked.
+_PAPER_FORM = re.compile(r" (?:on|in|onto|into) the form | the (?:return|refund|order|claim|request|returns) form ")
+_WHEN_PHRASES = (" when ", " whens ", " how soon ", " how fast ", " how quickly ", " by what ", " by which ")
 _SHIP_STEP = re.compile(r" (?:ship|dispatch|despatch)(?= (?:it|them|this|that|these|those|the|your|now|out)\b)")
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
 #: of other word order ("The refund I make now or later?"): leave asked to act.
@@ -1164,13 +1191,17 @@ _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|ok
 #: said as a statement, or as the word to say ("Say aye and the refund goes through.", 'To confirm your order, say
 #: "confirm."'); not a go-ahead the agent does without ("We don't need your approval for that").
 _CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
-            r"authori[sz]ation|green light|blessing|sign off)")
+            r"authori[sz]ation|green light|greenlight|blessing|sign off|signal|word)")
 _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
                              r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
-                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*say (?:yes|aye|ok|okay|"
-                             r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
+                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
+                             r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
+                             r"green light|greenlight|thumbs up))(?: and .*)? $|"
+                             # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
+                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
+                             r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") |"
@@ -1428,7 +1459,11 @@ def _asks_which_line(words: str) -> bool:
 _ANSWER = re.compile(r"^ (?:(?:per|as per|under|according to|by) (?:our |the |store |company )?(?:policy|rules|terms) )?"
                      r"(?:unfortunately not|unfortunately no|sadly not|sadly no|im afraid not|i am afraid not|yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
                      r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
-                     r"i dont think so|i didnt think so|obviously not)\b")
+                     r"i dont think so|i didnt think so|obviously not|course not|course|"
+                     # a time the agent states as its own rule ("How fast do refunds land? 3-5 business days, that's our
+                     # SLA.")
+                     r"(?:\d+ )?\d+ (?:business |working )?(?:days|hours|weeks)\b(?=.* (?:our|the|store|company) (?:sla|"
+                     r"policy|standard|norm|promise|guarantee|window|timeline|turnaround)\b))\b")
 
 
 def _answered_itself(raw: str) -> bool:
@@ -1699,6 +1734,9 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... why pay more than the offer asks ("Why pay more? The Kinetiq pair ... at half the price.")
                          r"why (?:would you |should you |do you |would anyone )?(?:pay|spend) (?:more|extra|full price|twice|"
                          r"double|over the odds)(?: than you need to| for less)? $|why settle for (?:less|second best) $|"
+                         # ... a remark on what was said, "huh?" after it ("Rose Gold, huh? Nice pick.")
+                         r"(?!(?:what|whats|which|how|why|when|where|who|do|does|did|is|are|will|would|can|could|should)\b)"
+                         r"(?:[a-z0-9]+ ){1,4}huh $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
                          r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
@@ -1788,7 +1826,9 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
+                          # "in full" is no bed size ("Please describe, in full, what you are looking for")
+                          r"in full) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -2453,6 +2493,9 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
         cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
+    if not _has(cue_text, _WHEN_PHRASES):
+        cue_text = _WE_SHIPPING.sub(" ", cue_text)
+    cue_text = _PAPER_FORM.sub(" ", _PAY_STEP.sub(" ", cue_text) if confirm else cue_text)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
