@@ -369,7 +369,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -611,7 +611,9 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # a failure said as packing up, a spec not met, a bug ("Did it pack up on you?", "Not meeting
                   # spec?", "What's the bug with it?")
                   "pack up", "packs up", "packing up", "not meeting", "not meet spec", "the bug", "a bug", "bugs",
-                  "buggy")
+                  "buggy",
+                  # a fault said in one word ("Cable dead?"; not "dead set on")
+                  "dead")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -652,7 +654,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             # a concern about a choice ("Is heft an issue for you?")
                             r"(?: an?)? (?:problem|issue|trouble) (?:for|to) you |"
                             # a polite lead-in ("Might I trouble you to state your colour?")
-                            r" trouble you (?:to|for|with) |"
+                            r" trouble you (?:to|for|with) | dead (?:set|keen|easy|simple|quick|cheap|on time) |"
                             # a concern about a requirement ("Does weight trouble you?", "Would the price bother you?")
                             r" (?:does|do|would|will|could|might) (?:the |its |their |a )?(?:weight|heft|price|cost|size|"
                             r"colour|color|brightness|wattage|rating|material|delivery|shipping|screen size) (?:trouble|"
@@ -1762,10 +1764,25 @@ _HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|t
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
 
 
+#: A field named on its own, the whole message or before a bare prompt ("reason for return", "Order number. Let's see
+#: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
+_BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
+                         r"order (?:number|no|id|date)|(?:[a-z]+ ){0,2}(?:colour|color|size|material|brand|budget|quantity|"
+                         r"connector|wattage|weight))(?: please)? $")
+_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn) $")
+
+
+def _bare_field(raw: str) -> bool:
+    """Whether ``raw`` is a field named on its own (:data:`_BARE_FIELD`), alone or before bare prompts."""
+    head, *rest = (_normalise(part) for part in _SENTENCE.findall(raw)) or [""]
+    return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
+        raw, head, STORE_VALUES)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
-    if "?" in raw or _asks_checklist(raw):
+    if "?" in raw or _asks_checklist(raw) or _bare_field(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
