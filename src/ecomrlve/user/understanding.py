@@ -1767,14 +1767,19 @@ _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|p
 #: A field named on its own, the whole message or before a bare prompt ("reason for return", "Order number. Let's see
 #: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
 _BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
-                         r"order (?:number|no|id|date)|(?:[a-z]+ ){0,2}(?:colour|color|size|material|brand|budget|quantity|"
+                         r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
+                         r"were|my|our|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)[a-z]+ )"
+                         r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
                          r"connector|wattage|weight))(?: please)? $")
 _BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn) $")
 
 
 def _bare_field(raw: str) -> bool:
     """Whether ``raw`` is a field named on its own (:data:`_BARE_FIELD`), alone or before bare prompts."""
-    head, *rest = (_normalise(part) for part in _SENTENCE.findall(raw)) or [""]
+    parts = [_normalise(part) for part in _SENTENCE.findall(raw)]
+    if not parts:
+        return False
+    head, *rest = parts
     return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
         raw, head, STORE_VALUES)
 
@@ -1782,7 +1787,7 @@ def _bare_field(raw: str) -> bool:
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
-    if "?" in raw or _asks_checklist(raw) or _bare_field(raw):
+    if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
         words = _corrected(_normalise(sentence))
@@ -2474,7 +2479,7 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text) and not _bare_choice(text, in_play) or _answered_itself(text):
+    if not _is_request(text) and not _bare_field(text) and not _bare_choice(text, in_play) or _answered_itself(text):
         return Reading(False, stock_out=stock_out, items=items)
     return _question_reading(text, in_play, norm, stock_out, items, _asking_part(text))
 
