@@ -2072,10 +2072,13 @@ def test_a_shipping_verb_as_the_step_asks_leave(text: str, topics: set[str], con
     ("How long can you wait? 5-7 working days?", True),
     ("Would a silver one do? Of the two it is the brighter.", True),
     ("Which colour, huh?", True),
+    # "no" before a noun states, it answers nothing ("No freebies at this door.")
+    ("How much will you spend? No haggling here, mind.", True),
 ])
 def test_a_question_answered_of_course_and_a_remark_with_huh(text: str, asks: bool) -> None:
     """Leaks of training corpora 30/31 (issue 29 §1): "Rose Gold, huh? Nice pick." said the colour, "How fast do refunds
-    land? 3-5 business days, that's our SLA." the delivery."""
+    land? 3-5 business days, that's our SLA." the delivery; a misreading: "What are you willing to spend? No freebies at
+    this door." asked nothing."""
     assert understand(text, LAMP).asks == asks, text
 
 

@@ -1474,7 +1474,12 @@ def _answered_itself(raw: str) -> bool:
     asked = [i for i, part in enumerate(parts) if "?" in part]
     return bool(asked) and len(parts) > 1 and all(
         i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None
-        and _ANSWER_KEYS.match(parts[i + 1]) is None for i in asked)
+        and _ANSWER_KEYS.match(parts[i + 1]) is None and _NO_NOUN.match(parts[i + 1]) is None for i in asked)
+
+
+#: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
+_NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|way|problem|worries|need|thanks|chance|"
+                      r"doubt|one|idea|really)\b)[a-z]", re.IGNORECASE)
 
 
 #: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
