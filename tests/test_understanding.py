@@ -2146,12 +2146,31 @@ def test_a_field_named_on_its_own(text: str, in_play: InPlay, expected: dict[str
     ("Awaiting authorisation to submit the order.", set(), True),
     ("Ready to pay?", set(), True),
     ("Does everything look right on the form? Then I'll send it.", set(), True),
+    ("Say yes and the lamp ships today.", set(), True),
+    ("The lamp is in the cart. We proceed to pay?", set(), True),
     # near misses: the budget and the product form asked
     ("How much are you ready to pay?", {"price"}, False),
     ("Which form do you want, gel or cream?", {"form"}, False),
+    ("How soon should it ship?", {"shipping"}, False),
 ])
 def test_leave_asked_as_a_word_a_signal_or_a_green_light(text: str, topics: set[str], confirm: bool) -> None:
     """Misreadings of training corpora 30/31 (issue 29 §1): "I'll need your word to begin the refund.", "Give the
     signal and it goes.", "All set to pay?" (read as the budget), "Everything look correct on the form?" (the form)."""
     reading = understand(text, LAMP)
     assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "which", "reason"), [
+    # which order and why, joined in chat ("n", "+") or as an order to identify the order
+    ("which order n what went wrong", True, True),
+    ("which order + why's it going back?", True, True),
+    ("Identify the order and say why it goes back.", True, True),
+    # near misses: a fault that describes the order asked for, the reason asked alone
+    ("Which order has the problem?", True, False),
+    ("n why is it going back?", False, True),
+])
+def test_which_order_and_why_joined_in_chat_or_as_an_order(text: str, which: bool, reason: bool) -> None:
+    """Misreadings of training corpora 18/21/22/31 (issue 29 §1): "ok which order n whats the problem", "@you which
+    order + what's the issue w/ it?", "Identify the order and state the grounds for the return."."""
+    reading = understand(text, ORDERS)
+    assert (reading.which, reading.reason) == (which, reason), reading

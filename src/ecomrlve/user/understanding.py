@@ -461,7 +461,9 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
           "what did you get", "what you bought", "what was the item",
           # the order asked beside the reason ("Please state the order concerned and the reason for return.")
-          "the order concerned", "order and the reason", "order and reason")
+          "the order concerned", "order and the reason", "order and reason",
+          # the order to be named ("Identify the order and state the grounds for the return.")
+          "identify the order", "identify your order", "identify which")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
@@ -718,7 +720,7 @@ _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
 #: question word.
-_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|n|\+|&|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
                             r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
@@ -1135,8 +1137,15 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 #: what?"): no delivery wish asked (not "when are we shipping it?").
 _WE_SHIPPING = re.compile(r" (?:are|were|am) (?:we|i) (?:shipping|sending|dispatching)(?= (?:for you|to you|this|that|it|these|"
                           r"those|them|or)\b)")
-#: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?"): no budget asked.
-_PAY_STEP = re.compile(r" (?:set|ready|good|ok|okay|clear|cleared) to pay(?: for (?:it|them|this|that|these|those|the order))? ")
+#: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?", "We proceed to pay?", "Pay now
+#: ok?"): no budget asked.
+_PAY_STEP = re.compile(r" (?:(?:set|ready|good|ok|okay|clear|cleared|proceed|go|move|continue) to pay|(?:can|i|we) pay now|"
+                       r"^ pay now|(?:confirm|ok|okay) (?:i |we |you )?can pay)(?: for (?:it|them|this|that|these|those|the order))? ")
+#: Shipping as what follows the go-ahead ("Say the word and the Swift 2 ships today.", "... a yes, and it ships"): no
+#: delivery wish asked.
+_SHIPS_AFTER = re.compile(r" (?:and|then|so) (?:the [a-z0-9]+(?: [a-z0-9]+)? |it |they |your order |the order |its |theyre )?(?:ships|"
+                          r"will ship|ll ship|goes out|is on its way|shipped)(?: out)?(?: today| now| tonight| right away| "
+                          r"straight away| immediately)? ")
 #: The paper a step fills in ("Everything look correct on the form?", "the return form"): no product form asked.
 _PAPER_FORM = re.compile(r" (?:on|in|onto|into) the form | the (?:return|refund|order|claim|request|returns) form ")
 _WHEN_PHRASES = (" when ", " whens ", " how soon ", " how fast ", " how quickly ", " by what ", " by which ")
@@ -2522,7 +2531,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
     if not _has(cue_text, _WHEN_PHRASES):
         cue_text = _WE_SHIPPING.sub(" ", cue_text)
-    cue_text = _PAPER_FORM.sub(" ", _PAY_STEP.sub(" ", cue_text) if confirm else cue_text)
+    cue_text = _PAPER_FORM.sub(" ", _SHIPS_AFTER.sub(" ", _PAY_STEP.sub(" ", cue_text)) if confirm else cue_text)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
