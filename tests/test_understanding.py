@@ -2126,6 +2126,7 @@ def test_a_fault_said_as_a_bug_a_spec_or_a_death(text: str, reason: bool) -> Non
     # a field named on its own, or before a bare prompt, asks it
     ("lamp colour", LAMP, {"topics": {"color"}}),
     ("Reason for the return. Go on.", ORDERS, {"reason": True}),
+    ("Budget. Give me a number.", LAMP, {"topics": {"price"}}),
     # near misses: a value named, a verb before it, or more said after it
     ("Silver colour.", LAMP, {"asks": False}),
     ("Got your colour.", LAMP, {"asks": False}),
@@ -2174,3 +2175,18 @@ def test_which_order_and_why_joined_in_chat_or_as_an_order(text: str, which: boo
     order + what's the issue w/ it?", "Identify the order and state the grounds for the return."."""
     reading = understand(text, ORDERS)
     assert (reading.which, reading.reason) == (which, reason), reading
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # the agent asks the customer to wait, or praises an item in a question: nothing asked
+    ("I am looking through the Lumora lamps, kindly wait.", False),
+    ("Searching the silver lamps now, please wait a moment.", False),
+    ("Isn't Brightix silver just the nicest finish?", False),
+    # near misses: a question before the wait, a question put to the customer
+    ("Which colour? Please wait while I look.", True),
+    ("Aren't you after the cheapest one?", True),
+])
+def test_a_wait_asked_and_praise_of_a_named_item(text: str, asks: bool) -> None:
+    """Misreadings of training corpora 15/22/30 (issue 29 §1): "I am checking the Vistaro monitors, kindly wait." and
+    "Isn't Dormia linen just the loveliest thing?" were read as asking the brand."""
+    assert understand(text, LAMP).asks == asks, text

@@ -1753,8 +1753,8 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... a remark on what was said, "huh?" after it ("Rose Gold, huh? Nice pick.")
                          r"(?!(?:what|whats|which|how|why|when|where|who|do|does|did|is|are|will|would|can|could|should)\b)"
                          r"(?:[a-z0-9]+ ){1,4}huh $|"
-                         r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
-                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
+                         r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|(?:the )?(?!(?:you|we|i|ya|u|"
+                         r"there)\b)[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
                          r"stunning|gorgeous|lovely|beautiful|pretty|cute|sleek|adorable|striking|handsome|divine|wonderful|"
                          r"fabulous|fantastic|superb|elegant|a beauty|a treat)\b)")
@@ -1785,7 +1785,8 @@ _BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|caus
                          r"were|my|our|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)[a-z]+ )"
                          r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
                          r"connector|wattage|weight))(?: please)? $")
-_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn) $")
+_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
+                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please) $")
 
 
 def _bare_field(raw: str) -> bool:
@@ -1796,6 +1797,11 @@ def _bare_field(raw: str) -> bool:
     head, *rest = parts
     return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
         raw, head, STORE_VALUES)
+
+
+#: A statement that ends by asking the customer to wait ("I am checking the Vistaro monitors, kindly wait."): a notice.
+_WAIT_END = re.compile(r" (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|bit|"
+                       r"moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
 
 
 def _is_request(raw: str) -> bool:
@@ -1813,7 +1819,7 @@ def _is_request(raw: str) -> bool:
                 return True
             sentence = sentence.split(",", 1)[1]
             words = _corrected(_normalise(sentence))
-        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence):
+        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence) or _WAIT_END.search(words):
             # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing; so does a
             # listing verb as a heading ("Sum up: the Terra 5 in Black, one unit.", "List: ..."): it labels what follows
             continue
@@ -2493,9 +2499,10 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text) and not _bare_field(text) and not _bare_choice(text, in_play) or _answered_itself(text):
+    bare_field = _bare_field(text)  # "Budget. Gimme a number.": the field is what the prompt after it asks
+    if not _is_request(text) and not bare_field and not _bare_choice(text, in_play) or _answered_itself(text):
         return Reading(False, stock_out=stock_out, items=items)
-    return _question_reading(text, in_play, norm, stock_out, items, _asking_part(text))
+    return _question_reading(text, in_play, norm, stock_out, items, text if bare_field else _asking_part(text))
 
 
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
