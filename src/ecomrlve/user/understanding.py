@@ -1782,7 +1782,8 @@ _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|p
 #: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
 _BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
                          r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
-                         r"were|my|our|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)[a-z]+ )"
+                         r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)"
+                         r"[a-z]+ )"
                          r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
                          r"connector|wattage|weight))(?: please)? $")
 _BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
