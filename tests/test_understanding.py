@@ -2072,6 +2072,7 @@ def test_a_shipping_verb_as_the_step_asks_leave(text: str, topics: set[str], con
     ("How long can you wait? 5-7 working days?", True),
     ("Would a silver one do? Of the two it is the brighter.", True),
     ("Which colour, huh?", True),
+    ("Anything else, huh?", True),
     # "no" before a noun states, it answers nothing ("No freebies at this door.")
     ("How much will you spend? No haggling here, mind.", True),
 ])
@@ -2184,6 +2185,7 @@ def test_which_order_and_why_joined_in_chat_or_as_an_order(text: str, which: boo
     ("Isn't Brightix silver just the nicest finish?", False),
     # near misses: a question before the wait, a question put to the customer
     ("Which colour? Please wait while I look.", True),
+    ("Tell me what else you need, I'll wait.", True),
     ("Aren't you after the cheapest one?", True),
 ])
 def test_a_wait_asked_and_praise_of_a_named_item(text: str, asks: bool) -> None:

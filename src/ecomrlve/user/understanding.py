@@ -1750,8 +1750,10 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... why pay more than the offer asks ("Why pay more? The Kinetiq pair ... at half the price.")
                          r"why (?:would you |should you |do you |would anyone )?(?:pay|spend) (?:more|extra|full price|twice|"
                          r"double|over the odds)(?: than you need to| for less)? $|why settle for (?:less|second best) $|"
-                         # ... a remark on what was said, "huh?" after it ("Rose Gold, huh? Nice pick.")
+                         # ... a remark on what was said, "huh?" after it ("Rose Gold, huh? Nice pick."; not "Anything
+                         # else, huh?")
                          r"(?!(?:what|whats|which|how|why|when|where|who|do|does|did|is|are|will|would|can|could|should)\b)"
+                         r"(?!(?:[a-z0-9]+ ){0,3}(?:anything|something|else|more|other|any|need|needs|want|wants)\b)"
                          r"(?:[a-z0-9]+ ){1,4}huh $|"
                          r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|(?:the )?(?!(?:you|we|i|ya|u|"
                          r"there)\b)[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
@@ -1800,9 +1802,18 @@ def _bare_field(raw: str) -> bool:
         raw, head, STORE_VALUES)
 
 
-#: A statement that ends by asking the customer to wait ("I am checking the Vistaro monitors, kindly wait."): a notice.
-_WAIT_END = re.compile(r" (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|bit|"
-                       r"moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
+#: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
+#: wait."): a notice (not "Tell me what else you need, I'll wait.").
+_WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
+                          r"bit|moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
+_OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
+
+
+def _asks_wait(sentence: str) -> bool:
+    """Whether ``sentence`` is the agent's own step then a bare request to wait (:data:`_WAIT_CLAUSE`)."""
+    clauses = _CLAUSE_BREAK.split(sentence)
+    return len(clauses) == 2 and _WAIT_CLAUSE.match(_normalise(clauses[1])) is not None and (
+        _OWN_STEP_START.match(_normalise(clauses[0])) is not None)
 
 
 def _is_request(raw: str) -> bool:
@@ -1820,7 +1831,7 @@ def _is_request(raw: str) -> bool:
                 return True
             sentence = sentence.split(",", 1)[1]
             words = _corrected(_normalise(sentence))
-        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence) or _WAIT_END.search(words):
+        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence) or _asks_wait(sentence):
             # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing; so does a
             # listing verb as a heading ("Sum up: the Terra 5 in Black, one unit.", "List: ..."): it labels what follows
             continue
