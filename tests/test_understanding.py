@@ -2059,3 +2059,136 @@ def test_a_shipping_verb_as_the_step_asks_leave(text: str, topics: set[str], con
     """Misreadings of training corpora 28/29 (issue 29 §1): "Dispatch the order?" was read as a delivery question."""
     reading = understand(text, LAMP)
     assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # the agent answers its own question ("Course not", a time stated as its own rule)
+    ("Would I sell you a lamp that flickers? Course not.", False),
+    ("How long do refunds take? 5-7 working days, that is our policy.", False),
+    # a remark on what was said, "huh?" after it
+    ("Silver, huh? Good call.", False),
+    ("Two of them, huh? Sorted.", False),
+    # near misses: no answer follows, or the "huh" follows a question of its own
+    ("How long can you wait? 5-7 working days?", True),
+    ("Would a silver one do? Of the two it is the brighter.", True),
+    ("Which colour, huh?", True),
+    ("Anything else, huh?", True),
+    # "no" before a noun states, it answers nothing ("No freebies at this door.")
+    ("How much will you spend? No haggling here, mind.", True),
+])
+def test_a_question_answered_of_course_and_a_remark_with_huh(text: str, asks: bool) -> None:
+    """Leaks of training corpora 30/31 (issue 29 §1): "Rose Gold, huh? Nice pick." said the colour, "How fast do refunds
+    land? 3-5 business days, that's our SLA." the delivery; a misreading: "What are you willing to spend? No freebies at
+    this door." asked nothing."""
+    assert understand(text, LAMP).asks == asks, text
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # "size is how much" asks the size; "how much coin" the budget; "weigh in on" weighs, no weight asked
+    ("And your jacket size is how much?", JACKET, {"size"}),
+    ("Colour, and how much cash can you put down?", LAMP, {"color", "price"}),
+    ("How much does the brand weigh in on your choice?", LAMP, {"brand"}),
+    # the agent's own shipping is no delivery wish; "when" still asks it
+    ("What size are we shipping for you?", JACKET, {"size"}),
+    ("When are we shipping it to you?", LAMP, {"shipping"}),
+    # near misses: a count, a weight and a delivery still asked
+    ("How much does the lamp weigh in kilos, does it matter?", LAMP, {"weight"}),
+    ("How many jackets, and how soon do you need them?", JACKET, {"quantity", "shipping"}),
+])
+def test_words_of_a_topic_in_another_role(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Leaks of training corpora 30/31 (issue 29 §1): "your shoe size is how much?" read as a count, "how much coin" as
+    a count, "weigh in on this decision" as the weight, "what screen size are we shipping for you" as the delivery."""
+    assert set(understand(text, in_play).topics) == topics, text
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # a fault in other words: packing up, a spec not met, a bug, a root cause, "dead", what drives the return
+    ("Did the lamp pack up on you?", True),
+    ("Cable not meeting spec?", True),
+    ("What's the bug with it?", True),
+    ("What is the root cause here?", True),
+    ("Lamp dead?", True),
+    ("What drove you to send it back?", True),
+    ("Did it reach you in a damaged state?", True),
+    ("Why not happy with it?", True),
+    # near misses: a fault that names the item, a concern about a requirement, an idiom
+    ("I can swap the busted lamp for a new one. Shall I?", False),
+    ("Does weight trouble you at all?", False),
+    ("Are you dead set on a refund?", False),
+])
+def test_a_fault_said_as_a_bug_a_spec_or_a_death(text: str, reason: bool) -> None:
+    """Misreadings and leaks of training corpora 30/31 (issue 29 §1): "Did them headphones pack up on yow?", "Headphones
+    not meeting spec?", "cable dead?" were read as which order; "Can swap the busted cable ...", "Does weight trouble
+    you?" as the reason."""
+    assert understand(text, ORDERS).reason == reason, text
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a field named on its own, or before a bare prompt, asks it
+    ("lamp colour", LAMP, {"topics": {"color"}}),
+    ("Reason for the return. Go on.", ORDERS, {"reason": True}),
+    ("Budget. Give me a number.", LAMP, {"topics": {"price"}}),
+    # near misses: a value named, a verb before it, or more said after it
+    ("Silver colour.", LAMP, {"asks": False}),
+    ("Got your colour.", LAMP, {"asks": False}),
+    ("Reason for the return noted. Thanks.", ORDERS, {"asks": False}),
+])
+def test_a_field_named_on_its_own(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Misreadings of training corpus 31 (issue 29 §1): "reason for return", "yoga mat colour" asked nothing."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert (set(getattr(reading, name)) if name == "topics" else getattr(reading, name)) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # leave asked as a word, a signal, a green light, an authorisation; paying and the form as the step's own words
+    ("I'll need your word before I place it.", set(), True),
+    ("Give the signal and I'll place it.", set(), True),
+    ("Lamp in the cart. Greenlight it?", set(), True),
+    ("Awaiting authorisation to submit the order.", set(), True),
+    ("Ready to pay?", set(), True),
+    ("Does everything look right on the form? Then I'll send it.", set(), True),
+    ("Say yes and the lamp ships today.", set(), True),
+    ("The lamp is in the cart. We proceed to pay?", set(), True),
+    # near misses: the budget and the product form asked
+    ("How much are you ready to pay?", {"price"}, False),
+    ("Which form do you want, gel or cream?", {"form"}, False),
+    ("How soon should it ship?", {"shipping"}, False),
+])
+def test_leave_asked_as_a_word_a_signal_or_a_green_light(text: str, topics: set[str], confirm: bool) -> None:
+    """Misreadings of training corpora 30/31 (issue 29 §1): "I'll need your word to begin the refund.", "Give the
+    signal and it goes.", "All set to pay?" (read as the budget), "Everything look correct on the form?" (the form)."""
+    reading = understand(text, LAMP)
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "which", "reason"), [
+    # which order and why, joined in chat ("n", "+") or as an order to identify the order
+    ("which order n what went wrong", True, True),
+    ("which order + why's it going back?", True, True),
+    ("Identify the order and say why it goes back.", True, True),
+    # near misses: a fault that describes the order asked for, the reason asked alone
+    ("Which order has the problem?", True, False),
+    ("n why is it going back?", False, True),
+])
+def test_which_order_and_why_joined_in_chat_or_as_an_order(text: str, which: bool, reason: bool) -> None:
+    """Misreadings of training corpora 18/21/22/31 (issue 29 §1): "ok which order n whats the problem", "@you which
+    order + what's the issue w/ it?", "Identify the order and state the grounds for the return."."""
+    reading = understand(text, ORDERS)
+    assert (reading.which, reading.reason) == (which, reason), reading
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # the agent asks the customer to wait, or praises an item in a question: nothing asked
+    ("I am looking through the Lumora lamps, kindly wait.", False),
+    ("Searching the silver lamps now, please wait a moment.", False),
+    ("Isn't Brightix silver just the nicest finish?", False),
+    # near misses: a question before the wait, a question put to the customer
+    ("Which colour? Please wait while I look.", True),
+    ("Tell me what else you need, I'll wait.", True),
+    ("Aren't you after the cheapest one?", True),
+])
+def test_a_wait_asked_and_praise_of_a_named_item(text: str, asks: bool) -> None:
+    """Misreadings of training corpora 15/22/30 (issue 29 §1): "I am checking the Vistaro monitors, kindly wait." and
+    "Isn't Dormia linen just the loveliest thing?" were read as asking the brand."""
+    assert understand(text, LAMP).asks == asks, text

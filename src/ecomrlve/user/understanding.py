@@ -93,7 +93,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
               # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
               # amount you had in mind")
-              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount"),
+              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
+              # money in slang or in an old register ("brand, and how much coin?")
+              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -107,7 +109,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
-                 "it quickly", "them quickly", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
+                 "it quickly", "them quickly", "need it quick", "need them quick", "want it quick", "want them quick", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
                  "be with you", "get to you", "next day", "same day", "express", "overnight", "reach you", "it faster", "them faster", "it sooner", "them sooner", "it quicker", "them quicker", "asap", "urgent",
                  "urgently", "in a hurry", "rush", "despatch", "postage", "turnaround", "lead time",
                  "timeframe", "time frame", "get here", "courier", "eta", "needed by", "in your hands", "in a hurry",
@@ -158,6 +160,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
 }
 #: "Use the keyboard with" asks about the connector only when "with" follows; kept as one phrase above.
 _USE_WITH = re.compile(r" (?:use|using|pair|pairing) (?:the|it|this|that|them|these) (?:[a-z0-9]+ ){0,3}with |"
+                       r" (?:pair|pairing) (?:it|this|that|them|these|those) (?:up )?to |"
                        r" plug(?:s|ging|ged)? (?:(?:it|them|this|that|these|the|your)(?: [a-z0-9]+){0,2} )?in(?:to)? ")
 #: "How much do reviews matter?", "how much do you care about delivery?", "how much of a priority is price?", "how
 #: much the brand counts for you", "how much do you trust the stars?": "how much" weighs how important something is,
@@ -216,10 +219,11 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
-#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?").
+#: texture" (a form's feel), nor the verb after its subject ("How heavily should I weight review scores?"), nor a say in
+#: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -243,7 +247,7 @@ _HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|
 _HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
-_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight) how much(?: (?:do |would |will )?(?:you|ya|u))? ")
+_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
                          r"price range|spend|spending limit|spending|outlay|wallet)s? ")
@@ -291,7 +295,7 @@ _OPEN_STRONG = ("anything else", "any other", "anything more", "something else",
                 "what else", "other stuff", "more you need", "more you want", "more you would like", "more youd like",
                 "more you require", "what besides", "further specification", "other specification", "what still",
                 "more to it", "or is there more", "is there more", "still to know", "else to know",
-                "havent i asked", "i havent asked", "have i not asked")
+                "havent i asked", "i havent asked", "have i not asked", "other ask", "other asks")
 #: A count at least ("Stars are how important, 4 or more you need?"): no open "more you need".
 _AT_LEAST = re.compile(r" (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) or more(?= (?:do |would |will )?you )")
 #: Phrases that ask an open question only when no topic is named ("what's most important?").
@@ -365,7 +369,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -457,7 +461,9 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           "order placed", "placed on", "ordered in", "ordered on", "what did you buy",
           "what did you get", "what you bought", "what was the item",
           # the order asked beside the reason ("Please state the order concerned and the reason for return.")
-          "the order concerned", "order and the reason", "order and reason")
+          "the order concerned", "order and the reason", "order and reason",
+          # the order to be named ("Identify the order and state the grounds for the return.")
+          "identify the order", "identify your order", "identify which")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
@@ -531,7 +537,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "what shall i write", "what should i write", "what do i write", "what shall i put down", "what should i put down", "ailed", "ails", "ailing", "whats got you", "what has got you", "what got you",
                 "beef with", "what happen with", "what happen to",
                 # the cause named as a noun ("May I enquire as to the cause of the return?")
-                "cause of the return", "cause of your return", "cause of return", "cause for the return")
+                "cause of the return", "cause of your return", "cause of return", "cause for the return",
+                # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
+                "drives you to", "drove you to", "driving you to", "root cause")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -601,7 +609,13 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # a loss of power, a flaw, a difficulty or what befell it ("Hath the cable lost its power?", "Is it
                   # flawed?", "What difficulty have you had with it?", "What curse hath befallen the headphones?")
                   "lost its power", "lost power", "losing power", "loses power", "flawed", "flaw", "difficulty",
-                  "difficulties", "befell", "befallen", "befall")
+                  "difficulties", "befell", "befallen", "befall",
+                  # a failure said as packing up, a spec not met, a bug ("Did it pack up on you?", "Not meeting
+                  # spec?", "What's the bug with it?")
+                  "pack up", "packs up", "packing up", "not meeting", "not meet spec", "the bug", "a bug", "bugs",
+                  "buggy",
+                  # a fault said in one word ("Cable dead?"; not "dead set on")
+                  "dead")
 _REASON = _REASON_ASKS + _REASON_STATES
 #: Words by which a clause waives the question it mentions ("whatever the reason", "no need to say why").
 _WAIVES = ("whatever", "no matter", "regardless", "no need", "dont need", "do not need", "neednt", "need not",
@@ -626,13 +640,15 @@ _WHATEVER_ASKS = re.compile(r" whatever (?:is|was|has|s)? ?(?:the matter|wrong|u
                             r"prompted you|led you) ")
 #: The wish for the item gone ("You don't need it anymore?"): a reason, not a waiver.
 _NO_LONGER = re.compile(r" (?:dont|do not|didnt|did not) (?:need|want) (?:it|them|this|that) (?:any ?more|any longer) ")
-#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it.
+#: A fault word that names the item ("the broken one", "your faulty cable") rather than asks about it, not the state it
+#: came in ("Did it arrive in a damaged state?").
 _ATTRIBUTIVE_FAULT = re.compile(r" (the|your|a|an|my)(?: [a-z]+ly)? (?:faulty|defective|"
-                                r"damaged|broken) ")
+                                r"damaged|broken|busted|knackered|kaput|dodgy) (?!(?:state|condition|shape|way)\b)")
 #: Cause and fault words that are not about the item: the agent's own reason ("why I ask", "the reason I'm
 #: asking"), a proposal ("why don't I ...", "why not ..."), the conversation ("no problem", "is that an issue?").
 _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|were|weve) (?!(?:are )?(?:sending|sendin|returning|"
-                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not) |"
+                            r"send|return) (?:it|them|this|that|these|those)\b)| why (?:dont|do not|not)"
+                            r"(?! (?:happy|satisfied|pleased|content|working|good|right|ok|okay)\b) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
                             # a fault ruled out ("What size would fit without any issues?")
@@ -640,7 +656,11 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             # a concern about a choice ("Is heft an issue for you?")
                             r"(?: an?)? (?:problem|issue|trouble) (?:for|to) you |"
                             # a polite lead-in ("Might I trouble you to state your colour?")
-                            r" trouble you (?:to|for|with) |"
+                            r" trouble you (?:to|for|with) | dead (?:set|keen|easy|simple|quick|cheap|on time) |"
+                            # a concern about a requirement ("Does weight trouble you?", "Would the price bother you?")
+                            r" (?:does|do|would|will|could|might) (?:the |its |their |a )?(?:weight|heft|price|cost|size|"
+                            r"colour|color|brightness|wattage|rating|material|delivery|shipping|screen size) (?:trouble|"
+                            r"bother|worry|concern) you |"
                             r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
@@ -700,7 +720,7 @@ _SUBORDINATE = re.compile(r" (?:since|now that|given that|given|seeing as|seeing
 _FILLER = re.compile(r"^ (?:(?:so|and|but|then|ok|okay|well|now|also|just|right|alright) )+")
 #: Where a sentence holds two questions ("Which order is it and what went wrong?"): before the second one's
 #: question word.
-_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
+_QUESTION_JOIN = re.compile(r"\s(?:and|an['’]|n['’]|n|\+|&|or|but|also)\s+(?=(?:what|whats|why|how|when|did|was|is|were|has|had|can|"
                             r"could|would|will|do|does|shall|should)\b)", re.IGNORECASE)
 
 _STOCK_OUT = ("out of stock", "sold out", "unavailable", "not available", "no longer available", "not in stock",
@@ -742,7 +762,9 @@ _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "descr
                   "waiting on your", "waiting for your", "just waiting on your", "just waiting for your", "awaiting your", "i just need to know", "just need to know",
                   # formal and scripted openings that ask ("Pray tell me ...", "Permit me to ask ...")
                   "pray", "permit me to ask", "allow me to ask", "permit me to enquire", "allow me to enquire",
-                  "kindly", "indicate", "holler", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
+                  "kindly", "indicate", "holler",
+                  # a machine's terse order ("Input both.", "Identify the order and state the grounds.")
+                  "input", "identify the", "identify your", "identify which", "give me a holler", "shout", "say what", "say why", "say which", "say how", "say when")
 
 #: Texting shorthand and common slips, expanded before matching.
 _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "lmk": "let me know",
@@ -1111,6 +1133,22 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 
 
 #: A shipping verb as the step asked leave for ("Ship it?", "Dispatch the order?"): no topic.
+#: The agent's own shipping as the step it takes ("what screen size are we shipping for you?", "Are we shipping this or
+#: what?"): no delivery wish asked (not "when are we shipping it?").
+_WE_SHIPPING = re.compile(r" (?:are|were|am) (?:we|i) (?:shipping|sending|dispatching)(?= (?:for you|to you|this|that|it|these|"
+                          r"those|them|or)\b)")
+#: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?", "We proceed to pay?", "Pay now
+#: ok?"): no budget asked.
+_PAY_STEP = re.compile(r" (?:(?:set|ready|good|ok|okay|clear|cleared|proceed|go|move|continue) to pay|(?:can|i|we) pay now|"
+                       r"^ pay now|(?:confirm|ok|okay) (?:i |we |you )?can pay)(?: for (?:it|them|this|that|these|those|the order))? ")
+#: Shipping as what follows the go-ahead ("Say the word and the Swift 2 ships today.", "... a yes, and it ships"): no
+#: delivery wish asked.
+_SHIPS_AFTER = re.compile(r" (?:and|then|so) (?:the [a-z0-9]+(?: [a-z0-9]+)? |it |they |your order |the order |its |theyre )?(?:ships|"
+                          r"will ship|ll ship|goes out|is on its way|shipped)(?: out)?(?: today| now| tonight| right away| "
+                          r"straight away| immediately)? ")
+#: The paper a step fills in ("Everything look correct on the form?", "the return form"): no product form asked.
+_PAPER_FORM = re.compile(r" (?:on|in|onto|into) the form | the (?:return|refund|order|claim|request|returns) form ")
+_WHEN_PHRASES = (" when ", " whens ", " how soon ", " how fast ", " how quickly ", " by what ", " by which ")
 _SHIP_STEP = re.compile(r" (?:ship|dispatch|despatch)(?= (?:it|them|this|that|these|those|the|your|now|out)\b)")
 #: The agent's step said with a modal and a tag ("We can start the return now, can't we?") or with "now" in a question
 #: of other word order ("The refund I make now or later?"): leave asked to act.
@@ -1164,13 +1202,17 @@ _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|ok
 #: said as a statement, or as the word to say ("Say aye and the refund goes through.", 'To confirm your order, say
 #: "confirm."'); not a go-ahead the agent does without ("We don't need your approval for that").
 _CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
-            r"authori[sz]ation|green light|blessing|sign off)")
+            r"authori[sz]ation|green light|greenlight|blessing|sign off|signal|word)")
 _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
                              r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
-                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*say (?:yes|aye|ok|okay|"
-                             r"the (?:magic )?word|confirm|go ahead|so)(?: and .*)? $|"
+                             r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
+                             r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
+                             r"green light|greenlight|thumbs up))(?: and .*)? $|"
+                             # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
+                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
+                             r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") |"
@@ -1428,7 +1470,11 @@ def _asks_which_line(words: str) -> bool:
 _ANSWER = re.compile(r"^ (?:(?:per|as per|under|according to|by) (?:our |the |store |company )?(?:policy|rules|terms) )?"
                      r"(?:unfortunately not|unfortunately no|sadly not|sadly no|im afraid not|i am afraid not|yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
                      r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
-                     r"i dont think so|i didnt think so|obviously not)\b")
+                     r"i dont think so|i didnt think so|obviously not|course not|course|"
+                     # a time the agent states as its own rule ("How fast do refunds land? 3-5 business days, that's our
+                     # SLA.")
+                     r"(?:\d+ )?\d+ (?:business |working )?(?:days|hours|weeks)\b(?=.* (?:our|the|store|company) (?:sla|"
+                     r"policy|standard|norm|promise|guarantee|window|timeline|turnaround)\b))\b")
 
 
 def _answered_itself(raw: str) -> bool:
@@ -1437,7 +1483,12 @@ def _answered_itself(raw: str) -> bool:
     asked = [i for i, part in enumerate(parts) if "?" in part]
     return bool(asked) and len(parts) > 1 and all(
         i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None
-        and _ANSWER_KEYS.match(parts[i + 1]) is None for i in asked)
+        and _ANSWER_KEYS.match(parts[i + 1]) is None and _NO_NOUN.match(parts[i + 1]) is None for i in asked)
+
+
+#: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
+_NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|way|problem|worries|need|thanks|chance|"
+                      r"doubt|one|idea|really)\b)[a-z]", re.IGNORECASE)
 
 
 #: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
@@ -1699,8 +1750,13 @@ _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|
                          # ... why pay more than the offer asks ("Why pay more? The Kinetiq pair ... at half the price.")
                          r"why (?:would you |should you |do you |would anyone )?(?:pay|spend) (?:more|extra|full price|twice|"
                          r"double|over the odds)(?: than you need to| for less)? $|why settle for (?:less|second best) $|"
-                         r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|the "
-                         r"[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
+                         # ... a remark on what was said, "huh?" after it ("Rose Gold, huh? Nice pick."; not "Anything
+                         # else, huh?")
+                         r"(?!(?:what|whats|which|how|why|when|where|who|do|does|did|is|are|will|would|can|could|should)\b)"
+                         r"(?!(?:[a-z0-9]+ ){0,3}(?:anything|something|else|more|other|any|need|needs|want|wants)\b)"
+                         r"(?:[a-z0-9]+ ){1,4}huh $|"
+                         r"(?:isnt|arent|wasnt|werent) (?:that|this|those|these|it|they|(?:the )?(?!(?:you|we|i|ya|u|"
+                         r"there)\b)[a-z0-9]+(?: [a-z0-9]+)?) (?:[a-z0-9]+ ){0,3}?(?:just|so|simply|such|truly|absolutely|"
                          # ... or names its praise ("Isn't that teal gorgeous in daylight?")
                          r"stunning|gorgeous|lovely|beautiful|pretty|cute|sleek|adorable|striking|handsome|divine|wonderful|"
                          r"fabulous|fantastic|superb|elegant|a beauty|a treat)\b)")
@@ -1724,6 +1780,42 @@ _HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|t
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
 
 
+#: A field named on its own, the whole message or before a bare prompt ("reason for return", "Order number. Let's see
+#: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
+_BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
+                         r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
+                         r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)"
+                         r"[a-z]+ )"
+                         r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
+                         r"connector|wattage|weight))(?: please)? $")
+_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
+                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please) $")
+
+
+def _bare_field(raw: str) -> bool:
+    """Whether ``raw`` is a field named on its own (:data:`_BARE_FIELD`), alone or before bare prompts."""
+    parts = [_normalise(part) for part in _SENTENCE.findall(raw)]
+    if not parts:
+        return False
+    head, *rest = parts
+    return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
+        raw, head, STORE_VALUES)
+
+
+#: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
+#: wait."): a notice (not "Tell me what else you need, I'll wait.").
+_WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
+                          r"bit|moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
+_OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
+
+
+def _asks_wait(sentence: str) -> bool:
+    """Whether ``sentence`` is the agent's own step then a bare request to wait (:data:`_WAIT_CLAUSE`)."""
+    clauses = _CLAUSE_BREAK.split(sentence)
+    return len(clauses) == 2 and _WAIT_CLAUSE.match(_normalise(clauses[1])) is not None and (
+        _OWN_STEP_START.match(_normalise(clauses[0])) is not None)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
@@ -1739,7 +1831,7 @@ def _is_request(raw: str) -> bool:
                 return True
             sentence = sentence.split(",", 1)[1]
             words = _corrected(_normalise(sentence))
-        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence):
+        if _NOTICE.match(words) or _LISTING_HEADING.match(sentence) or _asks_wait(sentence):
             # "Please note ...", "Do keep the receipt ...", "Would you believe it, ...": tells, asks nothing; so does a
             # listing verb as a heading ("Sum up: the Terra 5 in Black, one unit.", "List: ..."): it labels what follows
             continue
@@ -1788,7 +1880,9 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light) ")
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
+                          # "in full" is no bed size ("Please describe, in full, what you are looking for")
+                          r"in full) ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -2417,9 +2511,10 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     items = _referenced(text.lower(), in_play) if in_play.items else ()
-    if not _is_request(text) and not _bare_choice(text, in_play) or _answered_itself(text):
+    bare_field = _bare_field(text)  # "Budget. Gimme a number.": the field is what the prompt after it asks
+    if not _is_request(text) and not bare_field and not _bare_choice(text, in_play) or _answered_itself(text):
         return Reading(False, stock_out=stock_out, items=items)
-    return _question_reading(text, in_play, norm, stock_out, items, _asking_part(text))
+    return _question_reading(text, in_play, norm, stock_out, items, text if bare_field else _asking_part(text))
 
 
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
@@ -2453,6 +2548,9 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
         cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
+    if not _has(cue_text, _WHEN_PHRASES):
+        cue_text = _WE_SHIPPING.sub(" ", cue_text)
+    cue_text = _PAPER_FORM.sub(" ", _SHIPS_AFTER.sub(" ", _PAY_STEP.sub(" ", cue_text)) if confirm else cue_text)
     topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(cue_text, phrases)}
     if len(topics) > 1 and _TOLD_TOPIC.search(cue_text):
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
