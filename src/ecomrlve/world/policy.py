@@ -414,7 +414,8 @@ def policy_documents(policy: StorePolicy = STORE_POLICY,
                       + ". Overnight shipping is always charged in full."),
         PolicySection("price-adjustment", "Price adjustment", "If the price of an item drops within the price "
                       "adjustment window, counted in calendar days from the order date (its last day is the order date "
-                      "plus the window length), " + _price_match_share(policy) + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
+                      "plus the window length), " + _price_match_share(policy)
+                      + " Window by tier: " + _tiers(policy.price_match_days, lambda v: f"{v} days")
                       + ". After the window no adjustment is made."),
         PolicySection("warranty", "Warranty", "Products are covered by the store warranty from the delivery date. "
                       f"A warranty month counts as {DAYS_PER_WARRANTY_MONTH} days; the last day of cover is the delivery "

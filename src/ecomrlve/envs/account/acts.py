@@ -111,9 +111,10 @@ AccountAct = (RequestReturn | AskOrderStatus | AskPolicy | IdentifyItem | TellWh
 def account_values(act: AccountAct) -> tuple[str, ...]:
     """The ids, dates, values and item names of an account act (RETURN, STATUS, POLICY): a typo
     must not make the item another item."""
-    if isinstance(act, (RequestReturn, NothingMore)):
-        replacement_values = tuple(value for _, value in (act.replacement[1] if act.replacement else ()))
-        return (act.exact + (act.item,) + replacement_values) if isinstance(act, RequestReturn) else replacement_values
+    if isinstance(act, RequestReturn):
+        return act.exact + (act.item,) + _replacement_values(act.replacement)
+    if isinstance(act, NothingMore):
+        return _replacement_values(act.replacement)
     if isinstance(act, AskOrderStatus):
         return act.exact + (act.order,)
     if isinstance(act, (IdentifyItem, NotThese, WrongItem)):
@@ -127,3 +128,8 @@ def account_values(act: AccountAct) -> tuple[str, ...]:
     if isinstance(act, AskPolicy):
         return act.exact
     return ()
+
+
+def _replacement_values(replacement: tuple[str, tuple[tuple[str, str], ...]] | None) -> tuple[str, ...]:
+    """The requirement values a replacement is said with (none without one)."""
+    return tuple(value for _, value in replacement[1]) if replacement else ()

@@ -251,7 +251,6 @@ class ReturnUser(AccountUser):
             acts.append(A.CheckMyAccount())
         return acts
 
-
     def _confirmation(self, t: str, world: World) -> DialogueAct:
         target = self.goal.target
         if refers_to(t, target, world):

@@ -156,12 +156,6 @@ class CartUser(SimulatedUser):
     _asked_no_preference: set[tuple[int, str]] = field(default_factory=set)
     _asked_nothing_else: bool = False
     _in_play: tuple[tuple[int, ...], InPlay] | None = None
-    _said: set[tuple[str, str]] = field(default_factory=set)  # (item phrase, "variant" or "quantity") said so far
-
-    def say(self, *acts: DialogueAct) -> str:
-        for act in acts:
-            self._said.update(_said_of(act))
-        return super().say(*acts)
 
     def active_items(self) -> list[CartItemGoal]:
         return self.state.active_items(self.goal)
@@ -313,6 +307,7 @@ class CartUser(SimulatedUser):
         this reply (which it extends). "Already told" only of a value this shopper said of that item before: a stock-out's
         alternative takes the original's values, which it says as new (a fair question, no annoyance)."""
         items = self.active_items()
+        said = {pair for act in self.acts for pair in _said_of(act)}
         facts: list[A.Fact] = []
         annoyed = False
         for i in named or tuple(range(len(items))):
@@ -334,7 +329,7 @@ class CartUser(SimulatedUser):
                     constraint.revealed = True
                     self.mark_user_caused()
                     facts.append(A.Fact(item.phrase, word, constraint.value))
-                elif (item.phrase, kind) in self._said:
+                elif (item.phrase, kind) in said:
                     annoyed = True
                     facts.append(A.Fact(item.phrase, word, constraint.value, repeated=True))
                 else:
@@ -383,7 +378,7 @@ class CartUser(SimulatedUser):
 
 
 def _said_of(act: DialogueAct) -> list[tuple[str, str]]:
-    """The (item phrase, "variant" or "quantity") whose value ``act`` says."""
+    """The (item phrase, "variant" or "quantity") whose value ``act`` says (read of the shopper's act log)."""
     if isinstance(act, A.RequestItems):
         return ([(item.phrase, "variant") for item in act.items if item.variant]
                 + [(item.phrase, "quantity") for item in act.items if item.quantity])

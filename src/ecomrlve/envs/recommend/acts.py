@@ -37,8 +37,8 @@ class RequestBundle(DialogueAct):
 
 
 #: One soft preference the ranking weighs, as said: (kind, strength, value). Kinds: "price" (value: the
-#: price from which the price has no appeal left; the lower, the better), "rating", "shipping", "popularity", "similar" (value: the original's
-#: name); strength "strong" or "mild".
+#: price from which the price has no appeal left; the lower, the better), "rating", "shipping", "popularity",
+#: "similar" (value: the original's name); strength "strong" or "mild".
 Preference = tuple[str, str, str]
 
 

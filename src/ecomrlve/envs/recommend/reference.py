@@ -9,8 +9,8 @@ one of its variants has it), keep to stock and budget, and answer.
 * :class:`RecommendReference` (PD, SUB): asks what else matters (the shopper states withheld
   requirements and every preference the ranking weighs), searches the category under every requirement,
   and answers the valid products ranked by the preferences as said ("cheaper is better - the further below
-  $26, the better" weighs price down to nothing at $26; "matters a lot" weighs more than "a small plus"; SUB: likeness
-  to the original, read from its card, weighs half).
+  $26, the better" weighs price down to nothing at $26; "matters a lot" weighs more than "a small plus";
+  SUB: likeness to the original, read from its card, weighs half).
 * :class:`BundleReference` (BUNDLE): asks whether any item has further needs, then answers the cheapest
   in-stock product of each item's category that meets that item's requirements (cheapest keeps the
   budget whenever any choice does).
@@ -189,7 +189,8 @@ def read_preferences(sentence: str) -> tuple[str, float] | None:
 def read_said(text: str, said: Said, materials: frozenset[str] = MATERIAL_WORDS) -> None:
     """Update ``said`` with the requirements and preferences in ``text`` (later words override earlier ones)."""
     for sentence in _SENTENCES.split(text):
-        for match in _PRICE.finditer(sentence):  # "the further below $26, the better": no appeal from twice the reference
+        # "the further below $26, the better": the price has no appeal left from twice the reference
+        for match in _PRICE.finditer(sentence):
             if _price_kind(sentence[:match.start()], sentence[match.end():]) == "appeal":
                 said.price_reference = _number(match.group(1)) / 2
         preference = read_preferences(sentence)
