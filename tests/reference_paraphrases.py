@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 PARAPHRASES = Path(__file__).parent / "data" / "understanding" / "reference_paraphrases.json"
+#: Every set of blind paraphrases, each by another writer: the first, and the one of the session that wrote blind
+#: batch 20 (committed before it was first measured).
+PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_blind20.json"))
 
 
-def paraphrases() -> dict[str, list[str]]:
-    """Question name -> its blind paraphrases (templates with the original's slots)."""
-    return json.loads(PARAPHRASES.read_text(encoding="utf-8"))
+def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:
+    """Question name -> its blind paraphrases (templates with the original's slots) in the set at ``path``."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def question_slots() -> dict[str, tuple[dict[str, Any], str]]:

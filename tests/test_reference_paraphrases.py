@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 import string
+from pathlib import Path
 
 import pytest
-from reference_paraphrases import asking_with, draw, paraphrases, question_slots, shipped_wording
+from reference_paraphrases import PARAPHRASE_SETS, asking_with, draw, paraphrases, question_slots, shipped_wording
 
 from ecomrlve.episode import EcomEnv
 from ecomrlve.runner import play
@@ -17,9 +18,10 @@ def _slots(template: str) -> list[str]:
     return sorted(name for _, name, _, _ in string.Formatter().parse(template) if name is not None)
 
 
-def test_every_question_has_eleven_paraphrases_with_its_slots() -> None:
+@pytest.mark.parametrize("path", PARAPHRASE_SETS, ids=lambda path: path.stem)
+def test_every_question_has_eleven_paraphrases_with_its_slots(path: Path) -> None:
     shipped = shipped_wording()
-    options = paraphrases()
+    options = paraphrases(path)
     assert sorted(options) == sorted(question_slots())
     for name, texts in options.items():
         assert len(texts) == len(set(texts)) == 11 and shipped[name] not in texts
