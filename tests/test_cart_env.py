@@ -444,6 +444,35 @@ def test_a_question_goes_on_with_the_topic_or_items_of_the_one_before(make_env) 
     assert first.variant_value in reply and second.variant_value in reply, reply
 
 
+def test_one_sentence_about_two_items_answers_each(make_env) -> None:
+    """Found by hand play (audit 19, finding 3): "Which colour for the <notebook> (Black, Purple or Orange), and which
+    colour for the Brightwave Pulse 15 desk lamp (White, Silver or Navy)?" answered the notebook only: the lamp, named
+    by brand and type beside the notebook's model words, was not read as named. And "How many of the A, and which
+    colour for the B?" asked each topic of both items, saying "I already told you" of a quantity never asked."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 12, lambda g: _same_attribute_pair(g) is not None)
+    first, second = _same_attribute_pair(goal)
+    word = ATTRIBUTE_WORDS[first.variant_attribute]
+    obs = env.step(say(f"Which {word} for {first.full_phrase} ({_options(env, first)}), and which {word} for the "
+                       f"{second.brand} {second.noun} ({_options(env, second)})?"))
+    reply = user_reply(obs)
+    assert first.variant_value in reply and second.variant_value in reply, reply
+
+    def pair(g) -> tuple | None:
+        """An item whose quantity is withheld, and another whose variant is withheld and whose quantity was told."""
+        counted = [g.items[i] for i, kind in g.withheld if kind == "quantity"]
+        told = [g.items[i] for i, kind in g.withheld if kind == "variant" and (i, "quantity") not in g.withheld]
+        return next(((a, b) for a in counted for b in told if a is not b), None)
+
+    _, goal = find_episode(env, 12, lambda g: pair(g) is not None)
+    counted, told = pair(goal)
+    obs = env.step(say(f"How many of {counted.full_phrase} would you like, and which "
+                       f"{ATTRIBUTE_WORDS[told.variant_attribute]} for {told.full_phrase}?"))
+    reply = user_reply(obs)
+    assert told.variant_value in reply and str(counted.quantity) in reply, reply
+    assert "already" not in reply.lower() and "as i said" not in reply.lower(), reply
+
+
 def test_values_offered_in_one_sentence_are_asked_of_in_the_next(make_env) -> None:
     """Found by hand play (audit 19): "The A comes in Black, Red or Orange. Which would you like?" got "Sorry, I'm not
     sure what you mean": read sentence by sentence, the first tells and the second names no topic. The message's own
@@ -538,6 +567,43 @@ def test_wrong_variant_triggers_correction(make_env) -> None:
     assert item.variant_value in reply, reply
     assert wrong[item.variant_attribute] in reply, reply
     assert not obs.done
+
+
+def test_a_cart_fixed_as_the_shopper_corrected_it_is_confirmed(make_env) -> None:
+    """Found by hand play (audit 19, finding 5): asked to confirm, the shopper listed what was wrong ("I need 4 of the
+    X, the cart has 1"); the agent fixed exactly that and answered, and the cart, right unit for unit, scored r_task 0
+    as unconfirmed. The shopper's correction names every issue of the cart, so a cart that then holds exactly what it
+    wants is the one it asked for. Near misses: a fix that leaves the cart wrong, and a cart never shown, stay
+    unconfirmed."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+
+    def shown_short(fix: int | None, ask: bool = True):
+        _, goal = find_episode(env, 2, lambda g: g.confirm_first and not g.withheld and not any(it.stock_out for it in g.items))
+        line_of = {}
+        for n, item in enumerate(goal.items):
+            env.step(call("catalog_search", query=item.full_phrase[4:], filters={"brand": item.brand, "category": item.category}))
+            arguments = {"product_id": item.product_id, "quantity": item.quantity + (n == 0)}
+            variants = [v.variant_id for v in env.audit().world.variants(item.row)]
+            if variants:  # the wanted one, or any where any is fine
+                arguments["variant_id"] = item.variant_id or variants[0]
+            lines = tool_result(env.step(call("cart_add", **arguments)))["lines"]
+            line_of[item.product_id] = next(line["line_id"] for line in lines if line["product_id"] == item.product_id)
+        if ask:
+            reply = user_reply(env.step(say("Here is your cart. Does everything look right?")))
+            assert str(goal.items[0].quantity) in reply, reply
+        if fix is not None:
+            env.step(call("cart_set_quantity", line_id=line_of[goal.items[0].product_id], quantity=fix))
+        return env.step(call("answer", done=True)).info["reward"], goal.items[0].quantity
+
+    reward, _ = shown_short(None)
+    assert not reward["task"]["confirmed"] and reward["r_task"] <= 0
+    _, wanted = shown_short(None, ask=False)
+    reward, _ = shown_short(wanted)
+    assert reward["task"]["confirmed"] and reward["is_correct"] and reward["r_task"] == 1.0, reward
+    reward, _ = shown_short(wanted + 2)
+    assert not reward["is_correct"] and reward["r_task"] <= 0, reward
+    reward, _ = shown_short(wanted, ask=False)
+    assert not reward["task"]["confirmed"] and reward["r_task"] <= 0, reward
 
 
 def test_repeated_questions_exhaust_patience(make_env) -> None:

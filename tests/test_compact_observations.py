@@ -247,7 +247,8 @@ def test_cart_is_not_offered_search_options_on_fields_its_cards_do_not_show(env:
 
 def test_the_confirmation_rule_is_said_only_where_a_tool_cannot_be_undone(env: EcomEnv) -> None:
     """RETURN (return_initiate) and JOURNEY (which plays it) state the confirmation rule; CART, PD, STATUS do not;
-    no prompt repeats that answer ends the task (every answer tool's description says so)."""
+    no prompt repeats that answer ends the task (every answer tool's description says so, once: JOURNEY's, whose
+    answers each end one request, says the conversation goes on and not, per kind, that it ends)."""
     from ecomrlve.prompts import CONFIRM_RULE
 
     for env_id, said in (("RETURN", True), ("JOURNEY", True), ("CART", False), ("PD", False), ("STATUS", False)):
@@ -256,7 +257,8 @@ def test_the_confirmation_rule_is_said_only_where_a_tool_cannot_be_undone(env: E
         assert (CONFIRM_RULE in system) == said, env_id
         assert "Call answer once" not in system
         answer = next(t["function"] for t in observation.tools or [] if t["function"]["name"] == "answer")
-        assert "ends the task" in answer["description"], env_id
+        assert ("ends the task" in answer["description"]) == (env_id != "JOURNEY"), env_id
+        assert answer["description"].count("ends the task") <= 1, env_id
 
 
 def test_variant_values_every_card_shares_are_said_once() -> None:

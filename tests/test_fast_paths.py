@@ -420,7 +420,7 @@ def test_the_tools_compact_forms_are_their_results_compacted() -> None:
                     if compact is not None:
                         built += 1
                         assert _json_text(compact) == result_text(result), (name, arguments)
-                        verdicts.add(result.get("fees_if_not_store_fault") is None if name == "return_check_eligibility"
+                        verdicts.add(result.get("fees_usd_if_not_store_fault") is None if name == "return_check_eligibility"
                                      else None)
     assert built > 300 and verdicts == {True, False, None}
 

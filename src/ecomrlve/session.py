@@ -665,8 +665,8 @@ def toolset(family: TaskFamily, difficulty: Difficulty) -> tuple[dict[str, Tool]
     if found is None:
         available = environment_tools(family.env_id)
         tools = {name: available[name].offered(family.unused_card_fields) for name in family.tool_names}
-        tools["answer"] = answer_tool(family.answer_arguments, family.answer_description(difficulty),
-                                      family.answer_id_arguments)
+        description = family.answer_description(difficulty) + (" This ends the task." if family.answer_ends_episode else "")
+        tools["answer"] = answer_tool(family.answer_arguments, description, family.answer_id_arguments)
         found = _TOOLSETS[key] = tools, json.dumps([t.schema() for t in tools.values()])
     return found
 

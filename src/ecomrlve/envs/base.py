@@ -75,7 +75,7 @@ class TaskOutcome:
 
 #: The content version of what every environment shares (the runtime, the tools, the shopper's machinery, how
 #: catalogs are read): a change there bumps it once, not every environment's ``version`` (CHANGELOG.md).
-SUITE_VERSION = 15
+SUITE_VERSION = 16
 
 
 class TaskFamily(ABC):
@@ -98,8 +98,12 @@ class TaskFamily(ABC):
     #: whether the system prompt says today's date (False where no fact the agent or the shopper uses is a date)
     dated: bool = True
 
+    #: whether an answer ends the episode (the answer tool then says so); a journey's answers each end one request
+    answer_ends_episode: bool = True
+
     def answer_description(self, difficulty: Difficulty) -> str:
-        return "Submit your final answer; this ends the task."
+        """What the answer holds, for the ``answer`` tool's description."""
+        return "Submit your final answer."
 
     def turn_budget(self, problem: Problem) -> int:
         """Agent turns the episode may use (JOURNEY: the sum over its intents)."""

@@ -179,11 +179,11 @@ def return_check_eligibility(ctx: ToolContext, order_id: str, line_id: str) -> T
     shipping = {m: return_shipping_fee_cents(m, tier, "no_longer_needed", world.policy) / 100 for m in RETURN_METHODS}
     reasons = world.policy.store_fault_reasons
     # the compact form: the fees written by compact_float, the rest as it is (no card, no variants, no list of them)
-    compact = result | {"fees_if_not_store_fault": {"restocking_fee_if_opened": compact_float(restocking),
+    compact = result | {"fees_usd_if_not_store_fault": {"restocking_fee_if_opened": compact_float(restocking),
                                                     "return_shipping": {m: compact_float(fee)
                                                                         for m, fee in shipping.items()}},
                         "fee_free_reasons": list(reasons)}
-    result["fees_if_not_store_fault"] = {"restocking_fee_if_opened": restocking, "return_shipping": shipping}
+    result["fees_usd_if_not_store_fault"] = {"restocking_fee_if_opened": restocking, "return_shipping": shipping}
     result["fee_free_reasons"] = list(reasons)
     return ToolOutput(result, compact)
 

@@ -361,8 +361,7 @@ class PolicyFamily(TaskFamily):
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the answer: value for a number (days, months or dollars, e.g. 12.5), or for a yes/no question "
-                "yes_no together with basis, the number from the policy it rests on (a bare yes/no scores as wrong); "
-                "this ends the task.")
+                "yes_no together with basis, the number from the policy it rests on (a bare yes/no scores as wrong).")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         kind = rng.choice(kinds_for(difficulty.B_branch))

@@ -287,7 +287,7 @@ def refers_to(text: str, target: LineRef, world: World) -> bool:
 
 class ReturnFamily(TaskFamily):
     env_id = ENV_ID
-    version = 13
+    version = 14
     tool_names = ("user_get_profile", "order_list", "order_get_details", "return_check_eligibility",
                   "return_initiate", "policy_search", "catalog_search", "catalog_get_product", "ask_user")
     answer_arguments = ReturnAnswer
@@ -299,7 +299,7 @@ class ReturnFamily(TaskFamily):
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the order line the customer means (order_id, line_id), whether it is eligible for return, "
-                "and replacement_product_id if they asked for a replacement; this ends the task.")
+                "and replacement_product_id if they asked for a replacement.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         level = difficulty.order_reference

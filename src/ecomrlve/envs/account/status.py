@@ -191,7 +191,7 @@ class StatusFamily(TaskFamily):
 
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the order the customer means, its current status, and eta (the expected delivery date, "
-                "YYYY-MM-DD) when the customer asked when it arrives; this ends the task.")
+                "YYYY-MM-DD) when the customer asked when it arrives.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         level = difficulty.order_reference

@@ -136,6 +136,9 @@ class CartState(TaskState):
     constraints: list[Constraint] = field(default_factory=list)
     switched: set[int] = field(default_factory=set)  # items whose stock-out alternative was accepted
     confirmed_cart: tuple | None = None  # the confirmed cart as :func:`_cart_key` (None: never confirmed)
+    #: Asked to confirm, the shopper listed every issue of the cart instead: a cart that then holds exactly what it
+    #: wants is the one it asked for, and counts as confirmed (a second go-ahead for the fix is not required).
+    corrected: bool = False
 
     def active_items(self, goal: CartGoal) -> list[CartItemGoal]:
         """The products the shopper wants now: the accepted alternative where one was switched to."""
@@ -217,6 +220,7 @@ class CartUser(SimulatedUser):
             issues = self._cart_issues(world, include_missing=True)
             if issues:
                 acts.append(self._correction(issues))
+                self.state.corrected = True
             else:
                 acts.append(Confirm())
                 self.state.confirmed_cart = _cart_key(world)
@@ -298,9 +302,12 @@ class CartUser(SimulatedUser):
         Black, Red or Orange. Which would you like?": no sentence alone reads the topic)."""
         if not reading.asks:
             return []
+        in_play = self.in_play(world)
         parts = sentences(text)
-        questions = [understand(part, self.in_play(world)) for part in parts] if len(parts) > 1 else [reading]
-        return [reading] if reading.topics and not any(question.topics for question in questions) else questions
+        questions = [understand(part, in_play) for part in parts] if len(parts) > 1 else [reading]
+        if reading.topics and not any(question.topics for question in questions):
+            return [reading]
+        return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)]
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
         """The ``asked`` attributes of the items ``named`` (all items if none), but those ``answered`` already in
@@ -375,6 +382,23 @@ class CartUser(SimulatedUser):
     def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
         self.lose_patience()
         return A.CartCorrection(issues)
+
+
+#: Where one sentence goes on to ask about another item: "How many keyboards, and which form for the shampoo?",
+#: "Which colour for the notebook (Black or Orange), and which for the lamp?", "... size for the jacket; connector ...".
+_NEXT_CLAUSE = re.compile(r"(?:,\s*(?:and|&|plus|also)?|;|\s(?:and|&|plus))\s+(?=(?:which|what|how)\b)", re.IGNORECASE)
+
+
+def _by_clause(sentence: str, question: Reading, in_play: InPlay) -> list[Reading]:
+    """A question about several items read clause by clause where each clause asks a topic of an item it names: each
+    topic belongs to its own item, not to every item of the sentence (which asked the keyboards' quantity of the
+    shampoo too, and "already told" it)."""
+    if not question.topics or len(question.items) < 2:
+        return [question]
+    clauses = [understand(clause, in_play) for clause in _NEXT_CLAUSE.split(sentence) if clause.strip()]
+    if len(clauses) < 2 or not all(clause.topics and clause.items for clause in clauses):
+        return [question]
+    return clauses
 
 
 def _said_of(act: DialogueAct) -> list[tuple[str, str]]:
@@ -590,7 +614,7 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 14
+    version = 15
     tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
                   "ask_user")
     answer_arguments = CartAnswer
@@ -601,7 +625,7 @@ class CartFamily(TaskFamily):
                     "then call answer(done=true).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return "done=true ends the task."
+        return "done=true once the cart holds what the customer asked for."
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
@@ -747,7 +771,7 @@ class CartFamily(TaskFamily):
     def verify(self, goal: CartGoal, state: CartState, world: World, answer: CartAnswer | None) -> TaskOutcome:
         cart = [(line.row, line.variant_id, line.quantity) for line in world.cart.lines]
         f1, u_match, u_cart, u_req = unit_f1(state.required_units(goal), cart)
-        confirmed = not goal.confirm_first or state.confirmed_cart == _cart_key(world)
+        confirmed = not goal.confirm_first or state.confirmed_cart == _cart_key(world) or (state.corrected and f1 == 1.0)
         r_task = 2 * f1 - 1 if answer is not None else -1.0
         if not confirmed:
             r_task = min(r_task, UNCONFIRMED_CAP)

@@ -341,7 +341,7 @@ class BundleFamily(TaskFamily):
     def answer_description(self, difficulty: Difficulty) -> str:
         return ("Submit the bundle: product_ids holds exactly one product id per category the customer needs. A product "
                 "counts only if it meets every requirement the customer has for that item; extra or unsuitable "
-                "products and going over the budget lower the score. This ends the task.")
+                "products and going over the budget lower the score.")
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog

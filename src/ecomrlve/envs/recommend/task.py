@@ -219,7 +219,7 @@ class RankedRecommendation(TaskFamily):
         k = difficulty.k_rec
         return (f"Submit your ranked recommendations, best first: product_ids holds up to k_rec = {k} product ids "
                 f"(only the first {k} are scored). Ids that are unknown, repeated, out of stock or miss one of the "
-                "customer's requirements lower the score. This ends the task.")
+                "customer's requirements lower the score.")
 
     @abstractmethod
     def relevance(self, view: CategoryView, goal: RecommendGoal, local: np.ndarray) -> np.ndarray:
