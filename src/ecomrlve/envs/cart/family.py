@@ -625,7 +625,7 @@ class CartFamily(TaskFamily):
                     "then call answer(done=true).")
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        return "done=true once the cart holds what the customer asked for."
+        return "done=true."
 
     def generate(self, world: World, difficulty: Difficulty, rng: random.Random, realiser: Realiser) -> Problem:
         catalog = world.catalog
