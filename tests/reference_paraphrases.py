@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 PARAPHRASES = Path(__file__).parent / "data" / "understanding" / "reference_paraphrases.json"
-#: Every set of blind paraphrases, each by another writer: the first, and the one of the session that wrote blind
-#: batch 20 (committed before it was first measured).
-PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_blind20.json"))
+#: Every set of blind paraphrases, each by another writer: the first, and those written beside blind batches 20 and 21
+#: (each committed before it was first measured).
+PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_blind20.json"),
+                   PARAPHRASES.with_name("reference_paraphrases_blind21.json"))
 
 
 def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:
