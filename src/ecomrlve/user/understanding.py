@@ -2380,11 +2380,20 @@ _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices
                          r" (?:reviews|reviewers|customers|buyers|people) (?:say|said|mention|mentioned|suggest|note|report|"
                          r"claim|complain|agree) (?:that |it |its |the |they |this |these |a |an )")
 #: "Is one cable enough?", "will one do, or a spare?": how many.
+#: Reviewing what the agent built is checking it, not reviews ("Please review the cart and let me know if it looks right").
+_REVIEW_STEP = re.compile(r" (?:review|reviewing|re view) (?:over )?(?:the|your|my|this|our|that) (?:[a-z]+ )?(?:cart|basket|order|"
+                          r"list|summary|items|selection|picks|return|details) ")
+#: "Should I add one X, or more than that?", "just the one lamp or several?": how many, also beside an offer to add.
+_ONE_OR_MORE = re.compile(r" (?:just |only )?(?:one|a single)(?: [a-z0-9]+){0,7} or (?:more|several|a few|two)(?: than (?:that|one|1))?"
+                          r"(?: (?:do|would|will) you| you)?(?: (?:need|want|like))? $")
 _ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 #: "..., or go for another colour?": a go-ahead beside another value of the topic asks the topic.
 _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"
                          r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
+#: The options the agent gathers ("before I put options together", "to narrow down the options"): no version asked.
+_OWN_OPTIONS = re.compile(r" (?:put|pull|find|gather|pick out|look at|narrow|narrow down|compare|show you|suggest|shortlist|line up|"
+                          r"round up|dig up|bring you)(?: (?:some|the|a few|few|your|my|good|together))* options(?= | $)")
 #: "... - a laptop, a tablet, something else?": the last option of a list, no open question.
 _ELSE_CLOSES_LIST = re.compile(r",[^,?.!]+,\s*(?:or\s+)?(?:something|anything) else\s*[?.!]*\s*$")
 #: "Something more understated, like navy or black?": another thing, its examples values of the topic asked.
@@ -2446,6 +2455,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     return Reading(True, reading.topics, open_, confirm, which, reason, reading.stock_out, reading.items)
 
 
+_OR = re.compile(r"\bor\b", re.IGNORECASE)
 #: Words of a question that only goes on with the one before about another item ("And for the X?", "What about the
 #: X, then?", "Same for the X?").
 _GOING_ON_WORDS = frozenset("and also plus what how about for the a an your my one same then as well too with of".split())
@@ -2468,7 +2478,9 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
     if reading.reason:
         # "Why is the one from May going back?": the date names the order the reason is asked of
         return replace(reading, which=False) if chance["which"] < _SURELY_NOT else reading
-    if reading.confirm:
+    if reading.confirm or (len(reading.items) >= 2 and _OR.search(text)):
+        # (a choice between two ordered items, "Would that be the A or the B?", is which one whatever the model says:
+        # it read two such questions of a blind paraphrase set as go-aheads, at which 0.02-0.03 and confirm 0.41-0.54)
         return reading
     if chance["which"] < _SURELY_NO_WHICH and chance["confirm"] > _SURE:
         # never a reason here: the reason is what the shopper withholds ("Is it a problem if it's heavy?" asks none)
@@ -2582,6 +2594,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
+    cue_text = _REVIEW_STEP.sub(" ", cue_text)  # "Please review the cart and let me know ..." asks no rating
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
@@ -2595,7 +2608,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         # "... and the price is the same; which would suit you?": a topic the agent tells about is not asked
         told = _TOLD_TOPIC.sub(" ", cue_text)
         topics = {topic for topic, phrases in _TOPIC_PHRASES.items() if _has(told, phrases)} or topics
-    if _ONE_ENOUGH.search(norm_grounds):
+    if _ONE_ENOUGH.search(norm_grounds) or _ONE_OR_MORE.search(norm_grounds):
         topics.add("quantity")
     if _USE_WITH.search(norm_grounds):
         topics.add("connector")
@@ -2700,7 +2713,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not beside_topic and not _TAG_QUESTION.search(text) and ((cued and (_asks_topic(opening) or _topic_clause(asking)))
                                                        or (listed and (_RATHER.search(norm_grounds) or _values_or(
                                                            norm_grounds, values_in_play)))
-                                                       or (cued and _ANOTHER_OF.search(norm_grounds))):
+                                                       or (cued and _ANOTHER_OF.search(norm_grounds))
+                                                       or _ONE_OR_MORE.search(norm_grounds)):
         confirm = go_ahead = False  # "..., so which size shall I add?", "I will need the number of units you'd like to
         # order", "Shall I pop the steel one in, or would you rather ceramic or wood?": the topic is asked
     if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
@@ -2750,8 +2764,10 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
             # "The Terra 5 comes in two versions. Which you want?", "... in three materials. Which one?": the kinds counted
             named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(f" {counted.group(1)} ", phrases)}
             topics |= named if len(named) == 1 else ({VARIANT} if in_play.items and not named else set())
-    if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", norm_asking), _VARIANT_PHRASES):
-        # "which version?" of an item in play (with none, as in a recommendation, no version to choose)
+    if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", _OWN_OPTIONS.sub(" ", norm_asking)),
+                                                             _VARIANT_PHRASES):
+        # "which version?" of an item in play (with none, as in a recommendation, no version to choose); not the
+        # options the agent gathers ("Before I put options together, does any item need ...?")
         topics.add(VARIANT)
     strong_text = _ALTERNATIVE.sub(" ", norm_asking) if topics else norm_asking
     if topics and (_ELSE_CLOSES_LIST.search(asking.lower()) or (listed and _SOMETHING_LIKE.search(norm_asking))):
