@@ -152,7 +152,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
     # soft preferences a ranking may weigh (no requirement states them)
     "popularity": ("popular", "popularity", "bestseller", "best seller", "best selling", "well known"),
     "similar": ("similar", "closest", "close to", "same as"),
-    "quantity": ("how many", "quantity", "qty", "number of", "units", "how much of", "just the one", "just one",
+    "quantity": ("how many", "quantity", "quantities", "qty", "number of", "units", "how much of", "just the one", "just one",
                  "more than one", "several", "of each", "a couple", "multiple", "how much do you need", "will one do",
                  "one be enough", "one or two", "need a few", "want a few", "only one", "two of them", "two of those",
                  "two of these", "three of them", "pack of", "just 1", "only 1", "whole team", "for everyone",
@@ -420,7 +420,10 @@ _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it 
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
                        r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
-                       r"in order|as expected|what you)")
+                       r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like))|"
+                       # "Would you mind confirming that your cart is correct?"
+                       r" (?:that|if|whether) (?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
+                       r"(?:[a-z]+ )?(?:right|correct|ok|okay|fine|good|complete|accurate|in order|how you want)")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
@@ -2088,6 +2091,10 @@ def _offers_options(text: str) -> bool:
     return not (_has(options, _OPEN_STRONG_PHRASES) or _has(options, _OPEN_WEAK_PHRASES))
 
 
+#: An open noun listed beside topics ("whether any of the items need particular features, sizes or a certain budget?"):
+#: any requirement is asked, the topics with it.
+_OPEN_NOUN_LISTED = re.compile(r"\b(?:features|requirements|must-haves|must haves|specs|specifications|criteria)\s*,(?:\s*[a-z]+){1,4}"
+                               r"\s*,?\s*(?:or|and)\s", re.IGNORECASE)
 _EXPLICIT_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|\(", re.IGNORECASE)
 
 
@@ -2785,7 +2792,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (
         not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
-        or (bool(topics) and _open_with_examples(asking))))
+        or (bool(topics) and (_open_with_examples(asking) or _OPEN_NOUN_LISTED.search(asking) is not None))))
     if open_question and confirm and not _TAG_QUESTION.search(text) and _PROMISE_AFTER.search(norm_asking) and not (
             _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking))):
         confirm = False  # "Tell me a bit more about what you want and I'll sort it.": the step is promised, no leave asked
