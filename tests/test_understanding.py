@@ -707,6 +707,13 @@ def test_first_paraphrase_set_losses_read_as_meant() -> None:
         assert reading.confirm and not reading.topics, text
     assert understand("Is the connector how you want it?", cable).topics == {"connector"}
     assert understand("Quantities for each?", cable).topics == {"quantity"}
+    hose = InPlay((ItemNames("G1", "blueora", "terra 9", "garden hose"),),
+                  {"color": ("Black", "Blue", "Green"), "material": ("Stainless Steel", "Rubber")})
+    # a value inside the catalog title the agent names the product by is no topic asked
+    reading = understand("Could you tell me which one you'd like for the Blueora Terra 9 Stainless Steel Garden Hose? "
+                         "The choices are Black, Blue or Green.", hose)
+    assert reading.topics == {"color"}
+    assert understand("Is the Terra 9 garden hose in Stainless Steel ok?", hose).topics == {"material"}
 
 
 def test_a_question_that_only_goes_on_about_another_item_asks_no_act() -> None:

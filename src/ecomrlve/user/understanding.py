@@ -1965,6 +1965,9 @@ def _without_item_names(text: str, in_play: InPlay) -> str:
     """``text`` without the in-play items' model and type words (a "9" in "Trek 9" is no shoe size, the
     "bluetooth" of "the Echowave bluetooth speaker" no connector)."""
     for names in in_play.items:
+        if names.model and names.noun and _phrase(names.model) in text:
+            # the catalog title's words between ("the Terra 9 Stainless Steel Garden Hose", whose colour is asked) too
+            text = _titled(names.model, names.noun).sub(" ", text)
         if names.model:
             text = text.replace(_phrase(names.model), " ")
         if names.noun:
@@ -1972,6 +1975,12 @@ def _without_item_names(text: str, in_play: InPlay) -> str:
         if names.product_id:
             text = text.replace(_phrase(names.product_id), " ")
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _titled(model: str, noun: str) -> re.Pattern[str]:
+    """A product's model words, up to three title words and its type ("terra 9 stainless steel garden hose")."""
+    return re.compile(" " + re.escape(model) + r"(?: [a-z0-9]+){0,3} " + re.escape(noun) + " ")
 
 
 def _referenced(text: str, in_play: InPlay, asking: str = "") -> tuple[int, ...]:
