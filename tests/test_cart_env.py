@@ -473,6 +473,29 @@ def test_one_sentence_about_two_items_answers_each(make_env) -> None:
     assert "already" not in reply.lower() and "as i said" not in reply.lower(), reply
 
 
+def test_options_offered_then_which_one_should_i_add_asks_the_option_beside_other_questions(make_env) -> None:
+    """Found in a blind paraphrase set (JOURNEY d12): "Just one A, or do you need more? There are a few options for
+    the B: X, Y or Z. Which one should I add?" read "Which one should I add?" alone, as leave to add, and the shopper
+    listed every missing item instead of choosing. The question goes with the options before it; near miss: a plain
+    "Shall I add them?" after the list still asks leave."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+
+    def pair(g) -> tuple | None:
+        counted = [g.items[i] for i, kind in g.withheld if kind == "quantity"]
+        told = [g.items[i] for i, kind in g.withheld if kind == "variant" and (i, "quantity") not in g.withheld]
+        return next(((a, b) for a in counted for b in told if a is not b), None)
+
+    _, goal = find_episode(env, 12, lambda g: pair(g) is not None)
+    counted, told = pair(goal)
+    options = f"There are a few options for {told.full_phrase}: {_options(env, told)}."
+    reply = user_reply(env.step(say(f"Just one {counted.full_phrase[4:]}, or do you need more? {options} "
+                                    "Which one should I add?")))
+    assert told.variant_value in reply and "missing" not in reply, reply
+    env.reset(env_id="CART", difficulty=12, seed=env.audit().seed)
+    reply = user_reply(env.step(say(f"{options} Shall I add them all?")))
+    assert "missing" in reply, reply
+
+
 def test_values_offered_in_one_sentence_are_asked_of_in_the_next(make_env) -> None:
     """Found by hand play (audit 19): "The A comes in Black, Red or Orange. Which would you like?" got "Sorry, I'm not
     sure what you mean": read sentence by sentence, the first tells and the second names no topic. The message's own

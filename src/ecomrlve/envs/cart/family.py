@@ -211,12 +211,15 @@ class CartUser(SimulatedUser):
             acts.extend(self._stock_out_replies(t, world))
             if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
                 reading = understand(text, self.in_play(world))
-        facts = self._facts_per_question(text, reading, world)
+        questions = self._questions(text, reading, world)
+        facts = self._facts_per_question(questions)
         if facts:
             acts.append(A.Inform(tuple(facts)))
         if reading.open:
             acts.append(self._further_requirements(reading))
-        if reading.confirm:
+        # leave is asked where one of its questions asks it ("Which one should I add?" after the options it offers asks
+        # the option, not leave to add)
+        if reading.confirm and (len(questions) <= 1 or any(question.confirm for question in questions)):
             issues = self._cart_issues(world, include_missing=True)
             if issues:
                 acts.append(self._correction(issues))
@@ -271,7 +274,7 @@ class CartUser(SimulatedUser):
     def _constraint(self, i: int, kind: str) -> Constraint | None:
         return next((c for c in self.state.constraints if c.item == i and c.attribute == kind), None)
 
-    def _facts_per_question(self, text: str, reading: Reading, world: World) -> list[A.Fact]:
+    def _facts_per_question(self, questions: list[Reading]) -> list[A.Fact]:
         """The facts a message asks for, read question by question (:meth:`_questions`): "The sleeping bag in green,
         beige or charcoal? And what size do you wear for the rain jacket?" asks the bag's colour and the jacket's size,
         each about the item its own sentence names (read as one message, the bag's strong name would make every
@@ -282,7 +285,7 @@ class CartUser(SimulatedUser):
         facts: list[A.Fact] = []
         answered: set[tuple[int, str]] = set()
         before: tuple[frozenset[str], tuple[int, ...]] | None = None
-        for question in self._questions(text, reading, world):
+        for question in questions:
             if not question.asks:
                 continue
             topics, items = question.topics, question.items
@@ -299,7 +302,9 @@ class CartUser(SimulatedUser):
     def _questions(self, text: str, reading: Reading, world: World) -> list[Reading]:
         """The questions of an asking message: each sentence's reading, or the message's own where it is one sentence
         (not read again) or where values offered in one sentence are asked of in the next ("The headlamp comes in
-        Black, Red or Orange. Which would you like?": no sentence alone reads the topic)."""
+        Black, Red or Orange. Which would you like?": no sentence alone reads the topic). A question that reads no topic
+        after a sentence that asks nothing is read with that sentence ("There are a few options for the coffee maker:
+        Stainless Steel, Glass or Plastic. Which one should I add?" asks the material, beside other questions)."""
         if not reading.asks:
             return []
         in_play = self.in_play(world)
@@ -307,6 +312,11 @@ class CartUser(SimulatedUser):
         questions = [understand(part, in_play) for part in parts] if len(parts) > 1 else [reading]
         if reading.topics and not any(question.topics for question in questions):
             return [reading]
+        for i in range(1, len(questions)):
+            if questions[i].asks and not questions[i].topics and not questions[i - 1].asks:
+                offered = understand(parts[i - 1] + " " + parts[i], in_play)
+                if offered.topics:
+                    parts[i], questions[i] = parts[i - 1] + " " + parts[i], offered
         return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)]
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
