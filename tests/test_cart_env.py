@@ -411,6 +411,13 @@ def _same_attribute_pair(goal) -> tuple | None:
                 None)
 
 
+def _counted_and_told(goal) -> tuple | None:
+    """An item whose quantity is withheld, and another whose variant is withheld and whose quantity was told."""
+    counted = [goal.items[i] for i, kind in goal.withheld if kind == "quantity"]
+    told = [goal.items[i] for i, kind in goal.withheld if kind == "variant" and (i, "quantity") not in goal.withheld]
+    return next(((a, b) for a in counted for b in told if a is not b), None)
+
+
 def _options(env, item) -> str:
     values = [v.value for v in env.audit().world.variants(item.row)]
     return ", ".join(values[:-1]) + " or " + values[-1]
@@ -458,14 +465,8 @@ def test_one_sentence_about_two_items_answers_each(make_env) -> None:
     reply = user_reply(obs)
     assert first.variant_value in reply and second.variant_value in reply, reply
 
-    def pair(g) -> tuple | None:
-        """An item whose quantity is withheld, and another whose variant is withheld and whose quantity was told."""
-        counted = [g.items[i] for i, kind in g.withheld if kind == "quantity"]
-        told = [g.items[i] for i, kind in g.withheld if kind == "variant" and (i, "quantity") not in g.withheld]
-        return next(((a, b) for a in counted for b in told if a is not b), None)
-
-    _, goal = find_episode(env, 12, lambda g: pair(g) is not None)
-    counted, told = pair(goal)
+    _, goal = find_episode(env, 12, lambda g: _counted_and_told(g) is not None)
+    counted, told = _counted_and_told(goal)
     obs = env.step(say(f"How many of {counted.full_phrase} would you like, and which "
                        f"{ATTRIBUTE_WORDS[told.variant_attribute]} for {told.full_phrase}?"))
     reply = user_reply(obs)
@@ -480,13 +481,8 @@ def test_options_offered_then_which_one_should_i_add_asks_the_option_beside_othe
     "Shall I add them?" after the list still asks leave."""
     env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
 
-    def pair(g) -> tuple | None:
-        counted = [g.items[i] for i, kind in g.withheld if kind == "quantity"]
-        told = [g.items[i] for i, kind in g.withheld if kind == "variant" and (i, "quantity") not in g.withheld]
-        return next(((a, b) for a in counted for b in told if a is not b), None)
-
-    _, goal = find_episode(env, 12, lambda g: pair(g) is not None)
-    counted, told = pair(goal)
+    _, goal = find_episode(env, 12, lambda g: _counted_and_told(g) is not None)
+    counted, told = _counted_and_told(goal)
     options = f"There are a few options for {told.full_phrase}: {_options(env, told)}."
     reply = user_reply(env.step(say(f"Just one {counted.full_phrase[4:]}, or do you need more? {options} "
                                     "Which one should I add?")))
