@@ -96,6 +96,8 @@ def test_each_sub_agent_starts_on_its_own_kind_of_task(synthetic_env) -> None:
     answer = next(t for t in observation.tools or [] if t["function"]["name"] == "answer")["function"]["description"]
     pd = kind_answer_description(answer, "PD", list(tasks))
     assert pd.startswith("product_ids (") and "k_rec" in pd and "SUB:" not in pd and "BUNDLE" not in pd
+    # kinds that answer alike are described once ("PD and SUB: ..."; audit 19 finding 10: tokens)
+    assert kind_answer_description(answer, "SUB", list(tasks)) == pd and answer.count("ranked recommendations") == 1
 
 
 def test_requests_are_told_apart_through_typos(synthetic_env) -> None:

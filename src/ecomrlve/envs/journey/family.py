@@ -232,10 +232,11 @@ class JourneyFamily(TaskFamily):
         )
 
     def answer_description(self, difficulty: Difficulty) -> str:
-        kinds = "; ".join(
-            f"{env.env_id}: {', '.join(env.answer_arguments.model_fields)} ({env.answer_description(difficulty)})"
-            for env in self.intent_envs
-        )
+        answers: dict[str, list[str]] = {}  # one kind's fields and description -> the kinds answering so (PD and SUB)
+        for env in self.intent_envs:
+            answer = f"{', '.join(env.answer_arguments.model_fields)} ({env.answer_description(difficulty)})"
+            answers.setdefault(answer, []).append(env.env_id)
+        kinds = "; ".join(f"{' and '.join(env_ids)}: {answer}" for answer, env_ids in answers.items())
         return ("Submit the answer to the request you are handling now, using only the fields of that kind of "
                 f"request; the conversation continues until every request is answered. {kinds}")
 

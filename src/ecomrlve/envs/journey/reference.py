@@ -23,6 +23,8 @@ _TOKEN = re.compile(r"[A-Za-z]+")
 _TAKES = re.compile(r"takes answer\(([^)]*)\)")
 _TASK = re.compile(r"(Your task: )(.*?)(\n\nRules:)", re.DOTALL)
 _KIND_LINE = re.compile(r"^- ([A-Z_]+): (.+)$", re.MULTILINE)
+#: A label of the journey's answer description: the kinds that answer alike ("PD and SUB: ").
+_KIND_LABEL = re.compile(r"(?:^|; |\. )([A-Z_]+(?: and [A-Z_]+)*): ")
 
 
 def kind_tasks(system: str) -> dict[str, str]:
@@ -40,13 +42,13 @@ def kind_system(system: str, env_id: str) -> str:
 
 
 def kind_answer_description(description: str, env_id: str, kinds: list[str]) -> str:
-    """``env_id``'s part of the journey's ``answer`` description ("...; PD: product_ids (Submit ...); SUB: ..."):
-    from its name to the next kind's (the whole description if it names no such part)."""
-    start = description.find(f"{env_id}: ")
-    if start < 0:
-        return description
-    ends = [i for other in kinds if other != env_id and (i := description.find(f"; {other}: ", start)) >= 0]
-    return description[start + len(env_id) + 2: min(ends, default=len(description))]
+    """``env_id``'s part of the journey's ``answer`` description ("... PD and SUB: product_ids (Submit ...); CART:
+    ..."): from the label that names it to the next label of ``kinds`` (the whole description if none names it)."""
+    labels = [found for found in _KIND_LABEL.finditer(description) if set(found.group(1).split(" and ")) <= set(kinds)]
+    for label, after in zip(labels, [*labels[1:], None]):
+        if env_id in label.group(1).split(" and "):
+            return description[label.end():after.start() if after else len(description)]
+    return description
 
 
 def kind_tools(tools: list[dict[str, Any]], env_id: str, kinds: list[str]) -> list[dict[str, Any]]:
