@@ -490,6 +490,9 @@ def test_options_offered_then_which_one_should_i_add_asks_the_option_beside_othe
     env.reset(env_id="CART", difficulty=12, seed=env.audit().seed)
     reply = user_reply(env.step(say(f"{options} Shall I add them all?")))
     assert "missing" in reply, reply
+    env.reset(env_id="CART", difficulty=12, seed=env.audit().seed)
+    reply = user_reply(env.step(say("All set on my end. Would you mind confirming the cart is accurate?")))
+    assert "missing" in reply, reply  # a go-ahead in two sentences, none of them options, is still asked
 
 
 def test_values_offered_in_one_sentence_are_asked_of_in_the_next(make_env) -> None:

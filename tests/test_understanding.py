@@ -702,7 +702,8 @@ def test_first_paraphrase_set_losses_read_as_meant() -> None:
     assert not reading.open and reading.topics == {"price", "size"}
     cable = InPlay((ItemNames("C1", "voltix", "bolt 3", "charging cable"),), CABLE.values)
     for text in ("Everything has been added. Is the cart exactly how you want it",
-                 "Would you mind confirming that your cart is correct?"):
+                 "Would you mind confirming that your cart is correct?",
+                 "All set on my end. Would you mind confirming the cart is accurate?"):
         reading = understand(text, cable)
         assert reading.confirm and not reading.topics, text
     assert understand("Is the connector how you want it?", cable).topics == {"connector"}

@@ -421,8 +421,9 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
                        r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like))|"
-                       # "Would you mind confirming that your cart is correct?"
-                       r" (?:that|if|whether) (?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
+                       # "Would you mind confirming that your cart is correct?", "... confirming the cart is accurate?"
+                       r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
+                       r"(?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
                        r"(?:[a-z]+ )?(?:right|correct|ok|okay|fine|good|complete|accurate|in order|how you want)")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")

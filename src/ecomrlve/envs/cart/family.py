@@ -211,15 +211,15 @@ class CartUser(SimulatedUser):
             acts.extend(self._stock_out_replies(t, world))
             if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
                 reading = understand(text, self.in_play(world))
-        questions = self._questions(text, reading, world)
+        questions, offered = self._questions(text, reading, world)
         facts = self._facts_per_question(questions)
         if facts:
             acts.append(A.Inform(tuple(facts)))
         if reading.open:
             acts.append(self._further_requirements(reading))
-        # leave is asked where one of its questions asks it ("Which one should I add?" after the options it offers asks
-        # the option, not leave to add)
-        if reading.confirm and (len(questions) <= 1 or any(question.confirm for question in questions)):
+        # a question read with the options offered before it asks the option, not leave ("Which one should I add?"):
+        # leave is asked there only where another of its questions asks it
+        if reading.confirm and (not offered or any(question.confirm for question in questions)):
             issues = self._cart_issues(world, include_missing=True)
             if issues:
                 acts.append(self._correction(issues))
@@ -299,25 +299,27 @@ class CartUser(SimulatedUser):
                 before = (topics, items)
         return facts
 
-    def _questions(self, text: str, reading: Reading, world: World) -> list[Reading]:
+    def _questions(self, text: str, reading: Reading, world: World) -> tuple[list[Reading], bool]:
         """The questions of an asking message: each sentence's reading, or the message's own where it is one sentence
         (not read again) or where values offered in one sentence are asked of in the next ("The headlamp comes in
         Black, Red or Orange. Which would you like?": no sentence alone reads the topic). A question that reads no topic
         after a sentence that asks nothing is read with that sentence ("There are a few options for the coffee maker:
-        Stainless Steel, Glass or Plastic. Which one should I add?" asks the material, beside other questions)."""
+        Stainless Steel, Glass or Plastic. Which one should I add?" asks the material, beside other questions); the
+        second value says whether one was."""
         if not reading.asks:
-            return []
+            return [], False
         in_play = self.in_play(world)
         parts = sentences(text)
         questions = [understand(part, in_play) for part in parts] if len(parts) > 1 else [reading]
         if reading.topics and not any(question.topics for question in questions):
-            return [reading]
+            return [reading], False
+        offered = False
         for i in range(1, len(questions)):
             if questions[i].asks and not questions[i].topics and not questions[i - 1].asks:
-                offered = understand(parts[i - 1] + " " + parts[i], in_play)
-                if offered.topics:
-                    parts[i], questions[i] = parts[i - 1] + " " + parts[i], offered
-        return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)]
+                joint = understand(parts[i - 1] + " " + parts[i], in_play)
+                if joint.topics:
+                    parts[i], questions[i], offered = parts[i - 1] + " " + parts[i], joint, True
+        return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)], offered
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
         """The ``asked`` attributes of the items ``named`` (all items if none), but those ``answered`` already in
