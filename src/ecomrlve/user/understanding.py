@@ -116,7 +116,12 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  # a comparative offered against another ("cheaper or faster?")
                  "or faster", "faster or", "or quicker", "quicker or",
                  # a date to have it by, in formal words ("the latest date by which the item must be received")
-                 "latest date", "date by which", "must be received", "be received by", "the latest it can"),
+                 "latest date", "date by which", "must be received", "be received by", "the latest it can",
+                 # the door it reaches and how fast it gets there, in old or casual words ("When must it reach thy
+                 # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?")
+                 "reach your door", "reach thy door", "reach thee", "at your door", "at thy door", "on your doorstep",
+                 "gets to you", "shipped fast", "shipped quick", "shipped quickly", "shipped soon",
+                 "sent fast", "sent quick"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
@@ -223,7 +228,7 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your|thee|thy|thine)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -240,7 +245,7 @@ _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|differen
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|juice|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
-                          r"weight) | how much of an? ")
+                          r"weight|kilos?|kilograms?|kgs?|watts?|wattage|inch|inches) | how much of an? ")
 #: A noun phrase that heads a question ("The stars of the reviews, how many is the least for you?").
 _HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+"
 #: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
@@ -265,6 +270,8 @@ _OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send yo
                         r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
+                           # the unit named first ("Watt how many you need?", "kilo how many?")
+                           r" (?:watt|inch|inche|star|kg|kilo|kilogram)s? how many |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
                            r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with|"
@@ -651,6 +658,8 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r"(?! (?:happy|satisfied|pleased|content|working|good|right|ok|okay)\b) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
+                            # a going somewhere ("before you went down the shore"), no "what went down?"
+                            r" went down (?=(?:the|to|there|south|under)\b)|"
                             # a fault ruled out ("What size would fit without any issues?")
                             r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
                             # a concern about a choice ("Is heft an issue for you?")
@@ -661,7 +670,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:does|do|would|will|could|might) (?:the |its |their |a )?(?:weight|heft|price|cost|size|"
                             r"colour|color|brightness|wattage|rating|material|delivery|shipping|screen size) (?:trouble|"
                             r"bother|worry|concern) you |"
-                            r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
+                            r" (?:no|not)(?: an?)?(?: big| real| major| huge| great)? (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
                             r"(?<! there) be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
@@ -2158,6 +2167,7 @@ def _grounds(asking: str) -> str:
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
              and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
+                                                and not _WH_IN_PLACE.search(_normalise(c))
                                                 and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
@@ -2182,6 +2192,9 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: A question word said in place, after the verb ("The office chair, it must be which colour?", "your laptop, it has which
+#: port?"): the clause asks, it tells no fact.
+_WH_IN_PLACE = re.compile(r" (?:be|is|are|was|were|has|have|had|takes?|needs?|wants?|uses?) (?:which|what) [a-z]+")
 #: A noun phrase before the question that heads it ("The stars of the reviews, how many is the least for you?"): what
 #: the question asks about, no fact told.
 _HEADING = re.compile(r"^ " + _HEADING_PHRASE + r" $")
