@@ -55,6 +55,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -121,7 +122,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?")
                  "reach your door", "reach thy door", "reach thee", "at your door", "at thy door", "on your doorstep",
                  "gets to you", "shipped fast", "shipped quick", "shipped quickly", "shipped soon",
-                 "sent fast", "sent quick"),
+                 "sent fast", "sent quick",
+                 # in Spanish ("You need it rápido, or no hay prisa?")
+                 "rapido", "prisa"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
@@ -376,7 +379,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop|greenlight|green light|authori[sz]e)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -621,6 +624,8 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # spec?", "What's the bug with it?")
                   "pack up", "packs up", "packing up", "not meeting", "not meet spec", "the bug", "a bug", "bugs",
                   "buggy",
+                  # a dislike in Spanish ("Was it the color, no te gustó?")
+                  "no te gusto",
                   # a fault said in one word ("Cable dead?"; not "dead set on")
                   "dead")
 _REASON = _REASON_ASKS + _REASON_STATES
@@ -789,6 +794,10 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
               "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
               "ya": "you",
+              # Spanish words of a question, their accents dropped ("Qué talla?", "Dime ...", "Algo más?", "qué pasó",
+              # "lo que necesitas")
+              "que": "what", "talla": "size", "dime": "tell me", "algo": "anything", "mas": "more", "paso": "happened",
+              "necesitas": "you need",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -808,14 +817,19 @@ _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£�
 
 #: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
 _WE_ARE = re.compile(r"\bwe['’]re\b")
+#: The marks an accented letter decomposes into ("é" is "e" and an acute accent).
+_ACCENT = re.compile(r"[\u0300-\u036f]")
 
 
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
-    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ",
-                                                                   text).lower()))
+    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end; accents dropped
+    ("Qué talla" -> " que talla "), so a word with one stays one word."""
+    lowered = _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower()
+    if not lowered.isascii():
+        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered))
+    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", lowered))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -1147,8 +1161,9 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 _WE_SHIPPING = re.compile(r" (?:are|were|am) (?:we|i) (?:shipping|sending|dispatching)(?= (?:for you|to you|this|that|it|these|"
                           r"those|them|or)\b)")
 #: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?", "We proceed to pay?", "Pay now
-#: ok?"): no budget asked.
+#: ok?", "Ready for pay?", "Good to exit and pay?"): no budget asked.
 _PAY_STEP = re.compile(r" (?:(?:set|ready|good|ok|okay|clear|cleared|proceed|go|move|continue) to pay|(?:can|i|we) pay now|"
+                       r"(?:ready|set|good) for (?:pay|payment|paying)|(?:exit |check out |checkout )?and pay(?= $| now )|"
                        r"^ pay now|(?:confirm|ok|okay) (?:i |we |you )?can pay)(?: for (?:it|them|this|that|these|those|the order))? ")
 #: Shipping as what follows the go-ahead ("Say the word and the Swift 2 ships today.", "... a yes, and it ships"): no
 #: delivery wish asked.
@@ -1170,6 +1185,11 @@ _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |stil
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
                          + r"(?: it| them| this| that)? $")
+#: The agent's step asked in the present tense, its subject first ("I order the ceramic mug?", "We continue to pay?"), or
+#: the cart said ready for paying ("Ready for pay?"): leave asked (not "We start with the colour?").
+_FIRST_PERSON_STEP = re.compile(r"^ (?:so |ok |okay |then |now |and )?(?:i|we) (?:now |then |just )?" + _ACTIONS
+                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,4} $|"
+                                r"^ (?:all )?(?:ready|set|good) for (?:pay|payment|paying|checkout|check out) $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))?|or (?:we |i )?(?:wait|hold off|later|not)) $")
@@ -1240,6 +1260,7 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _normalise(sentence)
         if _WE_DOING.match(words) or "?" in sentence and (
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
+                or _FIRST_PERSON_STEP.match(words)
                 or _NOT_WAIT.search(words)):
             return True
     # a closing "then?" belongs to the clause before it ("Buy now, then?")
