@@ -344,7 +344,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
               "hoping to get", "want to get out of", "get out of it", "what will make", "what could make",
               "what might make", "looking out for", "watching out for", "keeping in mind", "key things", "the key",
-              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like")
+              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like",
+              # in Spanish ("Dime todo lo que necesitas")
+              "lo que necesitas")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -549,7 +551,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # the cause named as a noun ("May I enquire as to the cause of the return?")
                 "cause of the return", "cause of your return", "cause of return", "cause for the return",
                 # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
-                "drives you to", "drove you to", "driving you to", "root cause")
+                "drives you to", "drove you to", "driving you to", "root cause",
+                # in Spanish and in an old register ("qué pasó", "Wherefore dost thou return it?")
+                "que paso", "wherefore")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -626,6 +630,10 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "buggy",
                   # a dislike in Spanish ("Was it the color, no te gustó?")
                   "no te gusto",
+                  # a misfit, a letdown or a wreck in other words ("Was't ill-fitting, or of a colour thou didst not
+                  # expect?", "not performing the way you hoped?", "Did it wipe out in shipping?", "Not stoked on it?")
+                  "ill fitting", "not expect", "not performing", "not perform", "way you hoped", "wipe out", "wiped out",
+                  "not stoked",
                   # a fault said in one word ("Cable dead?"; not "dead set on")
                   "dead")
 _REASON = _REASON_ASKS + _REASON_STATES
@@ -794,10 +802,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
               "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
               "ya": "you",
-              # Spanish words of a question, their accents dropped ("Qué talla?", "Dime ...", "Algo más?", "qué pasó",
-              # "lo que necesitas")
-              "que": "what", "talla": "size", "dime": "tell me", "algo": "anything", "mas": "more", "paso": "happened",
-              "necesitas": "you need",
+              # Spanish words of a question, their accents dropped ("Qué talla?", "Dime ...", "Algo más?"; "qué" is also
+              # an exclamation's, "Qué lindo!")
+              "talla": "size", "dime": "tell me", "algo": "anything", "mas": "more",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -1764,6 +1771,12 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         # ... who would send back what works ("Who returns headphones that work perfect? Nobody, right?"),
+                         # and its own answer, checked ("Nobody, right?")
+                         # (not "Who returns the cable, you?")
+                         r"(?:who (?:would|could) (?:ever |possibly )?(?:return|send back)|whod (?:ever )?(?:return|send back))\b|"
+                         r"who (?:even |ever )?(?:returns|sends back) (?:[a-z0-9]+ ){1,3}(?:that|which) (?:work|works|are|is) (?:perfect|"
+                         r"perfectly|fine|great|well)\b|(?:nobody|no one|none)(?: surely| really)?(?: right| eh| yeah| surely)? $|"
                          # ... who could object to it ("Who could say no to a mug at that price?", "Who'd ever turn
                          # down free returns?", "Who will say no to that!", "Now who'd ever say no to a navy hoodie?")
                          r"(?:who (?:could|can|would|will)|whod|who d|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
@@ -1817,7 +1830,7 @@ _BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|caus
                          r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)"
                          r"[a-z]+ )"
                          r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
-                         r"connector|wattage|weight))(?: please)? $")
+                         r"connector|wattage|weight))(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
 _BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
                           r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please) $")
 
