@@ -123,8 +123,8 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "reach your door", "reach thy door", "reach thee", "at your door", "at thy door", "on your doorstep",
                  "gets to you", "shipped fast", "shipped quick", "shipped quickly", "shipped soon",
                  "sent fast", "sent quick",
-                 # in Spanish ("You need it rápido, or no hay prisa?")
-                 "rapido", "prisa"),
+                 # in Spanish ("You need the lamp rápido?")
+                 "rapido"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
