@@ -1824,20 +1824,28 @@ _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|p
 
 
 #: A field named on its own, the whole message or before a bare prompt ("reason for return", "Order number. Let's see
-#: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
-_BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
-                         r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
-                         r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)"
-                         r"[a-z]+ )"
-                         r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
-                         r"connector|wattage|weight))(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
-_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
-                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please) $")
+#: it.", "yoga mat colour"), or several joined ("Monitor colour and desk lamp material, quickly.", "Brand preference and
+#: connector type, both, stat.", "Budget on the speaker, ballpark, now."): a form's field asks what it names (not "Navy
+#: colour.": a value named is told).
+_FIELD = (r"(?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
+          r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
+          r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay|and)\b)"
+          r"[a-z]+ )"
+          r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
+          r"connector|wattage|weight)(?: (?:preference|type|choice))?(?: (?:on|for) (?:the|your|this|that) [a-z0-9]+(?: [a-z0-9]+)?)?)")
+_BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|plus) " + _FIELD + r")*(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
+#: ... and the bare prompts after it: a hand-over, haste, "both", an address ("..., ballpark, now.", "t-shirt size pls,
+#: player").
+_BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
+                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please|quickly|quick|stat|asap|"
+                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $")
 
 
 def _bare_field(raw: str) -> bool:
-    """Whether ``raw`` is a field named on its own (:data:`_BARE_FIELD`), alone or before bare prompts."""
-    parts = [_normalise(part) for part in _SENTENCE.findall(raw)]
+    """Whether ``raw`` is a field named on its own or several joined (:data:`_BARE_FIELD`), alone or before bare
+    prompts."""
+    parts = [_normalise(clause) for part in _SENTENCE.findall(raw) for clause in _CLAUSE_BREAK.split(part)
+             if clause.strip(" .!?")]
     if not parts:
         return False
     head, *rest = parts
