@@ -96,7 +96,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               # amount you had in mind")
               "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
-              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah"),
+              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
+              # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
+              "whats your limit", "your limit on", "your limit for"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -120,7 +122,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  "latest date", "date by which", "must be received", "be received by", "the latest it can",
                  # the door it reaches and how fast it gets there, in old or casual words ("When must it reach thy
                  # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?")
-                 "reach your door", "reach thy door", "reach thee", "at your door", "at thy door", "on your doorstep",
+                 "reach your door", "at your door", "on your doorstep",
                  "gets to you", "shipped fast", "shipped quick", "shipped quickly", "shipped soon",
                  "sent fast", "sent quick",
                  # in Spanish ("You need the lamp rápido?")
@@ -133,6 +135,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
              # the bed that bedding is for ("What bed are they for?")
              "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
+                 "what stuff", "which stuff",
                  "synthetic", "metal", "wooden"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
                   "wireless", "device", "phone", "telephone", "iphone", "android", "laptop", "computer", "charging with",
@@ -231,7 +234,7 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your|thee|thy|thine)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -244,6 +247,8 @@ _IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: 
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
+#: A device as the measure of a size ("gaming big or laptop-ish?", "a phone-sized screen"): no connector asked.
+_DEVICE_SIZED = re.compile(r" (?:phone|laptop|tablet|tv|pc|computer|desktop)s? (?:ish|sized) ")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
@@ -280,7 +285,7 @@ _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|p
                            r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with|"
                            r"allocate|allocating|budget|put towards)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
-_GENERIC_VARIANT = ("variant", "version", "option", "style")
+_GENERIC_VARIANT = ("variant", "version", "option", "style", "edition", "which kind", "which type")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
 _EXCEPT_TOPIC = re.compile(r" (?:other than|apart from|aside from|besides|except(?: for)?) (?:the |your |its )?[a-z]+ ")
 #: The screen as the product that has features ("What else should the screen have?"), not its size.
@@ -802,6 +807,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
               "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
               "ya": "you",
+              # the old register's pronouns and verbs ("How many ducats wouldst thou part with?", "thy word")
+              "thy": "your", "thine": "your", "thou": "you", "thee": "you", "dost": "do", "doth": "does", "didst": "did",
+              "wouldst": "would", "shouldst": "should", "couldst": "could", "canst": "can", "hast": "have", "hath": "has",
               # Spanish words of a question, their accents dropped ("Qué talla?", "Dime ...", "Algo más?"; "qué" is also
               # an exclamation's, "Qué lindo!")
               "talla": "size", "dime": "tell me", "algo": "anything", "mas": "more",
@@ -1245,7 +1253,13 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
                              r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
                              r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
-                             r"green light|greenlight|thumbs up))(?: and .*)? $|"
+                             r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
+                             # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
+                             # 2.", "I'll order it on your word.")
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:await|awaiting|wait for|waiting for|need|require) "
+                             r"(?:but |only |just )?your (?:word|say so) (?:to|and|before) |"
+                             r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
+                             r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
                              r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
                              r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
@@ -1557,7 +1571,9 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
                              r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours(?: for (?:[a-z]+ ){1,3})? $|"
                              # "... must write the reason. What, pray, was it?"
-                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
+                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|"
+                             # "Let's talk budget ... What's the number?"
+                             r"^ (?:so |and |ok |okay )?(?:what|whats) (?:is )?(?:the|your) (?:number|figure) $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
 #: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
 _REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
@@ -1838,7 +1854,9 @@ _BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|plus) " + _FIELD + r")*(?
 #: player").
 _BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
                           r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please|quickly|quick|stat|asap|"
-                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $")
+                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $|"
+                          # what the field is for ("Reason for the return, for the slip.")
+                          r"^ for (?:the|my|our|your) [a-z]+ $")
 
 
 def _bare_field(raw: str) -> bool:
@@ -2638,7 +2656,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
-    cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
+    cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", _DEVICE_SIZED.sub(" ", cue_text)))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
         cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
