@@ -2290,6 +2290,7 @@ def test_spanish_words_and_a_reason_in_other_words(text: str, in_play: InPlay, e
     ("Lamp colour and lamp brand, quickly.", LAMP, {"topics": {"color", "brand"}}),
     ("Budget on the lamp, ballpark, now.", LAMP, {"topics": {"price"}}),
     ("lamp colour pls, mate", LAMP, {"topics": {"color"}}),
+    ("size n fabric, quick", JACKET, {"topics": {"size", "material"}}),
     ("Reason for the return, for the form.", ORDERS, {"reason": True}),
     # the variant as a kind or an edition of an item in play; the material as stuff; the price as a limit or a number
     ("Which kind of the keyboard do you want?", KEYBOARD_ITEM, {"topics": {"variant"}}),

@@ -1847,9 +1847,9 @@ _FIELD = (r"(?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |yo
           r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
           r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay|and)\b)"
           r"[a-z]+ )"
-          r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
+          r"{0,2}(?:colour|color|size|material|fabric|brand|budget|quantity|"
           r"connector|wattage|weight)(?: (?:preference|type|choice))?(?: (?:on|for) (?:the|your|this|that) [a-z0-9]+(?: [a-z0-9]+)?)?)")
-_BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|plus) " + _FIELD + r")*(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
+_BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|n|plus) " + _FIELD + r")*(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
 #: ... and the bare prompts after it: a hand-over, haste, "both", an address ("..., ballpark, now.", "t-shirt size pls,
 #: player").
 _BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
