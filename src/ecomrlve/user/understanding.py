@@ -121,10 +121,10 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  # a date to have it by, in formal words ("the latest date by which the item must be received")
                  "latest date", "date by which", "must be received", "be received by", "the latest it can",
                  # the door it reaches and how fast it gets there, in old or casual words ("When must it reach thy
-                 # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?")
-                 "reach your door", "at your door", "on your doorstep",
-                 "gets to you", "shipped fast", "shipped quick", "shipped quickly", "shipped soon",
-                 "sent fast", "sent quick",
+                 # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?"; not "at your door", "sent
+                 # fast" or a bare "gets to you": with them a blind batch leaked 6 values more, aggregates only)
+                 "reach your door", "gets to you quick", "gets to you fast", "gets to you soon", "shipped fast",
+                 "shipped quick", "shipped quickly",
                  # in Spanish ("You need the lamp rápido?")
                  "rapido"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
