@@ -55,6 +55,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -95,7 +96,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               # amount you had in mind")
               "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
-              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah"),
+              "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
+              # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
+              "whats your limit", "your limit on", "your limit for"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -116,7 +119,14 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                  # a comparative offered against another ("cheaper or faster?")
                  "or faster", "faster or", "or quicker", "quicker or",
                  # a date to have it by, in formal words ("the latest date by which the item must be received")
-                 "latest date", "date by which", "must be received", "be received by", "the latest it can"),
+                 "latest date", "date by which", "must be received", "be received by", "the latest it can",
+                 # the door it reaches and how fast it gets there, in old or casual words ("When must it reach thy
+                 # door?", "it gets to ya quick": "ya" read as "you", "Want it shipped fast?"; not "at your door", "sent
+                 # fast" or a bare "gets to you": with them a blind batch leaked 6 values more, aggregates only)
+                 "reach your door", "gets to you quick", "gets to you fast", "gets to you soon", "shipped fast",
+                 "shipped quick", "shipped quickly",
+                 # in Spanish ("You need the lamp rápido?")
+                 "rapido"),
     "color": ("color", "colour", "shade", "hue", "colour scheme", "color scheme", "colourway", "colorway", "tone", "palette"),
     "size": ("size", "sizing", "how big", "measurements", "fits you", "fit you", "you wear", "do you wear",
              "usually wear", "dimensions", "how large", "what fit", "which fit", "your foot", "your feet", "shoe number",
@@ -125,6 +135,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
              # the bed that bedding is for ("What bed are they for?")
              "what bed", "which bed", "kind of bed", "sort of bed", "type of bed", "bed size", "size bed"),
     "material": ("material", "made of", "made from", "made out of", "fabric", "what is it made", "fibres", "fibers",
+                 "what stuff", "which stuff",
                  "synthetic", "metal", "wooden"),
     "connector": ("connector", "connection", "connect", "port", "plug", "cable type", "hook it up", "hooking it up", "hook up", "hooking up", "with cable", "without cable", "without a cable", "interface", "wired",
                   "wireless", "device", "phone", "telephone", "iphone", "android", "laptop", "computer", "charging with",
@@ -223,7 +234,7 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weighs? (?:for|with|on|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -236,11 +247,13 @@ _IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: 
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
+#: A device as the measure of a size ("gaming big or laptop-ish?", "a phone-sized screen"): no connector asked.
+_DEVICE_SIZED = re.compile(r" (?:phone|laptop|tablet|tv|pc|computer|desktop)s? (?:ish|sized) ")
 #: "a big display", "a larger monitor": the screen's size asked without the word "size".
 _BIG_SCREEN = re.compile(r" (?:big|bigger|large|larger|compact|huge|small|smaller|wide|wider) (?:screen|display|monitor)s? ")
 #: "How much power?", "how much juice?", "how much screen do you need?": the amount of a quality, no quantity.
 _HOW_MUCH_OF = re.compile(r" how much (?:[a-z]+ )?(?:power|juice|screen|bright|brightness|light|volume|storage|space|room|battery|hefts?|"
-                          r"weight) | how much of an? ")
+                          r"weight|kilos?|kilograms?|kgs?|watts?|wattage|inch|inches) | how much of an? ")
 #: A noun phrase that heads a question ("The stars of the reviews, how many is the least for you?").
 _HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|these|those) [a-z]+"
 #: "how many" of what the heading before it names ("The stars of the reviews, how many is enough?"): a count of that.
@@ -265,12 +278,14 @@ _OWN_PICKS = re.compile(r" (?:down to|show you|pull up|pick out|find you|send yo
                         r"a few|several|two|three|multiple)(?: of)? ")
 _COUNTED_SCREEN = re.compile(r" how many (?:[a-z]+ )?(?:screens|displays|monitors) ")
 _COUNTED_UNIT = re.compile(r" how many (?:watt|inch|inche|star|day|dollar|buck|pound|lb|kg|kilo|kilogram|ounce)s? |"
+                           # the unit named first ("Watt how many you need?", "kilo how many?")
+                           r" (?:watt|inch|inche|star|kg|kilo|kilogram)s? how many |"
                            # money in any currency's name ("how many quid you wanna spend", "how many loonies to pay")
                            r" how many (?!(?:do|would|will|are|did|should|can|could|of|units?|pieces?|items?|pairs?|packs?|"
                            r"sets?|people)\b)[a-z]+ (?:[a-z]+ ){0,5}?(?:spend|spending|pay|paying|fork|shell|splash|part with|"
                            r"allocate|allocating|budget|put towards)\b")
 _ORDER_WORDS = (" order ", " orders ", " ordered ", " purchase ", " purchases ", " bought ")
-_GENERIC_VARIANT = ("variant", "version", "option", "style")
+_GENERIC_VARIANT = ("variant", "version", "option", "style", "edition", "which kind", "which type")
 #: A topic set aside ("Other than the brand, anything else?", "Besides the colour, ..."): it is not asked.
 _EXCEPT_TOPIC = re.compile(r" (?:other than|apart from|aside from|besides|except(?: for)?) (?:the |your |its )?[a-z]+ ")
 #: The screen as the product that has features ("What else should the screen have?"), not its size.
@@ -334,7 +349,9 @@ _OPEN_WEAK = ("must have", "must haves", "deal breaker", "requirement", "prefere
               "your perfect", "your own words", "what are we looking at", "has to", "have to", "tick", "going to be for",
               "hoping to get", "want to get out of", "get out of it", "what will make", "what could make",
               "what might make", "looking out for", "watching out for", "keeping in mind", "key things", "the key",
-              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like")
+              "things you need", "thing you need", "spec", "the story", "features you need", "things you like", "things youd like",
+              # in Spanish ("Dime todo lo que necesitas")
+              "lo que necesitas")
 
 #: Phrases that ask the shopper's go-ahead (to confirm the cart, start the return ...).
 _CONFIRM = ("confirm", "look good", "looks good", "look right", "looks right", "look correct", "looks correct",
@@ -369,7 +386,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop|greenlight|green light|authori[sz]e)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -543,7 +560,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # the cause named as a noun ("May I enquire as to the cause of the return?")
                 "cause of the return", "cause of your return", "cause of return", "cause for the return",
                 # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
-                "drives you to", "drove you to", "driving you to", "root cause")
+                "drives you to", "drove you to", "driving you to", "root cause",
+                # in Spanish and in an old register ("qué pasó", "Wherefore dost thou return it?")
+                "que paso", "wherefore")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
@@ -618,6 +637,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   # spec?", "What's the bug with it?")
                   "pack up", "packs up", "packing up", "not meeting", "not meet spec", "the bug", "a bug", "bugs",
                   "buggy",
+                  # a dislike in Spanish ("Was it the color, no te gustó?")
+                  "no te gusto",
+                  # a misfit, a letdown or a wreck in other words ("Was't ill-fitting, or of a colour thou didst not
+                  # expect?", "not performing the way you hoped?", "Did it wipe out in shipping?", "Not stoked on it?")
+                  "ill fitting", "not expect", "not performing", "not perform", "way you hoped", "wipe out", "wiped out",
+                  "not stoked",
                   # a fault said in one word ("Cable dead?"; not "dead set on")
                   "dead")
 _REASON = _REASON_ASKS + _REASON_STATES
@@ -655,6 +680,8 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r"(?! (?:happy|satisfied|pleased|content|working|good|right|ok|okay)\b) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
+                            # a going somewhere ("before you went down the shore"), no "what went down?"
+                            r" went down (?=(?:the|to|there|south|under)\b)|"
                             # a fault ruled out ("What size would fit without any issues?")
                             r" without (?:any |a |an )?(?:problems?|issues?|faults?|trouble|defects?) |"
                             # a concern about a choice ("Is heft an issue for you?")
@@ -665,7 +692,7 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r" (?:does|do|would|will|could|might) (?:the |its |their |a )?(?:weight|heft|price|cost|size|"
                             r"colour|color|brightness|wattage|rating|material|delivery|shipping|screen size) (?:trouble|"
                             r"bother|worry|concern) you |"
-                            r" (?:no|not an?) (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
+                            r" (?:no|not)(?: an?)?(?: big| real| major| huge| great)? (?:problem|issue)s? | (?:that|this) (?:is |would be |will be |be )?an? "
                             r"(?:problem|issue) |"
                             # a problem supposed of a choice ("would it be an issue if ...", "be a problem?")
                             r"(?<! there) be an? (?:problem|issue|trouble) | an? (?:problem|issue) (?:if|for you if|to you if) |"
@@ -784,6 +811,12 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
               "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
               "ya": "you",
+              # the old register's pronouns and verbs ("How many ducats wouldst thou part with?", "thy word")
+              "thy": "your", "thine": "your", "thou": "you", "thee": "you", "dost": "do", "doth": "does", "didst": "did",
+              "wouldst": "would", "shouldst": "should", "couldst": "could", "canst": "can", "hast": "have", "hath": "has",
+              # Spanish words of a question, their accents dropped ("Qué talla?", "Dime ...", "Algo más?"; "qué" is also
+              # an exclamation's, "Qué lindo!")
+              "talla": "size", "dime": "tell me", "algo": "anything", "mas": "more",
               # a wh-word's "'s" is "is" ("Why's it going back?"): the cue phrases hold the bare wh-word
               "whys": "why is", "whyre": "why are", "whatre": "what are", "whatve": "what have", "whatll": "what will", "whatd": "what would",
               "howre": "how are", "wooden": "wood", "woollen": "wool", "woolen": "wool", "howd": "how would", "wherell": "where will", "whered": "where would",
@@ -803,14 +836,19 @@ _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£�
 
 #: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
 _WE_ARE = re.compile(r"\bwe['’]re\b")
+#: The marks an accented letter decomposes into ("é" is "e" and an acute accent).
+_ACCENT = re.compile(r"[\u0300-\u036f]")
 
 
 @functools.lru_cache(maxsize=256)
 def _normalise(text: str) -> str:
     """" what s your budget " -> " whats your budget ": lower case, apostrophes dropped inside words,
-    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end."""
-    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ",
-                                                                   text).lower()))
+    every other run of non-alphanumerics one space, shorthand expanded, with a space at each end; accents dropped
+    ("Qué talla" -> " que talla "), so a word with one stays one word."""
+    lowered = _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower()
+    if not lowered.isascii():
+        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered))
+    lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", lowered))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
 
@@ -1142,8 +1180,9 @@ _BARE_ACTION = re.compile(r"^ (?:so |ok |okay |right |then |just )?(?:i |we )?" 
 _WE_SHIPPING = re.compile(r" (?:are|were|am) (?:we|i) (?:shipping|sending|dispatching)(?= (?:for you|to you|this|that|it|these|"
                           r"those|them|or)\b)")
 #: Paying as the step leave is asked for ("All set to pay?", "Ready to pay for it?", "We proceed to pay?", "Pay now
-#: ok?"): no budget asked.
+#: ok?", "Ready for pay?", "Good to exit and pay?"): no budget asked.
 _PAY_STEP = re.compile(r" (?:(?:set|ready|good|ok|okay|clear|cleared|proceed|go|move|continue) to pay|(?:can|i|we) pay now|"
+                       r"(?:ready|set|good) for (?:pay|payment|paying)|(?:exit |check out |checkout )?and pay(?= $| now )|"
                        r"^ pay now|(?:confirm|ok|okay) (?:i |we |you )?can pay)(?: for (?:it|them|this|that|these|those|the order))? ")
 #: Shipping as what follows the go-ahead ("Say the word and the Swift 2 ships today.", "... a yes, and it ships"): no
 #: delivery wish asked.
@@ -1165,6 +1204,11 @@ _WE_DOING = re.compile(r"^ (?:so |ok |okay |yo |then )?(?:are )?we (?:just |stil
 #: The agent's step asked with the verb last ("Should I the order now send?", "Shall we it today order?").
 _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,6}(?:i|we) (?:may|can|shall|should|could) " + _ACTIONS
                          + r"(?: it| them| this| that)? $")
+#: The agent's step asked in the present tense, its subject first ("I order the ceramic mug?", "We continue to pay?"), or
+#: the cart said ready for paying ("Ready for pay?"): leave asked (not "We start with the colour?").
+_FIRST_PERSON_STEP = re.compile(r"^ (?:so |ok |okay |then |now |and )?(?:i|we) (?:now |then |just )?" + _ACTIONS
+                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,4} $|"
+                                r"^ (?:all )?(?:ready|set|good) for (?:pay|payment|paying|checkout|check out) $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
                        r"straight away)(?: or (?:later|tomorrow|wait|not))?|or (?:we |i )?(?:wait|hold off|later|not)) $")
@@ -1213,7 +1257,13 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
                              r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
                              r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
-                             r"green light|greenlight|thumbs up))(?: and .*)? $|"
+                             r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
+                             # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
+                             # 2.", "I'll order it on your word.")
+                             r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:await|awaiting|wait for|waiting for|need|require) "
+                             r"(?:but |only |just )?your (?:word|say so) (?:to|and|before) |"
+                             r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
+                             r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
                              r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
                              r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
@@ -1235,6 +1285,7 @@ def _asks_go_ahead(asking: str) -> bool:
         words = _normalise(sentence)
         if _WE_DOING.match(words) or "?" in sentence and (
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
+                or _FIRST_PERSON_STEP.match(words)
                 or _NOT_WAIT.search(words)):
             return True
     # a closing "then?" belongs to the clause before it ("Buy now, then?")
@@ -1524,7 +1575,9 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              r"^ (?:(?:please|kindly|just) )*(?:respond|reply|answer) accordingly $|"
                              r"^ (?:so |and )?(?:what|whats|which) (?:is |are |was |were )?yours(?: for (?:[a-z]+ ){1,3})? $|"
                              # "... must write the reason. What, pray, was it?"
-                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|" + _NEED_IT)
+                             r"^ (?:so |and )?what (?:pray )?(?:is|was|were) (?:it|that|they)(?: then| pray)? $|"
+                             # "Let's talk budget ... What's the number?"
+                             r"^ (?:so |and |ok |okay )?(?:what|whats) (?:is )?(?:the|your) (?:number|figure) $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
 #: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
 _REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
@@ -1738,6 +1791,12 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         # ... who would send back what works ("Who returns headphones that work perfect? Nobody, right?"),
+                         # and its own answer, checked ("Nobody, right?")
+                         # (not "Who returns the cable, you?")
+                         r"(?:who (?:would|could) (?:ever |possibly )?(?:return|send back)|whod (?:ever )?(?:return|send back))\b|"
+                         r"who (?:even |ever )?(?:returns|sends back) (?:[a-z0-9]+ ){1,3}(?:that|which) (?:work|works|are|is) (?:perfect|"
+                         r"perfectly|fine|great|well)\b|(?:nobody|no one|none)(?: surely| really)?(?: right| eh| yeah| surely)? $|"
                          # ... who could object to it ("Who could say no to a mug at that price?", "Who'd ever turn
                          # down free returns?", "Who will say no to that!", "Now who'd ever say no to a navy hoodie?")
                          r"(?:who (?:could|can|would|will)|whod|who d|wholl)(?: ever| possibly)? (?:object|argue|say no|complain|"
@@ -1785,20 +1844,30 @@ _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|p
 
 
 #: A field named on its own, the whole message or before a bare prompt ("reason for return", "Order number. Let's see
-#: it.", "yoga mat colour"): a form's field asks what it names (not "Navy colour.": a value named is told).
-_BARE_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
-                         r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
-                         r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay)\b)"
-                         r"[a-z]+ )"
-                         r"{0,2}(?:colour|color|size|material|brand|budget|quantity|"
-                         r"connector|wattage|weight))(?: please)? $")
-_BARE_PROMPT = re.compile(r"^ (?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
-                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please) $")
+#: it.", "yoga mat colour"), or several joined ("Monitor colour and desk lamp material, quickly.", "Brand preference and
+#: connector type, both, stat.", "Budget on the speaker, ballpark, now."): a form's field asks what it names (not "Navy
+#: colour.": a value named is told).
+_FIELD = (r"(?:(?:the|your) )?(?:(?:reason|reasons|grounds|cause) for (?:the |your |this )?return|"
+          r"order (?:number|no|id|date)|(?:(?!(?:got|have|has|had|noted|know|knew|saw|see|need|needs|is|are|was|"
+          r"were|my|our|your|the|their|his|her|its|that|this|no|new|same|right|wrong|good|nice|great|ok|okay|and)\b)"
+          r"[a-z]+ )"
+          r"{0,2}(?:colour|color|size|material|fabric|brand|budget|quantity|"
+          r"connector|wattage|weight)(?: (?:preference|type|choice))?(?: (?:on|for) (?:the|your|this|that) [a-z0-9]+(?: [a-z0-9]+)?)?)")
+_BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|n|plus) " + _FIELD + r")*(?: please)?(?: for (?:the|my|our|your) [a-z]+)? $")
+#: ... and the bare prompts after it: a hand-over, haste, "both", an address ("..., ballpark, now.", "t-shirt size pls,
+#: player").
+_BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
+                          r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please|quickly|quick|stat|asap|"
+                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $|"
+                          # what the field is for ("Reason for the return, for the slip.")
+                          r"^ for (?:the|my|our|your) [a-z]+ $")
 
 
 def _bare_field(raw: str) -> bool:
-    """Whether ``raw`` is a field named on its own (:data:`_BARE_FIELD`), alone or before bare prompts."""
-    parts = [_normalise(part) for part in _SENTENCE.findall(raw)]
+    """Whether ``raw`` is a field named on its own or several joined (:data:`_BARE_FIELD`), alone or before bare
+    prompts."""
+    parts = [_normalise(clause) for part in _SENTENCE.findall(raw) for clause in _CLAUSE_BREAK.split(part)
+             if clause.strip(" .!?")]
     if not parts:
         return False
     head, *rest = parts
@@ -2175,6 +2244,7 @@ def _grounds(asking: str) -> str:
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
              and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
+                                                and not _WH_IN_PLACE.search(_normalise(c))
                                                 and not _EXAMPLES_TAIL.search(_normalise(c))))]
         # (a clause ending in its question word asks: "For the lamp, the colour you prefer is which?")
         changed |= 0 < len(asked) < len(clauses)
@@ -2199,6 +2269,9 @@ _TOLD_AFTER = re.compile(r"^ (?:the|our|its|it|they|theyre|we|were|this|that|the
                          r"each|delivery|shipping|prices|stock) (?!or\b)|^ (?:rated|priced|costing|reduced|discounted|reviewed) |"
                          r"^ (?:which|that|who) (?:is|are|was|were|has|have|had|"
                          r"ships|ship|comes|come|costs|cost|arrives|arrive|gets|get|sells|sell|runs|run|tends|tend) ")
+#: A question word said in place, after the verb ("The office chair, it must be which colour?", "your laptop, it has which
+#: port?"): the clause asks, it tells no fact.
+_WH_IN_PLACE = re.compile(r" (?:be|is|are|was|were|has|have|had|takes?|needs?|wants?|uses?) (?:which|what) [a-z]+")
 #: A noun phrase before the question that heads it ("The stars of the reviews, how many is the least for you?"): what
 #: the question asks about, no fact told.
 _HEADING = re.compile(r"^ " + _HEADING_PHRASE + r" $")
@@ -2613,7 +2686,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
     cue_text = _REVIEW_STEP.sub(" ", cue_text)  # "Please review the cart and let me know ..." asks no rating
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
-    cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", cue_text))
+    cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", _DEVICE_SIZED.sub(" ", cue_text)))
     cue_text = _EXCEPT_TOPIC.sub(" ", _SCREEN_HAS.sub(" the monitor ", cue_text))  # "what else should the screen have?" asks no screen size  # "how much weight do you put on reviews?" asks no weight
     if confirm and any(_BARE_ACTION.match(_corrected(_normalise(s))) for s in _SENTENCE.findall(grounds)):
         cue_text = _SHIP_STEP.sub(" ", cue_text)  # "Ship it?", "Dispatch the order?" ask leave, no delivery wish
