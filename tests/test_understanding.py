@@ -689,6 +689,21 @@ def test_blind_paraphrase_set_20_losses_read_as_meant() -> None:
     assert understand("Shall I start the return for the Northio Fusion 6 wall clock?", two_clocks).confirm
 
 
+def test_blind_paraphrase_set_21_losses_read_as_meant() -> None:
+    """The two families behind what blind paraphrase set 21 lost, read after it was measured: the options the agent
+    picks ask no version ("Before I pick options, are there special requirements for any item?", the only loss of
+    BUNDLE's 16), and "let me know if it's right" after the cart asks the go-ahead. Near misses: options asked of an
+    item, and a statement that the item is right."""
+    bundle = InPlay((ItemNames("D1", "oakline", "arc 2", "desk"), ItemNames("M1", "vistaro", "view 27", "monitor")),
+                    {"color": ("Black", "White")})
+    reading = understand("Before I pick options, are there special requirements for any item?", bundle)
+    assert reading.open and not reading.topics
+    assert understand("Which options would you like for the monitor?", bundle).topics == {"variant"}
+    cable = InPlay((ItemNames("C1", "voltix", "bolt 3", "charging cable"),), CABLE.values)
+    assert understand("Please review your cart and let me know if it's right.", cable).confirm
+    assert not understand("The Bolt 3 cable is right for your phone.", cable).asks_anything
+
+
 def test_first_paraphrase_set_losses_read_as_meant() -> None:
     """Families behind what the first blind paraphrase set lost (read after its measurement), each with a near miss:
     an open noun listed beside topics asks openly ("whether any of the items need particular features, sizes or a

@@ -438,6 +438,9 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
                        r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like))|"
+                       # "Please review your cart and let me know if it's right."
+                       r" (?:let me know|tell me) (?:if|whether) (?:it|its|it s|that|thats|that s|everything|all|this)"
+                       r"(?: is| s)?(?: all)? (?:right|correct|ok|okay|fine|good|in order|accurate)(?: $| to )|"
                        # "Would you mind confirming that your cart is correct?", "... confirming the cart is accurate?"
                        r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
                        r"(?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
@@ -2482,8 +2485,10 @@ _ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z
 _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"
                          r"switch to|change to|opt for|rather) (?:another|a different|some other|other) ")
 #: The options the agent gathers ("before I put options together", "to narrow down the options"): no version asked.
-_OWN_OPTIONS = re.compile(r" (?:put|pull|find|gather|pick out|look at|narrow|narrow down|compare|show you|suggest|shortlist|line up|"
-                          r"round up|dig up|bring you)(?: (?:some|the|a few|few|your|my|good|together))* options(?= | $)")
+_OWN_OPTIONS = re.compile(r" (?:(?:i|we|ill|i ll|well|we ll|let me|let us|lets)(?: (?:can|will|could|should|go|start|then|now|just|"
+                          r"first))* [a-z]+(?: out| up| down| together)?|put|pull|find|gather|pick out|look at|narrow|narrow down|"
+                          r"compare|show you|suggest|shortlist|line up|round up|dig up|bring you)(?: (?:some|the|a few|few|your|my|"
+                          r"good|more|together))* options(?= | $)")
 #: "... - a laptop, a tablet, something else?": the last option of a list, no open question.
 _ELSE_CLOSES_LIST = re.compile(r",[^,?.!]+,\s*(?:or\s+)?(?:something|anything) else\s*[?.!]*\s*$")
 #: "Something more understated, like navy or black?": another thing, its examples values of the topic asked.
