@@ -690,10 +690,10 @@ def test_blind_paraphrase_set_20_losses_read_as_meant() -> None:
 
 
 def test_blind_paraphrase_set_21_losses_read_as_meant() -> None:
-    """The two families behind what blind paraphrase set 21 lost, read after it was measured: the options the agent
-    picks ask no version ("Before I pick options, are there special requirements for any item?", the only loss of
-    BUNDLE's 16), and "let me know if it's right" after the cart asks the go-ahead. Near misses: options asked of an
-    item, and a statement that the item is right."""
+    """The families behind what blind paraphrase set 21 lost, read after it was measured: the options the agent picks
+    ask no version ("Before I pick options, are there special requirements for any item?"), "let me know if it's right"
+    after the cart asks the go-ahead, and a type word in a compliment before an open question names no item. Near
+    misses: options asked of an item, a statement that the item is right, the type word in the question."""
     bundle = InPlay((ItemNames("D1", "oakline", "arc 2", "desk"), ItemNames("M1", "vistaro", "view 27", "monitor")),
                     {"color": ("Black", "White")})
     reading = understand("Before I pick options, are there special requirements for any item?", bundle)
@@ -702,6 +702,11 @@ def test_blind_paraphrase_set_21_losses_read_as_meant() -> None:
     cable = InPlay((ItemNames("C1", "voltix", "bolt 3", "charging cable"),), CABLE.values)
     assert understand("Please review your cart and let me know if it's right.", cable).confirm
     assert not understand("The Bolt 3 cable is right for your phone.", cable).asks_anything
+    # a type word in a compliment before the question names no item ("a nice set" is no knife set)
+    kit = InPlay((ItemNames("K1", "zenwear", "lite 3", "knife set"), ItemNames("P1", "oakora", "trek 18", "pillow")))
+    reading = understand("Great, that's a nice set. Do you have anything particular in mind for any of them", kit)
+    assert reading.open and reading.items == ()
+    assert understand("Anything particular in mind for the set?", kit).items == (0,)
 
 
 def test_first_paraphrase_set_losses_read_as_meant() -> None:

@@ -2068,7 +2068,9 @@ def _referenced(text: str, in_play: InPlay, asking: str = "") -> tuple[int, ...]
         beside = [i for i, (n, head) in enumerate(zip(in_play.items, heads)) if i not in named and any(
             word and not contains_word(strong, word) and _names(asking, word) for word in (n.brand, n.noun, head))]
         return tuple(sorted((*named, *beside)))
-    by_head = tuple(i for i, head in enumerate(heads) if head and _names(text, head))
+    # a type word only where the message asks ("Great, that's a nice set. Anything in mind for any of them?" names no
+    # knife set)
+    by_head = tuple(i for i, head in enumerate(heads) if head and _names(asking or text, head))
     if by_head:
         return by_head
     by_other_name = tuple(i for i, head in enumerate(heads) if head in _OTHER_NAME and _OTHER_NAME[head].search(text))
