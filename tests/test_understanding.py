@@ -709,6 +709,25 @@ def test_blind_paraphrase_set_21_losses_read_as_meant() -> None:
     assert understand("Anything particular in mind for the set?", kit).items == (0,)
 
 
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Weather's lovely, prices vary. What's the highest you'd go on the speaker?", {"price"}),
+    ("Do you want the cheapest one?", {"price"}),
+    ("Screen dimensions for the monitor, please.", {"screen"}),
+    ("What dimensions should the desk have?", {"size"}),
+    ("Brate, what size shoe do you take?", {"size"}),
+    ("Any minimum raiting you want?", {"rating"}),
+    ("For the photo-shoot light - how bright must it be, like how many watts?", {"wattage"}),
+])
+def test_blind_batch_20_and_21_leak_families(text: str, topics: set[str]) -> None:
+    """The families behind every leak of blind batches 20 and 21 (four messages, read after both were measured, then
+    retired from blind use), in my words: the highest one would go asks the budget (it was an open question that drew
+    every withheld value); a screen's dimensions ask the screen, not a size; a greeting before the question is no slip
+    of a cue ("Brate" was read as "rated": the typo index paired words a letter apart at both ends); "how many watts"
+    as an example asks the wattage, not an open question with a count beside it."""
+    reading = understand(text)
+    assert reading.topics == topics and not reading.open, text
+
+
 def test_first_paraphrase_set_losses_read_as_meant() -> None:
     """Families behind what the first blind paraphrase set lost (read after its measurement), each with a near miss:
     an open noun listed beside topics asks openly ("whether any of the items need particular features, sizes or a

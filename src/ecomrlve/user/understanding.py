@@ -85,7 +85,7 @@ TOPIC_OF_ATTRIBUTE = {"connector_type": "connector", "item_form": "form", "color
 
 #: Phrases that ask about a topic wherever they occur in a question (a trailing "s" also matches).
 _TOPIC_CUES: dict[str, tuple[str, ...]] = {
-    "price": ("whats the damage", "keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
+    "price": ("whats the damage", "cheapest", "highest youd go", "highest you would go", "most youd go", "how high would you go", "keep it under", "keep them under", "keep it below", "stay under", "stay below", "budget", "price", "pricing", "spend", "spending", "cost", "expensive", "cheap", "cheaper", "afford",
               "pay", "paying", "ballpark", "dollar", "buck", "money", "price range", "go over", "go above",
               "quid", "figure", "maximum you", "stay within", "how much are you", "how much were you", "how much you",
               "putting towards", "upper limit", "price point", "price ceiling", "spending limit", "outlay", "splurge",
@@ -296,7 +296,7 @@ _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approva
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) size|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) (?:size|dimensions?)|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
@@ -1011,9 +1011,29 @@ def _correction(w: str) -> str | None:
             fixed = shorter if shorter in _VALUE_WORDS else _TYPO_INDEX.get(shorter)  # "linnen": a letter too many
             if fixed is not None:
                 break
-    if fixed is None or abs(len(fixed) - len(w)) > 1 or _inflected_other_word(w, fixed):
+    if fixed is None or not _near(w, fixed) or _inflected_other_word(w, fixed):
         return None
     return fixed
+
+
+def _near(w: str, fixed: str) -> bool:
+    """Whether ``w`` is a slip of cue word ``fixed`` (or of its singular): one edit, or its letters in another order
+    ("matieral"). The deletion index also pairs words a letter apart at both ends ("brate", a greeting, and "rated")."""
+    return (_one_edit(w, fixed) or (fixed.endswith("s") and _one_edit(w, fixed[:-1]))
+            or (len(w) == len(fixed) and sorted(w) == sorted(fixed)))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by one letter dropped, added, changed or two neighbours swapped (the deletion index
+    also pairs words two edits apart: "brate" and "rated" share "rate")."""
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return len(long_) - len(short) == 1 and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _inflected_other_word(w: str, fixed: str) -> bool:
@@ -2194,7 +2214,9 @@ def _open_with_examples(text: str) -> bool:
     norm = _corrected(_normalise(head))
     if _QUESTIONS_FOLLOW.search(norm):
         return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
-    # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour)
+    # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour); a
+    # unit counted names its topic only ("..., like how many watts?" is no quantity)
+    tail = _COUNTED_UNIT.sub(lambda unit: unit.group(0).replace(" how many ", " "), tail)
     named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
     # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
     explicit = _EXPLICIT_EXAMPLES.match(text[marker.start():]) is not None
