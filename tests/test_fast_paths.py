@@ -33,7 +33,7 @@ from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
 from ecomrlve.catalog.views import category_view
-from ecomrlve.envs.cart.family import CartUser
+from ecomrlve.envs.cart.family import CartUser, sentence_readings
 from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
 from ecomrlve.protocol import (
@@ -581,12 +581,10 @@ def test_cards_shown_without_attributes_are_the_cards_without_them(catalog: Cata
 
 
 def _plain_questions(user: CartUser, text: str, reading: understanding.Reading, world: World) -> list[Any]:
-    """``CartUser._questions`` as first written: every sentence of an asking message read, and the message's own
-    reading where it has fewer than two, or where no sentence reads a topic and the message does."""
-    questions = [understanding.understand(part, user.in_play(world)) for part in sentences(text)] if reading.asks else []
-    if len(questions) < 2 or (reading.topics and not any(question.topics for question in questions)):
-        questions = [reading] if reading.asks else []
-    return questions
+    """The sentence readings ``CartUser._questions`` starts from, as first written: every sentence of the message
+    read, and the message's own reading where it has fewer than two."""
+    questions = [understanding.understand(part, user.in_play(world)) for part in sentences(text)]
+    return questions if len(questions) >= 2 else [reading]
 
 
 _CART_ENV = EcomEnv("CART")
@@ -602,8 +600,9 @@ _CART_SENTENCES = ["Which {1} do you need for {0}?", "How many of {0} do you wan
 @example(1, [("How many of {0} do you want?", 0)], " ")
 def test_the_cart_shopper_reads_a_message_of_one_sentence_once(seed: int, parts: list[tuple[str, int]],
                                                                 space: str) -> None:
-    """The questions a CART shopper reads in a message (``_questions``) are the plain definition's, which read each
-    sentence of the message again even where there is one (and then kept the message's own reading)."""
+    """The sentence readings a CART shopper starts from (``sentence_readings``, under ``_questions``) are the plain
+    definition's, which read each sentence of the message again even where there is one (and then kept the message's
+    own reading)."""
     _CART_ENV.reset(env_id="CART", difficulty=12, seed=seed)
     user, world = _CART_ENV.session.audit().problem.user, _CART_ENV.session.audit().world
     assert isinstance(user, CartUser)
@@ -611,4 +610,4 @@ def test_the_cart_shopper_reads_a_message_of_one_sentence_once(seed: int, parts:
     text = space.join(sentence.format(items[i].phrase, (items[i].variant_attribute or "size").replace("_", " "))
                       for sentence, i in parts)
     reading = understanding.understand(text, user.in_play(world))
-    assert user._questions(text, reading, world) == _plain_questions(user, text, reading, world)
+    assert sentence_readings(text, reading, user.in_play(world))[1] == _plain_questions(user, text, reading, world)

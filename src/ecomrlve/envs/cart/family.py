@@ -309,8 +309,7 @@ class CartUser(SimulatedUser):
         if not reading.asks:
             return [], False
         in_play = self.in_play(world)
-        parts = sentences(text)
-        questions = [understand(part, in_play) for part in parts] if len(parts) > 1 else [reading]
+        parts, questions = sentence_readings(text, reading, in_play)
         if reading.topics and not any(question.topics for question in questions):
             return [reading], False
         offered = False
@@ -394,6 +393,13 @@ class CartUser(SimulatedUser):
     def _correction(self, issues: tuple[A.Issue, ...]) -> A.CartCorrection:
         self.lose_patience()
         return A.CartCorrection(issues)
+
+
+def sentence_readings(text: str, reading: Reading, in_play: InPlay) -> tuple[list[str], list[Reading]]:
+    """The sentences of an asking message and each one's reading: the message's own ``reading`` where it is one
+    sentence (not read again)."""
+    parts = sentences(text)
+    return parts, [understand(part, in_play) for part in parts] if len(parts) > 1 else [reading]
 
 
 #: Where one sentence goes on to ask about another item: "How many keyboards, and which form for the shampoo?",
