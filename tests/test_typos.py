@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecomrlve.envs.typos import one_typo
+from ecomrlve.user.text import one_typo
 
 LETTERS = "abnot"  # a small alphabet, so that words one typo apart are drawn often
 

@@ -54,3 +54,17 @@ def contains_words(text: str, phrases: Iterable[str]) -> tuple[bool, ...]:
     """:func:`contains_word` of each of ``phrases`` in ``text``, in order: every name of an item checked in one call
     (most are not in the text at all, which ``in`` says without a call)."""
     return tuple([phrase in text and contains_word(text, phrase) for phrase in phrases])
+
+
+def one_typo(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` with at most one typo: a letter changed, added or dropped, or two neighbours swapped (the
+    typos the shopper's noise makes). The one definition of "one typo apart": the reference agents read the shopper's
+    noisy words with it, and the shopper's understanding accepts a slip of a cue word within it."""
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = sorted((a, b), key=len)
+    return len(long_) - len(short) == 1 and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))

@@ -67,7 +67,7 @@ from ecomrlve.user import intent_model
 from ecomrlve.user.dialogue import ItemNames, referenced
 from ecomrlve.user.text import APOSTROPHE as _APOSTROPHE
 from ecomrlve.user.text import WORD as _WORD
-from ecomrlve.user.text import contains_word, split_words
+from ecomrlve.user.text import contains_word, one_typo, split_words
 
 _VOCABULARY = ASSETS / "minilm-m2v" / "tokenizer.json"
 #: The requirement topics a message can ask about (recommendation fields, CART variant attributes, quantity).
@@ -1019,21 +1019,8 @@ def _correction(w: str) -> str | None:
 def _near(w: str, fixed: str) -> bool:
     """Whether ``w`` is a slip of cue word ``fixed`` (or of its singular): one edit, or its letters in another order
     ("matieral"). The deletion index also pairs words a letter apart at both ends ("brate", a greeting, and "rated")."""
-    return (_one_edit(w, fixed) or (fixed.endswith("s") and _one_edit(w, fixed[:-1]))
+    return (one_typo(w, fixed) or (fixed.endswith("s") and one_typo(w, fixed[:-1]))
             or (len(w) == len(fixed) and sorted(w) == sorted(fixed)))
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` becomes ``b`` by one letter dropped, added, changed or two neighbours swapped (the deletion index
-    also pairs words two edits apart: "brate" and "rated" share "rate")."""
-    if a == b:
-        return True
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
-                                  and a[diff[1]] == b[diff[0]])
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return len(long_) - len(short) == 1 and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _inflected_other_word(w: str, fixed: str) -> bool:
@@ -2582,9 +2569,9 @@ _GOING_ON_WORDS = frozenset("and also plus what how about for the a an your my o
 
 def _goes_on(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` says nothing but the ``items`` it names and words that go on with a question before."""
-    words = split_words(text)
-    names = {w for i in items for n in (in_play.items[i],) for part in (n.brand, n.model, n.noun) for w in part.split()}
-    rest = [w for w in words if w not in names and w.rstrip("s") not in names]
+    named = [in_play.items[i] for i in items]
+    names = {w for n in named for part in (n.brand, n.model, n.noun) for w in part.split()}
+    rest = [w for w in split_words(text) if w not in names and w.rstrip("s") not in names]
     return bool(rest) and all(w in _GOING_ON_WORDS for w in rest)
 
 

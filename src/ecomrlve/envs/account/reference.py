@@ -24,9 +24,9 @@ from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.envs.account.policy_heuristic import _BASES, _CATEGORIES, _RULES, PolicyCase, PolicyLookups
-from ecomrlve.envs.typos import one_typo
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
+from ecomrlve.user.text import one_typo
 
 # -- the questions it asks: (bank id, template); the template is the bank message with its values as slots ----
 

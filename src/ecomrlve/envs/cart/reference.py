@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from ecomrlve.actions import AgentAction, ToolCall, numbered_call
 from ecomrlve.catalog.schema import short_title
-from ecomrlve.envs.typos import one_typo
 from ecomrlve.prompts import stated_tool_budget
 from ecomrlve.protocol import Observation, tool_results, user_text
+from ecomrlve.user.text import one_typo
 
 #: The questions the agent asks: bank id -> template (the bank message with its values as slots).
 #: ``{item}`` is a product as the shopper named it (the bank's "Nexworks Atlas 22 rain jacket", "hoodie"),

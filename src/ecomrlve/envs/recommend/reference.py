@@ -27,8 +27,8 @@ from ecomrlve.actions import AgentAction, numbered_call
 from ecomrlve.catalog.product_type import fold, title_head, type_of_title
 from ecomrlve.catalog.schema import short_title
 from ecomrlve.envs.recommend.heuristic import episode_setup
-from ecomrlve.envs.typos import one_typo
 from ecomrlve.protocol import Observation, cards, tool_results, user_text
+from ecomrlve.user.text import one_typo
 
 #: Every question the agents ask: (bank id, template). Each is a message of the training half of
 #: ``tests/data/understanding/bank.jsonl``, verbatim (none has a slot).
