@@ -2661,10 +2661,12 @@ def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
-    asking = _asking_part(text)
-    items = _referenced(text.lower(), in_play, asking.lower()) if in_play.items else ()
     bare_field = _bare_field(text)  # "Budget. Gimme a number.": the field is what the prompt after it asks
-    if not _is_request(text) and not bare_field and not _bare_choice(text, in_play) or _answered_itself(text):
+    asks = (_is_request(text) or bare_field or _bare_choice(text, in_play)) and not _answered_itself(text)
+    # (the asking sentences, where the items beside the named ones are looked for, only where they are used)
+    asking = _asking_part(text) if asks or in_play.items else text
+    items = _referenced(text.lower(), in_play, asking.lower()) if in_play.items else ()
+    if not asks:
         return Reading(False, stock_out=stock_out, items=items)
     reading = _question_reading(text, in_play, norm, stock_out, items, text if bare_field else asking)
     if reading.confirm and not reading.topics and in_play.items and asking != text:
