@@ -512,6 +512,25 @@ def test_values_offered_in_one_sentence_are_asked_of_in_the_next(make_env) -> No
     assert first.variant_value not in reply, reply
 
 
+def test_a_question_before_the_options_it_offers_asks_among_them_for_each_item(make_env) -> None:
+    """Found in blind paraphrase set 22 (JOURNEY d15): "What would you like for the A? We have X, Y or Z. What would
+    you like for the B? We have ..." got "Sorry, I'm not sure what you mean": each question read alone asks openly, and
+    the options after it were read as a statement. Each question goes with the options it offers after it: each item's
+    own value, no repeat. Near miss: the question alone, with no options offered, gives no value."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 12, lambda g: _same_attribute_pair(g) is not None)
+    first, second = _same_attribute_pair(goal)
+    # (after a question that reads a topic on its own, each sentence is read apart)
+    reply = user_reply(env.step(say(f"How many of {first.full_phrase} would you like? "
+                                    f"What would you like for {first.full_phrase}? We have {_options(env, first)}. "
+                                    f"What would you like for {second.full_phrase}? We have {_options(env, second)}.")))
+    assert first.variant_value in reply and second.variant_value in reply, reply
+    assert "already" not in reply and "As I said" not in reply and "not sure" not in reply, reply
+    env.reset(env_id="CART", difficulty=12, seed=env.audit().seed)
+    reply = user_reply(env.step(say(f"What would you like for {first.full_phrase}? We have {_options(env, first)}.")))
+    assert first.variant_value in reply and second.phrase not in reply, reply
+
+
 def test_a_value_list_after_a_question_answers_only_its_item_and_is_no_repeat(make_env) -> None:
     """Found by hand play (audit 19): "Material for the knife set? Stainless Steel, Ceramic or Wood." got "Ceramic
     please. I already told you, ... Ceramic" and the blender's material too (Stainless Steel is a blender value):

@@ -709,6 +709,31 @@ def test_blind_paraphrase_set_21_losses_read_as_meant() -> None:
     assert understand("Anything particular in mind for the set?", kit).items == (0,)
 
 
+def test_blind_paraphrase_set_22_loss_reads_as_meant() -> None:
+    """What blind paraphrase set 22 lost, read after it was measured: "Is one X enough?" asks how many whatever the
+    item's name ("Is one Nexworks Atlas 22 rain jacket enough, or do you need more?"), also asked of two items in one
+    message; "What would you like for the X? We have A, B or C." asks among the options. Near misses: "one" of a unit
+    or of a set, and a degree ("fast enough") ask no quantity; the question alone asks openly."""
+    two = InPlay((ItemNames("J1", "nexworks", "atlas 22", "rain jacket"), ItemNames("C1", "voltix", "bolt 3", "charging cable")))
+    for text in ("Is one Nexworks Atlas 22 rain jacket enough, or do you need more?", "Is one rain jacket enough?",
+                 "Is one Nexworks Atlas 22 rain jacket enough, or do you need more? Is one Voltix Bolt 3 charging cable "
+                 "enough, or do you need more?", "Will a single cable be enough?"):
+        assert understand(text, two).topics == {"quantity"}, text
+    for text, topics in (("Is one of the colours good enough?", {"color"}), ("Is one day shipping fast enough?", {"shipping"}),
+                         ("Is one star enough?", {"rating"})):
+        assert understand(text, two).topics == topics, text
+    # options offered right after a question are what it asks among (not an open question), also in a longer message
+    hoodie = InPlay((ItemNames("H1", "kinwear", "core 4", "hoodie"),), HOODIE.values)
+    for text in ("What would you like for the Kinwear Core 4 hoodie? We have Black, Navy or Olive.",
+                 "What would you like for the hoodie? It comes in Black, Navy or Olive. Anything else?"):
+        reading = understand(text, hoodie)
+        assert "color" in reading.topics and reading.items == (0,), text
+    assert understand("What would you like for the hoodie? We have Black, Navy or Olive.", hoodie).open is False
+    reading = understand("What would you like for the hoodie?", hoodie)
+    assert reading.open and not reading.topics  # no options offered: what they want of it
+    assert not understand("We have Black, Navy or Olive.", hoodie).asks_anything
+
+
 @pytest.mark.parametrize(("text", "topics"), [
     ("Weather's lovely, prices vary. What's the highest you'd go on the speaker?", {"price"}),
     ("Do you want the cheapest one?", {"price"}),

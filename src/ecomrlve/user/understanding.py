@@ -1568,10 +1568,20 @@ def _asking_part(raw: str) -> str:
     if len(parts) < 2:
         return raw
     # (not the step asked on it: "The return is filled in. Send it?" asks leave to send it)
+    asks = [_is_request(p) for p in parts]
     asking = [p for i, p in enumerate(parts)
-              if _is_request(p) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
-                  "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))]
+              if asks[i] or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+                  "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
+              # the options offered right after the question are what it asks among ("What would you like for the
+              # hoodie? We have Black, Navy or Olive.")
+              or (i > 0 and asks[i - 1] and _OFFER.match(_normalise(p)) is not None and _OPTION_LIST.search(p) is not None)]
     return " ".join(asking) if asking else raw
+
+
+#: A sentence that offers the options it lists ("We have Black, Navy or Olive.", "It comes in S, M or L.").
+_OFFER = re.compile(r"^ (?:(?:we|i) (?:have|carry|stock|offer|sell|ve got|can do)|(?:it|they|this|these|that|those|the [a-z0-9 ]+?) "
+                    r"(?:comes?|is|are) (?:available |offered )?in|(?:it |they )?comes? in|available in|(?:the )?(?:options|"
+                    r"choices|colours|colors|sizes|versions) (?:are|would be)|(?:you can )?(?:choose|pick|select) (?:from|between))\b")
 
 
 #: A need of what the sentence before names ("Reason for the return. I need it for the form.").
@@ -2483,14 +2493,17 @@ _TOLD_TOPIC = re.compile(r" (?:the |its |their |our |all |both )?(?:price|prices
                          # what reviews report ("A few reviews say it runs small - what do you take?")
                          r" (?:reviews|reviewers|customers|buyers|people) (?:say|said|mention|mentioned|suggest|note|report|"
                          r"claim|complain|agree) (?:that |it |its |the |they |this |these |a |an )")
-#: "Is one cable enough?", "will one do, or a spare?": how many.
 #: Reviewing what the agent built is checking it, not reviews ("Please review the cart and let me know if it looks right").
 _REVIEW_STEP = re.compile(r" (?:review|reviewing|re view) (?:over )?(?:the|your|my|this|our|that) (?:[a-z]+ )?(?:cart|basket|order|"
                           r"list|summary|items|selection|picks|return|details) ")
 #: "Should I add one X, or more than that?", "just the one lamp or several?": how many, also beside an offer to add.
 _ONE_OR_MORE = re.compile(r" (?:just |only )?(?:one|a single)(?: [a-z0-9]+){0,7} or (?:more|several|a few|two)(?: than (?:that|one|1))?"
                           r"(?: (?:do|would|will) you| you)?(?: (?:need|want|like))? $")
-_ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?: [a-z]+)? (?:be )?enough | a spare ")
+#: "Is one cable enough?", "Is one Atlas 22 rain jacket enough, or do you need more?", "will one do, or a spare?": how
+#: many (not "Is one of the colours good enough?", a unit's "one day", "one star", nor a degree, "fast enough").
+_ONE_ENOUGH = re.compile(r" (?:is|will|would) (?:just )?(?:one|a single)(?! (?:of|day|week|month|hour|star|inch|watt|dollar|"
+                         r"buck|pound|kilo|kg|lb)s?\b)(?: (?!(?:fast|quick|soon|good|big|large|small|bright|long|cheap|light|"
+                         r"strong|powerful|loud|high|low|warm)\b)[a-z0-9]+){0,7} (?:be )?enough | a spare ")
 #: Another value offered beside the one proposed ("..., or would you rather ceramic?").
 #: "..., or go for another colour?": a go-ahead beside another value of the topic asks the topic.
 _ANOTHER_OF = re.compile(r" or (?:would you |do you |should i |shall i )?(?:go for|pick|choose|try|prefer|want|fancy|like|get|"

@@ -304,8 +304,9 @@ class CartUser(SimulatedUser):
         (not read again) or where values offered in one sentence are asked of in the next ("The headlamp comes in
         Black, Red or Orange. Which would you like?": no sentence alone reads the topic). A question that reads no topic
         after a sentence that asks nothing is read with that sentence ("There are a few options for the coffee maker:
-        Stainless Steel, Glass or Plastic. Which one should I add?" asks the material, beside other questions); the
-        second value says whether one was."""
+        Stainless Steel, Glass or Plastic. Which one should I add?" asks the material, beside other questions), and so is
+        one before the options it offers ("What would you like for the X? We have Gel or Bar."); the second value says
+        whether one was."""
         if not reading.asks:
             return [], False
         in_play = self.in_play(world)
@@ -318,6 +319,12 @@ class CartUser(SimulatedUser):
                 joint = understand(parts[i - 1] + " " + parts[i], in_play)
                 if joint.topics:
                     parts[i], questions[i], offered = parts[i - 1] + " " + parts[i], joint, True
+            elif questions[i - 1].asks and not questions[i - 1].topics and not questions[i].asks:
+                # ... or with the options it offers after it ("What would you like for the hoodie? We have Black or
+                # Navy. And for the mug? ...")
+                joint = understand(parts[i - 1] + " " + parts[i], in_play)
+                if joint.topics:
+                    parts[i - 1], questions[i - 1], offered = parts[i - 1] + " " + parts[i], joint, True
         return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)], offered
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
@@ -632,7 +639,7 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 15
+    version = 16
     tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
                   "ask_user")
     answer_arguments = CartAnswer

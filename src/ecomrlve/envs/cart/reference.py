@@ -535,7 +535,8 @@ class CartReference:
                 call("answer", done=True)
         if not calls and not questions and not notices:  # waiting on nothing it can do: finish
             call("answer", done=True)
-        message = " ".join(notices + questions) or None
+        # each question ends as one ("Is one X enough, or do you need more" asked of two items runs them together)
+        message = " ".join(notices + [q if q.rstrip()[-1:] in ".?!" else q.rstrip() + "?" for q in questions]) or None
         return AgentAction(message=message, tool_calls=tuple(calls))
 
     def _sync_cart(self, call: Any, items: list[Item]) -> bool:
