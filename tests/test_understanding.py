@@ -2458,3 +2458,37 @@ def test_leave_asked_subject_first_or_on_the_customers_word(text: str, topics: s
     order the Swift 2." and "Sign off and I'll order it." as nothing."""
     reading = understand(text, MUG)
     assert (set(reading.topics), reading.confirm) == (topics, confirm), reading
+
+
+BEDDING = InPlay(values={"size": ("Twin", "Queen", "King"), "material": ("Cotton", "Linen")})
+
+
+@pytest.mark.parametrize(("text", "in_play"), [
+    # a question taken back in its sentence, or in the sentence after it
+    ("Right, which size do you - no wait, scratch that, you told me. Adding it now.", HOODIE),
+    ("So, which colour shall we go for - oh, silly me, you already picked Navy! Adding it.", HOODIE),
+    ("Which colour? Oh, silly me, you already said.", HOODIE),
+    ("How many do you... never mind, you told me.", HOODIE),
+    # praise of the item it names, after an interjection
+    ("Gosh, how lovely is the navy one!", HOODIE),
+    ("Oh, how gorgeous is your choice of the wood one!", MUG),
+    # who in general would not want it
+    ("Who among us does not love linen sheets?", BEDDING),
+    ("Who here needs a reason to buy a nicer mug?", MUG),
+])
+def test_batch_23_leak_families_ask_nothing(text: str, in_play: InPlay) -> None:
+    """The families of the three messages behind blind batch 23's 18 leaks (read after it was measured, retired):
+    a question the agent takes back, exclamatory praise of a named item after an interjection, and a rhetorical "who
+    among us ..." each asked nothing, and read as asking a topic the shopper then said."""
+    assert not understand(text, in_play).asks_anything
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    ("Which colour - never mind the price - do you want?", HOODIE, {"color", "price"}),  # an aside; the question goes on
+    ("Which colour? Never mind the price, it is the same.", HOODIE, {"color"}),
+    ("Which colour, no wait, which size do you need?", HOODIE, {"color", "size"}),
+    ("How big is the mug", MUG, {"size"}),
+    ("Great pick, which size do you need?", HOODIE, {"size"}),
+])
+def test_batch_23_leak_families_near_misses_still_ask(text: str, in_play: InPlay, topics: set[str]) -> None:
+    assert understand(text, in_play).topics == topics

@@ -39,7 +39,9 @@ CORPUS_BATCHES = ("corpus15.jsonl", "corpus16.jsonl", "corpus17.jsonl", "corpus1
 RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-002", "attribute-b10-017", "attribute-b10-022",
            "attribute-b10-031", "attribute-b12-017", "attribute-b12-034", "attribute-b12-054",
            # the only four messages of batches 20 and 21 that leaked, read after both were measured
-           "attribute-b20-032", "attribute-b20-039", "attribute-b21-001", "attribute-b21-039")
+           "attribute-b20-032", "attribute-b20-039", "attribute-b21-001", "attribute-b21-039",
+           # the only three messages of batch 23 that leaked, read after it was measured
+           "none-b23-004", "none-b23-034", "none-b23-044")
 
 
 @dataclass(frozen=True)

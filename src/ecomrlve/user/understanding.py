@@ -1635,7 +1635,10 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |"
                              r"strange|annoying|frustrating|about that)\b|"
                              # praise of what the agent points at ("How good is that lamp, eh!")
                              r"how (?:good|nice|lovely|great|cool|gorgeous|beautiful|stunning|amazing|awesome|sweet|neat|cute|"
-                             r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|"
+                             # ... or names it ("How beautiful is the ceramic Terra 5!"; not "how big is the screen")
+                             r"how (?:gorgeous|beautiful|stunning|lovely|cute|sleek|adorable|pretty|elegant|fabulous|divine|"
+                             r"charming|dreamy) (?:is|are|was|were|does|do) (?:the|your|my|our)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
                              r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
@@ -1809,7 +1812,7 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 #: lamp?", "Who doesn't love a deal?!"), what could beat an item ("What could be nicer than the silver one?"), or a
 #: negated question that praises ("Aren't these just the perfect pair?!").
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
-                         r"else |on earth |in their right mind )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
+                         r"else |on earth |in their right mind |among us |of us |here |alive )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
                          # ... who would send back what works ("Who returns headphones that work perfect? Nobody, right?"),
                          # and its own answer, checked ("Nobody, right?")
@@ -1942,8 +1945,8 @@ def _is_request(raw: str) -> bool:
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
         head, *rest = (_normalise(clause) for clause in _CLAUSE_BREAK.split(sentence))
-        if any(_INVERTED.match(_FILLER.sub(" ", clause)) and not _NAMES_RULE.match(clause) or _NEED_REQUEST.match(clause)
-               for clause in rest) or _HEADING_NEEDED.match(head) and any(re.match(_NEED_IT, clause) for clause in rest):
+        if any(_INVERTED.match(_FILLER.sub(" ", clause)) and not (_NAMES_RULE.match(clause) or _NOT_A_QUESTION.match(clause))
+               or _NEED_REQUEST.match(clause) for clause in rest) or _HEADING_NEEDED.match(head) and any(re.match(_NEED_IT, clause) for clause in rest):
             # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
             # need it for the manifest"
             return True
@@ -2533,6 +2536,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play (the rules below), and, where
     they read no ask, the acts a model trained on many writers' messages reads (:mod:`ecomrlve.user.intent_model`;
     never a topic, whose value the shopper would then say)."""
+    text = _unretracted(text)
     reading = rule_reading(text, in_play)
     if reading.asks_anything:
         return _weighed_order_question(reading, text, in_play) if reading.which else reading
@@ -2669,9 +2673,25 @@ _SURE_ASKS_TOPIC_OF_STATEMENT = 0.9
 _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|\d{1,2}|[Tt]emplate [A-Za-z0-9]{1,4})\]")
 
 
+#: A question taken back ("Now, which colour shall we - oh, silly me, you already said Olive.", "How many do you...
+#: never mind, you told me.", "Which colour? Oh, silly me, you already said."): what comes before the retraction in its
+#: sentence, or the question just before it, is not asked (not an aside that goes on, "Which colour - never mind the
+#: price - do you want?").
+_RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|hmm|um|er|"
+                        r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore that|"
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose))(?=[,.!;:]|\s*$)",
+                        re.IGNORECASE)
+
+
+def _unretracted(text: str) -> str:
+    """``text`` without the questions it takes back (:data:`_RETRACTED`)."""
+    return _RETRACTED.sub(lambda m: m.group(1), text) if _RETRACTED.search(text) else text
+
+
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """What the rule layer alone reads in ``text`` (:func:`understand` without the model: to measure what it adds)."""
     text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
+    text = _unretracted(text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     bare_field = _bare_field(text)  # "Budget. Gimme a number.": the field is what the prompt after it asks
