@@ -531,6 +531,25 @@ def test_a_question_before_the_options_it_offers_asks_among_them_for_each_item(m
     assert first.variant_value in reply and second.phrase not in reply, reply
 
 
+def test_a_stock_out_notice_replaces_only_the_items_it_names(make_env) -> None:
+    """Found by hand play: "Which colour for the A? ... Also, the B is out of stock." made the shopper replace A as well
+    (both were planned stock-outs), though nobody had said A was sold out: every sold-out item the message named
+    anywhere was read as told. Only the stock-out sentences' items are. Near miss: a notice naming both replaces both."""
+    env = make_env(overrides={"p_noise": 0.0})
+
+    def sold_out_pair(goal) -> bool:
+        return sum(bool(it.stock_out and it.alternative) for it in goal.items) >= 2
+
+    _, goal = find_episode(env, 12, sold_out_pair)
+    first, second = [it for it in goal.items if it.stock_out and it.alternative][:2]
+    reply = user_reply(env.step(say(f"How many of {first.full_phrase} would you like? Also, sorry, "
+                                    f"{second.full_phrase} is out of stock.")))
+    assert second.alternative.full_phrase in reply and first.alternative.full_phrase not in reply, reply
+    env.reset(env_id="CART", difficulty=12, seed=env.audit().seed)
+    reply = user_reply(env.step(say(f"Sorry, {first.full_phrase} and {second.full_phrase} are out of stock.")))
+    assert first.alternative.full_phrase in reply and second.alternative.full_phrase in reply, reply
+
+
 def test_a_value_list_after_a_question_answers_only_its_item_and_is_no_repeat(make_env) -> None:
     """Found by hand play (audit 19): "Material for the knife set? Stainless Steel, Ceramic or Wood." got "Ceramic
     please. I already told you, ... Ceramic" and the blender's material too (Stainless Steel is a blender value):

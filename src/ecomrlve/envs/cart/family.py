@@ -204,11 +204,10 @@ class CartUser(SimulatedUser):
         return self._in_play[1]
 
     def _respond(self, text: str, world: World) -> list[DialogueAct]:
-        t = text.lower()
         reading = understand(text, self.in_play(world))
         acts: list[DialogueAct] = []
         if reading.stock_out:
-            acts.extend(self._stock_out_replies(t, world))
+            acts.extend(self._stock_out_replies(text, world))
             if acts:  # an alternative replaced an item: the message's names are read against the items now wanted
                 reading = understand(text, self.in_play(world))
         questions, offered = self._questions(text, reading, world)
@@ -257,10 +256,15 @@ class CartUser(SimulatedUser):
         self._asked_nothing_else = True
         return A.NothingElse()
 
-    def _stock_out_replies(self, t: str, world: World) -> list[DialogueAct]:
+    def _stock_out_replies(self, text: str, world: World) -> list[DialogueAct]:
+        """The alternatives of the sold-out items the message says are sold out: those its stock-out sentences name
+        (not another item a question beside them names: "Which colour for the notebook? The bowl set is sold out."),
+        or the only one pending where they name none ("Sorry, that one's sold out.")."""
         pending = [i for i, item in enumerate(self.goal.items)
                    if item.stock_out and item.alternative and i not in self.state.switched and world.stock(item.row) == 0]
-        named = set(referenced(t, [self.goal.items[i].names for i in range(len(self.goal.items))]))
+        parts = sentences(text)
+        told = " ".join(p for p in parts if understand(p, self.in_play(world)).stock_out) if len(parts) > 1 else text
+        named = set(referenced((told or text).lower(), [self.goal.items[i].names for i in range(len(self.goal.items))]))
         chosen = [i for i in pending if i in named] or (pending if len(pending) == 1 and not named else [])
         replies: list[DialogueAct] = []
         for i in chosen:
