@@ -131,7 +131,8 @@ HOODIE_ORDERS = InPlay(items=(ItemNames("P-1", "kinwear", "core 4", "hoodie"),),
     ("Did the hoodie arrive with a tear?", False, False, True, False),
     ("Did the hoodie come with a rip in it?", False, False, True, False),
     # where it is less sure, no reason the rules do not read: the shopper withholds it
-    ("Hoodie not measuring up to the photos?", True, False, False, False),
+    # (not "Hoodie not measuring up to the photos?": the rules read a judgement of the item denied as the reason)
+    ("Hoodie a letdown next to the photos?", True, False, False, False),
     # an open question about the replacement that names the item
     ("Is there anything else the replacement hoodie must have?", False, False, False, True),
     ("What else should the new hoodie have?", False, False, False, True),

@@ -2492,3 +2492,152 @@ def test_batch_23_leak_families_ask_nothing(text: str, in_play: InPlay) -> None:
 ])
 def test_batch_23_leak_families_near_misses_still_ask(text: str, in_play: InPlay, topics: set[str]) -> None:
     assert understand(text, in_play).topics == topics
+
+
+ORDERED_LAMP_AND_KEYBOARD = InPlay((ItemNames("L1", "lumora", "arc 2", "lamp"), ItemNames("K1", "kinetiq", "keys 5", "keyboard")),
+                                   dates=("September 10", "September 11", "August 2"))
+
+
+@pytest.mark.parametrize(("text", "which", "reason"), [
+    # something the item did or that befell it, asked yes or no
+    ("Did the lamp flicker out?", False, True),
+    ("Did it get scratched up in the post?", False, True),
+    ("Has the keyboard lost a key?", False, True),
+    ("Did the lamp from August 2 stop?", False, True),
+    # a judgement of it denied, in a question's order or a statement's, or as a bare fragment
+    ("Was the shade just not nice?", False, True),
+    ("The light is not steady in the lamp?", False, True),
+    ("It don't light up, love?", False, True),
+    ("Keyboard not measuring up to the photos?", False, True),
+    ("Was the September 11 keyboard not what you hoped for?", False, True),
+    # near misses: a line picked out by a detail, its coming, the customer's own doing, a choice of yes or no, an offer,
+    # a requirement's weight, the fault said of a dated order
+    ("Was it the silver one?", True, False),
+    ("Was it the one from August?", True, False),
+    ("Is it the lamp you got in September?", True, False),
+    ("Isn't it the keyboard?", True, False),
+    ("Did it come in a gift box?", True, False),
+    ("Did it ship in August?", True, False),
+    ("Did you order two of them?", True, False),
+    ("Is the fault with the August 2 order?", True, False),
+    ("Start the return, yes or no?", False, False),
+    ("You don't want a refund instead?", False, False),
+    ("Is colour not important to you?", True, False),
+    # ... and, played in a return, questions about a requirement: a scale, a port owned, a value described, an order
+    # given, a tag, praise
+    ("How much does the brand matter, on a scale from not at all to very?", True, False),
+    ("Has it a USB-C port or only USB-A?", True, False),
+    ("Steel, or wood that won't crack?", True, False),
+    ("Black or Silver - don't rush it.", True, False),
+    ("You want the Black, is it not so?", True, False),
+    ("Isn't that lamp the nicest thing?", True, False),
+    # ... and the customer's wish denied: no hurry, no wool, money no object, a sum hoped to be spent
+    ("You're not in a hurry for it, are you?", True, False),
+    ("You'd not want wool, would you?", True, False),
+    ("Is money no object?", True, False),
+    ("May I ask what you were hoping to spend?", True, False),
+    ("No colour in mind?", True, False),
+    ("Not fussed about the budget?", True, False),
+])
+def test_a_yes_no_guess_at_what_befell_the_item(text: str, which: bool, reason: bool) -> None:
+    """Misreadings of training corpora 34/35 (issue 29 §1): "Did the cable fray at the end?", "Was the colour just not
+    you?", "Cable — no charge?", "it doh fit?" were read as which order (any question about an ordered item the rules
+    read nothing else in); a question that picks out a line by a detail still asks which."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    assert (reading.which, reading.reason) == (which, reason), reading
+
+
+@pytest.mark.parametrize(("text", "which", "reason"), [
+    # the reason as what the agent needs, as how it would help, or asked for by its noun
+    ("I'll need the cause, please, for the form.", False, True),
+    ("For the claim I will need the cause of the return.", False, True),
+    ("The grounds for sending it back would be very helpful.", False, True),
+    ("If you would be good enough to indicate what went amiss, I will log it.", False, True),
+    ("Share the cause with me, please.", False, True),
+    ("Y la razón?", False, True),
+    # the order asked for beside it
+    ("If I might trouble you for the order in question and what went wrong.", True, True),
+    ("Give me the date and what broke, please.", True, True),
+    # near misses: the reason waived, the cause told, the date alone
+    ("I don't need the reason, thanks.", False, False),
+    ("Please note the cause of the return is logged.", False, False),
+    ("The cause was recorded as damage.", False, False),
+    ("Tell me the date, please.", True, False),
+])
+def test_the_reason_asked_as_a_need_or_by_its_noun(text: str, which: bool, reason: bool) -> None:
+    """Misreadings of training corpora 34/35 (issue 29 §1): "I need the reason, please, for the system.", "For the
+    incident report I'll need the cause of the return.", "the grounds for the return would be most helpful", "indicate
+    what proved unsatisfactory", "Tell me the cause, please, ..." asked nothing; "Tell me the order ... and what is not
+    good with it" asked no order."""
+    reading = understand(text, ORDERS)
+    assert (reading.which, reading.reason) == (which, reason), reading
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a question the agent answers as its own: nothing asked, not even by the model
+    ("Which brand is best? Lumora, obviously!", LAMP, {"asks": False}),
+    ("What are you after? Oh, I already know: a lamp!", LAMP, {"asks": False}),
+    # money dropped on it; a report the agent is glad to give
+    ("What are you happy to drop on a lamp?", LAMP, {"topics": {"price"}, "open": False}),
+    ("Black lamp in stock, I am glad to report.", LAMP, {"asks": False}),
+    # answer keys before more words; a value recalled and checked; topics listed after a count
+    ("Brand matter? yes/no, the van is waiting", LAMP, {"topics": {"brand"}}),
+    ("You said M for the jacket, that right?", JACKET, {"topics": {"size"}, "confirm": False}),
+    ("Two questions before the search: your budget and the colour.", LAMP, {"topics": {"price", "color"}}),
+    ("Your budget would be most helpful.", LAMP, {"topics": {"price"}}),
+    # near misses: a bare yes or no that may be the choices, knowing what the customer likes, a radio hand-over, a fact
+    # listed after a count, a compliment
+    ("Which brand? Yes or no is fine!", LAMP, {"topics": {"brand"}}),
+    ("What are you after? I already know you like Lumora, but tell me more.", LAMP, {"open": True}),
+    ("Lamp colour, report.", LAMP, {"topics": {"color"}}),
+    ("Two things: the Black is in stock and so is the Silver.", LAMP, {"asks": False}),
+    ("The Black would be a lovely pick.", LAMP, {"asks": False}),
+])
+def test_an_answer_of_the_agents_own_money_dropped_and_a_count_of_topics(text: str, in_play: InPlay,
+                                                                         expected: dict[str, Any]) -> None:
+    """Leaks and misreadings of training corpora 34/35 (issue 29 §1): "What're ya buyin'? Ha, I already know —
+    headphones!" read as an open question (the shopper said every withheld value), "Which colour is best? Navy, of
+    course" and "Size 10 remains available ..., I am pleased to report." as the topic, "What are you willing to drop on
+    a good pan?" as open; "Brand matter or not? yes/no, ...", "Two questions before the bench: your budget, and the
+    screen size ..." asked nothing."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert (set(getattr(reading, name)) if name == "topics" else getattr(reading, name)) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the customer's word, then the step done or promised
+    ("Just say yes and it's ordered.", True),
+    ("Nod and I'll ship it.", True),
+    ("A thumbs up from you and it's done!", True),
+    ("Black lamp, all set. You say yes, done.", True),
+    # the step the agent would take with leave; the consent as all that is needed
+    ("With your permission, I would check out the Black lamp.", True),
+    ("Your approval is all that is needed for the lamp to be ordered.", True),
+    # near misses: a nap, a light that is a part, a step told, a suggestion, an approval told
+    ("Nod off and rest, the order is done.", False),
+    ("The green light on the lamp is done.", False),
+    ("The order is done and shipped.", False),
+    ("I would add the Black one if I were you.", False),
+    ("Your approval is all we got last time.", False),
+])
+def test_the_go_ahead_as_a_word_and_the_step_done(text: str, confirm: bool) -> None:
+    """Misreadings of training corpora 34/35 (issue 29 §1): "Say only 'yes' and order is done", "Just tell me 'go' and
+    the cable is ordered", "Nod and I'll send it.", "Green light from you and it's done!", "With your permission, I would
+    proceed to checkout ...", "Your assent is all that is required for ... to be submitted." asked nothing."""
+    assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "which", "reason"), [
+    # "may" as a modal, no month; a misfit offered after a heading that names the line
+    ("About the lamp from September 10, may I ask what went amiss?", False, True),
+    ("The keyboard from the 11th: too big, or summat else?", False, True),
+    # near misses: the month asked, a size offered with "about right"
+    ("Was it delivered in May?", True, False),
+    ("The keyboard: too small, too big, or about right?", True, False),
+])
+def test_a_modal_may_and_a_misfit_after_a_heading(text: str, which: bool, reason: bool) -> None:
+    """Misreadings of training corpus 35 (issue 29 §1): "..., may I enquire what difficulty arose?" read "may" as the
+    month (which order), "The hoodie from the 11th — too small, or summat else?" asked which order."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    assert (reading.which, reading.reason) == (which, reason), reading

@@ -98,7 +98,10 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               # money in slang or in an old register ("brand, and how much coin?")
               "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
               # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
-              "whats your limit", "your limit on", "your limit for"),
+              "whats your limit", "your limit on", "your limit for",
+              # money dropped on it, in slang ("What are you willing to drop on a pan?")
+              "willing to drop", "happy to drop", "ready to drop", "prepared to drop", "want to drop", "like to drop",
+              "looking to drop"),
     "brand": ("brand", "manufacturer", "maker", "name on the", "name upon the", "favourite make", "favorite make", "preferred make",
               "particular make", "which make", "what make", "any make", "who makes", "who made", "any label", "brand name",
               "make of", "manufactured by", "who manufactures", "the make", "a make",
@@ -399,7 +402,7 @@ _ACTION_OFFER = re.compile(r"(?<! i)(?<! we)(?<! id)(?<! dont)(?<! doesnt)(?<! w
                            # leave asked in a condition or a calque ("let me know if I should send it", "want that I start")
                            r"(?:if|whether) (?:i|we) (?:should|can|may|shall)|(?:permit|allow) (?:me|us) to|(?:good|cool) if (?:i|we)|whether to|(?:want|wish|like|prefer) that (?:i|we)|"
                            r"ready to|ready for me to|(?:ok|okay|alright|fine|good|set) for me to|good to|fine to|ok to|okay to|happy to|happy for me to|"
-                           r"i can|i could|let me|i will|ill) (?:just |now |then |go ahead and |quickly |also )?"
+                           r"i can|i could|let me|i will|ill|i would|i shall|we shall) (?:just |now |then |go ahead and |quickly |also )?"
                            + _ACTIONS + r"(?:s|ed|ing)? ")
 #: "Do you want the refund processed?", "Would you like it booked in?": the go-ahead asked as a wish for a thing done.
 _DONE = (r"(?:processed|returned|refunded|booked|placed|ordered|started|submitted|finali[sz]ed|arranged|sorted|"
@@ -487,7 +490,10 @@ _WHICH = ("which order", "which item", "which product", "which purchase", "which
           # the order asked beside the reason ("Please state the order concerned and the reason for return.")
           "the order concerned", "order and the reason", "order and reason",
           # the order to be named ("Identify the order and state the grounds for the return.")
-          "identify the order", "identify your order", "identify which")
+          "identify the order", "identify your order", "identify which",
+          # the order as what is asked for ("the order in question and the fault", "Tell me the order and what broke.")
+          "order in question", "tell me the order", "give me the order", "tell me the date", "give me the date",
+          "tell me date of", "give me date of", "tell me which order", "send me the order", "share the order")
 #: Phrases that ask a detail of a past order ("what did it look like?"); they ask which order only when
 #: the customer has orders in play.
 _WHICH_PAST = ("it was", "was the", "look like", "the older", "the newer", "a different pair", "a different one",
@@ -546,6 +552,7 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "nature of the fault", "nature of the problem", "nature of the issue", "nature of the defect",
                 "nature of the complaint", "nature of the trouble", "nature of the damage", "nature of the concern",
                 "nature of the malfunction", "nature of the dissatisfaction", "nature of the return", "nature of your",
+                "nature of the difficulty", "nature of the difficulties",
                 "nature of it",
                 # "what for" word for word ("What for you return it?"), "for what reason"
                 "what for you", "what for do you", "what for are you", "what for did you", "for what reason", "motive",
@@ -683,6 +690,8 @@ _NOT_THE_ITEMS = re.compile(r" (?:why|reason)(?: that)? (?:i|im|ive|id|ill|we|we
                             r"(?! (?:happy|satisfied|pleased|content|working|good|right|ok|okay)\b) |"
                             # the price asked in slang ("What's the damage you're ok with?")
                             r" whats the damage |"
+                            # a sum hoped to be spent ("what you were hoping to spend")
+                            r" (?:what|how much) you (?:were|are) hoping to (?:spend|pay|put|get|find|buy|order) |"
                             # a going somewhere ("before you went down the shore"), no "what went down?"
                             r" went down (?=(?:the|to|there|south|under)\b)|"
                             # a fault ruled out ("What size would fit without any issues?")
@@ -737,6 +746,62 @@ _ARRIVED_AS = re.compile(r" (?:did|has|had) (?:it|they|the [a-z0-9]+) (?:come|ar
                          r"(?: already| all| a bit)? (?!(?:first|last|just|yet|about|out|next|today|yesterday|ok|okay|in|on|at|by|"
                          r"from|with|when|safely|quickly|intact|fine|alright|packed|wrapped|boxed|sealed|dispatched|shipped|"
                          r"delivered|posted|tracked|insured|signed)\b)[a-z]+(?:ed|t|en) ")
+#: A yes/no question that guesses at what befell the item or how it fell short, the item (not the customer) its subject:
+#: something it did or that happened to it ("Did the strap snap?", "Did it get soaked?", "Has the lid warped?"), or a
+#: judgement denied ("Was the fabric just not nice?", "The bass is not good?", "it don't close?"; not a bare "no": "Cable -
+#: no charge?" is left to the model, as a "no" made a blind batch's message say the withheld reason). Not a question that picks out a line by a detail (:func:`_identifies_line`: "Was it the red one?", "Is it
+#: the lamp from June?"), nor one about its coming ("Did it come in a box?", "Did it ship on time?") or the customer's
+#: own doing ("Did you order two?").
+_YES_NO_AUX = frozenset(("did", "does", "do", "was", "were", "is", "are", "has", "have", "had"))
+_DONE_TO_IT = re.compile(r"^ did (?!(?:you|i|we|he|she|there|anyone|somebody|someone)\b)|"
+                         # (a participle after "has": "Has the lid warped?", not "Has it a USB-C port?")
+                         r"^ (?:has|have|had) (?:it|they|(?:the|its|their|your) [a-z0-9]+(?: [a-z0-9]+)?) [a-z]+(?:ed|en|t|wn|ne)\b")
+_NOT_A_HAPPENING = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|cost|costs|deliver|delivered|get (?:here|there|to|"
+                              r"delivered|sent|shipped)|turn up|show up|have|include|includes|mean|belong|go back|be|"
+                              r"say|said|list|listed|order|ordered|buy|bought|purchase|purchased|got|get one|gotten)\b")
+_DENIED = re.compile(r"(?<! or)(?<! a)(?<! that)(?<! which)(?<! who) (?:not|never|dont|didnt|doesnt|cant|cannot|wont)\b"
+                     r"(?! (?:the|that|this|these|those|your|a|an|one|ones|longer|more|later|sooner)\b)(?! so\s*$)"
+                     # (not how much a requirement weighs: "or is weight not important?", "is the maker no concern?")
+                     r"(?! (?:so |that |very |too |really |all that |at all )?(?:important|concern|concerned|matter|matters|must|"
+                     r"essential|fussed|bothered|arsed|worried|priority|big deal|dealbreaker|deal breaker|needed|necessary|"
+                     r"required|preference|option|problem|issue|bother|worry|object|of the essence)\b)")
+_CUSTOMER = re.compile(r" (?:you|yer|ya|youre|youve|youd|youll|your|i|im|ive|id|we|were|weve)\b")
+#: ... but for the item denied as the customer's style ("Was the print just not you?").
+_NOT_YOU = re.compile(r" not (?:really |quite |just |very )?(?:you|yer|your style|your thing)\b")
+_CUSTOMER_DISLIKE = re.compile(r" (?:you|ya)(?: do| did| just| really){0,2} (?:not|dont|didnt|no) (?:just |really )?(?:like|love|fancy|"
+                               r"want it|need it|want them|need them)\b")
+_LINE_DETAIL = re.compile(r" (?:one|ones|order|orders|ordered|bought|purchase|purchased|delivered|received|which|mean|"
+                          r"first|second|third|last|earlier|later|older|newer|recent|latest|price|paid|cost|date|day)\b|"
+                          r" (?:the )?\d{1,2}(?:st|nd|rd|th)?\b| \d+ (?:dollars|bucks)\b")
+#: A date in a normalised clause ("august 2", "the 11th").
+_DATE_WORDS = re.compile(r" (?:" + "|".join(_MONTH_NAMES) + r")(?: (?:the )?\d{1,2}(?:st|nd|rd|th)?)?(?= )| (?:the )?\d{1,2}(?:st|nd|rd|th)(?= )")
+
+
+def _identifies_line(words: str) -> bool:
+    """Whether a normalised clause picks out an ordered line by a detail: a date, a month, a price, an ordinal, an
+    order word, "the ... one"."""
+    return _LINE_DETAIL.search(words) is not None or _has(words, _MONTH_WORDS) or _PRICE_FIGURE.search(words) is not None
+
+
+def _guesses_fault(words: str, yes_no: bool) -> bool:
+    """Whether a normalised clause of a yes/no question (``yes_no``: it opens with an auxiliary or ends the
+    question) guesses at the fault: something the item did or that befell it, or a judgement of it denied
+    (:data:`_DONE_TO_IT`, :data:`_DENIED`), naming no detail that picks out a line."""
+    words = _FILLER.sub(" ", words)
+    if not yes_no or words.split()[:1] in (["which"], ["what"], ["whats"], ["when"], ["where"], ["how"], ["who"], ["why"]):
+        return False
+    if _DONE_TO_IT.match(words) and not _NOT_A_HAPPENING.search(words) and not _identifies_line(_DATE_WORDS.sub("", words)):
+        return True  # (a date only names what it befell: "Did the lamp from May 3 stop?")
+    if _identifies_line(words):
+        return False
+    denied = _DENIED.search(words)
+    if denied is None:
+        return False
+    # the item, not the customer, is denied something ("You don't want a refund?", "You're not in a rush, are you?" ask a
+    # wish; "you didn't like it" guesses)
+    return not _CUSTOMER.search(_NOT_YOU.sub(" ", words)) or _CUSTOMER_DISLIKE.search(words) is not None
+
+
 #: A wh-question about a fault ("What's the fault on the August 2 order?", "What is the problem with it?"): it asks the
 #: cause, not which line has the fault ("What order had the problem?", "What date was the faulty one from?").
 _WHAT_FAULT = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats)\b(?! (?:is |was |s )?(?:order|orders|item|items|product|"
@@ -807,13 +872,19 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # Northern English ("Owt else, love?")
-              "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing",
+              "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing", "summat": "something",
               "lemme": "let me", "gimme": "give me", "k": "ok",
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
               # Scots and Geordie ("Whit size are ye?", "What's up wi' it?", "Divvent the headphones work?")
               "whit": "what", "wi": "with", "ye": "you", "divvent": "dont", "mair": "more", "aboot": "about",
               "ya": "you",
+              # Caribbean English ("Tell mih wha happen wid it", "it doh fit?", "Wha size yuh want de hoodie in?")
+              "mih": "me", "wha": "what", "wid": "with", "doh": "dont", "yuh": "you", "de": "the", "dat": "that",
+              "fuh": "for", "allyuh": "you", "seh": "said", "di": "the", "ting": "thing", "anyting": "anything",
+              "everyting": "everything",
+              # ... and Spanish ("y la razón del return?")
+              "razon": "reason",
               # the old register's pronouns and verbs ("How many ducats wouldst thou part with?", "thy word")
               "thy": "your", "thine": "your", "thou": "you", "thee": "you", "dost": "do", "doth": "does", "didst": "did",
               "wouldst": "would", "shouldst": "should", "couldst": "could", "canst": "can", "hast": "have", "hath": "has",
@@ -1279,13 +1350,23 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
+                             # ... and as all that is needed ("Your assent is all that is required for it to be sent.")
+                             r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) all (?:(?:that|what) "
+                             r"(?:is |are )?|(?:that |what )?(?:i|we) )?(?:needed|required|wanted|need|require|want|await) |"
                              r" if you (?:give me|say) (?:the nod|the word|a yes|your " + _CONSENT + r") |"
                              # the consent needed, said noun first or as "the go" ("Approval needed from you before the
                              # order is submitted.", "Need the go on this one")
                              r"^ (?:(?:your|a|the) )?" + _CONSENT + r" (?:is )?(?:needed|required|awaited|pending) (?:from|of) you |"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:need|needs|require|requires|await|awaiting|"
                              r"waiting for|waiting on) (?:just |only |still )?(?:the|your) go (?!(?:to|for|at|through|over|back|"
-                             r"out)\b)")
+                             r"out)\b)|"
+                             # the customer's word, then the step done ("Just say yes and it's ordered.", "Nod and I'll
+                             # ship it.", "A thumbs up from you and it's done!", "You say go, done.")
+                             r"^ (?:(?:just|simply|only|please|now|so|you) )*(?:(?:say|tell me|type|give me|give us)(?: only| just| simply)? "
+                             r"(?:yes|go|ok|okay|aye|the word|so)|nod|(?:a |the |your )?(?:nod|green light|greenlight|thumbs up|go ahead)"
+                             r"(?: from you)?) (?:and |then )?(?:(?:its|it is|it will be|itll be|thats|that is|all|the [a-z0-9]+(?: [a-z0-9]+)? is|"
+                             r"(?:the )?order is|it is all|i will|ill|we will|well|i can|we can) )?(?:done|sorted|ordered|placed|sent|"
+                             r"submitted|booked|away|" + _ACTIONS + r")\b")
 
 
 def _asks_go_ahead(asking: str) -> bool:
@@ -1382,30 +1463,55 @@ def _asks_reason(asking: str) -> bool:
     names the item ("the broken one") or describes the item a which-order or go-ahead question is about
     ("Which order has the problem?"), or the agent's own reason ("why I ask")."""
     for sentence in _SENTENCE.findall(asking):
-        if _MISFIT_LIST.match(_corrected(_normalise(sentence))):
-            return True  # "Too small, too big, or something else?"
-        for clause in _asking_clauses(sentence):
-            words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", _corrected(_normalise(clause))))
+        if any(_MISFIT_LIST.match(_corrected(_normalise(sentence[start:])))
+               for start in (0, *(m.end() for m in _CLAUSE_BREAK.finditer(sentence)))):
+            return True  # "Too small, too big, or something else?", "The lamp from May - too dim, or what?"
+        clauses = _asking_clauses(sentence)
+        # the clause that ends a yes/no question, but for a tail of a word or two ("..., darling?", "..., no?"), not of a
+        # wh-question ("How much does the rating matter, on a scale from not at all to very?")
+        last = max((i for i, c in enumerate(clauses) if len(_normalise(c).split()) > 2), default=len(clauses) - 1)
+        if clauses and _FILLER.sub(" ", _normalise(clauses[0])).split()[:1] in [[wh] for wh in _WH_WORDS | {"whats"}]:
+            last = -1
+        for i, clause in enumerate(clauses):
+            plain = _corrected(_normalise(clause))
+            words = _NOT_THE_ITEMS.sub(" ", _ATTRIBUTIVE_FAULT.sub(r" \1 ", plain))
             words = _NEGATIVE_QUESTION.sub(r" \2 \1 not ", words)  # "Doesn't it work?" supposes "it does not work"
             words = _NEGATED_VERB.sub(r" \1 not ", words)  # "You weren't happy with it, were you?": "not happy"
             words = _SUBORDINATE.split(words, maxsplit=1)[0] + " "
             if _NAMED_REASON.search(words) and _asks_go_ahead(sentence):
                 words = _NAMED_REASON.sub(" ", words)  # "Shall I file it, citing that reason?" names what it files
+            # (a guess read before a negative question's opening is turned round: "Isn't that lamp the nicest?" praises;
+            # and not an imperative: "Don't drop it.")
+            guess = _NEGATED_VERB.sub(r" \1 not ", _SUBORDINATE.split(_NOT_THE_ITEMS.sub(" ", plain), maxsplit=1)[0] + " ")
+            opening = _FILLER.sub(" ", guess).split()[:2]
+            aux_first = opening[:1] in [[aux] for aux in _YES_NO_AUX] and opening[1:] != ["not"]
+            yes_no = aux_first or (i == last and "?" in "".join(clauses[i:]))
             fault = _has(words, _REASON_STATE_PHRASES) or _WRONG.search(words) is not None or (
-                _ARRIVED_AS.search(words) is not None)
-            cause = _has(words, _REASON_ASK_PHRASES) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
+                _ARRIVED_AS.search(words) is not None) or _guesses_fault(guess, yes_no)
+            # the cause as what the agent needs or asks for ("I'll need the cause.", "Tell me the cause.")
+            cause = _has(words, _REASON_ASK_PHRASES) or _GIVE_REASON.match(_FILLER.sub(" ", words)) is not None or (
+                _REASON_NEEDED.search(words) is not None) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
                                                          and not _has(words, _WHICH_PHRASES))
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
             waived = _has(_NO_LONGER.sub(" ", _WHATEVER_ASKS.sub(" ", words)), _WAIVE_PHRASES)
             # not "if you tell me ..."; "Should it arrive damaged, ..." states a condition
             stating = (words.startswith(_STATING_PHRASES) or (_INVERTED_IF.match(words) and "?" not in clause)) and not (
-                _NOT_CIRCUMSTANCE.match(words))
+                _NOT_CIRCUMSTANCE.match(words) or _NOT_CIRCUMSTANCE.match(plain))  # ("If I might trouble you for ...")
             if not (cause or fault) or waived or stating or _PURPOSE_SO.match(words):
                 continue
             # "You weren't happy with the sound?" supposes a fault; "happy with" asks no leave there
             # and "Say what the trouble was and I'll sort the rest" promises the step, it asks no leave
             leave = _asks_go_ahead(_PROMISE_AFTER.sub(" ", words)) and not _DISCONTENT.search(words)
-            if cause or not (_asks_which_line(words) or leave):
+            # a yes/no question whose predicate is the fault, the date only naming its subject, guesses at the fault
+            # ("Was the May 3 lamp not what you hoped?"), it does not ask which line ("Was it the May 3 one that broke?")
+            # (the fault said after the date: "Is the problem with the May 3 order?" asks which order has it)
+            dates = list(_DATE_WORDS.finditer(words))
+            after = words[dates[-1].end():] if dates else ""
+            dated_guess = aux_first and (
+                _has(after, _REASON_STATE_PHRASES) or _WRONG.search(after) is not None or _DENIED.search(after) is not None
+                or (fault and _DONE_TO_IT.match(_FILLER.sub(" ", words)) is not None)) and (
+                not _asks_which_line(_DATE_WORDS.sub("", words)))
+            if cause or not ((_asks_which_line(words) and not dated_guess) or leave):
                 return True
     return False
 
@@ -1465,7 +1571,8 @@ def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
         for clause in _QUESTION_JOIN.split(sentence):
             words = _NEGATED_VERB.sub(r" \1 not ", _FILLER.sub(" ", _corrected(_normalise(clause))))  # as _asks_reason reads it
             first = words.split()[:1]
-            if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words):
+            if not first or first[0] not in _CLAUSE_QUESTION_START or _has(words, _REASON_PHRASES) or _WRONG.search(words) or (
+                    _guesses_fault(words, first[0] in _YES_NO_AUX)):
                 continue
             if (_referenced(clause.lower(), in_play) or _asks_which_line(words) or _asks_about_line(clause.lower())
                     or _has(words, _WHICH_PAST_PHRASES)):
@@ -1485,8 +1592,10 @@ def _asking_clauses(sentence: str) -> list[str]:
         if (first and first[0] in _CLAUSE_QUESTION_START) or words.startswith(_REQUEST_PHRASES):
             if i == len(clauses) - 1 and i > 0 and len(words.split()) <= 2:
                 return clauses  # a tag
-            if i > 0 and _REQUEST_FOR_IT.match(words):
-                i -= 1  # "I must record the grounds; kindly supply them." asks what the clause before it names
+            if i > 0 and (_REQUEST_FOR_IT.match(words) or _COURTESY.match(words)):
+                # "I must record the grounds; kindly supply them." asks what the clause before it names; so does a lone
+                # "please" ("I want the grounds, please, for the file.")
+                i -= 1
             while i > 0 and _FRONTED_WH.match(_normalise(clauses[i - 1])):
                 i -= 1  # "For which order, and for what reason, is the refund requested?" asks in its fronted phrases
             while i > 0 and (_offers_choice(clauses[i - 1]) or _OR_BEFORE.search(sentence[:sentence.find(clause)])):
@@ -1496,6 +1605,8 @@ def _asking_clauses(sentence: str) -> list[str]:
     return clauses
 
 
+#: A clause that is only a courtesy ("please", "kindly", "if you would").
+_COURTESY = re.compile(r"^ (?:please|kindly|pls|if you (?:would|could|can|will|please)|thanks|thank you)(?: (?:please|kindly))? $")
 #: A wh-phrase fronted with its preposition, its clause's verb after it ("For which order, ..., is the refund requested?").
 _FRONTED_WH = re.compile(r"^ (?:and |or )?(?:for|from|in|on|with|by|to|about|of) (?:which|what|whose) [a-z]+ $")
 #: A clause joined to the one before by "or" ("..., or was it something else?").
@@ -1521,14 +1632,23 @@ _WHICH_PART = re.compile(r"^ which (?:bit|bits|part|parts|piece|pieces|side|butt
                          r"setting|earbud|earpiece|seam|zip|strap)s? ")
 
 
+#: "may" as a modal ("may I enquire ...", "it may be"), no month.
+_MODAL_MAY = re.compile(r"(?: (?:i|we|you|it|they|he|she|that|this|which|what|there))? may (?=(?:i|we|you|it|they|he|she|be|have|not|"
+                        r"also|just|well|still|now|ask|enquire|inquire|know|need|want|wish|like)\b)")
+
+
 def _asks_which_line(words: str) -> bool:
     """Whether a normalised clause asks which order or item is meant ("which order", "which one is ...", "the
     September 10 one")."""
-    return _has(words, _WHICH_PHRASES) or _has(words, _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
+    return _has(words, _WHICH_PHRASES) or _has(_MODAL_MAY.sub(" ", words), _MONTH_WORDS) or _THE_ONE.search(words) is not None or (
         _FILLER.sub(" ", words).startswith(" which ") and _WHICH_PART.match(_FILLER.sub(" ", words)) is None) or (
         " which " in words and (_has(words, _ORDER_WORDS) or _has(words, _LINE_REFERENCE)))
 
 
+#: The agent knows or names the answer itself ("What're you after? Ha, I already know: a lamp!", "Which colour wins? Navy,
+#: of course!").
+_OWN_ANSWER = (r"(?:ha |haha |oh |well |but )?(?:i|we) (?:already |do |can )?(?:know|knew|guess|guessed|tell)\b"
+               r"(?! (?:you|if|whether|what|which|how|when|why)\b)|(?:[a-z0-9]+ ){1,3}(?:of course|obviously|naturally|hands down)")
 #: A sentence that answers the question before it ("Is a 27-inch screen too big? Not really, ...", "Is return shipping
 #: free? Per policy, yes, ...", "... after 30 days? Unfortunately not; ..."): that question was the agent's own, asked of
 #: itself.
@@ -1536,19 +1656,26 @@ _ANSWER = re.compile(r"^ (?:(?:per|as per|under|according to|by) (?:our |the |st
                      r"(?:unfortunately not|unfortunately no|sadly not|sadly no|im afraid not|i am afraid not|yes|yeah|yep|no|nope|not really|not at all|absolutely|of course|definitely|certainly|no worries|"
                      r"not to worry|sure|surely not|hardly|far from it|i think not|i thought not|i doubt it|i doubt that|"
                      r"i dont think so|i didnt think so|obviously not|course not|course|"
+                     + _OWN_ANSWER + r"|"
                      # a time the agent states as its own rule ("How fast do refunds land? 3-5 business days, that's our
                      # SLA.")
                      r"(?:\d+ )?\d+ (?:business |working )?(?:days|hours|weeks)\b(?=.* (?:our|the|store|company) (?:sla|"
                      r"policy|standard|norm|promise|guarantee|window|timeline|turnaround)\b))\b")
 
 
-def _answered_itself(raw: str) -> bool:
-    """Whether every question of the message is answered by the sentence after it: nothing is asked."""
+def _answered_itself(raw: str, answer: re.Pattern[str] | None = None) -> bool:
+    """Whether every question of the message is answered by the sentence after it (``answer``: in those words only):
+    nothing is asked."""
     parts = _SENTENCE.findall(raw)
     asked = [i for i, part in enumerate(parts) if "?" in part]
     return bool(asked) and len(parts) > 1 and all(
-        i + 1 < len(parts) and _ANSWER.match(_normalise(parts[i + 1])) is not None
+        i + 1 < len(parts) and (answer or _ANSWER).match(_normalise(parts[i + 1])) is not None
         and _ANSWER_KEYS.match(parts[i + 1]) is None and _NO_NOUN.match(parts[i + 1]) is None for i in asked)
+
+
+#: ... where the agent gives the answer as its own (:data:`_OWN_ANSWER`), not a bare "yes" or "no" that may be the
+#: customer's choices ("Ready? Yes or no is fine!"): the learned model is not asked either.
+_OWN_ANSWERED = re.compile(r"^ (?:" + _OWN_ANSWER + r")\b")
 
 
 #: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
@@ -1557,7 +1684,7 @@ _NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|wa
 
 
 #: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
-_ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*[.!]?\s*$", re.IGNORECASE)
+_ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*(?:[.!]?\s*$|[,;:\u2014\u2013-])", re.IGNORECASE)
 
 
 def _asking_part(raw: str) -> str:
@@ -1602,10 +1729,10 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
 #: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
 _REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
                             r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
-                            r"(?:[a-z]+ )?(?:reason|motive|grounds)\b")
+                            r"(?:[a-z]+ )?(?:reason|motive|grounds|cause)\b")
 #: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
 _GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe|"
-                          r"indicate) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
+                          r"indicate|tell|share|explain|let me know) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
                           r"problem|issue|motive)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
@@ -1646,6 +1773,11 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |"
 #: names no one it asks ("Any brand you prefer" asks).
 _ANY_STATES = re.compile(r"^ any (?:(?!i |we |you )[a-z0-9]+ ){0,6}?(?:is|are|will|would|works|work|ships|ship|comes|come|can|could|"
                          r"should|goes|go|fits|fit|looks|look|sells|sell|has|have) ")
+#: A request said as a condition ("If you could tell me ...", "If you would be kind enough to indicate ...", "If I might
+#: trouble you for ...").
+_IF_YOU_WOULD = (r"(?:if you (?:could |can |would |)(?:(?:be so kind as|be kind enough|be good enough|be so good as) to |kindly |"
+                 r"please )?(?:tell|let me know|share|give|say|describe|send|confirm|fill me in|explain|let me in on|indicate|"
+                 r"specify|state|advise)|(?:if )?(?:i|we) (?:might|may|could) (?:trouble|bother) you (?:for|to))\b")
 #: First person needs and wishes said as statements that ask ("I'd need your size", "I'll need to know which order
 #: it is", "I would like your confirmation"), and invitations ("Feel free to tell me ...", "If you tell me your
 #: budget, ...").
@@ -1657,14 +1789,16 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |"
                            r"you to (?:confirm|approve|agree|say|ok|okay|authori[sz]e|sign off)\b|(?:one|two|"
                            r"three|a couple of)(?: more| last| quick)? (?:thing|things|detail|details|question|questions)\b|(?:a few|some|a bit|a "
-                           r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|date|order|size|colour|color|"
+                           r"little|a couple of|a few more|some more|more) |the (?:[a-z]+ )?(?:reason|cause|grounds|date|order|size|colour|color|"
                            r"details|detail|name|item|number|type|kind|make|brand|model|budget|price|connection|material|"
                            r"nature|quantity|delivery|rating)\b|a (?:reason|date|size|yes|go ahead|confirmation)\b)|"
                            r"^ (?:please )?(?:feel free to|do) (?:tell|let|share|give|say|describe|list|send|explain)\b|"
                            r"^ (?:please )?(?:paint|give|show|send|walk|talk|run|fill|take|bring|update|drop|sketch|outline) "
                            r"me (?:a|an|the|your|what|how|through|in|about|more|some|details|everything)\b|"
-                           r"^ if you (?:could |can |would |)(?:be so kind as to |kindly |please )?(?:tell|let me know|share|give|say|describe|send|"
-                           r"confirm|fill me in|explain|let me in on)\b|"
+                           r"^ " + _IF_YOU_WOULD + r"|"
+                           # what the agent asks for said as how it would help ("The grounds for it would be most helpful.")
+                           r"^ (?:the|your|a|an|some) (?:[a-z0-9]+ ){1,6}(?:would|will) be (?:most |very |really |so |ever so |"
+                           r"much |greatly |extremely )?(?:helpful|appreciated|useful|welcome)(?: (?:to me|to us|thanks|thank you))? $|"
                            # a requirement said in the passive ("Your acknowledgement is required before we proceed.")
                            r"^ it is (?:hereby |kindly |respectfully )?(?:requested|required|asked) that you\b|"
                            r"^ (?:your|the|a) (?:[a-z]+ ){1,2}(?:is|are) (?:still |hereby |kindly )?(?:required|needed|necessary|"
@@ -1694,7 +1828,7 @@ _QUESTION_END = re.compile(r" (?:which one|which 1|which|what|or what|or not|or 
                            r"(?: for (?:the|my|our|your|a)(?: [a-z]+){1,2})? $|"
                            # a radio call's hand-over ("Number of shirts required, over.", "Wattage requirement, report.")
                            # (not "It's all over.", "game over", "The sale is over.")
-                           r"(?<! all)(?<! game)(?<! is)(?<! its)(?<! was)(?<! are)(?<! were) (?:over|report|say again) $|"
+                           r"(?<! all)(?<! game)(?<! is)(?<! its)(?<! was)(?<! are)(?<! were)(?<! to) (?:over|report|say again) $|"
                            # a request that ends it ("i can submit it whenever youre ready just say")
                            r" (?:just|then|so) (?:say|say so|say the word|let me know|shout|give me a shout|tell me) $|"
                            # an invitation that ends it ("If you've got any other requirements, I'm all ears.")
@@ -1773,7 +1907,7 @@ def _opens_question(words: str) -> bool:
 _CHECKLIST_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then) )*(?:(?:one|two|three|four|a few|a couple of|couple of|some|"
                              r"quick|last|final)(?: (?:more|quick|last|final|short))? (?:things?|questions?|details?|bits?|"
                              r"points?|checks?|items?)(?: (?:please|first|for you|to confirm|to check|i need|needed|from "
-                             r"you|before i [a-z]+|to go))*|(?:[a-z]+ )?please|(?:quick |short |final |the |a )?(?:[a-z]+ )?(?:checklist|check list|"
+                             r"you|before (?:i|we|the|your|my|our) [a-z]+|to go))*|(?:[a-z]+ )?please|(?:quick |short |final |the |a )?(?:[a-z]+ )?(?:checklist|check list|"
                              r"questionnaire|form)) $")
 #: A numbered or bulleted list item ("1) size", "2. colour", "- brand").
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
@@ -1791,10 +1925,16 @@ _TRAILING_WH = re.compile(r" (?:which|what|whats) ((?:[a-z0-9]+ ){1,2})$")
 
 
 def _asks_checklist(raw: str) -> bool:
-    """Whether a message asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material")."""
+    """Whether a message asks by a checklist after a lead-in that asks ("Two things please: 1) size 2) material"), or
+    by the topics listed after one that counts them ("Two questions before I search: your size and your budget.")."""
     head, colon, tail = raw.partition(":")
     lead = re.split(r"[.!?\n]", head)[-1]
-    return bool(colon) and _LIST_ITEM.match(tail) is not None and _CHECKLIST_LEAD.match(_normalise(lead)) is not None
+    if not colon or _CHECKLIST_LEAD.match(_normalise(lead)) is None:
+        return False
+    if _LIST_ITEM.match(tail):
+        return True
+    fields = [p for p in re.split(r",|\band\b|\bplus\b", re.split(r"[.!?\n]", tail)[0]) if p.strip()]
+    return _QUESTIONS_FOLLOW.search(_normalise(lead)) is not None and len(fields) >= 2 and all(_names_topic(p) for p in fields)
 
 
 #: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
@@ -2240,7 +2380,7 @@ _NOT_CIRCUMSTANCE = re.compile(r"^ (?:because of what|as (?:for|to|regards|well)
                                # the condition is what is asked ("If a brand's a must, let me know.")
                                r"if (?:a|an|the|any|your)(?: [a-z]+){1,2} (?:is |s )?(?:a must|important|essential|key|required|needed|"
                                r"a dealbreaker|a deal breaker|non negotiable)|if you (?:could |can |would )?(?:tell|let|share|give|say|"
-                               r"confirm|describe|fill|explain)|if (?:you )?(?:had|have) to (?:pick|choose))\b")
+                               r"confirm|describe|fill|explain)|if (?:you )?(?:had|have) to (?:pick|choose))\b|^ " + _IF_YOU_WOULD)
 
 
 def _grounds(asking: str) -> str:
@@ -2434,7 +2574,7 @@ _SUPPOSED_WISH = re.compile(r" (?:is|are) (?:a )?(?:must|essential|needed|requir
 #: What the customer said, recalled ("You said size 10", "You logged XXL", 'I heard "Navy."').
 _RECALLED = re.compile(r" (?:you (?:said|logged|told me|mentioned|chose|picked|gave|asked for|put down|entered|wanted)|i heard) ")
 #: A check of it, anywhere in the clause ("..., is that right, or must I go up to 10?").
-_CHECK = re.compile(r" (?:is|was) (?:that|this|it) (?:right|correct) ")
+_CHECK = re.compile(r" (?:(?:is|was) (?:that|this|it)|(?:that|this)) (?:right|correct) ")
 #: A tag that checks what was just said ("..., is that right?", "..., correct?").
 _CHECK_TAG = re.compile(r" (?:is (?:that|this) (?:right|correct)|(?:that|this) right|right|correct|yes|yeah) $")
 
@@ -2542,6 +2682,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return _weighed_order_question(reading, text, in_play) if reading.which else reading
     if reading.asks and reading.items and _goes_on(text, in_play, reading.items):
         return reading  # "And for the dog leash?": the question before's topics, about this item (its caller's to read)
+    if _answered_itself(text, _OWN_ANSWERED):
+        return reading  # "Which colour is best? Navy, of course!": the agent answered its own question, nothing is asked
     chance = intent_model.probabilities(text, in_play)
     if chance["asks"] <= _SURE_ASKS:
         return reading
@@ -2599,8 +2741,10 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
     question that names the item ("Anything else the new charger needs?")."""
     chance = intent_model.probabilities(text, in_play)
     if reading.reason:
-        # "Why is the one from May going back?": the date names the order the reason is asked of
-        return replace(reading, which=False) if chance["which"] < _SURELY_NOT else reading
+        # "Why is the one from May going back?": the date names the order the reason is asked of; not where the order
+        # itself is asked for ("Tell me the date and what broke.")
+        asked = _has(_corrected(_normalise(text)), _WHICH_ASKS_PHRASES)
+        return replace(reading, which=False) if chance["which"] < _SURELY_NOT and not asked else reading
     if reading.confirm or (len(reading.items) >= 2 and _OR.search(text)):
         # (a choice between two ordered items, "Would that be the A or the B?", is which one whatever the model says:
         # it read two such questions of a blind paraphrase set as go-aheads, at which 0.02-0.03 and confirm 0.41-0.54)
