@@ -90,6 +90,24 @@ class ToolContext:
             ids.update(world.variant_ids(row))
         return ids
 
+    def surfaced_among(self, ids: Iterable[str]) -> set[str]:
+        """``set(ids) & self.surfaced_ids()`` (what ``r_hall`` reads of them), the given ids looked up instead of
+        every surfaced id made (an answer step made the ids and variant ids of every product shown so far): an
+        account id in the ledger, a product id by its row among the shown ones; only ids found neither way (a
+        variant id, one never shown) are looked for in :meth:`surfaced_ids`."""
+        wanted = set(ids)
+        ledger = self.world.surfacing
+        found = wanted & ledger.account_ids()
+        rest = wanted - found
+        if rest:
+            rows, index_of = ledger.rows(), self.world.catalog.index_of
+            shown = {i for i in rest if index_of(i) in rows}  # that row's product id is ``i``: shown
+            found |= shown
+            rest -= shown
+        if rest:
+            found |= rest & self.surfaced_ids()
+        return found
+
 
 class ToolOutput(NamedTuple):
     """A tool's result and its compact form (:func:`~ecomrlve.protocol.compact_result` of it, or None: not built),
