@@ -701,12 +701,17 @@ def test_the_surfaced_ids_among_the_used_ones_are_those_surfaced_ids_holds(env_i
     ctx = _SURFACING_ENV.session.audit().context
     world = ctx.world
     shown = sorted(world.surfacing.rows())
-    others = [row for row in range(0, len(world.catalog), 997) if row not in set(shown)][:8]
+    near = [row + step for row in shown[:6] for step in (-1, 1)]  # never shown, beside shown rows
+    others = [row for row in [*near, *range(0, len(world.catalog), 997)]
+              if 0 <= row < len(world.catalog) and row not in set(shown)][:14]
     pool = list(_JUNK_IDS)
     for row in shown[:12] + others:
         pool += [world.catalog.product_id(row), *world.variant_ids(row)]
     pool += [i for order in world.account.orders for i in (order.order_id, *(line.line_id for line in order.lines))]
     ids = data.draw(st.lists(st.sampled_from(pool), max_size=8))
-    plain = set(ids) & ctx.surfaced_ids()
+    surfaced = ctx.surfaced_ids()
+    plain = set(ids) & surfaced
     assert ctx.surfaced_among(ids) == plain
     assert ctx.surfaced_among(iter(ids)) == plain
+    for few in [[i] for i in ids] + [list(pair) for pair in zip(ids, ids[1:])]:  # looked up wherever a few
+        assert ctx.surfaced_among(few) == set(few) & surfaced  # products were shown, not made with their ids

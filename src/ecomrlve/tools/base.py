@@ -45,6 +45,11 @@ class ToolArgumentsError(ValueError):
     """Arguments that violate the tool's schema: a protocol error."""
 
 
+#: :meth:`ToolContext.surfaced_among` looks ids up from this many shown products per id on (below, it makes the
+#: shown products' ids: a CART answer's two ids among four products' cost more to look up than to make)
+_LOOKED_UP_FROM = 4
+
+
 @dataclass
 class ToolContext:
     """What tools may read and change during one episode."""
@@ -93,17 +98,27 @@ class ToolContext:
     def surfaced_among(self, ids: Iterable[str]) -> set[str]:
         """``set(ids) & self.surfaced_ids()`` (what ``r_hall`` reads of them), the given ids looked up instead of
         every surfaced id made (an answer step made the ids and variant ids of every product shown so far): an
-        account id in the ledger, a product id by its row among the shown ones; only ids found neither way (a
-        variant id, one never shown) are looked for in :meth:`surfaced_ids`."""
+        account id in the ledger, a product id by its row among the shown ones, then a variant id among the shown
+        products' variants (only while one is left); ids found in none of these (one never shown) are looked for
+        in :meth:`surfaced_ids`."""
         wanted = set(ids)
-        ledger = self.world.surfacing
+        ledger, world = self.world.surfacing, self.world
         found = wanted & ledger.account_ids()
         rest = wanted - found
         if rest:
-            rows, index_of = ledger.rows(), self.world.catalog.index_of
+            rows, index_of = ledger.rows(), world.catalog.index_of
+            if len(rows) < _LOOKED_UP_FROM * len(rest):  # few products shown: their ids cost less than the look-ups
+                return found | (rest & self.surfaced_ids())
             shown = {i for i in rest if index_of(i) in rows}  # that row's product id is ``i``: shown
             found |= shown
             rest -= shown
+            for row in rows if rest else ():
+                variants = rest.intersection(world.variant_ids(row))
+                if variants:
+                    found |= variants
+                    rest -= variants
+                    if not rest:
+                        break
         if rest:
             found |= rest & self.surfaced_ids()
         return found
