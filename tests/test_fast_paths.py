@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,11 +30,12 @@ import ecomrlve.user.understanding as understanding
 from ecomrlve.actions import AgentAction, InvalidActionError, ToolCall, parse_wire_form, wire_form
 from ecomrlve.catalog.derived import DerivedStore
 from ecomrlve.catalog.filters import filter_mask
-from ecomrlve.catalog.product_type import is_main_type
+from ecomrlve.catalog.product_type import category_types, is_main_type, product_type, same_type
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.synthetic import default_catalog
 from ecomrlve.catalog.variants import VARIANT_ATTRIBUTES, variant_columns
 from ecomrlve.catalog.views import category_view
+from ecomrlve.envs.account import orders
 from ecomrlve.envs.cart.family import CartUser, sentence_readings
 from ecomrlve.envs.recommend.requirements import Requirement, requirement_filter, satisfactions
 from ecomrlve.episode import EcomEnv
@@ -611,3 +614,104 @@ def test_the_cart_shopper_reads_a_message_of_one_sentence_once(seed: int, parts:
                       for sentence, i in parts)
     reading = understanding.understand(text, user.in_play(world))
     assert sentence_readings(text, reading, user.in_play(world))[1] == _plain_questions(user, text, reading, world)
+
+
+def _plain_type(catalog: Catalog, row: int) -> str:
+    """A product's type as its category's types say: its position among the category's rows."""
+    types = category_types(catalog, catalog.category.item(row))
+    return types.names[types.codes.item(types.rows.searchsorted(row))]
+
+
+def test_the_catalogs_products_types_are_read_by_row_as_their_categories_rows_say() -> None:
+    """The default catalog and a category view of it (a sub-catalog, rows of its own): every row."""
+    for catalog in (_CATALOG, category_view(_CATALOG, 3).catalog, category_view(_CATALOG, 7, main_type_only=True).catalog):
+        assert [product_type(catalog, row) for row in range(len(catalog))] == [
+            _plain_type(catalog, row) for row in range(len(catalog))]
+
+
+@settings(max_examples=300)
+@given(catalogs(), st.randoms(use_true_random=False))
+def test_a_products_type_is_read_by_row_as_its_categorys_rows_say(catalog: Catalog, rng: Any) -> None:
+    """``product_type`` (and ``is_main_type``) read a product's type by row, from the catalog's one array of type codes
+    that each category's types fill as they are built; the plain definition finds the row among its category's
+    rows. Categories first read in any order (a fresh catalog has none built; a copy of it builds them in row
+    order), every row."""
+    plain_catalog = copy.copy(catalog)
+    plain_catalog.derived = DerivedStore()  # a store of its own: its types built apart, in another order
+    categories = list(range(len(catalog.categories)))
+    rng.shuffle(categories)
+    for category in categories:
+        rows = catalog.category_rows[category]
+        order = [int(row) for row in rows]
+        rng.shuffle(order)
+        for row in order:
+            types, plain = category_types(catalog, category), _plain_type(catalog, row)
+            assert product_type(catalog, row) == plain == product_type(plain_catalog, row)
+            assert is_main_type(catalog, row) == same_type(plain, types.main)
+    assert all(product_type(catalog, row) == product_type(plain_catalog, row) for row in range(len(catalog)))
+
+
+#: the default catalog, and real listings whose spoken names often fit another product's title (brand, no model)
+_ACCOUNT_ENVS = [EcomEnv(["STATUS", "RETURN"]),
+                 EcomEnv(["STATUS", "RETURN"], catalog=Path(__file__).parent / "data" / "real" / "brand_only.jsonl")]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_ACCOUNT_ENVS), st.sampled_from(["STATUS", "RETURN"]), st.integers(0, 15),
+       st.integers(0, 10**6))
+def test_a_references_name_check_is_name_fits_another_of_its_name(env: EcomEnv, env_id: str, difficulty: int,
+                                                                  seed: int) -> None:
+    """``reference`` asks whether the line's name fits another ordered product with the name's words kept with it
+    (``_words_fit_another`` of ``shown_words``); the plain definition is ``name_fits_another`` of ``line_name``.
+    Every line of the customer's orders, at every reference level: its name, and the price said in its
+    identification where the name fits another line."""
+    env.reset(env_id=env_id, difficulty=difficulty, seed=seed)
+    world = env.session.audit().world
+    for order in world.account.orders:
+        for line in order.lines:
+            name = orders.line_name(world, line.row)
+            fits = orders.name_fits_another(world, line.row, name)
+            kept = orders._kept_line_name(world.catalog, line.row)
+            assert orders._words_fit_another(world, line.row, kept.shown_words) == fits
+            for level in (orders.BY_ORDER_ID, orders.BY_TITLE_AND_DATE, orders.BY_TYPE_AND_TIME):
+                ref = orders.reference(world, order, line, level, random.Random(seed))
+                assert ref.title == name
+                assert ref.identification == f"the {name} I ordered {ref.when}" + (
+                    f", the one I paid ${ref.paid} for" if fits else "")
+
+
+_SURFACING_ENV = EcomEnv(["BUNDLE", "CART", "STATUS", "RETURN", "JOURNEY"])
+_JUNK_IDS = ["", "P", "V", "é", "P\x00", " ", "ORD-0"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_SURFACING_ENV.env_ids), st.integers(0, 15), st.integers(0, 10**6), st.integers(0, 6),
+       st.data())
+def test_the_surfaced_ids_among_the_used_ones_are_those_surfaced_ids_holds(env_id: str, difficulty: int, seed: int,
+                                                                           steps: int, data: Any) -> None:
+    """``r_hall`` reads ``surfaced_among(used ids)`` (the ids looked up), not every surfaced id; the plain definition
+    is ``set(ids) & surfaced_ids()``. Ids drawn among the shown products' ids and variant ids, products and variants
+    never shown, the account's order and line ids (shown or not) and junk, after a few random steps."""
+    observation = _SURFACING_ENV.reset(env_id=env_id, difficulty=difficulty, seed=seed)
+    agent = make_agent("random", _SURFACING_ENV, seed)
+    for _ in range(steps):
+        if observation.done:
+            break
+        observation = _SURFACING_ENV.step(agent.act(observation))
+    ctx = _SURFACING_ENV.session.audit().context
+    world = ctx.world
+    shown = sorted(world.surfacing.rows())
+    near = [row + step for row in shown[:6] for step in (-1, 1)]  # never shown, beside shown rows
+    others = [row for row in [*near, *range(0, len(world.catalog), 997)]
+              if 0 <= row < len(world.catalog) and row not in set(shown)][:14]
+    pool = list(_JUNK_IDS)
+    for row in shown[:12] + others:
+        pool += [world.catalog.product_id(row), *world.variant_ids(row)]
+    pool += [i for order in world.account.orders for i in (order.order_id, *(line.line_id for line in order.lines))]
+    ids = data.draw(st.lists(st.sampled_from(pool), max_size=8))
+    surfaced = ctx.surfaced_ids()
+    plain = set(ids) & surfaced
+    assert ctx.surfaced_among(ids) == plain
+    assert ctx.surfaced_among(iter(ids)) == plain
+    for few in [[i] for i in ids] + [list(pair) for pair in zip(ids, ids[1:])]:  # looked up wherever a few
+        assert ctx.surfaced_among(few) == set(few) & surfaced  # products were shown, not made with their ids

@@ -604,8 +604,9 @@ class EpisodeSession:
             outcome = TaskOutcome(r_task=-1.0, is_correct=False, details={})
         else:
             outcome = self._family.verify(self._problem.goal, self._problem.state, self._world, self._answer)
-        # r_hall asks only whether the ids acted on were surfaced: with none, the ledger need not be read
-        surfaced = self._ctx.surfaced_ids() if self._used_ids else set()
+        # r_hall asks only whether the ids acted on were surfaced: with none, the ledger need not be read; else only
+        # they are looked up
+        surfaced = self._ctx.surfaced_among(self._used_ids) if self._used_ids else set()
         self._reward = compose_reward(
             r_task=outcome.r_task, is_correct=outcome.is_correct, turns=self._turns,
             user_caused_turns=self._user_caused_turns, t_max=self._t_max, used_ids=self._used_ids,

@@ -96,6 +96,9 @@ DECLARED: dict[str, Declaration] = {
     # catalog/product_type.py
     "category_types": Declaration("a category's product types (per row) and its main type", "titles, categories",
                                   "directory", "category"),
+    "product_type_codes": Declaration("per product, its index into its category's product types (category_types' "
+                                      "codes by row), set as each category's category_types is built",
+                                      "category_types", "first use"),
     "main_type_mask": Declaration("per product, whether it is of its category's main type", "category_types",
                                   "directory"),
     "stored_names": Declaration("every category's types and every product's spoken name, as stored in a directory",

@@ -370,9 +370,15 @@ class CategoryTypes:
     main: str  # the most common type
     names: tuple[str, ...]  # the distinct types
     codes: np.ndarray  # each of ``rows``' index into ``names`` (read-only: the catalog keeps it)
+    #: ``codes`` by catalog row (the catalog's one array for all categories, :data:`TYPE_CODES`, or a directory's
+    #: stored ``type_code``), where this category's rows hold ``codes``; None: found by ``rows`` alone
+    by_row: np.ndarray | None = None
 
     def type_of(self, row: int) -> str:
         """The type of catalog row ``row`` (a row of this category)."""
+        by_row = self.by_row
+        if by_row is not None:  # one read by row: a reset reads a few products' types, each out of cache
+            return self.names[by_row.item(row)]
         return self.names[self.codes.item(self.rows.searchsorted(row))]  # the method: no numpy dispatch wrapper
 
     def row_types(self) -> list[str]:
@@ -403,7 +409,8 @@ def _category_types(catalog: Catalog, category: int) -> CategoryTypes:
     rows = catalog.category_rows[category]
     stored = STORED_NAMES.of(catalog)
     if stored is not None:  # a catalog directory's, worked out by ``catalog build``
-        return CategoryTypes(rows, stored.main_types[category], stored.type_names[category], stored.type_code[rows])
+        return CategoryTypes(rows, stored.main_types[category], stored.type_names[category], stored.type_code[rows],
+                             stored.type_code)
     own = _own_nouns(catalog, category)
     names, codes = title_types(catalog.titles.take(rows), own)
     used, first_of, count_of = np.unique(codes, return_index=True, return_counts=True)
@@ -415,10 +422,16 @@ def _category_types(catalog: Catalog, category: int) -> CategoryTypes:
     else:
         main = catalog.categories[category].noun.lower()
     codes.flags.writeable = False
-    return CategoryTypes(rows, main, tuple(names), codes)
+    by_row = TYPE_CODES.of(catalog)
+    by_row[rows] = codes  # before the category's types are kept: no reader sees its rows unset
+    return CategoryTypes(rows, main, tuple(names), codes, by_row)
 
 
 CATEGORY_TYPES = derived("category_types", _category_types)
+#: Each product's index into its category's types (:attr:`CategoryTypes.codes` by catalog row), set as each
+#: category's :data:`CATEGORY_TYPES` is built (-1 until then): a product's type is then one read by row, not a
+#: search of its category's rows (4 bytes a product, for the catalog's life).
+TYPE_CODES: Derived[np.ndarray] = derived("product_type_codes", lambda catalog: np.full(len(catalog), -1, np.int32))
 
 
 def product_type(catalog: Catalog, row: int) -> str:
@@ -500,8 +513,10 @@ def is_plural(noun: str) -> bool:
     return indefinite(noun).startswith(("a pair of", "some ", "a similar pair"))
 
 
+@lru_cache(maxsize=4096)
 def spoken_noun(noun: str) -> str:
-    """The noun as said after "the": "the running shoes", "the smartwatch"."""
+    """The noun as said after "the": "the running shoes", "the smartwatch" (kept per noun: a catalog has a few
+    hundred types, and an order reference says one at every reset)."""
     noun = noun.lower().strip()
     last = noun.split()[-1] if noun else noun
     if _plural_form(last) in PAIRED:

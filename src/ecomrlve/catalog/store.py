@@ -377,9 +377,9 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         found = spoken.column(name)
         return found.chunk(0) if found.num_chunks == 1 else found.combine_chunks()
 
-    order = np.asarray(order)  # views of the mapped file, not copies
+    order, type_code = np.asarray(order), np.asarray(type_code)  # views of the mapped file, not copies
     catalog.derived.provide("category_rows", tuple(order[bounds[i]: bounds[i + 1]] for i in range(count)))
-    catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, np.asarray(type_code),
+    catalog.derived.provide(STORED_NAMES.name, StoredNames(type_names, main_types, type_code,
                                                            column("text"), column("model"), np.asarray(unique)))
     catalog.derived.provide(VARIANT_COLUMNS.name, variants)
     catalog.derived.provide("main_type_mask", main_mask)
@@ -395,7 +395,7 @@ def _install_derived(catalog: Catalog, directory: Path, entry: Any) -> None:
         for category in range(count):
             catalog.derived.provide(CATEGORY_TYPES.name, CategoryTypes(
                 order[bounds[category]:bounds[category + 1]], main_types[category], type_names[category],
-                type_codes[bounds[category]:bounds[category + 1]]), category)
+                type_codes[bounds[category]:bounds[category + 1]], type_code), category)
 
 
 def embed_catalog(catalog: Catalog, out: Path, embedder_name: str, *, progress: ProgressFactory = _no_progress,

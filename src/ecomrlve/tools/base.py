@@ -45,6 +45,11 @@ class ToolArgumentsError(ValueError):
     """Arguments that violate the tool's schema: a protocol error."""
 
 
+#: :meth:`ToolContext.surfaced_among` looks ids up from this many shown products per id on (below, it makes the
+#: shown products' ids: a CART answer's two ids among four products' cost more to look up than to make)
+_LOOKED_UP_FROM = 4
+
+
 @dataclass
 class ToolContext:
     """What tools may read and change during one episode."""
@@ -82,13 +87,45 @@ class ToolContext:
         Variant ids of a product the agent only looked up by id are not surfaced either, so a
         guessed id cannot be laundered through ``catalog_get_variants``.
         """
-        ledger, world = self.world.surfacing, self.world
-        ids = ledger.account_ids()
-        rows = ledger.rows()
+        ledger = self.world.surfacing
+        return self._with_products(ledger.account_ids(), ledger.rows())
+
+    def _with_products(self, ids: set[str], rows: set[int]) -> set[str]:
+        """``ids`` (a set of the caller's, updated) with the ids and variant ids of the products ``rows``."""
+        world = self.world
         ids.update([world.catalog.product_id(row) for row in rows])  # the catalog's, then the world's
         for row in rows:
             ids.update(world.variant_ids(row))
         return ids
+
+    def surfaced_among(self, ids: Iterable[str]) -> set[str]:
+        """``set(ids) & self.surfaced_ids()`` (what ``r_hall`` reads of them). Where a few products were shown per id
+        asked, it is that; else the given ids are looked up instead of every surfaced id made (an answer step made
+        the ids and variant ids of every product shown so far): an account id in the ledger, a product id by its
+        row among the shown ones, then a variant id among the shown products' variants (only while one is left);
+        ids found in none of these (one never shown) are looked for among all the surfaced ids."""
+        wanted = set(ids)
+        ledger, world = self.world.surfacing, self.world
+        accounts, rows = ledger.account_ids(), ledger.rows()
+        if len(rows) < _LOOKED_UP_FROM * len(wanted):  # few products shown: their ids cost less than the look-ups
+            return wanted & self._with_products(accounts, rows)
+        found = wanted & accounts
+        rest = wanted - found
+        if rest:
+            index_of = world.catalog.index_of
+            shown = {i for i in rest if index_of(i) in rows}  # that row's product id is ``i``: shown
+            found |= shown
+            rest -= shown
+            for row in rows if rest else ():
+                variants = rest.intersection(world.variant_ids(row))
+                if variants:
+                    found |= variants
+                    rest -= variants
+                    if not rest:
+                        break
+        if rest:
+            found |= rest & self._with_products(accounts, rows)
+        return found
 
 
 class ToolOutput(NamedTuple):

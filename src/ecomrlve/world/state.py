@@ -19,7 +19,7 @@ import numpy as np
 from ecomrlve.catalog.filters import in_stock_mask
 from ecomrlve.catalog.schema import Catalog
 from ecomrlve.catalog.variants import VARIANTS_PER_PRODUCT, VariantColumns, variant_columns
-from ecomrlve.rng import KeyedIds, crockford_each
+from ecomrlve.rng import KeyedIds, crockford, crockford_each
 from ecomrlve.world.account import Account
 from ecomrlve.world.policy import STORE_POLICY, StorePolicy, draw_store_policy
 from ecomrlve.world.surfacing import HandledTurns, PlannedSellOut, SurfacingLedger
@@ -271,7 +271,8 @@ class World:
         without the batch's lists)."""
         if not values:
             return _NO_VARIANTS
-        return attribute, crockford_each("V", self._variant_words(row), VARIANT_ID_DIGITS), values
+        # (crockford_each of the product's few words, which spells up to a few products' ids by this loop)
+        return attribute, tuple([crockford("V", word, VARIANT_ID_DIGITS) for word in self._variant_words(row)]), values
 
     def _variant_words(self, row: int) -> tuple[int, ...]:
         """The product's variants digest (of the episode key and the row) as 64-bit words, one per variant id."""

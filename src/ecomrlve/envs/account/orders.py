@@ -245,7 +245,8 @@ def fillers(world: World, rng: random.Random, exclude: set[int]) -> list[int]:
 def reference(world: World, order: Order, line: OrderLine, level: int, rng: random.Random, *, vague_phrases: tuple[str, ...] = ("the {noun} I ordered {when}",)) -> LineRef:
     """How the customer refers to ``line`` of ``order`` at reference ``level`` (see the module docstring)."""
     catalog = world.catalog
-    title, model = line_name(world, line.row), spoken_name(catalog, line.row).model
+    kept = _kept_line_name(catalog, line.row)  # its :func:`line_name`, and the words of it its title shows
+    title, model = kept.text, spoken_name(catalog, line.row).model
     brand = catalog.brand_of(line.row)
     noun = spoken_noun(product_type(catalog, line.row))
     if level == BY_ORDER_ID:
@@ -257,17 +258,19 @@ def reference(world: World, order: Order, line: OrderLine, level: int, rng: rand
         age = (world.today - order.placed).days
         when = rough_time(age)
         phrase, exact = rng.choice(vague_phrases).format(noun=noun.lower(), when=when), (when,)
-        key = noun_key(world, line.row)
+        key, (low, high) = noun_key(world, line.row), rough_span(age)  # (what fits_rough_time(age, ...) reads)
         ambiguous = any(  # the dates first: they rule out most orders for the price of a subtraction
             other is not line and noun_key(world, other.row) == key
             for o in world.account.orders
-            if abs((o.placed - order.placed).days) < DISTINCT_DAYS or fits_rough_time(age, (world.today - o.placed).days)
+            if abs((o.placed - order.placed).days) < DISTINCT_DAYS or low <= (world.today - o.placed).days <= high
             for other in o.lines
         )
     when = f"on {spoken_date(order.placed)}" if level < BY_TYPE_AND_TIME else when
     paid = f"{line.unit_price_cents / 100:.2f}"
     identification = f"the {title} I ordered {when}"
-    if name_fits_another(world, line.row, title):  # "the TRAVO desk lamp" fits two lamps: the price tells them apart
+    # name_fits_another(world, line.row, title), the name's words kept with it: "the TRAVO desk lamp" fits two
+    # lamps, the price tells them apart
+    if _words_fit_another(world, line.row, kept.shown_words):
         identification += f", the one I paid ${paid} for"
     return LineRef(order_id=order.order_id, line_id=line.line_id, product_id=catalog.product_id(line.row),
                    row=line.row, title=title, brand=brand, model=model, noun=noun, placed=order.placed,
@@ -374,6 +377,13 @@ def name_fits_another(world: World, row: int, name: str) -> bool:
     else:
         own = kept.title_words if kept.title_words is not None else set(fold(catalog.title(row)).split())
         words = set(fold(name).split()) & own
+    return _words_fit_another(world, row, words)
+
+
+def _words_fit_another(world: World, row: int, words: set[str] | frozenset[str]) -> bool:
+    """Whether the listing title of another product of the customer's orders than ``row`` holds all the folded
+    ``words`` (:func:`name_fits_another`, its name's words worked out)."""
+    catalog = world.catalog
     need, bits = _word_bits(words), TITLE_BITS.of(catalog)
     others = [line.row for order in world.account.orders for line in order.lines  # a title lacking a bit of
               if line.row != row and bits[line.row] & need == need]  # the name lacks a word of it: not looked up
@@ -413,9 +423,10 @@ def place_copy(world: World, rng: random.Random, rows: list[int], target: Order,
     age = (world.today - target.placed).days  # days ago, as the copy's candidate placements below
     newer: Sequence[int] = range(lead + 1, age)  # exact dates: every other day tells them apart
     older: Sequence[int] = range(age + older_by[0], age + older_by[1] + 1)
-    if level >= BY_TYPE_AND_TIME:
-        newer = [days for days in newer if not fits_rough_time(age, days)]
-        older = [days for days in older if not fits_rough_time(age, days)]
+    if level >= BY_TYPE_AND_TIME:  # (not fits_rough_time(age, days), the span read once)
+        low, high = rough_span(age)
+        newer = [days for days in newer if not low <= days <= high]
+        older = [days for days in older if not low <= days <= high]
     placed = rng.choice(newer) if newer and rng.random() < 0.5 else rng.choice(older)
     return place(world, rng, rows, "delivered", placed - lead, method)
 
