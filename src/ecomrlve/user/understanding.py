@@ -791,7 +791,7 @@ def _guesses_fault(words: str, yes_no: bool) -> bool:
     question) guesses at the fault: something the item did or that befell it, or a judgement of it denied
     (:data:`_DONE_TO_IT`, :data:`_DENIED`), naming no detail that picks out a line."""
     words = _FILLER.sub(" ", words)
-    if not yes_no or words.split()[:1] in (["which"], ["what"], ["whats"], ["when"], ["where"], ["how"], ["who"], ["why"]):
+    if not yes_no or _opens_with_wh(words):
         return False
     if _DONE_TO_IT.match(words) and not _NOT_A_HAPPENING.search(words) and not _identifies_line(_DATE_WORDS.sub("", words)):
         return True  # (a date only names what it befell: "Did the lamp from May 3 stop?")
@@ -1250,6 +1250,12 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
 
 
+def _opens_with_wh(words: str) -> bool:
+    """Whether a normalised clause opens with a question word, after the words that open any clause."""
+    first = _FILLER.sub(" ", words).split()[:1]
+    return bool(first) and first[0] in _WH_WORDS
+
+
 _MEANING = re.compile(r" (?:how|what) do you mean ")
 _PAST_AUXILIARIES = frozenset(("did", "have", "had", "were", "was"))
 #: A short question that is only an action on the item ("Order it?", "Check out now?", "Return them?").
@@ -1473,7 +1479,7 @@ def _asks_reason(asking: str) -> bool:
         # the clause that ends a yes/no question, but for a tail of a word or two ("..., darling?", "..., no?"), not of a
         # wh-question ("How much does the rating matter, on a scale from not at all to very?")
         last = max((i for i, c in enumerate(clauses) if len(_normalise(c).split()) > 2), default=len(clauses) - 1)
-        if clauses and _FILLER.sub(" ", _normalise(clauses[0])).split()[:1] in [[wh] for wh in _WH_WORDS | {"whats"}]:
+        if clauses and _opens_with_wh(_normalise(clauses[0])):
             last = -1
         for i, clause in enumerate(clauses):
             plain = _corrected(_normalise(clause))
@@ -2680,7 +2686,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     they read no ask, the acts a model trained on many writers' messages reads (:mod:`ecomrlve.user.intent_model`;
     never a topic, whose value the shopper would then say)."""
     text = _unretracted(text)
-    reading = rule_reading(text, in_play)
+    reading = _rule_reading(text, in_play)
     if reading.asks_anything:
         return _weighed_order_question(reading, text, in_play) if reading.which else reading
     if reading.asks and reading.items and _goes_on(text, in_play, reading.items):
@@ -2837,8 +2843,12 @@ def _unretracted(text: str) -> str:
 
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """What the rule layer alone reads in ``text`` (:func:`understand` without the model: to measure what it adds)."""
+    return _rule_reading(_unretracted(text), in_play)
+
+
+def _rule_reading(text: str, in_play: InPlay) -> Reading:
+    """:func:`rule_reading` of a ``text`` whose taken-back questions are already dropped (:func:`_unretracted`)."""
     text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
-    text = _unretracted(text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
     bare_field = _bare_field(text)  # "Budget. Gimme a number.": the field is what the prompt after it asks

@@ -319,16 +319,16 @@ class CartUser(SimulatedUser):
             return [reading], False
         offered = False
         for i in range(1, len(questions)):
-            if questions[i].asks and not questions[i].topics and not questions[i - 1].asks:
-                joint = understand(parts[i - 1] + " " + parts[i], in_play)
-                if joint.topics:
-                    parts[i], questions[i], offered = parts[i - 1] + " " + parts[i], joint, True
-            elif questions[i - 1].asks and not questions[i - 1].topics and not questions[i].asks:
-                # ... or with the options it offers after it ("What would you like for the hoodie? We have Black or
-                # Navy. And for the mug? ...")
-                joint = understand(parts[i - 1] + " " + parts[i], in_play)
-                if joint.topics:
-                    parts[i - 1], questions[i - 1], offered = parts[i - 1] + " " + parts[i], joint, True
+            before, after = questions[i - 1], questions[i]
+            if after.asks and not after.topics and not before.asks:
+                asking = i  # the options offered before it
+            elif before.asks and not before.topics and not after.asks:
+                asking = i - 1  # ... or after it ("What would you like for the hoodie? We have Black or Navy. ...")
+            else:
+                continue
+            joint = understand(parts[i - 1] + " " + parts[i], in_play)
+            if joint.topics:
+                parts[asking], questions[asking], offered = parts[i - 1] + " " + parts[i], joint, True
         return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)], offered
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
