@@ -531,6 +531,26 @@ def test_a_question_before_the_options_it_offers_asks_among_them_for_each_item(m
     assert first.variant_value in reply and second.phrase not in reply, reply
 
 
+def test_how_much_after_the_budget_asks_the_money_not_a_count(make_env) -> None:
+    """Found by the leak check (a training message): "Budget, please. How much?" reads as the budget, but read
+    sentence by sentence its bare "How much?" asked every withheld quantity. Where the whole message asks the money
+    and no count, no sentence of it asks a count. Near misses: a count asked in so many words beside the budget, and a
+    bare "How much?" alone, still get the quantity."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+    _, goal = find_episode(env, 12, lambda g: _counted_and_told(g) is not None)
+    counted, _ = _counted_and_told(goal)
+    seed = env.audit().seed
+    for message in ("Budget, please. How much?", "What's your budget? How much?", "Budget? How much, roughly?"):
+        env.reset(env_id="CART", difficulty=12, seed=seed)
+        obs = env.step(say(message))
+        assert str(counted.quantity) not in user_reply(obs), (message, user_reply(obs))
+        assert obs.info["user_caused_turns"] == 0, message
+    for message in (f"What's your budget? And how many of {counted.full_phrase}?", "How much?"):
+        env.reset(env_id="CART", difficulty=12, seed=seed)
+        reply = user_reply(env.step(say(message)))
+        assert counted.phrase in reply and str(counted.quantity) in reply, (message, reply)
+
+
 def test_a_stock_out_notice_replaces_only_the_items_it_names(make_env) -> None:
     """Found by hand play: "Which colour for the A? ... Also, the B is out of stock." made the shopper replace A as well
     (both were planned stock-outs), though nobody had said A was sold out: every sold-out item the message named

@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -329,6 +329,9 @@ class CartUser(SimulatedUser):
             joint = understand(parts[i - 1] + " " + parts[i], in_play)
             if joint.topics:
                 parts[asking], questions[asking], offered = parts[i - 1] + " " + parts[i], joint, True
+        if "price" in reading.topics and "quantity" not in reading.topics:
+            # "Budget, please. How much?": the message asks the money, so its bare "How much?" is no count
+            questions = [replace(question, topics=question.topics - {"quantity"}) for question in questions]
         return [clause for part, question in zip(parts, questions) for clause in _by_clause(part, question, in_play)], offered
 
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
