@@ -210,6 +210,26 @@ def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, 
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 
 
+@pytest.mark.parametrize(("text", "read"), [
+    # the agent tells the step it takes now: no leave asked, however sure the model is
+    ("I'll go ahead and process the return now.", False),
+    ("Right, submitting your return now.", False),
+    ("Everything is in. We'll proceed to checkout straight away.", False),
+    # near misses: the step waits on the customer's word, or the customer is told to give it
+    ("I'll go ahead and process the return once you nod.", True),
+    ("I'll send the order off if that suits.", True),
+    ("I'll place it now, with your blessing.", True),
+])
+def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, text: str, read: bool) -> None:
+    """Found by the blind guard after corpora 36-38 (weighted to go-aheads without a question mark) were added:
+    retrained, the model read a held-out statement of the agent's next step as asking the go-ahead (confirm 0.96).
+    The model is not asked about a statement that only tells a step taken now (phrasings written for this test)."""
+    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.95, "confirm": 0.97}
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    assert not rule_reading(text, NOTHING_IN_PLAY).asks
+    assert understand(text, NOTHING_IN_PLAY).confirm is read
+
+
 def test_no_topic_is_read_for_the_model_about_the_customers_orders() -> None:
     """With orders in play a question is about an order line: the topic path stays shut."""
     orders_and_mug = InPlay(items=MUG.items, values=MUG.values, dates=ORDERS.dates)

@@ -1687,6 +1687,25 @@ def _answered_itself(raw: str, answer: re.Pattern[str] | None = None) -> bool:
 _OWN_ANSWERED = re.compile(r"^ (?:" + _OWN_ANSWER + r")\b")
 
 
+#: The agent saying it takes a step now ("I'll go ahead and process the return now.", "Placing the order now."), ...
+_STEP_TOLD = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
+                       r"(?:(?:ill|i will|im|i am|well|we will|were|we are|let me|lets)(?: now| just| then| straight)? )?"
+                       r"(?:go ahead|going ahead|proceed|proceeding|process|processing|place|placing|start|starting|"
+                       r"submit|submitting|send|sending|finish|finishing|complete|completing|book|booking|file|filing|"
+                       r"lodge|lodging|raise|raising|initiate|initiating|put|putting|check out|checking out)\b")
+#: ... unless it waits on the customer's word or asks it ("I'll place it if that's fine.", "I'll send it once you
+#: nod.", "Say yes and I'll place it.", "I'll go ahead and book it, OK?").
+_WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after you|provided|say|says|nod|word|yes|ok|"
+                                r"okay|approve|approval|permission|consent|blessing|green light|confirm|go ahead from you|"
+                                r"thumbs)\b")
+
+
+def _announces_own_step(raw: str) -> bool:
+    """Whether a statement only tells a step the agent takes now, waiting on no word of the customer's."""
+    norm = _normalise(raw)
+    return any(_STEP_TOLD.match(_normalise(part)) for part in _SENTENCE.findall(raw)) and not _WAITS_ON_CUSTOMER.search(norm)
+
+
 #: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
 _NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|way|problem|worries|need|thanks|chance|"
                       r"doubt|one|idea|really)\b)[a-z]", re.IGNORECASE)
@@ -2693,6 +2712,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return reading  # "And for the dog leash?": the question before's topics, about this item (its caller's to read)
     if _answered_itself(text, _OWN_ANSWERED):
         return reading  # "Which colour is best? Navy, of course!": the agent answered its own question, nothing is asked
+    if not reading.asks and _announces_own_step(text):
+        return reading  # "I'll go ahead and process the return now.": the agent tells its next step, it asks no leave
     chance = intent_model.probabilities(text, in_play)
     if chance["asks"] <= _SURE_ASKS:
         return reading
@@ -2762,7 +2783,8 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
         # never a reason here: the reason is what the shopper withholds ("Is it a problem if it's heavy?" asks none)
         return replace(reading, which=False, confirm=True)
     if not (reading.topics or reading.open) and chance["which"] < _SURELY_NOT:
-        if chance["reason"] > _SURE_FAULT_GUESS:
+        if chance["reason"] > _SURE_FAULT_GUESS and not _has(_corrected(_normalise(text)), _TOPIC_PHRASES["price"]):
+            # (not a line asked by what it cost: "What's the damage?" is the price, not what damaged it)
             return replace(reading, which=False, reason=True)
         if chance["open"] > _SURE_OPEN_ABOUT_ITEM:
             return replace(reading, which=False, open=True)
