@@ -35,7 +35,7 @@ CORPUS_BATCHES = ("corpus15.jsonl", "corpus16.jsonl", "corpus17.jsonl", "corpus1
                   "corpus26.jsonl", "corpus27.jsonl", "corpus28.jsonl", "corpus29.jsonl", "corpus30.jsonl",
                   "corpus31.jsonl", "corpus32.jsonl", "corpus33.jsonl", "corpus34.jsonl", "corpus35.jsonl", "corpus36.jsonl",
                   "corpus37.jsonl", "corpus38.jsonl")
-#: Held-out messages retired from blind use: each leaked a withheld value, so it was printed and read to fix the
+#: Held-out messages retired from blind use: each leaked a withheld value (or was misread), so it was printed and read to fix the
 #: misreading behind it (their families are trained in ``train_batch9.jsonl`` and ``train_batch13.jsonl``); blind numbers
 #: are also reported without them.
 RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-002", "attribute-b10-017", "attribute-b10-022",
@@ -43,7 +43,9 @@ RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-00
            # the only four messages of batches 20 and 21 that leaked, read after both were measured
            "attribute-b20-032", "attribute-b20-039", "attribute-b21-001", "attribute-b21-039",
            # the only three messages of batch 23 that leaked, read after it was measured
-           "none-b23-004", "none-b23-034", "none-b23-044")
+           "none-b23-004", "none-b23-034", "none-b23-044",
+           # a statement the retrained model (corpora 36-38) read as a go-ahead, found by the blind guard's aggregate
+           "none-b9-023")
 
 
 @dataclass(frozen=True)
