@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 PARAPHRASES = Path(__file__).parent / "data" / "understanding" / "reference_paraphrases.json"
-#: Every set of blind paraphrases, each by another writer: the first, and those written beside blind batches 20 to 24
+#: Every set of blind paraphrases, each by another writer: the first, and those written beside blind batches 20 to 25
 #: (each committed before it was first measured).
 PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_blind20.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind21.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind22.json"),
-                   PARAPHRASES.with_name("reference_paraphrases_blind23.json"))
+                   PARAPHRASES.with_name("reference_paraphrases_blind23.json"),
+                   PARAPHRASES.with_name("reference_paraphrases_blind24.json"))
 
 
 def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:
