@@ -2655,3 +2655,30 @@ def test_blind_paraphrase_set_23_loss_reads_as_meant() -> None:
     reading = understand("Was the hoodie as you expected?", ORDERS)
     assert reading.reason and not reading.confirm
 
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics", "open_"), [
+    # a question of its own for any requirement, beside one that asks a topic: both are asked
+    ("Any particular requirements for these? And what's the total budget?", LAMP, {"price"}, True),
+    ("Are there must-haves for the lamp? Also, which brand?", LAMP, {"brand"}, True),
+    ("What's the budget? Any special criteria?", LAMP, {"price"}, True),
+    # ... or openly with topics as examples, after a lead-in
+    ("Got it! Before I search: do these need particular specs - size, colour, that sort of thing? And your budget?",
+     LAMP, {"color", "price", "size"}, True),
+    ("Any particular specs for the lamp, like brand, colour or wattage?", LAMP, {"brand", "color", "wattage"}, True),
+    # near misses: the requirement is a topic's, the question follows options offered, "like" offers values, "needs"
+    # is a verb, a heading announces the questions
+    ("Any colour requirements? And the budget?", LAMP, {"color", "price"}, False),
+    ("Any preference? Black or Silver?", LAMP, {"color"}, False),
+    ("Would you like the Black or the Silver, like the last one?", LAMP, {"color"}, False),
+    ("It needs to arrive by Friday, right? And the budget?", LAMP, {"price", "shipping"}, False),
+    ("Two questions: your budget and the brand?", LAMP, {"brand", "price"}, False),
+])
+def test_an_open_question_beside_a_topic_question_is_asked_too(text: str, in_play: InPlay, topics: set[str],
+                                                               open_: bool) -> None:
+    """Found by hand play as an LLM-style agent (BUNDLE): "Any particular requirements for these? And what's the total
+    budget?" read as the budget alone, so the shopper kept every withheld requirement; a weak open word counted only
+    where no topic was asked anywhere in the message. A question of its own that asks for any requirement is asked
+    beside the topic of another."""
+    reading = understand(text, in_play)
+    assert (set(reading.topics), reading.open) == (topics, open_), reading

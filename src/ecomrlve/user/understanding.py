@@ -983,7 +983,7 @@ _GOING_TO = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|what is) (?:the 
 _WHAT_FOR = re.compile(r"^ (?:so |and |ok |okay )?(?:what|whats|who|whos)(?: [a-z0-9]+){1,4} for"
                        r"(?: today| exactly| then| now| here| mainly| mostly)? $")
 #: Example markers: the topics after one illustrate an open question before it ("What matters most, e.g. price?").
-_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|:|\(|\u2014|\u2013|\s-\s",
+_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|,\s*like\b|:|\(|\u2014|\u2013|\s-\s",
                        re.IGNORECASE)
 #: Words by which a question refers to the order line the customer means (with their orders in play): the
 #: item ("it", "the one", its name), when it came, more about it.
@@ -2370,6 +2370,27 @@ _OPEN_NOUN_LISTED = re.compile(r"\b(?:features|requirements|must-haves|must have
 _EXPLICIT_EXAMPLES = re.compile(r"\be\.?g\b|\bfor example\b|\bfor instance\b|\bsuch as\b|\bthings like\b|\(", re.IGNORECASE)
 
 
+#: A requirement asked for by a noun that names none in particular ("any particular requirements?", "must-haves?").
+_REQUIREMENT_NOUN = re.compile(r" (?:requirements?|must haves?|specs|specifications?|criteria|features|deal breakers?|"
+                               r"priorities|wishes|conditions|constraints) ")
+
+
+def _requirements_asked_apart(text: str) -> bool:
+    """Whether a question of its own asks for any requirement by such a noun (or openly, with topics as examples),
+    beside another that asks a topic ("Any particular requirements for these? And what's the total budget?"): each
+    asks what it asks. Not a question after
+    options offered ("Any preference? Black or Navy?") or one whose noun is a topic's ("Any colour requirements?")."""
+    if _offers_options(text):
+        return False
+    for sentence in _SENTENCE.findall(text):
+        norm = _corrected(_normalise(sentence))
+        if "?" in sentence and (_open_with_examples(sentence) or (
+                _REQUIREMENT_NOUN.search(norm) and _open_weak(sentence, norm)
+                and not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()))):
+            return True
+    return False
+
+
 def _open_with_examples(text: str) -> bool:
     """Whether the topics a message names only illustrate an open question before them ("What matters most
     to you, e.g. price or brand?"): the part before the first example marker asks openly and names no topic."""
@@ -2382,6 +2403,8 @@ def _open_with_examples(text: str) -> bool:
     norm = _corrected(_normalise(head))
     if _QUESTIONS_FOLLOW.search(norm):
         return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
+    if marker.group(0) == ":" and not _open_weak(head, norm) and not any(_has(norm, p) for p in _TOPIC_PHRASES.values()):
+        return _open_with_examples(text[marker.end():])  # "Before I search: any specs - size, colour, ...?": a lead-in
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour); a
     # unit counted names its topic only ("..., like how many watts?" is no quantity)
     tail = _COUNTED_UNIT.sub(lambda unit: unit.group(0).replace(" how many ", " "), tail)
@@ -3105,7 +3128,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     open_question = _has(strong_text, _OPEN_STRONG_PHRASES) or (not topics and nothing_more) or (
         not confirm and not bare_preference and " instead " not in norm_asking and (
         (not topics and _open_weak(asking, norm_asking) and not _offers_options(asking))
-        or (bool(topics) and (_open_with_examples(asking) or _OPEN_NOUN_LISTED.search(asking) is not None))))
+        or (bool(topics) and (_open_with_examples(asking) or _OPEN_NOUN_LISTED.search(asking) is not None
+                              or _requirements_asked_apart(asking)))))
     if open_question and confirm and not _TAG_QUESTION.search(text) and _PROMISE_AFTER.search(norm_asking) and not (
             _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking))):
         confirm = False  # "Tell me a bit more about what you want and I'll sort it.": the step is promised, no leave asked
