@@ -619,6 +619,34 @@ def test_a_stock_out_s_alternative_was_never_told_its_variant(make_env) -> None:
     assert user.patience == patience - 1
 
 
+def test_a_question_about_every_item_annoys_only_when_it_brings_nothing_new(make_env) -> None:
+    """Found by hand play as an LLM-style agent: "Any preference on colour or size where there's a choice?" (no item
+    named) got the withheld values and "I already told you, the puzzle in Orange", and cost patience for the puzzle an
+    honest agent never singled out. A question about every item annoys only when all it gets is repeats; near misses:
+    the same question again, and a question naming the told item, still cost patience."""
+    env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})
+
+    def told_and_withheld(goal) -> tuple | None:
+        withheld = {tuple(pair) for pair in goal.withheld}
+        told = [it for i, it in enumerate(goal.items) if it.variant_value and (i, "variant") not in withheld]
+        hidden = [it for i, it in enumerate(goal.items) if it.variant_value and (i, "variant") in withheld]
+        return (told[0], hidden[0]) if told and hidden else None
+
+    _, goal = find_episode(env, 12, lambda g: told_and_withheld(g) is not None)
+    told, hidden = told_and_withheld(goal)
+    words = sorted({ATTRIBUTE_WORDS[told.variant_attribute], ATTRIBUTE_WORDS[hidden.variant_attribute]})
+    question = say(f"Any preference on {' or '.join(words)} where there's a choice?")
+    user = env.audit().problem.user
+    patience = user.patience
+    reply = user_reply(env.step(question))
+    assert hidden.variant_value in reply and told.variant_value in reply, reply
+    assert user.patience == patience
+    env.step(question)
+    assert user.patience == patience - 1
+    env.step(say(f"Which {ATTRIBUTE_WORDS[told.variant_attribute]} for {told.full_phrase}?"))
+    assert user.patience == patience - 2
+
+
 def test_asking_about_stated_constraint_is_not_free(make_env) -> None:
     """Asking about a variant the shopper already stated is not a user-caused turn."""
     env = make_env(overrides={"p_noise": 0.0, "p_oos": 0.0})

@@ -337,11 +337,13 @@ class CartUser(SimulatedUser):
     def _facts(self, named: tuple[int, ...], asked: set[str], answered: set[tuple[int, str]]) -> list[A.Fact]:
         """The ``asked`` attributes of the items ``named`` (all items if none), but those ``answered`` already in
         this reply (which it extends). "Already told" only of a value this shopper said of that item before: a stock-out's
-        alternative takes the original's values, which it says as new (a fair question, no annoyance)."""
+        alternative takes the original's values, which it says as new (a fair question, no annoyance). A question about
+        every item ("Any preference on colour or size where there's a choice?") annoys only where it brings nothing
+        new: what it asks of the other items is fair."""
         items = self.active_items()
         said = {pair for act in self.acts for pair in _said_of(act)}
         facts: list[A.Fact] = []
-        annoyed = False
+        annoyed = fresh = False
         for i in named or tuple(range(len(items))):
             item = items[i]
             for attribute in sorted(asked):
@@ -355,18 +357,22 @@ class CartUser(SimulatedUser):
                     key = (i, kind)
                     if key in self._asked_no_preference:
                         annoyed = True
+                    else:
+                        fresh = True
                     self._asked_no_preference.add(key)
                     facts.append(A.Fact(item.phrase, word, "any"))
                 elif constraint.withheld and not constraint.revealed:
                     constraint.revealed = True
                     self.mark_user_caused()
+                    fresh = True
                     facts.append(A.Fact(item.phrase, word, constraint.value))
                 elif (item.phrase, kind) in said:
                     annoyed = True
                     facts.append(A.Fact(item.phrase, word, constraint.value, repeated=True))
                 else:
+                    fresh = True
                     facts.append(A.Fact(item.phrase, word, constraint.value))
-        if annoyed:
+        if annoyed and (named or not fresh):
             self.lose_patience()
         return facts
 
