@@ -652,7 +652,7 @@ def name_checks(catalog: Catalog, progress: Callable[[int], None] = lambda n: No
 
 class CartFamily(TaskFamily):
     env_id = ENV_ID
-    version = 16
+    version = 17
     tool_names = ("catalog_search", "catalog_get_product", "cart_add", "cart_set_quantity", "user_get_visit_history",
                   "ask_user")
     answer_arguments = CartAnswer

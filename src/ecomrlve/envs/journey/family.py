@@ -212,7 +212,7 @@ def sub_problems(problem: Problem[JourneyGoal, JourneyState]) -> list[Problem]:
 
 class JourneyFamily(TaskFamily):
     env_id = ENV_ID
-    version = 23
+    version = 24
     answer_ends_episode = False  # each answer ends the request in front of the agent; the shopper brings the next
 
     def __init__(self) -> None:
