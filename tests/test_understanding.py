@@ -2655,3 +2655,34 @@ def test_blind_paraphrase_set_23_loss_reads_as_meant() -> None:
     reading = understand("Was the hoodie as you expected?", ORDERS)
     assert reading.reason and not reading.confirm
 
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the customer's word, then the step, in any idiom and without a question mark
+    ("Give us the nod, mate, and it is yours.", True),
+    ("A thumbs up from you and it is rolling.", True),
+    ("You say ok, I place order.", True),
+    ("Nod and it's yours.", True),
+    ("Your word and I'll book it.", True),
+    ("Approve and I'll close it out.", True),
+    ("You say when and I press the button.", True),
+    ("Nod if you want it.", True),
+    ("Lamp return: nod and I'll sort it.", True),
+    ("Please type 'sawa' and the lamp is yours.", True),
+    # the agent's step, then the word it waits on or the leave it takes
+    ("I'll place it now, unless you say stop.", True),
+    ("I press order when you say.", True),
+    ("Then I send the order off, if that is okay with you.", True),
+    ("I'll write up the ticket if that suits.", True),
+    # near misses: the word given before, by someone else, for a choice; a value to tell; a condition; a step taken
+    ("You said yes and it's ordered.", False),
+    ("You say ok already, so it's placed.", False),
+    ("They'll say yes and it ships.", False),
+    ("Don't say yes until you're sure.", False),
+    ("I'll ship it Monday if that's when it arrives.", False),
+    ("I placed it, if that's ok.", False),
+])
+def test_the_word_then_the_step_as_a_statement(text: str, confirm: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Nod and it's yours.", "You say ok, I send order.", "I place
+    it now, unless you say stop.", "I'll start the return if that's alright with you." asked nothing."""
+    assert understand(text, LAMP).confirm == confirm

@@ -1377,12 +1377,56 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?:the )?order is|it is all|i will|ill|we will|well|i can|we can) )?(?:done|sorted|ordered|placed|sent|"
                              r"submitted|booked|away|" + _ACTIONS + r")\b")
 
+#: The customer's word, then the step done, in any idiom and without a question mark: the word said, typed, given or
+#: nodded ("Give us the nod, mate, and it is yours.", "You say ok, I place order.", "Nod and it's yours.", "Your
+#: word and I'll book it.", "Approve and I'll close it out.", "A thumbs up from you and it's rolling!", "You say when
+#: and I press the button.", "Nod if you want it.") reads as asking leave. Near misses: the word said already ("You
+#: said yes and it's ordered."), said by someone else ("They'll say yes and ..."), what the customer should tell
+#: ("Tell me the size and I'll add it."), a word with no step after it ("Say yes to more colours?"), what the word is
+#: for ('Say "first" for the oldest order.'), the word given before ("You say ok already, so it's placed."), and a
+#: negated word ("Don't say yes until you're sure.").
+_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply)? (?:me |us )?(?:a |your |the )?"
+               r"(?:yes|yeah|yep|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|thumbs up)|"
+               r"nod(?: (?:your |the )?head)?|approve|"
+               r"(?:a |the |your )(?:nod|green light|greenlight|thumbs up|go ahead|word|yes|say so|ok|okay)(?: from you)?)")
+_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|please|now|so|then|you|and) )*" + _GIVEN_WORD +
+                             r" (?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
+                             + _ACTIONS + r"|its|it is|itll|it will|thats|c est|bobs your uncle|yours|fini|finished|done|"
+                             r"away|rolling|on its way|sorted)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)")
+#: The agent's own step, then the customer's word it waits on or the leave it takes: "I'll place it now, unless you
+#: say stop.", "I press order when you say.", "Then I send the order off, if that is okay with you.", "I'll write up
+#: the ticket if that suits." Near misses: a condition that is no consent ("I'll ship it Monday if that's when it
+#: arrives.", "I'll check the size if it's in stock."), and a step already taken ("I placed it, if that's ok").
+_STEP_UNLESS_WORD = re.compile(r"^ (?:(?:so|then|ok|okay|now|right|and) )*(?:i|we|ill|well)(?: will| can| shall| am going to| are going to| "
+                               r"gonna)? (?:(?:now|just|then|go ahead and) )*(?:" + _ACTIONS + r"|write)(?:s)?(?: [a-z0-9]+){0,8} "
+                               r"(?:unless you (?:say (?:stop|no|not|otherwise|so)|object|stop me)|when(?:ever)? you say"
+                               r"(?: so| go| the word| yes)?|if (?:thats|that is|its|it is|this is|that|this|it) (?:ok|okay|alright|"
+                               r"all right|fine|good|suits|works)(?: (?:with|by|for) you)?|if (?:that|this) suits(?: you)?|if you "
+                               r"(?:are |re )?(?:happy|ok|okay|agree))(?: [a-z]+)? $")
+#: A quoted word the customer is to say ("Tell me 'ari' and I order it.", 'Just type "done" and it ships.'): the word
+#: given, whatever it is.
+_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
+                          re.IGNORECASE)
+
+
+def _gives_word_for_step(sentence: str) -> bool:
+    """Whether a sentence asks the customer's word for the agent's step as a statement (`_WORD_THEN_STEP`,
+    `_STEP_UNLESS_WORD`), from its start or after a heading ("Cable return: nod and I'll sort it.")."""
+    sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
+    for part in re.split(r"[:\u2013\u2014]|\s-\s", sentence):
+        words = _corrected(_normalise(part))
+        if _WORD_THEN_STEP.match(words) or _STEP_UNLESS_WORD.match(words):
+            return True
+    return False
+
 
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
     for sentence in _SENTENCE.findall(asking):
         words = _normalise(sentence)
+        if _gives_word_for_step(sentence):
+            return True
         if _WE_DOING.match(words) or "?" in sentence and (
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
                 or _FIRST_PERSON_STEP.match(words)
@@ -2101,6 +2145,8 @@ def _is_request(raw: str) -> bool:
             continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
+        if _gives_word_for_step(sentence):
+            return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
                 words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
