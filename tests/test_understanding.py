@@ -2686,3 +2686,25 @@ def test_the_word_then_the_step_as_a_statement(text: str, confirm: bool) -> None
     """Misreadings of training corpora 36-38 (issue 29 §1): "Nod and it's yours.", "You say ok, I send order.", "I place
     it now, unless you say stop.", "I'll start the return if that's alright with you." asked nothing."""
     assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # the go-ahead beside the quantity: a promise with its own question mark or tag, "will I", the readiness asked,
+    # and a sentence that goes on with "And ..."
+    ("How many of the lamps, and I'll book it in, alright?", {"quantity"}, True),
+    ("How many lamps, and I'll put the order in?", {"quantity"}, True),
+    ("How many lamps? And I can order them, no?", {"quantity"}, True),
+    ("How many lamps, and am I good to order?", {"quantity"}, True),
+    ("How many lamps, and are we good to send?", {"quantity"}, True),
+    ("How many o' them lamps, and will I ring them through?", {"quantity"}, True),
+    ("Which colour, and I'll add it, alright?", {"color"}, True),
+    # near misses: a promise without a mark or tag asks only the topic; "will I" that asks no step
+    ("How many lamps? And I'll ring them up!", {"quantity"}, False),
+    ("Tell me how many lamps and I'll add them.", {"quantity"}, False),
+    ("How many lamps, and will I need a bulb too?", {"quantity"}, False),
+])
+def test_the_go_ahead_beside_a_topic_in_trade_idiom(text: str, topics: set[str], confirm: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "How many of the Bolt 3s, and I'll book it in, alright?",
+    "..., and am I good to order?", "..., and will I ring them through?" asked only the quantity."""
+    reading = understand(text, LAMP)
+    assert (reading.topics, reading.confirm) == (topics, confirm), reading

@@ -1596,7 +1596,19 @@ def _go_ahead_beside_reason(asking: str) -> bool:
 _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
                           r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
                           r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
-                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) ")
+                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) |"
+                          # ... "will I" as "shall I" (Irish English: "and will I ring them through?") and the readiness
+                          # asked ("and am I good to order?", "and are we good to send?")
+                          r"^ (?:(?:and|then|so) )*(?:will (?:i|we) (?:(?:then|now|just) )*" + _ACTIONS + r" |"
+                          r"(?:am i|are we) (?:good|ok|okay|clear|set|right|free) to " + _ACTIONS + r" )")
+#: The agent's promise or next step beside a topic that asks leave only with a question mark or a tag of its own ("How
+#: many, and I'll book it in, alright?", "How many pairs, and I'll put the order in?", "..., and after I finish the
+#: order, okay?"); without them it is a promise and asks only the topic ("Tell me the colour and I'll add it.", "How
+#: many? And I'll ring them up!").
+_PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we|ill|well|i will|we will|i can|we can)(?: then| now| just)? "
+                            + _ACTIONS + r"(?:s)? ")
+_STEP_TAG_END = re.compile(r"^\s*(?:(?:is )?(?:that |it )?(?:ok|okay|alright|all right|fine)|right|yes|no|yeah|ya)(?: with you)?\s*\?\s*$",
+                           re.IGNORECASE)
 
 
 def _go_ahead_after_topic(asking: str) -> bool:
@@ -1604,16 +1616,33 @@ def _go_ahead_after_topic(asking: str) -> bool:
     clause of its own asks leave for the agent's step and names no topic: the message asks both ("How many pairs, and
     may I then complete the order?"). A step said in the same clause as the topic ("Which size shall I add?") or as
     the agent's promise ("Tell me the colour and I'll add it.") asks only the topic."""
+    before: list[str] = []
     for sentence in _SENTENCE.findall(asking):
-        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in re.split(r"\s+and\s+", part) if c.strip()]
+        parts = [c for part in _CLAUSE_BREAK.split(sentence) for c in _AND_SPLIT.split(part) if c.strip()]
+        # a sentence that opens "And ..." goes on from the question before it ("How many? And I can order them, no?")
+        clauses = before + parts if _AND_START.match(sentence) else parts
+        offset = len(clauses) - len(parts)
         for i, clause in enumerate(clauses[1:], 1):
-            step = _STEP_CLAUSE.match(_corrected(_normalise(clause)))
-            if step is None or not ("?" in sentence or step.group("request")) or _names_topic(clause):
+            if i < offset:
+                continue
+            words = _corrected(_normalise(clause))
+            step = _STEP_CLAUSE.match(words)
+            if step is None and _PROMISED_STEP.match(words) and not _names_topic(clause) and (
+                    clause.rstrip().endswith("?") or (i + 1 < len(clauses) and _STEP_TAG_END.match(clauses[i + 1]))):
+                step = _PROMISED_STEP.match(words)  # "How many, and I'll book it in, alright?"
+            elif step is not None and not ("?" in sentence or step.group("request")):
+                step = None
+            if step is None or _names_topic(clause):
                 continue
             lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
             if any(_asks_topic(words) for words in lead) and any(_names_topic(c) for c in clauses[:i]):
                 return True
+        before = parts
     return False
+
+
+_AND_SPLIT = re.compile(r"\s+(?:and|an['\u2019])\s+", re.IGNORECASE)
+_AND_START = re.compile(r"^\s*(?:and|an['\u2019])\s", re.IGNORECASE)
 
 
 def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
