@@ -2708,3 +2708,21 @@ def test_the_go_ahead_beside_a_topic_in_trade_idiom(text: str, topics: set[str],
     "..., and am I good to order?", "..., and will I ring them through?" asked only the quantity."""
     reading = understand(text, LAMP)
     assert (reading.topics, reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # a heading that names the money, then a bare "How much?"
+    ("Spending limit. How much?", {"price"}),
+    ("Your price range. How much?", {"price"}),
+    ("Price ceiling. How much, roughly?", {"price"}),
+    ("The spend. How much?", {"price"}),
+    # near misses: a heading that names the things or their count, a sentence that tells the price, no heading
+    ("Lamps. How much?", {"quantity"}),
+    ("Number of lamps. How much?", {"quantity"}),
+    ("The price is fine. How much?", {"quantity"}),
+    ("How much?", {"quantity"}),
+])
+def test_a_bare_how_much_after_a_heading_that_names_the_money(text: str, topics: set[str]) -> None:
+    """Issue 29 §1: "Spending limit. How much?" and "Your price range. How much?" read as the quantity, though the
+    heading names the money."""
+    assert understand(text, LAMP).topics == topics

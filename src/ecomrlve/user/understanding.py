@@ -2962,6 +2962,27 @@ def _rule_reading(text: str, in_play: InPlay) -> Reading:
         return replace(reading, items=_referenced(text.lower(), in_play, text.lower()))
     return reading
 
+#: A bare "How much?" ("So how much, roughly?"), which asks the amount of whatever the message's heading names.
+_BARE_HOW_MUCH = re.compile(r"^ (?:(?:so|and|ok|okay|right|then|well) )*how much(?: (?:then|exactly|roughly|max|tops|in total|"
+                            r"total|about|more or less))? $")
+#: A heading sentence: a noun phrase of one to five words, no verb of its own or person ("Spending limit.", "Your
+#: price range!"; not "The price is fine." nor "I checked the price.").
+_MONEY_HEADING = re.compile(r"^ (?!.* (?:is|are|was|were|s|i|we|you|it|its|has|have|do|does|did|will|can|checked|found)"
+                            r" )(?:[a-z0-9]+ ){1,5}$")
+
+
+def _money_heading(text: str) -> bool:
+    """Whether a sentence of ``text`` is a heading that names the money and not a count ("Spending limit. How much?",
+    "Your price range. How much?"), so that a bare "How much?" after it asks the budget; "Lamps. How much?" and
+    "Number of lamps. How much?" still ask how many."""
+    for sentence in _SENTENCE.findall(text):
+        words = _normalise(sentence)
+        if "?" in sentence or not _MONEY_HEADING.match(words):
+            continue
+        if _has(words, _TOPIC_PHRASES["price"]) and not _has(words, _TOPIC_PHRASES["quantity"]):
+            return True
+    return False
+
 
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
                       asking: str) -> Reading:
@@ -3047,6 +3068,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
+    if topics == {"quantity"} and asking is not text and _BARE_HOW_MUCH.match(norm_grounds) and _money_heading(text):
+        topics = {"price"}  # "Spending limit. How much?": the heading names the money the bare "How much?" asks
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
