@@ -2726,3 +2726,22 @@ def test_a_bare_how_much_after_a_heading_that_names_the_money(text: str, topics:
     """Issue 29 §1: "Spending limit. How much?" and "Your price range. How much?" read as the quantity, though the
     heading names the money."""
     assert understand(text, LAMP).topics == topics
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the choice handed over after the options or topic the sentence or the one before it names
+    ("The Arc 2 comes in black or silver. You pick.", {"color"}),
+    ("It comes in black and silver. I'd guess black, but you tell me.", {"color"}),
+    ("Black or silver. It's all the same to me, so it is your call.", {"color"}),
+    ("Lamp colour and brand, go! Black, silver! Lumora, Brightix!", {"brand", "color"}),
+    # near misses: the words inside a statement, "up to you" after the agent's advice
+    ("Your call is important to us.", set()),
+    ("You pick it up on Monday.", set()),
+    ("I'd recommend a brand with a good warranty, but it's up to you.", set()),
+    ("Your lamp is ready. Go enjoy it!", set()),
+])
+def test_the_choice_handed_over_after_the_options(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Glow 7 comes as cream, gel or spray. You pick.", "...,
+    so it is your call.", "Hoodie and mug: colour on the first, material on the second. Go." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading

@@ -1787,6 +1787,24 @@ _NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|wa
 #: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
 _ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*(?:[.!]?\s*$|[,;:\u2014\u2013-])", re.IGNORECASE)
 
+#: The choice handed to the customer at the end of a sentence, in any idiom ("Your call.", "You pick.", "..., but you
+#: tell me.", "..., so it is your call.", "Take your pick, love.", "Shout it out!", "Go."): a request for what the
+#: sentence or the one before it names or offers. Near misses: the words inside a statement ("Your call is important
+#: to us.", "You pick it up Monday.", "Go enjoy it!"), a call or pick of the agent's own ("My pick is the Navy."), and
+#: a step the customer already took ("You picked Navy."), "up to you" after the agent's advice ("I'd recommend a
+#: warranty, but it's up to you."), and "Go?" with its mark, which asks leave ("Luna 3, Queen. Go?").
+_HANDOVER = re.compile(r"^ (?:(?:so|but|and|now|then|ok|okay|well|anyway) )*(?:(?:its|it is|thats|that is) )?(?:all |entirely |totally )?"
+                       r"(?:(?:your|ur) (?:call|pick|choice|shout|decision)|(?:you|u) (?:pick|choose|decide|tell me|call it)|"
+                       r"pick one|take your pick|shout it out|go|dealers choice)"
+                       r"(?: (?:love|mate|pal|friend|then|now|please|boss|dear|hun|duck|cuz))* $")
+
+
+def _hands_over(sentence: str) -> bool:
+    """Whether the last clause of ``sentence`` hands the choice to the customer (:data:`_HANDOVER`), after options or
+    a topic named in the sentence or the one before it."""
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
+
 
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
@@ -1797,8 +1815,11 @@ def _asking_part(raw: str) -> str:
         return raw
     # (not the step asked on it: "The return is filled in. Send it?" asks leave to send it)
     asks = [_is_request(p) for p in parts]
+    handed = [_hands_over(p) for p in parts]
     asking = [p for i, p in enumerate(parts)
-              if asks[i] or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+              # the options or topic named right before the hand-over are what it asks among ("Glow 7 comes as cream,
+              # gel or spray. You pick.")
+              if asks[i] or (i + 1 < len(parts) and handed[i + 1] and not asks[i]) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
                   "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
               # the options offered right after the question are what it asks among ("What would you like for the
               # hoodie? We have Black, Navy or Olive.")
@@ -2174,6 +2195,8 @@ def _is_request(raw: str) -> bool:
             continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
+        if _hands_over(sentence):
+            return True  # "Cream, gel or spray on the Glow 7. Your call."
         if _gives_word_for_step(sentence):
             return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
