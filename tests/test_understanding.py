@@ -2745,3 +2745,24 @@ def test_the_choice_handed_over_after_the_options(text: str, topics: set[str]) -
     so it is your call.", "Hoodie and mug: colour on the first, material on the second. Go." asked nothing."""
     reading = understand(text, LAMP)
     assert (reading.asks, reading.topics) == (bool(topics), topics), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the agent's need of a topic after a lead-in, without its subject, with the topic fronted, or as a bare phrase
+    ("Reckon I'll just need your lamp colour and we're in business.", {"color"}),
+    ("Before I quote you I'll need the ceiling on the lamp spend.", {"price"}),
+    ("Need a colour on the Arc 2 before I wrap it.", {"color"}),
+    ("Lamp colour I need.", {"color"}),
+    ("First, your colour on the Arc 2.", {"color"}),
+    ("Last field on my side: your brand for the lamp.", {"brand"}),
+    # near misses: a need of nothing the customer holds, the customer's value in stock, a need the agent met
+    ("Reckon I'll need a minute.", set()),
+    ("Need a coffee before I start.", set()),
+    ("Your colour is in stock.", set()),
+    ("I needed your colour, and you gave it.", set()),
+])
+def test_the_agents_need_of_a_topic_in_trade_idiom(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Shoe size I need.", "Reckon I'll just need your shoe size
+    and we're in business.", "First, your size on the Atlas 22." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading

@@ -1805,6 +1805,38 @@ def _hands_over(sentence: str) -> bool:
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
     return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
 
+#: The agent's need of a topic said without the opening `_NEED_REQUEST` knows: after a lead-in run on without a comma
+#: ("Reckon I'll just need your shoe size and we're in business.", "Before I quote you I'll need the ceiling on the
+#: spend."), without its subject ("Need a size on the Atlas 22 before I order."), with the topic fronted ("Shoe size
+#: I need.", "The colour is all I need."), or as a bare noun phrase of the customer's ("First, your size on the Atlas
+#: 22.", "Last field on my side: your size for the jacket."). Only where the clause names a topic; near misses: a need
+#: of nothing the customer holds ("Reckon I'll need a minute.", "Need a coffee before I start."), a statement of the
+#: customer's value ("Your size is in stock."), and a need the agent met ("I needed your size, and you gave it.").
+_NEED_LEAD_IN = re.compile(r"^ (?:(?:so|ok|okay|right|well|now) )?(?:(?:i )?reckon |i think |i guess |i suppose |"
+                           r"before (?:i|we) (?:[a-z0-9]+ ){1,3}?)(?=(?:i|we|ill|well|id) (?:just |only |still |will |would )*"
+                           r"(?:need|require) )")
+_TOPIC_NEEDED = re.compile(r"^ (?:(?:just|still|only|first|so|ok|okay|right) )*(?:need|needs|want) (?:a|an|the|your) |"
+                           r"^ (?:(?:the|your|a) )?(?:[a-z0-9]+ ){1,3}?(?:(?:is|will be) )?(?:all |just |only )?(?:(?:that|what) )?"
+                           r"(?:i|we) (?:still |really |just |will )?(?:need|require)(?: (?:now|first|from you|please))? $|"
+                           r"^ (?:(?:first|next|then|now|and|so|lastly|finally|ok|okay|right) )*your (?:[a-z]+ )?[a-z]+(?: (?:on|for|of) "
+                           r"(?:the|your|that|this|those|them) (?:[a-z0-9]+ ){1,3}?)?(?:please )?$")
+
+
+def _needs_topic(sentence: str) -> bool:
+    """Whether a clause of ``sentence`` says the agent needs a topic the customer holds (:data:`_TOPIC_NEEDED`, or a
+    need after :data:`_NEED_LEAD_IN`), naming the topic."""
+    for clause in _CLAUSE_BREAK.split(sentence):
+        words = _corrected(_normalise(clause))
+        if not _names_topic(clause) or _NOT_A_VALUE_NEED.search(words):
+            continue
+        if _TOPIC_NEEDED.match(words) or _NEED_LEAD_IN.match(words):
+            return True
+    return False
+
+
+#: A customer's value said as in hand or in stock beside the need words ("your size is in stock"): no need asked.
+_NOT_A_VALUE_NEED = re.compile(r" (?:is|are|was|were) (?:in stock|sold out|available|ready|here|fine|great|perfect) ")
+
 
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
@@ -2197,6 +2229,8 @@ def _is_request(raw: str) -> bool:
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _hands_over(sentence):
             return True  # "Cream, gel or spray on the Glow 7. Your call."
+        if _needs_topic(sentence):
+            return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
             return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
