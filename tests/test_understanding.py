@@ -2766,3 +2766,27 @@ def test_the_agents_need_of_a_topic_in_trade_idiom(text: str, topics: set[str]) 
     and we're in business.", "First, your size on the Atlas 22." asked nothing."""
     reading = understand(text, LAMP)
     assert (reading.asks, reading.topics) == (bool(topics), topics), reading
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # a fault guessed in trade and dialect words, often without the auxiliary
+    ("Lamp gone dodgy on you?", True),
+    ("Keyboard short out on ya?", True),
+    ("Is the keyboard fraying at the cord?", True),
+    ("Was the lamp DOA?", True),
+    ("Lamp ain't lightin' right?", True),
+    ("Keyboard got hole or something?", True),
+    ("De lamp stop wukkin'?", True),
+    ("Is it banjaxed, or did you go off it?", True),
+    ("Them lamps gone quiet?", True),
+    # near misses: the fault word in a statement beside which order, the line picked out by its date, the customer
+    # denied something
+    ("The dodgy courier left it at the door, which order was that?", False),
+    ("Sorry the lamp went dodgy. Which order was it?", False),
+    ("Was it the lamp from September 10?", False),
+    ("You ain't in a rush, are you?", False),
+])
+def test_a_fault_guessed_in_trade_and_dialect_words(text: str, reason: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Cable gone dodgy on you?", "Cable ain't chargin' right?",
+    "Was the item DOA?", "De cable stop wukkin'?" read as which order."""
+    assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason

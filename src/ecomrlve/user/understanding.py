@@ -622,6 +622,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
+                  # a fault in trade and dialect words, often without the auxiliary ("Cable gone dodgy on you?", "Is it
+                  # banjaxed?", "Was the item DOA?", "Cable short out on ya?", "Them headphones gone quiet?", "Hoodie got
+                  # hole or something?", "It come mash up in de box?", "Is the cable fraying?", "Headphones dying mid-run?")
+                  "dodgy", "banjaxed", "doa", "gone quiet", "went quiet", "go quiet", "short out", "shorted out", "shorting out",
+                  "fraying", "mash up", "mashed up", "got hole", "got a hole", "dying", "gave out", "give out", "conked out",
+                  "packed up", "pack up",
                   "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
                   "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right",
                   # how a fault is said in other words ("dead on arrival", "on the blink", "cutting out", "spoilt",
@@ -762,7 +768,7 @@ _DONE_TO_IT = re.compile(r"^ did (?!(?:you|i|we|he|she|there|anyone|somebody|som
 _NOT_A_HAPPENING = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|cost|costs|deliver|delivered|get (?:here|there|to|"
                               r"delivered|sent|shipped)|turn up|show up|have|include|includes|mean|belong|go back|be|"
                               r"say|said|list|listed|order|ordered|buy|bought|purchase|purchased|got|get one|gotten)\b")
-_DENIED = re.compile(r"(?<! or)(?<! a)(?<! that)(?<! which)(?<! who) (?:not|never|dont|didnt|doesnt|cant|cannot|wont)\b"
+_DENIED = re.compile(r"(?<! or)(?<! a)(?<! that)(?<! which)(?<! who) (?:not|never|dont|didnt|doesnt|cant|cannot|wont|aint)\b"
                      r"(?! (?:the|that|this|these|those|your|a|an|one|ones|longer|more|later|sooner)\b)(?! so\s*$)"
                      # (not how much a requirement weighs: "or is weight not important?", "is the maker no concern?")
                      r"(?! (?:so |that |very |too |really |all that |at all )?(?:important|concern|concerned|matter|matters|must|"
@@ -885,7 +891,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Caribbean English ("Tell mih wha happen wid it", "it doh fit?", "Wha size yuh want de hoodie in?")
               "mih": "me", "wha": "what", "wid": "with", "doh": "dont", "yuh": "you", "de": "the", "dat": "that",
               "fuh": "for", "allyuh": "you", "seh": "said", "di": "the", "ting": "thing", "anyting": "anything",
-              "everyting": "everything",
+              "everyting": "everything", "wuh": "what", "mek": "make", "wuk": "work", "wukkin": "working",
+              # a dropped final g ("Cable ain't chargin' right?", "what's it doin' wrong?")
+              "chargin": "charging", "workin": "working", "doin": "doing",
               # ... and Spanish ("y la razón del return?")
               "razon": "reason",
               # the old register's pronouns and verbs ("How many ducats wouldst thou part with?", "thy word")
