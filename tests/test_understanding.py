@@ -2790,3 +2790,19 @@ def test_a_fault_guessed_in_trade_and_dialect_words(text: str, reason: bool) -> 
     """Misreadings of training corpora 36-38 (issue 29 §1): "Cable gone dodgy on you?", "Cable ain't chargin' right?",
     "Was the item DOA?", "De cable stop wukkin'?" read as which order."""
     assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # the reason as a heading, then a need of "one" or a request for "it"
+    ("Reason for return. I need one.", True),
+    ("Reason for return please, system needs one.", True),
+    ("Reason for the return, give it to me, we'll sort it!", True),
+    # near misses: a statement before the need, a request for "it" after a statement
+    ("It shipped Monday, we need one for the audit.", False),
+    ("The receipt is in the box, give it to me later.", False),
+])
+def test_the_reason_as_a_heading_then_a_need_of_one(text: str, reason: bool) -> None:
+    """Misreadings of training corpora 36/38 (issue 29 §1): "Reason for return. I need one.", "Reason for return
+    please, system need one." asked nothing."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    assert (reading.asks, reading.reason) == (reason, reason), reading

@@ -1874,7 +1874,8 @@ _OFFER = re.compile(r"^ (?:(?:we|i) (?:have|carry|stock|offer|sell|ve got|can do
 
 
 #: A need of what the sentence before names ("Reason for the return. I need it for the form.").
-_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
+_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we|(?:the )?(?:system|form|slip|computer|till)) )?(?:just |really |also |still |do )?"
+            r"(?:need|needs|require|requires) (?:it|that|this|one)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
@@ -2161,8 +2162,9 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
-#: A heading of a few words that a need of "it" after it asks for ("Reason for return, need it for the manifest"), not a
-#: statement ("It shipped Monday, we need it for the audit").
+#: A heading of a few words that a need of "it" or "one" or a request for it after it asks for ("Reason for return, need
+#: it for the manifest", "Reason for return. I need one.", "Reason for return please, system need one.", "Reason for
+#: the return - give it to me, we'll fix it!"), not a statement ("It shipped Monday, we need it for the audit").
 _HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|that|there|theres)\b)(?:[a-z0-9]+ ){1,4}$")
 #: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
@@ -2254,7 +2256,8 @@ def _is_request(raw: str) -> bool:
             return True  # "If you're happy with it, I'll place it now."
         head, *rest = (_normalise(clause) for clause in _CLAUSE_BREAK.split(sentence))
         if any(_INVERTED.match(_FILLER.sub(" ", clause)) and not (_NAMES_RULE.match(clause) or _NOT_A_QUESTION.match(clause))
-               or _NEED_REQUEST.match(clause) for clause in rest) or _HEADING_NEEDED.match(head) and any(re.match(_NEED_IT, clause) for clause in rest):
+               or _NEED_REQUEST.match(clause) for clause in rest) or _HEADING_NEEDED.match(head) and any(
+                re.match(_NEED_IT, clause) or _REQUEST_FOR_IT.match(clause) for clause in rest):
             # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
             # need it for the manifest"
             return True
