@@ -2692,14 +2692,14 @@ def test_the_word_then_the_step_as_a_statement(text: str, confirm: bool) -> None
     # the go-ahead beside the quantity: a promise with its own question mark or tag, "will I", the readiness asked,
     # and a sentence that goes on with "And ..."
     ("How many of the lamps, and I'll book it in, alright?", {"quantity"}, True),
-    ("How many lamps, and I'll put the order in?", {"quantity"}, True),
     ("How many lamps? And I can order them, no?", {"quantity"}, True),
     ("How many lamps, and am I good to order?", {"quantity"}, True),
     ("How many lamps, and are we good to send?", {"quantity"}, True),
     ("How many o' them lamps, and will I ring them through?", {"quantity"}, True),
     ("Which colour, and I'll add it, alright?", {"color"}, True),
-    # near misses: a promise without a mark or tag asks only the topic; "will I" that asks no step
+    # near misses: a promise without a tag asks only the topic; "will I" that asks no step
     ("How many lamps? And I'll ring them up!", {"quantity"}, False),
+    ("How many lamps, and I'll put the order in?", {"quantity"}, False),
     ("Tell me how many lamps and I'll add them.", {"quantity"}, False),
     ("How many lamps, and will I need a bulb too?", {"quantity"}, False),
 ])
@@ -2806,3 +2806,20 @@ def test_the_reason_as_a_heading_then_a_need_of_one(text: str, reason: bool) -> 
     please, system need one." asked nothing."""
     reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
     assert (reading.asks, reading.reason) == (reason, reason), reading
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the agent's step in the first person, asked with a one-word tag of another language or said bare
+    ("The Arc 2 in black, I put the order now, no?", True),
+    ("I validate the order for the black lamp, d'accord?", True),
+    ("The lamp, I can launch the order?", True),
+    ("Lamp in black, all is well? I continue?", True),
+    # near misses: a value checked with the tag, a step told without a mark, a question about reading on
+    ("Black, no?", False),
+    ("I continue to check the stock.", False),
+    ("Do I continue reading the list?", False),
+])
+def test_the_agents_step_asked_with_a_one_word_tag_or_bare(text: str, confirm: bool) -> None:
+    """Misreadings of training corpora 36/37 (issue 29 §1): "..., I put the order now, no?", "I validate the order for
+    the Navy hoodie, d'accord?", "The return of the hoodie, I can launch it?", "I continue?" read no go-ahead."""
+    assert understand(text, LAMP).confirm == confirm

@@ -389,7 +389,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit|validate|launch)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -1305,7 +1305,7 @@ _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,
 #: The agent's step asked in the present tense, its subject first ("I order the ceramic mug?", "We continue to pay?"), or
 #: the cart said ready for paying ("Ready for pay?"): leave asked (not "We start with the colour?").
 _FIRST_PERSON_STEP = re.compile(r"^ (?:so |ok |okay |then |now |and )?(?:i|we) (?:now |then |just )?" + _ACTIONS
-                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,4} $|"
+                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,6} $|"
                                 r"^ (?:all )?(?:ready|set|good) for (?:pay|payment|paying|checkout|check out) $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
@@ -1320,6 +1320,14 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+#: A closing tag of one word in another language's or a dialect's way ("I put the order now, no?", "I validate the
+#: order, d'accord?", "It's good like this, inshallah?"): the question mark belongs to the clause before it, whose step
+#: then asks leave as "I put the order now?" does. A value checked this way asks no leave ("Navy, no?": no step).
+_WORD_TAG = re.compile(r",\s*(?:no|si|ja|oui|d['\u2019]?accord|inshallah|innit|hein|va bene|na|ne|ya|yeah)\s*\?", re.IGNORECASE)
+#: The agent's step said bare in the first person, as a question ("I continue?", "We proceed?", "I go ahead now?"; not
+#: "I continue to check stock." without its mark, nor "Do I continue reading the list?").
+_BARE_STEP = re.compile(r"^ (?:so |ok |okay |then |and )?(?:i|we) (?:now |then |just )?(?:continue|proceed|go ahead|go on|"
+                        r"carry on|finish|finali[sz]e|check out|checkout|pay|validate|confirm|order)(?: (?:now|then|here))? $")
 #: The customer's own purchase, said without an auxiliary ("You buy it when?", "When'd ya buy it?"): what they did.
 _CUSTOMER_BOUGHT = re.compile(r"(?:^| whend| whens| when| remember) (?:you|ya) (?:buy|bought|order|ordered|purchase|purchased|get|"
                               r"got) (?:it|them|this|that|these|those)\b")
@@ -1398,7 +1406,7 @@ _GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simpl
                r"nod(?: (?:your |the )?head)?|approve|"
                r"(?:a |the |your )(?:nod|green light|greenlight|thumbs up|go ahead|word|yes|say so|ok|okay)(?: from you)?)")
 _WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|please|now|so|then|you|and) )*" + _GIVEN_WORD +
-                             r" (?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
+                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
                              + _ACTIONS + r"|its|it is|itll|it will|thats|c est|bobs your uncle|yours|fini|finished|done|"
                              r"away|rolling|on its way|sorted)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)")
 #: The agent's own step, then the customer's word it waits on or the leave it takes: "I'll place it now, unless you
@@ -1431,13 +1439,14 @@ def _gives_word_for_step(sentence: str) -> bool:
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    asking = _WORD_TAG.sub("?", asking)
     for sentence in _SENTENCE.findall(asking):
         words = _normalise(sentence)
         if _gives_word_for_step(sentence):
             return True
         if _WE_DOING.match(words) or "?" in sentence and (
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
-                or _FIRST_PERSON_STEP.match(words)
+                or _FIRST_PERSON_STEP.match(words) or _BARE_STEP.match(words)
                 or _NOT_WAIT.search(words)):
             return True
     # a closing "then?" belongs to the clause before it ("Buy now, then?")
@@ -1450,8 +1459,8 @@ def _asks_go_ahead(asking: str) -> bool:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
         if _CUSTOMER_BOUGHT.search(words) and (" when" in words or " remember " in words):
             continue  # "When'd ya buy it?", "You buy it when?": the customer's purchase, no leave asked
-        if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
-            return True  # "Order it?", "Return them now?"
+        if (_BARE_ACTION.match(words) or _BARE_STEP.match(words)) and clause.rstrip().endswith("?"):
+            return True  # "Order it?", "Return them now?", "I continue?"
         if words.strip() in _BARE_GO_AHEAD or _DO_IT.match(words):
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
@@ -1609,9 +1618,9 @@ _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right aft
                           # asked ("and am I good to order?", "and are we good to send?")
                           r"^ (?:(?:and|then|so) )*(?:will (?:i|we) (?:(?:then|now|just) )*" + _ACTIONS + r" |"
                           r"(?:am i|are we) (?:good|ok|okay|clear|set|right|free) to " + _ACTIONS + r" )")
-#: The agent's promise or next step beside a topic that asks leave only with a question mark or a tag of its own ("How
-#: many, and I'll book it in, alright?", "How many pairs, and I'll put the order in?", "..., and after I finish the
-#: order, okay?"); without them it is a promise and asks only the topic ("Tell me the colour and I'll add it.", "How
+#: The agent's promise or next step beside a topic that asks leave only with a tag of its own ("How many, and I'll book
+#: it in, alright?", "..., and after I finish the order, okay?", "How many? And I can order them, no?"); without one it
+#: is a promise and asks only the topic ("Tell me the colour and I'll add it.", "Which colour, and I'll add it?", "How
 #: many? And I'll ring them up!").
 _PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we|ill|well|i will|we will|i can|we can)(?: then| now| just)? "
                             + _ACTIONS + r"(?:s)? ")
@@ -1636,7 +1645,7 @@ def _go_ahead_after_topic(asking: str) -> bool:
             words = _corrected(_normalise(clause))
             step = _STEP_CLAUSE.match(words)
             if step is None and _PROMISED_STEP.match(words) and not _names_topic(clause) and (
-                    clause.rstrip().endswith("?") or (i + 1 < len(clauses) and _STEP_TAG_END.match(clauses[i + 1]))):
+                    i + 1 < len(clauses) and _STEP_TAG_END.match(clauses[i + 1])):
                 step = _PROMISED_STEP.match(words)  # "How many, and I'll book it in, alright?"
             elif step is not None and not ("?" in sentence or step.group("request")):
                 step = None
