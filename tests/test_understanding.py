@@ -2823,3 +2823,19 @@ def test_the_agents_step_asked_with_a_one_word_tag_or_bare(text: str, confirm: b
     """Misreadings of training corpora 36/37 (issue 29 §1): "..., I put the order now, no?", "I validate the order for
     the Navy hoodie, d'accord?", "The return of the hoodie, I can launch it?", "I continue?" read no go-ahead."""
     assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the topics listed after a lead-in that counts them in the agent's own words
+    ("Let's check two things before we pull away: brand preference and budget.", {"brand", "price"}),
+    ("Two wee things and we're dead on: the colour and the brand.", {"brand", "color"}),
+    ("Two checks, like mirror and blind spot: colour on the lamp, brand on the bulb.", {"brand", "color"}),
+    # near misses: a count of notes or news, whose fields are statements
+    ("Two things to note: the price dropped and the colour is back.", set()),
+    ("Two bits of good news: colour in stock, price lower.", set()),
+])
+def test_the_topics_listed_after_a_counted_lead_in(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpus 38 (issue 29 §1): "Let's check two things before we pull away: brand preference
+    and budget.", "Two checks, like mirror and blind spot: size on the jacket, connector on the cable." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading

@@ -2101,12 +2101,29 @@ def _asks_checklist(raw: str) -> bool:
     by the topics listed after one that counts them ("Two questions before I search: your size and your budget.")."""
     head, colon, tail = raw.partition(":")
     lead = re.split(r"[.!?\n]", head)[-1]
-    if not colon or _CHECKLIST_LEAD.match(_normalise(lead)) is None:
+    counted = colon and _COUNTED_LEAD.match(_normalise(lead)) is not None
+    if not colon or (_CHECKLIST_LEAD.match(_normalise(lead)) is None and not counted):
         return False
     if _LIST_ITEM.match(tail):
         return True
     fields = [p for p in re.split(r",|\band\b|\bplus\b", re.split(r"[.!?\n]", tail)[0]) if p.strip()]
-    return _QUESTIONS_FOLLOW.search(_normalise(lead)) is not None and len(fields) >= 2 and all(_names_topic(p) for p in fields)
+    if counted and not all(_FIELD_PHRASE.match(_normalise(p)) for p in fields):
+        return False  # "Two things to sort: the price dropped and ...": the fields are news, not asked
+    return (counted or _QUESTIONS_FOLLOW.search(_normalise(lead)) is not None) and len(fields) >= 2 and all(
+        _names_topic(p) for p in fields)
+
+
+#: A lead-in that counts what follows in the agent's own words ("Let's check two things before we pull away: brand and
+#: budget.", "Two wee things and we're dead on: the jacket's size and the cable's plug end.", "Two checks, like mirror
+#: and blind spot: size on the jacket, connector on the cable."): the topics listed after it are asked. Not a count of
+#: news or notes ("Two things to note: ...", "Two bits of good news: ...").
+_COUNTED_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then|right|now|alright) )*(?:(?:lets|let us) (?:check|sort|settle|cover|do|"
+                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) )?(?:two|three|four|2|3|4|"
+                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?)"
+                           r"(?! (?:to )?(?:note|know|mention|report|share|tell|of (?:good |bad )?news))(?: [a-z]+){0,6} $")
+#: A listed field: a short noun phrase without a verb ("size on the jacket", "the cable's plug end", "budget").
+_FIELD_PHRASE = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|dropped|arrived|shipped|ships)\b)"
+                           r"(?:[a-z0-9]+ ){1,6}$")
 
 
 #: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
@@ -2683,9 +2700,10 @@ def _names_topic(clause: str) -> bool:
 
 
 #: The agent's purpose or next step after what it asks ("..., so I can narrow down the brands", "... in order to check
-#: colours", "... and I'll then sort by rating"): to the end of the sentence, it names what the agent will do, not asks.
+#: colours", "... and I'll then sort by rating"): to the end of the sentence or a colon (what follows a colon is
+#: listed: "Two wee things and we're dead on: the colour and the brand."), it names what the agent will do, not asks.
 _PURPOSE = re.compile(r"\b(?:so(?: that)? (?:I|we)|in order (?:to|that)|and (?:I|we)(?:'ll|’ll| will| can| shall| could)?(?: then)?|"
-                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;]*",
+                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;:]*",
                       re.IGNORECASE)
 
 
