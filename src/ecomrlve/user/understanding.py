@@ -244,9 +244,11 @@ _NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)
                          + r") )")
 #: Words of a topic in an idiom or a remark that asks nothing of it: a reassurance that there is no hurry ("No flash
 #: photography, and no rush: how much does the brand matter?"; not "In a rush, or no rush?"), a chess player's "time
-#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?").
+#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?"), "dead" as "quite" ("Two wee
+#: things and we're dead on: ..."; not "Did it go dead on you?").
 _IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: at all)?(?=\s*[,:;.!]|\s+(?:and|but|so)\b)|"
-                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)", re.IGNORECASE)
+                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)|"
+                       r"\b(?:we|were|we['\u2019]re|we are|all|you['\u2019]re|youre) dead (?:on|right|sorted|set|easy)\b", re.IGNORECASE)
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -1867,8 +1869,9 @@ def _asking_part(raw: str) -> str:
     handed = [_hands_over(p) for p in parts]
     asking = [p for i, p in enumerate(parts)
               # the options or topic named right before the hand-over are what it asks among ("Glow 7 comes as cream,
-              # gel or spray. You pick.")
-              if asks[i] or (i + 1 < len(parts) and handed[i + 1] and not asks[i]) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+              # gel or spray. You pick."), unless that sentence names a fault ("Steel won't break, but there's wood
+              # too. Your pick." would say the withheld reason)
+              if asks[i] or (i + 1 < len(parts) and handed[i + 1] and not asks[i] and not _asks_reason(p)) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
                   "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
               # the options offered right after the question are what it asks among ("What would you like for the
               # hoodie? We have Black, Navy or Olive.")
