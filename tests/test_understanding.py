@@ -2853,3 +2853,15 @@ def test_a_fault_word_beside_a_hand_over_or_a_count_says_no_reason(text: str) ->
     assert not understand(text, ORDERED_LAMP_AND_KEYBOARD).reason
     assert understand("Did it go dead on you?", ORDERED_LAMP_AND_KEYBOARD).reason
     assert understand("Is the lamp dead?", ORDERED_LAMP_AND_KEYBOARD).reason
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Need a colour on the lamp before I order materials.", {"color"}),
+    # near misses: a deadline, and options after a dash, stay asked
+    ("Do you need it before we dock on Friday, or is later fine?", {"shipping"}),
+    ("What's the cable going into? Need to know before I set up - USB-C or Lightning.", {"connector"}),
+])
+def test_the_agents_ordering_step_after_the_question_names_no_topic(text: str, topics: set[str]) -> None:
+    """Found by the leak check on corpus 38 after the need family above: "Need a size on the Atlas 22 before I order
+    materials." read "materials" as asked, and CART and BUNDLE said their withheld material."""
+    assert understand(text, CABLE).topics == topics

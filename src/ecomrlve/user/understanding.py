@@ -2711,13 +2711,23 @@ _PURPOSE = re.compile(r"\b(?:so(?: that)? (?:I|we)|in order (?:to|that)|and (?:I
 
 
 def _without_purpose(grounds: str) -> str:
-    """``grounds`` without the agent's purpose after a question or request; unchanged (the same string) when none, or
-    when the purpose is all there is."""
+    """``grounds`` without the agent's purpose or next step after a question or request; unchanged (the same string)
+    when none, or when the purpose is all there is."""
+    step = _STEP_AFTER.search(grounds)
+    if step is not None and grounds[:step.start()].strip(" ,"):
+        grounds = _STEP_AFTER.sub(" ", grounds)
     found = _PURPOSE.search(grounds)
     if found is None or not grounds[:found.start()].strip(" ,"):
         return grounds
     kept = _PURPOSE.sub(" ", grounds)
     return kept if kept.strip(" ,.?!") else grounds
+
+
+#: The agent's own step after what it asks, to the next stop, colon or dash ("Need a size on the jacket before I order
+#: materials.": no material asked). Only an ordering step with its object; not a deadline ("before we dock on Friday")
+#: nor a step whose options follow a dash ("before I set up - USB-C, Lightning or Micro-USB").
+_STEP_AFTER = re.compile(r"\bbefore (?:I|we) (?:order|place|add|book|ship|send|wrap|ring up|put in|write up) "
+                         r"(?:the |your |some |any |a |them |it )?[a-z]+\s*(?=[.?!;:\u2013\u2014]|$)", re.IGNORECASE)
 
 
 def _opens_clause_question(clause: str) -> bool:
