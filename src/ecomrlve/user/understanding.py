@@ -1427,9 +1427,16 @@ _QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply)( me| us)?( only| just)?
                           re.IGNORECASE)
 
 
+#: A word `_WORD_THEN_STEP`, `_STEP_UNLESS_WORD` or `_QUOTED_WORD` needs, in the raw sentence.
+_WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod|approve|word|yes|ok|okay|k|green|greenlight|"
+                             r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
+
+
 def _gives_word_for_step(sentence: str) -> bool:
     """Whether a sentence asks the customer's word for the agent's step as a statement (`_WORD_THEN_STEP`,
     `_STEP_UNLESS_WORD`), from its start or after a heading ("Cable return: nod and I'll sort it.")."""
+    if _WORD_STEP_HINT.search(sentence) is None:
+        return False  # (a quick look for the words both need: most sentences have none)
     sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
     for part in re.split(r"[:\u2013\u2014]|\s-\s", sentence):
         words = _corrected(_normalise(part))
@@ -1846,9 +1853,8 @@ def _needs_topic(sentence: str) -> bool:
     need after :data:`_NEED_LEAD_IN`), naming the topic."""
     for clause in _CLAUSE_BREAK.split(sentence):
         words = _corrected(_normalise(clause))
-        if not _names_topic(clause) or _NOT_A_VALUE_NEED.search(words):
-            continue
-        if _TOPIC_NEEDED.match(words) or _NEED_LEAD_IN.match(words):
+        if (_TOPIC_NEEDED.match(words) or _NEED_LEAD_IN.match(words)) and not _NOT_A_VALUE_NEED.search(words) and (
+                _names_topic(clause)):
             return True
     return False
 
