@@ -217,7 +217,7 @@ def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, 
     ("Everything is in. We'll proceed to checkout straight away.", False),
     # near misses: the step waits on the customer's word, or the customer is told to give it
     ("I'll go ahead and process the return once you nod.", True),
-    ("I'll send the order off if that suits.", True),
+    ("I'll send the order off if that's your wish.", True),
     ("I'll place it now, with your blessing.", True),
 ])
 def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, text: str, read: bool) -> None:

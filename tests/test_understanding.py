@@ -2682,3 +2682,213 @@ def test_an_open_question_beside_a_topic_question_is_asked_too(text: str, in_pla
     beside the topic of another."""
     reading = understand(text, in_play)
     assert (set(reading.topics), reading.open) == (topics, open_), reading
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the customer's word, then the step, in any idiom and without a question mark
+    ("Give us the nod, mate, and it is yours.", True),
+    ("A thumbs up from you and it is rolling.", True),
+    ("You say ok, I place order.", True),
+    ("Nod and it's yours.", True),
+    ("Your word and I'll book it.", True),
+    ("Approve and I'll close it out.", True),
+    ("You say when and I press the button.", True),
+    ("Nod if you want it.", True),
+    ("Lamp return: nod and I'll sort it.", True),
+    ("Please type 'sawa' and the lamp is yours.", True),
+    # the agent's step, then the word it waits on or the leave it takes
+    ("I'll place it now, unless you say stop.", True),
+    ("I press order when you say.", True),
+    ("Then I send the order off, if that is okay with you.", True),
+    ("I'll write up the ticket if that suits.", True),
+    # near misses: the word given before, by someone else, for a choice; a value to tell; a condition; a step taken
+    ("You said yes and it's ordered.", False),
+    ("You say ok already, so it's placed.", False),
+    ("They'll say yes and it ships.", False),
+    ("Don't say yes until you're sure.", False),
+    ("I'll ship it Monday if that's when it arrives.", False),
+    ("I placed it, if that's ok.", False),
+])
+def test_the_word_then_the_step_as_a_statement(text: str, confirm: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Nod and it's yours.", "You say ok, I send order.", "I place
+    it now, unless you say stop.", "I'll start the return if that's alright with you." asked nothing."""
+    assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # the go-ahead beside the quantity: a promise with its own question mark or tag, "will I", the readiness asked,
+    # and a sentence that goes on with "And ..."
+    ("How many of the lamps, and I'll book it in, alright?", {"quantity"}, True),
+    ("How many lamps? And I can order them, no?", {"quantity"}, True),
+    ("How many lamps, and am I good to order?", {"quantity"}, True),
+    ("How many lamps, and are we good to send?", {"quantity"}, True),
+    ("How many o' them lamps, and will I ring them through?", {"quantity"}, True),
+    ("Which colour, and I'll add it, alright?", {"color"}, True),
+    # near misses: a promise without a tag asks only the topic; "will I" that asks no step
+    ("How many lamps? And I'll ring them up!", {"quantity"}, False),
+    ("How many lamps, and I'll put the order in?", {"quantity"}, False),
+    ("Tell me how many lamps and I'll add them.", {"quantity"}, False),
+    ("How many lamps, and will I need a bulb too?", {"quantity"}, False),
+])
+def test_the_go_ahead_beside_a_topic_in_trade_idiom(text: str, topics: set[str], confirm: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "How many of the Bolt 3s, and I'll book it in, alright?",
+    "..., and am I good to order?", "..., and will I ring them through?" asked only the quantity."""
+    reading = understand(text, LAMP)
+    assert (reading.topics, reading.confirm) == (topics, confirm), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # a heading that names the money, then a bare "How much?"
+    ("Spending limit. How much?", {"price"}),
+    ("Your price range. How much?", {"price"}),
+    ("Price ceiling. How much, roughly?", {"price"}),
+    ("The spend. How much?", {"price"}),
+    # near misses: a heading that names the things or their count, a sentence that tells the price, no heading
+    ("Lamps. How much?", {"quantity"}),
+    ("Number of lamps. How much?", {"quantity"}),
+    ("The price is fine. How much?", {"quantity"}),
+    ("How much?", {"quantity"}),
+])
+def test_a_bare_how_much_after_a_heading_that_names_the_money(text: str, topics: set[str]) -> None:
+    """Issue 29 §1: "Spending limit. How much?" and "Your price range. How much?" read as the quantity, though the
+    heading names the money."""
+    assert understand(text, LAMP).topics == topics
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the choice handed over after the options or topic the sentence or the one before it names
+    ("The Arc 2 comes in black or silver. You pick.", {"color"}),
+    ("It comes in black and silver. I'd guess black, but you tell me.", {"color"}),
+    ("Black or silver. It's all the same to me, so it is your call.", {"color"}),
+    ("Lamp colour and brand, go! Black, silver! Lumora, Brightix!", {"brand", "color"}),
+    # near misses: the words inside a statement, "up to you" after the agent's advice
+    ("Your call is important to us.", set()),
+    ("You pick it up on Monday.", set()),
+    ("I'd recommend a brand with a good warranty, but it's up to you.", set()),
+    ("Your lamp is ready. Go enjoy it!", set()),
+])
+def test_the_choice_handed_over_after_the_options(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Glow 7 comes as cream, gel or spray. You pick.", "...,
+    so it is your call.", "Hoodie and mug: colour on the first, material on the second. Go." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the agent's need of a topic after a lead-in, without its subject, with the topic fronted, or as a bare phrase
+    ("Reckon I'll just need your lamp colour and we're in business.", {"color"}),
+    ("Before I quote you I'll need the ceiling on the lamp spend.", {"price"}),
+    ("Need a colour on the Arc 2 before I wrap it.", {"color"}),
+    ("Lamp colour I need.", {"color"}),
+    ("First, your colour on the Arc 2.", {"color"}),
+    ("Last field on my side: your brand for the lamp.", {"brand"}),
+    # near misses: a need of nothing the customer holds, the customer's value in stock, a need the agent met
+    ("Reckon I'll need a minute.", set()),
+    ("Need a coffee before I start.", set()),
+    ("Your colour is in stock.", set()),
+    ("I needed your colour, and you gave it.", set()),
+])
+def test_the_agents_need_of_a_topic_in_trade_idiom(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Shoe size I need.", "Reckon I'll just need your shoe size
+    and we're in business.", "First, your size on the Atlas 22." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # a fault guessed in trade and dialect words, often without the auxiliary
+    ("Lamp gone dodgy on you?", True),
+    ("Keyboard short out on ya?", True),
+    ("Is the keyboard fraying at the cord?", True),
+    ("Was the lamp DOA?", True),
+    ("Lamp ain't lightin' right?", True),
+    ("Keyboard got hole or something?", True),
+    ("De lamp stop wukkin'?", True),
+    ("Is it banjaxed, or did you go off it?", True),
+    ("Them lamps gone quiet?", True),
+    # near misses: the fault word in a statement beside which order, the line picked out by its date, the customer
+    # denied something
+    ("The dodgy courier left it at the door, which order was that?", False),
+    ("Sorry the lamp went dodgy. Which order was it?", False),
+    ("Was it the lamp from September 10?", False),
+    ("You ain't in a rush, are you?", False),
+])
+def test_a_fault_guessed_in_trade_and_dialect_words(text: str, reason: bool) -> None:
+    """Misreadings of training corpora 36-38 (issue 29 §1): "Cable gone dodgy on you?", "Cable ain't chargin' right?",
+    "Was the item DOA?", "De cable stop wukkin'?" read as which order."""
+    assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # the reason as a heading, then a need of "one" or a request for "it"
+    ("Reason for return. I need one.", True),
+    ("Reason for return please, system needs one.", True),
+    ("Reason for the return, give it to me, we'll sort it!", True),
+    # near misses: a statement before the need, a request for "it" after a statement
+    ("It shipped Monday, we need one for the audit.", False),
+    ("The receipt is in the box, give it to me later.", False),
+])
+def test_the_reason_as_a_heading_then_a_need_of_one(text: str, reason: bool) -> None:
+    """Misreadings of training corpora 36/38 (issue 29 §1): "Reason for return. I need one.", "Reason for return
+    please, system need one." asked nothing."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    assert (reading.asks, reading.reason) == (reason, reason), reading
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the agent's step in the first person, asked with a one-word tag of another language or said bare
+    ("The Arc 2 in black, I put the order now, no?", True),
+    ("I validate the order for the black lamp, d'accord?", True),
+    ("The lamp, I can launch the order?", True),
+    ("Lamp in black, all is well? I continue?", True),
+    # near misses: a value checked with the tag, a step told without a mark, a question about reading on
+    ("Black, no?", False),
+    ("I continue to check the stock.", False),
+    ("Do I continue reading the list?", False),
+])
+def test_the_agents_step_asked_with_a_one_word_tag_or_bare(text: str, confirm: bool) -> None:
+    """Misreadings of training corpora 36/37 (issue 29 §1): "..., I put the order now, no?", "I validate the order for
+    the Navy hoodie, d'accord?", "The return of the hoodie, I can launch it?", "I continue?" read no go-ahead."""
+    assert understand(text, LAMP).confirm == confirm
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    # the topics listed after a lead-in that counts them in the agent's own words
+    ("Let's check two things before we pull away: brand preference and budget.", {"brand", "price"}),
+    ("Two wee things and we're dead on: the colour and the brand.", {"brand", "color"}),
+    ("Two checks, like mirror and blind spot: colour on the lamp, brand on the bulb.", {"brand", "color"}),
+    # near misses: a count of notes or news, whose fields are statements
+    ("Two things to note: the price dropped and the colour is back.", set()),
+    ("Two bits of good news: colour in stock, price lower.", set()),
+])
+def test_the_topics_listed_after_a_counted_lead_in(text: str, topics: set[str]) -> None:
+    """Misreadings of training corpus 38 (issue 29 §1): "Let's check two things before we pull away: brand preference
+    and budget.", "Two checks, like mirror and blind spot: size on the jacket, connector on the cable." asked nothing."""
+    reading = understand(text, LAMP)
+    assert (reading.asks, reading.topics) == (bool(topics), topics), reading
+
+
+@pytest.mark.parametrize("text", [
+    "The keyboard won't break if you drop it, but there's the lamp too. Your pick.",
+    "Two wee things and we're dead on: the colour and the brand.",
+])
+def test_a_fault_word_beside_a_hand_over_or_a_count_says_no_reason(text: str) -> None:
+    """Found by the RETURN leak check after the hand-over and counted-list families above: a fault in the sentence
+    before a hand-over ("Steel won't break ..., but there's ceramic and wood too. Your pick.") and "dead" as "quite"
+    ("we're dead on") read as asking the reason, so the shopper said its withheld one. Near misses: "Did it go dead on
+    you?" and "Is the lamp dead?" still ask it."""
+    assert not understand(text, ORDERED_LAMP_AND_KEYBOARD).reason
+    assert understand("Did it go dead on you?", ORDERED_LAMP_AND_KEYBOARD).reason
+    assert understand("Is the lamp dead?", ORDERED_LAMP_AND_KEYBOARD).reason
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Need a colour on the lamp before I order materials.", {"color"}),
+    # near misses: a deadline, and options after a dash, stay asked
+    ("Do you need it before we dock on Friday, or is later fine?", {"shipping"}),
+    ("What's the cable going into? Need to know before I set up - USB-C or Lightning.", {"connector"}),
+])
+def test_the_agents_ordering_step_after_the_question_names_no_topic(text: str, topics: set[str]) -> None:
+    """Found by the leak check on corpus 38 after the need family above: "Need a size on the Atlas 22 before I order
+    materials." read "materials" as asked, and CART and BUNDLE said their withheld material."""
+    assert understand(text, CABLE).topics == topics

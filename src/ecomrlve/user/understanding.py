@@ -244,9 +244,11 @@ _NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)
                          + r") )")
 #: Words of a topic in an idiom or a remark that asks nothing of it: a reassurance that there is no hurry ("No flash
 #: photography, and no rush: how much does the brand matter?"; not "In a rush, or no rush?"), a chess player's "time
-#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?").
+#: trouble", a simile of a star ("a little like a stable star: cast iron or aluminium?"), "dead" as "quite" ("Two wee
+#: things and we're dead on: ..."; not "Did it go dead on you?").
 _IDLE_CUE = re.compile(r"(?:^|[,:;.!]\s*|\band\s+|\bbut\s+)no (?:rush|hurry)(?: at all)?(?=\s*[,:;.!]|\s+(?:and|but|so)\b)|"
-                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)", re.IGNORECASE)
+                       r"\bin time (?:trouble|pressure)\b|\b(?:like|as) an? (?:[a-z]+ )?star\b(?! rating)|"
+                       r"\b(?:we|were|we['\u2019]re|we are|all|you['\u2019]re|youre) dead (?:on|right|sorted|set|easy)\b", re.IGNORECASE)
 #: "material" as an adjective ("a material consideration", "no material difference"): no topic of what it is made of.
 _MATERIAL_ADJECTIVE = re.compile(r" material(?= (?:consideration|factor|difference|concern|issue|point|change|question|"
                                  r"impact|effect)s? )")
@@ -389,7 +391,7 @@ _ACTIONS = (r"(?:go(?! for | with )|proceed|start|process|add|place|submit|initi
             r"return|wrap|book|lock|finish|confirm|send|get|make|set|begin|raise|open|issue|arrange|pay|close|"
             r"purchase|continue|move|carry|sort|push|process|lodge|log|request|approve|go ahead|ring|finish|cancel|"
             r"refund|exchange|replace|swap|reorder|ship|dispatch|despatch|schedule|release|execute|transact|action|handle|kick off|pop|fire off|"
-            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit)")
+            r"ring up|press|cop|greenlight|green light|authori[sz]e|exit|validate|launch)")
 #: An alternative said as what the agent might do instead ("..., or shall we keep an open mind?"): a go-ahead only where
 #: it names a step ("..., or shall I order it?"; "keep an open mind" opens nothing).
 _OR_SHALL = re.compile(r"^ or (?:shall|should) (?:i|we) ")
@@ -622,6 +624,12 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "not feeling it", "wrong fit", "disappoint", "a no for you", "what has it got", "up to much", "complaint",
                   "complaints", "the fit", "you expected", "busted", "bust", "kaput", "knackered", "on the fritz", "playing up", "acting up",
                   "not right for", "didnt work", "did not work", "not like about",
+                  # a fault in trade and dialect words, often without the auxiliary ("Cable gone dodgy on you?", "Is it
+                  # banjaxed?", "Was the item DOA?", "Cable short out on ya?", "Them headphones gone quiet?", "Hoodie got
+                  # hole or something?", "It come mash up in de box?", "Is the cable fraying?", "Headphones dying mid-run?")
+                  "dodgy", "banjaxed", "doa", "gone quiet", "went quiet", "go quiet", "short out", "shorted out", "shorting out",
+                  "fraying", "mash up", "mashed up", "got hole", "got a hole", "dying", "gave out", "give out", "conked out",
+                  "packed up", "pack up",
                   "not do what", "unusable", "fail", "failed", "fail you", "failed you", "happened to",
                   "not sound right", "not agree with you", "done wrong", "give up", "given up", "is not right", "its not right",
                   # how a fault is said in other words ("dead on arrival", "on the blink", "cutting out", "spoilt",
@@ -762,7 +770,7 @@ _DONE_TO_IT = re.compile(r"^ did (?!(?:you|i|we|he|she|there|anyone|somebody|som
 _NOT_A_HAPPENING = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|cost|costs|deliver|delivered|get (?:here|there|to|"
                               r"delivered|sent|shipped)|turn up|show up|have|include|includes|mean|belong|go back|be|"
                               r"say|said|list|listed|order|ordered|buy|bought|purchase|purchased|got|get one|gotten)\b")
-_DENIED = re.compile(r"(?<! or)(?<! a)(?<! that)(?<! which)(?<! who) (?:not|never|dont|didnt|doesnt|cant|cannot|wont)\b"
+_DENIED = re.compile(r"(?<! or)(?<! a)(?<! that)(?<! which)(?<! who) (?:not|never|dont|didnt|doesnt|cant|cannot|wont|aint)\b"
                      r"(?! (?:the|that|this|these|those|your|a|an|one|ones|longer|more|later|sooner)\b)(?! so\s*$)"
                      # (not how much a requirement weighs: "or is weight not important?", "is the maker no concern?")
                      r"(?! (?:so |that |very |too |really |all that |at all )?(?:important|concern|concerned|matter|matters|must|"
@@ -885,7 +893,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               # Caribbean English ("Tell mih wha happen wid it", "it doh fit?", "Wha size yuh want de hoodie in?")
               "mih": "me", "wha": "what", "wid": "with", "doh": "dont", "yuh": "you", "de": "the", "dat": "that",
               "fuh": "for", "allyuh": "you", "seh": "said", "di": "the", "ting": "thing", "anyting": "anything",
-              "everyting": "everything",
+              "everyting": "everything", "wuh": "what", "mek": "make", "wuk": "work", "wukkin": "working",
+              # a dropped final g ("Cable ain't chargin' right?", "what's it doin' wrong?")
+              "chargin": "charging", "workin": "working", "doin": "doing",
               # ... and Spanish ("y la razón del return?")
               "razon": "reason",
               # the old register's pronouns and verbs ("How many ducats wouldst thou part with?", "thy word")
@@ -1297,7 +1307,7 @@ _MODAL_STEP = re.compile(r"^ (?:(?!what|which|how|when|where|who|why)[a-z]+ ){1,
 #: The agent's step asked in the present tense, its subject first ("I order the ceramic mug?", "We continue to pay?"), or
 #: the cart said ready for paying ("Ready for pay?"): leave asked (not "We start with the colour?").
 _FIRST_PERSON_STEP = re.compile(r"^ (?:so |ok |okay |then |now |and )?(?:i|we) (?:now |then |just )?" + _ACTIONS
-                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,4} $|"
+                                + r" (?:it|them|this|that|these|those|the|your|to|now|ahead|out|up|through)(?: [a-z0-9]+){0,6} $|"
                                 r"^ (?:all )?(?:ready|set|good) for (?:pay|payment|paying|checkout|check out) $")
 _VERB_LAST = re.compile(r"^ (?:so |ok |okay |then )?(?:shall|should|can|may|must) (?:i|we) (?:[a-z0-9]+ ){1,4}" + _ACTIONS + r" $")
 _STEP_NOW = re.compile(r"^ (?:[a-z]+ ){0,6}(?:i|we) (?:now )?(?:(?:am|are) (?:allowed|able|free|ok|okay) to )?(?:do|" + _ACTIONS + ")" + r"(?:s)?(?: [a-z0-9]+){0,3} (?:(?:now|today|right away|"
@@ -1312,6 +1322,14 @@ _NOT_WAIT = re.compile(r" (?:dont|do not|wouldnt|would not) (?:want|need|like) (
 
 
 _THEN_TAG = re.compile(r",\s*(?:then|now|eh)\s*\?")
+#: A closing tag of one word in another language's or a dialect's way ("I put the order now, no?", "I validate the
+#: order, d'accord?", "It's good like this, inshallah?"): the question mark belongs to the clause before it, whose step
+#: then asks leave as "I put the order now?" does. A value checked this way asks no leave ("Navy, no?": no step).
+_WORD_TAG = re.compile(r",\s*(?:no|si|ja|oui|d['\u2019]?accord|inshallah|innit|hein|va bene|na|ne|ya|yeah)\s*\?", re.IGNORECASE)
+#: The agent's step said bare in the first person, as a question ("I continue?", "We proceed?", "I go ahead now?"; not
+#: "I continue to check stock." without its mark, nor "Do I continue reading the list?").
+_BARE_STEP = re.compile(r"^ (?:so |ok |okay |then |and )?(?:i|we) (?:now |then |just )?(?:continue|proceed|go ahead|go on|"
+                        r"carry on|finish|finali[sz]e|check out|checkout|pay|validate|confirm|order)(?: (?:now|then|here))? $")
 #: The customer's own purchase, said without an auxiliary ("You buy it when?", "When'd ya buy it?"): what they did.
 _CUSTOMER_BOUGHT = re.compile(r"(?:^| whend| whens| when| remember) (?:you|ya) (?:buy|bought|order|ordered|purchase|purchased|get|"
                               r"got) (?:it|them|this|that|these|those)\b")
@@ -1377,15 +1395,67 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?:the )?order is|it is all|i will|ill|we will|well|i can|we can) )?(?:done|sorted|ordered|placed|sent|"
                              r"submitted|booked|away|" + _ACTIONS + r")\b")
 
+#: The customer's word, then the step done, in any idiom and without a question mark: the word said, typed, given or
+#: nodded ("Give us the nod, mate, and it is yours.", "You say ok, I place order.", "Nod and it's yours.", "Your
+#: word and I'll book it.", "Approve and I'll close it out.", "A thumbs up from you and it's rolling!", "You say when
+#: and I press the button.", "Nod if you want it.") reads as asking leave. Near misses: the word said already ("You
+#: said yes and it's ordered."), said by someone else ("They'll say yes and ..."), what the customer should tell
+#: ("Tell me the size and I'll add it."), a word with no step after it ("Say yes to more colours?"), what the word is
+#: for ('Say "first" for the oldest order.'), the word given before ("You say ok already, so it's placed."), and a
+#: negated word ("Don't say yes until you're sure.").
+_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply)? (?:me |us )?(?:a |your |the )?"
+               r"(?:yes|yeah|yep|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|thumbs up)|"
+               r"nod(?: (?:your |the )?head)?|approve|"
+               r"(?:a |the |your )(?:nod|green light|greenlight|thumbs up|go ahead|word|yes|say so|ok|okay)(?: from you)?)")
+_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|please|now|so|then|you|and) )*" + _GIVEN_WORD +
+                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
+                             + _ACTIONS + r"|its|it is|itll|it will|thats|c est|bobs your uncle|yours|fini|finished|done|"
+                             r"away|rolling|on its way|sorted)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)")
+#: The agent's own step, then the customer's word it waits on or the leave it takes: "I'll place it now, unless you
+#: say stop.", "I press order when you say.", "Then I send the order off, if that is okay with you.", "I'll write up
+#: the ticket if that suits." Near misses: a condition that is no consent ("I'll ship it Monday if that's when it
+#: arrives.", "I'll check the size if it's in stock."), and a step already taken ("I placed it, if that's ok").
+_STEP_UNLESS_WORD = re.compile(r"^ (?:(?:so|then|ok|okay|now|right|and) )*(?:i|we|ill|well)(?: will| can| shall| am going to| are going to| "
+                               r"gonna)? (?:(?:now|just|then|go ahead and) )*(?:" + _ACTIONS + r"|write)(?:s)?(?: [a-z0-9]+){0,8} "
+                               r"(?:unless you (?:say (?:stop|no|not|otherwise|so)|object|stop me)|when(?:ever)? you say"
+                               r"(?: so| go| the word| yes)?|if (?:thats|that is|its|it is|this is|that|this|it) (?:ok|okay|alright|"
+                               r"all right|fine|good|suits|works)(?: (?:with|by|for) you)?|if (?:that|this) suits(?: you)?|if you "
+                               r"(?:are |re )?(?:happy|ok|okay|agree))(?: [a-z]+)? $")
+#: A quoted word the customer is to say ("Tell me 'ari' and I order it.", 'Just type "done" and it ships.'): the word
+#: given, whatever it is.
+_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
+                          re.IGNORECASE)
+
+
+#: A word `_WORD_THEN_STEP`, `_STEP_UNLESS_WORD` or `_QUOTED_WORD` needs, in the raw sentence.
+_WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod|approve|word|yes|ok|okay|k|green|greenlight|"
+                             r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
+
+
+def _gives_word_for_step(sentence: str) -> bool:
+    """Whether a sentence asks the customer's word for the agent's step as a statement (`_WORD_THEN_STEP`,
+    `_STEP_UNLESS_WORD`), from its start or after a heading ("Cable return: nod and I'll sort it.")."""
+    if _WORD_STEP_HINT.search(sentence) is None:
+        return False  # (a quick look for the words both need: most sentences have none)
+    sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
+    for part in re.split(r"[:\u2013\u2014]|\s-\s", sentence):
+        words = _corrected(_normalise(part))
+        if _WORD_THEN_STEP.match(words) or _STEP_UNLESS_WORD.match(words):
+            return True
+    return False
+
 
 def _asks_go_ahead(asking: str) -> bool:
     """Whether a clause of the asking sentences asks the shopper's go-ahead ("Can I finalize it?", "ok to
     proceed?", "Shall I start the return?"), not what to do ("Where should I start?")."""
+    asking = _WORD_TAG.sub("?", asking)
     for sentence in _SENTENCE.findall(asking):
         words = _normalise(sentence)
+        if _gives_word_for_step(sentence):
+            return True
         if _WE_DOING.match(words) or "?" in sentence and (
                 _STEP_TAG.search(words) or _STEP_NOW.match(words) or _VERB_LAST.match(words) or _MODAL_STEP.match(words)
-                or _FIRST_PERSON_STEP.match(words)
+                or _FIRST_PERSON_STEP.match(words) or _BARE_STEP.match(words)
                 or _NOT_WAIT.search(words)):
             return True
     # a closing "then?" belongs to the clause before it ("Buy now, then?")
@@ -1398,8 +1468,8 @@ def _asks_go_ahead(asking: str) -> bool:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
         if _CUSTOMER_BOUGHT.search(words) and (" when" in words or " remember " in words):
             continue  # "When'd ya buy it?", "You buy it when?": the customer's purchase, no leave asked
-        if _BARE_ACTION.match(words) and clause.rstrip().endswith("?"):
-            return True  # "Order it?", "Return them now?"
+        if (_BARE_ACTION.match(words) or _BARE_STEP.match(words)) and clause.rstrip().endswith("?"):
+            return True  # "Order it?", "Return them now?", "I continue?"
         if words.strip() in _BARE_GO_AHEAD or _DO_IT.match(words):
             return True  # "I can place the order whenever you're ready. Should I?"
         if _MORE_TO_ADD.search(words) is not None:
@@ -1552,7 +1622,19 @@ def _go_ahead_beside_reason(asking: str) -> bool:
 _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
                           r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
                           r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
-                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) ")
+                          + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) |"
+                          # ... "will I" as "shall I" (Irish English: "and will I ring them through?") and the readiness
+                          # asked ("and am I good to order?", "and are we good to send?")
+                          r"^ (?:(?:and|then|so) )*(?:will (?:i|we) (?:(?:then|now|just) )*" + _ACTIONS + r" |"
+                          r"(?:am i|are we) (?:good|ok|okay|clear|set|right|free) to " + _ACTIONS + r" )")
+#: The agent's promise or next step beside a topic that asks leave only with a tag of its own ("How many, and I'll book
+#: it in, alright?", "..., and after I finish the order, okay?", "How many? And I can order them, no?"); without one it
+#: is a promise and asks only the topic ("Tell me the colour and I'll add it.", "Which colour, and I'll add it?", "How
+#: many? And I'll ring them up!").
+_PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we|ill|well|i will|we will|i can|we can)(?: then| now| just)? "
+                            + _ACTIONS + r"(?:s)? ")
+_STEP_TAG_END = re.compile(r"^\s*(?:(?:is )?(?:that |it )?(?:ok|okay|alright|all right|fine)|right|yes|no|yeah|ya)(?: with you)?\s*\?\s*$",
+                           re.IGNORECASE)
 
 
 def _go_ahead_after_topic(asking: str) -> bool:
@@ -1560,16 +1642,33 @@ def _go_ahead_after_topic(asking: str) -> bool:
     clause of its own asks leave for the agent's step and names no topic: the message asks both ("How many pairs, and
     may I then complete the order?"). A step said in the same clause as the topic ("Which size shall I add?") or as
     the agent's promise ("Tell me the colour and I'll add it.") asks only the topic."""
+    before: list[str] = []
     for sentence in _SENTENCE.findall(asking):
-        clauses = [c for part in _CLAUSE_BREAK.split(sentence) for c in re.split(r"\s+and\s+", part) if c.strip()]
+        parts = [c for part in _CLAUSE_BREAK.split(sentence) for c in _AND_SPLIT.split(part) if c.strip()]
+        # a sentence that opens "And ..." goes on from the question before it ("How many? And I can order them, no?")
+        clauses = before + parts if _AND_START.match(sentence) else parts
+        offset = len(clauses) - len(parts)
         for i, clause in enumerate(clauses[1:], 1):
-            step = _STEP_CLAUSE.match(_corrected(_normalise(clause)))
-            if step is None or not ("?" in sentence or step.group("request")) or _names_topic(clause):
+            if i < offset:
+                continue
+            words = _corrected(_normalise(clause))
+            step = _STEP_CLAUSE.match(words)
+            if step is None and _PROMISED_STEP.match(words) and not _names_topic(clause) and (
+                    i + 1 < len(clauses) and _STEP_TAG_END.match(clauses[i + 1])):
+                step = _PROMISED_STEP.match(words)  # "How many, and I'll book it in, alright?"
+            elif step is not None and not ("?" in sentence or step.group("request")):
+                step = None
+            if step is None or _names_topic(clause):
                 continue
             lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
             if any(_asks_topic(words) for words in lead) and any(_names_topic(c) for c in clauses[:i]):
                 return True
+        before = parts
     return False
+
+
+_AND_SPLIT = re.compile(r"\s+(?:and|an['\u2019])\s+", re.IGNORECASE)
+_AND_START = re.compile(r"^\s*(?:and|an['\u2019])\s", re.IGNORECASE)
 
 
 def _asks_line_beside(asking: str, in_play: InPlay) -> bool:
@@ -1714,6 +1813,55 @@ _NO_NOUN = re.compile(r"^\s*no\s+(?!(?:it|i|we|they|that|this|not|never|sorry|wa
 #: The answers offered after a question ("Proceed? (yes/no)", "y/n"): no answer given.
 _ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]?\s*(?:[.!]?\s*$|[,;:\u2014\u2013-])", re.IGNORECASE)
 
+#: The choice handed to the customer at the end of a sentence, in any idiom ("Your call.", "You pick.", "..., but you
+#: tell me.", "..., so it is your call.", "Take your pick, love.", "Shout it out!", "Go."): a request for what the
+#: sentence or the one before it names or offers. Near misses: the words inside a statement ("Your call is important
+#: to us.", "You pick it up Monday.", "Go enjoy it!"), a call or pick of the agent's own ("My pick is the Navy."), and
+#: a step the customer already took ("You picked Navy."), "up to you" after the agent's advice ("I'd recommend a
+#: warranty, but it's up to you."), and "Go?" with its mark, which asks leave ("Luna 3, Queen. Go?").
+_HANDOVER = re.compile(r"^ (?:(?:so|but|and|now|then|ok|okay|well|anyway) )*(?:(?:its|it is|thats|that is) )?(?:all |entirely |totally )?"
+                       r"(?:(?:your|ur) (?:call|pick|choice|shout|decision)|(?:you|u) (?:pick|choose|decide|tell me|call it)|"
+                       r"pick one|take your pick|shout it out|go|dealers choice)"
+                       r"(?: (?:love|mate|pal|friend|then|now|please|boss|dear|hun|duck|cuz))* $")
+
+
+def _hands_over(sentence: str) -> bool:
+    """Whether the last clause of ``sentence`` hands the choice to the customer (:data:`_HANDOVER`), after options or
+    a topic named in the sentence or the one before it."""
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
+
+#: The agent's need of a topic said without the opening `_NEED_REQUEST` knows: after a lead-in run on without a comma
+#: ("Reckon I'll just need your shoe size and we're in business.", "Before I quote you I'll need the ceiling on the
+#: spend."), without its subject ("Need a size on the Atlas 22 before I order."), with the topic fronted ("Shoe size
+#: I need.", "The colour is all I need."), or as a bare noun phrase of the customer's ("First, your size on the Atlas
+#: 22.", "Last field on my side: your size for the jacket."). Only where the clause names a topic; near misses: a need
+#: of nothing the customer holds ("Reckon I'll need a minute.", "Need a coffee before I start."), a statement of the
+#: customer's value ("Your size is in stock."), and a need the agent met ("I needed your size, and you gave it.").
+_NEED_LEAD_IN = re.compile(r"^ (?:(?:so|ok|okay|right|well|now) )?(?:(?:i )?reckon |i think |i guess |i suppose |"
+                           r"before (?:i|we) (?:[a-z0-9]+ ){1,3}?)(?=(?:i|we|ill|well|id) (?:just |only |still |will |would )*"
+                           r"(?:need|require) )")
+_TOPIC_NEEDED = re.compile(r"^ (?:(?:just|still|only|first|so|ok|okay|right) )*(?:need|needs|want) (?:a|an|the|your) |"
+                           r"^ (?:(?:the|your|a) )?(?:[a-z0-9]+ ){1,3}?(?:(?:is|will be) )?(?:all |just |only )?(?:(?:that|what) )?"
+                           r"(?:i|we) (?:still |really |just |will )?(?:need|require)(?: (?:now|first|from you|please))? $|"
+                           r"^ (?:(?:first|next|then|now|and|so|lastly|finally|ok|okay|right) )*your (?:[a-z]+ )?[a-z]+(?: (?:on|for|of) "
+                           r"(?:the|your|that|this|those|them) (?:[a-z0-9]+ ){1,3}?)?(?:please )?$")
+
+
+def _needs_topic(sentence: str) -> bool:
+    """Whether a clause of ``sentence`` says the agent needs a topic the customer holds (:data:`_TOPIC_NEEDED`, or a
+    need after :data:`_NEED_LEAD_IN`), naming the topic."""
+    for clause in _CLAUSE_BREAK.split(sentence):
+        words = _corrected(_normalise(clause))
+        if (_TOPIC_NEEDED.match(words) or _NEED_LEAD_IN.match(words)) and not _NOT_A_VALUE_NEED.search(words) and (
+                _names_topic(clause)):
+            return True
+    return False
+
+
+#: A customer's value said as in hand or in stock beside the need words ("your size is in stock"): no need asked.
+_NOT_A_VALUE_NEED = re.compile(r" (?:is|are|was|were) (?:in stock|sold out|available|ready|here|fine|great|perfect) ")
+
 
 def _asking_part(raw: str) -> str:
     """The sentences of ``raw`` that ask (a question or a request), or all of it when none does on its own:
@@ -1724,8 +1872,12 @@ def _asking_part(raw: str) -> str:
         return raw
     # (not the step asked on it: "The return is filled in. Send it?" asks leave to send it)
     asks = [_is_request(p) for p in parts]
+    handed = [_hands_over(p) for p in parts]
     asking = [p for i, p in enumerate(parts)
-              if asks[i] or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
+              # the options or topic named right before the hand-over are what it asks among ("Glow 7 comes as cream,
+              # gel or spray. You pick."), unless that sentence names a fault ("Steel won't break, but there's wood
+              # too. Your pick." would say the withheld reason)
+              if asks[i] or (i + 1 < len(parts) and handed[i + 1] and not asks[i] and not _asks_reason(p)) or (i + 1 < len(parts) and _REQUEST_FOR_IT.match(_normalise(parts[i + 1])) and not (
                   "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
               # the options offered right after the question are what it asks among ("What would you like for the
               # hoodie? We have Black, Navy or Olive.")
@@ -1740,7 +1892,8 @@ _OFFER = re.compile(r"^ (?:(?:we|i) (?:have|carry|stock|offer|sell|ve got|can do
 
 
 #: A need of what the sentence before names ("Reason for the return. I need it for the form.").
-_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we) )?(?:just |really |also |still |do )?(?:need|require) (?:it|that|this)"
+_NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we|(?:the )?(?:system|form|slip|computer|till)) )?(?:just |really |also |still |do )?"
+            r"(?:need|needs|require|requires) (?:it|that|this|one)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
 _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
@@ -1957,12 +2110,29 @@ def _asks_checklist(raw: str) -> bool:
     by the topics listed after one that counts them ("Two questions before I search: your size and your budget.")."""
     head, colon, tail = raw.partition(":")
     lead = re.split(r"[.!?\n]", head)[-1]
-    if not colon or _CHECKLIST_LEAD.match(_normalise(lead)) is None:
+    counted = colon and _COUNTED_LEAD.match(_normalise(lead)) is not None
+    if not colon or (_CHECKLIST_LEAD.match(_normalise(lead)) is None and not counted):
         return False
     if _LIST_ITEM.match(tail):
         return True
     fields = [p for p in re.split(r",|\band\b|\bplus\b", re.split(r"[.!?\n]", tail)[0]) if p.strip()]
-    return _QUESTIONS_FOLLOW.search(_normalise(lead)) is not None and len(fields) >= 2 and all(_names_topic(p) for p in fields)
+    if counted and not all(_FIELD_PHRASE.match(_normalise(p)) for p in fields):
+        return False  # "Two things to sort: the price dropped and ...": the fields are news, not asked
+    return (counted or _QUESTIONS_FOLLOW.search(_normalise(lead)) is not None) and len(fields) >= 2 and all(
+        _names_topic(p) for p in fields)
+
+
+#: A lead-in that counts what follows in the agent's own words ("Let's check two things before we pull away: brand and
+#: budget.", "Two wee things and we're dead on: the jacket's size and the cable's plug end.", "Two checks, like mirror
+#: and blind spot: size on the jacket, connector on the cable."): the topics listed after it are asked. Not a count of
+#: news or notes ("Two things to note: ...", "Two bits of good news: ...").
+_COUNTED_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then|right|now|alright) )*(?:(?:lets|let us) (?:check|sort|settle|cover|do|"
+                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) )?(?:two|three|four|2|3|4|"
+                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?)"
+                           r"(?! (?:to )?(?:note|know|mention|report|share|tell|of (?:good |bad )?news))(?: [a-z]+){0,6} $")
+#: A listed field: a short noun phrase without a verb ("size on the jacket", "the cable's plug end", "budget").
+_FIELD_PHRASE = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|dropped|arrived|shipped|ships)\b)"
+                           r"(?:[a-z0-9]+ ){1,6}$")
 
 
 #: A sign-off that offers help with the customer's own questions ("Let me know if you have any other questions!", "Any
@@ -2027,8 +2197,9 @@ def _without_idle_sentences(raw: str) -> str:
     return raw if len(kept) == len(parts) else " ".join(kept)
 
 
-#: A heading of a few words that a need of "it" after it asks for ("Reason for return, need it for the manifest"), not a
-#: statement ("It shipped Monday, we need it for the audit").
+#: A heading of a few words that a need of "it" or "one" or a request for it after it asks for ("Reason for return, need
+#: it for the manifest", "Reason for return. I need one.", "Reason for return please, system need one.", "Reason for
+#: the return - give it to me, we'll fix it!"), not a statement ("It shipped Monday, we need it for the audit").
 _HEADING_NEEDED = re.compile(r"^ (?!(?:it|its|they|theyre|we|i|you|he|she|this|that|there|theres)\b)(?:[a-z0-9]+ ){1,4}$")
 #: A closing clause that names what the sentence said ("Refunds need the receipt, is the policy."): no question.
 _NAMES_RULE = re.compile(r"^ is the (?:policy|rule|rules|procedure|process|law|practice)(?: of [a-z ]+)? $")
@@ -2101,6 +2272,12 @@ def _is_request(raw: str) -> bool:
             continue
         if " if " in words and _LATER.search(words):
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
+        if _hands_over(sentence):
+            return True  # "Cream, gel or spray on the Glow 7. Your call."
+        if _needs_topic(sentence):
+            return True  # "Shoe size I need.", "First, your size on the Atlas 22."
+        if _gives_word_for_step(sentence):
+            return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
                 words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
@@ -2114,7 +2291,8 @@ def _is_request(raw: str) -> bool:
             return True  # "If you're happy with it, I'll place it now."
         head, *rest = (_normalise(clause) for clause in _CLAUSE_BREAK.split(sentence))
         if any(_INVERTED.match(_FILLER.sub(" ", clause)) and not (_NAMES_RULE.match(clause) or _NOT_A_QUESTION.match(clause))
-               or _NEED_REQUEST.match(clause) for clause in rest) or _HEADING_NEEDED.match(head) and any(re.match(_NEED_IT, clause) for clause in rest):
+               or _NEED_REQUEST.match(clause) for clause in rest) or _HEADING_NEEDED.match(head) and any(
+                re.match(_NEED_IT, clause) or _REQUEST_FOR_IT.match(clause) for clause in rest):
             # "All three are ready, do I place the order", "To proceed, I will need your size", "Reason for return,
             # need it for the manifest"
             return True
@@ -2554,20 +2732,31 @@ def _names_topic(clause: str) -> bool:
 
 
 #: The agent's purpose or next step after what it asks ("..., so I can narrow down the brands", "... in order to check
-#: colours", "... and I'll then sort by rating"): to the end of the sentence, it names what the agent will do, not asks.
+#: colours", "... and I'll then sort by rating"): to the end of the sentence or a colon (what follows a colon is
+#: listed: "Two wee things and we're dead on: the colour and the brand."), it names what the agent will do, not asks.
 _PURPOSE = re.compile(r"\b(?:so(?: that)? (?:I|we)|in order (?:to|that)|and (?:I|we)(?:'ll|’ll| will| can| shall| could)?(?: then)?|"
-                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;]*",
+                      r"then (?:I|we)|to help (?:me|us)|which (?:will )?(?:helps?|lets?|allows?) (?:me|us))\b[^.?!;:]*",
                       re.IGNORECASE)
 
 
 def _without_purpose(grounds: str) -> str:
-    """``grounds`` without the agent's purpose after a question or request; unchanged (the same string) when none, or
-    when the purpose is all there is."""
+    """``grounds`` without the agent's purpose or next step after a question or request; unchanged (the same string)
+    when none, or when the purpose is all there is."""
+    step = _STEP_AFTER.search(grounds)
+    if step is not None and grounds[:step.start()].strip(" ,"):
+        grounds = _STEP_AFTER.sub(" ", grounds)
     found = _PURPOSE.search(grounds)
     if found is None or not grounds[:found.start()].strip(" ,"):
         return grounds
     kept = _PURPOSE.sub(" ", grounds)
     return kept if kept.strip(" ,.?!") else grounds
+
+
+#: The agent's own step after what it asks, to the next stop, colon or dash ("Need a size on the jacket before I order
+#: materials.": no material asked). Only an ordering step with its object; not a deadline ("before we dock on Friday")
+#: nor a step whose options follow a dash ("before I set up - USB-C, Lightning or Micro-USB").
+_STEP_AFTER = re.compile(r"\bbefore (?:I|we) (?:order|place|add|book|ship|send|wrap|ring up|put in|write up) "
+                         r"(?:the |your |some |any |a |them |it )?[a-z]+\s*(?=[.?!;:\u2013\u2014]|$)", re.IGNORECASE)
 
 
 def _opens_clause_question(clause: str) -> bool:
@@ -2910,6 +3099,27 @@ def _rule_reading(text: str, in_play: InPlay) -> Reading:
         return replace(reading, items=_referenced(text.lower(), in_play, text.lower()))
     return reading
 
+#: A bare "How much?" ("So how much, roughly?"), which asks the amount of whatever the message's heading names.
+_BARE_HOW_MUCH = re.compile(r"^ (?:(?:so|and|ok|okay|right|then|well) )*how much(?: (?:then|exactly|roughly|max|tops|in total|"
+                            r"total|about|more or less))? $")
+#: A heading sentence: a noun phrase of one to five words, no verb of its own or person ("Spending limit.", "Your
+#: price range!"; not "The price is fine." nor "I checked the price.").
+_MONEY_HEADING = re.compile(r"^ (?!.* (?:is|are|was|were|s|i|we|you|it|its|has|have|do|does|did|will|can|checked|found)"
+                            r" )(?:[a-z0-9]+ ){1,5}$")
+
+
+def _money_heading(text: str) -> bool:
+    """Whether a sentence of ``text`` is a heading that names the money and not a count ("Spending limit. How much?",
+    "Your price range. How much?"), so that a bare "How much?" after it asks the budget; "Lamps. How much?" and
+    "Number of lamps. How much?" still ask how many."""
+    for sentence in _SENTENCE.findall(text):
+        words = _normalise(sentence)
+        if "?" in sentence or not _MONEY_HEADING.match(words):
+            continue
+        if _has(words, _TOPIC_PHRASES["price"]) and not _has(words, _TOPIC_PHRASES["quantity"]):
+            return True
+    return False
+
 
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
                       asking: str) -> Reading:
@@ -2995,6 +3205,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
+    if topics == {"quantity"} and asking is not text and _BARE_HOW_MUCH.match(norm_grounds) and _money_heading(text):
+        topics = {"price"}  # "Spending limit. How much?": the heading names the money the bare "How much?" asks
     if _PRICE_FIGURE.search(grounds):
         topics.add("price")
     # "Which brand: Sonora at $79 with 4.5 stars, or Aurix?": what only describes the options is not asked
