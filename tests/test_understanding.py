@@ -2892,3 +2892,20 @@ def test_the_agents_ordering_step_after_the_question_names_no_topic(text: str, t
     """Found by the leak check on corpus 38 after the need family above: "Need a size on the Atlas 22 before I order
     materials." read "materials" as asked, and CART and BUNDLE said their withheld material."""
     assert understand(text, CABLE).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "confirm"), [
+    # the customer's word as all that is missing, said last, or a thumbs-up needed
+    ("All that's missing is your say-so.", HOODIE, True),
+    ("The only thing I need now is your OK.", HOODIE, True),
+    ("Everything's in, but all I need now is your nod.", HOODIE, True),
+    ("Return's all set up on my side, just need a thumbs-up from you.", ORDERS, True),
+    # near misses: a topic is what is missing, the word was given, a thumbs-up that is no consent
+    ("All that's missing is your size.", HOODIE, False),
+    ("All that was missing was your OK, and you gave it.", HOODIE, False),
+    ("The thumbs up emoji is cute.", HOODIE, False),
+])
+def test_the_customers_word_as_all_that_is_missing_is_a_go_ahead(text: str, in_play: InPlay, confirm: bool) -> None:
+    """Found by hand play as a trade-register agent: "All that's missing is your say-so." (CART) and "..., just need a
+    thumbs-up from you." (RETURN) got "Ok." and "Alright, thanks.": the go-ahead asked as what is left to have."""
+    assert understand(text, in_play).confirm is confirm

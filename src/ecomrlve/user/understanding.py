@@ -1358,7 +1358,7 @@ _PICK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|simply|now|so|then|ok|ok
 #: said as a statement, or as the word to say ("Say aye and the refund goes through.", 'To confirm your order, say
 #: "confirm."'); not a go-ahead the agent does without ("We don't need your approval for that").
 _CONSENT = (r"(?:agreement|approval|approve|assent|yes|say so|go ahead|accord|consent|confirmation|ok|okay|nod|permission|"
-            r"authori[sz]ation|green light|greenlight|blessing|sign off)")
+            r"authori[sz]ation|green light|greenlight|blessing|sign off|thumbs up)")
 _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)(?<! without) (?:need|needs|require|requires|"
                              r"await|awaits|awaiting|wait for|waiting for|waiting on|ask|ask for|request|seek) (?:(?:now|still|"
                              r"just|only|simply|merely|from you|of you|is|are) )*(?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
@@ -1377,6 +1377,11 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
+                             # ... said last, as all that is missing ("All that's missing is your say-so.", "The only thing
+                             # I need now is your OK.")
+                             r"(?:^ | but )(?:[a-z]+ ){0,2}?(?:all|the only thing|only thing|one thing) (?:thats |that is |that s |i |we )?"
+                             r"(?:still )?(?:missing|needed|left|required|outstanding|need|require|lacking)(?: now| still| here)? "
+                             r"(?:is|s) (?:just |only |simply )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" |"
                              # ... and as all that is needed ("Your assent is all that is required for it to be sent.")
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) all (?:(?:that|what) "
                              r"(?:is |are )?|(?:that |what )?(?:i|we) )?(?:needed|required|wanted|need|require|want|await) |"
