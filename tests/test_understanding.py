@@ -2909,3 +2909,28 @@ def test_the_customers_word_as_all_that_is_missing_is_a_go_ahead(text: str, in_p
     """Found by hand play as a trade-register agent: "All that's missing is your say-so." (CART) and "..., just need a
     thumbs-up from you." (RETURN) got "Ok." and "Alright, thanks.": the go-ahead asked as what is left to have."""
     assert understand(text, in_play).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # money put down; a delivery asked as "delivering"
+    ("What are you willing to put down on a lamp?", LAMP, {"topics": {"price"}, "open": False}),
+    ("Does the lamp need delivering by Friday?", LAMP, {"topics": {"shipping"}}),
+    # a statement, a dash, then questions of their own: no examples of an open question
+    ("Party speaker! Needs to be loud - which brand do you like, and what is the top spend?", LAMP,
+     {"topics": {"brand", "price"}, "open": False}),
+    # a question taken back with the value the customer gave
+    ("Which size? Ah wait, you already said XS. XS it is!", JACKET, {"asks": False}),
+    # near misses: examples after a dash, "anything else" before the dash, a value taken back but a new question asked,
+    # a thing put down that is no money
+    ("What matters most to you - price or brand?", LAMP, {"topics": {"brand", "price"}, "open": True}),
+    ("Anything else I should know - what about brand and colour?", LAMP, {"topics": {"brand", "color"}, "open": True}),
+    ("Which size? Oh wait, you already said XS. And the colour?", JACKET, {"asks": True}),
+    ("I've put down your name for the lamp.", LAMP, {"asks": False}),
+])
+def test_corpus_36_to_38_leaks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Leaks of training corpora 36-38 (issue 29 §1): "What're you willing to put down on a pan?" and "Needs to be
+    loud - which brand you trust, and what's the max spend?" read as open questions (the shopper said every withheld
+    value), "Which size? Oh wait, you already said Queen." as asking the size."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

@@ -94,7 +94,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
               # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
               # amount you had in mind")
-              "to part with", "you part with", "youd part with", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
+              "to part with", "you part with", "youd part with", "willing to put down", "happy to put down", "put down on a", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
               "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
               # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
@@ -112,7 +112,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
                "feedback", "rate highly", "rate it", "buyers say", "customers say", "people say", "reviewers",
                "evaluation by", "evaluations by", "by other customers", "from other customers", "other buyers",
                "other purchasers", "other shoppers", "opinions of other"),
-    "shipping": ("shipping", "delivery", "deliver", "delivered", "ship", "arrive", "arrival", "how soon",
+    "shipping": ("shipping", "delivery", "deliver", "delivered", "delivering", "ship", "arrive", "arrival", "how soon",
                  "how fast", "how quickly", "need it by", "by when", "deadline", "in time", "within the week",
                  "by a certain date", "when do you need", "wait a week", "how long can you wait", "dispatch",
                  "it quickly", "them quickly", "need it quick", "need them quick", "want it quick", "want them quick", "to wait", "wait for it", "wait for them", "it fast", "them fast", "it soon", "them soon",
@@ -2584,6 +2584,8 @@ def _open_with_examples(text: str) -> bool:
         return False  # "To narrow this down: 1) budget 2) colour 3) brand?": a checklist of what is asked
     head, tail = text[:marker.start()], _corrected(_normalise(text[marker.end():]))
     norm = _corrected(_normalise(head))
+    if not _EXPLICIT_EXAMPLES.match(text[marker.start():]) and _opens_with_wh(tail) and not _has(norm, _OPEN_STRONG_PHRASES):
+        return False  # "Needs to be loud - which brand do you trust, and what's the max spend?": questions, no examples
     if _QUESTIONS_FOLLOW.search(norm):
         return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
     if marker.group(0) == ":" and not _open_weak(head, norm) and not any(_has(norm, p) for p in _TOPIC_PHRASES.values()):
@@ -3071,7 +3073,7 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|hmm|um|er|"
                         r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore that|"
-                        r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose))(?=[,.!;:]|\s*$)",
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
 
