@@ -2926,6 +2926,9 @@ def test_the_customers_word_as_all_that_is_missing_is_a_go_ahead(text: str, in_p
     ("Anything else I should know - what about brand and colour?", LAMP, {"topics": {"brand", "color"}, "open": True}),
     ("Which size? Oh wait, you already said XS. And the colour?", JACKET, {"asks": True}),
     ("I've put down your name for the lamp.", LAMP, {"asks": False}),
+    # a checklist heading announces the questions, it asks nothing openly; near miss: "anything else" after a list
+    ("Checklist: the brand you like, and does it need delivering soon?", LAMP, {"open": False}),
+    ("My wish list: anything else - brand or colour?", LAMP, {"open": True}),
 ])
 def test_corpus_36_to_38_leaks(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
     """Leaks of training corpora 36-38 (issue 29 §1): "What're you willing to put down on a pan?" and "Needs to be

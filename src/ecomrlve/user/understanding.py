@@ -2101,7 +2101,9 @@ _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
 #: follows is what is asked, not examples of an open question.
 _QUESTIONS_FOLLOW = re.compile(r" (?:two|three|four|2|3|4|a couple of|a couple|a few|some|few|my|the|last|final|quick) "
                                r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries)"
-                               r"(?: [a-z]+){0,3} $")
+                               r"(?: [a-z]+){0,3} $|"
+                               # a list heading ("Checklist: the minimum rating, and does it need delivering soon?")
+                               r"^ (?:[a-z]+ ){0,2}(?:checklist|check list|questionnaire) $")
 
 
 #: A tag that ends a message typed without a stop ("..., ok", "... yeah").
