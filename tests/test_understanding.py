@@ -2937,3 +2937,26 @@ def test_corpus_36_to_38_leaks(text: str, in_play: InPlay, expected: dict[str, A
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # the money as an amount the customer is ready to give; a foot "how much"; a question taken back with "ignore me"
+    ("Good sir, what is the maximum amount you are ready to give for the lamp?", LAMP, {"topics": {"price"}, "open": False}),
+    ("Friend, your foot is how much number? 8, 9, 10 or 11?", SHOES, {"topics": {"size"}}),
+    ("What size was it... nah, ignore me, you said M. Adding it now.", JACKET, {"asks": False}),
+    # figures of speech that name no topic
+    ("Step right up! Which of our star performers takes your fancy: Lumora or Brightix?", LAMP, {"topics": {"brand"}}),
+    ("Multiple choice for the lamp: A) Black or B) Silver?", LAMP, {"topics": {"color"}}),
+    # near misses: stars counted, lamps counted, "ignore me" before a question still asked
+    ("How many stars at least?", LAMP, {"topics": {"rating"}}),
+    ("Multiple lamps, or one?", LAMP, {"topics": {"quantity"}}),
+    ("Ignore me if you already told me, but which size?", JACKET, {"topics": {"size"}}),
+])
+def test_batch_25_and_26_leak_families(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """The families behind the only eight messages of blind batches 25 and 26 that leaked (read after both were
+    measured once, and retired): a budget as the amount the customer is ready to give read as an open question, a
+    shoe size asked "your foot is how much" as a count, a question taken back with "nah, ignore me" as asked, "star
+    performers" as the rating, "multiple choice" as a count. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

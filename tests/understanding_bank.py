@@ -45,7 +45,10 @@ RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-00
            # the only three messages of batch 23 that leaked, read after it was measured
            "none-b23-004", "none-b23-034", "none-b23-044",
            # a statement the retrained model (corpora 36-38) read as a go-ahead, found by the blind guard's aggregate
-           "none-b9-023")
+           "none-b9-023",
+           # the only eight messages of batches 25 and 26 that leaked, read after both were measured
+           "attribute-b25-001", "attribute-b25-008", "attribute-b25-037", "confirm-b25-018", "none-b25-018",
+           "attribute-b26-034", "attribute-b26-038", "which-b26-009")
 
 
 @dataclass(frozen=True)

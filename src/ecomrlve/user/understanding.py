@@ -94,7 +94,7 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "how much are we talking", "what sum", "which sum", "sort of sum", "kind of sum", "sum of money", "allocate", "allocating",
               # what the customer parts with or has in mind as a sum ("How much gold will you part with?", "the
               # amount you had in mind")
-              "to part with", "you part with", "youd part with", "willing to put down", "happy to put down", "put down on a", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
+              "to part with", "you part with", "youd part with", "willing to put down", "happy to put down", "put down on a", "ready to give", "amount you are ready", "amount youre ready", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
               "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
               # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
@@ -265,7 +265,7 @@ _HEADING_PHRASE = r"(?:the|your) [a-z]+ (?:of|for|on) (?:the|your|its|this|that|
 _HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|would|do|will|d|should)\b)")
 #: "how much" after the topic it asks ("Your foot size how much?", "Screen size how much you need?"): no amount to buy,
 #: no price.
-_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
+_TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight|foot|feet)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
                          r"price range|spend|spending limit|spending|outlay|wallet)s? ")
@@ -298,6 +298,8 @@ _SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|s
 #: "express" that says how something is given ("your express consent"), not a delivery speed.
 _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
                            r"request|instruction|instructions|confirmation) ")
+#: Words that name a topic only in a figure of speech ("Which of our star performers ...?", "Multiple choice: A) ...").
+_FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice) ")
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
@@ -3073,8 +3075,8 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: never mind, you told me.", "Which colour? Oh, silly me, you already said."): what comes before the retraction in its
 #: sentence, or the question just before it, is not asked (not an aside that goes on, "Which colour - never mind the
 #: price - do you want?").
-_RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|hmm|um|er|"
-                        r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore that|"
+_RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
+                        r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
                         r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
@@ -3156,6 +3158,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _OWN_STEP.sub(" ", _NOT_WAIT.sub(" ", _ACTION_OFFER.sub(" ", norm_grounds)) if confirm else norm_grounds)
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
+    cue_text = _FIGURE_OF_SPEECH.sub(" ", cue_text)  # "our star performers", "multiple choice": no rating, no count
     cue_text = _REVIEW_STEP.sub(" ", cue_text)  # "Please review the cart and let me know ..." asks no rating
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", _DEVICE_SIZED.sub(" ", cue_text)))
