@@ -230,6 +230,20 @@ def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, 
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 
 
+@pytest.mark.parametrize(("confirm", "reason", "reads_reason"), [(0.67, 0.43, False), (0.5, 0.45, False),
+                                                                 (0.5, 0.9, True), (0.1, 0.45, True)])
+def test_beside_a_go_ahead_the_model_reads_a_reason_only_where_surer(monkeypatch: pytest.MonkeyPatch, confirm: float,
+                                                                     reason: float, reads_reason: bool) -> None:
+    """Found behind a leak of blind batch 25 (read after it was measured): "Want me to crack on with the return on
+    them headphones, babe?" read as the go-ahead (0.67) and the reason (0.43), so the shopper said why. Beside a
+    go-ahead it reads, the model reads a reason only where it is surer of the reason."""
+    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.98, "confirm": confirm, "reason": reason}
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    text = "Want me to crack on with the return on them boots?"
+    assert not rule_reading(text, ORDERS).asks_anything
+    assert understand(text, ORDERS).reason is reads_reason
+
+
 def test_no_topic_is_read_for_the_model_about_the_customers_orders() -> None:
     """With orders in play a question is about an order line: the topic path stays shut."""
     orders_and_mug = InPlay(items=MUG.items, values=MUG.values, dates=ORDERS.dates)
