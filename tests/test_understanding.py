@@ -2960,3 +2960,57 @@ def test_batch_25_and_26_leak_families(text: str, in_play: InPlay, expected: dic
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+DUMBBELLS = InPlay(values={"weight": ("10 lb", "20 lb", "30 lb")})
+TEES = InPlay(values={"size": ("S", "M", "L", "XL")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # "figure" as the verb (to reckon): no figure of money asked
+    ("How much weight do you figure you could lift?", DUMBBELLS, {"topics": {"weight"}}),
+    ("What colour do ya figure would suit the room?", LAMP, {"topics": {"color"}}),
+    ("How many do you reckon, or I figure two would do?", CABLE, {"topics": {"quantity"}}),
+    # near misses: "figure" as the money ("what figure", "a figure"), a budget asked beside the verb
+    ("What figure did you have in mind for the lamp?", LAMP, {"topics": {"price"}}),
+    ("Give me a rough figure to stay under.", LAMP, {"topics": {"price"}}),
+    ("How much do you figure you can spend?", LAMP, {"topics": {"price"}}),
+])
+def test_figure_as_a_verb_asks_no_budget(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 36 (issue 29 §1, rules22): "how heavy a set you figure you can handle" read as asking the budget too
+    (the shopper said its budget, a leak): "you figure" reckons, it names no figure of money. Phrasings written for
+    this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a sum called small or big: its size is the money, no size of the item offered
+    ("Roughly what spend, small cash or large cash?", TEES, {"topics": {"price"}}),
+    ("Is it small money we are talking, or large money?", TEES, {"topics": {"price"}}),
+    # near misses: the item's size offered small or large, a size beside the money
+    ("Small or large for the tee?", TEES, {"topics": {"size"}}),
+    ("Which one, the small or the large, and what budget?", TEES, {"topics": {"price", "size"}}),
+])
+def test_small_or_big_money_asks_the_budget_not_a_size(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 38 (issue 29 §1, rules22): "Small money or big money, tell me." read as offering sizes (the shopper said
+    its size, a leak): a sum called small or large is the budget. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "asks"), [
+    # the agent's own step, then a wait asked "small" (a little, West African and Singaporean English)
+    ("I am checking the Lumora lamps under 50 dollars, please wait small.", LAMP, False),
+    ("We are now searching the black lamps, kindly wait small.", LAMP, False),
+    # near misses: a question after the wait, a wait beside a question of its own
+    ("Please wait small, which colour did you want?", LAMP, True),
+    ("I am checking the lamps, which brand do you like?", LAMP, True),
+])
+def test_wait_small_after_own_step_is_a_notice(text: str, in_play: InPlay, asks: bool) -> None:
+    """Corpus 38 (issue 29 §1, rules22): "I am now searching Sonora speakers below 80 dollars, please wait small." read
+    as asking the brand and the budget (the shopper said both, a leak): "wait small" is a wait, as "wait a bit" is ("wait small small" too).
+    Phrasings written for this test."""
+    assert understand(text, in_play).asks is asks

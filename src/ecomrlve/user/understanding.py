@@ -268,7 +268,13 @@ _HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|w
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight|foot|feet)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
-                         r"price range|spend|spending limit|spending|outlay|wallet)s? ")
+                         r"price range|spend|spending limit|spending|outlay|wallet)s? |"
+                         # "Small money or big money?": the size of the sum, its price
+                         r" (?:big|bigger|large|larger|small|smaller|little|huge|tiny) (?:money|cash|budget|spend|sum|"
+                         r"amount|bucks|dough|wallet)s? ")
+#: "how heavy you figure you can handle", "I figure": the verb (to reckon), no figure of money named.
+_FIGURE_VERB = re.compile(r" (?:you|ya|ye|yer|u|youd|i|id|we|wed|they|theyd|d)(?: would| do| did| might| ll)? figured? |"
+                          r" figured? (?:out|on|that|it|youd|you|ill|id)\b")
 #: "Leather or mesh, which fits your grid?": the option that suits a plan or a style, no size (not "which fits you").
 _WHICH_SUITS = re.compile(r" (?:which|what) (?:one )?(?:fits|fit) (?:in with |with )?(?:your|the|our|my) (?!(?:feet|foot|"
                           r"size|body|frame|build|waist|height|room|space|desk|bed|car)\b)")
@@ -2249,7 +2255,7 @@ def _bare_field(raw: str) -> bool:
 #: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
 #: wait."): a notice (not "Tell me what else you need, I'll wait.").
 _WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
-                          r"bit|moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
+                          r"bit|moment|second|sec|minute|min|while|tick|jiffy|small|small small))*(?: please)? $")
 _OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
 
 
@@ -2333,7 +2339,10 @@ def _is_request(raw: str) -> bool:
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
                           r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
-                          r"in full) ")
+                          r"in full|"
+                          # "Small money or big money?": the size of a sum, no size of the item
+                          r"(?:small|large|big|medium) (?:money|cash|change|sum|sums|amount|amounts|budget|spend|dough|bucks))"
+                          r" ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -3208,6 +3217,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
     if "quantity" in topics and len(topics) > 1 and _cued_only_in(_HEADED_COUNT, cue_text, "quantity"):
         topics.discard("quantity")  # "The stars of the reviews, how many at least?" counts the stars
+    if "price" in topics and " figure" in cue_text and _cued_only_in(_FIGURE_VERB, cue_text, "price"):
+        topics.discard("price")  # "how heavy a set you figure you can handle?" reckons, it names no figure of money
     if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
         topics.discard("price")  # "Screen size how much you need?" asks the size
     if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
