@@ -3014,3 +3014,25 @@ def test_wait_small_after_own_step_is_a_notice(text: str, in_play: InPlay, asks:
     as asking the brand and the budget (the shopper said both, a leak): "wait small" is a wait, as "wait a bit" is ("wait small small" too).
     Phrasings written for this test."""
     assert understand(text, in_play).asks is asks
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # a fault judged without the auxiliary or the "not", or as "up" with it
+    ("Light no good, or the switch no work?", True),
+    ("Keyboard ain't fit your desk?", True),
+    ("Wrong lamp sent, or a bad one?", True),
+    ("Keys are bad on the Keys 5, or what?", True),
+    ("What's the keyboard doing wrong?", True),
+    ("Anything up with the lamp?", True),
+    ("So what's the craic with the keyboard?", True),
+    # near misses: the words in a statement beside which order, a "good" that is the customer's, a date that names the
+    # order, a line picked by "which"
+    ("No good deed goes unpunished, which order was it?", False),
+    ("Is the lamp from September 10 the one?", False),
+    ("Which one was bad, the lamp or the keyboard?", False),
+])
+def test_a_fault_judged_without_the_auxiliary(text: str, reason: bool) -> None:
+    """Corpus 36-38 (issue 29 §1, rules22): "Colour no good, or it no fit?", "Wrong part, or a bad one?", "Sound is
+    bad on the ..., or what?", "what's it doin' wrong?", "What's the craic with them headphones?" read as which order.
+    Phrasings written for this test."""
+    assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason

@@ -668,6 +668,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "buggy",
                   # a dislike in Spanish ("Was it the color, no te gustó?")
                   "no te gusto",
+                  # a fault judged without the auxiliary or the "not" ("Colour no good, or it no fit?", "Wrong part, or a
+                  # bad one?", "Sound is bad on it, or what?", "What's it doing wrong?", "Something up with it?",
+                  # "What's the craic with them?")
+                  "no good", "no fit", "no work", "aint fit", "aint work", "a bad one", "is bad", "are bad", "sounds bad",
+                  "doing wrong", "doin wrong", "something up with", "anything up with", "the craic with",
                   # a misfit, a letdown or a wreck in other words ("Was't ill-fitting, or of a colour thou didst not
                   # expect?", "not performing the way you hoped?", "Did it wipe out in shipping?", "Not stoked on it?")
                   "ill fitting", "not expect", "not performing", "not perform", "way you hoped", "wipe out", "wiped out",
