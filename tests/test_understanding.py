@@ -3036,3 +3036,21 @@ def test_a_fault_judged_without_the_auxiliary(text: str, reason: bool) -> None:
     bad on the ..., or what?", "what's it doin' wrong?", "What's the craic with them headphones?" read as which order.
     Phrasings written for this test."""
     assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # approval of the summary asked without its auxiliary, or of the ticket, bill or quote
+    ("Lamp in black. That the one, mate?", True),
+    ("Two cables on the bill. Is the bill right", True),
+    ("One Lumora lamp. That the whole order then?", True),
+    ("Black lamp, one of. Everything correct?", True),
+    ("That everything, pal?", True),
+    # near misses: what else is needed, a colour judged, a wh-question, the one the customer said before
+    ("That all you need for the lamp?", False),
+    ("That colour suit you?", False),
+    ("What's the one you liked?", False),
+])
+def test_approval_of_the_summary_without_its_auxiliary(text: str, confirm: bool) -> None:
+    """Corpus 36-38 (issue 29 §1, rules22): "Wood mug. That the one, unna?", "That all, love?" and "Hoodie, mug,
+    shoes on the one ticket. Is the ticket right" asked no go-ahead. Phrasings written for this test."""
+    assert understand(text, LAMP).confirm is confirm

@@ -448,7 +448,7 @@ _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it 
                            r"one|purchase)|which|when|what)")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
-                       r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
+                       r"order|this|that|it|these|they|list|items|return|selection|ticket|bill|docket|quote|tab|panier)(?: [a-z0-9]+){0,3} (?:right|"
                        r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like)|"
                        # "Here's your cart. Is it all as it should be?", "Does the cart look as you wanted?"
@@ -461,6 +461,12 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
                        r"(?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
                        r"(?:[a-z]+ )?(?:right|correct|ok|okay|fine|good|complete|accurate|in order|how you want)")
+#: The same asked without its auxiliary, as the whole question ("Everything correct?", "Everything is correct?",
+#: "That the one, mate?", "That the full load?", "That your order?"): asks approval of the summary before it.
+_BARE_APPROVAL = re.compile(r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:that|thats|this) (?:the one|all|it|everything|"
+                            r"the lot|your order|the (?:full|whole|entire) [a-z]+)|(?:everything|it all) (?:is |s )?(?:all )?"
+                            r"(?:correct|right|ok|okay|fine|good|in order|present and correct))(?: then)?"
+                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam))? $")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
@@ -3311,6 +3317,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
     if not confirm and not topics and not asks_more and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
+            _BARE_APPROVAL.match(norm_asking) is not None) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
