@@ -2960,3 +2960,97 @@ def test_batch_25_and_26_leak_families(text: str, in_play: InPlay, expected: dic
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+DUMBBELLS = InPlay(values={"weight": ("10 lb", "20 lb", "30 lb")})
+TEES = InPlay(values={"size": ("S", "M", "L", "XL")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # "figure" as the verb (to reckon): no figure of money asked
+    ("How much weight do you figure you could lift?", DUMBBELLS, {"topics": {"weight"}}),
+    ("What colour do ya figure would suit the room?", LAMP, {"topics": {"color"}}),
+    ("How many do you reckon, or I figure two would do?", CABLE, {"topics": {"quantity"}}),
+    # near misses: "figure" as the money ("what figure", "a figure"), a budget asked beside the verb
+    ("What figure did you have in mind for the lamp?", LAMP, {"topics": {"price"}}),
+    ("Give me a rough figure to stay under.", LAMP, {"topics": {"price"}}),
+    ("How much do you figure you can spend?", LAMP, {"topics": {"price"}}),
+])
+def test_figure_as_a_verb_asks_no_budget(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 36 (issue 29 §1, rules22): "how heavy a set you figure you can handle" read as asking the budget too
+    (the shopper said its budget, a leak): "you figure" reckons, it names no figure of money. Phrasings written for
+    this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a sum called small or big: its size is the money, no size of the item offered
+    ("Roughly what spend, small cash or large cash?", TEES, {"topics": {"price"}}),
+    ("Is it small money we are talking, or large money?", TEES, {"topics": {"price"}}),
+    # near misses: the item's size offered small or large, a size beside the money
+    ("Small or large for the tee?", TEES, {"topics": {"size"}}),
+    ("Which one, the small or the large, and what budget?", TEES, {"topics": {"price", "size"}}),
+])
+def test_small_or_big_money_asks_the_budget_not_a_size(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 38 (issue 29 §1, rules22): "Small money or big money, tell me." read as offering sizes (the shopper said
+    its size, a leak): a sum called small or large is the budget. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "asks"), [
+    # the agent's own step, then a wait asked "small" (a little, West African and Singaporean English)
+    ("I am checking the Lumora lamps under 50 dollars, please wait small.", LAMP, False),
+    ("We are now searching the black lamps, kindly wait small.", LAMP, False),
+    # near misses: a question after the wait, a wait beside a question of its own
+    ("Please wait small, which colour did you want?", LAMP, True),
+    ("I am checking the lamps, which brand do you like?", LAMP, True),
+])
+def test_wait_small_after_own_step_is_a_notice(text: str, in_play: InPlay, asks: bool) -> None:
+    """Corpus 38 (issue 29 §1, rules22): "I am now searching Sonora speakers below 80 dollars, please wait small." read
+    as asking the brand and the budget (the shopper said both, a leak): "wait small" is a wait, as "wait a bit" is ("wait small small" too).
+    Phrasings written for this test."""
+    assert understand(text, in_play).asks is asks
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # a fault judged without the auxiliary or the "not", or as "up" with it
+    ("Light no good, or the switch no work?", True),
+    ("Keyboard ain't fit your desk?", True),
+    ("Wrong lamp sent, or a bad one?", True),
+    ("Keys are bad on the Keys 5, or what?", True),
+    ("What's the keyboard doing wrong?", True),
+    ("Anything up with the lamp?", True),
+    ("So what's the craic with the keyboard?", True),
+    # near misses: the words in a statement beside which order, a "good" that is the customer's, a date that names the
+    # order, a line picked by "which"
+    ("No good deed goes unpunished, which order was it?", False),
+    ("Is the lamp from September 10 the one?", False),
+    ("Which one was bad, the lamp or the keyboard?", False),
+])
+def test_a_fault_judged_without_the_auxiliary(text: str, reason: bool) -> None:
+    """Corpus 36-38 (issue 29 §1, rules22): "Colour no good, or it no fit?", "Wrong part, or a bad one?", "Sound is
+    bad on the ..., or what?", "what's it doin' wrong?", "What's the craic with them headphones?" read as which order.
+    Phrasings written for this test."""
+    assert understand(text, ORDERED_LAMP_AND_KEYBOARD).reason == reason
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # approval of the summary asked without its auxiliary, or of the ticket, bill or quote
+    ("Lamp in black. That the one, mate?", True),
+    ("Two cables on the bill. Is the bill right", True),
+    ("One Lumora lamp. That the whole order then?", True),
+    ("Black lamp, one of. Everything correct?", True),
+    ("That everything, pal?", True),
+    # near misses: what else is needed, a colour judged, a wh-question, the one the customer said before
+    ("That all you need for the lamp?", False),
+    ("That colour suit you?", False),
+    ("What's the one you liked?", False),
+])
+def test_approval_of_the_summary_without_its_auxiliary(text: str, confirm: bool) -> None:
+    """Corpus 36-38 (issue 29 §1, rules22): "Wood mug. That the one, unna?", "That all, love?" and "Hoodie, mug,
+    shoes on the one ticket. Is the ticket right" asked no go-ahead. Phrasings written for this test."""
+    assert understand(text, LAMP).confirm is confirm

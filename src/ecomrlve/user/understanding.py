@@ -268,7 +268,13 @@ _HEADED_COUNT = re.compile(r" " + _HEADING_PHRASE + r" how many (?=(?:is|are|s|w
 _TOPIC_HOW_MUCH = re.compile(r" (?:size|sizes|wattage|watts|brightness|weight|foot|feet)(?: is| are| s)? how much(?: (?:do |would |will )?(?:you|ya|u))? ")
 #: "How big is your budget?": the size of the budget, its price (no size asked).
 _BIG_BUDGET = re.compile(r" how (?:big|large|small) (?:is |s |was |are |would be |will be )?(?:your |the |our |a )?(?:budget|"
-                         r"price range|spend|spending limit|spending|outlay|wallet)s? ")
+                         r"price range|spend|spending limit|spending|outlay|wallet)s? |"
+                         # "Small money or big money?": the size of the sum, its price
+                         r" (?:big|bigger|large|larger|small|smaller|little|huge|tiny) (?:money|cash|budget|spend|sum|"
+                         r"amount|bucks|dough|wallet)s? ")
+#: "how heavy you figure you can handle", "I figure": the verb (to reckon), no figure of money named.
+_FIGURE_VERB = re.compile(r" (?:you|ya|ye|yer|u|youd|i|id|we|wed|they|theyd|d)(?: would| do| did| might| ll)? figured? |"
+                          r" figured? (?:out|on|that|it|youd|you|ill|id)\b")
 #: "Leather or mesh, which fits your grid?": the option that suits a plan or a style, no size (not "which fits you").
 _WHICH_SUITS = re.compile(r" (?:which|what) (?:one )?(?:fits|fit) (?:in with |with )?(?:your|the|our|my) (?!(?:feet|foot|"
                           r"size|body|frame|build|waist|height|room|space|desk|bed|car)\b)")
@@ -442,7 +448,7 @@ _CONFIRM_FACT = re.compile(r" (?:you|please|to) confirm (?:that |for me )?(?:it 
                            r"one|purchase)|which|when|what)")
 #: "Is everything / the cart / that ... right?": asks approval of what was done (when no topic is asked).
 _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |this |that |my )?(?:everything|all|cart|basket|"
-                       r"order|this|that|it|these|they|list|items|return|selection)(?: [a-z0-9]+){0,3} (?:right|"
+                       r"order|this|that|it|these|they|list|items|return|selection|ticket|bill|docket|quote|tab|panier)(?: [a-z0-9]+){0,3} (?:right|"
                        r"correct|ok|okay|fine|good|alright|accurate|complete|perfect|satisfactory|acceptable|"
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like)|"
                        # "Here's your cart. Is it all as it should be?", "Does the cart look as you wanted?"
@@ -455,6 +461,12 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
                        r"(?:the |your |this |my )?(?:cart|basket|order|selection|list) (?:is|looks|seems) "
                        r"(?:[a-z]+ )?(?:right|correct|ok|okay|fine|good|complete|accurate|in order|how you want)")
+#: The same asked without its auxiliary, as the whole question ("Everything correct?", "Everything is correct?",
+#: "That the one, mate?", "That the full load?", "That your order?"): asks approval of the summary before it.
+_BARE_APPROVAL = re.compile(r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:that|thats|this) (?:the one|all|it|everything|"
+                            r"the lot|your order|the (?:full|whole|entire) [a-z]+)|(?:everything|it all) (?:is |s )?(?:all )?"
+                            r"(?:correct|right|ok|okay|fine|good|in order|present and correct))(?: then)?"
+                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam))? $")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
@@ -662,6 +674,11 @@ _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong
                   "buggy",
                   # a dislike in Spanish ("Was it the color, no te gustó?")
                   "no te gusto",
+                  # a fault judged without the auxiliary or the "not" ("Colour no good, or it no fit?", "Wrong part, or a
+                  # bad one?", "Sound is bad on it, or what?", "What's it doing wrong?", "Something up with it?",
+                  # "What's the craic with them?")
+                  "no good", "no fit", "no work", "aint fit", "aint work", "a bad one", "is bad", "are bad", "sounds bad",
+                  "doing wrong", "doin wrong", "something up with", "anything up with", "the craic with",
                   # a misfit, a letdown or a wreck in other words ("Was't ill-fitting, or of a colour thou didst not
                   # expect?", "not performing the way you hoped?", "Did it wipe out in shipping?", "Not stoked on it?")
                   "ill fitting", "not expect", "not performing", "not perform", "way you hoped", "wipe out", "wiped out",
@@ -2249,7 +2266,7 @@ def _bare_field(raw: str) -> bool:
 #: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
 #: wait."): a notice (not "Tell me what else you need, I'll wait.").
 _WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
-                          r"bit|moment|second|sec|minute|min|while|tick|jiffy))*(?: please)? $")
+                          r"bit|moment|second|sec|minute|min|while|tick|jiffy|small|small small))*(?: please)? $")
 _OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
 
 
@@ -2333,7 +2350,10 @@ def _is_request(raw: str) -> bool:
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
                           r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
-                          r"in full) ")
+                          r"in full|"
+                          # "Small money or big money?": the size of a sum, no size of the item
+                          r"(?:small|large|big|medium) (?:money|cash|change|sum|sums|amount|amounts|budget|spend|dough|bucks))"
+                          r" ")
 #: A device beside a tablet ("with a tablet or a phone"): the tablet is a device too, not a form of a product.
 _DEVICE = re.compile(r" (?:phone|phones|laptop|laptops|computer|computers|mac|macbook|pc|pcs|ipad|device|devices|tv|console|"
                      r"smartphone) ")
@@ -3208,6 +3228,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("quantity")  # "I'll narrow it down to a couple" counts what the agent shows
     if "quantity" in topics and len(topics) > 1 and _cued_only_in(_HEADED_COUNT, cue_text, "quantity"):
         topics.discard("quantity")  # "The stars of the reviews, how many at least?" counts the stars
+    if "price" in topics and " figure" in cue_text and _cued_only_in(_FIGURE_VERB, cue_text, "price"):
+        topics.discard("price")  # "how heavy a set you figure you can handle?" reckons, it names no figure of money
     if "price" in topics and _cued_only_in(_TOPIC_HOW_MUCH, cue_text, "price"):
         topics.discard("price")  # "Screen size how much you need?" asks the size
     if "quantity" in topics and (_cued_only_in(_HOW_MUCH_OF, cue_text, "quantity")
@@ -3295,6 +3317,7 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
             _ACTION_OFFER.search(norm) is not None):
         confirm = True  # "I can refund you in full. Would you like that?" asks leave for the step just offered
     if not confirm and not topics and not asks_more and ((_APPROVAL.search(norm_asking) is not None and not norm_asking.startswith(_WH_START)) or (
+            _BARE_APPROVAL.match(norm_asking) is not None) or (
             _has(norm_asking, _SATISFIED) and not norm_asking.startswith(_WH_START))):
         confirm = True
     if dates and not confirm:
