@@ -22,7 +22,8 @@ BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8
                  "heldout_batch14.jsonl", "heldout_batch15.jsonl", "heldout_batch16.jsonl", "heldout_batch17.jsonl",
                  "heldout_batch18.jsonl", "heldout_batch19.jsonl", "heldout_batch20.jsonl", "heldout_batch21.jsonl",
                  "heldout_batch22.jsonl", "heldout_batch23.jsonl",
-                 "heldout_batch24.jsonl", "heldout_batch25.jsonl", "heldout_batch26.jsonl")
+                 "heldout_batch24.jsonl", "heldout_batch25.jsonl", "heldout_batch26.jsonl",
+                 "heldout_batch27.jsonl")
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl", "train_batch10.jsonl",
                  "train_batch11.jsonl", "train_batch12.jsonl",

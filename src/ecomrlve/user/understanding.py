@@ -1855,6 +1855,7 @@ def _hands_over(sentence: str) -> bool:
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
     return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
 
+
 #: The agent's need of a topic said without the opening `_NEED_REQUEST` knows: after a lead-in run on without a comma
 #: ("Reckon I'll just need your shoe size and we're in business.", "Before I quote you I'll need the ceiling on the
 #: spend."), without its subject ("Need a size on the Atlas 22 before I order."), with the topic fronted ("Shoe size
