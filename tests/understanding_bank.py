@@ -49,7 +49,9 @@ RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-00
            "none-b9-023",
            # the only eight messages of batches 25 and 26 that leaked, read after both were measured
            "attribute-b25-001", "attribute-b25-008", "attribute-b25-037", "confirm-b25-018", "none-b25-018",
-           "attribute-b26-034", "attribute-b26-038", "which-b26-009")
+           "attribute-b26-034", "attribute-b26-038", "which-b26-009",
+           # the only message of batch 27 that leaked, read after it was measured (its family is not fixed: see README)
+           "none-b27-046")
 
 
 @dataclass(frozen=True)
