@@ -1550,8 +1550,7 @@ def _intent_then_topic(asking: str, listed: bool = False) -> bool:
     if len(clauses) < 2:
         return False
     last = _corrected(_normalise(clauses[-1]))
-    if _asks_go_ahead(clauses[-1]) or not (any(_has(last, phrases) for phrases in _TOPIC_PHRASES.values())
-                                           or (listed and " or " in last)):
+    if _asks_go_ahead(clauses[-1]) or not (_names_topic_words(last) or (listed and " or " in last)):
         return False
     openings = [_FILLER.sub(" ", _normalise(c)).split()[:1] for c in clauses[:-1]]
     return all(not first or first[0] not in _CLAUSE_QUESTION_START for first in openings)
@@ -2594,7 +2593,7 @@ def _requirements_asked_apart(text: str) -> bool:
         norm = _corrected(_normalise(sentence))
         if "?" in sentence and (_open_with_examples(sentence) or (
                 _REQUIREMENT_NOUN.search(norm) and _open_weak(sentence, norm)
-                and not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()))):
+                and not _names_topic_words(norm))):
             return True
     return False
 
@@ -2613,7 +2612,7 @@ def _open_with_examples(text: str) -> bool:
         return False  # "Needs to be loud - which brand do you trust, and what's the max spend?": questions, no examples
     if _QUESTIONS_FOLLOW.search(norm):
         return False  # "To narrow it down, two questions: your size and the fabric?": the questions themselves
-    if marker.group(0) == ":" and not _open_weak(head, norm) and not any(_has(norm, p) for p in _TOPIC_PHRASES.values()):
+    if marker.group(0) == ":" and not _open_weak(head, norm) and not _names_topic_words(norm):
         return _open_with_examples(text[marker.end():])  # "Before I search: any specs - size, colour, ...?": a lead-in
     # the examples name topics ("price or brand"), not values of one ("black, white, silver": a choice of colour); a
     # unit counted names its topic only ("..., like how many watts?" is no quantity)
@@ -2621,7 +2620,7 @@ def _open_with_examples(text: str) -> bool:
     named = sum(_has(tail, phrases) for phrases in _TOPIC_PHRASES.values())
     # a dash or colon before one topic asks that topic ("How do you like your hoodies - dark or bright colours?")
     explicit = _EXPLICIT_EXAMPLES.match(text[marker.start():]) is not None
-    return (not any(_has(norm, phrases) for phrases in _TOPIC_PHRASES.values()) and _open_weak(head, norm)
+    return (not _names_topic_words(norm) and _open_weak(head, norm)
             and (named >= 2 or (named == 1 and explicit)))
 
 
@@ -2759,7 +2758,11 @@ def _values_or(words: str, in_play: InPlay) -> bool:
 
 def _names_topic(clause: str) -> bool:
     """Whether a clause names a requirement topic by a word of its own ("budget", "size", "colour")."""
-    words = _corrected(_normalise(clause))
+    return _names_topic_words(_corrected(_normalise(clause)))
+
+
+def _names_topic_words(words: str) -> bool:
+    """:func:`_names_topic` of words already normalised and corrected."""
     return any(_has(words, phrases) for phrases in _TOPIC_PHRASES.values())
 
 
