@@ -1656,6 +1656,10 @@ _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right aft
 #: many? And I'll ring them up!").
 _PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we|ill|well|i will|we will|i can|we can)(?: then| now| just)? "
                             + _ACTIONS + r"(?:s)? ")
+#: The opening of a question asking leave in a clause of its own ("shall I", "may we then", "do I have", "would you like
+#: me to", "am I clear to"); :func:`_asks_go_ahead` says whether the clause asks leave.
+_LEAVE_OPENING = re.compile(r"^ (?:(?:and|then|so|also) )*(?:(?:shall|should|may|can|could|do|will|am|are) (?:i|we)|(?:would|do|will) "
+                            r"(?:you|ya|u) (?:like|want|need|wish) (?:me|us) to) ")
 _STEP_TAG_END = re.compile(r"^\s*(?:(?:is )?(?:that |it )?(?:ok|okay|alright|all right|fine)|right|yes|no|yeah|ya)(?: with you)?\s*\?\s*$",
                            re.IGNORECASE)
 
@@ -1681,6 +1685,12 @@ def _go_ahead_after_topic(asking: str) -> bool:
                 step = _PROMISED_STEP.match(words)  # "How many, and I'll book it in, alright?"
             elif step is not None and not ("?" in sentence or step.group("request")):
                 step = None
+            elif step is None and "?" in sentence and _LEAVE_OPENING.match(words) and _asks_go_ahead(clause.rstrip(" ?") + "?") and (
+                    not _named_values(clause, words, STORE_VALUES)):
+                # a question of its own for leave in other words ("..., and do I have the green light to order?",
+                # "..., and would you like me to order them?", "..., and shall we head to checkout?"; not a value
+                # offered, "..., and shall I stick to Kinwear?")
+                step = _LEAVE_OPENING.match(words)
             if step is None or _names_topic(clause):
                 continue
             lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
@@ -1844,7 +1854,11 @@ _ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]
 #: warranty, but it's up to you."), and "Go?" with its mark, which asks leave ("Luna 3, Queen. Go?").
 _HANDOVER = re.compile(r"^ (?:(?:so|but|and|now|then|ok|okay|well|anyway) )*(?:(?:its|it is|thats|that is) )?(?:all |entirely |totally )?"
                        r"(?:(?:your|ur) (?:call|pick|choice|shout|decision)|(?:you|u) (?:pick|choose|decide|tell me|call it)|"
-                       r"pick one|take your pick|shout it out|go|dealers choice)"
+                       r"pick one|take your pick|shout it out|go|dealers choice|"
+                       # a call or a pick named in other words ("Make the call on the pan.", "Pick your poison!", "Your
+                       # move."), or a bare order to answer ("Sound off!", "Report!")
+                       r"(?:make|take) (?:the|your) (?:call|pick|choice|decision)(?: on (?:the|this|that|your) [a-z0-9]+(?: [a-z0-9]+)?)?|"
+                       r"pick your [a-z]+|your move|sound off|report)"
                        r"(?: (?:love|mate|pal|friend|then|now|please|boss|dear|hun|duck|cuz))* $")
 
 
@@ -1852,6 +1866,9 @@ def _hands_over(sentence: str) -> bool:
     """Whether the last clause of ``sentence`` hands the choice to the customer (:data:`_HANDOVER`), after options or
     a topic named in the sentence or the one before it."""
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    if len(clauses) >= 2 and _HANDOVER.match(_normalise(clauses[-1])) is None and _VOCATIVE.match(
+            _normalise(clauses[-1])) and not _names_topic(clauses[-1]):
+        clauses.pop()  # "Your call, skipper."
     return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
 
 
@@ -1905,7 +1922,10 @@ def _asking_part(raw: str) -> str:
                   "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
               # the options offered right after the question are what it asks among ("What would you like for the
               # hoodie? We have Black, Navy or Olive.")
-              or (i > 0 and asks[i - 1] and _OFFER.match(_normalise(p)) is not None and _OPTION_LIST.search(p) is not None)]
+              or (i > 0 and asks[i - 1] and _OFFER.match(_normalise(p)) is not None and _OPTION_LIST.search(p) is not None)
+              # the heading of a field demanded after it names whose field it is ("Shoes! Size!")
+              or (i + 1 < len(parts) and asks[i + 1] and not asks[i] and _MONEY_HEADING.match(_normalise(p)) is not None
+                  and _exclaimed_field(parts[i + 1]))]
     return " ".join(asking) if asking else raw
 
 
@@ -2251,6 +2271,29 @@ _BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|let
                           r"^ for (?:the|my|our|your) [a-z]+ $")
 
 
+#: An address after a field demanded ("Size, recruit!", "Colour, me lad!"): one or two words, no value, no step told
+#: ("Size, done!", "Colour, sorted!", "Size, checked!" tell what is settled).
+_VOCATIVE = re.compile(r"^ (?:(?:me|my|you) )?(?!(?:done|sorted|set|ok|okay|fine|good|great|perfect|nice|lovely|tick|check|yes|no|"
+                       r"yep|nope|sure|too|also|again|gone|next|first|last|then|covered|noted|confirmed|settled|agreed|next up|"
+                       r"please|thanks|cheers|ta)\b)[a-z]+(?<!ed)(?: [a-z]+(?<!ed))? $")
+#: The praise or surprise a field's words open an exclamation with ("Lovely colour!", "What a size!"): no field asked.
+_EXCLAIMED_PRAISE = re.compile(r"^ (?:(?:the|your) )?(?:what|such|so|how|a|an|love|loving|lovely|gorgeous|beautiful|stunning|cool|"
+                               r"awesome|amazing|perfect|fine|brilliant|excellent|fab|fabulous|wonderful|cute|pretty|sweet|"
+                               r"great|nice|good|wrong|odd|weird|bold|rich|classic|fun|right|top|best|same|new|free|fair)\b")
+
+
+def _exclaimed_field(sentence: str) -> bool:
+    """Whether an exclamation demands a field named bare, alone or joined, maybe with an address ("Size, recruit!",
+    "Colour and size!", "Material and maximum weight!"): a drill's order names what it asks; not praise ("Lovely
+    colour!"), a value told ("Navy colour!") nor a field settled ("Size, done!")."""
+    if not sentence.rstrip().endswith("!"):
+        return False
+    head, *rest = [_normalise(c) for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")] or [""]
+    return (len(rest) <= 1 and _BARE_FIELD.match(head) is not None and not _EXCLAIMED_PRAISE.match(head)
+            and all(_BARE_PROMPT.match(c) or (_VOCATIVE.match(c) and not _names_topic_words(c)) for c in rest)
+            and not _named_values(sentence, head, STORE_VALUES))
+
+
 def _bare_field(raw: str) -> bool:
     """Whether ``raw`` is a field named on its own or several joined (:data:`_BARE_FIELD`), alone or before bare
     prompts."""
@@ -2300,6 +2343,8 @@ def _is_request(raw: str) -> bool:
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _hands_over(sentence):
             return True  # "Cream, gel or spray on the Glow 7. Your call."
+        if "!" in raw and " " + sentence.strip() + "!" in " " + raw and _exclaimed_field(sentence + "!"):
+            return True  # "Size, recruit!", "Colour and size!"
         if _needs_topic(sentence):
             return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
