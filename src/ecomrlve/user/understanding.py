@@ -237,7 +237,10 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b|"
+                         # a ship's or a boxer's weighing ("weigh anchor", "weigh it in and ring it up"): no weight asked
+                         r" weigh(?:s|ed|ing)? (?:anchor|(?:it|them|this|that|these|those) in(?! (?:kg|kilos?|kilograms?|grams?|"
+                         r"pounds?|lbs?|ounces?|oz)\b))| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -305,7 +308,8 @@ _SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|s
 _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
                            r"request|instruction|instructions|confirmation) ")
 #: Words that name a topic only in a figure of speech ("Which of our star performers ...?", "Multiple choice: A) ...").
-_FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice) ")
+_FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice|"
+                               r"brand (?:spanking )?new) ")  # ... "a brand-new Bolt 3": no brand asked
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
@@ -1531,7 +1535,9 @@ def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
 def _summary_then_go_ahead(asking: str) -> bool:
     """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
     I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
-    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    # a closing tag belongs to the clause before it ("Size 9 Trek 9s, all good to go, eh?")
+    clauses = [c for sentence in _SENTENCE.findall(_WORD_TAG.sub("?", _THEN_TAG.sub("?", asking)))
+               for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
     if len(clauses) < 2 or not _asks_go_ahead(clauses[-1]):
         return False
     for clause in clauses[:-1]:
@@ -1990,7 +1996,12 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |"
                              r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|"
                              # ... or names it ("How beautiful is the ceramic Terra 5!"; not "how big is the screen")
                              r"how (?:gorgeous|beautiful|stunning|lovely|cute|sleek|adorable|pretty|elegant|fabulous|divine|"
-                             r"charming|dreamy) (?:is|are|was|were|does|do) (?:the|your|my|our)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"charming|dreamy) (?:is|are|was|were|does|do) (?:the|your|my|our)\b|"
+                             # ... in an exclamation's order, the verb after what it names ("How beautiful the wooden Terra
+                             # 5 is!"; not "how heavy the pan is" asked in a question of its own)
+                             r"how (?:gorgeous|beautiful|stunning|lovely|cute|sleek|adorable|pretty|elegant|fabulous|divine|"
+                             r"charming|dreamy|good|nice|great|cool|amazing|awesome|sweet|neat|brilliant|fab|smart) (?:the|your|"
+                             r"my|our|this|that|these|those) (?:[a-z0-9]+ ){1,5}(?:is|are|was|were|looks|look|seems|seem)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
                              r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
@@ -2396,6 +2407,8 @@ _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|fu
                           r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
                           r"in full|"
+                          # a referee's or a signaller's card or flag ("Yellow card for that?", "Green flag from you"): no colour
+                          r"(?:yellow|red|green|white|black) (?:card|cards|flag|flags)|blue chips?|"
                           # "Small money or big money?": the size of a sum, no size of the item
                           r"(?:small|large|big|medium) (?:money|cash|change|sum|sums|amount|amounts|budget|spend|dough|bucks))"
                           r" ")
@@ -3171,7 +3184,7 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
                         r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
-                        r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
 
