@@ -3054,3 +3054,110 @@ def test_approval_of_the_summary_without_its_auxiliary(text: str, confirm: bool)
     """Corpus 36-38 (issue 29 §1, rules22): "Wood mug. That the one, unna?", "That all, love?" and "Hoodie, mug,
     shoes on the one ticket. Is the ticket right" asked no go-ahead. Phrasings written for this test."""
     assert understand(text, LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a go-ahead asked in a clause of its own, in words other than "shall I order", after a count asked
+    ("How many lamps do you want, and have I got the all-clear to buy them?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many cables, and would you like me to check out now?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many of the lamps, and shall we head for the till?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many units, and can I then quietly send the order?", {"topics": {"quantity"}, "confirm": True}),
+    # near misses: a value offered in the second clause, a promise of the step, the step in the count's own clause
+    ("How many lamps, and shall I stick to Lumora?", {"topics": {"quantity"}, "confirm": False}),
+    ("How many lamps, and I'll put the order through.", {"topics": {"quantity"}, "confirm": False}),
+    ("How many lamps shall I order?", {"topics": {"quantity"}, "confirm": False}),
+])
+def test_go_ahead_in_other_words_beside_a_count(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 39-41 (issue 29 §1, rules23): "How many pairs ..., and do I have clearance to order?", "..., and would
+    you like me to order them?", "..., and shall I land the order?" read as the count alone. Phrasings written for
+    this test."""
+    reading = understand(text, LAMP)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a field demanded in an exclamation, bare or with an address, beside options or an order to hurry
+    ("Connector, cadet! USB-C or Lightning! Quick march!", CABLE, {"asks": True, "topics": {"connector"}}),
+    ("Material, sailor! We sail at dawn!", MUG, {"asks": True, "topics": {"material"}}),
+    ("Lamp! Colour and brand! Chop chop!", LAMP, {"asks": True, "topics": {"brand", "color"}}),
+    # near misses: praise of the field, a value told with it, a field settled
+    ("Gorgeous colour! The black one is lovely.", LAMP, {"topics": frozenset()}),
+    ("Black colour! Nice pick.", LAMP, {"topics": frozenset()}),
+    ("Colour, done! Brand, done! On to checkout.", LAMP, {"topics": frozenset()}),
+])
+def test_a_field_demanded_in_an_exclamation(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 41 (issue 29 §1, rules23): a drill sergeant's "Size, recruit! NOW!", "Colour, private! ...", "T-shirt!
+    Colour and size! MOVE IT!" read as asking nothing. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # the choice handed over in other words, after the options
+    ("USB-C or Lightning. Pick your poison!", CABLE, {"connector"}),
+    ("Ceramic or Wood. Take your pick, skipper.", MUG, {"material"}),
+    ("Stainless Steel, Ceramic, Wood - make the call on the mug.", MUG, {"material"}),
+    # near misses: the words in a statement of the agent's own
+    ("I'll make the call to the depot about the Lumora lamp.", LAMP, set()),
+    ("Lumora and Brightix both in stock. Report filed.", LAMP, set()),
+])
+def test_a_choice_handed_over_in_other_words(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 41 (issue 29 §1, rules23): "Stainless Steel, Cast Iron, Aluminum - make the call on the pan.", "Sonora,
+    Voltix, Brightix or Aurix. Pick your weapon!" and "...: cream, gel or spray. Your call, Number One." read as
+    asking nothing (by the rules; the model read some). Phrasings written for this test."""
+    assert rule_reading(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a value's or topic's word inside an idiom: no value offered, no topic asked
+    ("Red card for going over fifty? What's your budget?", LAMP, {"topics": {"price"}}),
+    ("Lumora lamp in black. Green flag from you and I'll order?", LAMP, {"confirm": True, "topics": frozenset()}),
+    ("Only blue chips? Lumora or Brightix?", LAMP, {"topics": {"brand"}}),
+    ("For a brand-new cable: USB-C or Lightning?", CABLE, {"topics": {"connector"}}),
+    ("The mug's stowed. Shall we weigh anchor and place the order?", MUG, {"confirm": True, "topics": frozenset()}),
+    # near misses: the colour offered, the brand asked, the weight in kilos asked
+    ("Black or silver for the lamp?", LAMP, {"topics": {"color"}}),
+    ("Which brand for the new lamp?", LAMP, {"topics": {"brand"}}),
+    ("Could you weigh it in kilos - how heavy should it be?", MUG, {"topics": {"weight"}}),
+])
+def test_a_value_word_in_an_idiom(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 40-41 (issue 29 §1, rules23): a referee's "Yellow card for ...?" read as asking the colour (the shopper
+    said its colour, a leak), "Blue chips only?" too, "a brand-new Bolt 3" as asking the brand, "Weigh anchor on the
+    order?" and "weigh it in and ring it up" as asking the weight. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "asks"), [
+    # an exclamation in its own order (the verb after what it names), and a question taken back "literally"
+    ("How lovely the ceramic mug is, like a little pot!", MUG, False),
+    ("How sleek that black lamp looks on a desk!", LAMP, False),
+    ("Which colour do you... oh, you literally said black. Sorted!", LAMP, False),
+    # near misses: the question in its own order, a question beside the praise
+    ("How heavy is the ceramic mug, does it matter?", MUG, True),
+    ("How lovely the mug is! Which material do you want?", MUG, True),
+])
+def test_exclamation_order_and_a_question_taken_back(text: str, in_play: InPlay, asks: bool) -> None:
+    """Corpus 39-40 (issue 29 §1, rules23): "How beautiful the wooden Terra 5 is, like a branch in autumn!" read as
+    asking the material (a leak), "Wait, what size are you... oh wait, you literally said M." as asking the size.
+    Phrasings written for this test."""
+    assert understand(text, in_play).asks is asks
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a go-ahead tag after a summary that names a value: the summary asks nothing
+    ("Size 10 shoes, all set to order, eh?", {"confirm": True, "topics": frozenset()}),
+    ("Shoes in size 9, good to check out, no?", {"confirm": True, "topics": frozenset()}),
+    # near misses: a tag after a choice, a wh-question before the tag
+    ("9 or 10, eh?", {"topics": {"size"}}),
+    ("Which size, good to go after, eh?", {"topics": {"size"}}),
+])
+def test_go_ahead_tag_after_a_summary(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 39 (issue 29 §1, rules23): "Size 9 Trek 9s, all good to go, eh?" read as asking the size too. Phrasings
+    written for this test."""
+    reading = understand(text, SHOES)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

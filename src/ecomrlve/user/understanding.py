@@ -1664,7 +1664,7 @@ _PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we
                             + _ACTIONS + r"(?:s)? ")
 #: The opening of a question asking leave in a clause of its own ("shall I", "may we then", "do I have", "would you like
 #: me to", "am I clear to"); :func:`_asks_go_ahead` says whether the clause asks leave.
-_LEAVE_OPENING = re.compile(r"^ (?:(?:and|then|so|also) )*(?:(?:shall|should|may|can|could|do|will|am|are) (?:i|we)|(?:would|do|will) "
+_LEAVE_OPENING = re.compile(r"^ (?:(?:and|then|so|also) )*(?:(?:shall|should|may|can|could|do|will|have|am|are) (?:i|we)|(?:would|do|will) "
                             r"(?:you|ya|u) (?:like|want|need|wish) (?:me|us) to) ")
 _STEP_TAG_END = re.compile(r"^\s*(?:(?:is )?(?:that |it )?(?:ok|okay|alright|all right|fine)|right|yes|no|yeah|ya)(?: with you)?\s*\?\s*$",
                            re.IGNORECASE)
