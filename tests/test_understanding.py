@@ -3161,3 +3161,30 @@ def test_go_ahead_tag_after_a_summary(text: str, expected: dict[str, Any]) -> No
     reading = understand(text, SHOES)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a letter's request after its salutation, in its own words, and a reason given after the request
+    ("Dear valued customer, I shall simply need to know your budget. Warm regards, Pat", LAMP,
+     {"asks": True, "topics": {"price"}}),
+    ("Dear valued customer, Before I proceed I would be grateful if you could state the colour you prefer.", LAMP,
+     {"asks": True, "topics": {"color"}}),
+    ("Dear valued customer, One black lamp is ready. I should be grateful for your approval to place the order.", LAMP,
+     {"confirm": True, "topics": frozenset()}),
+    ("Dear valued customer, I should be most grateful for a few lines on what went wrong.", ORDERS, {"reason": True}),
+    ("Kindly state your budget, as the Lumora and Brightix lamps vary a great deal in price.", LAMP, {"topics": {"price"}}),
+    # near misses: a letter that tells, gratitude for what the customer did, a notice, a list joined by "as well as"
+    ("Dear valued customer, your black lamp has shipped. Warm regards, Pat", LAMP, {"asks": False}),
+    ("Dear valued customer, I am most grateful for your patience.", LAMP, {"asks": False}),
+    ("Dear valued customer, please be aware that returns close after 30 days.", ORDERS, {"asks_anything": False}),
+    ("Kindly state your budget, as well as the brand you like.", LAMP, {"topics": {"brand", "price"}}),
+])
+def test_a_letters_request(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 40 (issue 29 §1, rules23): a boomer's e-mail ("Dear customer, I shall simply need to know the size of
+    your bed.", "I should be grateful for your permission to complete the purchase.", "... a few words on what went
+    wrong") read as asking nothing, "Dear customer, Please be aware ..." as asking which order, and "..., as the
+    Brightix, Sonora and Kinetiq models vary ENORMOUSLY in price." as asking the brand too. Phrasings written for this
+    test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

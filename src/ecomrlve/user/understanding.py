@@ -1391,6 +1391,9 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
                              # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
                              # 2.", "I'll order it on your word.")
+                             # ... or as what the agent would be grateful for ("I should be grateful for your permission to
+                             # complete the purchase.")
+                             r" (?:grateful|obliged|thankful) for (?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:await|awaiting|wait for|waiting for|need|require) "
                              r"(?:but |only |just )?your (?:word|say so) (?:to|and|before) |"
                              r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
@@ -2020,7 +2023,7 @@ _IF_YOU_WOULD = (r"(?:if you (?:could |can |would |)(?:(?:be so kind as|be kind 
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
                            r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
-                           r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
+                           r"(?:would |will |shall |should |do |just |really |also |still |first |now |then |only |simply |merely |hereby |kindly |must )*(?:need|needs|want|like|require|"
                            r"request|seek|await) "
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |"
                            r"you to (?:confirm|approve|agree|say|ok|okay|authori[sz]e|sign off)\b|(?:one|two|"
@@ -2043,10 +2046,12 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"(?:to )?(?:know|learn|hear|understand)\b|"
                            # ... and in a letter's words ("Dear Madam, I would be most grateful if you would describe ...",
                            # "I should be obliged to learn ...")
-                           r"^ (?:(?:dear|madam|sir|maam) )*(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
-                           r"(?:most |very |so |much |truly )?(?:grateful|obliged) (?:(?:to )?(?:know|learn|hear|understand)\b|"
+                           r"^ (?:(?:dear|madam|sir|maam) )*(?:before (?:i|we) (?:[a-z]+ ){1,4}?)?(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
+                           r"(?:most |very |so |much |truly |ever so |greatly )?(?:grateful|obliged|thankful) (?:(?:to )?(?:know|learn|hear|understand)\b|"
                            r"if you (?:would |could |can |will )?(?:kindly )?(?:tell|describe|share|say|explain|indicate|inform|"
-                           r"let me know|specify)\b)")
+                           r"let me know|specify|state|provide|give|confirm|advise)\b|"
+                           # ... for the words themselves ("I should be most grateful for a few words on what went wrong.")
+                           r"for (?:a few|a couple of|some|your) (?:words|lines|details|thoughts|particulars) (?:on|about|regarding|as to)\b)")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -2331,12 +2336,17 @@ def _asks_wait(sentence: str) -> bool:
         _OWN_STEP_START.match(_normalise(clauses[0])) is not None)
 
 
+#: A letter's salutation before its first sentence ("Dear customer, ...", "Dear Sir or Madam, ..."): what follows is read.
+_SALUTATION = re.compile(r"^\s*(?:my )?dear\s[^,.!?]{1,40},\s*", re.IGNORECASE)
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
+        sentence = _SALUTATION.sub("", sentence) if "ear" in sentence else sentence  # "Dear customer, I would be ..."
         words = _corrected(_normalise(sentence))
         if _INVERTED_IF.match(words) and "," in sentence:
             # "Should the item arrive damaged, contact us.": a condition, no question, but what follows it may ask
@@ -3239,6 +3249,12 @@ def _money_heading(text: str) -> bool:
     return False
 
 
+#: A reason given after the request, to its sentence's end ("Kindly state your budget, as the Brightix, Sonora and
+#: Kinetiq models vary in price.", "..., since they range from $30 to $200."): a circumstance, its values not offered.
+_BECAUSE_TAIL = re.compile(r",\s*(?:as|since|because|seeing as)\s+(?:the|they|these|those|it|its|our|prices|some|all|most|many)\b"
+                          r"[^.?!:;]*(?=[.?!]|\s*$)", re.IGNORECASE)
+
+
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
                       asking: str) -> Reading:
     """What ``text``, taken as a question or request to the shopper, asks in its sentences ``asking`` (``norm``: its
@@ -3258,7 +3274,9 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not go_ahead and nothing_more:
         confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
-    grounds = _without_purpose(_grounds(asking))
+    # ("..., as the Brightix and Sonora models vary in price": why it is asked, its values not offered)
+    untold = _BECAUSE_TAIL.sub("", asking) if "," in asking and _BECAUSE_TAIL.search(asking) else asking
+    grounds = _without_purpose(_grounds(untold if untold.strip(" ,") else asking))
     grounds = _IDLE_CUE.sub(" ", grounds) if _IDLE_CUE.search(grounds) else grounds
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
