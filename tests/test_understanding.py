@@ -3188,3 +3188,26 @@ def test_a_letters_request(text: str, in_play: InPlay, expected: dict[str, Any])
     reading = understand(text, in_play)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the customer's word, the button pressed, or the step taken on their signal, said as a statement
+    ("Black lamp, literally just say yes and it's yours.", True),
+    ("Say bet and I'll place it.", True),
+    ("A quick yes from you, and it's done.", True),
+    ("Green flag from you and the lamp is on its way.", True),
+    ("Press your button and I'll order the lamp!", True),
+    ("Black lamp ready. Say yes to the checkout", True),
+    ("I'll send the order through on your signal.", True),
+    # near misses: the word already given, a word about a value, a step taken on it, a button of the product
+    ("A quick yes from you earlier was all I needed, it's ordered now.", False),
+    ("One word from you on the colour and I'll add it.", False),
+    ("Order placed on your signal.", False),
+    ("The lamp has a touch button and ships Friday.", False),
+])
+def test_the_customers_word_for_the_step_in_other_words(text: str, confirm: bool) -> None:
+    """Corpus 39-41 (issue 29 §1, rules23): "Literally just say yes and the Terra 5 is yours.", "say bet and i order
+    the terra 5", "A simple yes from you, and it is done.", "Green flag from you and we're away", "Hit your buzzer and
+    I'll place the order!", "Say aye to the checkout", "I'll put it through on your signal." asked no go-ahead.
+    Phrasings written for this test."""
+    assert understand(text, LAMP).confirm is confirm

@@ -1395,7 +1395,7 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              # complete the purchase.")
                              r" (?:grateful|obliged|thankful) for (?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:await|awaiting|wait for|waiting for|need|require) "
-                             r"(?:but |only |just )?your (?:word|say so) (?:to|and|before) |"
+                             r"(?:but |only |just )?(?:your|sirs|madams) (?:word|say so) (?:to|and|before) |"
                              r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
                              r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
@@ -1434,14 +1434,24 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
 #: ("Tell me the size and I'll add it."), a word with no step after it ("Say yes to more colours?"), what the word is
 #: for ('Say "first" for the oldest order.'), the word given before ("You say ok already, so it's placed."), and a
 #: negated word ("Don't say yes until you're sure.").
-_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply)? (?:me |us )?(?:a |your |the )?"
-               r"(?:yes|yeah|yep|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|thumbs up)|"
+_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply| literally)? (?:me |us )?(?:a |your |the )?"
+               r"(?:yes|yeah|yep|yup|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|green flag|thumbs up|bet|"
+               r"sure)|"
                r"nod(?: (?:your |the )?head)?|approve|"
-               r"(?:a |the |your )(?:nod|green light|greenlight|thumbs up|go ahead|word|yes|say so|ok|okay)(?: from you)?)")
-_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|please|now|so|then|you|and) )*" + _GIVEN_WORD +
-                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
+               # ... the word as what the customer gives ("A simple yes from you, and it is done.", "One word from you and
+               # the order's away.", "Green flag from you and we're away"), or the button pressed ("Hit your buzzer and ...")
+               r"(?:a|the|your|one) (?:(?:simple|single|quick|little|short) )?(?:nod|green light|greenlight|green flag|thumbs up|"
+               r"go ahead|word|yes|say so|ok|okay|aye)(?: from you)?|(?:green light|green flag|thumbs up) from you|"
+               r"(?:hit|press|push|ring|slap) (?:your|the|that) (?:buzzer|button|bell))")
+_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|literally|please|now|so|then|you|and) )*" + _GIVEN_WORD +
+                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!from (?:you|ya|u) (?:already|before|earlier|is|was|"
+                             r"were|are|on|of|about|for|regarding|in)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
                              + _ACTIONS + r"|its|it is|itll|it will|thats|c est|bobs your uncle|yours|fini|finished|done|"
-                             r"away|rolling|on its way|sorted)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)")
+                             r"away|rolling|on its way|sorted|through)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)|"
+                             # ... to the step itself ("Say aye to the checkout.")
+                             r"^ (?:(?:just|simply|only|literally|please|now|so|then|you|and) )*(?:say|give|send)(?: me| us)? "
+                             r"(?:yes|aye|ok|okay|the word|go) to (?:the |your )?(?:checkout|check out|order|purchase|sale|return|"
+                             r"refund|exchange)\b")
 #: The agent's own step, then the customer's word it waits on or the leave it takes: "I'll place it now, unless you
 #: say stop.", "I press order when you say.", "Then I send the order off, if that is okay with you.", "I'll write up
 #: the ticket if that suits." Near misses: a condition that is no consent ("I'll ship it Monday if that's when it
@@ -1454,13 +1464,21 @@ _STEP_UNLESS_WORD = re.compile(r"^ (?:(?:so|then|ok|okay|now|right|and) )*(?:i|w
                                r"(?:are |re )?(?:happy|ok|okay|agree))(?: [a-z]+)? $")
 #: A quoted word the customer is to say ("Tell me 'ari' and I order it.", 'Just type "done" and it ships.'): the word
 #: given, whatever it is.
-_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
+_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply|sing|shout)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
                           re.IGNORECASE)
 
 
 #: A word `_WORD_THEN_STEP`, `_STEP_UNLESS_WORD` or `_QUOTED_WORD` needs, in the raw sentence.
 _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod|approve|word|yes|ok|okay|k|green|greenlight|"
+                             r"sing|shout|buzzer|button|bell|signal|command|aye|"
                              r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
+
+
+#: The step taken on the customer's word, signal or command ("I'll put it through on your signal.", "The order moves out
+#: on your word.", "Ready to check out on your command."), not on a value of theirs ("on your size").
+_ON_YOUR_WORD = re.compile(r" on (?:your|ur|sirs|madams) (?:word|signal|command|say so|nod|go|mark|orders)(?: [a-z]+)? $")
+#: ... but not a step already taken on it ("Order engaged on your command.", "Placed on your word.").
+_DONE_ON_WORD = re.compile(r"(?:ed|done|sent|put|set|gone|begun) (?:[a-z]+ )?on (?:your|ur|sirs|madams) ")
 
 
 def _gives_word_for_step(sentence: str) -> bool:
@@ -1469,10 +1487,14 @@ def _gives_word_for_step(sentence: str) -> bool:
     if _WORD_STEP_HINT.search(sentence) is None:
         return False  # (a quick look for the words both need: most sentences have none)
     sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
-    for part in re.split(r"[:\u2013\u2014]|\s-\s", sentence):
+    parts = re.split(r"[,:\u2013\u2014]|\s-\s", sentence)
+    for part in (sentence, *parts) if len(parts) > 1 else parts:
         words = _corrected(_normalise(part))
         if _WORD_THEN_STEP.match(words) or _STEP_UNLESS_WORD.match(words):
             return True
+    words = _corrected(_normalise(sentence))
+    if _ON_YOUR_WORD.search(words) and (_ACTION_WORD.search(words) or " order " in words) and not _DONE_ON_WORD.search(words):
+        return True  # "I'll put it through on your signal.", "The order moves out on your word."
     return False
 
 
