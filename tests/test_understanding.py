@@ -3211,3 +3211,25 @@ def test_the_customers_word_for_the_step_in_other_words(text: str, confirm: bool
     I'll place the order!", "Say aye to the checkout", "I'll put it through on your signal." asked no go-ahead.
     Phrasings written for this test."""
     assert understand(text, LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # approval of the cart asked as how it looks, of everything in it, as the customer would have it, as all there is
+    ("One black lamp. Everything look right to you, pal", True),
+    ("Everything in the bag right, friend?", True),
+    ("thats everything in ur basket right", True),
+    ("Is the cart as you'd want it?", True),
+    ("Two lamps in the cart. Is that the whole lot?", True),
+    ("Take a look at the cart and tell me it's right?", True),
+    # near misses: the agent's own view, an open question before "the full list", a bed size, the lamp's looks
+    ("One black lamp. Everything looks right to me.", False),
+    ("Anything more for the lamp, or is that the full list?", False),
+    ("Do you want the Full or the Queen?", False),
+    ("Black or silver, which would look right to you?", False),
+])
+def test_approval_of_the_cart_in_other_words(text: str, confirm: bool) -> None:
+    """Corpus 37-41 (issue 29 §1, rules23): "Everything in the trolley right, mate?", "cart look right to u bestie",
+    "thats everything in ur cart right", "Is the basket as you'd like it, ...?", "... is that the full load?" (read as
+    asking the size: "Full" is a bed size) and "... tell me it's right?" asked no go-ahead. Phrasings written for this
+    test."""
+    assert understand(text, BEDDING if "Full" in text else LAMP).confirm is confirm

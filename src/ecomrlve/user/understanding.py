@@ -457,9 +457,12 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like)|"
                        # "Here's your cart. Is it all as it should be?", "Does the cart look as you wanted?"
                        r"as (?:it|they|everything) (?:should|ought to) be|as you (?:want|wanted|expected|asked|ordered|"
-                       r"intended|hoped|wished|like|liked|need|needed))|"
+                       r"intended|hoped|wished|like|liked|need|needed)|as (?:youd|you would) (?:like|want|wish|have))|"
+                       # "Is that the full load?", "Is this the whole order?": the summary as all there is
+                       r" (?:is|was) (?:that|this|it) (?:the )?(?:full|whole|entire|complete) (?:load|lot|catch|haul|order|list|"
+                       r"cart|basket|trolley|shebang|squad|team)(?: [a-z]+)? $|"
                        # "Please review your cart and let me know if it's right."
-                       r" (?:let me know|tell me) (?:if|whether) (?:it|its|it s|that|thats|that s|everything|all|this)"
+                       r" (?:let me know|tell me) (?:if |whether |that )?(?:it|its|it s|that|thats|that s|everything|all|this)"
                        r"(?: is| s)?(?: all)? (?:right|correct|ok|okay|fine|good|in order|accurate)(?: $| to )|"
                        # "Would you mind confirming that your cart is correct?", "... confirming the cart is accurate?"
                        r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
@@ -470,7 +473,15 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
 _BARE_APPROVAL = re.compile(r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:that|thats|this) (?:the one|all|it|everything|"
                             r"the lot|your order|the (?:full|whole|entire) [a-z]+)|(?:everything|it all) (?:is |s )?(?:all )?"
                             r"(?:correct|right|ok|okay|fine|good|in order|present and correct))(?: then)?"
-                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam))? $")
+                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam|aye|bestie))? $|"
+                            # ... or as how it looks, or all of the cart's contents ("Everything in the trolley right,
+                            # mate?", "cart look right to u", "thats everything in ur cart right")
+                            r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:the |your )?(?:everything|it all|it|cart|basket|"
+                            r"trolley|order|bag)(?: in (?:the|your) (?:cart|basket|trolley|bag))? (?:look|seem|feel) (?:right|"
+                            r"correct|ok|okay|good|alright)(?: to (?:you|ya))?|(?:that|thats|this) (?:everything|all|the lot) in "
+                            r"(?:the|your) (?:cart|basket|trolley|bag)(?: right| yeah| correct)?|everything in (?:the|your) "
+                            r"(?:cart|basket|trolley|bag) (?:is |s )?(?:right|correct|ok|okay|good|in order))"
+                            r"(?: (?:love|mate|pal|duck|eh|yeah|friend|boss|sir|madam|aye|bestie))? $")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
@@ -2362,6 +2373,10 @@ def _asks_wait(sentence: str) -> bool:
 _SALUTATION = re.compile(r"^\s*(?:my )?dear\s[^,.!?]{1,40},\s*", re.IGNORECASE)
 
 
+#: How the summary looks to the customer, its verb bare ("Everything look right to you"): a question without its auxiliary.
+_LOOKS_TO_YOU = re.compile(r" (?:look|seem) (?:right|correct|ok|okay|good|alright) to (?:you|ya) ")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
@@ -2421,6 +2436,8 @@ def _is_request(raw: str) -> bool:
                 _FILLER.sub(" ", _normalise(clause)).startswith(_GO_AHEAD_START) and _asks_go_ahead(clause))
                 for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "ngl budget matters a lot, whats ur max spend", "..., want me to send it": chat without a stop
+        if (not _STOP.search(raw) or _LOOKS_TO_YOU.search(words)) and _BARE_APPROVAL.match(_FILLER.sub(" ", words)):
+            return True  # "cart look right to u", "thats everything in ur cart right": approval asked without a mark
         found = _TRAILING_WH.search(words)
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
@@ -2436,7 +2453,8 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound|"
+                          r"load|lot|catch|haul|squad|team|order|cart|basket|shebang)|blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
                           r"in full|"
                           # a referee's or a signaller's card or flag ("Yellow card for that?", "Green flag from you"): no colour
@@ -2969,7 +2987,7 @@ _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|fu
 #: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
 _IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
                       r"other|any other|any more|further|additional|extra) ")
-_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the whole [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
+_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the (?:whole|full|entire|complete) [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
