@@ -3233,3 +3233,23 @@ def test_approval_of_the_cart_in_other_words(text: str, confirm: bool) -> None:
     asking the size: "Full" is a bed size) and "... tell me it's right?" asked no go-ahead. Phrasings written for this
     test."""
     assert understand(text, BEDDING if "Full" in text else LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the customer's displeasure asked, or a fault in idiom
+    ("What was it about the lamp that didn't satisfy you?", {"reason": True, "which": False}),
+    ("Regarding the keyboard, what troubled you?", {"reason": True, "which": False}),
+    ("Which order, and what about it did not suit you?", {"reason": True, "which": True}),
+    ("What went south with the lamp?", {"reason": True, "which": False}),
+    ("Was the keyboard not what you hoped?", {"reason": True, "which": False}),
+    # near misses: the displeasure or idiom told, an order picked by its item
+    ("Sorry the lamp was not what you hoped. Which order is it?", {"reason": False, "which": True}),
+    ("Which order was it, the lamp or the keyboard?", {"reason": False, "which": True}),
+])
+def test_displeasure_and_idioms_of_a_fault(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 40 (issue 29 §1, rules23): "What was it about the cable that did not satisfy you?", "what troubled
+    you?", "what displeased sir about the item?", "What went south with the hoodie?", "Was the hoodie not as you
+    hoped?" read as which order. Phrasings written for this test."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

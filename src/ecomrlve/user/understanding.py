@@ -606,11 +606,18 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
                 "drives you to", "drove you to", "driving you to", "root cause",
                 # in Spanish and in an old register ("qué pasó", "Wherefore dost thou return it?")
-                "que paso", "wherefore")
+                "que paso", "wherefore",
+                # the customer's displeasure asked ("What was it about the cable that did not satisfy you?", "what troubled
+                # you?", "what displeased sir about it?", "what about it did not serve you?")
+                "did not satisfy", "didnt satisfy", "troubled you", "troubles you", "displeased", "did not serve you",
+                "didnt serve you", "did not suit you", "didnt suit you")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
 _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
+                  # a fault in idiom ("What went south with the hoodie?", "Has the cable given up charging?", "Cable
+                  # carked it?", "Was the hoodie not as you hoped?")
+                  "went south", "gone south", "given up", "carked it", "not as you hoped", "not what you hoped",
                   "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
                   "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
                   "doesnt work", "does not work", "not right with",
