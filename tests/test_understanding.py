@@ -3253,3 +3253,31 @@ def test_displeasure_and_idioms_of_a_fault(text: str, expected: dict[str, Any]) 
     reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
     for name, value in expected.items():
         assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # what the items need, said before a request that points back at it; a counted lead said by a role; a field list
+    # with a bare prompt after it
+    ("The lamp still needs a colour and the cable a connector. Answers for both, please.", {"topics": {"color", "connector"}}),
+    ("The lamp needs a brand and the cable needs a connector. What are they to be?", {"topics": {"brand", "connector"}}),
+    ("The lamp needs a colour, the cable a connector. Fill me in on both and I'll order.", {"topics": {"color", "connector"},
+                                                                                        "confirm": False}),
+    ("The till needs three answers from you: brand, colour and connector.", {"topics": {"brand", "color", "connector"}}),
+    ("Lamp colour and cable connector, on the double.", {"topics": {"color", "connector"}}),
+    # near misses: a need of the agent's or the customer's, a request that points at nothing needed, a note of news
+    ("You need a new cable soon. Answers for both, please.", {"topics": frozenset()}),
+    ("The lamp is in stock. What would you like?", {"topics": frozenset()}),
+    ("Two figures to note: the price dropped and the colour sold out.", {"asks": False}),
+])
+def test_what_the_items_need_asked_back(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 40-41 (issue 29 §1, rules23): "... the Atlas 22 jacket still needs a size and the Bolt 3 cable a
+    connector. Tickets for both, please.", "... What are they to be?", "... Fill me in on both and I'll execute.",
+    "Dealer needs two cards from you: bed size and colour." and "Shoe size and hoodie colour, on my mark." read as
+    asking nothing. Phrasings written for this test."""
+    reading = understand(text, LAMP_AND_CABLE)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+LAMP_AND_CABLE = InPlay(values={"brand": ("Lumora", "Brightix"), "color": ("Black", "Silver"),
+                                "connector": ("USB-C", "Lightning")})

@@ -2195,7 +2195,8 @@ _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
 #: A count of questions before a colon ("I have two questions: ...", "Three quick details to settle: ..."): what
 #: follows is what is asked, not examples of an open question.
 _QUESTIONS_FOLLOW = re.compile(r" (?:two|three|four|2|3|4|a couple of|a couple|a few|some|few|my|the|last|final|quick) "
-                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries)"
+                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries|cards?|answers?|"
+                               r"figures?|numbers?|blanks?|boxes|fields?)"
                                r"(?: [a-z]+){0,3} $|"
                                # a list heading ("Checklist: the minimum rating, and does it need delivering soon?")
                                r"^ (?:[a-z]+ ){0,2}(?:checklist|check list|questionnaire) $")
@@ -2229,8 +2230,11 @@ def _asks_checklist(raw: str) -> bool:
 #: and blind spot: size on the jacket, connector on the cable."): the topics listed after it are asked. Not a count of
 #: news or notes ("Two things to note: ...", "Two bits of good news: ...").
 _COUNTED_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then|right|now|alright) )*(?:(?:lets|let us) (?:check|sort|settle|cover|do|"
-                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) )?(?:two|three|four|2|3|4|"
-                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?)"
+                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) |"
+                           # ... said of the agent in the third person or a role ("Dealer needs two cards from you: ...")
+                           r"(?:the )?[a-z]+ (?:needs|still needs|wants|requires) )?(?:two|three|four|2|3|4|"
+                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?|cards?|"
+                           r"answers?|figures?|numbers?|blanks?|boxes|fields?)"
                            r"(?! (?:to )?(?:note|know|mention|report|share|tell|of (?:good |bad )?news))(?: [a-z]+){0,6} $")
 #: A listed field: a short noun phrase without a verb ("size on the jacket", "the cable's plug end", "budget").
 _FIELD_PHRASE = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|dropped|arrived|shipped|ships)\b)"
@@ -2322,7 +2326,8 @@ _BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|n|plus) " + _FIELD + r")*
 #: player").
 _BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
                           r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please|quickly|quick|stat|asap|"
-                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $|"
+                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam|on my mark|chop chop|"
+                          r"pronto|sharpish|on the double) ?)+ $|"
                           # what the field is for ("Reason for the return, for the slip.")
                           r"^ for (?:the|my|our|your) [a-z]+ $")
 
@@ -2342,9 +2347,9 @@ def _exclaimed_field(sentence: str) -> bool:
     """Whether an exclamation demands a field named bare, alone or joined, maybe with an address ("Size, recruit!",
     "Colour and size!", "Material and maximum weight!"): a drill's order names what it asks; not praise ("Lovely
     colour!"), a value told ("Navy colour!") nor a field settled ("Size, done!")."""
-    if not sentence.rstrip().endswith("!"):
-        return False
     head, *rest = [_normalise(c) for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")] or [""]
+    if not sentence.rstrip().endswith("!") and not (rest and _BARE_PROMPT.match(rest[-1])):
+        return False  # (without the mark, a prompt after it: "Shoe size and hoodie colour, on my mark.")
     return (len(rest) <= 1 and _BARE_FIELD.match(head) is not None and not _EXCLAIMED_PRAISE.match(head)
             and all(_BARE_PROMPT.match(c) or (_VOCATIVE.match(c) and not _names_topic_words(c)) for c in rest)
             and not _named_values(sentence, head, STORE_VALUES))
@@ -2408,8 +2413,9 @@ def _is_request(raw: str) -> bool:
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _hands_over(sentence):
             return True  # "Cream, gel or spray on the Glow 7. Your call."
-        if "!" in raw and " " + sentence.strip() + "!" in " " + raw and _exclaimed_field(sentence + "!"):
-            return True  # "Size, recruit!", "Colour and size!"
+        if ("!" in raw and " " + sentence.strip() + "!" in " " + raw and _exclaimed_field(sentence + "!")) or (
+                "," in sentence and _exclaimed_field(sentence)):
+            return True  # "Size, recruit!", "Colour and size!", "Shoe size and hoodie colour, on my mark."
         if _needs_topic(sentence):
             return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
@@ -3302,6 +3308,18 @@ _BECAUSE_TAIL = re.compile(r",\s*(?:as|since|because|seeing as)\s+(?:the|they|th
                           r"[^.?!:;]*(?=[.?!]|\s*$)", re.IGNORECASE)
 
 
+#: What an item still needs, said of the item ("the Atlas 22 still needs a size and the Bolt 3 a connector"), not of the
+#: agent or the customer ("I need ...", "you need ...").
+_ITEMS_NEED = re.compile(r"^ (?!(?:(?:so|and|but|ok|okay) )?(?:i|we|you|id|ill|youll|youd)\b)[a-z0-9 ]*? (?:needs|still needs|want|wants|"
+                         r"requires|need|still need) ((?:[a-z0-9]+ )+)$")
+#: A request that points back at what was said before it ("What are they to be?", "Fill me in on both", "Hit me with
+#: both.", "Tickets for both, please.", "What would you like?").
+_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:what (?:are|is|will|would) (?:they|it|those|these)"
+                           r"(?: be)? (?:to be|going to be|be)|what would you like|(?:[a-z]+ )?for (?:both|the two|each)|"
+                           r"(?:fill me in|hit me|give me|tell me|let me know|sort me out|name)(?: (?:on|with|about))? (?:both|them|"
+                           r"those|these|the two|each))\b")
+
+
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
                       asking: str) -> Reading:
     """What ``text``, taken as a question or request to the shopper, asks in its sentences ``asking`` (``norm``: its
@@ -3506,6 +3524,15 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
             # "The Terra 5 comes in two versions. Which you want?", "... in three materials. Which one?": the kinds counted
             named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(f" {counted.group(1)} ", phrases)}
             topics |= named if len(named) == 1 else ({VARIANT} if in_play.items and not named else set())
+    if not topics and asking is not text and len(norm_asking.split()) <= 10 and _BACK_REQUEST.match(_FILLER.sub(" ", norm_asking)):
+        # "The Terra 5 needs a material and the Trek 9 a size. What are they to be?", "..., the Bolt 3 needs a connector.
+        # Fill me in on both and I'll execute.": what the items need, said before, is what is asked
+        for sentence in _SENTENCE.findall(text):
+            need = _ITEMS_NEED.search(_corrected(_normalise(sentence)))
+            if need is not None and sentence not in asking:
+                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1), phrases)}
+        if topics and confirm and _PROMISE_AFTER.search(norm_asking) and not _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking)):
+            confirm = go_ahead = False  # "... Fill me in on both and I'll execute.": the step is promised, no leave asked
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", _OWN_OPTIONS.sub(" ", norm_asking)),
                                                              _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose); not the
