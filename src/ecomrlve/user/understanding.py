@@ -309,11 +309,12 @@ _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approva
                            r"request|instruction|instructions|confirmation) ")
 #: Words that name a topic only in a figure of speech ("Which of our star performers ...?", "Multiple choice: A) ...").
 _FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice|"
-                               r"brand (?:spanking )?new) ")  # ... "a brand-new Bolt 3": no brand asked
+                               r"brand (?:spanking )?new|phone a friend) ")
+# ... "a brand-new Bolt 3": no brand asked; a game show's "phone a friend": no connector
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) (?:size|dimensions?)|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) (?:size|dimensions?)|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|(?:size|dimensions?) (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
@@ -2467,7 +2468,8 @@ def _is_request(raw: str) -> bool:
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
                           r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound|"
-                          r"load|lot|catch|haul|squad|team|order|cart|basket|shebang)|blue light|green light|"
+                          r"load|lot|catch|haul|squad|team|order|cart|basket|shebang|floodlight|floodlights|beam|strength)|"
+                          r"blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
                           r"in full|"
                           # a referee's or a signaller's card or flag ("Yellow card for that?", "Green flag from you"): no colour
@@ -3015,6 +3017,8 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
+                                  # "Atlas 22 comes in XS, M or XXL. What are you, eh?"
+                                  r"^ (?:so |and )?what (?:are|r) (?:you|ya|u|ye)(?: (?:then|eh|mate|love|now|bro))? $|"
                                   # "XS, M, XXL. Pick one."
                                   r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
                                   r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $|"
@@ -3312,12 +3316,28 @@ _BECAUSE_TAIL = re.compile(r",\s*(?:as|since|because|seeing as)\s+(?:the|they|th
 #: agent or the customer ("I need ...", "you need ...").
 _ITEMS_NEED = re.compile(r"^ (?!(?:(?:so|and|but|ok|okay) )?(?:i|we|you|id|ill|youll|youd)\b)[a-z0-9 ]*? (?:needs|still needs|want|wants|"
                          r"requires|need|still need) ((?:[a-z0-9]+ )+)$")
+#: A list without a verb ("for the Core 4 hoodie a colour for the Trek 9 shoes a size").
+_FIELD_LIST = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|got|arrived|shipped|ships|sold|went)\b)"
+                         r"(?:[a-z0-9]+ ){2,16}$")
 #: A request that points back at what was said before it ("What are they to be?", "Fill me in on both", "Hit me with
 #: both.", "Tickets for both, please.", "What would you like?").
 _BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:what (?:are|is|will|would) (?:they|it|those|these)"
                            r"(?: be)? (?:to be|going to be|be)|what would you like|(?:[a-z]+ )?for (?:both|the two|each)|"
                            r"(?:fill me in|hit me|give me|tell me|let me know|sort me out|name)(?: (?:on|with|about))? (?:both|them|"
                            r"those|these|the two|each))\b")
+
+
+#: How the item feels or sits in the customer's hands ("Which feels natural in your hands?"): no delivery asked.
+_FEELS_IN_HAND = re.compile(r" (?:feels?|feeling|sits?|sitting|fits?|natural|comfortable|comfy|nice|good|right|lovely|heavy|light)"
+                            r"(?: [a-z]+)? in (?:your|ur|the) hands? ")
+#: A number the customer has in mind for an item, with no count asked ("Got a number in mind for the headphones?"):
+#: the budget.
+_NUMBER_IN_MIND = re.compile(r" (?:a|any|the|what|which) (?:rough |ballpark |round |top )?number (?:in mind|you have in mind|"
+                             r"youre thinking|you are thinking|you had in mind)(?! (?:of|for how many)\b)")
+#: How many days the customer can wait for it ("How many days can you hold out before the speaker has to be aboard?"):
+#: the delivery.
+_DAYS_TO_WAIT = re.compile(r" how (?:many|much) (?:days|weeks|time) (?:can|could|would|will|do|are) (?:you|ya) (?:happy to |able to )?"
+                           r"(?:wait|hold out|hang on|last|manage|give|go|spare)\b")
 
 
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
@@ -3349,6 +3369,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
     cue_text = _FIGURE_OF_SPEECH.sub(" ", cue_text)  # "our star performers", "multiple choice": no rating, no count
+    if " hand" in cue_text:
+        cue_text = _FEELS_IN_HAND.sub(" ", cue_text)  # "Which feels natural in your hands?" asks no delivery
     cue_text = _REVIEW_STEP.sub(" ", cue_text)  # "Please review the cart and let me know ..." asks no rating
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", _DEVICE_SIZED.sub(" ", cue_text)))
@@ -3371,6 +3393,12 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
+    if " number " in norm_grounds and _NUMBER_IN_MIND.search(norm_grounds) and not topics - {"quantity", "price"}:
+        topics.discard("quantity")  # "Got a number in mind for the headphones?" asks the budget
+        topics.add("price")
+    if " days " in norm_grounds or " weeks " in norm_grounds:
+        if _DAYS_TO_WAIT.search(norm_grounds):
+            topics.add("shipping")  # "How many days can you hold out before it has to be here?"
     if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
             _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)
             or (topics == {"size"} and asking is not text and _SCREEN_SIZE.search(text.lower()))):
@@ -3528,9 +3556,11 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         # "The Terra 5 needs a material and the Trek 9 a size. What are they to be?", "..., the Bolt 3 needs a connector.
         # Fill me in on both and I'll execute.": what the items need, said before, is what is asked
         for sentence in _SENTENCE.findall(text):
-            need = _ITEMS_NEED.search(_corrected(_normalise(sentence)))
-            if need is not None and sentence not in asking:
-                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1), phrases)}
+            words = _corrected(_normalise(sentence))
+            need = _ITEMS_NEED.search(words)
+            if sentence not in asking and (need is not None or (";" in sentence and _FIELD_LIST.match(words))):
+                # (or a list of what each item needs, without a verb: "For the hoodie, a colour; for the shoes, a size.")
+                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1) if need else words, phrases)}
         if topics and confirm and _PROMISE_AFTER.search(norm_asking) and not _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking)):
             confirm = go_ahead = False  # "... Fill me in on both and I'll execute.": the step is promised, no leave asked
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", _OWN_OPTIONS.sub(" ", norm_asking)),
