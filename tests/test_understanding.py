@@ -3291,13 +3291,16 @@ LAMP_AND_CABLE = InPlay(values={"brand": ("Lumora", "Brightix"), "color": ("Blac
     ("Stainless Steel, Ceramic or Wood. Which sits right in your hands?", MUG, {"material"}),
     ("For the lamp, a colour; for the cable, a connector. What would you like?", LAMP_AND_CABLE, {"color", "connector"}),
     ("Is it a 10, or do you phone a friend and go 11?", SHOES, {"size"}),
+    ("Tell me your ceiling for the lamp.", LAMP, {"price"}),
     # near misses: the count asked beside a number, the delivery in the hands, the colour asked beside a list with a verb
     ("What number of lamps did you have in mind?", LAMP, {"quantity"}),
     ("When do you need it in your hands?", LAMP, {"shipping"}),
+    ("Which colour for your ceiling lamp?", LAMP, {"color"}),
 ])
 def test_attribute_questions_in_idiom(text: str, in_play: InPlay, topics: set[str]) -> None:
     """Corpus 39-41 (issue 29 §1, rules23), each a leak: "... What are you, eh?" after sizes, "Got a number in mind
     for the headphones?" and "How many days can you hold out before ...?" read as open questions, "Which feels natural
     in your hands?" as the delivery, "For the Core 4 hoodie, a colour; for the Trek 9 shoes, a size. What would you
-    like?" as open, "phone a friend" as the connector. Phrasings written for this test."""
+    like?" as open, "phone a friend" as the connector, "Tell me your ceiling for the speaker." as nothing (read as the
+    colour before "Yellow card" was an idiom). Phrasings written for this test."""
     assert understand(text, in_play).topics == topics

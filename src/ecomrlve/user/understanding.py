@@ -3334,6 +3334,10 @@ _FEELS_IN_HAND = re.compile(r" (?:feels?|feeling|sits?|sitting|fits?|natural|com
 #: the budget.
 _NUMBER_IN_MIND = re.compile(r" (?:a|any|the|what|which) (?:rough |ballpark |round |top )?number (?:in mind|you have in mind|"
                              r"youre thinking|you are thinking|you had in mind)(?! (?:of|for how many)\b)")
+#: The customer's ceiling, the most they will spend ("Tell me your ceiling for the speaker.", "budget ceiling"), not a
+#: ceiling lamp or fan.
+_SPEND_CEILING = re.compile(r" (?:your|ur|the|a|my) (?:spend |spending |price |budget |cash )?ceiling(?!s? (?:lamp|light|fan|mount|"
+                            r"height|rose|fitting|tile|pendant|hook)s?\b)")
 #: How many days the customer can wait for it ("How many days can you hold out before the speaker has to be aboard?"):
 #: the delivery.
 _DAYS_TO_WAIT = re.compile(r" how (?:many|much) (?:days|weeks|time) (?:can|could|would|will|do|are) (?:you|ya) (?:happy to |able to )?"
@@ -3396,6 +3400,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if " number " in norm_grounds and _NUMBER_IN_MIND.search(norm_grounds) and not topics - {"quantity", "price"}:
         topics.discard("quantity")  # "Got a number in mind for the headphones?" asks the budget
         topics.add("price")
+    if " ceiling" in norm_grounds and _SPEND_CEILING.search(norm_grounds):
+        topics.add("price")  # "Tell me your ceiling for the speaker.": the most the customer will spend
     if " days " in norm_grounds or " weeks " in norm_grounds:
         if _DAYS_TO_WAIT.search(norm_grounds):
             topics.add("shipping")  # "How many days can you hold out before it has to be here?"
