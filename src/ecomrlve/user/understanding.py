@@ -3562,11 +3562,11 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         # "The Terra 5 needs a material and the Trek 9 a size. What are they to be?", "..., the Bolt 3 needs a connector.
         # Fill me in on both and I'll execute.": what the items need, said before, is what is asked
         for sentence in _SENTENCE.findall(text):
-            words = _corrected(_normalise(sentence))
-            need = _ITEMS_NEED.search(words)
-            if sentence not in asking and (need is not None or (";" in sentence and _FIELD_LIST.match(words))):
+            said = _corrected(_normalise(sentence))
+            need = _ITEMS_NEED.search(said)
+            if sentence not in asking and (need is not None or (";" in sentence and _FIELD_LIST.match(said))):
                 # (or a list of what each item needs, without a verb: "For the hoodie, a colour; for the shoes, a size.")
-                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1) if need else words, phrases)}
+                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1) if need else said, phrases)}
         if topics and confirm and _PROMISE_AFTER.search(norm_asking) and not _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking)):
             confirm = go_ahead = False  # "... Fill me in on both and I'll execute.": the step is promised, no leave asked
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", _OWN_OPTIONS.sub(" ", norm_asking)),
