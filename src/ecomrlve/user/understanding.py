@@ -1496,6 +1496,7 @@ _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod
 #: The step taken on the customer's word, signal or command ("I'll put it through on your signal.", "The order moves out
 #: on your word.", "Ready to check out on your command."), not on a value of theirs ("on your size").
 _ON_YOUR_WORD = re.compile(r" on (?:your|ur|sirs|madams) (?:word|signal|command|say so|nod|go|mark|orders)(?: [a-z]+)? $")
+_ON_YOUR_HINT = re.compile(r"\bon (?:your|ur|sir|madam)", re.IGNORECASE)
 #: ... but not a step already taken on it ("Order engaged on your command.", "Placed on your word.").
 _DONE_ON_WORD = re.compile(r"(?:ed|done|sent|put|set|gone|begun) (?:[a-z]+ )?on (?:your|ur|sirs|madams) ")
 
@@ -1511,6 +1512,8 @@ def _gives_word_for_step(sentence: str) -> bool:
         words = _corrected(_normalise(part))
         if _WORD_THEN_STEP.match(words) or _STEP_UNLESS_WORD.match(words):
             return True
+    if _ON_YOUR_HINT.search(sentence) is None:
+        return False
     words = _corrected(_normalise(sentence))
     if _ON_YOUR_WORD.search(words) and (_ACTION_WORD.search(words) or " order " in words) and not _DONE_ON_WORD.search(words):
         return True  # "I'll put it through on your signal.", "The order moves out on your word."
@@ -1912,12 +1915,19 @@ _HANDOVER = re.compile(r"^ (?:(?:so|but|and|now|then|ok|okay|well|anyway) )*(?:(
                        r"(?: (?:love|mate|pal|friend|then|now|please|boss|dear|hun|duck|cuz))* $")
 
 
+#: A word every hand-over (:data:`_HANDOVER`) holds.
+_HANDOVER_HINT = re.compile(r"\b(?:call|pick|choice|shout|decision|choose|decide|tell|go|dealers?|report|sound|move)\b",
+                            re.IGNORECASE)
+
+
 def _hands_over(sentence: str) -> bool:
     """Whether the last clause of ``sentence`` hands the choice to the customer (:data:`_HANDOVER`), after options or
     a topic named in the sentence or the one before it."""
+    if _HANDOVER_HINT.search(sentence) is None:
+        return False  # (a quick look for the words a hand-over needs: most sentences have none)
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
-    if len(clauses) >= 2 and _HANDOVER.match(_normalise(clauses[-1])) is None and _VOCATIVE.match(
-            _normalise(clauses[-1])) and not _names_topic(clauses[-1]):
+    if len(clauses) >= 2 and _VOCATIVE.match(last := _normalise(clauses[-1])) and _HANDOVER.match(last) is None and (
+            not _names_topic(clauses[-1])):
         clauses.pop()  # "Your call, skipper."
     return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
 
@@ -2348,10 +2358,13 @@ def _exclaimed_field(sentence: str) -> bool:
     """Whether an exclamation demands a field named bare, alone or joined, maybe with an address ("Size, recruit!",
     "Colour and size!", "Material and maximum weight!"): a drill's order names what it asks; not praise ("Lovely
     colour!"), a value told ("Navy colour!") nor a field settled ("Size, done!")."""
-    head, *rest = [_normalise(c) for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")] or [""]
-    if not sentence.rstrip().endswith("!") and not (rest and _BARE_PROMPT.match(rest[-1])):
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    if not clauses or len(clauses) > 2:
+        return False
+    if not sentence.rstrip().endswith("!") and not (len(clauses) == 2 and _BARE_PROMPT.match(_normalise(clauses[1]))):
         return False  # (without the mark, a prompt after it: "Shoe size and hoodie colour, on my mark.")
-    return (len(rest) <= 1 and _BARE_FIELD.match(head) is not None and not _EXCLAIMED_PRAISE.match(head)
+    head, *rest = [_normalise(c) for c in clauses]
+    return (_BARE_FIELD.match(head) is not None and not _EXCLAIMED_PRAISE.match(head)
             and all(_BARE_PROMPT.match(c) or (_VOCATIVE.match(c) and not _names_topic_words(c)) for c in rest)
             and not _named_values(sentence, head, STORE_VALUES))
 
