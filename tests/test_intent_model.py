@@ -226,7 +226,8 @@ def test_a_statement_asks_no_topic_it_tells_a_value_of(monkeypatch: pytest.Monke
     Phrasings written for this test."""
     chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.97, "attribute": 0.99}
     monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
-    assert not rule_reading(text, MUG).asks
+    # (the near misses, fields demanded in an exclamation, are read by the rules since rules23; the statements are not)
+    assert rule_reading(text, MUG).asks is bool(topics)
     assert understand(text, MUG).topics == topics
 
 

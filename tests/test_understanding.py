@@ -3054,3 +3054,253 @@ def test_approval_of_the_summary_without_its_auxiliary(text: str, confirm: bool)
     """Corpus 36-38 (issue 29 §1, rules22): "Wood mug. That the one, unna?", "That all, love?" and "Hoodie, mug,
     shoes on the one ticket. Is the ticket right" asked no go-ahead. Phrasings written for this test."""
     assert understand(text, LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a go-ahead asked in a clause of its own, in words other than "shall I order", after a count asked
+    ("How many lamps do you want, and have I got the all-clear to buy them?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many cables, and would you like me to check out now?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many of the lamps, and shall we head for the till?", {"topics": {"quantity"}, "confirm": True}),
+    ("How many units, and can I then quietly send the order?", {"topics": {"quantity"}, "confirm": True}),
+    # near misses: a value offered in the second clause, a promise of the step, the step in the count's own clause
+    ("How many lamps, and shall I stick to Lumora?", {"topics": {"quantity"}, "confirm": False}),
+    ("How many lamps, and I'll put the order through.", {"topics": {"quantity"}, "confirm": False}),
+    ("How many lamps shall I order?", {"topics": {"quantity"}, "confirm": False}),
+])
+def test_go_ahead_in_other_words_beside_a_count(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 39-41 (issue 29 §1, rules23): "How many pairs ..., and do I have clearance to order?", "..., and would
+    you like me to order them?", "..., and shall I land the order?" read as the count alone. Phrasings written for
+    this test."""
+    reading = understand(text, LAMP)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a field demanded in an exclamation, bare or with an address, beside options or an order to hurry
+    ("Connector, cadet! USB-C or Lightning! Quick march!", CABLE, {"asks": True, "topics": {"connector"}}),
+    ("Material, sailor! We sail at dawn!", MUG, {"asks": True, "topics": {"material"}}),
+    ("Lamp! Colour and brand! Chop chop!", LAMP, {"asks": True, "topics": {"brand", "color"}}),
+    # near misses: praise of the field, a value told with it, a field settled
+    ("Gorgeous colour! The black one is lovely.", LAMP, {"topics": frozenset()}),
+    ("Black colour! Nice pick.", LAMP, {"topics": frozenset()}),
+    ("Colour, done! Brand, done! On to checkout.", LAMP, {"topics": frozenset()}),
+])
+def test_a_field_demanded_in_an_exclamation(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 41 (issue 29 §1, rules23): a drill sergeant's "Size, recruit! NOW!", "Colour, private! ...", "T-shirt!
+    Colour and size! MOVE IT!" read as asking nothing. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # the choice handed over in other words, after the options
+    ("USB-C or Lightning. Pick your poison!", CABLE, {"connector"}),
+    ("Ceramic or Wood. Take your pick, skipper.", MUG, {"material"}),
+    ("Stainless Steel, Ceramic, Wood - make the call on the mug.", MUG, {"material"}),
+    # near misses: the words in a statement of the agent's own
+    ("I'll make the call to the depot about the Lumora lamp.", LAMP, set()),
+    ("Lumora and Brightix both in stock. Report filed.", LAMP, set()),
+])
+def test_a_choice_handed_over_in_other_words(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 41 (issue 29 §1, rules23): "Stainless Steel, Cast Iron, Aluminum - make the call on the pan.", "Sonora,
+    Voltix, Brightix or Aurix. Pick your weapon!" and "...: cream, gel or spray. Your call, Number One." read as
+    asking nothing (by the rules; the model read some). Phrasings written for this test."""
+    assert rule_reading(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a value's or topic's word inside an idiom: no value offered, no topic asked
+    ("Red card for going over fifty? What's your budget?", LAMP, {"topics": {"price"}}),
+    ("Lumora lamp in black. Green flag from you and I'll order?", LAMP, {"confirm": True, "topics": frozenset()}),
+    ("Only blue chips? Lumora or Brightix?", LAMP, {"topics": {"brand"}}),
+    ("For a brand-new cable: USB-C or Lightning?", CABLE, {"topics": {"connector"}}),
+    ("The mug's stowed. Shall we weigh anchor and place the order?", MUG, {"confirm": True, "topics": frozenset()}),
+    # near misses: the colour offered, the brand asked, the weight in kilos asked
+    ("Black or silver for the lamp?", LAMP, {"topics": {"color"}}),
+    ("Which brand for the new lamp?", LAMP, {"topics": {"brand"}}),
+    ("Could you weigh it in kilos - how heavy should it be?", MUG, {"topics": {"weight"}}),
+])
+def test_a_value_word_in_an_idiom(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 40-41 (issue 29 §1, rules23): a referee's "Yellow card for ...?" read as asking the colour (the shopper
+    said its colour, a leak), "Blue chips only?" too, "a brand-new Bolt 3" as asking the brand, "Weigh anchor on the
+    order?" and "weigh it in and ring it up" as asking the weight. Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "asks"), [
+    # an exclamation in its own order (the verb after what it names), and a question taken back "literally"
+    ("How lovely the ceramic mug is, like a little pot!", MUG, False),
+    ("How sleek that black lamp looks on a desk!", LAMP, False),
+    ("Which colour do you... oh, you literally said black. Sorted!", LAMP, False),
+    # near misses: the question in its own order, a question beside the praise
+    ("How heavy is the ceramic mug, does it matter?", MUG, True),
+    ("How lovely the mug is! Which material do you want?", MUG, True),
+])
+def test_exclamation_order_and_a_question_taken_back(text: str, in_play: InPlay, asks: bool) -> None:
+    """Corpus 39-40 (issue 29 §1, rules23): "How beautiful the wooden Terra 5 is, like a branch in autumn!" read as
+    asking the material (a leak), "Wait, what size are you... oh wait, you literally said M." as asking the size.
+    Phrasings written for this test."""
+    assert understand(text, in_play).asks is asks
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a go-ahead tag after a summary that names a value: the summary asks nothing
+    ("Size 10 shoes, all set to order, eh?", {"confirm": True, "topics": frozenset()}),
+    ("Shoes in size 9, good to check out, no?", {"confirm": True, "topics": frozenset()}),
+    # near misses: a tag after a choice, a wh-question before the tag
+    ("9 or 10, eh?", {"topics": {"size"}}),
+    ("Which size, good to go after, eh?", {"topics": {"size"}}),
+])
+def test_go_ahead_tag_after_a_summary(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 39 (issue 29 §1, rules23): "Size 9 Trek 9s, all good to go, eh?" read as asking the size too. Phrasings
+    written for this test."""
+    reading = understand(text, SHOES)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a letter's request after its salutation, in its own words, and a reason given after the request
+    ("Dear valued customer, I shall simply need to know your budget. Warm regards, Pat", LAMP,
+     {"asks": True, "topics": {"price"}}),
+    ("Dear valued customer, Before I proceed I would be grateful if you could state the colour you prefer.", LAMP,
+     {"asks": True, "topics": {"color"}}),
+    ("Dear valued customer, One black lamp is ready. I should be grateful for your approval to place the order.", LAMP,
+     {"confirm": True, "topics": frozenset()}),
+    ("Dear valued customer, I should be most grateful for a few lines on what went wrong.", ORDERS, {"reason": True}),
+    ("Kindly state your budget, as the Lumora and Brightix lamps vary a great deal in price.", LAMP, {"topics": {"price"}}),
+    # near misses: a letter that tells, gratitude for what the customer did, a notice, a list joined by "as well as"
+    ("Dear valued customer, your black lamp has shipped. Warm regards, Pat", LAMP, {"asks": False}),
+    ("Dear valued customer, I am most grateful for your patience.", LAMP, {"asks": False}),
+    ("Dear valued customer, please be aware that returns close after 30 days.", ORDERS, {"asks_anything": False}),
+    ("Kindly state your budget, as well as the brand you like.", LAMP, {"topics": {"brand", "price"}}),
+])
+def test_a_letters_request(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 40 (issue 29 §1, rules23): a boomer's e-mail ("Dear customer, I shall simply need to know the size of
+    your bed.", "I should be grateful for your permission to complete the purchase.", "... a few words on what went
+    wrong") read as asking nothing, "Dear customer, Please be aware ..." as asking which order, and "..., as the
+    Brightix, Sonora and Kinetiq models vary ENORMOUSLY in price." as asking the brand too. Phrasings written for this
+    test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the customer's word, the button pressed, or the step taken on their signal, said as a statement
+    ("Black lamp, literally just say yes and it's yours.", True),
+    ("Say bet and I'll place it.", True),
+    ("A quick yes from you, and it's done.", True),
+    ("Green flag from you and the lamp is on its way.", True),
+    ("Press your button and I'll order the lamp!", True),
+    ("Black lamp ready. Say yes to the checkout", True),
+    ("I'll send the order through on your signal.", True),
+    # near misses: the word already given, a word about a value, a step taken on it, a button of the product
+    ("A quick yes from you earlier was all I needed, it's ordered now.", False),
+    ("One word from you on the colour and I'll add it.", False),
+    ("Order placed on your signal.", False),
+    ("The lamp has a touch button and ships Friday.", False),
+])
+def test_the_customers_word_for_the_step_in_other_words(text: str, confirm: bool) -> None:
+    """Corpus 39-41 (issue 29 §1, rules23): "Literally just say yes and the Terra 5 is yours.", "say bet and i order
+    the terra 5", "A simple yes from you, and it is done.", "Green flag from you and we're away", "Hit your buzzer and
+    I'll place the order!", "Say aye to the checkout", "I'll put it through on your signal." asked no go-ahead.
+    Phrasings written for this test."""
+    assert understand(text, LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # approval of the cart asked as how it looks, of everything in it, as the customer would have it, as all there is
+    ("One black lamp. Everything look right to you, pal", True),
+    ("Everything in the bag right, friend?", True),
+    ("thats everything in ur basket right", True),
+    ("Is the cart as you'd want it?", True),
+    ("Two lamps in the cart. Is that the whole lot?", True),
+    ("Take a look at the cart and tell me it's right?", True),
+    # near misses: the agent's own view, an open question before "the full list", a bed size, the lamp's looks
+    ("One black lamp. Everything looks right to me.", False),
+    ("Anything more for the lamp, or is that the full list?", False),
+    ("Do you want the Full or the Queen?", False),
+    ("Black or silver, which would look right to you?", False),
+])
+def test_approval_of_the_cart_in_other_words(text: str, confirm: bool) -> None:
+    """Corpus 37-41 (issue 29 §1, rules23): "Everything in the trolley right, mate?", "cart look right to u bestie",
+    "thats everything in ur cart right", "Is the basket as you'd like it, ...?", "... is that the full load?" (read as
+    asking the size: "Full" is a bed size) and "... tell me it's right?" asked no go-ahead. Phrasings written for this
+    test."""
+    assert understand(text, BEDDING if "Full" in text else LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the customer's displeasure asked, or a fault in idiom
+    ("What was it about the lamp that didn't satisfy you?", {"reason": True, "which": False}),
+    ("Regarding the keyboard, what troubled you?", {"reason": True, "which": False}),
+    ("Which order, and what about it did not suit you?", {"reason": True, "which": True}),
+    ("What went south with the lamp?", {"reason": True, "which": False}),
+    ("Was the keyboard not what you hoped?", {"reason": True, "which": False}),
+    # near misses: the displeasure or idiom told, an order picked by its item
+    ("Sorry the lamp was not what you hoped. Which order is it?", {"reason": False, "which": True}),
+    ("Which order was it, the lamp or the keyboard?", {"reason": False, "which": True}),
+])
+def test_displeasure_and_idioms_of_a_fault(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 40 (issue 29 §1, rules23): "What was it about the cable that did not satisfy you?", "what troubled
+    you?", "what displeased sir about the item?", "What went south with the hoodie?", "Was the hoodie not as you
+    hoped?" read as which order. Phrasings written for this test."""
+    reading = understand(text, ORDERED_LAMP_AND_KEYBOARD)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # what the items need, said before a request that points back at it; a counted lead said by a role; a field list
+    # with a bare prompt after it
+    ("The lamp still needs a colour and the cable a connector. Answers for both, please.", {"topics": {"color", "connector"}}),
+    ("The lamp needs a brand and the cable needs a connector. What are they to be?", {"topics": {"brand", "connector"}}),
+    ("The lamp needs a colour, the cable a connector. Fill me in on both and I'll order.", {"topics": {"color", "connector"},
+                                                                                        "confirm": False}),
+    ("The till needs three answers from you: brand, colour and connector.", {"topics": {"brand", "color", "connector"}}),
+    ("Lamp colour and cable connector, on the double.", {"topics": {"color", "connector"}}),
+    # near misses: a need of the agent's or the customer's, a request that points at nothing needed, a note of news
+    ("You need a new cable soon. Answers for both, please.", {"topics": frozenset()}),
+    ("The lamp is in stock. What would you like?", {"topics": frozenset()}),
+    ("Two figures to note: the price dropped and the colour sold out.", {"asks": False}),
+])
+def test_what_the_items_need_asked_back(text: str, expected: dict[str, Any]) -> None:
+    """Corpus 40-41 (issue 29 §1, rules23): "... the Atlas 22 jacket still needs a size and the Bolt 3 cable a
+    connector. Tickets for both, please.", "... What are they to be?", "... Fill me in on both and I'll execute.",
+    "Dealer needs two cards from you: bed size and colour." and "Shoe size and hoodie colour, on my mark." read as
+    asking nothing. Phrasings written for this test."""
+    reading = understand(text, LAMP_AND_CABLE)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+LAMP_AND_CABLE = InPlay(values={"brand": ("Lumora", "Brightix"), "color": ("Black", "Silver"),
+                                "connector": ("USB-C", "Lightning")})
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # attribute questions in idiom that read as open questions or as another topic (the shopper then says withheld values)
+    ("The jacket comes in XS, M or XXL. So what are you?", JACKET, {"size"}),
+    ("Any number in mind for the lamp?", LAMP, {"price"}),
+    ("How many days could you wait for the lamp?", LAMP, {"shipping"}),
+    ("Stainless Steel, Ceramic or Wood. Which sits right in your hands?", MUG, {"material"}),
+    ("For the lamp, a colour; for the cable, a connector. What would you like?", LAMP_AND_CABLE, {"color", "connector"}),
+    ("Is it a 10, or do you phone a friend and go 11?", SHOES, {"size"}),
+    ("Tell me your ceiling for the lamp.", LAMP, {"price"}),
+    # near misses: the count asked beside a number, the delivery in the hands, the colour asked beside a list with a verb
+    ("What number of lamps did you have in mind?", LAMP, {"quantity"}),
+    ("When do you need it in your hands?", LAMP, {"shipping"}),
+    ("Which colour for your ceiling lamp?", LAMP, {"color"}),
+])
+def test_attribute_questions_in_idiom(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 39-41 (issue 29 §1, rules23), each a leak: "... What are you, eh?" after sizes, "Got a number in mind
+    for the headphones?" and "How many days can you hold out before ...?" read as open questions, "Which feels natural
+    in your hands?" as the delivery, "For the Core 4 hoodie, a colour; for the Trek 9 shoes, a size. What would you
+    like?" as open, "phone a friend" as the connector, "Tell me your ceiling for the speaker." as nothing (read as the
+    colour before "Yellow card" was an idiom). Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics

@@ -237,7 +237,10 @@ _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotto
 #: a choice ("How much does the colour weigh in on your pick?").
 #: ... nor "lighter" or "heavier" with a material or a colour as its example ("or something lighter like linen?", "lighter,
 #: such as beige"): the example is what is asked.
-_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
+_NOT_WEIGHT = re.compile(r" weigh(?:s|eth)? (?:for|with|on|upon|to) (?:you|your)\b|"
+                         # a ship's or a boxer's weighing ("weigh anchor", "weigh it in and ring it up"): no weight asked
+                         r" weigh(?:s|ed|ing)? (?:anchor|(?:it|them|this|that|these|those) in(?! (?:kg|kilos?|kilograms?|grams?|"
+                         r"pounds?|lbs?|ounces?|oz)\b))| weigh(?:s|ed|ing)? in (?:on|with) | (?:i|we|you|they) weight | (?:light|lighter|lightweight)(?= (?:[a-z]+ )?(?:gel|cream|"
                          r"lotion|texture|formula|foam|spray|feel|scent|serum|oil|mist|consistency)s? )|"
                          r" (?:light|lighter|lightweight|heavier)(?= (?:like|such as|say|eg|e g) (?:"
                          + "|".join(sorted(v.lower() for t in ("material", "color") for v in CATEGORICAL_ATTRIBUTES[t]))
@@ -305,11 +308,13 @@ _SCREEN_HAS = re.compile(r" the (?:screen|display)(?= (?:have|has|offer|offers|s
 _EXPRESS_VERB = re.compile(r" express (?:written )?(?:consent|permission|approval|agreement|authori[sz]ation|wish|wishes|interest|"
                            r"request|instruction|instructions|confirmation) ")
 #: Words that name a topic only in a figure of speech ("Which of our star performers ...?", "Multiple choice: A) ...").
-_FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice) ")
+_FIGURE_OF_SPEECH = re.compile(r" (?:star (?:performers?|players?|attractions?|turns?|of the show)|multiple choice|"
+                               r"brand (?:spanking )?new|phone a friend) ")
+# ... "a brand-new Bolt 3": no brand asked; a game show's "phone a friend": no connector
 #: "pcs" counted ("how many pcs", "2 pcs"): pieces, not computers.
 _PIECES = re.compile(r"( (?:how many|\d+|one|two|three|four|five|six|a few|few|many|several)) pcs ")
 #: Words that name the screen's size, so a "size" among them is the screen's (not "screen, size, material").
-_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) (?:size|dimensions?)|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|size (?:of (?:the |your )?)?(?:screen|display|monitor)|"
+_SCREEN_SIZE = re.compile(r"(?:screen|display|monitor) (?:size|dimensions?)|(?:screen|display|monitor)\b[^.?!]{0,40}\b(?:size|how big|how large)\b|(?:size|dimensions?) (?:of (?:the |your )?)?(?:screen|display|monitor)|"
                           r"\b(?:big|bigger|large|larger|size|compact|smaller|wider)\b[^.?!,;]{0,30}\b(?:screen|display|monitor)|"
                           # a size in inches ("Any size in mind, like 24 or 27 inch?")
                           r"\bsize\b[^.?!]{0,40}\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)|\d\s?(?:inch|inches|in\b(?!\s+(?!or\b|and\b)[a-z])|\"|”)[^.?!]{0,40}\bsize\b")
@@ -453,9 +458,12 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
                        r"in order|as expected|what you|how you (?:want|wanted|like|need)|the way you (?:want|like)|"
                        # "Here's your cart. Is it all as it should be?", "Does the cart look as you wanted?"
                        r"as (?:it|they|everything) (?:should|ought to) be|as you (?:want|wanted|expected|asked|ordered|"
-                       r"intended|hoped|wished|like|liked|need|needed))|"
+                       r"intended|hoped|wished|like|liked|need|needed)|as (?:youd|you would) (?:like|want|wish|have))|"
+                       # "Is that the full load?", "Is this the whole order?": the summary as all there is
+                       r" (?:is|was) (?:that|this|it) (?:the )?(?:full|whole|entire|complete) (?:load|lot|catch|haul|order|list|"
+                       r"cart|basket|trolley|shebang|squad|team)(?: [a-z]+)? $|"
                        # "Please review your cart and let me know if it's right."
-                       r" (?:let me know|tell me) (?:if|whether) (?:it|its|it s|that|thats|that s|everything|all|this)"
+                       r" (?:let me know|tell me) (?:if |whether |that )?(?:it|its|it s|that|thats|that s|everything|all|this)"
                        r"(?: is| s)?(?: all)? (?:right|correct|ok|okay|fine|good|in order|accurate)(?: $| to )|"
                        # "Would you mind confirming that your cart is correct?", "... confirming the cart is accurate?"
                        r" (?:that|if|whether|confirm|confirming|check|checking|verify|verifying) (?:that |if |whether )?"
@@ -466,7 +474,15 @@ _APPROVAL = re.compile(r" (?:is|are|was|does|do|will|would|did) (?:the |your |th
 _BARE_APPROVAL = re.compile(r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:that|thats|this) (?:the one|all|it|everything|"
                             r"the lot|your order|the (?:full|whole|entire) [a-z]+)|(?:everything|it all) (?:is |s )?(?:all )?"
                             r"(?:correct|right|ok|okay|fine|good|in order|present and correct))(?: then)?"
-                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam))? $")
+                            r"(?: (?:love|mate|pal|duck|unna|eh|yeah|innit|friend|boss|chief|sir|madam|aye|bestie))? $|"
+                            # ... or as how it looks, or all of the cart's contents ("Everything in the trolley right,
+                            # mate?", "cart look right to u", "thats everything in ur cart right")
+                            r"^ (?:so |and |ok |okay |right |now |then )?(?:(?:the |your )?(?:everything|it all|it|cart|basket|"
+                            r"trolley|order|bag)(?: in (?:the|your) (?:cart|basket|trolley|bag))? (?:look|seem|feel) (?:right|"
+                            r"correct|ok|okay|good|alright)(?: to (?:you|ya))?|(?:that|thats|this) (?:everything|all|the lot) in "
+                            r"(?:the|your) (?:cart|basket|trolley|bag)(?: right| yeah| correct)?|everything in (?:the|your) "
+                            r"(?:cart|basket|trolley|bag) (?:is |s )?(?:right|correct|ok|okay|good|in order))"
+                            r"(?: (?:love|mate|pal|duck|eh|yeah|friend|boss|sir|madam|aye|bestie))? $")
 _SATISFIED = (" satisfied ", " content with ", " happy ", " pleased with ", " approve ", " approval ", " sign off ",
               " thumbs up ", " yes or no ")
 #: "May I ask ...", "Could I just check ...": leave to ask a question, which is what it asks.
@@ -591,11 +607,18 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 # what moves the customer to return it, and its root ("What drives you to return it?", "the root cause")
                 "drives you to", "drove you to", "driving you to", "root cause",
                 # in Spanish and in an old register ("qué pasó", "Wherefore dost thou return it?")
-                "que paso", "wherefore")
+                "que paso", "wherefore",
+                # the customer's displeasure asked ("What was it about the cable that did not satisfy you?", "what troubled
+                # you?", "what displeased sir about it?", "what about it did not serve you?")
+                "did not satisfy", "didnt satisfy", "troubled you", "troubles you", "displeased", "did not serve you",
+                "didnt serve you", "did not suit you", "didnt suit you")
 #: Phrases that name a fault ("faulty", "the problem", "went wrong"): they ask why only in a clause that asks
 #: nothing else about the item ("Is it faulty?", "Was there a problem?"), not where they describe the item a
 #: which-order or go-ahead question is about ("Which order has the problem?", "Shall I return the faulty one?").
 _REASON_STATES = ("anything wrong", "something wrong", "wrong with", "went wrong", "happened with", "wrong about",
+                  # a fault in idiom ("What went south with the hoodie?", "Has the cable given up charging?", "Cable
+                  # carked it?", "Was the hoodie not as you hoped?")
+                  "went south", "gone south", "given up", "carked it", "not as you hoped", "not what you hoped",
                   "problem", "issue", "faulty", "fault", "defect", "defective", "damaged", "broken", "change your mind",
                   "changed your mind", "not what you expected", "stop working", "stopped working", "not working",
                   "doesnt work", "does not work", "not right with",
@@ -1387,8 +1410,11 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
                              # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
                              # 2.", "I'll order it on your word.")
+                             # ... or as what the agent would be grateful for ("I should be grateful for your permission to
+                             # complete the purchase.")
+                             r" (?:grateful|obliged|thankful) for (?:your|a) (?:[a-z]+ ){0,2}?" + _CONSENT + r" (?!or )|"
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) (?:await|awaiting|wait for|waiting for|need|require) "
-                             r"(?:but |only |just )?your (?:word|say so) (?:to|and|before) |"
+                             r"(?:but |only |just )?(?:your|sirs|madams) (?:word|say so) (?:to|and|before) |"
                              r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
                              r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
@@ -1427,14 +1453,24 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
 #: ("Tell me the size and I'll add it."), a word with no step after it ("Say yes to more colours?"), what the word is
 #: for ('Say "first" for the oldest order.'), the word given before ("You say ok already, so it's placed."), and a
 #: negated word ("Don't say yes until you're sure.").
-_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply)? (?:me |us )?(?:a |your |the )?"
-               r"(?:yes|yeah|yep|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|thumbs up)|"
+_GIVEN_WORD = (r"(?:(?:say|tell|type|give|send)(?: me| us)?(?: only| just| simply| literally)? (?:me |us )?(?:a |your |the )?"
+               r"(?:yes|yeah|yep|yup|go|ok|okay|aye|done|when|word|nod|go ahead|green light|greenlight|green flag|thumbs up|bet|"
+               r"sure)|"
                r"nod(?: (?:your |the )?head)?|approve|"
-               r"(?:a |the |your )(?:nod|green light|greenlight|thumbs up|go ahead|word|yes|say so|ok|okay)(?: from you)?)")
-_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|please|now|so|then|you|and) )*" + _GIVEN_WORD +
-                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
+               # ... the word as what the customer gives ("A simple yes from you, and it is done.", "One word from you and
+               # the order's away.", "Green flag from you and we're away"), or the button pressed ("Hit your buzzer and ...")
+               r"(?:a|the|your|one) (?:(?:simple|single|quick|little|short) )?(?:nod|green light|greenlight|green flag|thumbs up|"
+               r"go ahead|word|yes|say so|ok|okay|aye)(?: from you)?|(?:green light|green flag|thumbs up) from you|"
+               r"(?:hit|press|push|ring|slap) (?:your|the|that) (?:buzzer|button|bell))")
+_WORD_THEN_STEP = re.compile(r"^ (?:(?:just|simply|only|literally|please|now|so|then|you|and) )*" + _GIVEN_WORD +
+                             r" (?!(?:on|of|in|at|off|is|was|are|were)\b)(?!from (?:you|ya|u) (?:already|before|earlier|is|was|"
+                             r"were|are|on|of|about|for|regarding|in)\b)(?!(?:[a-z]+ )?(?:already|before|earlier|for|to|or)\b)(?:(?:(?!and\b)[a-z]+ ){0,2}?(?:and |then |n )?(?:[a-z0-9]+ ){0,8}?(?:" + _DONE + r"|"
                              + _ACTIONS + r"|its|it is|itll|it will|thats|c est|bobs your uncle|yours|fini|finished|done|"
-                             r"away|rolling|on its way|sorted)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)")
+                             r"away|rolling|on its way|sorted|through)\b|if (?:you|ya) (?:want|like|agree|approve|are happy|re happy)\b)|"
+                             # ... to the step itself ("Say aye to the checkout.")
+                             r"^ (?:(?:just|simply|only|literally|please|now|so|then|you|and) )*(?:say|give|send)(?: me| us)? "
+                             r"(?:yes|aye|ok|okay|the word|go) to (?:the |your )?(?:checkout|check out|order|purchase|sale|return|"
+                             r"refund|exchange)\b")
 #: The agent's own step, then the customer's word it waits on or the leave it takes: "I'll place it now, unless you
 #: say stop.", "I press order when you say.", "Then I send the order off, if that is okay with you.", "I'll write up
 #: the ticket if that suits." Near misses: a condition that is no consent ("I'll ship it Monday if that's when it
@@ -1447,13 +1483,22 @@ _STEP_UNLESS_WORD = re.compile(r"^ (?:(?:so|then|ok|okay|now|right|and) )*(?:i|w
                                r"(?:are |re )?(?:happy|ok|okay|agree))(?: [a-z]+)? $")
 #: A quoted word the customer is to say ("Tell me 'ari' and I order it.", 'Just type "done" and it ships.'): the word
 #: given, whatever it is.
-_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
+_QUOTED_WORD = re.compile(r"\b(say|tell|type|text|reply|sing|shout)( me| us)?( only| just)? [\"'\u2018\u201c][A-Za-z]{1,12}[\"'\u2019\u201d]",
                           re.IGNORECASE)
 
 
 #: A word `_WORD_THEN_STEP`, `_STEP_UNLESS_WORD` or `_QUOTED_WORD` needs, in the raw sentence.
 _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod|approve|word|yes|ok|okay|k|green|greenlight|"
+                             r"sing|shout|buzzer|button|bell|signal|command|aye|"
                              r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
+
+
+#: The step taken on the customer's word, signal or command ("I'll put it through on your signal.", "The order moves out
+#: on your word.", "Ready to check out on your command."), not on a value of theirs ("on your size").
+_ON_YOUR_WORD = re.compile(r" on (?:your|ur|sirs|madams) (?:word|signal|command|say so|nod|go|mark|orders)(?: [a-z]+)? $")
+_ON_YOUR_HINT = re.compile(r"\bon (?:your|ur|sir|madam)", re.IGNORECASE)
+#: ... but not a step already taken on it ("Order engaged on your command.", "Placed on your word.").
+_DONE_ON_WORD = re.compile(r"(?:ed|done|sent|put|set|gone|begun) (?:[a-z]+ )?on (?:your|ur|sirs|madams) ")
 
 
 def _gives_word_for_step(sentence: str) -> bool:
@@ -1462,10 +1507,16 @@ def _gives_word_for_step(sentence: str) -> bool:
     if _WORD_STEP_HINT.search(sentence) is None:
         return False  # (a quick look for the words both need: most sentences have none)
     sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
-    for part in re.split(r"[:\u2013\u2014]|\s-\s", sentence):
+    parts = re.split(r"[,:\u2013\u2014]|\s-\s", sentence)
+    for part in (sentence, *parts) if len(parts) > 1 else parts:
         words = _corrected(_normalise(part))
         if _WORD_THEN_STEP.match(words) or _STEP_UNLESS_WORD.match(words):
             return True
+    if _ON_YOUR_HINT.search(sentence) is None:
+        return False
+    words = _corrected(_normalise(sentence))
+    if _ON_YOUR_WORD.search(words) and (_ACTION_WORD.search(words) or " order " in words) and not _DONE_ON_WORD.search(words):
+        return True  # "I'll put it through on your signal.", "The order moves out on your word."
     return False
 
 
@@ -1531,7 +1582,9 @@ def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
 def _summary_then_go_ahead(asking: str) -> bool:
     """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
     I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
-    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    # a closing tag belongs to the clause before it ("Size 9 Trek 9s, all good to go, eh?")
+    clauses = [c for sentence in _SENTENCE.findall(_WORD_TAG.sub("?", _THEN_TAG.sub("?", asking)))
+               for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
     if len(clauses) < 2 or not _asks_go_ahead(clauses[-1]):
         return False
     for clause in clauses[:-1]:
@@ -1656,6 +1709,10 @@ _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right aft
 #: many? And I'll ring them up!").
 _PROMISED_STEP = re.compile(r"^ (?:(?:and|then|so) )*(?:(?:after|then) )?(?:i|we|ill|well|i will|we will|i can|we can)(?: then| now| just)? "
                             + _ACTIONS + r"(?:s)? ")
+#: The opening of a question asking leave in a clause of its own ("shall I", "may we then", "do I have", "would you like
+#: me to", "am I clear to"); :func:`_asks_go_ahead` says whether the clause asks leave.
+_LEAVE_OPENING = re.compile(r"^ (?:(?:and|then|so|also) )*(?:(?:shall|should|may|can|could|do|will|have|am|are) (?:i|we)|(?:would|do|will) "
+                            r"(?:you|ya|u) (?:like|want|need|wish) (?:me|us) to) ")
 _STEP_TAG_END = re.compile(r"^\s*(?:(?:is )?(?:that |it )?(?:ok|okay|alright|all right|fine)|right|yes|no|yeah|ya)(?: with you)?\s*\?\s*$",
                            re.IGNORECASE)
 
@@ -1681,6 +1738,12 @@ def _go_ahead_after_topic(asking: str) -> bool:
                 step = _PROMISED_STEP.match(words)  # "How many, and I'll book it in, alright?"
             elif step is not None and not ("?" in sentence or step.group("request")):
                 step = None
+            elif step is None and "?" in sentence and _LEAVE_OPENING.match(words) and _asks_go_ahead(clause.rstrip(" ?") + "?") and (
+                    not _named_values(clause, words, STORE_VALUES)):
+                # a question of its own for leave in other words ("..., and do I have the green light to order?",
+                # "..., and would you like me to order them?", "..., and shall we head to checkout?"; not a value
+                # offered, "..., and shall I stick to Kinwear?")
+                step = _LEAVE_OPENING.match(words)
             if step is None or _names_topic(clause):
                 continue
             lead = [_FILLER.sub(" ", _normalise(c)) for c in clauses[:i]]
@@ -1844,14 +1907,28 @@ _ANSWER_KEYS = re.compile(r"^\s*[(\[]?\s*(?:yes|y)\s*(?:/|or)\s*(?:no|n)\s*[)\]]
 #: warranty, but it's up to you."), and "Go?" with its mark, which asks leave ("Luna 3, Queen. Go?").
 _HANDOVER = re.compile(r"^ (?:(?:so|but|and|now|then|ok|okay|well|anyway) )*(?:(?:its|it is|thats|that is) )?(?:all |entirely |totally )?"
                        r"(?:(?:your|ur) (?:call|pick|choice|shout|decision)|(?:you|u) (?:pick|choose|decide|tell me|call it)|"
-                       r"pick one|take your pick|shout it out|go|dealers choice)"
+                       r"pick one|take your pick|shout it out|go|dealers choice|"
+                       # a call or a pick named in other words ("Make the call on the pan.", "Pick your poison!", "Your
+                       # move."), or a bare order to answer ("Sound off!", "Report!")
+                       r"(?:make|take) (?:the|your) (?:call|pick|choice|decision)(?: on (?:the|this|that|your) [a-z0-9]+(?: [a-z0-9]+)?)?|"
+                       r"pick your [a-z]+|your move|sound off|report)"
                        r"(?: (?:love|mate|pal|friend|then|now|please|boss|dear|hun|duck|cuz))* $")
+
+
+#: A word every hand-over (:data:`_HANDOVER`) holds.
+_HANDOVER_HINT = re.compile(r"\b(?:call|pick|choice|shout|decision|choose|decide|tell|go|dealers?|report|sound|move)\b",
+                            re.IGNORECASE)
 
 
 def _hands_over(sentence: str) -> bool:
     """Whether the last clause of ``sentence`` hands the choice to the customer (:data:`_HANDOVER`), after options or
     a topic named in the sentence or the one before it."""
+    if _HANDOVER_HINT.search(sentence) is None:
+        return False  # (a quick look for the words a hand-over needs: most sentences have none)
     clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    if len(clauses) >= 2 and _VOCATIVE.match(last := _normalise(clauses[-1])) and _HANDOVER.match(last) is None and (
+            not _names_topic(clauses[-1])):
+        clauses.pop()  # "Your call, skipper."
     return bool(clauses) and "?" not in clauses[-1] and _HANDOVER.match(_normalise(clauses[-1])) is not None
 
 
@@ -1905,7 +1982,10 @@ def _asking_part(raw: str) -> str:
                   "?" in parts[i + 1] and _BARE_ACTION.match(_normalise(parts[i + 1]))))
               # the options offered right after the question are what it asks among ("What would you like for the
               # hoodie? We have Black, Navy or Olive.")
-              or (i > 0 and asks[i - 1] and _OFFER.match(_normalise(p)) is not None and _OPTION_LIST.search(p) is not None)]
+              or (i > 0 and asks[i - 1] and _OFFER.match(_normalise(p)) is not None and _OPTION_LIST.search(p) is not None)
+              # the heading of a field demanded after it names whose field it is ("Shoes! Size!")
+              or (i + 1 < len(parts) and asks[i + 1] and not asks[i] and _MONEY_HEADING.match(_normalise(p)) is not None
+                  and _exclaimed_field(parts[i + 1]))]
     return " ".join(asking) if asking else raw
 
 
@@ -1970,7 +2050,12 @@ _NOT_A_QUESTION = re.compile(r"^ (?:what an? |"
                              r"brilliant|fab|fabulous|sleek|smart) (?:is|are|was|were|does|do) (?:that|this|those|these)\b|"
                              # ... or names it ("How beautiful is the ceramic Terra 5!"; not "how big is the screen")
                              r"how (?:gorgeous|beautiful|stunning|lovely|cute|sleek|adorable|pretty|elegant|fabulous|divine|"
-                             r"charming|dreamy) (?:is|are|was|were|does|do) (?:the|your|my|our)\b|which (?:is|was|means|meant|makes|made|should|"
+                             r"charming|dreamy) (?:is|are|was|were|does|do) (?:the|your|my|our)\b|"
+                             # ... in an exclamation's order, the verb after what it names ("How beautiful the wooden Terra
+                             # 5 is!"; not "how heavy the pan is" asked in a question of its own)
+                             r"how (?:gorgeous|beautiful|stunning|lovely|cute|sleek|adorable|pretty|elegant|fabulous|divine|"
+                             r"charming|dreamy|good|nice|great|cool|amazing|awesome|sweet|neat|brilliant|fab|smart) (?:the|your|"
+                             r"my|our|this|that|these|those) (?:[a-z0-9]+ ){1,5}(?:is|are|was|were|looks|look|seems|seem)\b|which (?:is|was|means|meant|makes|made|should|"
                              r"would|will)\b(?! (?:you|your|it|best|better)\b)|(?:when|where|whenever|wherever|once) (?!(?:do|does|did|"
                              r"would|will|can|could|should|shall|is|are|was|were|might|may)\b)|who (?:knew|would have|"
                              r"could have|doesnt|does not|dont|do not|wouldnt|would not|isnt|cant|can not)\b|any (?:of (?:these|them|those|our|the)|one of|time|way|day)\b)")
@@ -1989,7 +2074,7 @@ _IF_YOU_WOULD = (r"(?:if you (?:could |can |would |)(?:(?:be so kind as|be kind 
 _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |next |first |firstly |lastly |finally |at this "
                            r"(?:time|point|stage) |for now |to (?:start|begin|proceed|continue|[a-z]+ (?:the|your|this|it|"
                            r"that)(?: [a-z]+)?) |for (?:the|your|this|that|these|those)(?: [a-z0-9]+){1,3} )*(?:i|we|id|ill|wed|well) "
-                           r"(?:would |will |do |just |really |also |still |first |now |then |only |hereby |kindly |must )*(?:need|needs|want|like|require|"
+                           r"(?:would |will |shall |should |do |just |really |also |still |first |now |then |only |simply |merely |hereby |kindly |must )*(?:need|needs|want|like|require|"
                            r"request|seek|await) "
                            r"(?:(?:to )?(?:know|ask|hear|check|understand|confirm|get|have|learn) |(?:your|yours) |"
                            r"you to (?:confirm|approve|agree|say|ok|okay|authori[sz]e|sign off)\b|(?:one|two|"
@@ -2012,10 +2097,12 @@ _NEED_REQUEST = re.compile(r"^ (?:so |ok |okay |right |then |just |and |now |nex
                            r"(?:to )?(?:know|learn|hear|understand)\b|"
                            # ... and in a letter's words ("Dear Madam, I would be most grateful if you would describe ...",
                            # "I should be obliged to learn ...")
-                           r"^ (?:(?:dear|madam|sir|maam) )*(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
-                           r"(?:most |very |so |much |truly )?(?:grateful|obliged) (?:(?:to )?(?:know|learn|hear|understand)\b|"
+                           r"^ (?:(?:dear|madam|sir|maam) )*(?:before (?:i|we) (?:[a-z]+ ){1,4}?)?(?:i|we|id|wed) (?:would |should )?(?:be |am |are )?"
+                           r"(?:most |very |so |much |truly |ever so |greatly )?(?:grateful|obliged|thankful) (?:(?:to )?(?:know|learn|hear|understand)\b|"
                            r"if you (?:would |could |can |will )?(?:kindly )?(?:tell|describe|share|say|explain|indicate|inform|"
-                           r"let me know|specify)\b)")
+                           r"let me know|specify|state|provide|give|confirm|advise)\b|"
+                           # ... for the words themselves ("I should be most grateful for a few words on what went wrong.")
+                           r"for (?:a few|a couple of|some|your) (?:words|lines|details|thoughts|particulars) (?:on|about|regarding|as to)\b)")
 #: A question word or auxiliary then its subject: a clause that asks ("..., do I place the order", "..., what do you
 #: need"), not one that tells ("..., which is great").
 _INVERTED = re.compile(r"^ (?:(?:do|does|did|would|could|can|should|shall|is|are|will|may|was|were|have|has) (?:i|you|we|it|"
@@ -2119,7 +2206,8 @@ _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).]|\(?[a-e]\)|[-*•])\s*\S")
 #: A count of questions before a colon ("I have two questions: ...", "Three quick details to settle: ..."): what
 #: follows is what is asked, not examples of an open question.
 _QUESTIONS_FOLLOW = re.compile(r" (?:two|three|four|2|3|4|a couple of|a couple|a few|some|few|my|the|last|final|quick) "
-                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries)"
+                               r"(?:[a-z]+ ){0,2}(?:questions?|details?|things?|points?|bits|items?|specifics|queries|cards?|answers?|"
+                               r"figures?|numbers?|blanks?|boxes|fields?)"
                                r"(?: [a-z]+){0,3} $|"
                                # a list heading ("Checklist: the minimum rating, and does it need delivering soon?")
                                r"^ (?:[a-z]+ ){0,2}(?:checklist|check list|questionnaire) $")
@@ -2153,8 +2241,11 @@ def _asks_checklist(raw: str) -> bool:
 #: and blind spot: size on the jacket, connector on the cable."): the topics listed after it are asked. Not a count of
 #: news or notes ("Two things to note: ...", "Two bits of good news: ...").
 _COUNTED_LEAD = re.compile(r"^ (?:(?:just|ok|okay|so|and|then|right|now|alright) )*(?:(?:lets|let us) (?:check|sort|settle|cover|do|"
-                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) )?(?:two|three|four|2|3|4|"
-                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?)"
+                           r"go over|get|nail down|pin down) |(?:i|we) (?:need|have|ve got|got|still need) |"
+                           # ... said of the agent in the third person or a role ("Dealer needs two cards from you: ...")
+                           r"(?:the )?[a-z]+ (?:needs|still needs|wants|requires) )?(?:two|three|four|2|3|4|"
+                           r"a couple of|a few)(?: [a-z]+)? (?:things?|questions?|details?|checks?|bits?|points?|items?|cards?|"
+                           r"answers?|figures?|numbers?|blanks?|boxes|fields?)"
                            r"(?! (?:to )?(?:note|know|mention|report|share|tell|of (?:good |bad )?news))(?: [a-z]+){0,6} $")
 #: A listed field: a short noun phrase without a verb ("size on the jacket", "the cable's plug end", "budget").
 _FIELD_PHRASE = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|dropped|arrived|shipped|ships)\b)"
@@ -2246,9 +2337,36 @@ _BARE_FIELD = re.compile(r"^ " + _FIELD + r"(?: (?:and|n|plus) " + _FIELD + r")*
 #: player").
 _BARE_PROMPT = re.compile(r"^ (?:(?:go|go on|go ahead|now|please|lets see it|lets hear it|lets have it|over to you|your turn|over|"
                           r"(?:give me|gimme) (?:a|the) (?:number|figure|name)|state yours|yours please|quickly|quick|stat|asap|"
-                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam) ?)+ $|"
+                          r"both|ballpark|roughly|mate|friend|boss|buddy|pal|dude|player|chief|sir|madam|on my mark|chop chop|"
+                          r"pronto|sharpish|on the double) ?)+ $|"
                           # what the field is for ("Reason for the return, for the slip.")
                           r"^ for (?:the|my|our|your) [a-z]+ $")
+
+
+#: An address after a field demanded ("Size, recruit!", "Colour, me lad!"): one or two words, no value, no step told
+#: ("Size, done!", "Colour, sorted!", "Size, checked!" tell what is settled).
+_VOCATIVE = re.compile(r"^ (?:(?:me|my|you) )?(?!(?:done|sorted|set|ok|okay|fine|good|great|perfect|nice|lovely|tick|check|yes|no|"
+                       r"yep|nope|sure|too|also|again|gone|next|first|last|then|covered|noted|confirmed|settled|agreed|next up|"
+                       r"please|thanks|cheers|ta)\b)[a-z]+(?<!ed)(?: [a-z]+(?<!ed))? $")
+#: The praise or surprise a field's words open an exclamation with ("Lovely colour!", "What a size!"): no field asked.
+_EXCLAIMED_PRAISE = re.compile(r"^ (?:(?:the|your) )?(?:what|such|so|how|a|an|love|loving|lovely|gorgeous|beautiful|stunning|cool|"
+                               r"awesome|amazing|perfect|fine|brilliant|excellent|fab|fabulous|wonderful|cute|pretty|sweet|"
+                               r"great|nice|good|wrong|odd|weird|bold|rich|classic|fun|right|top|best|same|new|free|fair)\b")
+
+
+def _exclaimed_field(sentence: str) -> bool:
+    """Whether an exclamation demands a field named bare, alone or joined, maybe with an address ("Size, recruit!",
+    "Colour and size!", "Material and maximum weight!"): a drill's order names what it asks; not praise ("Lovely
+    colour!"), a value told ("Navy colour!") nor a field settled ("Size, done!")."""
+    clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+    if not clauses or len(clauses) > 2:
+        return False
+    if not sentence.rstrip().endswith("!") and not (len(clauses) == 2 and _BARE_PROMPT.match(_normalise(clauses[1]))):
+        return False  # (without the mark, a prompt after it: "Shoe size and hoodie colour, on my mark.")
+    head, *rest = [_normalise(c) for c in clauses]
+    return (_BARE_FIELD.match(head) is not None and not _EXCLAIMED_PRAISE.match(head)
+            and all(_BARE_PROMPT.match(c) or (_VOCATIVE.match(c) and not _names_topic_words(c)) for c in rest)
+            and not _named_values(sentence, head, STORE_VALUES))
 
 
 def _bare_field(raw: str) -> bool:
@@ -2277,12 +2395,21 @@ def _asks_wait(sentence: str) -> bool:
         _OWN_STEP_START.match(_normalise(clauses[0])) is not None)
 
 
+#: A letter's salutation before its first sentence ("Dear customer, ...", "Dear Sir or Madam, ..."): what follows is read.
+_SALUTATION = re.compile(r"^\s*(?:my )?dear\s[^,.!?]{1,40},\s*", re.IGNORECASE)
+
+
+#: How the summary looks to the customer, its verb bare ("Everything look right to you"): a question without its auxiliary.
+_LOOKS_TO_YOU = re.compile(r" (?:look|seem) (?:right|correct|ok|okay|good|alright) to (?:you|ya) ")
+
+
 def _is_request(raw: str) -> bool:
     """Whether the message asks the shopper something: a question (mark or opening word) or a request."""
     raw = _without_idle_sentences(raw)
     if "?" in raw or _asks_checklist(raw):
         return True
     for sentence in re.split(r"[.!;\n]+", raw):
+        sentence = _SALUTATION.sub("", sentence) if "ear" in sentence else sentence  # "Dear customer, I would be ..."
         words = _corrected(_normalise(sentence))
         if _INVERTED_IF.match(words) and "," in sentence:
             # "Should the item arrive damaged, contact us.": a condition, no question, but what follows it may ask
@@ -2300,6 +2427,9 @@ def _is_request(raw: str) -> bool:
             continue  # "Let me know if you change your mind later.": an offer for later, nothing asked now
         if _hands_over(sentence):
             return True  # "Cream, gel or spray on the Glow 7. Your call."
+        if ("!" in raw and " " + sentence.strip() + "!" in " " + raw and _exclaimed_field(sentence + "!")) or (
+                "," in sentence and _exclaimed_field(sentence)):
+            return True  # "Size, recruit!", "Colour and size!", "Shoe size and hoodie colour, on my mark."
         if _needs_topic(sentence):
             return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
@@ -2333,6 +2463,8 @@ def _is_request(raw: str) -> bool:
                 _FILLER.sub(" ", _normalise(clause)).startswith(_GO_AHEAD_START) and _asks_go_ahead(clause))
                 for clause in _CLAUSE_BREAK.split(sentence)[1:]):
             return True  # "ngl budget matters a lot, whats ur max spend", "..., want me to send it": chat without a stop
+        if (not _STOP.search(raw) or _LOOKS_TO_YOU.search(words)) and _BARE_APPROVAL.match(_FILLER.sub(" ", words)):
+            return True  # "cart look right to u", "thats everything in ur cart right": approval asked without a mark
         found = _TRAILING_WH.search(words)
         if not _STOP.search(raw) and found and _names_topic(found.group(1)):
             return True  # "added it to cart it comes in 8 9 10 11 which size": a question typed last without a stop
@@ -2348,9 +2480,13 @@ def _is_request(raw: str) -> bool:
 
 #: Store values inside idioms ("lightning-fast delivery", "a full day of battery", "blue-light filter"): no value named.
 _NOT_A_VALUE = re.compile(r" (?:lightning (?:fast|quick|quickly|speed|speeds)|full (?:on|blast|whack|day|days|hd|refund|range|time|charge|price|"
-                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound)|blue light|green light|"
+                          r"stop|details|name|address|amount|list|battery|sun|shade|light|glow|brightness|power|volume|sound|"
+                          r"load|lot|catch|haul|squad|team|order|cart|basket|shebang|floodlight|floodlights|beam|strength)|"
+                          r"blue light|green light|"
                           # "in full" is no bed size ("Please describe, in full, what you are looking for")
                           r"in full|"
+                          # a referee's or a signaller's card or flag ("Yellow card for that?", "Green flag from you"): no colour
+                          r"(?:yellow|red|green|white|black) (?:card|cards|flag|flags)|blue chips?|"
                           # "Small money or big money?": the size of a sum, no size of the item
                           r"(?:small|large|big|medium) (?:money|cash|change|sum|sums|amount|amounts|budget|spend|dough|bucks))"
                           r" ")
@@ -2879,7 +3015,7 @@ _NOTHING_MORE_TAG = re.compile(r" (?:(?:nothing|no|not anything) (?:else|more|fu
 #: A condition that there is more the customer needs ("If there's anything else, ..."): what follows serves it.
 _IF_MORE = re.compile(r"^ (?:and |so |but )?if (?:there is|theres|there are|you have|youve got|youve|you need|you want) (?:anything|something|more|"
                       r"other|any other|any more|further|additional|extra) ")
-_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the whole [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
+_THAT_ALL = re.compile(r" or (?:is |was )?(?:that|this) (?:everything|all|it|the lot|the (?:whole|full|entire|complete) [a-z]+) | or is there (?:more|anything|something) | or (?:are )?we (?:good|done|set|all set|sorted) | or (?:shall|should|can|could|may) (?:i|we) "
                        r"(?:just )?(?:start|begin|get started|go ahead|crack on|search|look|get searching|get looking)")
 #: Words that describe an option by its rating or delivery ("4.5 stars", "rated 4.8", "ships tomorrow", "arrives Friday").
 _DESCRIPTOR = re.compile(r" (?:\d+ )?\d+ stars? (?!(?:more |most |really |very |so |that )?(?:important|essential|enough|a must|"
@@ -2894,6 +3030,8 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
+                                  # "Atlas 22 comes in XS, M or XXL. What are you, eh?"
+                                  r"^ (?:so |and )?what (?:are|r) (?:you|ya|u|ye)(?: (?:then|eh|mate|love|now|bro))? $|"
                                   # "XS, M, XXL. Pick one."
                                   r"^ (?:(?:please|kindly|just|so|now|oya|go on|ok|okay) )*(?:pick|choose|select)(?: one| 1| any one| "
                                   r"your (?:pick|choice|favourite|favorite))?(?: please| now)? $|"
@@ -3126,7 +3264,7 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
                         r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
-                        r"you(?:'ve| have|\u2019ve)? (?:already|just) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
 
@@ -3181,6 +3319,44 @@ def _money_heading(text: str) -> bool:
     return False
 
 
+#: A reason given after the request, to its sentence's end ("Kindly state your budget, as the Brightix, Sonora and
+#: Kinetiq models vary in price.", "..., since they range from $30 to $200."): a circumstance, its values not offered.
+_BECAUSE_TAIL = re.compile(r",\s*(?:as|since|because|seeing as)\s+(?:the|they|these|those|it|its|our|prices|some|all|most|many)\b"
+                          r"[^.?!:;]*(?=[.?!]|\s*$)", re.IGNORECASE)
+
+
+#: What an item still needs, said of the item ("the Atlas 22 still needs a size and the Bolt 3 a connector"), not of the
+#: agent or the customer ("I need ...", "you need ...").
+_ITEMS_NEED = re.compile(r"^ (?!(?:(?:so|and|but|ok|okay) )?(?:i|we|you|id|ill|youll|youd)\b)[a-z0-9 ]*? (?:needs|still needs|want|wants|"
+                         r"requires|need|still need) ((?:[a-z0-9]+ )+)$")
+#: A list without a verb ("for the Core 4 hoodie a colour for the Trek 9 shoes a size").
+_FIELD_LIST = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|does|do|got|arrived|shipped|ships|sold|went)\b)"
+                         r"(?:[a-z0-9]+ ){2,16}$")
+#: A request that points back at what was said before it ("What are they to be?", "Fill me in on both", "Hit me with
+#: both.", "Tickets for both, please.", "What would you like?").
+_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:what (?:are|is|will|would) (?:they|it|those|these)"
+                           r"(?: be)? (?:to be|going to be|be)|what would you like|(?:[a-z]+ )?for (?:both|the two|each)|"
+                           r"(?:fill me in|hit me|give me|tell me|let me know|sort me out|name)(?: (?:on|with|about))? (?:both|them|"
+                           r"those|these|the two|each))\b")
+
+
+#: How the item feels or sits in the customer's hands ("Which feels natural in your hands?"): no delivery asked.
+_FEELS_IN_HAND = re.compile(r" (?:feels?|feeling|sits?|sitting|fits?|natural|comfortable|comfy|nice|good|right|lovely|heavy|light)"
+                            r"(?: [a-z]+)? in (?:your|ur|the) hands? ")
+#: A number the customer has in mind for an item, with no count asked ("Got a number in mind for the headphones?"):
+#: the budget.
+_NUMBER_IN_MIND = re.compile(r" (?:a|any|the|what|which) (?:rough |ballpark |round |top )?number (?:in mind|you have in mind|"
+                             r"youre thinking|you are thinking|you had in mind)(?! (?:of|for how many)\b)")
+#: The customer's ceiling, the most they will spend ("Tell me your ceiling for the speaker.", "budget ceiling"), not a
+#: ceiling lamp or fan.
+_SPEND_CEILING = re.compile(r" (?:your|ur|the|a|my) (?:spend |spending |price |budget |cash )?ceiling(?!s? (?:lamp|light|fan|mount|"
+                            r"height|rose|fitting|tile|pendant|hook)s?\b)")
+#: How many days the customer can wait for it ("How many days can you hold out before the speaker has to be aboard?"):
+#: the delivery.
+_DAYS_TO_WAIT = re.compile(r" how (?:many|much) (?:days|weeks|time) (?:can|could|would|will|do|are) (?:you|ya) (?:happy to |able to )?"
+                           r"(?:wait|hold out|hang on|last|manage|give|go|spare)\b")
+
+
 def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, items: tuple[int, ...],
                       asking: str) -> Reading:
     """What ``text``, taken as a question or request to the shopper, asks in its sentences ``asking`` (``norm``: its
@@ -3200,7 +3376,9 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not go_ahead and nothing_more:
         confirm = False  # "Nothing else you're after, right?": the tag checks there is no more, it asks no leave
     # topics and values count where they are asked, not in a circumstance stated beside the question
-    grounds = _without_purpose(_grounds(asking))
+    # ("..., as the Brightix and Sonora models vary in price": why it is asked, its values not offered)
+    untold = _BECAUSE_TAIL.sub("", asking) if "," in asking and _BECAUSE_TAIL.search(asking) else asking
+    grounds = _without_purpose(_grounds(untold if untold.strip(" ,") else asking))
     grounds = _IDLE_CUE.sub(" ", grounds) if _IDLE_CUE.search(grounds) else grounds
     norm_grounds = norm_asking if grounds is asking else _corrected(_normalise(grounds))
     # the verb of a go-ahead is no topic ("Want me to pay for it now?", "Shall I ship it?")
@@ -3208,6 +3386,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     cue_text = _FEW_MORE.sub(" more details ", _WEIGHT_GIVEN.sub(" ", _SHADE_PART.sub(" lampshade ", cue_text)))
     cue_text = _EXPRESS_VERB.sub(" ", cue_text)  # "your express consent" asks no express delivery
     cue_text = _FIGURE_OF_SPEECH.sub(" ", cue_text)  # "our star performers", "multiple choice": no rating, no count
+    if " hand" in cue_text:
+        cue_text = _FEELS_IN_HAND.sub(" ", cue_text)  # "Which feels natural in your hands?" asks no delivery
     cue_text = _REVIEW_STEP.sub(" ", cue_text)  # "Please review the cart and let me know ..." asks no rating
     cue_text = _PIECES.sub(r"\1 pieces ", cue_text)  # "how many pcs?" counts pieces, it names no computer
     cue_text = _MATERIAL_ADJECTIVE.sub(" ", _NOT_WEIGHT.sub(" ", _DEVICE_SIZED.sub(" ", cue_text)))
@@ -3230,6 +3410,14 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.add("shipping")
     if _BRIGHT.search(norm_grounds):
         topics.add("wattage")
+    if " number " in norm_grounds and _NUMBER_IN_MIND.search(norm_grounds) and not topics - {"quantity", "price"}:
+        topics.discard("quantity")  # "Got a number in mind for the headphones?" asks the budget
+        topics.add("price")
+    if " ceiling" in norm_grounds and _SPEND_CEILING.search(norm_grounds):
+        topics.add("price")  # "Tell me your ceiling for the speaker.": the most the customer will spend
+    if " days " in norm_grounds or " weeks " in norm_grounds:
+        if _DAYS_TO_WAIT.search(norm_grounds):
+            topics.add("shipping")  # "How many days can you hold out before it has to be here?"
     if ("screen" in topics or "size" in topics or _BIG_SCREEN.search(norm_grounds)) and (
             _SCREEN_SIZE.search(grounds.lower()) or _SCREEN_SIZE.search(norm_grounds)
             or (topics == {"size"} and asking is not text and _SCREEN_SIZE.search(text.lower()))):
@@ -3383,6 +3571,17 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
             # "The Terra 5 comes in two versions. Which you want?", "... in three materials. Which one?": the kinds counted
             named = {t for t, phrases in _TOPIC_PHRASES.items() if _has(f" {counted.group(1)} ", phrases)}
             topics |= named if len(named) == 1 else ({VARIANT} if in_play.items and not named else set())
+    if not topics and asking is not text and len(norm_asking.split()) <= 10 and _BACK_REQUEST.match(_FILLER.sub(" ", norm_asking)):
+        # "The Terra 5 needs a material and the Trek 9 a size. What are they to be?", "..., the Bolt 3 needs a connector.
+        # Fill me in on both and I'll execute.": what the items need, said before, is what is asked
+        for sentence in _SENTENCE.findall(text):
+            said = _corrected(_normalise(sentence))
+            need = _ITEMS_NEED.search(said)
+            if sentence not in asking and (need is not None or (";" in sentence and _FIELD_LIST.match(said))):
+                # (or a list of what each item needs, without a verb: "For the hoodie, a colour; for the shoes, a size.")
+                topics |= {t for t, phrases in _TOPIC_PHRASES.items() if _has(need.group(1) if need else said, phrases)}
+        if topics and confirm and _PROMISE_AFTER.search(norm_asking) and not _asks_go_ahead(_PROMISE_AFTER.sub(" ", norm_asking)):
+            confirm = go_ahead = False  # "... Fill me in on both and I'll execute.": the step is promised, no leave asked
     if not topics and not confirm and in_play.items and _has(_YOUR_STYLE.sub(" ", _OWN_OPTIONS.sub(" ", norm_asking)),
                                                              _VARIANT_PHRASES):
         # "which version?" of an item in play (with none, as in a recommendation, no version to choose); not the
