@@ -236,10 +236,14 @@ def test_a_statement_asks_no_topic_it_tells_a_value_of(monkeypatch: pytest.Monke
     ("I'll go ahead and process the return now.", False),
     ("Right, submitting your return now.", False),
     ("Everything is in. We'll proceed to checkout straight away.", False),
+    # ... or tells that it has all its step needs (found when a retrained model read a training statement at 0.904)
+    ("Great, that's all I need to place your order.", False),
+    ("I've got everything I need to book the return now.", False),
     # near misses: the step waits on the customer's word, or the customer is told to give it
     ("I'll go ahead and process the return once you nod.", True),
     ("I'll send the order off if that's your wish.", True),
     ("I'll place it now, with your blessing.", True),
+    ("That's all I need to place the order, once you say yes.", True),
 ])
 def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, text: str, read: bool) -> None:
     """Found by the blind guard after corpora 36-38 (weighted to go-aheads without a question mark) were added:

@@ -1885,10 +1885,19 @@ _WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after
                                 r"thumbs)\b")
 
 
+#: ... or that the agent has all its step needs ("That's everything I need to start the return.", "I've got all I need
+#: to book it."): no leave asked either.
+_HAS_WHAT_STEP_NEEDS = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
+                                  r"(?:thats|that is|that s|i have|ive got|i ve got|i now have|we have|weve got|we ve got)"
+                                  r"(?: now)? (?:everything|all) (?:i|we) need(?:ed)? (?:to|for) ")
+
+
 def _announces_own_step(raw: str) -> bool:
     """Whether a statement only tells a step the agent takes now, waiting on no word of the customer's."""
     norm = _normalise(raw)
-    return any(_STEP_TOLD.match(_normalise(part)) for part in _SENTENCE.findall(raw)) and not _WAITS_ON_CUSTOMER.search(norm)
+    return (any(_STEP_TOLD.match(plain) or _HAS_WHAT_STEP_NEEDS.match(plain)
+                for plain in (_normalise(part) for part in _SENTENCE.findall(raw)))
+            and not _WAITS_ON_CUSTOMER.search(norm))
 
 
 #: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
