@@ -17,7 +17,8 @@ PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_bli
                    PARAPHRASES.with_name("reference_paraphrases_blind21.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind22.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind23.json"),
-                   PARAPHRASES.with_name("reference_paraphrases_blind24.json"))
+                   PARAPHRASES.with_name("reference_paraphrases_blind24.json"),
+                   PARAPHRASES.with_name("reference_paraphrases_blind25.json"))
 
 
 def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:

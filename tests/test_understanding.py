@@ -3304,3 +3304,22 @@ def test_attribute_questions_in_idiom(text: str, in_play: InPlay, topics: set[st
     like?" as open, "phone a friend" as the connector, "Tell me your ceiling for the speaker." as nothing (read as the
     colour before "Yellow card" was an idiom). Phrasings written for this test."""
     assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a question taken back on finding the answer on record
+    ("Which colour was it - oh no, it's right there in your notes: Navy. Lovely.", HOODIE, set()),
+    ("Which size, hmm... ah, it's all here in my notes, Queen.", BEDDING, set()),
+    # who would have thought it: asked for effect
+    ("Who'd have thought a Queen linen set would cost this little? Marvellous.", BEDDING, set()),
+    ("Who would have guessed the ceramic one is the lighter? Not me!", MUG, set()),
+    # near misses: the question goes on after what is on record, a question beside the remark, a real "who'd"
+    ("Which colour? It's in your notes as Navy, is that still right?", HOODIE, {"color"}),
+    ("Who'd have guessed it! Which size do you need?", BEDDING, {"size"}),
+    ("Who'd have the Queen set, you or your sister?", BEDDING, {"size"}),
+])
+def test_batch_28_leak_families(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Two of the messages behind blind batch 28's leaks (read after it was measured, retired): a question taken back
+    on finding the answer in the customer's notes, and a rhetorical "Who'd have thought ...?", each read as asking the
+    topics it named (the shopper then said withheld values). Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics

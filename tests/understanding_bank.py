@@ -23,7 +23,7 @@ BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8
                  "heldout_batch18.jsonl", "heldout_batch19.jsonl", "heldout_batch20.jsonl", "heldout_batch21.jsonl",
                  "heldout_batch22.jsonl", "heldout_batch23.jsonl",
                  "heldout_batch24.jsonl", "heldout_batch25.jsonl", "heldout_batch26.jsonl",
-                 "heldout_batch27.jsonl")
+                 "heldout_batch27.jsonl", "heldout_batch28.jsonl")
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl", "train_batch10.jsonl",
                  "train_batch11.jsonl", "train_batch12.jsonl",
@@ -54,7 +54,10 @@ RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-00
            # the only message of batch 27 that leaked, read after it was measured (its family is not fixed: see README)
            "none-b27-046",
            # a batch 19 statement the retrained model (weaker penalty) read as asking the topics it tells; read to fix that
-           "none-b19-034")
+           "none-b19-034",
+           # the only four messages of batch 28 that leaked, read after it was measured (two families fixed, the
+           # inverted "how many need you?" after a fronted topic left: see README)
+           "attribute-b28-051", "attribute-b28-053", "none-b28-029", "none-b28-039")
 
 
 @dataclass(frozen=True)

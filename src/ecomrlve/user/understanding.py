@@ -2278,6 +2278,8 @@ _MORE_HELP = re.compile(r" anything else (?:i can help (?:you )?with|i can do fo
 _RHETORICAL = re.compile(r"^ (?:(?:and|but|so|now|honestly|seriously|well|eh|oh|i mean|really|come on|like) )*(?:who (?:even |really |"
                          r"else |on earth |in their right mind |among us |of us |here |alive )?(?:buys|needs|wants|loves|likes|cares|doesnt|does not|dont|"
                          r"do not|wouldnt|would not|would ever|saw|knew|would have|could have|could resist|can resist)\b|"
+                         # ... who would have thought it ("Who'd have thought a 27-inch monitor would cost so little?")
+                         r"(?:whod|who d|who would|who could)(?: ever)? (?:have|of) (?:thought|guessed|imagined|believed|known)\b|"
                          # ... who would send back what works ("Who returns headphones that work perfect? Nobody, right?"),
                          # and its own answer, checked ("Nobody, right?")
                          # (not "Who returns the cable, you?")
@@ -3273,6 +3275,9 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
                         r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
+                        # ... the answer found on record ("Which connector - ah, no, it's right here in your notes: USB-C.")
+                        r"(?:it'?s|it is|that'?s|that is|it\u2019s|that\u2019s) (?:right |all )?(?:here |there )?(?:in|on) (?:your|my|the) "
+                        r"(?:notes|file|records?)|"
                         r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
