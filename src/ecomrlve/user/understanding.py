@@ -3126,10 +3126,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         if reading.asks:
             # its asking sentences name no topic: another sentence's topic counts where it offers that topic's
             # values, not where it tells one ("I have filed your colour as Teal. Is there a sum you'd not exceed?")
-            # (its values as written, "Slate Grey", and as corrected, "Ceramc")
-            topics &= {topic for plain in dict.fromkeys((_normalise(text), norm))
-                       for topic, (count, _) in _named_values(text, _without_item_names(plain, in_play), in_play).items()
-                       if count >= 2}
+            topics &= {topic for topic, count in _value_counts(text, norm, in_play) if count >= 2}
         else:
             topics -= _told_topics(text, norm, in_play)
         if topics:
@@ -3161,9 +3158,14 @@ def _told_topics(text: str, norm: str, in_play: InPlay) -> set[str]:
     """The topics ``text`` tells one value of, a statement that asks none of them ("Noted so far: brand Lumora,
     material Glass, budget under 60 dollars."), where a statement offering two values asks one ("Stainless steel or
     cast iron. Decide, please.") and one naming only the topic asks it ("Material and weight! Sound off!")."""
-    told = {topic for plain in dict.fromkeys((_normalise(text), norm))
-            for topic, (count, _) in _named_values(text, _without_item_names(plain, in_play), in_play).items() if count == 1}
+    told = {topic for topic, count in _value_counts(text, norm, in_play) if count == 1}
     return told | {"price"} if _PRICE_SAID.search(text) else told
+
+
+def _value_counts(text: str, norm: str, in_play: InPlay) -> list[tuple[str, int]]:
+    """Per topic, how many of its values ``text`` names, as written ("Slate Grey") and as corrected ("Ceramc")."""
+    return [(topic, count) for plain in dict.fromkeys((_normalise(text), norm))
+            for topic, (count, _) in _named_values(text, _without_item_names(plain, in_play), in_play).items()]
 
 
 _OR = re.compile(r"\bor\b", re.IGNORECASE)
