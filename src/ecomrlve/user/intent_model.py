@@ -29,7 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from ecomrlve.user.dialogue import ItemNames
-from ecomrlve.user.text import split_words
+from ecomrlve.user.text import PRICE, split_words
 
 
 class InPlay(Protocol):
@@ -49,7 +49,6 @@ ACTS = ("asks", "attribute", "open", "confirm", "which", "reason")
 DIMENSION = 1 << 15
 MODEL_PATH = Path(__file__).parent / "assets" / "intent_model.npz"
 
-_PRICE = re.compile(r"[$£€]\s?\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s?(?:dollars|bucks|quid|pounds|euros|usd)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
 _CHAR_GRAMS = (3, 4, 5)
 
@@ -57,7 +56,7 @@ _CHAR_GRAMS = (3, 4, 5)
 def masked_words(text: str, in_play: InPlay) -> list[str]:
     """The message's normalised words with each value in play said as ``z`` and its topic (``zcolor``), each
     item's brand or model words as ``zitem``, each price as ``zprice`` and every other number as ``znum``."""
-    words = split_words(_PRICE.sub(" zprice ", text))
+    words = split_words(PRICE.sub(" zprice ", text))
     index = in_play.value_index()
     names = {w for item in in_play.items for name in (item.brand, item.model) for w in name.split() if len(w) > 1}
     out: list[str] = []

@@ -15,6 +15,9 @@ from collections.abc import Iterable, Iterator
 WORD = re.compile(r"[a-z0-9]+")
 #: An apostrophe inside a word ("what's"), dropped before words are split so the word stays one.
 APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
+#: A price said as a figure ("$60", "£12.50", "60 dollars"): what the intent model masks, and what tells a price in a
+#: statement to the rules.
+PRICE = re.compile(r"[$£€]\s?\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s?(?:dollars|bucks|quid|pounds|euros|usd)\b", re.IGNORECASE)
 
 
 def split_words(text: str) -> list[str]:

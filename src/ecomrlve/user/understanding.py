@@ -66,8 +66,8 @@ from ecomrlve.catalog.taxonomy import CATEGORICAL_ATTRIBUTES
 from ecomrlve.user import intent_model
 from ecomrlve.user.dialogue import ItemNames, referenced
 from ecomrlve.user.text import APOSTROPHE as _APOSTROPHE
+from ecomrlve.user.text import PRICE, contains_word, one_typo, split_words
 from ecomrlve.user.text import WORD as _WORD
-from ecomrlve.user.text import contains_word, one_typo, split_words
 
 _VOCABULARY = ASSETS / "minilm-m2v" / "tokenizer.json"
 #: The requirement topics a message can ask about (recommendation fields, CART variant attributes, quantity).
@@ -1878,18 +1878,16 @@ _STEP_TOLD = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|tha
                        r"(?:go ahead|going ahead|proceed|proceeding|process|processing|place|placing|start|starting|"
                        r"submit|submitting|send|sending|finish|finishing|complete|completing|book|booking|file|filing|"
                        r"lodge|lodging|raise|raising|initiate|initiating|put|putting|check out|checking out)\b")
-#: ... unless it waits on the customer's word or asks it ("I'll place it if that's fine.", "I'll send it once you
-#: nod.", "Say yes and I'll place it.", "I'll go ahead and book it, OK?").
-_WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after you|provided|say|says|nod|word|yes|ok|"
-                                r"okay|approve|approval|permission|consent|blessing|green light|confirm|go ahead from you|"
-                                r"thumbs)\b")
-
-
 #: ... or that the agent has all its step needs ("That's everything I need to start the return.", "I've got all I need
 #: to book it."): no leave asked either.
 _HAS_WHAT_STEP_NEEDS = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
                                   r"(?:thats|that is|that s|i have|ive got|i ve got|i now have|we have|weve got|we ve got)"
                                   r"(?: now)? (?:everything|all) (?:i|we) need(?:ed)? (?:to|for) ")
+#: ... unless it waits on the customer's word or asks it ("I'll place it if that's fine.", "I'll send it once you
+#: nod.", "Say yes and I'll place it.", "I'll go ahead and book it, OK?").
+_WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after you|provided|say|says|nod|word|yes|ok|"
+                                r"okay|approve|approval|permission|consent|blessing|green light|confirm|go ahead from you|"
+                                r"thumbs)\b")
 
 
 def _announces_own_step(raw: str) -> bool:
@@ -3150,16 +3148,12 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     return Reading(True, reading.topics, open_, confirm, which, reason, reading.stock_out, reading.items)
 
 
-#: A price said as a figure ("$60", "60 dollars").
-_PRICE_SAID = re.compile(r"[$£€]\s?\d|\d\s?(?:dollars|bucks|quid|pounds|euros|usd)\b", re.IGNORECASE)
-
-
 def _told_topics(text: str, norm: str, in_play: InPlay) -> set[str]:
     """The topics ``text`` tells one value of, a statement that asks none of them ("Noted so far: brand Lumora,
     material Glass, budget under 60 dollars."), where a statement offering two values asks one ("Stainless steel or
     cast iron. Decide, please.") and one naming only the topic asks it ("Material and weight! Sound off!")."""
     told = {topic for topic, count in _value_counts(text, norm, in_play) if count == 1}
-    return told | {"price"} if _PRICE_SAID.search(text) else told
+    return told | {"price"} if PRICE.search(text) else told
 
 
 def _value_counts(text: str, norm: str, in_play: InPlay) -> list[tuple[str, int]]:
