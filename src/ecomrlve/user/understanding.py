@@ -1493,6 +1493,100 @@ _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod
                              r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
 
 
+#: The agent's step made conditional on the customer's assent, in either order and without a question mark: the
+#: condition is the customer agreeing, nodding, allowing or being happy ("I send the order if you agree.", "It goes
+#: through when you nod.", "If you are happy, I finish now.", "If for you it's fine, I close it."), the step done with
+#: their permission or blessing ("With your permission, I am sending the order."), their word given first ("One yes
+#: from you and it goes out.", "Your consent and I close.", "Give it your blessing and I shall send it.", "Say si and
+#: it is yours."), or the word as all the agent awaits, said object first ("Only your agreement I need.").
+#: Near misses: a step already taken ("I sent it when you agreed."), a condition on a fact ("I'll ship it if it is in
+#: stock."), agreeing with something ("If you agree with the reviews, ..."), and a value to say ("Say your size and I
+#: add it.").
+_ASSENT_WORD = (r"(?:yes|yeah|yep|ok|okay|go|word|nod|consent|agreement|approval|blessing|permission|leave|say so|go ahead|"
+                r"assent|green light|greenlight|thumbs up|signal|authori[sz]ation|confirmation)")
+_ASSENT_VERB = (r"(?:agree|agreeing|agrees|nod|nods|nodding|approve|approves|consent|consents|allow|allows|allow it|accept|accepts|"
+                r"confirm|confirms|sign off|okay it|ok it|say so|give the word|give the nod|give the go ahead|"
+                r"(?:are|is|re|feel|feels) (?:happy|content|ready|okay|ok|good|fine|satisfied)|happy|say [a-z]+)")
+_OK_WORD = r"(?:ok|okay|fine|good|alright|all right|right|correct|vale|bien|bene|well|yes|sim|si|ja|oui|da|ae|certo)"
+_ASSENT_CONDITION = re.compile(
+    r" (?:if|when|whenever|provided|provided that) (?:for )?(?:you|ya|u|the shopper|the customer|"
+    r"your heart|sir|madam|the shoppers|the customers)(?: (?:just|only|now|then|do|will|are|is|re))? " + _ASSENT_VERB + r"(?! (?:with|that|on|about|to)\b)(?: [a-z]+)?(?: [a-z]+)? $|"
+    # ... the summary's rightness as the condition, said to the customer ("If everything is looking correct for you,")
+    r" (?:if|when) (?:for you )?(?:(?:everything|all|it|this|that|the cart|the order|its|thats|it is|that is)(?: is| s| are)?"
+    r"(?: (?:looking|looks|look|seems|seem))? )?" + _OK_WORD + r"(?: (?:for|to|with) (?:you|ya|u))?(?: [a-z]+)? $|"
+    r"(?:^| )with (?:your|ur|the customers|the shoppers|sirs|madams) (?:kind |good )?(?:permission|blessing|leave|approval|consent|"
+    r"agreement|say so|go ahead|okay|ok|nod|assent)(?: [a-z]+)? $")
+#: ... the step itself: the agent's, in the present or future, or the order's going out.
+_ASSENT_STEP = re.compile(
+    r"^ (?:(?:so|then|and|now|ok|okay|la|right) )*(?:(?:[a-z0-9]+ ){0,6}?(?:i|we|ill|well|id)(?: will| can| shall| am| are| could| would)?"
+    r"(?: (?:now|then|just|straight|right away|go ahead and|be))?(?: [a-z]+ing)? (?:" + _ACTIONS + r"|pass|punch|seal|fire|"
+    r"prepare|prepared|preparing|ring|write|open|sending|placing|finishing|closing|completing|making|starting|opening|preparing"
+    r")(?:s|ing)?\b|"
+    r"(?:the |your |this |that )?(?:order|return|refund|purchase|it|they|[a-z0-9]+(?: [a-z0-9]+)?)(?: s| is| will| can| shall| go)?"
+    r" (?:goes|go|moves|moving|ships|shipping|rolls|rolling|proceed|proceeds|go ahead|yours|placed|sent|done|away)\b)")
+_ASSENT_FIRST = re.compile(
+    r"^ (?:(?:just|simply|only|please|now|so|then|you|and|kindly) )*(?:(?:(?:one|a|your|ur|just|the) )(?:(?:simple|single|quick|"
+    r"little|short|small) )?" + _ASSENT_WORD + r"(?: from (?:you|ya|u))?|(?:give|lend) (?:it |this |that |me |us )?(?:your|a|the) "
+    r"(?:[a-z]+ )?" + _ASSENT_WORD + r"|(?:say|talk|whisper|sing|shout|tell)(?: me| us)?(?: only| just)? (?:(?:a|one|single|simple) )*"
+    r"(?P<word>[a-z]+))(?: (?:and|then|n) (?P<rest>.*)| )$")
+#: Words said that are no assent ("Say your size ...", "Tell me which ...", "Say hi to ...").
+_NOT_ASSENT = frozenset(("your", "ur", "the", "me", "us", "it", "that", "this", "which", "what", "how", "when", "where", "why", "who",
+                         "hi", "hello", "bye", "goodbye", "thanks", "no", "not", "stop", "something", "anything", "more", "again",
+                         "whether", "if", "so", "about", "a", "an", "one", "to", "for", "nothing", "cheese", "all", "everything", "now",
+                         "then", "later", "please", "again", "quickly", "straight", "first", "us", "them", "him", "her", "two",
+                         "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "dozen", "couple",
+                         "few", "many", "much", "some", "any", "both", "either", "neither", "less", "most", "least", "instead", "twenty",
+                         "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "grand"))
+_ASSENT_AWAITED = re.compile(
+    r"^ (?:(?:so|and|now|then|la) )*(?:only|just) (?:your|ur|a|one|the) (?:[a-z]+ )?" + _ASSENT_WORD + r" (?:i|we) (?:am |are )?"
+    r"(?:still )?(?:need|needing|require|requiring|want|wait for|waiting for|waiting|await|awaiting|ask|asking)\b")
+#: A word `_ASSENT_CONDITION`, `_ASSENT_FIRST` or `_ASSENT_AWAITED` needs, in the raw sentence.
+_ASSENT_HINT = re.compile(r"\b(?:if|when|whenever|provided|with|yes|ok|okay|go|word|nod|consent|agreement|approval|"
+                          r"blessing|permission|leave|assent|say|talk|tell|whisper|sing|shout|give|lend|only|just)\b", re.IGNORECASE)
+
+
+def _assent_for_step(sentence: str) -> bool:
+    """Whether a sentence makes the agent's next step wait on the customer's assent (`_ASSENT_CONDITION`,
+    `_ASSENT_FIRST`, `_ASSENT_AWAITED`), which asks their go-ahead."""
+    if _ASSENT_HINT.search(sentence) is None:
+        return False
+    clauses = [_corrected(_normalise(c)) for c in re.split(r"[,:;\u2013\u2014]|\s-\s", sentence)]
+    clauses = [c for c in clauses if c.strip()]
+    for i, words in enumerate(clauses):
+        if _ASSENT_AWAITED.match(words):
+            return True
+        first = _ASSENT_FIRST.match(words)
+        word = first and first.group("word")
+        if first and not (word and (word in _NOT_ASSENT or word in _CUE_WORDS or word in _VALUE_WORDS or word in _ASKED_WORDS
+                                    or re.search(r"(?<=\s)" + word.capitalize() + r"\b", sentence))):
+            # (a word said has its step in its own clause, "Say si and it is yours."; a word given in other words may
+            # have it in the next, "One yes from you, and it goes out.")
+            rest = [" " + first.group("rest")] if first.group("rest") else [] if word else clauses[i + 1:i + 3]
+            if any(_ASSENT_STEP.match(c) and not _PAST_STEP.search(c) for c in rest):
+                return True  # "One yes from you and it goes out.", "Say si, I send the order."
+        condition = _ASSENT_CONDITION.search(words)
+        if condition is None:
+            continue
+        said = re.search(r" say ([a-z]+) ", condition.group())
+        if said and (said.group(1) in _NOT_ASSENT or said.group(1) in _CUE_WORDS or said.group(1) in _VALUE_WORDS):
+            continue  # "I'll add it if you say which size.", "... if you say black": a value to say, no assent
+        step = words[:condition.start() + 1]
+        others = ([step] if step.strip() else []) + clauses[i + 1:] + clauses[:i]
+        if any(_ASSENT_STEP.match(c) and not _PAST_STEP.search(c) for c in others):
+            return True  # "I send the order if you agree.", "If your heart is happy, I send it."
+    return False
+
+
+#: Words of what the customer is asked to tell (a reason, a need, an order's date): said, they answer, they assent to
+#: nothing ("You say the reason, I write it.").
+_ASKED_WORDS = frozenset(w for p in (*_REASON_ASKS, *_REASON_STATES, *_OPEN_STRONG, *_OPEN_WEAK, *_WHICH, *_MONTH_NAMES,
+                                     "date", "day", "problem", "fault", "issue", "detail", "need", "wish", "choice", "pick")
+                         for w in p.split() if len(w) > 2 and w not in ("yes", "okay"))
+#: A step already taken ("I sent it", "it was placed"): no leave asked for it.
+_PAST_STEP = re.compile(r" (?:i|we) (?:have |had |already )?(?:[a-z]+ed|sent|put|made|set|paid|began|begun|got|rang|wrote) |"
+                        r" (?:was|were|has been|have been|already) ")
+
+
 #: The step taken on the customer's word, signal or command ("I'll put it through on your signal.", "The order moves out
 #: on your word.", "Ready to check out on your command."), not on a value of theirs ("on your size").
 _ON_YOUR_WORD = re.compile(r" on (?:your|ur|sirs|madams) (?:word|signal|command|say so|nod|go|mark|orders)(?: [a-z]+)? $")
@@ -1504,6 +1598,8 @@ _DONE_ON_WORD = re.compile(r"(?:ed|done|sent|put|set|gone|begun) (?:[a-z]+ )?on 
 def _gives_word_for_step(sentence: str) -> bool:
     """Whether a sentence asks the customer's word for the agent's step as a statement (`_WORD_THEN_STEP`,
     `_STEP_UNLESS_WORD`), from its start or after a heading ("Cable return: nod and I'll sort it.")."""
+    if _assent_for_step(sentence):
+        return True  # "I send the order if you agree.", "With your permission, I am sending it.", "Only your yes I need."
     if _WORD_STEP_HINT.search(sentence) is None:
         return False  # (a quick look for the words both need: most sentences have none)
     sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
@@ -2394,6 +2490,11 @@ def _bare_field(raw: str) -> bool:
 #: wait."): a notice (not "Tell me what else you need, I'll wait.").
 _WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
                           r"bit|moment|second|sec|minute|min|while|tick|jiffy|small|small small))*(?: please)? $")
+#: Words of what the customer is asked to tell (a reason, a need, an order's date): said, they answer, they assent to
+#: nothing ("You say the reason, I write it.").
+_ASKED_WORDS = frozenset(w for p in (*_REASON_ASKS, *_REASON_STATES, *_OPEN_STRONG, *_OPEN_WEAK, *_WHICH, *_MONTH_NAMES,
+                                     "date", "day", "problem", "fault", "issue", "detail", "need", "wish", "choice", "pick")
+                         for w in p.split() if len(w) > 2 and w not in ("yes", "okay"))
 _OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
 
 
@@ -3536,6 +3637,10 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if go_ahead and "?" not in asking and all(_assent_for_step(s) for s in _SENTENCE.findall(asking) if s.strip()):
+        # "If you agree, I send the order for the Trek 9 in size 10.": the step waits on the customer's assent, the
+        # values it names are told
+        confirm, topics = True, set()
     if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
         topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
