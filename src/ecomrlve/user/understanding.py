@@ -3371,11 +3371,17 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: sentence, or the question just before it, is not asked (not an aside that goes on, "Which colour - never mind the
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
-                        r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
+                        r"sorry|actually|negative|nay)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
                         # ... the answer found on record ("Which connector - ah, no, it's right here in your notes: USB-C.")
                         r"(?:it'?s|it is|that'?s|that is|it\u2019s|that\u2019s) (?:right |all )?(?:here |there )?(?:in|on) (?:your|my|the) "
                         r"(?:notes|file|records?)|"
-                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|told|mentioned|picked|chose|"
+                        r"called|gave|named)(?: [\w'-]+){0,3}|"
+                        # ... "already" said last ("Size? Oh, you said M already."), or the value said first ("Which
+                        # connector? Ah, USB-A - you told me already.")
+                        r"you(?:'ve| have|\u2019ve)? (?:said|told me|mentioned|picked|chose|called|gave|named)(?: [\w'-]+){0,2} already|"
+                        r"[\w'-]+(?: [\w'-]+){0,2}\s*[-\u2013\u2014,]\s*you(?:'ve| have|\u2019ve)? (?:said|told me|mentioned|picked|"
+                        r"chose|called|gave)(?: (?:so|that|it|me))? already)(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
 
