@@ -966,6 +966,7 @@ _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£�
 #: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
 _WE_ARE = re.compile(r"\bwe['’]re\b")
 #: The marks an accented letter decomposes into ("é" is "e" and an acute accent).
+_TURKIC = str.maketrans({"\u0131": "i", "\u0259": "e"})
 _ACCENT = re.compile(r"[\u0300-\u036f]")
 
 
@@ -976,7 +977,8 @@ def _normalise(text: str) -> str:
     ("Qué talla" -> " que talla "), so a word with one stays one word."""
     lowered = _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower()
     if not lowered.isascii():
-        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered))
+        # (and the Turkic letters with no accent to drop: "canım" -> "canim", "çox" -> "cox", "əla" -> "ela")
+        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered)).translate(_TURKIC)
     lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", lowered))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
@@ -1673,6 +1675,49 @@ def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
         return set()
     plain = _without_item_names(lead, in_play)
     return set(_named_values(clauses[0], plain, in_play)) | set(_named_values(clauses[0], plain, STORE_VALUES))
+
+
+#: A clause that approves the summary before it, whole ("everything is correct", "is right one", "that's the one",
+#: "all correct", "we're good to go", "correct so", "sweet to order"): the go-ahead asked in a closing check.
+_APPROVAL_CLAUSE = re.compile(
+    r"^ (?:(?:so|and|ok|okay|now|then) )*(?:(?:is |are )?(?:it all|everything|all|this|that|it|thats|its|it is|that is|the lot|"
+    r"we|we are|were|is it|is that|is everything) )?(?:is |s |are |all )?(?:all )?(?:correct|right|in order|certo|the right one|"
+    r"right one|the one|good to go|good|ok|okay|fine|[a-z]+ to (?:order|go|proceed|buy|check out|checkout|send|ship))"
+    r"(?: (?:so|then|yes|yeah|eh|no|innit|right))? $")
+#: A short closing tag or address after the check ("..., canim?", "..., sim?", "..., dear Virgo"): no clause of its own.
+_CLOSING_TAG = re.compile(r"^ (?:(?:my |dear |oh )?[a-z]+(?: [a-z]+)?|yes or no|yes no) $")
+
+
+def _approves_summary(asking: str, in_play: InPlay) -> bool:
+    """Whether a message's last clause (before a closing address or tag) approves the summary before it, and the
+    clauses before it only tell ("Atlas 22 in size M - everything is correct, dear?", "Swift 2 USB-C, is right one?"):
+    the values named are the summary's, the go-ahead is asked."""
+    if in_play.dates or _RECALLED.search(_normalise(asking)):
+        return False  # "August 2, correct?" asks which order; "You said M, is that right?" checks the value given
+    clauses = [c for sentence in _SENTENCE.findall(asking) for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+    while len(clauses) > 2 and _CLOSING_TAG.match(_normalise(clauses[-1])) and not _APPROVAL_CLAUSE.match(_normalise(clauses[-1])):
+        last = _normalise(clauses[-1])
+        if _names_topic_words(last) or set(last.split()) & (_VALUE_WORDS | _CLAUSE_QUESTION_START):
+            return False
+        clauses.pop()
+    check = _APPROVAL_CLAUSE.match(_FILLER.sub(" ", _corrected(_normalise(clauses[-1])))) if clauses else None
+    if check is None:
+        return False
+    if len(clauses) == 1:
+        # a check alone after a summary the asking part leaves out ("Two items. Correct so?"), not "Just the one?"
+        return " one " not in check.group() and " good " not in check.group()
+    # the summary names the item first, then its values ("Luna 3 Queen, that's the one?"), not a value checked first
+    # ("Queen size, correct?", "Confirming USB-A on the Swift 2, correct?")
+    lead = _FILLER.sub(" ", _normalise(clauses[0])).split()
+    starts = {w for item in in_play.items for name in (item.model, item.noun, item.brand) for w in _normalise(name).split()[:1]}
+    if not lead or lead[0] not in starts and lead[0] not in ("everything", "all", "cart", "basket", "order"):
+        return False
+    for clause in clauses[:-1]:
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if "?" in clause or " or " in words or (first and first[0] in _CLAUSE_QUESTION_START):
+            return False
+    return True
 
 
 def _summary_then_go_ahead(asking: str) -> bool:
@@ -3643,6 +3688,8 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if (topics or not confirm) and "?" in asking and _approves_summary(asking, in_play):
+        confirm, topics = True, set()  # "Atlas 22 in size M - everything is correct?": the summary's values are told
     if go_ahead and "?" not in asking and all(_assent_for_step(s) for s in _SENTENCE.findall(asking) if s.strip()):
         # "If you agree, I send the order for the Trek 9 in size 10.": the step waits on the customer's assent, the
         # values it names are told
