@@ -1838,7 +1838,8 @@ def _go_ahead_beside_reason(asking: str) -> bool:
 #: place the order"); not a promise ("and I'll add it", "and I will check out"), which asks no leave.
 _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
                           r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
-                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
+                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?|(?:i|we) (?:can|could|may)(?= (?:(?:then|now|just) )*[a-z]+ "
+                          r"(?:the |your |this )?(?:order|purchase|checkout|payment)\b)) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
                           + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) |"
                           # ... "will I" as "shall I" (Irish English: "and will I ring them through?") and the readiness
                           # asked ("and am I good to order?", "and are we good to send?")
