@@ -2959,11 +2959,17 @@ def _grounds(asking: str) -> str:
                       or _BARE_WHICH.match(_normalise(clauses[first]))):
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
+        if first and _EXAMPLE_CLAUSE.match(_normalise(clauses[first])) and not _names_topic(clauses[first]):
+            # examples after the question carry its mark ("Are reviews important to you, like four stars and up?"):
+            # the clause before them asks
+            first = next((i for i in range(first - 1, -1, -1) if len(_normalise(clauses[i]).split()) >= 3), first)
         # a value the agent has on record before the question is told, with the clauses before it that name it
         # ("Your size, Medium, is in my notes; what colour?", "Size 9 noted, and the colour?")
         recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
+        back = first < len(clauses) and _POINTS_BACK.match(_FILLER.sub(" ", _normalise(clauses[first]))) is not None
         asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
+             and not (back and i == first - 1 and _LIST_VERB.search(_normalise(c)) is None and _names_topic(c))
              and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
                                                 and not _WH_IN_PLACE.search(_normalise(c))
@@ -2974,6 +2980,13 @@ def _grounds(asking: str) -> str:
     return " ".join(kept) if changed else asking
 
 
+#: Examples after a question, which carry its question mark ("..., like four stars and up?", "..., say under $50?").
+_EXAMPLE_CLAUSE = re.compile(r"^ (?:so |and |or )?(?:like|such as|say|eg|e g|for example|for instance|maybe|perhaps|around|"
+                             r"roughly|about) ")
+#: A question whose subject points back at a topic said before it ("Reviews and stars, do they matter to you?", "The
+#: budget - is it tight?"): the topic said first is what it asks about, not a fact told beside it.
+_POINTS_BACK = re.compile(r"^ (?:do|does|did|is|are|would|will|can|could|should|how much do|how much does|how important (?:is|are)) "
+                          r"(?:they|it|those|these|that|them|em)\b")
 #: Words that say a value is on record already ("noted", "in my notes", "I've filed your colour as Teal", "already
 #: chose USB-C"): what they name was told, not asked.
 _RECORDS = re.compile(r" (?:noted|filed|recorded|logged|saved|settled|locked in|in my notes|on file|on record|jotted down|"
