@@ -230,6 +230,7 @@ _WEAR = re.compile(r" (?:(?:do |are )?you (?:are )?)?(?:usually |normally |typic
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: A lamp's shade ("glass shade or metal?"), not a colour's.
 _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? |"
+                         r" shades?(?= (?:material|fabric)s? )|"  # "the shade material": the lampshade's
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
@@ -2528,8 +2529,40 @@ def _bare_field(raw: str) -> bool:
     if not parts:
         return False
     head, *rest = parts
-    return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
-        raw, head, STORE_VALUES)
+    if _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
+            raw, head, STORE_VALUES):
+        return True
+    # a field's heading, then its options, its unit or a prompt in sentences of their own ("Size for the Atlas 22. XS,
+    # M, XXL.", "Budget. Upper limit, in dollars.", "Number of mugs. Say it."); not a value told ("Size M for the Atlas
+    # 22.") nor one value after the heading ("Size for the Atlas 22. M.")
+    sentences = [s for s in _SENTENCE.findall(raw) if s.strip(" .!?")]
+    if len(sentences) < 2 or "?" in raw or not (_BARE_FIELD.match(head) or _LIMIT_FIELD.match(head)):
+        return False
+    if _named_values(raw, head, STORE_VALUES) or not all(
+            _BARE_PROMPT.match(part) or _FIELD_PROMPT.match(part) for part in parts[1:len(_CLAUSE_BREAK.split(sentences[0]))]):
+        return False
+    for sentence in sentences[1:]:
+        clauses = [_normalise(c) for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+        if all(_BARE_PROMPT.match(c) or _FIELD_PROMPT.match(c) or _BARE_FIELD.match(c) or _LIMIT_FIELD.match(c) for c in clauses):
+            continue
+        words = _normalise(sentence)
+        if len(words.split()) <= 10 and _LIST_VERB.search(words) is None and any(
+                count >= 2 for count, _ in _named_values(sentence, words, STORE_VALUES).values()):
+            continue  # its options ("XS, M, XXL.", "Steel, ceramic or wood.")
+        return False
+    return True
+
+
+#: The customer's spending limit or a count named as a field ("Upper limit.", "Spend limit for the lamp", "Number of
+#: mugs.").
+_LIMIT_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:upper|spend|spending|price|budget|top) limit|number of [a-z]+)"
+                          r"(?: (?:for|on) (?:the|your|this|that) [a-z0-9]+(?: [a-z0-9]+)?)?(?: in (?:dollars|pounds|euros|bucks|"
+                          r"inches|watts))? $")
+#: A prompt after a field: its unit, the word to say it, how many values ("In dollars.", "Say it.", "Two values,
+#: please.", "Then I search.").
+_FIELD_PROMPT = re.compile(r"^ (?:(?:in (?:dollars|pounds|euros|bucks|inches|watts))|(?:say|tell|name|give)(?: me| us)? "
+                           r"(?:it|them|both|one)|(?:one|two|three|2|3) (?:values|answers|things)(?: please)?|please|"
+                           r"then (?:i|we) (?:search|look|find|check|add|order|start)(?: [a-z]+)?) $")
 
 
 #: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
