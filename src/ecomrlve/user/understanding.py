@@ -97,6 +97,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "to part with", "you part with", "youd part with", "willing to put down", "happy to put down", "put down on a", "ready to give", "amount you are ready", "amount youre ready", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
               "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
+              # ... or as what the customer's wallet, purse or pocket holds or gives up ("What's in your pocket for
+              # the speaker?", "or is the purse more generous?", "the sum you are prepared to expend")
+              "your wallet", "the wallet", "your purse", "the purse", "in your pocket for", "expend", "maximum sum",
               # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
               "whats your limit", "your limit on", "your limit for",
               # money dropped on it, in slang ("What are you willing to drop on a pan?")
