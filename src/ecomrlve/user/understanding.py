@@ -1790,6 +1790,7 @@ def _asks_reason(asking: str) -> bool:
                 _ARRIVED_AS.search(words) is not None) or _guesses_fault(guess, yes_no)
             # the cause as what the agent needs or asks for ("I'll need the cause.", "Tell me the cause.")
             cause = _has(words, _REASON_ASK_PHRASES) or _GIVE_REASON.match(_FILLER.sub(" ", words)) is not None or (
+                " what " in words and _CAUSED_RETURN.search(words) is not None) or (
                 _REASON_NEEDED.search(words) is not None) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
                                                          and not _has(words, _WHICH_PHRASES))
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
@@ -2165,13 +2166,25 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              r"^ (?:so |and |ok |okay )?(?:what|whats) (?:is )?(?:the|your) (?:number|figure) $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
 #: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
-_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
-                            r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must|gotta|have to|"
+                            r"has to|got to)"
+                            r"(?: to)?(?: (?:note|record|log|enter|write down|write|put down|file|fill in|put in))? (?:(?:the|a|your|its) )?"
                             r"(?:[a-z]+ )?(?:reason|motive|grounds|cause)\b")
+#: What brought the customer to return it, asked as its cause ("What led you to send the hoodie back?", "What moved the
+#: customer to return it?"), what they did not like about it ("What didn't you love about the hoodie?"), or what spoiled
+#: it for them ("What disturbed your harmony with the headphones?"): the reason. Not what interested them, nor what led
+#: them to buy it ("What led you to the Trek 9?").
+_CAUSED_RETURN = re.compile(r" what (?:(?:has|had|did|would) )?(?:led|made|drove|brought|caused|moved|prompted|spurred|pushed|"
+                            r"compelled|inspired|got|persuaded|convinced|forced) (?:you|ya|u|ye|the shoppers?|the customers?|the client|"
+                            r"sir|madam|them)(?: to| into)? (?:(?:want|wish|decide|choose|need) to )?(?:return|send|bring|give|take|"
+                            r"hand|post|ship)(?:ing)?\b|"
+                            r" what (?:didnt|did not|do not|dont) (?:you|ya|u) (?:like|love|enjoy|fancy|rate) about |"
+                            r" what (?:disturbed|bothered|upset|annoyed|irked|disappointed|frustrated|spoiled|spoilt|ruined|marred) "
+                            r"(?:you|ya|your)\b")
 #: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
 _GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe|"
                           r"indicate|tell|share|explain|let me know) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
-                          r"problem|issue|motive)\b")
+                          r"problem|issue|motive|anomaly|failure|defect|complaint)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
