@@ -2154,7 +2154,16 @@ _NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we|(?:the )?(?:system|form|slip|com
             r"(?:need|needs|require|requires) (?:it|that|this|one)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
-_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
+#: The customer, their counsel or the court named in the third person, as a judge or clerk addresses them.
+_THIRD_PARTY = r"(?:the )?(?:customer|customers|shopper|shoppers|client|buyer|counsel|defendant|witness|claimant|court|bench)"
+#: A directive in the third person ("The customer will state, for the record, XS, M or XXL.", "Counsel will explain what
+#: went wrong.", "The customer will identify the order by its date.", "The court will hear your budget."): a request.
+#: Not what the customer will receive or do later ("The customer will receive an e-mail.", "The court will proceed.").
+_THIRD_PERSON_DIRECTIVE = re.compile(r"^ (?:(?:so|now|then|and) )*" + _THIRD_PARTY + r" (?:will|shall|must|is to|are to)(?: now)? "
+                                     r"(?:(?:now|kindly|please|hereby|promptly|simply) )*(?:state|explain|identify|supply|provide|"
+                                     r"tell|name|specify|confirm|signify|indicate|declare|give|describe|hear|choose|select|pick|"
+                                     r"advise)\b")
+_REQUEST_FOR_IT = re.compile(r"^ (?:" + _THIRD_PARTY + r" (?:will|shall|must|is to|are to) )?(?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
@@ -2639,6 +2648,8 @@ def _is_request(raw: str) -> bool:
             return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
             return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
+        if _THIRD_PERSON_DIRECTIVE.match(words):
+            return True  # "The customer will state, for the record, XS, M or XXL."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
                 words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
