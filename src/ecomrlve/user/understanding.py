@@ -1413,7 +1413,7 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
                              r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
                              r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
-                             r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
+                             r"green light|greenlight|thumbs up)|sign (?:it )?off(?: on (?:it|this|that|them|the order))?)(?: and .*)? $|"
                              # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
                              # 2.", "I'll order it on your word.")
                              # ... or as what the agent would be grateful for ("I should be grateful for your permission to
@@ -1424,8 +1424,8 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
                              r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
-                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
-                             r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
+                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires|requesting|"
+                             r"seeking|request|seek) (?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              # ... said last, as all that is missing ("All that's missing is your say-so.", "The only thing
@@ -1535,6 +1535,7 @@ _ASSENT_FIRST = re.compile(
     r"little|short|small) )?" + _ASSENT_WORD + r"(?: from (?:you|ya|u))?|(?:give|lend) (?:it |this |that |me |us )?(?:your|a|the) "
     r"(?:[a-z]+ )?" + _ASSENT_WORD + r"|(?:say|talk|whisper|sing|shout|tell)(?: me| us)?(?: only| just)? (?:(?:a|one|single|simple) )*"
     r"(?P<word>[a-z]+))(?: (?:and|then|n) (?P<rest>.*)| )$")
+_YES_WORDS = frozenset(("yes", "yeah", "yep", "yup", "ok", "okay", "aye", "go", "sure", "word"))
 #: Words said that are no assent ("Say your size ...", "Tell me which ...", "Say hi to ...").
 _NOT_ASSENT = frozenset(("your", "ur", "the", "me", "us", "it", "that", "this", "which", "what", "how", "when", "where", "why", "who",
                          "hi", "hello", "bye", "goodbye", "thanks", "no", "not", "stop", "something", "anything", "more", "again",
@@ -1565,9 +1566,9 @@ def _assent_for_step(sentence: str) -> bool:
         word = first and first.group("word")
         if first and not (word and (word in _NOT_ASSENT or word in _CUE_WORDS or word in _VALUE_WORDS or word in _ASKED_WORDS
                                     or re.search(r"(?<=\s)" + word.capitalize() + r"\b", sentence))):
-            # (a word said has its step in its own clause, "Say si and it is yours."; a word given in other words may
-            # have it in the next, "One yes from you, and it goes out.")
-            rest = [" " + first.group("rest")] if first.group("rest") else [] if word else clauses[i + 1:i + 3]
+            # (a word said has its step in its own clause, "Say si and it is yours."; a yes, or a word given in other
+            # words, may have it in the next, "Say yes, and it is yours.", "One yes from you, and it goes out.")
+            rest = [" " + first.group("rest")] if first.group("rest") else [] if word and word not in _YES_WORDS else clauses[i + 1:i + 3]
             if any(_ASSENT_STEP.match(c) and not _PAST_STEP.search(c) for c in rest):
                 return True  # "One yes from you and it goes out.", "Say si, I send the order."
         condition = _ASSENT_CONDITION.search(words)
