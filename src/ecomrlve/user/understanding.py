@@ -3697,6 +3697,12 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
+    if topics == {"quantity"} and asking is not text and " how many " in norm_grounds:
+        # a unit said as the heading before a bare "how many" ("Watts. How many do you want?") counts that unit: its
+        # topic is asked, not how many to buy ("Mugs. How many?" still counts mugs)
+        head = _normalise(_SENTENCE.findall(text)[0])
+        if _MONEY_HEADING.match(head) and _COUNTED_UNIT.search(head + norm_grounds.lstrip()):
+            topics = {t for t, phrases in _TOPIC_PHRASES.items() if _has(head, phrases)} - {"quantity"} or topics
     if topics == {"quantity"} and asking is not text and _BARE_HOW_MUCH.match(norm_grounds) and _money_heading(text):
         topics = {"price"}  # "Spending limit. How much?": the heading names the money the bare "How much?" asks
     if _PRICE_FIGURE.search(grounds):
