@@ -3575,7 +3575,7 @@ _FIELD_LIST = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|do
                          r"(?:[a-z0-9]+ ){2,16}$")
 #: A request that points back at what was said before it ("What are they to be?", "Fill me in on both", "Hit me with
 #: both.", "Tickets for both, please.", "What would you like?").
-_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:what (?:are|is|will|would) (?:they|it|those|these)"
+_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:both(?: please)?(?= $)|what (?:are|is|will|would) (?:they|it|those|these)"
                            r"(?: be)? (?:to be|going to be|be)|what would you like|(?:[a-z]+ )?for (?:both|the two|each)|"
                            r"(?:fill me in|hit me|give me|tell me|let me know|sort me out|name)(?: (?:on|with|about))? (?:both|them|"
                            r"those|these|the two|each))\b")
