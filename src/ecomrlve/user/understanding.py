@@ -1511,7 +1511,7 @@ _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod
 _ASSENT_WORD = (r"(?:yes|yeah|yep|ok|okay|go|word|nod|consent|agreement|approval|blessing|permission|leave|say so|go ahead|"
                 r"assent|green light|greenlight|thumbs up|signal|authori[sz]ation|confirmation)")
 _ASSENT_VERB = (r"(?:agree|agreeing|agrees|nod|nods|nodding|approve|approves|consent|consents|allow|allows|allow it|accept|accepts|"
-                r"confirm|confirms|sign off|okay it|ok it|say so|give the word|give the nod|give the go ahead|"
+                r"confirm|confirms|sign off|okay it|ok it|say so|give (?:me |us )?(?:a|the|your) (?:[a-z]+ )?" + _ASSENT_WORD + r"|"
                 r"(?:are|is|re|feel|feels) (?:happy|content|ready|okay|ok|good|fine|satisfied)|happy|say [a-z]+)")
 _OK_WORD = r"(?:ok|okay|fine|good|alright|all right|right|correct|vale|bien|bene|well|yes|sim|si|ja|oui|da|ae|certo)"
 _ASSENT_CONDITION = re.compile(
