@@ -3260,8 +3260,8 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
                                   # ... asked as what the agent needs to know ("... in three forms. I'll just need to
                                   # know which one suits you.")
-                                  r"^ (?:(?:i|ill|i will|id|i would|we|well) (?:just |only |still )?need to know|(?:please |just )?"
-                                  r"(?:tell me|let me know)) which(?: one| ones)?(?: [a-z]+){0,4} $|"
+                                  r"^ (?:i|ill|i will|id|i would|we|well) (?:just |only |still )?need to know which(?: one| ones)?"
+                                  r"(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
                                   # "Atlas 22 comes in XS, M or XXL. What are you, eh?"
