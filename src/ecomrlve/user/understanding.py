@@ -1549,15 +1549,25 @@ _ASSENT_AWAITED = re.compile(
     r"(?:still )?(?:need|needing|require|requiring|want|wait for|waiting for|waiting|await|awaiting|ask|asking)\b")
 #: A word `_ASSENT_CONDITION`, `_ASSENT_FIRST` or `_ASSENT_AWAITED` needs, in the raw sentence.
 _ASSENT_HINT = re.compile(r"\b(?:if|when|whenever|provided|with|yes|ok|okay|go|word|nod|consent|agreement|approval|"
-                          r"blessing|permission|leave|assent|say|talk|tell|whisper|sing|shout|give|lend|only|just)\b", re.IGNORECASE)
+                          r"blessing|permission|leave|assent|say|talk|tell|whisper|sing|shout|give|lend|only|just)\b")
 
 
+#: ... and a word of assent, or a word said (in the lower-cased sentence).
+_ASSENT_VOCABULARY = re.compile(r"\b(?:yes|yeah|yep|ok|okay|go|word|nod|consent|agree\w*|approv\w*|blessing|permission|leave|"
+                                r"assent|green|thumbs|signal|authori\w*|allow|accept|confirm|sign|happy|content|ready|fine|good|"
+                                r"satisfied|alright|right|correct|vale|bien|bene|well|sim|si|ja|oui|da|ae|certo|say|talk|whisper|"
+                                r"sing|shout|tell)\b")
+
+
+@functools.lru_cache(maxsize=256)
 def _assent_for_step(sentence: str) -> bool:
     """Whether a sentence makes the agent's next step wait on the customer's assent (`_ASSENT_CONDITION`,
     `_ASSENT_FIRST`, `_ASSENT_AWAITED`), which asks their go-ahead."""
-    if _ASSENT_HINT.search(sentence) is None:
-        return False
-    clauses = [_corrected(_normalise(c)) for c in re.split(r"[,:;\u2013\u2014]|\s-\s", sentence)]
+    lowered = sentence.lower()
+    if _ASSENT_VOCABULARY.search(lowered) is None or _ASSENT_HINT.search(lowered) is None:
+        return False  # (a quick look for the words every form needs: a word of assent or a word said, and a form's word;
+        # a message's sentence is looked at up to three times, kept for the next look)
+    clauses = [_normalise(c) for c in re.split(r"[,:;\u2013\u2014]|\s-\s", sentence)]
     clauses = [c for c in clauses if c.strip()]
     for i, words in enumerate(clauses):
         if _ASSENT_AWAITED.match(words):
@@ -2561,8 +2571,10 @@ def _bare_field(raw: str) -> bool:
     # a field's heading, then its options, its unit or a prompt in sentences of their own ("Size for the Atlas 22. XS,
     # M, XXL.", "Budget. Upper limit, in dollars.", "Number of mugs. Say it."); not a value told ("Size M for the Atlas
     # 22.") nor one value after the heading ("Size for the Atlas 22. M.")
+    if "?" in raw or not (_BARE_FIELD.match(head) or _LIMIT_FIELD.match(head)):
+        return False
     sentences = [s for s in _SENTENCE.findall(raw) if s.strip(" .!?")]
-    if len(sentences) < 2 or "?" in raw or not (_BARE_FIELD.match(head) or _LIMIT_FIELD.match(head)):
+    if len(sentences) < 2:
         return False
     if _named_values(raw, head, STORE_VALUES) or not all(
             _BARE_PROMPT.match(part) or _FIELD_PROMPT.match(part) for part in parts[1:len(_CLAUSE_BREAK.split(sentences[0]))]):
