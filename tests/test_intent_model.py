@@ -248,10 +248,12 @@ def test_a_statement_asks_no_topic_it_tells_a_value_of(monkeypatch: pytest.Monke
 def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, text: str, read: bool) -> None:
     """Found by the blind guard after corpora 36-38 (weighted to go-aheads without a question mark) were added:
     retrained, the model read a held-out statement of the agent's next step as asking the go-ahead (confirm 0.96).
-    The model is not asked about a statement that only tells a step taken now (phrasings written for this test)."""
+    The model is not asked about a statement that only tells a step taken now (phrasings written for this test). (A
+    near miss may be read by the rules themselves: since rules24 they read a step waiting on the customer's assent,
+    "..., with your blessing.")"""
     chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.95, "confirm": 0.97}
     monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
-    assert not rule_reading(text, NOTHING_IN_PLAY).asks
+    assert read or not rule_reading(text, NOTHING_IN_PLAY).asks
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 
 

@@ -3323,3 +3323,162 @@ def test_batch_28_leak_families(text: str, in_play: InPlay, topics: set[str]) ->
     on finding the answer in the customer's notes, and a rhetorical "Who'd have thought ...?", each read as asking the
     topics it named (the shopper then said withheld values). Phrasings written for this test."""
     assert understand(text, in_play).topics == topics
+
+
+LAMP_ITEM = InPlay((ItemNames("L9", "lumora", "glow 9", "lamp"),), LAMP.values)
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    # the agent's step waiting on the customer's assent, in either order, without a question mark
+    ("The lamp order goes out when you give a nod.", True),
+    ("If you agree, I'll send the lamp order off now.", True),
+    ("With your kind permission, I am placing the order.", True),
+    ("One okay from you and the lamp goes.", True),
+    ("Black lamp, one unit. Only your approval we are waiting for.", True),
+    ("Give the order your blessing and I will submit it.", True),
+    ("Say ja and the lamp is yours.", True),
+    ("Say yes, and the lamp is yours.", True),
+    ("If for you it is fine, I complete the purchase now.", True),
+    ("Lamp return prepared. Requesting permission to submit.", True),
+    ("Black lamp, one unit. Sign off on it.", True),
+    # near misses: a step already taken, a condition on a fact, agreeing with something, a value or a greeting to say
+    ("I sent the order when you agreed.", False),
+    ("I'll ship it if it is in stock.", False),
+    ("If you agree with the reviews, the Lumora is a good pick.", False),
+    ("Say which colour and I add it.", False),
+    ("I'll add it if you say black.", False),
+    ("Say hi to the new Lumora and it is here.", False),
+    ("Tell me now, the light is going.", False),
+    ("Once you confirm the colour, I'll check out.", False),
+])
+def test_a_step_waiting_on_the_customers_assent(text: str, confirm: bool) -> None:
+    """Corpus 42-44 (issue 29 §1, rules24): go-aheads said as the agent's step made conditional on the customer's
+    assent ("If your heart is happy, I send the order", "One yes from you and the Core 4 goes out", "Order goes through
+    when you nod", "Only your agreement I need", "With your permission, I am sending the order") read as nothing or as
+    a mention of the item. Phrasings written for this test."""
+    assert understand(text, LAMP).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a question taken back: the value told already, "already" said last, or the value said first
+    ("What colour - oh, you already told Navy. Lovely.", HOODIE, set()),
+    ("Colour? Ah, you said Olive already, sorry.", HOODIE, set()),
+    ("Which colour? Oh, Navy - you told me already. Great.", HOODIE, set()),
+    ("Which colour - no, you already called Olive.", HOODIE, set()),
+    # near misses: the question goes on, or the value is checked
+    ("Which colour? You already said Navy for the hoodie, what about the scarf?", HOODIE, {"color"}),
+    ("Which colour do you want? Navy, you said, or was it Olive?", HOODIE, {"color"}),
+])
+def test_a_question_taken_back_when_already_told(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 42 and 44 (issue 29 §1, rules24), each a leak: "Which size - ah no, you already told M", "Which colour -
+    negative, you already called Navy", "Size? Oh, you said M already, silly me." and "Which connector? Ah, USB-A - you
+    told me already." read as asking the topic they took back. Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # a closing check of a summary that names the item first: the go-ahead, its values told
+    ("Glow 9 lamp in Black, all correct, friend?", LAMP_ITEM, {"confirm": True, "topics": set()}),
+    ("Lumora Glow 9 Silver, is right one?", LAMP_ITEM, {"confirm": True, "topics": set()}),
+    ("Glow 9 in Silver - good to order?", LAMP_ITEM, {"confirm": True, "topics": set()}),
+    # near misses: a value checked first, a value recalled, an order's date
+    ("Silver for the Glow 9, correct?", LAMP_ITEM, {"topics": {"color"}}),
+    ("You said Black for the Glow 9, is that right?", LAMP_ITEM, {"topics": {"color"}}),
+    ("August 2, correct?", ORDERS, {"which": True}),
+])
+def test_a_closing_check_of_a_summary(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 42 (issue 29 §1, rules24): "Atlas 22 in size M - everything is correct, canım?", "Keyboard Swift 2 USB-C,
+    is right one?", "Luna 3 Queen, that's the one, eh?" read as asking the values of the summary. Phrasings written for
+    this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)
+
+
+@pytest.mark.parametrize(("text", "confirm"), [
+    ("How many lamps, and then I can place the order?", True),
+    ("How many lamps, and after that we can complete the purchase?", True),
+    # near misses: a step that is no order's, a promise
+    ("How many lamps, and then I can check the stock?", False),
+    ("How many lamps, and I'll add them?", False),
+])
+def test_a_count_then_leave_in_declarative_order(text: str, confirm: bool) -> None:
+    """Corpus 42 (issue 29 §1, rules24): "How many pieces I put, and then I can send the order?" read as the count
+    alone. Phrasings written for this test."""
+    reading = understand(text, LAMP)
+    assert reading.topics == {"quantity"} and reading.confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a topic said first and pointed back at; examples carrying the question mark
+    ("The stars and the reviews, do they count for much with you?", LAMP, {"rating"}),
+    ("Reviews from other buyers are a big deal for you, like four and up?", LAMP, {"rating"}),
+    # near misses: a fact with a verb before the question, examples that name the values
+    ("The lamp ships Friday, is it ok?", LAMP, set()),
+    ("Is the colour important, like black or silver?", LAMP, {"color"}),
+])
+def test_a_topic_pointed_back_at(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 42 and 44 (issue 29 §1, rules24), each a leak: "Other people's stars and reviews are important for you,
+    la, like four and above?" and "Reviews and the stars, do they matter to ya, ...?" read as open questions.
+    Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # a field's heading, then its options, unit or prompt in sentences of their own
+    ("Size for the jacket. XS, M, XXL.", JACKET, {"size"}),
+    ("Spending limit for the lamp, in dollars. Then I search.", LAMP, {"price"}),
+    ("Number of lamps. Name it.", LAMP, {"quantity"}),
+    # a unit as the heading before a bare "how many"
+    ("Watts. How many would you like?", LAMP, {"wattage"}),
+    # near misses: one value after the heading, a value told, a count's heading
+    ("Size for the jacket. M.", JACKET, set()),
+    ("Size M for the jacket. Added.", JACKET, set()),
+    ("Lamps. How many would you like?", LAMP, {"quantity"}),
+])
+def test_a_field_heading_before_its_options(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 42 and 43 (issue 29 §1, rules24): "Size for the Atlas 22. XS, M, XXL.", "Budget. Upper limit, in
+    dollars.", "Number of mugs. Say it." read as asking nothing, "Watts. How many do you want, roughly." as a count (a
+    leak). Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "topics"), [
+    # the budget as what the wallet or purse gives up, a sum to expend; what the agent needs to know among kinds counted
+    ("How much are you happy to take out of your wallet for the lamp?", LAMP, {"price"}),
+    ("What sum are you prepared to expend on a lamp?", LAMP, {"price"}),
+    ("The cream comes in three forms. I'll need to know which one you prefer.", CREAM, {"form"}),
+    ("The lamp needs a colour and the cable needs a connector. Both, please.", LAMP_AND_CABLE, {"color", "connector"}),
+    # near misses: a phone in a pocket, no kinds counted before "which one"
+    ("Which phone do you keep in your pocket, an iPhone?", CABLE, {"connector"}),
+    ("The cream is in stock. I'll need to know which one you prefer.", CREAM, set()),
+])
+def test_attribute_questions_in_idiom_rules24(text: str, in_play: InPlay, topics: set[str]) -> None:
+    """Corpus 43 and 44 (issue 29 §1, rules24): "What're you willing to chop off the wallet for a pan?" (a leak), "the
+    maximum sum ... to expend", "... in three forms. I'll just need to know which one suits you." (a leak) and "... needs
+    a connector. Both, please." read as open questions or nothing. Phrasings written for this test."""
+    assert understand(text, in_play).topics == topics
+
+
+@pytest.mark.parametrize(("text", "in_play", "expected"), [
+    # the reason as what led to the return, what the customer did not like, or a field the agent must write
+    ("What prompted you to send the lamp back?", ORDERS, {"reason": True}),
+    ("What didn't you like about the cable?", ORDERS, {"reason": True}),
+    ("What bothered you about the lamp?", ORDERS, {"reason": True}),
+    ("I have to write down the reason on the form.", ORDERS, {"reason": True}),
+    # a directive in the third person
+    ("The customer will now explain what went wrong.", ORDERS, {"reason": True}),
+    ("The customer will state the colour: Black or Silver.", LAMP, {"topics": {"color"}}),
+    # near misses: what interested them, what the customer will receive, what the court does
+    ("What interested you about the lamp?", ORDERS, {"reason": False}),
+    ("The customer will receive an e-mail shortly.", LAMP, {"asks": False}),
+    ("The court will proceed.", LAMP, {"asks": False}),
+])
+def test_reasons_and_third_person_directives(text: str, in_play: InPlay, expected: dict[str, Any]) -> None:
+    """Corpus 43 and 44 (issue 29 §1, rules24): "What led the shopper to send the hoodie back?", "What didn't you love
+    about the hoodie?", "Gotta write down the reason on the return slip.", "Counsel will explain what went wrong with
+    the Bolt 3." and "The customer will state, for the record, XS, M or XXL." read as which order or nothing.
+    Phrasings written for this test."""
+    reading = understand(text, in_play)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, (name, reading)

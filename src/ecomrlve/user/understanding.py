@@ -97,6 +97,9 @@ _TOPIC_CUES: dict[str, tuple[str, ...]] = {
               "to part with", "you part with", "youd part with", "willing to put down", "happy to put down", "put down on a", "ready to give", "amount you are ready", "amount youre ready", "amount you had in mind", "amount you have in mind", "amount youd", "what amount",
               # money in slang or in an old register ("brand, and how much coin?")
               "how much coin", "how much cash", "how much dosh", "how much dough", "how much moolah",
+              # ... or as what the customer's wallet, purse or pocket holds or gives up ("What's in your pocket for
+              # the speaker?", "or is the purse more generous?", "the sum you are prepared to expend")
+              "your wallet", "the wallet", "your purse", "the purse", "in your pocket for", "expend", "maximum sum",
               # a spending limit asked as the customer's limit ("What's your limit on the monitor?")
               "whats your limit", "your limit on", "your limit for",
               # money dropped on it, in slang ("What are you willing to drop on a pan?")
@@ -230,6 +233,7 @@ _WEAR = re.compile(r" (?:(?:do |are )?you (?:are )?)?(?:usually |normally |typic
 #: "How many watts" counts a unit of another topic, not units to buy.
 #: A lamp's shade ("glass shade or metal?"), not a colour's.
 _SHADE_PART = re.compile(r" (?:lamp|glass|fabric|linen|paper|metal|plastic|cotton|silk|drum|ceramic) shades? |"
+                         r" shades?(?= (?:material|fabric)s? )|"  # "the shade material": the lampshade's
                          r" shades?(?= (?:made )?(?:of|in) (?:a |the )?(?:glass|fabric|linen|paper|metal|plastic|cotton|silk|"
                          r"ceramic) )")  # "a shade of glass or of linen"
 #: Words of weight that weigh no item: "how much does the brand weigh for you?" (how much it matters), "the lighter gel
@@ -966,6 +970,7 @@ _UNIT = re.compile(r"(?<=\d)(in|\"|″|”|w)(?![A-Za-z0-9])(?!\s+[A-Z])|([$£�
 #: "We're", which without its apostrophe would be the verb that opens a question ("Were they damaged?").
 _WE_ARE = re.compile(r"\bwe['’]re\b")
 #: The marks an accented letter decomposes into ("é" is "e" and an acute accent).
+_TURKIC = str.maketrans({"\u0131": "i", "\u0259": "e"})
 _ACCENT = re.compile(r"[\u0300-\u036f]")
 
 
@@ -976,7 +981,8 @@ def _normalise(text: str) -> str:
     ("Qué talla" -> " que talla "), so a word with one stays one word."""
     lowered = _UNIT.sub(lambda m: " " + _UNITS[(m.group(1) or m.group(2)).lower()] + " ", text).lower()
     if not lowered.isascii():
-        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered))
+        # (and the Turkic letters with no accent to drop: "canım" -> "canim", "çox" -> "cox", "əla" -> "ela")
+        lowered = _ACCENT.sub("", unicodedata.normalize("NFD", lowered)).translate(_TURKIC)
     lowered = _APOSTROPHE.sub("", _WE_ARE.sub("we are", lowered))
     words = [_SHORTHAND.get(w, w) for w in _WORD.findall(lowered)]
     return " " + " ".join(words) + " "
@@ -1407,7 +1413,7 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r"(?<! dont)(?<! do not)(?<! no)(?<! not) need (?:that )?you (?:to )?(?:say|give|type) (?:yes|aye|ok|okay|the word|so) |"
                              r"^ (?:(?:to|for) (?:[a-z0-9]+ ){1,5}?)?(?:just |simply |only |please |now )*(?:say (?:yes|aye|ok|okay|"
                              r"the (?:magic )?word|confirm|go ahead|so)|give (?:me |us )?the (?:signal|word|nod|go ahead|"
-                             r"green light|greenlight|thumbs up)|sign (?:it )?off)(?: and .*)? $|"
+                             r"green light|greenlight|thumbs up)|sign (?:it )?off(?: on (?:it|this|that|them|the order))?)(?: and .*)? $|"
                              # ... the customer's word as what the step waits on ("I await but thy word to order the Swift
                              # 2.", "I'll order it on your word.")
                              # ... or as what the agent would be grateful for ("I should be grateful for your permission to
@@ -1418,8 +1424,8 @@ _CONSENT_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont)
                              r" (?:i will|ill|we will|well|i shall|we shall) " + _ACTIONS + r" (?:it|them|this|that|these|those|the order)(?: now)? "
                              r"(?:on|at|with) your (?:word|say so|signal|nod|command) |"
                              # ... awaited with no article before an action ("Awaiting authorisation to transmit order.")
-                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires) "
-                             r"(?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
+                             r"^ (?:[a-z0-9]+ ){0,4}?(?:awaiting|waiting for|waiting on|need|needs|require|requires|requesting|"
+                             r"seeking|request|seek) (?:authori[sz]ation|approval|consent|permission|confirmation) to [a-z]+ |"
                              r"^ (?:[a-z]+ ){0,3}?(?:only |just )?(?:your|a) (?:[a-z]+ )?" + _CONSENT + r" (?:is|are) (?:still |now |"
                              r"only |all )?(?:needed|required|missing|wanted|awaited|outstanding|pending|left) |"
                              # ... said last, as all that is missing ("All that's missing is your say-so.", "The only thing
@@ -1493,6 +1499,111 @@ _WORD_STEP_HINT = re.compile(r"\b(?:say|tell|type|text|reply|give|gimme|send|nod
                              r"thumbs|ahead|unless|if)\b", re.IGNORECASE)
 
 
+#: The agent's step made conditional on the customer's assent, in either order and without a question mark: the
+#: condition is the customer agreeing, nodding, allowing or being happy ("I send the order if you agree.", "It goes
+#: through when you nod.", "If you are happy, I finish now.", "If for you it's fine, I close it."), the step done with
+#: their permission or blessing ("With your permission, I am sending the order."), their word given first ("One yes
+#: from you and it goes out.", "Your consent and I close.", "Give it your blessing and I shall send it.", "Say si and
+#: it is yours."), or the word as all the agent awaits, said object first ("Only your agreement I need.").
+#: Near misses: a step already taken ("I sent it when you agreed."), a condition on a fact ("I'll ship it if it is in
+#: stock."), agreeing with something ("If you agree with the reviews, ..."), and a value to say ("Say your size and I
+#: add it.").
+_ASSENT_WORD = (r"(?:yes|yeah|yep|ok|okay|go|word|nod|consent|agreement|approval|blessing|permission|leave|say so|go ahead|"
+                r"assent|green light|greenlight|thumbs up|signal|authori[sz]ation|confirmation)")
+_ASSENT_VERB = (r"(?:agree|agreeing|agrees|nod|nods|nodding|approve|approves|consent|consents|allow|allows|allow it|accept|accepts|"
+                r"confirm|confirms|sign off|okay it|ok it|say so|give (?:me |us )?(?:a|the|your) (?:[a-z]+ )?" + _ASSENT_WORD + r"|"
+                r"(?:are|is|re|feel|feels) (?:happy|content|ready|okay|ok|good|fine|satisfied)|happy|say [a-z]+)")
+_OK_WORD = r"(?:ok|okay|fine|good|alright|all right|right|correct|vale|bien|bene|well|yes|sim|si|ja|oui|da|ae|certo)"
+_ASSENT_CONDITION = re.compile(
+    r" (?:if|when|whenever|provided|provided that) (?:for )?(?:you|ya|u|the shopper|the customer|"
+    r"your heart|sir|madam|the shoppers|the customers)(?: (?:just|only|now|then|do|will|are|is|re))? " + _ASSENT_VERB + r"(?! (?:with|that|on|about|to)\b)(?: [a-z]+)?(?: [a-z]+)? $|"
+    # ... the summary's rightness as the condition, said to the customer ("If everything is looking correct for you,")
+    r" (?:if|when) (?:for you )?(?:(?:everything|all|it|this|that|the cart|the order|its|thats|it is|that is)(?: is| s| are)?"
+    r"(?: (?:looking|looks|look|seems|seem))? )?" + _OK_WORD + r"(?: (?:for|to|with) (?:you|ya|u))?(?: [a-z]+)? $|"
+    r"(?:^| )with (?:your|ur|the customers|the shoppers|sirs|madams) (?:kind |good )?(?:permission|blessing|leave|approval|consent|"
+    r"agreement|say so|go ahead|okay|ok|nod|assent)(?: [a-z]+)? $")
+#: ... the step itself: the agent's, in the present or future, or the order's going out.
+_ASSENT_STEP = re.compile(
+    r"^ (?:(?:so|then|and|now|ok|okay|la|right) )*(?:(?:[a-z0-9]+ ){0,6}?(?:i|we|ill|well|id)(?: will| can| shall| am| are| could| would)?"
+    r"(?: (?:now|then|just|straight|right away|go ahead and|be))?(?: [a-z]+ing)? (?:" + _ACTIONS + r"|pass|punch|seal|fire|"
+    r"prepare|prepared|preparing|ring|write|open|sending|placing|finishing|closing|completing|making|starting|opening|preparing"
+    r")(?:s|ing)?\b|"
+    r"(?:the |your |this |that )?(?:order|return|refund|purchase|it|they|[a-z0-9]+(?: [a-z0-9]+)?)(?: s| is| will| can| shall| go)?"
+    r" (?:goes|go|moves|moving|ships|shipping|rolls|rolling|proceed|proceeds|go ahead|yours|placed|sent|done|away)\b)")
+_ASSENT_FIRST = re.compile(
+    r"^ (?:(?:just|simply|only|please|now|so|then|you|and|kindly) )*(?:(?:(?:one|a|your|ur|just|the) )(?:(?:simple|single|quick|"
+    r"little|short|small) )?" + _ASSENT_WORD + r"(?: from (?:you|ya|u))?|(?:give|lend) (?:it |this |that |me |us )?(?:your|a|the) "
+    r"(?:[a-z]+ )?" + _ASSENT_WORD + r"|(?:say|talk|whisper|sing|shout|tell)(?: me| us)?(?: only| just)? (?:(?:a|one|single|simple) )*"
+    r"(?P<word>[a-z]+))(?: (?:and|then|n) (?P<rest>.*)| )$")
+_YES_WORDS = frozenset(("yes", "yeah", "yep", "yup", "ok", "okay", "aye", "go", "sure", "word"))
+#: Words said that are no assent ("Say your size ...", "Tell me which ...", "Say hi to ...").
+_NOT_ASSENT = frozenset(("your", "ur", "the", "me", "us", "it", "that", "this", "which", "what", "how", "when", "where", "why", "who",
+                         "hi", "hello", "bye", "goodbye", "thanks", "no", "not", "stop", "something", "anything", "more", "again",
+                         "whether", "if", "so", "about", "a", "an", "one", "to", "for", "nothing", "cheese", "all", "everything", "now",
+                         "then", "later", "please", "again", "quickly", "straight", "first", "us", "them", "him", "her", "two",
+                         "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "dozen", "couple",
+                         "few", "many", "much", "some", "any", "both", "either", "neither", "less", "most", "least", "instead", "twenty",
+                         "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "grand"))
+_ASSENT_AWAITED = re.compile(
+    r"^ (?:(?:so|and|now|then|la) )*(?:only|just) (?:your|ur|a|one|the) (?:[a-z]+ )?" + _ASSENT_WORD + r" (?:i|we) (?:am |are )?"
+    r"(?:still )?(?:need|needing|require|requiring|want|wait for|waiting for|waiting|await|awaiting|ask|asking)\b")
+#: A word `_ASSENT_CONDITION`, `_ASSENT_FIRST` or `_ASSENT_AWAITED` needs, in the raw sentence.
+_ASSENT_HINT = re.compile(r"\b(?:if|when|whenever|provided|with|yes|ok|okay|go|word|nod|consent|agreement|approval|"
+                          r"blessing|permission|leave|assent|say|talk|tell|whisper|sing|shout|give|lend|only|just)\b")
+
+
+#: ... and a word of assent, or a word said (in the lower-cased sentence).
+_ASSENT_VOCABULARY = re.compile(r"\b(?:yes|yeah|yep|ok|okay|go|word|nod|consent|agree\w*|approv\w*|blessing|permission|leave|"
+                                r"assent|green|thumbs|signal|authori\w*|allow|accept|confirm|sign|happy|content|ready|fine|good|"
+                                r"satisfied|alright|right|correct|vale|bien|bene|well|sim|si|ja|oui|da|ae|certo|say|talk|whisper|"
+                                r"sing|shout|tell)\b")
+
+
+@functools.lru_cache(maxsize=256)
+def _assent_for_step(sentence: str) -> bool:
+    """Whether a sentence makes the agent's next step wait on the customer's assent (`_ASSENT_CONDITION`,
+    `_ASSENT_FIRST`, `_ASSENT_AWAITED`), which asks their go-ahead."""
+    lowered = sentence.lower()
+    if _ASSENT_VOCABULARY.search(lowered) is None or _ASSENT_HINT.search(lowered) is None:
+        return False  # (a quick look for the words every form needs: a word of assent or a word said, and a form's word;
+        # a message's sentence is looked at up to three times, kept for the next look)
+    clauses = [_normalise(c) for c in re.split(r"[,:;\u2013\u2014]|\s-\s", sentence)]
+    clauses = [c for c in clauses if c.strip()]
+    for i, words in enumerate(clauses):
+        if _ASSENT_AWAITED.match(words):
+            return True
+        first = _ASSENT_FIRST.match(words)
+        word = first and first.group("word")
+        if first and not (word and (word in _NOT_ASSENT or word in _CUE_WORDS or word in _VALUE_WORDS or word in _ASKED_WORDS
+                                    or re.search(r"(?<=\s)" + word.capitalize() + r"\b", sentence))):
+            # (a word said has its step in its own clause, "Say si and it is yours."; a yes, or a word given in other
+            # words, may have it in the next, "Say yes, and it is yours.", "One yes from you, and it goes out.")
+            rest = [" " + first.group("rest")] if first.group("rest") else [] if word and word not in _YES_WORDS else clauses[i + 1:i + 3]
+            if any(_ASSENT_STEP.match(c) and not _PAST_STEP.search(c) for c in rest):
+                return True  # "One yes from you and it goes out.", "Say si, I send the order."
+        condition = _ASSENT_CONDITION.search(words)
+        if condition is None:
+            continue
+        said = re.search(r" say ([a-z]+) ", condition.group())
+        if said and (said.group(1) in _NOT_ASSENT or said.group(1) in _CUE_WORDS or said.group(1) in _VALUE_WORDS):
+            continue  # "I'll add it if you say which size.", "... if you say black": a value to say, no assent
+        step = words[:condition.start() + 1]
+        others = ([step] if step.strip() else []) + clauses[i + 1:] + clauses[:i]
+        if any(_ASSENT_STEP.match(c) and not _PAST_STEP.search(c) for c in others):
+            return True  # "I send the order if you agree.", "If your heart is happy, I send it."
+    return False
+
+
+#: Words of what the customer is asked to tell (a reason, a need, an order's date): said, they answer, they assent to
+#: nothing ("You say the reason, I write it.").
+_ASKED_WORDS = frozenset(w for p in (*_REASON_ASKS, *_REASON_STATES, *_OPEN_STRONG, *_OPEN_WEAK, *_WHICH, *_MONTH_NAMES,
+                                     "date", "day", "problem", "fault", "issue", "detail", "need", "wish", "choice", "pick")
+                         for w in p.split() if len(w) > 2 and w not in ("yes", "okay"))
+#: A step already taken ("I sent it", "it was placed"): no leave asked for it.
+_PAST_STEP = re.compile(r" (?:i|we) (?:have |had |already )?(?:[a-z]+ed|sent|put|made|set|paid|began|begun|got|rang|wrote) |"
+                        r" (?:was|were|has been|have been|already) ")
+
+
 #: The step taken on the customer's word, signal or command ("I'll put it through on your signal.", "The order moves out
 #: on your word.", "Ready to check out on your command."), not on a value of theirs ("on your size").
 _ON_YOUR_WORD = re.compile(r" on (?:your|ur|sirs|madams) (?:word|signal|command|say so|nod|go|mark|orders)(?: [a-z]+)? $")
@@ -1504,6 +1615,8 @@ _DONE_ON_WORD = re.compile(r"(?:ed|done|sent|put|set|gone|begun) (?:[a-z]+ )?on 
 def _gives_word_for_step(sentence: str) -> bool:
     """Whether a sentence asks the customer's word for the agent's step as a statement (`_WORD_THEN_STEP`,
     `_STEP_UNLESS_WORD`), from its start or after a heading ("Cable return: nod and I'll sort it.")."""
+    if _assent_for_step(sentence):
+        return True  # "I send the order if you agree.", "With your permission, I am sending it.", "Only your yes I need."
     if _WORD_STEP_HINT.search(sentence) is None:
         return False  # (a quick look for the words both need: most sentences have none)
     sentence = _QUOTED_WORD.sub(r"\1\2\3 yes", sentence)
@@ -1579,6 +1692,49 @@ def _identifying_values(asking: str, in_play: InPlay) -> set[str]:
     return set(_named_values(clauses[0], plain, in_play)) | set(_named_values(clauses[0], plain, STORE_VALUES))
 
 
+#: A clause that approves the summary before it, whole ("everything is correct", "is right one", "that's the one",
+#: "all correct", "we're good to go", "correct so", "sweet to order"): the go-ahead asked in a closing check.
+_APPROVAL_CLAUSE = re.compile(
+    r"^ (?:(?:so|and|ok|okay|now|then) )*(?:(?:is |are )?(?:it all|everything|all|this|that|it|thats|its|it is|that is|the lot|"
+    r"we|we are|were|is it|is that|is everything) )?(?:is |s |are |all )?(?:all )?(?:correct|right|in order|certo|the right one|"
+    r"right one|the one|good to go|good|ok|okay|fine|[a-z]+ to (?:order|go|proceed|buy|check out|checkout|send|ship))"
+    r"(?: (?:so|then|yes|yeah|eh|no|innit|right))? $")
+#: A short closing tag or address after the check ("..., canim?", "..., sim?", "..., dear Virgo"): no clause of its own.
+_CLOSING_TAG = re.compile(r"^ (?:(?:my |dear |oh )?[a-z]+(?: [a-z]+)?|yes or no|yes no) $")
+
+
+def _approves_summary(asking: str, in_play: InPlay) -> bool:
+    """Whether a message's last clause (before a closing address or tag) approves the summary before it, and the
+    clauses before it only tell ("Atlas 22 in size M - everything is correct, dear?", "Swift 2 USB-C, is right one?"):
+    the values named are the summary's, the go-ahead is asked."""
+    if in_play.dates or _RECALLED.search(_normalise(asking)):
+        return False  # "August 2, correct?" asks which order; "You said M, is that right?" checks the value given
+    clauses = [c for sentence in _SENTENCE.findall(asking) for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+    while len(clauses) > 2 and _CLOSING_TAG.match(_normalise(clauses[-1])) and not _APPROVAL_CLAUSE.match(_normalise(clauses[-1])):
+        last = _normalise(clauses[-1])
+        if _names_topic_words(last) or set(last.split()) & (_VALUE_WORDS | _CLAUSE_QUESTION_START):
+            return False
+        clauses.pop()
+    check = _APPROVAL_CLAUSE.match(_FILLER.sub(" ", _corrected(_normalise(clauses[-1])))) if clauses else None
+    if check is None:
+        return False
+    if len(clauses) == 1:
+        # a check alone after a summary the asking part leaves out ("Two items. Correct so?"), not "Just the one?"
+        return " one " not in check.group() and " good " not in check.group()
+    # the summary names the item first, then its values ("Luna 3 Queen, that's the one?"), not a value checked first
+    # ("Queen size, correct?", "Confirming USB-A on the Swift 2, correct?")
+    lead = _FILLER.sub(" ", _normalise(clauses[0])).split()
+    starts = {w for item in in_play.items for name in (item.model, item.noun, item.brand) for w in _normalise(name).split()[:1]}
+    if not lead or lead[0] not in starts and lead[0] not in ("everything", "all", "cart", "basket", "order"):
+        return False
+    for clause in clauses[:-1]:
+        words = _FILLER.sub(" ", _normalise(clause))
+        first = words.split()[:1]
+        if "?" in clause or " or " in words or (first and first[0] in _CLAUSE_QUESTION_START):
+            return False
+    return True
+
+
 def _summary_then_go_ahead(asking: str) -> bool:
     """Whether the topics of a go-ahead question come only from a summary before it ("Two pairs in size 10 - shall
     I check out?"): clauses that neither open a question nor offer a choice, then a last clause that asks leave."""
@@ -1645,6 +1801,7 @@ def _asks_reason(asking: str) -> bool:
                 _ARRIVED_AS.search(words) is not None) or _guesses_fault(guess, yes_no)
             # the cause as what the agent needs or asks for ("I'll need the cause.", "Tell me the cause.")
             cause = _has(words, _REASON_ASK_PHRASES) or _GIVE_REASON.match(_FILLER.sub(" ", words)) is not None or (
+                " what " in words and _CAUSED_RETURN.search(words) is not None) or (
                 _REASON_NEEDED.search(words) is not None) or (fault and _WHAT_FAULT.match(_FILLER.sub(" ", words)) is not None
                                                          and not _has(words, _WHICH_PHRASES))
             # not "you don't need it any more?", nor "whatever is the matter?" (which asks)
@@ -1697,7 +1854,8 @@ def _go_ahead_beside_reason(asking: str) -> bool:
 #: place the order"); not a promise ("and I'll add it", "and I will check out"), which asks no leave.
 _STEP_CLAUSE = re.compile(r"^ (?:(?:and|then|so|after that|after which|right after) )*(?:(?P<request>(?:please |kindly |just )?"
                           r"confirm (?:that|whether|if) (?:i|we) (?:may|can|could|should|shall))|(?:shall|should|may|can|could|do) "
-                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
+                          r"(?:i|we)|(?:i|we|im|were)(?: am| are)?|(?:i|we) (?:can|could|may)(?= (?:(?:then|now|just) )*[a-z]+ "
+                          r"(?:the |your |this )?(?:order|purchase|checkout|payment)\b)) (?:(?:then|now|just|go ahead and|right away) )*(?:" + _ACTIONS
                           + r"(?:s|ing)?|(?:plac|clos|purchas|complet|finalis|finaliz|issu|arrang|releas|exchang|replac)ing) |"
                           # ... "will I" as "shall I" (Irish English: "and will I ring them through?") and the readiness
                           # asked ("and am I good to order?", "and are we good to send?")
@@ -2007,7 +2165,16 @@ _NEED_IT = (r"^ (?:(?:so|and|just) )?(?:(?:i|we|(?:the )?(?:system|form|slip|com
             r"(?:need|needs|require|requires) (?:it|that|this|one)"
             r"(?: for (?:the|my|our|your) [a-z]+| to proceed| please| now)? $")
 #: A request whose only object is "it" ("Please provide it.", "Could you share that?", "What is yours?").
-_REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
+#: The customer, their counsel or the court named in the third person, as a judge or clerk addresses them.
+_THIRD_PARTY = r"(?:the )?(?:customer|customers|shopper|shoppers|client|buyer|counsel|defendant|witness|claimant|court|bench)"
+#: A directive in the third person ("The customer will state, for the record, XS, M or XXL.", "Counsel will explain what
+#: went wrong.", "The customer will identify the order by its date.", "The court will hear your budget."): a request.
+#: Not what the customer will receive or do later ("The customer will receive an e-mail.", "The court will proceed.").
+_THIRD_PERSON_DIRECTIVE = re.compile(r"^ (?:(?:so|now|then|and) )*" + _THIRD_PARTY + r" (?:will|shall|must|is to|are to)(?: now)? "
+                                     r"(?:(?:now|kindly|please|hereby|promptly|simply) )*(?:state|explain|identify|supply|provide|"
+                                     r"tell|name|specify|confirm|signify|indicate|declare|give|describe|hear|choose|select|pick|"
+                                     r"advise)\b")
+_REQUEST_FOR_IT = re.compile(r"^ (?:" + _THIRD_PARTY + r" (?:will|shall|must|is to|are to) )?(?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|state|specify|supply|"
                              r"tell|let) (?:me |us )?(?:have )?(?:it|that|this|them) (?:please |for me |to me |to us |now )?$|"
                              r"^ (?:(?:please|kindly|just|so|could|can|would|will|you) )*(?:provide|give|share|send|supply|state) (?:me |us )?"
                              r"(?:one|an? one) (?:please )?$|"
@@ -2019,13 +2186,25 @@ _REQUEST_FOR_IT = re.compile(r"^ (?:(?:please|kindly|just|so|could|can|would|wil
                              r"^ (?:so |and |ok |okay )?(?:what|whats) (?:is )?(?:the|your) (?:number|figure) $|" + _NEED_IT)
 #: The reason said as what the agent needs ("For the return I need the reason.", "need a return reason to proceed").
 #: Also the reason as what the agent must note ("I'll need to note the reason on the form.", "I must record the grounds").
-_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must)"
-                            r"(?: to)?(?: (?:note|record|log|enter|write down|put down|file))? (?:(?:the|a|your|its) )?"
+_REASON_NEEDED = re.compile(r"(?<! dont)(?<! do not)(?<! no)(?<! not)(?<! wont) (?:need|needs|require|requires|must|gotta|have to|"
+                            r"has to|got to)"
+                            r"(?: to)?(?: (?:note|record|log|enter|write down|write|put down|file|fill in|put in))? (?:(?:the|a|your|its) )?"
                             r"(?:[a-z]+ )?(?:reason|motive|grounds|cause)\b")
+#: What brought the customer to return it, asked as its cause ("What led you to send the hoodie back?", "What moved the
+#: customer to return it?"), what they did not like about it ("What didn't you love about the hoodie?"), or what spoiled
+#: it for them ("What disturbed your harmony with the headphones?"): the reason. Not what interested them, nor what led
+#: them to buy it ("What led you to the Trek 9?").
+_CAUSED_RETURN = re.compile(r" what (?:(?:has|had|did|would) )?(?:led|made|drove|brought|caused|moved|prompted|spurred|pushed|"
+                            r"compelled|inspired|got|persuaded|convinced|forced) (?:you|ya|u|ye|the shoppers?|the customers?|the client|"
+                            r"sir|madam|them)(?: to| into)? (?:(?:want|wish|decide|choose|need) to )?(?:return|send|bring|give|take|"
+                            r"hand|post|ship)(?:ing)?\b|"
+                            r" what (?:didnt|did not|do not|dont) (?:you|ya|u) (?:like|love|enjoy|fancy|rate) about |"
+                            r" what (?:disturbed|bothered|upset|annoyed|irked|disappointed|frustrated|spoiled|spoilt|ruined|marred) "
+                            r"(?:you|ya|your)\b")
 #: The reason or the fault asked with an imperative ("State the reason for the return.", "Report the malfunction.").
 _GIVE_REASON = re.compile(r"^ (?:(?:please|kindly|just|now|so|then) )*(?:state|give|provide|supply|report|name|enter|describe|"
                           r"indicate|tell|share|explain|let me know) (?:me |us )?(?:(?:the|your|a|its) (?:[a-z]+ )?)?(?:reason|reasons|grounds|cause|malfunction|fault|"
-                          r"problem|issue|motive)\b")
+                          r"problem|issue|motive|anomaly|failure|defect|complaint)\b")
 #: A condition said with the verb first ("Should the item arrive damaged, ...").
 _INVERTED_IF = re.compile(r"^ should (?:the|it|this|that|they|you|your|there|anything|something|any|an|a|its|those|"
                           r"these)\b(?! (?:i|we)\b)")
@@ -2386,14 +2565,53 @@ def _bare_field(raw: str) -> bool:
     if not parts:
         return False
     head, *rest = parts
-    return _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
-        raw, head, STORE_VALUES)
+    if _BARE_FIELD.match(head) is not None and all(_BARE_PROMPT.match(part) for part in rest) and not _named_values(
+            raw, head, STORE_VALUES):
+        return True
+    # a field's heading, then its options, its unit or a prompt in sentences of their own ("Size for the Atlas 22. XS,
+    # M, XXL.", "Budget. Upper limit, in dollars.", "Number of mugs. Say it."); not a value told ("Size M for the Atlas
+    # 22.") nor one value after the heading ("Size for the Atlas 22. M.")
+    if "?" in raw or not (_BARE_FIELD.match(head) or _LIMIT_FIELD.match(head)):
+        return False
+    sentences = [s for s in _SENTENCE.findall(raw) if s.strip(" .!?")]
+    if len(sentences) < 2:
+        return False
+    if _named_values(raw, head, STORE_VALUES) or not all(
+            _BARE_PROMPT.match(part) or _FIELD_PROMPT.match(part) for part in parts[1:len(_CLAUSE_BREAK.split(sentences[0]))]):
+        return False
+    for sentence in sentences[1:]:
+        clauses = [_normalise(c) for c in _CLAUSE_BREAK.split(sentence) if c.strip(" .!?")]
+        if all(_BARE_PROMPT.match(c) or _FIELD_PROMPT.match(c) or _BARE_FIELD.match(c) or _LIMIT_FIELD.match(c) for c in clauses):
+            continue
+        words = _normalise(sentence)
+        if len(words.split()) <= 10 and _LIST_VERB.search(words) is None and any(
+                count >= 2 for count, _ in _named_values(sentence, words, STORE_VALUES).values()):
+            continue  # its options ("XS, M, XXL.", "Steel, ceramic or wood.")
+        return False
+    return True
+
+
+#: The customer's spending limit or a count named as a field ("Upper limit.", "Spend limit for the lamp", "Number of
+#: mugs.").
+_LIMIT_FIELD = re.compile(r"^ (?:(?:the|your) )?(?:(?:upper|spend|spending|price|budget|top) limit|number of [a-z]+)"
+                          r"(?: (?:for|on) (?:the|your|this|that) [a-z0-9]+(?: [a-z0-9]+)?)?(?: in (?:dollars|pounds|euros|bucks|"
+                          r"inches|watts))? $")
+#: A prompt after a field: its unit, the word to say it, how many values ("In dollars.", "Say it.", "Two values,
+#: please.", "Then I search.").
+_FIELD_PROMPT = re.compile(r"^ (?:(?:in (?:dollars|pounds|euros|bucks|inches|watts))|(?:say|tell|name|give)(?: me| us)? "
+                           r"(?:it|them|both|one)|(?:one|two|three|2|3) (?:values|answers|things)(?: please)?|please|"
+                           r"then (?:i|we) (?:search|look|find|check|add|order|start)(?: [a-z]+)?) $")
 
 
 #: The agent's own step, then a clause that asks the customer to wait ("I am checking the Vistaro monitors, kindly
 #: wait."): a notice (not "Tell me what else you need, I'll wait.").
 _WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
                           r"bit|moment|second|sec|minute|min|while|tick|jiffy|small|small small))*(?: please)? $")
+#: Words of what the customer is asked to tell (a reason, a need, an order's date): said, they answer, they assent to
+#: nothing ("You say the reason, I write it.").
+_ASKED_WORDS = frozenset(w for p in (*_REASON_ASKS, *_REASON_STATES, *_OPEN_STRONG, *_OPEN_WEAK, *_WHICH, *_MONTH_NAMES,
+                                     "date", "day", "problem", "fault", "issue", "detail", "need", "wish", "choice", "pick")
+                         for w in p.split() if len(w) > 2 and w not in ("yes", "okay"))
 _OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
 
 
@@ -2443,6 +2661,8 @@ def _is_request(raw: str) -> bool:
             return True  # "Shoe size I need.", "First, your size on the Atlas 22."
         if _gives_word_for_step(sentence):
             return True  # "Nod and it's yours.", "I'll place it now, unless you say stop."
+        if _THIRD_PERSON_DIRECTIVE.match(words):
+            return True  # "The customer will state, for the record, XS, M or XXL."
         if _opens_question(words) or _NEED_REQUEST.match(words) or _QUESTION_END.search(words) or _CONSENT_NEEDED.search(
                 words) or _REASON_NEEDED.search(words) or _GIVE_REASON.match(words) or _ASKED_TO.match(words) or re.match(_NEED_IT, words) or _PICK_REQUEST.match(words) or (
                 _REPLY_GO_AHEAD.match(words)) or _MENU_GO_AHEAD.search(sentence) or (
@@ -2812,11 +3032,17 @@ def _grounds(asking: str) -> str:
                       or _BARE_WHICH.match(_normalise(clauses[first]))):
             first = 0  # a tag ("..., is that right?") or a bare "which do you fancy?" asks about what came before;
             # a short question that names its topic ("...; what's your budget?") asks that topic alone
+        if first and _EXAMPLE_CLAUSE.match(_normalise(clauses[first])) and not _names_topic(clauses[first]):
+            # examples after the question carry its mark ("Are reviews important to you, like four stars and up?"):
+            # the clause before them asks
+            first = next((i for i in range(first - 1, -1, -1) if len(_normalise(clauses[i]).split()) >= 3), first)
         # a value the agent has on record before the question is told, with the clauses before it that name it
         # ("Your size, Medium, is in my notes; what colour?", "Size 9 noted, and the colour?")
         recorded = max((i for i, c in enumerate(clauses[:first]) if _RECORDS.search(_normalise(c))), default=-1)
+        back = first < len(clauses) and _POINTS_BACK.match(_FILLER.sub(" ", _normalise(clauses[first]))) is not None
         asked = [c for i, c in enumerate(clauses) if i > recorded and not _states_circumstance(c) and not (
             (i < first and _states_fact(c) and not _NOT_CIRCUMSTANCE.match(_FILLER.sub(" ", _normalise(c)))
+             and not (back and i == first - 1 and _LIST_VERB.search(_normalise(c)) is None and _names_topic(c))
              and not _HEADING.match(_normalise(c))) or (i > first and _states_fact(c, 3) and _TOLD_AFTER.match(_normalise(c))
                                                 and not _QUESTION_END.search(_normalise(c)) and not _topic_list(c)
                                                 and not _WH_IN_PLACE.search(_normalise(c))
@@ -2827,6 +3053,13 @@ def _grounds(asking: str) -> str:
     return " ".join(kept) if changed else asking
 
 
+#: Examples after a question, which carry its question mark ("..., like four stars and up?", "..., say under $50?").
+_EXAMPLE_CLAUSE = re.compile(r"^ (?:so |and |or )?(?:like|such as|say|eg|e g|for example|for instance|maybe|perhaps|around|"
+                             r"roughly|about) ")
+#: A question whose subject points back at a topic said before it ("Reviews and stars, do they matter to you?", "The
+#: budget - is it tight?"): the topic said first is what it asks about, not a fact told beside it.
+_POINTS_BACK = re.compile(r"^ (?:do|does|did|is|are|would|will|can|could|should|how much do|how much does|how important (?:is|are)) "
+                          r"(?:they|it|those|these|that|them|em)\b")
 #: Words that say a value is on record already ("noted", "in my notes", "I've filed your colour as Teal", "already
 #: chose USB-C"): what they name was told, not asked.
 _RECORDS = re.compile(r" (?:noted|filed|recorded|logged|saved|settled|locked in|in my notes|on file|on record|jotted down|"
@@ -3037,6 +3270,10 @@ _PRICE_DESCRIBES = re.compile(r"(?:\bat|\bis|\bfor|\bcosts?|\bcosting|\bpriced|\
                               r"(?:about |around |only |just )?[$£€]\s?\d", re.IGNORECASE)
 #: A question that names nothing but "which" ("Which one for you?", "Which would you like?").
 _BARE_WHICH_QUESTION = re.compile(r"^ which(?: one| ones| of (?:these|those|them|the options|the three|the two))?(?: [a-z]+){0,4} $|"
+                                  # ... asked as what the agent needs to know ("... in three forms. I'll just need to
+                                  # know which one suits you.")
+                                  r"^ (?:i|ill|i will|id|i would|we|well) (?:just |only |still )?need to know which(?: one| ones)?"
+                                  r"(?: [a-z]+){0,4} $|"
                                   # "... comes in XS, M and XXL. Yours?"
                                   r"^ (?:and )?(?:yours|for you|your pick|your choice|your preference|your call) $|"
                                   # "Atlas 22 comes in XS, M or XXL. What are you, eh?"
@@ -3270,11 +3507,17 @@ _TEMPLATE_MARK = re.compile(r"\[(?:[A-Za-z]+(?: [A-Za-z0-9]{1,3})?: ([^\[\]:]+)|
 #: sentence, or the question just before it, is not asked (not an aside that goes on, "Which colour - never mind the
 #: price - do you want?").
 _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s*|\u2026\s*|,\s*|\?\s*)(?:(?:oh|ah|wait|no|nah|nope|hmm|um|er|"
-                        r"sorry|actually)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
+                        r"sorry|actually|negative|nay)[,!]?\s+)*(?:silly me|scratch that|never ?mind|forget (?:it|that)|my bad|ignore (?:that|me)|"
                         # ... the answer found on record ("Which connector - ah, no, it's right here in your notes: USB-C.")
                         r"(?:it'?s|it is|that'?s|that is|it\u2019s|that\u2019s) (?:right |all )?(?:here |there )?(?:in|on) (?:your|my|the) "
                         r"(?:notes|file|records?)|"
-                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|mentioned|picked|chose)(?: [\w'-]+){0,3})(?=[,.!;:]|\s*$)",
+                        r"you(?:'ve| have|\u2019ve)? (?:already|just|literally|clearly|actually) (?:said|told me|told|mentioned|picked|chose|"
+                        r"called|gave|named)(?: [\w'-]+){0,3}|"
+                        # ... "already" said last ("Size? Oh, you said M already."), or the value said first ("Which
+                        # connector? Ah, USB-A - you told me already.")
+                        r"you(?:'ve| have|\u2019ve)? (?:said|told me|mentioned|picked|chose|called|gave|named)(?: [\w'-]+){0,2} already|"
+                        r"[\w'-]+(?: [\w'-]+){0,2}\s*[-\u2013\u2014,]\s*you(?:'ve| have|\u2019ve)? (?:said|told me|mentioned|picked|"
+                        r"chose|called|gave)(?: (?:so|that|it|me))? already)(?=[,.!;:]|\s*$)",
                         re.IGNORECASE)
 
 
@@ -3344,7 +3587,7 @@ _FIELD_LIST = re.compile(r"^ (?!.* (?:is|are|was|were|has|have|had|s|will|did|do
                          r"(?:[a-z0-9]+ ){2,16}$")
 #: A request that points back at what was said before it ("What are they to be?", "Fill me in on both", "Hit me with
 #: both.", "Tickets for both, please.", "What would you like?").
-_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:what (?:are|is|will|would) (?:they|it|those|these)"
+_BACK_REQUEST = re.compile(r"^ (?:(?:please|kindly|just|so|now|then|ok|okay) )*(?:both(?: please)?(?= $)|what (?:are|is|will|would) (?:they|it|those|these)"
                            r"(?: be)? (?:to be|going to be|be)|what would you like|(?:[a-z]+ )?for (?:both|the two|each)|"
                            r"(?:fill me in|hit me|give me|tell me|let me know|sort me out|name)(?: (?:on|with|about))? (?:both|them|"
                            r"those|these|the two|each))\b")
@@ -3466,6 +3709,12 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
         topics.discard("price")  # "How much you care about the rating?" weighs the rating, it asks no budget
     if " how much " in _TOPIC_HOW_MUCH.sub(" ", _HOW_MUCH_OF.sub(" ", _DEGREE.sub(" ", norm_grounds))) and "price" not in topics:
         topics.add("quantity")
+    if topics == {"quantity"} and asking is not text and " how many " in norm_grounds:
+        # a unit said as the heading before a bare "how many" ("Watts. How many do you want?") counts that unit: its
+        # topic is asked, not how many to buy ("Mugs. How many?" still counts mugs)
+        head = _normalise(_SENTENCE.findall(text)[0])
+        if _MONEY_HEADING.match(head) and _COUNTED_UNIT.search(head + norm_grounds.lstrip()):
+            topics = {t for t, phrases in _TOPIC_PHRASES.items() if _has(head, phrases)} - {"quantity"} or topics
     if topics == {"quantity"} and asking is not text and _BARE_HOW_MUCH.match(norm_grounds) and _money_heading(text):
         topics = {"price"}  # "Spending limit. How much?": the heading names the money the bare "How much?" asks
     if _PRICE_FIGURE.search(grounds):
@@ -3536,6 +3785,12 @@ def _question_reading(text: str, in_play: InPlay, norm: str, stock_out: bool, it
     if confirm and not beside_topic and (cued or listed) and (norm_asking.startswith(_WH_START) or _intent_then_topic(asking, listed) or (
             " confirm " in norm_asking and not _has(norm_asking.replace(" confirm ", " "), _CONFIRM_PHRASES))):
         confirm = False  # "could you confirm your size?", "which size shall I put in?" ask the size
+    if (topics or not confirm) and "?" in asking and _approves_summary(asking, in_play):
+        confirm, topics = True, set()  # "Atlas 22 in size M - everything is correct?": the summary's values are told
+    if go_ahead and "?" not in asking and all(_assent_for_step(s) for s in _SENTENCE.findall(asking) if s.strip()):
+        # "If you agree, I send the order for the Trek 9 in size 10.": the step waits on the customer's assent, the
+        # values it names are told
+        confirm, topics = True, set()
     if confirm and go_ahead and topics and _summary_then_go_ahead(asking):
         topics = set()  # "Two pairs in size 10 - shall I check out?": the summary before the go-ahead asks nothing
     if not confirm and asking is not text and len(norm_asking.split()) <= 6 and _ACCEPT_OFFER.search(norm_asking) and (
