@@ -200,13 +200,32 @@ def test_the_model_reads_an_act_in_a_statement_it_is_sure_asks(text: str, open_:
     assert (reading.open, reading.asks_anything) == (open_, open_)
 
 
-@pytest.mark.parametrize(("asks", "confirm", "read"), [(0.95, 0.75, True), (0.85, 0.95, True), (0.85, 0.8, False),
-                                                       (0.95, 0.65, False)])
-def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, confirm: float, read: bool) -> None:
+@pytest.mark.parametrize(("asks", "open_", "read"), [(0.95, 0.75, True), (0.85, 0.95, True), (0.85, 0.8, False),
+                                                     (0.95, 0.65, False)])
+def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, open_: float, read: bool) -> None:
     """In a statement the model reads an act above 0.9, or above 0.7 where it is sure the message asks (above 0.9)."""
+    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": asks, "open": open_}
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    text = "Your other wishes will be heard."
+    assert not rule_reading(text, NOTHING_IN_PLAY).asks
+    assert understand(text, NOTHING_IN_PLAY).open is read
+
+
+@pytest.mark.parametrize(("text", "asks", "confirm", "read"), [
+    # a go-ahead in a statement: above 0.75 where the model is sure it asks (above 0.8) ...
+    ("Grant me leave to place the order.", 0.85, 0.8, True),
+    ("Grant me leave to place the order.", 0.85, 0.7, False),
+    ("Grant me leave to place the order.", 0.75, 0.85, False),
+    ("Grant me leave to place the order.", 0.75, 0.95, True),
+    # ... or where it waits on the customer's word; not where it reports the word as given
+    ("Ready to send the order at your word.", 0.65, 0.8, True),
+    ("Ready to send the order at your word.", 0.65, 0.7, False),
+    ("You gave the nod, so I place the order.", 0.85, 0.85, False),
+])
+def test_the_go_ahead_thresholds_of_a_statement(monkeypatch: pytest.MonkeyPatch, text: str, asks: float,
+                                                confirm: float, read: bool) -> None:
     chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": asks, "confirm": confirm}
     monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
-    text = "Grant me leave to place the order."
     assert not rule_reading(text, NOTHING_IN_PLAY).asks
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 

@@ -3486,8 +3486,7 @@ def test_reasons_and_third_person_directives(text: str, in_play: InPlay, expecte
 
 @pytest.mark.parametrize(("text", "in_play", "confirm"), [
     # the order made to wait on the customer's word, in a statement with no question's shape
-    ("Luna 3 sheets in Queen. Your approval and I send the order.", BEDDING, True),
-    ("Jacket and cable both in. Just your consent and I'll check out.", JACKET, True),
+    ("Trek 9 size 10 in the basket. We are good to place it, yes", SHOES, True),
     # near misses: the word reported as given, the agent's own step, a step done, what follows a choice
     ("You said yes, so I'll send the order for the Bolt 3 now.", CABLE, False),
     ("You told me yes, and I'll place the order for the Swift 2.", CART_KEYBOARD, False),
@@ -3496,7 +3495,7 @@ def test_reasons_and_third_person_directives(text: str, in_play: InPlay, expecte
     ("Once you pick a material, the order goes in.", MUG, False),
 ])
 def test_a_go_ahead_in_a_statement_that_waits_on_the_customers_word(text: str, in_play: InPlay, confirm: bool) -> None:
-    """Corpus 42-44 at first contact: go-aheads made conditional on the shopper's word without a question's shape ("One
-    yes from you and the Core 4 goes out.", "With your permission, I am sending the order.") read as nothing, the
-    model's chance of a go-ahead (0.5-0.8) under what a statement needed. Phrasings written for this test."""
+    """Go-aheads said as statements that wait on the customer's word ("Glow 7 cream. Nod and I'll play the hand.",
+    "Atlas 22 in XS. We're good to go, yes") read as nothing where the rules have no cue for them: the model's chance
+    of a go-ahead (0.75-0.9) was under what any statement needed. Phrasings written for this test."""
     assert understand(text, in_play).confirm is confirm

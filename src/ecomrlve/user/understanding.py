@@ -3467,17 +3467,19 @@ _SURE_ASKS, _SURE, _SURE_OF_STATEMENT, _SURELY_NOT = 0.6, 0.4, 0.9, 0.15
 #: but read 3 fewer of the 5,280 and a go-ahead and a which-order question fewer in blind batches 11 and 15.
 _SURE_OF_ASKING_STATEMENT = 0.7
 #: In a statement that waits on the customer's word (``_WAITS_ON_CUSTOMER``) or that the model is sure asks (above
-#: ``_SURE_ASKS_GO_AHEAD``), the chance above which it reads a go-ahead. Writers of many dialects and trades ask leave
-#: as the agent's step made conditional ("Your okay and it goes.", "With your blessing, I am finishing the order."),
-#: read at 0.5-0.8. Leaving corpus 36-38, 39-41 and 42-44 out in turn (each read by a model not trained on them): 3, 7
-#: and 21 more go-aheads read right, no statement read as asking; with ``_SURE_ASKS_GO_AHEAD`` at 0.7, 36, but an announced step
-#: ("I'll add the Atlas 22 jacket and the Bolt 3 cable.", asks 0.64, confirm 0.65 in-sample) came within 0.06 of it.
-#: A statement read as a go-ahead gets what asking it gets (agreement, or the cart's faults at a cost in patience).
-_SURE_ASKS_GO_AHEAD, _SURE_GO_AHEAD_OF_STATEMENT = 0.8, 0.5
+#: ``_SURE_ASKS_GO_AHEAD``), the chance above which it reads a go-ahead (``_SURE_OF_STATEMENT`` and
+#: ``_SURE_OF_ASKING_STATEMENT`` otherwise): writers of many dialects and trades ask leave as the agent's step made
+#: conditional, with no question's shape ("Glow 7 cream. Nod and I'll play the hand.", "Atlas 22 in XS. We're good to
+#: go, yes"). Leaving corpus 36-38, 39-41 and 42-44 out in turn (each read by a model not trained on them, with rules24):
+#: 1, 3 and 2 more go-aheads read right, no statement read as asking; training messages 9 more, none fewer; held-out
+#: batches 14, 16 and 17 one or two more, none fewer. At 0.5, 15 more, but two near misses of the rules' tests read as
+#: go-aheads ("You say yes and I say no.", 0.72; "They'll say yes and it ships.", 0.51). A statement read as a
+#: go-ahead gets what asking it gets (agreement, or the cart's faults at a cost in patience).
+_SURE_ASKS_GO_AHEAD, _SURE_GO_AHEAD_OF_STATEMENT = 0.8, 0.75
 #: ... unless it reports the go-ahead as given ("You said yes, so I've placed it."): it tells, it asks no leave.
 _ASSENT_GIVEN = re.compile(r" (?:you|u) (?:(?:have|ve|already|just) )*(?:said|told me|gave|given|confirmed|approved|agreed|okd|"
                            r"okayed|(?:did|don) (?:say|talk|tell me|give|confirm|approve|agree))"
-                           r"(?: (?:it|me|so|yes|ok|okay|that|the go ahead|your approval))* (?:so|and|then|now) ")
+                           r"(?: [a-z0-9]+){0,4}? (?:so|and|then|now) ")
 #: Below the model's chance of a which-order question, the go-ahead it reads (chance above ``_SURE``) replaces the
 #: rules' which-order reading. Leaving each corpus file out: 13 more go-aheads read right (five files), none wrong;
 #: at 0.2 a training which-order question ("Just to check, is it the Voltix cable?", 0.18) read as a go-ahead. Trained
