@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 PARAPHRASES = Path(__file__).parent / "data" / "understanding" / "reference_paraphrases.json"
-#: Every set of blind paraphrases, each by another writer: the first, and those written beside blind batches 20 to 25
+#: Every set of blind paraphrases, each by another writer: the first, and those written beside blind batches 20 to 29
 #: (each committed before it was first measured).
 PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_blind20.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind21.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind22.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind23.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind24.json"),
-                   PARAPHRASES.with_name("reference_paraphrases_blind25.json"))
+                   PARAPHRASES.with_name("reference_paraphrases_blind25.json"),
+                   PARAPHRASES.with_name("reference_paraphrases_blind26.json"))
 
 
 def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:

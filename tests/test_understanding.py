@@ -3499,3 +3499,19 @@ def test_a_go_ahead_in_a_statement_that_waits_on_the_customers_word(text: str, i
     "Atlas 22 in XS. We're good to go, yes") read as nothing where the rules have no cue for them: the model's chance
     of a go-ahead (0.75-0.9) was under what any statement needed. Phrasings written for this test."""
     assert understand(text, in_play).confirm is confirm
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # what has the customer sending it back: the cause asked
+    ("Oh no, what has you returning the headphones, may I ask?", True),
+    ("Ah, what had you sending the lamp back, if I can ask?", True),
+    ("Oh dear, what's got you sending the mug back, can I ask?", True),
+    # near misses: what has them interested, covered or ordering asks no cause
+    ("What has you interested in the lamp?", False),
+    ("What has you covered for the delivery?", False),
+    ("What had you ordering two of them?", False),
+])
+def test_what_has_the_customer_sending_it_back_asks_why(text: str, reason: bool) -> None:
+    """Blind paraphrase set 26 lost 6 of 1,280 episodes (read after its one measurement) to "Ah no, what has you sending
+    it back, can I ask?", read as which order. Phrasings written for this test."""
+    assert understand(text, ORDERS).reason is reason

@@ -601,6 +601,9 @@ _REASON_ASKS = ("why", "reason", "whats wrong", "what is wrong", "what happened"
                 "grounds for", "what cause", "justification", "rationale", "what brings", "awry",
                 "circumstances", "led to", "because of what", "whats brought", "what has brought", "what brought",
                 "went down", "basis for", "whats with", "what is with", "explanation", "whatever made you", "possessed you",
+                # what has the customer sending it back ("Ah no, what has you sending it back?"; a blind paraphrase)
+                "what has you sending", "what has you returning", "what had you sending", "what had you returning",
+                "whats got you sending", "whats got you returning", "what has got you sending", "what has got you returning",
                 # the cause asked by its consequence, in German word order ("What has the hoodie that you send it back?")
                 "that you send it back", "that you send them back", "that you give it back", "the grounds",
                 # what to enter on the return form ("..., what shall I write?")
