@@ -3515,3 +3515,19 @@ def test_what_has_the_customer_sending_it_back_asks_why(text: str, reason: bool)
     """Blind paraphrase set 26 lost 6 of 1,280 episodes (read after its one measurement) to "Ah no, what has you sending
     it back, can I ask?", read as which order. Phrasings written for this test."""
     assert understand(text, ORDERS).reason is reason
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # "shoot" as an interjection before a statement asks nothing
+    ("Oh, shoot, that Navy hoodie is a beauty.", False),
+    ("Shoot, the jacket is cheaper than I thought.", False),
+    # near misses: "shoot" as a sentence of its own, or with what to send, has the customer speak
+    ("Any other needs for the jacket? Shoot!", True),
+    ("Go on, shoot.", True),
+    ("Got more requirements? Shoot them over.", True),
+])
+def test_shoot_as_an_interjection_asks_nothing(text: str, asks: bool) -> None:
+    """Blind batch 29's leaks (read after its one measurement, retired): a cowboy's "Well, shoot, ..." before a remark
+    on the jacket read as an open question, so the shopper said every withheld value (57 of its 107 leaking first
+    turns). Phrasings written for this test."""
+    assert understand(text, JACKET).asks_anything is asks

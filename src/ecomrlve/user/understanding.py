@@ -899,11 +899,17 @@ _LISTING_HEADING = re.compile(r"\s*(?:list|describe|summari[sz]e|sum up|spell ou
 #: requested to give the date of purchase.").
 _ASKED_TO = re.compile(r"^ (?:[a-z]+ )?(?:are|is) (?:kindly |politely |now )?(?:asked|requested|invited) to (?:give|state|"
                        r"provide|tell|say|share|specify|describe|indicate|supply|list|name|report|enter|let us know) ")
+#: "Shoot" said to have the customer speak, as a sentence of its own ("Any other needs? Shoot!", "Go on, shoot."); not
+#: the interjection before a statement ("Well, shoot, that jacket will keep you dry.").
+_SHOOT = re.compile(r"^ (?:(?:go on|ok|okay|so|well|then|now|right|alright) )*shoot(?: away| ahead)?"
+                    r"(?: (?:then|now|please|partner|mate|pal|friend|love))* $")
 _REQUEST_START = ("tell me", "tell us", "let me know", "please", "share", "describe", "specify", "confirm", "give me",
                   # a terse order to say it ("State order number.", "Request full list of requirements.")
                   "state the", "state order", "state reason", "state budget", "state remaining", "state any",
                   "request",
-                  "walk me through", "go on", "shoot", "clarify", "remind me", "summarise", "summarize",
+                  "walk me through", "go on", "clarify", "remind me", "summarise", "summarize",
+                  # "shoot" with what to send ("shoot them over"); alone, see _SHOOT
+                  "shoot them", "shoot it", "shoot me", "shoot us", "shoot over", "shoot across",
                   "spell out", "sum up", "lmk", "pls", "plz", "id love",
                   "i would love", "id like to know", "i would like to know", "i need to know", "i want to know",
                   "help me understand", "fill me in", "go ahead and tell", "go ahead and let me know", "list",
@@ -2679,7 +2685,7 @@ def _is_request(raw: str) -> bool:
                 _OR_MORE_END.search(words) and not _LIST_VERB.search(words)):
             return True
         if words.startswith(_REQUEST_PHRASES) or re.sub(r"^ just ", " ", words).startswith(_REQUEST_PHRASES) or (
-                " let me know " in words):
+                " let me know " in words) or _SHOOT.match(words):
             return True
         if (content := _IF_CONTENT.match(words)) and _ACTION_OFFER.search(words[content.end() - 1:]):
             return True  # "If you're happy with it, I'll place it now."
