@@ -3428,10 +3428,15 @@ _GOING_ON_WORDS = frozenset("and also plus what how about for the a an your my o
 
 def _goes_on(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` says nothing but the ``items`` it names and words that go on with a question before."""
-    named = [in_play.items[i] for i in items]
-    names = {w for n in named for part in (n.brand, n.model, n.noun) for w in part.split()}
-    rest = [w for w in split_words(text) if w not in names and w.rstrip("s") not in names]
+    rest = _besides_names(text, in_play, items)
     return bool(rest) and all(w in _GOING_ON_WORDS for w in rest)
+
+
+def _besides_names(text: str, in_play: InPlay, items: tuple[int, ...]) -> list[str]:
+    """The words of ``text`` that are no word of the ``items``' names (a plural "s" aside)."""
+    names = {w for i in items for part in (in_play.items[i].brand, in_play.items[i].model, in_play.items[i].noun)
+             for w in part.split()}
+    return [w for w in split_words(text) if w not in names and w.rstrip("s") not in names]
 
 
 #: Words beside an item's names that still only name it ("The Brightix pair?", "That one?").
@@ -3444,11 +3449,8 @@ _CAME_PACKED = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|delivered)
 
 def _names_only(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` names the ``items`` and nothing but words that name them."""
-    named = [in_play.items[i] for i in items]
-    names = {w for n in named for part in (n.brand, n.model, n.noun) for w in part.split()}
-    words = split_words(text)
-    return bool(items) and any(w in names or w.rstrip("s") in names for w in words) and all(
-        w in names or w.rstrip("s") in names or w in _NAMING_WORDS for w in words)
+    rest = _besides_names(text, in_play, items)
+    return bool(items) and len(rest) < len(split_words(text)) and all(w in _NAMING_WORDS for w in rest)
 
 
 def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Reading:
