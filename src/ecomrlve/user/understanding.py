@@ -1535,7 +1535,7 @@ _ASSENT_CONDITION = re.compile(
 _ASSENT_STEP = re.compile(
     r"^ (?:(?:so|then|and|now|ok|okay|la|right) )*(?:(?:[a-z0-9]+ ){0,6}?(?:i|we|ill|well|id)(?: will| can| shall| am| are| could| would)?"
     r"(?: (?:now|then|just|straight|right away|go ahead and|be))?(?: [a-z]+ing)? (?:" + _ACTIONS + r"|pass|punch|seal|fire|"
-    r"prepare|prepared|preparing|ring|write|open|sending|placing|finishing|closing|completing|making|starting|opening|preparing"
+    r"prepare|prepared|preparing|ring|write|open|sending|placing|finishing|closing|completing|making|starting|opening"
     r")(?:s|ing)?\b|"
     r"(?:the |your |this |that )?(?:order|return|refund|purchase|it|they|[a-z0-9]+(?: [a-z0-9]+)?)(?: s| is| will| can| shall| go)?"
     r" (?:goes|go|moves|moving|ships|shipping|rolls|rolling|proceed|proceeds|go ahead|yours|placed|sent|done|away)\b)")
@@ -1549,7 +1549,7 @@ _YES_WORDS = frozenset(("yes", "yeah", "yep", "yup", "ok", "okay", "aye", "go", 
 _NOT_ASSENT = frozenset(("your", "ur", "the", "me", "us", "it", "that", "this", "which", "what", "how", "when", "where", "why", "who",
                          "hi", "hello", "bye", "goodbye", "thanks", "no", "not", "stop", "something", "anything", "more", "again",
                          "whether", "if", "so", "about", "a", "an", "one", "to", "for", "nothing", "cheese", "all", "everything", "now",
-                         "then", "later", "please", "again", "quickly", "straight", "first", "us", "them", "him", "her", "two",
+                         "then", "later", "please", "quickly", "straight", "first", "them", "him", "her", "two",
                          "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "dozen", "couple",
                          "few", "many", "much", "some", "any", "both", "either", "neither", "less", "most", "least", "instead", "twenty",
                          "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "grand"))
