@@ -2039,23 +2039,23 @@ def _answered_itself(raw: str, answer: re.Pattern[str] | None = None) -> bool:
 _OWN_ANSWERED = re.compile(r"^ (?:" + _OWN_ANSWER + r")\b")
 
 
+#: The lead-in words and the agent as subject that open a step it tells ("Okay, I'll ...", "Right, let me ...").
+_STEP_LEAD = r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
+_STEP_SUBJECT = r"(?:ill|i will|im|i am|well|we will|were|we are|let me|lets)"
 #: The agent saying it takes a step now ("I'll go ahead and process the return now.", "Placing the order now."), ...
-_STEP_TOLD = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
-                       r"(?:(?:ill|i will|im|i am|well|we will|were|we are|let me|lets)(?: now| just| then| straight)? )?"
+_STEP_TOLD = re.compile(_STEP_LEAD + r"(?:" + _STEP_SUBJECT + r"(?: now| just| then| straight)? )?"
                        r"(?:go ahead|going ahead|proceed|proceeding|process|processing|place|placing|start|starting|"
                        r"submit|submitting|send|sending|finish|finishing|complete|completing|book|booking|file|filing|"
                        r"lodge|lodging|raise|raising|initiate|initiating|put|putting|check out|checking out)\b|"
                        # ... or that it looks something up, said with its subject ("I'll look up which order that was.",
                        # "Let me check which one it is."; a bare "Check ..." asks it of the customer)
-                       r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
-                       r"(?:ill|i will|im|i am|well|we will|were|we are|let me|lets)(?: now| just| then| quickly)? "
+                       + _STEP_LEAD + _STEP_SUBJECT + r"(?: now| just| then| quickly)? "
                        r"(?:look up|looking up|look into|looking into|check|checking|find|finding|pull up|pulling up|"
                        r"search|searching|locate|locating)\b")
 #: ... or that the agent has all its step needs ("That's everything I need to start the return.", "I've got all I need
 #: to book it."): no leave asked either.
-_HAS_WHAT_STEP_NEEDS = re.compile(r"^ (?:(?:ok|okay|right|alright|great|perfect|lovely|thanks|so|then|now|well) )*"
-                                  r"(?:thats|that is|that s|i have|ive got|i ve got|i now have|we have|weve got|we ve got)"
-                                  r"(?: now)? (?:everything|all) (?:i|we) need(?:ed)? (?:to|for) ")
+_HAS_WHAT_STEP_NEEDS = re.compile(_STEP_LEAD + r"(?:thats|that is|that s|i have|ive got|i ve got|i now have|we have|weve got|"
+                                  r"we ve got)(?: now)? (?:everything|all) (?:i|we) need(?:ed)? (?:to|for) ")
 #: ... unless it waits on the customer's word or asks it ("I'll place it if that's fine.", "I'll send it once you
 #: nod.", "Say yes and I'll place it.", "I'll go ahead and book it, OK?").
 _WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after you|provided|say|says|nod|word|yes|ok|"
@@ -2063,12 +2063,20 @@ _WAITS_ON_CUSTOMER = re.compile(r" (?:if|once|when|whenever|unless|soon as|after
                                 r"thumbs)\b")
 
 
-def _announces_own_step(raw: str) -> bool:
-    """Whether a statement only tells a step the agent takes now, waiting on no word of the customer's."""
-    norm = _normalise(raw)
-    return (any(_STEP_TOLD.match(plain) or _HAS_WHAT_STEP_NEEDS.match(plain)
-                for plain in (_normalise(part) for part in _SENTENCE.findall(raw)))
-            and not _WAITS_ON_CUSTOMER.search(norm))
+def _announces_own_step(raw: str, plain: str) -> bool:
+    """Whether a statement (``plain``: ``raw`` normalised) only tells a step the agent takes now, waiting on no word
+    of the customer's."""
+    return (any(_STEP_TOLD.match(part) or _HAS_WHAT_STEP_NEEDS.match(part)
+                for part in (_normalise(sentence) for sentence in _SENTENCE.findall(raw)))
+            and not _WAITS_ON_CUSTOMER.search(plain))
+
+
+def _asks_leave_in_statement(plain: str, asks: float) -> bool:
+    """Whether a statement (``plain``, normalised) may ask the go-ahead at the model's lower chance
+    (``_SURE_GO_AHEAD_OF_STATEMENT``): it waits on the customer's word or the model is sure it asks (``asks``), and it
+    neither reports that word as given nor denies something."""
+    return ((asks > _SURE_ASKS_GO_AHEAD or _WAITS_ON_CUSTOMER.search(plain) is not None)
+            and _ASSENT_GIVEN.search(plain) is None and _NEGATED.search(plain) is None)
 
 
 #: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
@@ -2622,11 +2630,6 @@ _FIELD_PROMPT = re.compile(r"^ (?:(?:in (?:dollars|pounds|euros|bucks|inches|wat
 #: wait."): a notice (not "Tell me what else you need, I'll wait.").
 _WAIT_CLAUSE = re.compile(r"^ (?:please |kindly |pls |just )?(?:wait|hold on|hang on|hang tight)(?: (?:a|one|for a))?(?: (?:little|"
                           r"bit|moment|second|sec|minute|min|while|tick|jiffy|small|small small))*(?: please)? $")
-#: Words of what the customer is asked to tell (a reason, a need, an order's date): said, they answer, they assent to
-#: nothing ("You say the reason, I write it.").
-_ASKED_WORDS = frozenset(w for p in (*_REASON_ASKS, *_REASON_STATES, *_OPEN_STRONG, *_OPEN_WEAK, *_WHICH, *_MONTH_NAMES,
-                                     "date", "day", "problem", "fault", "issue", "detail", "need", "wish", "choice", "pick")
-                         for w in p.split() if len(w) > 2 and w not in ("yes", "okay"))
 _OWN_STEP_START = re.compile(r"^ (?:(?:i|we) (?:am |are |will |ll |m )?(?:now |just )?[a-z]+|im [a-z]+|were [a-z]+|[a-z]+ing) ")
 
 
@@ -3361,7 +3364,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         return reading  # "And for the dog leash?": the question before's topics, about this item (its caller's to read)
     if _answered_itself(text, _OWN_ANSWERED):
         return reading  # "Which colour is best? Navy, of course!": the agent answered its own question, nothing is asked
-    if not reading.asks and _announces_own_step(text):
+    plain = None if reading.asks else _normalise(text)  # a statement's words, for the two looks at it below
+    if plain is not None and _announces_own_step(text, plain):
         return reading  # "I'll go ahead and process the return now.": the agent tells its next step, it asks no leave
     chance = intent_model.probabilities(text, in_play)
     if chance["asks"] <= _SURE_ASKS:
@@ -3391,11 +3395,8 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
         sure = _SURE_OF_ASKING_STATEMENT if chance["asks"] > _SURE_OF_STATEMENT else _SURE_OF_STATEMENT
     orders = bool(in_play.dates)  # which order and why are asked only about the customer's orders
     open_ = chance["open"] > sure and chance["attribute"] <= _SURE
-    # (a go-ahead in a statement, where it waits on the customer's word or the model is sure it asks: "Atlas 22 in XS.
-    # We're good to go, yes"; not where it reports that word as given or denies something)
-    plain = _normalise(text)
-    go_ahead = (not reading.asks and (chance["asks"] > _SURE_ASKS_GO_AHEAD or _WAITS_ON_CUSTOMER.search(plain) is not None)
-                and _ASSENT_GIVEN.search(plain) is None and _NEGATED.search(plain) is None)
+    # (a go-ahead in a statement at a lower chance: "Atlas 22 in XS. We're good to go, yes")
+    go_ahead = plain is not None and _asks_leave_in_statement(plain, chance["asks"])
     confirm = chance["confirm"] > (min(sure, _SURE_GO_AHEAD_OF_STATEMENT) if go_ahead else sure)
     which = orders and chance["which"] > sure
     # (beside a go-ahead it reads, a reason only where it is surer of it: "Want me to crack on with the return on them
@@ -3428,15 +3429,15 @@ _GOING_ON_WORDS = frozenset("and also plus what how about for the a an your my o
 
 def _goes_on(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` says nothing but the ``items`` it names and words that go on with a question before."""
-    rest = _besides_names(text, in_play, items)
+    rest = _besides_names(split_words(text), in_play, items)
     return bool(rest) and all(w in _GOING_ON_WORDS for w in rest)
 
 
-def _besides_names(text: str, in_play: InPlay, items: tuple[int, ...]) -> list[str]:
-    """The words of ``text`` that are no word of the ``items``' names (a plural "s" aside)."""
+def _besides_names(words: list[str], in_play: InPlay, items: tuple[int, ...]) -> list[str]:
+    """The ``words`` that are no word of the ``items``' names (a plural "s" aside)."""
     names = {w for i in items for part in (in_play.items[i].brand, in_play.items[i].model, in_play.items[i].noun)
              for w in part.split()}
-    return [w for w in split_words(text) if w not in names and w.rstrip("s") not in names]
+    return [w for w in words if w not in names and w.rstrip("s") not in names]
 
 
 #: Words beside an item's names that still only name it ("The Brightix pair?", "That one?").
@@ -3449,8 +3450,9 @@ _CAME_PACKED = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|delivered)
 
 def _names_only(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` names the ``items`` and nothing but words that name them."""
-    rest = _besides_names(text, in_play, items)
-    return bool(items) and len(rest) < len(split_words(text)) and all(w in _NAMING_WORDS for w in rest)
+    words = split_words(text)
+    rest = _besides_names(words, in_play, items)
+    return bool(items) and len(rest) < len(words) and all(w in _NAMING_WORDS for w in rest)
 
 
 def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Reading:
@@ -3469,14 +3471,15 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
         # it read two such questions of a blind paraphrase set as go-aheads, at which 0.02-0.03 and confirm 0.41-0.54;
         # so is an item named and nothing else, "The Brightix pair?", which a retrained model read at confirm 0.44)
         return reading
-    if _CAME_PACKED.search(_normalise(text)):
+    plain = _normalise(text)
+    if _CAME_PACKED.search(plain):
         # "Did it come in a gift box?": how it came picks out a line, whatever the model reads (0.83 a fault guess)
         return reading
     if chance["which"] < _SURELY_NO_WHICH and chance["confirm"] > _SURE:
         # never a reason here: the reason is what the shopper withholds ("Is it a problem if it's heavy?" asks none)
         return replace(reading, which=False, confirm=True)
     if not (reading.topics or reading.open) and chance["which"] < _SURELY_NOT:
-        if chance["reason"] > _SURE_FAULT_GUESS and not _has(_corrected(_normalise(text)), _TOPIC_PHRASES["price"]):
+        if chance["reason"] > _SURE_FAULT_GUESS and not _has(_corrected(plain), _TOPIC_PHRASES["price"]):
             # (not a line asked by what it cost: "What's the damage?" is the price, not what damaged it)
             return replace(reading, which=False, reason=True)
         if chance["open"] > _SURE_OPEN_ABOUT_ITEM:
