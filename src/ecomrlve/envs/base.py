@@ -75,7 +75,7 @@ class TaskOutcome:
 
 #: The content version of what every environment shares (the runtime, the tools, the shopper's machinery, how
 #: catalogs are read): a change there bumps it once, not every environment's ``version`` (CHANGELOG.md).
-SUITE_VERSION = 20
+SUITE_VERSION = 21
 
 
 class TaskFamily(ABC):

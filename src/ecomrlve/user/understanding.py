@@ -2071,12 +2071,33 @@ def _announces_own_step(raw: str, plain: str) -> bool:
             and not _WAITS_ON_CUSTOMER.search(plain))
 
 
+#: The agent reporting what it did or passing on a fact ("I've picked a Teal yoga mat, all within your budget.", "I
+#: thought you might like to know that the sheets come in Queen and King.").
+_REPORT = re.compile(_STEP_LEAD + r"(?:(?:ive|i ve|i have|weve|we ve|we have)(?: just| already| now)? (?:picked|chosen|selected|"
+                     r"added|found|located|included|lined up|pulled up|gone with|matched|noted|put together|shortlisted)|"
+                     r"(?:i|we)(?: just| already)? (?:picked|chose|selected|added|found|located|included|lined up|went with|"
+                     r"matched|noted|shortlisted)|(?:i )?thought (?:you|youd|you d)(?: might| would)? (?:like|want|wish) to know|just so you know|"
+                     r"fyi|for your information|heads up|you should know|good to know|worth knowing) ")
+
+
+def _only_reports(raw: str, plain: str) -> bool:
+    """Whether every sentence of a statement (``plain``: ``raw`` normalised) reports the agent's done step or passes
+    on a fact, waiting on no word of the customer's."""
+    return (all(_REPORT.match(_normalise(sentence)) for sentence in _SENTENCE.findall(raw))
+            and not _WAITS_ON_CUSTOMER.search(plain))
+
+
+def _only_offers(raw: str) -> bool:
+    """Whether every sentence of a statement offers options ("There are a few options for the bottle: Orange, Teal or
+    Black.") and none hands the choice over: it tells what there is, the question may follow."""
+    sentences = _SENTENCE.findall(raw)
+    return all(_OFFER.match(_normalise(s)) and not _hands_over(s) for s in sentences)
+
+
 def _asks_leave_in_statement(plain: str, asks: float) -> bool:
     """Whether a statement (``plain``, normalised) may ask the go-ahead at the model's lower chance
-    (``_SURE_GO_AHEAD_OF_STATEMENT``): it waits on the customer's word or the model is sure it asks (``asks``), and it
-    neither reports that word as given nor denies something."""
-    return ((asks > _SURE_ASKS_GO_AHEAD or _WAITS_ON_CUSTOMER.search(plain) is not None)
-            and _ASSENT_GIVEN.search(plain) is None and _NEGATED.search(plain) is None)
+    (``_SURE_GO_AHEAD_OF_STATEMENT``): it waits on the customer's word or the model is sure it asks (``asks``)."""
+    return asks > _SURE_ASKS_GO_AHEAD or _WAITS_ON_CUSTOMER.search(plain) is not None
 
 
 #: "No" as a determiner ("What will you spend? No freebies at this door."): a statement, no answer.
@@ -2180,7 +2201,9 @@ def _asking_part(raw: str) -> str:
 #: A sentence that offers the options it lists ("We have Black, Navy or Olive.", "It comes in S, M or L.").
 _OFFER = re.compile(r"^ (?:(?:we|i) (?:have|carry|stock|offer|sell|ve got|can do)|(?:it|they|this|these|that|those|the [a-z0-9 ]+?) "
                     r"(?:comes?|is|are) (?:available |offered )?in|(?:it |they )?comes? in|available in|(?:the )?(?:options|"
-                    r"choices|colours|colors|sizes|versions) (?:are|would be)|(?:you can )?(?:choose|pick|select) (?:from|between))\b")
+                    r"choices|colours|colors|sizes|versions) (?:are|would be)|(?:you can )?(?:choose|pick|select) (?:from|between)|"
+                    r"there (?:are|is|re|s) (?:a few |some |several |a couple of |two |three |four |)(?:options|choices|"
+                    r"versions|colours|colors|sizes) (?:for|of|on|in))\b")
 
 
 #: A need of what the sentence before names ("Reason for the return. I need it for the form.").
@@ -3365,13 +3388,16 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if _answered_itself(text, _OWN_ANSWERED):
         return reading  # "Which colour is best? Navy, of course!": the agent answered its own question, nothing is asked
     plain = None if reading.asks else _normalise(text)  # a statement's words, for the two looks at it below
-    if plain is not None and _announces_own_step(text, plain):
-        return reading  # "I'll go ahead and process the return now.": the agent tells its next step, it asks no leave
+    if plain is not None and (_announces_own_step(text, plain) or _only_reports(text, plain)):
+        # "I'll go ahead and process the return now.": the agent tells its next step, it asks no leave; "I've picked a
+        # Teal yoga mat and a size M tee.": it reports what it did, the values it names are told
+        return reading
     chance = intent_model.probabilities(text, in_play)
     if chance["asks"] <= _SURE_ASKS:
         return reading
     about = chance["attribute"] > (_SURE if reading.asks else _SURE_ABOUT_OF_STATEMENT)
-    if chance["asks"] > (_SURE_ASKS_TOPIC if reading.asks else _SURE_ASKS_TOPIC_OF_STATEMENT) and about and not in_play.dates:
+    if (chance["asks"] > (_SURE_ASKS_TOPIC if reading.asks else _SURE_ASKS_TOPIC_OF_STATEMENT) and about and not in_play.dates
+            and not (plain is not None and _only_offers(text))):
         # "Stainless steel or cast iron. Decide, please.", "Black, Olive, Rose Gold... what's calling to you?": a
         # question about a requirement in a shape the rules do not take for one; its topics are still the rules',
         # grounded in the words and values of every sentence of it
@@ -3394,10 +3420,13 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     else:
         sure = _SURE_OF_ASKING_STATEMENT if chance["asks"] > _SURE_OF_STATEMENT else _SURE_OF_STATEMENT
     orders = bool(in_play.dates)  # which order and why are asked only about the customer's orders
-    open_ = chance["open"] > sure and chance["attribute"] <= _SURE
+    words = plain if plain is not None else _normalise(text)
+    open_ = (chance["open"] > max(sure, _SURE_OPEN) and chance["attribute"] <= _SURE
+             and not _waits_or_waives(words, plain is not None))
     # (a go-ahead in a statement at a lower chance: "Atlas 22 in XS. We're good to go, yes")
     go_ahead = plain is not None and _asks_leave_in_statement(plain, chance["asks"])
-    confirm = chance["confirm"] > (min(sure, _SURE_GO_AHEAD_OF_STATEMENT) if go_ahead else sure)
+    confirm = (chance["confirm"] > (min(sure, _SURE_GO_AHEAD_OF_STATEMENT) if go_ahead else sure)
+               and not _asks_no_leave(text, words, plain is not None))
     which = orders and chance["which"] > sure
     # (beside a go-ahead it reads, a reason only where it is surer of it: "Want me to crack on with the return on them
     # headphones?", confirm 0.67 and reason 0.43, asks no why)
@@ -3405,6 +3434,51 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     if not (open_ or confirm or which or reason):
         return reading
     return Reading(True, reading.topics, open_, confirm, which, reason, reading.stock_out, reading.items)
+
+
+#: The two answers offered ("yes or no", "go/no-go"): no denial.
+_YES_OR_NO = re.compile(r" (?:yes|go) (?:or )?no(?: go)? ")
+#: A third party's word ("They'll say yes and it ships."): no leave asked of the customer.
+_THIRD_PARTY_ASSENT = re.compile(r" (?:(?:they|he|she)(?:ll|d)?|someone|somebody|people|everyone|customers|the (?:bank|system|"
+                                 r"manager|warehouse|team|courier|boss)) (?:ll |will |would |d |might |may |should |must |can |always |"
+                                 r"usually )?(?:say|says|said|nod|nods|nodded|approve|approves|approved|agree|agrees|agreed|"
+                                 r"confirm|confirms|confirmed) ")
+#: The agent's own information step asked about ("Do I continue reading the list?"): no leave for the purchase.
+_INFORMATION_STEP = re.compile(r" (?:continue|keep|go on|carry on|start|stop|finish) (?:reading|listing|looking|searching|"
+                               r"browsing|scrolling|showing|explaining|describing|going through|talking) ")
+#: The customer's readiness waited for ("Tell me when you're ready.") or a need waived ("I don't need you to confirm
+#: anything."): no open question.
+_WHEN_READY = re.compile(r" (?:when|once|whenever|if) (?:you re|youre|you are|youve|you ve|you have|u r|ur) (?:all |good and )?"
+                         r"(?:ready|set|done|decided|sure|happy) ")
+_NEED_WAIVED = re.compile(r" (?:(?:i |we )?(?:dont|do not|wont|will not) need (?:you )?to|no need (?:for you )?to|(?:you )?"
+                          r"(?:dont|do not) (?:have|need) to) ")
+
+
+def _asks_no_leave(text: str, words: str, statement: bool) -> bool:
+    """Whether ``text`` (``words`` normalised) asks no go-ahead, however sure the model is: a statement that reports
+    the go-ahead given ("You said yes, so I'll place it."), denies something ("You say yes and I say no.") or tells of a
+    third party's word ("They'll say yes and it ships."), or a question that asks only what to do ("Where should I
+    start?", as the rules read it) or about the agent's own information step ("Do I continue reading the list?")."""
+    if statement:
+        return bool(_ASSENT_GIVEN.search(words) or _NEGATED.search(_YES_OR_NO.sub(" ", words))
+                    or _THIRD_PARTY_ASSENT.search(words))
+    return _asks_only_what(text) or _INFORMATION_STEP.search(words) is not None
+
+
+def _waits_or_waives(words: str, statement: bool) -> bool:
+    """Whether ``words`` (normalised) wait for the customer's readiness, or (in a statement) waive a need."""
+    return bool(_WHEN_READY.search(words) or (statement and _NEED_WAIVED.search(words)))
+
+
+def _asks_only_what(text: str) -> bool:
+    """Whether every question of ``text`` opens with a question word ("Where should I start?"), none proposing a
+    step ("How about I place it?", "What if I check out now?", "How would you feel about checking out?")."""
+    questions = [_FILLER.sub(" ", _normalise(s)) for s in _SENTENCE.findall(text) if "?" in s]
+    return bool(questions) and all(_opens_with_wh(q) and not _WH_PROPOSES.search(q) for q in questions)
+
+
+#: A question word that opens a proposal, not a question for a fact.
+_WH_PROPOSES = re.compile(r"^ [a-z]+ (?:about|if|not|dont) | about [a-z]+ing ")
 
 
 def _told_topics(text: str, norm: str, in_play: InPlay) -> set[str]:
@@ -3448,6 +3522,23 @@ _CAME_PACKED = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|delivered)
                           r"(?:[a-z]+ )?(?:box|bag|package|packaging|case|envelope|wrapping|wrapper|tube|tin|sleeve)\b")
 
 
+#: What an ordered item came with ("Did it come with the headphones?"): another item of the order, when its name follows.
+_CAME_WITH = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|delivered|order|ordered|buy|bought) with (?:the|a|an|your|its|their|"
+                        r"that|those) ([a-z0-9]+)")
+
+
+def _came_with_item(plain: str, in_play: InPlay) -> bool:
+    """Whether ``plain`` (normalised) asks what came or was ordered with one of the items in play, by its name."""
+    names = {w for item in in_play.items for part in (item.brand, item.model, item.noun) for w in part.split()}
+    return any(m.group(1) in names or m.group(1).rstrip("s") in names for m in _CAME_WITH.finditer(plain))
+
+
+def _asks_by_date(text: str) -> bool:
+    """Whether a question of ``text`` ends on a date ("Was the damaged cable from August 2?"): it asks whether that is
+    the order, whatever else it names."""
+    return any(_date_keys(" ".join(_normalise(s).split()[-3:])) for s in _SENTENCE.findall(text) if s.rstrip().endswith("?"))
+
+
 def _names_only(text: str, in_play: InPlay, items: tuple[int, ...]) -> bool:
     """Whether ``text`` names the ``items`` and nothing but words that name them."""
     words = split_words(text)
@@ -3472,17 +3563,21 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
         # so is an item named and nothing else, "The Brightix pair?", which a retrained model read at confirm 0.44)
         return reading
     plain = _normalise(text)
-    if _CAME_PACKED.search(plain):
-        # "Did it come in a gift box?": how it came picks out a line, whatever the model reads (0.83 a fault guess)
+    if (_CAME_PACKED.search(plain) or _came_with_item(plain, in_play) or _has(_corrected(plain), _WHICH_ASKS_PHRASES)
+            or _asks_by_date(text)):
+        # "Did it come in a gift box?", "Did it come with the headphones?": how it came picks out a line, whatever the
+        # model reads (0.83 and 0.98 a fault guess); so does a line asked for in words ("No need to explain why, just
+        # tell me which item it is.", 0.87) or by its order's date ("Was the damaged cable from August 2?", 0.80)
         return reading
     if chance["which"] < _SURELY_NO_WHICH and chance["confirm"] > _SURE:
         # never a reason here: the reason is what the shopper withholds ("Is it a problem if it's heavy?" asks none)
         return replace(reading, which=False, confirm=True)
     if not (reading.topics or reading.open) and chance["which"] < _SURELY_NOT:
-        if chance["reason"] > _SURE_FAULT_GUESS and not _has(_corrected(plain), _TOPIC_PHRASES["price"]):
+        if (chance["reason"] > _SURE_FAULT_GUESS and _is_request(text) and ("?" in text or not _opens_with_wh(plain))
+                and not _has(_corrected(plain), _TOPIC_PHRASES["price"])):
             # (not a line asked by what it cost: "What's the damage?" is the price, not what damaged it)
             return replace(reading, which=False, reason=True)
-        if chance["open"] > _SURE_OPEN_ABOUT_ITEM:
+        if chance["open"] > _SURE_OPEN_ABOUT_ITEM and reading.items:
             return replace(reading, which=False, open=True)
     return reading
 
@@ -3501,6 +3596,11 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
 #: questions at 0.19 and 0.186 ("What did it cost, and why are you returning it?", "Did it come with the
 #: headphones?"); at 0.15 both read right, and corpus 39-41 read by the model before them changes nowhere.)
 _SURE_ASKS, _SURE, _SURE_OF_STATEMENT, _SURELY_NOT = 0.6, 0.4, 0.9, 0.15
+#: ... the chance above which it reads an open question (which makes the shopper say every withheld value): the
+#: hidden-layer model read a rhetorical question after two values told ("Queen, in White. Could there be a more restful
+#: combination? I have noted both.") at 0.52, in 30 first turns of the leak benchmark. Leaving each corpus out, 0.55
+#: reads 3 messages more right and one open question fewer than 0.4; at 0.65, 9 training open questions are lost.
+_SURE_OPEN = 0.55
 #: In a statement the model is sure asks (above ``_SURE_OF_STATEMENT``), the chance above which it reads an act. On the
 #: same 5,280 messages: 12 more read right (8 open questions, 2 go-aheads, 2 which-order questions), no statement more
 #: as asking, every training message still read exactly. Requiring that sureness of every statement (no act read at 0.9
@@ -3517,13 +3617,14 @@ _SURE_OF_ASKING_STATEMENT = 0.7
 #: go-aheads ("You say yes and I say no.", 0.72; "They'll say yes and it ships.", 0.51). A statement read as a
 #: go-ahead gets what asking it gets (agreement, or the cart's faults at a cost in patience).
 _SURE_ASKS_GO_AHEAD, _SURE_GO_AHEAD_OF_STATEMENT = 0.8, 0.75
-#: ... unless it reports the go-ahead as given ("You said yes, so I've placed it."): it tells, it asks no leave.
+#: A statement that reports the go-ahead as given ("You said yes, so I've placed it."): it tells, it asks no leave
+#: (``_asks_no_leave``).
 _ASSENT_GIVEN = re.compile(r" (?:you|u) (?:(?:have|ve|already|just) )*(?:said|told me|gave|given|confirmed|approved|agreed|okd|"
                            r"okayed|(?:did|don) (?:say|talk|tell me|give|confirm|approve|agree))"
                            r"(?: [a-z0-9]+){0,4}? (?:so|and|then|now) ")
-#: ... or denies something ("You say yes and I say no.", "Say yes and I still can't send it."): the model's chance is
-#: no sure sign of a go-ahead there (retrained with corpus 45-50 it read that near miss at 0.755; this guard changes no
-#: training or held-out message's reading).
+#: ... or one that denies something ("You say yes and I say no.", "Say yes and I still can't send it."): the model's
+#: chance is no sure sign of a go-ahead there (the logistic regression read that near miss at 0.755, the hidden-layer
+#: model at 0.95; leaving each corpus out, blocking the go-ahead here changes no reading).
 _NEGATED = re.compile(r" (?:no|not|never|nothing|cant|cannot|wont|dont|doesnt|isnt|arent|wasnt|nor) ")
 #: Below the model's chance of a which-order question, the go-ahead it reads (chance above ``_SURE``) replaces the
 #: rules' which-order reading. Leaving each corpus file out: 13 more go-aheads read right (five files), none wrong;
