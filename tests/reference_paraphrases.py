@@ -19,7 +19,8 @@ PARAPHRASE_SETS = (PARAPHRASES, PARAPHRASES.with_name("reference_paraphrases_bli
                    PARAPHRASES.with_name("reference_paraphrases_blind23.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind24.json"),
                    PARAPHRASES.with_name("reference_paraphrases_blind25.json"),
-                   PARAPHRASES.with_name("reference_paraphrases_blind26.json"))
+                   PARAPHRASES.with_name("reference_paraphrases_blind26.json"),
+                   PARAPHRASES.with_name("reference_paraphrases_blind27.json"))
 
 
 def paraphrases(path: Path = PARAPHRASES) -> dict[str, list[str]]:

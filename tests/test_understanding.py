@@ -3531,3 +3531,37 @@ def test_shoot_as_an_interjection_asks_nothing(text: str, asks: bool) -> None:
     on the jacket read as an open question, so the shopper said every withheld value (57 of its 107 leaking first
     turns). Phrasings written for this test."""
     assert understand(text, JACKET).asks_anything is asks
+
+
+@pytest.mark.parametrize(("text", "reason", "which", "open_"), [
+    # a field named last with no mark after it, as chat and markdown assistants write (blind paraphrase set 27)
+    ("Got it. Reason for returning", True, False, False),
+    ("Thanks. The cause of the return", True, False, False),
+    ("Noted. Anything else to look for", False, False, True),
+    ("Sure. Special requests for any item", False, False, True),
+    # near misses: the field told in a sentence, a statement that names a reason, the field with its own mark
+    ("Reason for returning is noted.", False, False, False),
+    ("The reason for returning it was logged", False, False, False),
+    ("Got it. Reason for returning?", True, False, False),
+])
+def test_a_field_named_last_without_a_mark_asks(text: str, reason: bool, which: bool, open_: bool) -> None:
+    reading = understand(text, ORDERS if "eason" in text or "cause" in text else InPlay())
+    assert (reading.reason, reading.which, reading.open) == (reason, which, open_), reading
+
+
+def test_two_ordered_items_named_last_without_a_mark_ask_which() -> None:
+    lamps = InPlay(items=(ItemNames("P-8", "ironnest", "sport 1", "headlamp"), ItemNames("P-9", "nexfit", "aero 5", "headlamp")),
+                   dates=("2025-09-10", "2025-09-11"))
+    assert understand("Got it. The Ironnest Sport 1 headlamp or the Nexfit Aero 5 headlamp", lamps).which
+    assert not understand("Got it. The Ironnest Sport 1 headlamp and the Nexfit Aero 5 headlamp are both here",
+                          lamps).asks_anything
+
+
+@pytest.mark.parametrize(("text", "topics", "confirm"), [
+    # Yorkshire English (blind paraphrase set 27)
+    ("Is it nobbut one Terra 5 mug tha wants, or more'n that?", {"quantity"}, False),
+    ("Have a look at thy basket, love. Is it all reet?", set(), True),
+])
+def test_yorkshire_words(text: str, topics: set[str], confirm: bool) -> None:
+    reading = understand(text, InPlay(items=(ItemNames("P-17", "terra", "terra 5", "mug"),)))
+    assert (set(reading.topics), reading.confirm) == (topics, confirm), reading

@@ -23,7 +23,7 @@ BLIND_BATCHES = ("heldout_batch6.jsonl", "heldout_batch7.jsonl", "heldout_batch8
                  "heldout_batch18.jsonl", "heldout_batch19.jsonl", "heldout_batch20.jsonl", "heldout_batch21.jsonl",
                  "heldout_batch22.jsonl", "heldout_batch23.jsonl",
                  "heldout_batch24.jsonl", "heldout_batch25.jsonl", "heldout_batch26.jsonl",
-                 "heldout_batch27.jsonl", "heldout_batch28.jsonl", "heldout_batch29.jsonl")
+                 "heldout_batch27.jsonl", "heldout_batch28.jsonl", "heldout_batch29.jsonl", "heldout_batch30.jsonl")
 #: Training batches, all train (written to find misreadings to fix).
 TRAIN_BATCHES = ("train_batch7.jsonl", "train_batch8.jsonl", "train_batch9.jsonl", "train_batch10.jsonl",
                  "train_batch11.jsonl", "train_batch12.jsonl",

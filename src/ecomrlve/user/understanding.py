@@ -937,8 +937,9 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "sise": "size", "szie": "size", "thru": "through", "brake": "break", "waht": "what", "wnat": "want", "shud": "should", "wud": "would",
               "abt": "about", "thx": "thanks", "rn": "right now", "wot": "what", "hw": "how", "sept": "september", "sep": "september",
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
-              # Northern English ("Owt else, love?")
+              # Northern English ("Owt else, love?", Yorkshire "Is it all reet?", "Is it nobbut one tha wants?")
               "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing", "summat": "something",
+              "tha": "you", "thee": "you", "thy": "your", "reet": "right", "nobbut": "only", "moren": "more than",
               "lemme": "let me", "gimme": "give me", "k": "ok",
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
@@ -3688,8 +3689,20 @@ _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s
 
 
 def _unretracted(text: str) -> str:
-    """``text`` without the questions it takes back (:data:`_RETRACTED`)."""
-    return _RETRACTED.sub(lambda m: m.group(1), text) if _RETRACTED.search(text) else text
+    """``text`` without the questions it takes back (:data:`_RETRACTED`), its last sentence marked as the question it is
+    where it names a field and stops without a mark (:data:`_UNMARKED_FIELD`)."""
+    text = _RETRACTED.sub(lambda m: m.group(1), text) if _RETRACTED.search(text) else text
+    last = _SENTENCE.findall(text)[-1:] if text.rstrip()[-1:].isalnum() else []
+    return text.rstrip() + "?" if last and _UNMARKED_FIELD.match(_normalise(last[0])) else text
+
+
+#: A field named as the last words of a message, with no mark after it ("Got it. Reason for returning", "Anything else
+#: to look for", "Special requests for any item", "The Elite 5 leash or the Summit 9 leash"): chat and markdown
+#: assistants drop the question mark, the customer still reads a question.
+_UNMARKED_FIELD = re.compile(r"^ (?:(?:the )?(?:reason|cause|grounds) (?:for|of) (?:the |your |this )?(?:return|returning|sending "
+                             r"it back)(?: it| them| the [a-z0-9 ]+)?|anything (?:else|more|further) (?:to look for|to look out "
+                             r"for|i should know|you need|you want)|(?:any )?(?:other |special |further )(?:requests|requirements|"
+                             r"needs|wishes|features|preferences)(?: for [a-z0-9 ]+)?|the [a-z0-9 ]+ or the [a-z0-9 ]+) $")
 
 
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
