@@ -939,7 +939,7 @@ _SHORTHAND = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "ple
               "colr": "color", "sz": "size", "rtn": "return", "tmrw": "tomorrow", "tmr": "tomorrow",
               # Northern English ("Owt else, love?", Yorkshire "Is it all reet?", "Is it nobbut one tha wants?")
               "owt": "anything", "nowt": "nothing", "aught": "anything", "naught": "nothing", "summat": "something",
-              "tha": "you", "thee": "you", "thy": "your", "reet": "right", "nobbut": "only", "moren": "more than",
+              "tha": "you", "reet": "right", "nobbut": "only", "moren": "more than",
               "lemme": "let me", "gimme": "give me", "k": "ok",
               # endearments no slip of a cue word ("petal" is not "metal")
               "petal": "dear", "poppet": "dear", "dearie": "dear", "duckie": "dear",
