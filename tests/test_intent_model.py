@@ -369,6 +369,7 @@ def test_a_retrained_model_reads_no_look_up_name_or_packing_as_an_act(monkeypatc
     # a report of the agent's picks or a fact passed on tells the values it names
     ("I've shortlisted Black and Slate Grey, both in stock.", MUG, "attribute", ()),
     ("I thought you'd like to know it comes in Black and Slate Grey.", MUG, "attribute", ()),
+    ("Summary of your preferences so far: Black, stainless steel, under $20.", MUG, "attribute", ()),
     # ... and so does a statement that only offers options (the question may follow in the next sentence)
     ("There are a few options for the Terra 5: Black or Slate Grey.", MUG, "attribute", ()),
     # a line picked out by its date, by what came with it or in words stays which line
@@ -376,6 +377,9 @@ def test_a_retrained_model_reads_no_look_up_name_or_packing_as_an_act(monkeypatc
     ("Did they ship with the Brightix case?", HEADPHONE_ORDERS, "reason", ("which",)),
     ("Why we ask: it keeps returns fair.", HEADPHONE_ORDERS, "reason", ("which",)),
     ("No need to explain, just tell me which item it is.", HEADPHONE_ORDERS, "reason", ("which",)),
+    # a bare noun phrase about the orders asks which line, named or not among the items in play
+    ("The charger?", HEADPHONE_ORDERS, "reason", ("which",)),
+    ("That pair?", HEADPHONE_ORDERS, "confirm", ("which",)),
     # an open question about an ordered item names it
     ("Could you tell me a bit more about it?", HEADPHONE_ORDERS, "open", ("which",)),
     # near misses: a statement that waits on the customer's word, values offered, a fault guessed, the item named

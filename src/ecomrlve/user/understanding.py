@@ -2078,7 +2078,9 @@ _REPORT = re.compile(_STEP_LEAD + r"(?:(?:ive|i ve|i have|weve|we ve|we have)(?:
                      r"added|found|located|included|lined up|pulled up|gone with|matched|noted|put together|shortlisted)|"
                      r"(?:i|we)(?: just| already)? (?:picked|chose|selected|added|found|located|included|lined up|went with|"
                      r"matched|noted|shortlisted)|(?:i )?thought (?:you|youd|you d)(?: might| would)? (?:like|want|wish) to know|just so you know|"
-                     r"fyi|for your information|heads up|you should know|good to know|worth knowing) ")
+                     r"fyi|for your information|heads up|you should know|good to know|worth knowing|(?:a |the |my |our )?(?:record|"
+                     r"summary|recap|rundown|notes?|list) of (?:your |the )?(?:preferences|requirements|needs|choices|"
+                     r"picks|wishes)|(?:noted )?so far|recap|to recap|in summary) ")
 
 
 def _only_reports(raw: str, plain: str) -> bool:
@@ -3432,6 +3434,10 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     # (beside a go-ahead it reads, a reason only where it is surer of it: "Want me to crack on with the return on them
     # headphones?", confirm 0.67 and reason 0.43, asks no why)
     reason = reading.asks and orders and chance["reason"] > (max(sure, chance["confirm"]) if confirm else sure)
+    if orders and _bare_naming(text):
+        # "The hoodie?" about the customer's orders names a line, whatever the model reads (a reason at 0.9 where no
+        # item in play is a hoodie): which line, never a go-ahead or why
+        which, confirm, reason = True, False, False
     if not (open_ or confirm or which or reason):
         return reading
     return Reading(True, reading.topics, open_, confirm, which, reason, reading.stock_out, reading.items)
@@ -3515,6 +3521,14 @@ def _besides_names(words: list[str], in_play: InPlay, items: tuple[int, ...]) ->
     return [w for w in words if w not in names and w.rstrip("s") not in names]
 
 
+#: A question that is a bare noun phrase ("The hoodie?", "That cable?"): it picks out a line, whether or not its noun is
+#: one of the items in play.
+_BARE_NAMING = re.compile(r"^ (?:the|that|this|these|those)(?: [a-z0-9]+){1,2} $")
+
+
+def _bare_naming(text: str) -> bool:
+    """Whether ``text`` is a question that is only a bare noun phrase (:data:`_BARE_NAMING`)."""
+    return text.rstrip().endswith("?") and _BARE_NAMING.match(_normalise(text)) is not None
 #: Words beside an item's names that still only name it ("The Brightix pair?", "That one?").
 _NAMING_WORDS = frozenset("the a an that this these those one ones pair pairs set sets".split())
 #: How an ordered item came packed ("Did it come in a gift box?", "Was it shipped in a padded bag?"): a detail of the
@@ -3558,10 +3572,12 @@ def _weighed_order_question(reading: Reading, text: str, in_play: InPlay) -> Rea
         # itself is asked for ("Tell me the date and what broke.")
         asked = _has(_corrected(_normalise(text)), _WHICH_ASKS_PHRASES)
         return replace(reading, which=False) if chance["which"] < _SURELY_NOT and not asked else reading
-    if reading.confirm or (len(reading.items) >= 2 and _OR.search(text)) or _names_only(text, in_play, reading.items):
+    if (reading.confirm or (len(reading.items) >= 2 and _OR.search(text)) or _names_only(text, in_play, reading.items)
+            or _bare_naming(text)):
         # (a choice between two ordered items, "Would that be the A or the B?", is which one whatever the model says:
         # it read two such questions of a blind paraphrase set as go-aheads, at which 0.02-0.03 and confirm 0.41-0.54;
-        # so is an item named and nothing else, "The Brightix pair?", which a retrained model read at confirm 0.44)
+        # so is an item named and nothing else, "The Brightix pair?", which a retrained model read at confirm 0.44, and a
+        # bare noun phrase, "The hoodie?", where no item in play is a hoodie)
         return reading
     plain = _normalise(text)
     if (_CAME_PACKED.search(plain) or _came_with_item(plain, in_play) or _has(_corrected(plain), _WHICH_ASKS_PHRASES)
