@@ -61,7 +61,10 @@ RETIRED = ("attribute-183", "confirm-037", "attribute-b9-012", "attribute-b10-00
            "attribute-b28-051", "attribute-b28-053", "none-b28-029", "none-b28-039",
            # the only two messages of batch 29 that leaked, read after it was measured ("shoot" as an interjection
            # fixed; the options after an open question in a cowboy's word for a brand, "outfit", left: see README)
-           "none-b29-036", "attribute-b29-048")
+           "none-b29-036", "attribute-b29-048",
+           # six held-out messages the leak check printed while the hidden-layer model's new leaks were looked for (each
+           # batch measured before): "The hoodie?" fixed; the others' families left (see README)
+           "which-b11-023", "attribute-b24-038", "none-b24-045", "confirm-b24-036", "attribute-b25-012", "attribute-b29-029")
 
 
 @dataclass(frozen=True)
