@@ -33,6 +33,12 @@ MUG = InPlay(items=(ItemNames("P-17", "terra", "terra 5", "mug"),),
 ORDERS = InPlay(dates=("2025-09-10", "2025-09-11"))
 
 
+def _model_reads(monkeypatch: pytest.MonkeyPatch, rest: float, chances: dict[str, float]) -> None:
+    """Make the model read ``chances`` of any message, and ``rest`` of every other act."""
+    read = dict.fromkeys(intent_model.ACTS, rest) | chances
+    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: read)
+
+
 def test_values_names_prices_and_numbers_are_masked() -> None:
     """The model learns how a question is asked, not which product or value it names."""
     assert intent_model.masked_words("Terra 5 in Black or Slate Grey, for $12.99? Or 2 of them?", MUG) == [
@@ -158,8 +164,7 @@ def test_the_which_order_thresholds(monkeypatch: pytest.MonkeyPatch, which: floa
                                     read: str) -> None:
     """Where the model is sure it is no which-order question (below 0.2): a fault guess above 0.8 reads as the
     reason, else an open question above 0.7 as open."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.99, "which": which, "reason": reason, "open": open_}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": 0.99, "which": which, "reason": reason, "open": open_})
     reading = understand("Anything more on the hoodie?", HOODIE_ORDERS)
     assert rule_reading("Anything more on the hoodie?", HOODIE_ORDERS).which
     assert {"which": reading.which, "reason": reading.reason, "open": reading.open} == {
@@ -204,8 +209,7 @@ def test_the_model_reads_an_act_in_a_statement_it_is_sure_asks(text: str, open_:
                                                      (0.95, 0.65, False)])
 def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, open_: float, read: bool) -> None:
     """In a statement the model reads an act above 0.9, or above 0.7 where it is sure the message asks (above 0.9)."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": asks, "open": open_}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": asks, "open": open_})
     text = "Your other wishes will be heard."
     assert not rule_reading(text, NOTHING_IN_PLAY).asks
     assert understand(text, NOTHING_IN_PLAY).open is read
@@ -224,8 +228,7 @@ def test_the_statement_thresholds(monkeypatch: pytest.MonkeyPatch, asks: float, 
 ])
 def test_the_go_ahead_thresholds_of_a_statement(monkeypatch: pytest.MonkeyPatch, text: str, asks: float,
                                                 confirm: float, read: bool) -> None:
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": asks, "confirm": confirm}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": asks, "confirm": confirm})
     assert not rule_reading(text, NOTHING_IN_PLAY).asks
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 
@@ -243,8 +246,7 @@ def test_a_statement_asks_no_topic_it_tells_a_value_of(monkeypatch: pytest.Monke
     """Found when a retrained model read a held-out record of the customer's choices (a statement) as asking the three
     topics it told at asks 0.93, attribute 0.99; the shopper would have said their values again, or withheld ones.
     Phrasings written for this test."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.97, "attribute": 0.99}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": 0.97, "attribute": 0.99})
     # (the near misses, fields demanded in an exclamation, are read by the rules since rules23; the statements are not)
     assert rule_reading(text, MUG).asks is bool(topics)
     assert understand(text, MUG).topics == topics
@@ -270,8 +272,7 @@ def test_a_step_the_agent_tells_is_no_go_ahead(monkeypatch: pytest.MonkeyPatch, 
     The model is not asked about a statement that only tells a step taken now (phrasings written for this test). (A
     near miss may be read by the rules themselves: since rules24 they read a step waiting on the customer's assent,
     "..., with your blessing.")"""
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.95, "confirm": 0.97}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": 0.95, "confirm": 0.97})
     assert read or not rule_reading(text, NOTHING_IN_PLAY).asks
     assert understand(text, NOTHING_IN_PLAY).confirm is read
 
@@ -283,8 +284,7 @@ def test_beside_a_go_ahead_the_model_reads_a_reason_only_where_surer(monkeypatch
     """Found behind a leak of blind batch 25 (read after it was measured): "Want me to crack on with the return on
     them headphones, babe?" read as the go-ahead (0.67) and the reason (0.43), so the shopper said why. Beside a
     go-ahead it reads, the model reads a reason only where it is surer of the reason."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.0) | {"asks": 0.98, "confirm": confirm, "reason": reason}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.0, {"asks": 0.98, "confirm": confirm, "reason": reason})
     text = "Want me to crack on with the return on them boots?"
     assert not rule_reading(text, ORDERS).asks_anything
     assert understand(text, ORDERS).reason is reads_reason
@@ -348,8 +348,7 @@ def test_a_retrained_model_reads_no_look_up_name_or_packing_as_an_act(monkeypatc
     go-ahead and "Did it come in a gift box?" (reason 0.83) as a fault guess. Here the model is made surer still of
     each act; phrasings written for this test."""
     sure = {"I'll": "which", "Let": "which", "Look": "which", "Did": "reason", "Were": "reason"}.get(text.split()[0], "confirm")
-    chances = dict.fromkeys(intent_model.ACTS, 0.01) | {"asks": 0.97, sure: 0.95}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.01, {"asks": 0.97, sure: 0.95})
     reading = understand(text, HEADPHONE_ORDERS)
     assert (reading.which, reading.confirm, reading.reason) == (which, confirm, reason), reading
 
@@ -397,8 +396,7 @@ def test_the_words_overrule_a_sharp_model(monkeypatch: pytest.MonkeyPatch, text:
     "Did it come with the headphones?" a fault guess, "There are a few options for the bottle: Orange, Teal or Black."
     as asking the colour, so the cart's next sentence, "Which one should I add?", was read alone). Where the words tell
     what the message is, they decide, however sure the model is; phrasings written for this test."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.01) | {"asks": 0.97, sure: 0.95}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.01, {"asks": 0.97, sure: 0.95})
     reading = understand(text, in_play)
     read = ((*sorted(reading.topics),) + tuple(act for act in ("open", "confirm", "which", "reason")
                                                if getattr(reading, act)))
@@ -410,6 +408,5 @@ def test_an_open_question_needs_a_surer_model(monkeypatch: pytest.MonkeyPatch, o
     """An open reading makes the shopper say every withheld value: in a question the rules read no act in, the model
     must be surer of it than of another act (the hidden-layer model read "Could there be a more restful combination?"
     after two values told at 0.52)."""
-    chances = dict.fromkeys(intent_model.ACTS, 0.01) | {"asks": 0.9, "open": open_}
-    monkeypatch.setattr(intent_model, "probabilities", lambda text, in_play: chances)
+    _model_reads(monkeypatch, 0.01, {"asks": 0.9, "open": open_})
     assert understand("Queen, in White. Could there be a more restful combination? I have noted both.").open is read

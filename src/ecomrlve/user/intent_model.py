@@ -5,8 +5,8 @@ writer's go-ahead ("u good for me to lock it in?") or reason ("wetin do am?") fi
 is trained on the labelled messages of many writers (``tests/data/understanding``; ``scripts/train_intent_model.py``
 writes ``assets/intent_model.npz``): a network with one hidden layer of 16 ReLU units over hashed word, word-pair
 and character n-grams of the message with the values, item names, prices and numbers in play masked, so it learns
-how a question is asked, not which product it names, and a word by the words around it. It reads acts only (any ask, an open question, the
-go-ahead, which order, why), never a requirement topic: a topic reading makes the shopper say that topic's
+how a question is asked, not which product it names, and a word by the words around it. It reads acts only (any
+ask, an open question, the go-ahead, which order, why), never a requirement topic: a topic reading makes the shopper say that topic's
 withheld value, so topics stay with the rules, which ground each one in the message's words. It also tells
 whether a message asks about a requirement at all: a question about one the rules have no topic for is not taken
 for an open question (which makes the shopper say every withheld value), and one in a shape the rules take for no

@@ -1316,6 +1316,8 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
 #: A clause opening with one of these asks for a fact, not leave to act ("Where should I start?"), unless
 #: it proposes ("How about I place it?", "What if I check out now?").
 _WH_WORDS = frozenset(("what", "whats", "which", "where", "how", "why", "when", "who"))
+#: The word after a question word that makes the clause a proposal ("How about ...", "What if ...", "Why not ...").
+_WH_PROPOSING = ("about", "if", "not", "dont")
 
 
 def _opens_with_wh(words: str) -> bool:
@@ -1660,7 +1662,7 @@ def _asks_go_ahead(asking: str) -> bool:
     for clause in _CLAUSE_BREAK.split(_THEN_TAG.sub("?", asking)):
         words = _corrected(_normalise(clause))
         opening = words.split()[:2]
-        if opening and opening[0] in _WH_WORDS and opening[1:] not in (["about"], ["if"], ["not"], ["dont"]):
+        if opening and opening[0] in _WH_WORDS and (len(opening) < 2 or opening[1] not in _WH_PROPOSING):
             continue
         if opening[1:] == ["you"] and opening[0] in _PAST_AUXILIARIES:
             continue  # "Did you buy it a month ago?" asks what the customer did, not leave to act
@@ -2205,7 +2207,7 @@ def _asking_part(raw: str) -> str:
 _OFFER = re.compile(r"^ (?:(?:we|i) (?:have|carry|stock|offer|sell|ve got|can do)|(?:it|they|this|these|that|those|the [a-z0-9 ]+?) "
                     r"(?:comes?|is|are) (?:available |offered )?in|(?:it |they )?comes? in|available in|(?:the )?(?:options|"
                     r"choices|colours|colors|sizes|versions) (?:are|would be)|(?:you can )?(?:choose|pick|select) (?:from|between)|"
-                    r"there (?:are|is|re|s) (?:a few |some |several |a couple of |two |three |four |)(?:options|choices|"
+                    r"there (?:are|is|re|s) (?:a few |some |several |a couple of |two |three |four )?(?:options|choices|"
                     r"versions|colours|colors|sizes) (?:for|of|on|in))\b")
 
 
@@ -3382,7 +3384,7 @@ def understand(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """Read one agent message: what it asks, from its words and the values in play (the rules below), and, where
     they read no ask, the acts a model trained on many writers' messages reads (:mod:`ecomrlve.user.intent_model`;
     never a topic, whose value the shopper would then say)."""
-    text = _unretracted(text)
+    text = _as_asked(text)
     reading = _rule_reading(text, in_play)
     if reading.asks_anything:
         return _weighed_order_question(reading, text, in_play) if reading.which else reading
@@ -3485,7 +3487,7 @@ def _asks_only_what(text: str) -> bool:
 
 
 #: A question word that opens a proposal, not a question for a fact.
-_WH_PROPOSES = re.compile(r"^ [a-z]+ (?:about|if|not|dont) | about [a-z]+ing ")
+_WH_PROPOSES = re.compile(r"^ [a-z]+ (?:" + "|".join(_WH_PROPOSING) + r") | about [a-z]+ing ")
 
 
 def _told_topics(text: str, norm: str, in_play: InPlay) -> set[str]:
@@ -3544,8 +3546,8 @@ _CAME_WITH = re.compile(r" (?:come|came|arrive|arrived|ship|shipped|delivered|or
 
 def _came_with_item(plain: str, in_play: InPlay) -> bool:
     """Whether ``plain`` (normalised) asks what came or was ordered with one of the items in play, by its name."""
-    names = {w for item in in_play.items for part in (item.brand, item.model, item.noun) for w in part.split()}
-    return any(m.group(1) in names or m.group(1).rstrip("s") in names for m in _CAME_WITH.finditer(plain))
+    every_item = tuple(range(len(in_play.items)))
+    return any(not _besides_names([m.group(1)], in_play, every_item) for m in _CAME_WITH.finditer(plain))
 
 
 def _asks_by_date(text: str) -> bool:
@@ -3704,9 +3706,9 @@ _RETRACTED = re.compile(r"(^|[.!?]\s+)[^.!?]*?(?:\s*[-\u2013\u2014]+\s*|\.\.\.\s
                         re.IGNORECASE)
 
 
-def _unretracted(text: str) -> str:
-    """``text`` without the questions it takes back (:data:`_RETRACTED`), its last sentence marked as the question it is
-    where it names a field and stops without a mark (:data:`_UNMARKED_FIELD`)."""
+def _as_asked(text: str) -> str:
+    """``text`` as it asks: without the questions it takes back (:data:`_RETRACTED`), its last sentence marked as the
+    question it is where it names a field and stops without a mark (:data:`_UNMARKED_FIELD`)."""
     text = _RETRACTED.sub(lambda m: m.group(1), text) if _RETRACTED.search(text) else text
     last = _SENTENCE.findall(text)[-1:] if text.rstrip()[-1:].isalnum() else []
     return text.rstrip() + "?" if last and _UNMARKED_FIELD.match(_normalise(last[0])) else text
@@ -3723,11 +3725,11 @@ _UNMARKED_FIELD = re.compile(r"^ (?:(?:the )?(?:reason|cause|grounds) (?:for|of)
 
 def rule_reading(text: str, in_play: InPlay = NOTHING_IN_PLAY) -> Reading:
     """What the rule layer alone reads in ``text`` (:func:`understand` without the model: to measure what it adds)."""
-    return _rule_reading(_unretracted(text), in_play)
+    return _rule_reading(_as_asked(text), in_play)
 
 
 def _rule_reading(text: str, in_play: InPlay) -> Reading:
-    """:func:`rule_reading` of a ``text`` whose taken-back questions are already dropped (:func:`_unretracted`)."""
+    """:func:`rule_reading` of a ``text`` already read as asked (:func:`_as_asked`)."""
     text = _TEMPLATE_MARK.sub(lambda m: m.group(1) or "", text)
     norm = _corrected(_normalise(text))
     stock_out = _has(norm, _STOCK_OUT_PHRASES)
